@@ -1,0 +1,121 @@
+use super::Context;
+use crate::error::Result;
+use crate::output::{self, Format};
+use crate::sandbox::{Sandbox, SandboxBuilder, DEFAULT_BASE_PORT, DEFAULT_DIR};
+use comfy_table::Cell;
+use std::path::PathBuf;
+
+/// `sandbox` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum SandboxCommand {
+    /// Start N local servers, each with its own datadir, port, server_id and binlog, and
+    /// write an inventory for them.
+    #[command(
+        after_help = "Example:\n  shardctl sandbox up --nodes 3 --dir sandbox\n  shardctl --config sandbox/shardctl.yaml status"
+    )]
+    Up {
+        /// Number of servers.
+        #[arg(long, default_value_t = 3)]
+        nodes: usize,
+        /// Where the sandbox lives.
+        #[arg(long, default_value = DEFAULT_DIR)]
+        dir: PathBuf,
+        /// Port of the first server; the others follow.
+        #[arg(long, default_value_t = DEFAULT_BASE_PORT)]
+        base_port: u16,
+    },
+    /// Show the sandbox's servers and whether they run.
+    #[command(after_help = "Example:\n  shardctl sandbox status --dir sandbox")]
+    Status {
+        /// Where the sandbox lives.
+        #[arg(long, default_value = DEFAULT_DIR)]
+        dir: PathBuf,
+    },
+    /// Stop the servers the sandbox started; `--purge` also removes its data.
+    #[command(after_help = "Example:\n  shardctl sandbox down --dir sandbox --purge")]
+    Down {
+        /// Where the sandbox lives.
+        #[arg(long, default_value = DEFAULT_DIR)]
+        dir: PathBuf,
+        /// Remove the sandbox directory and all data.
+        #[arg(long)]
+        purge: bool,
+    },
+}
+
+fn print_nodes(ctx: &Context, sb: &Sandbox) {
+    match ctx.format {
+        Format::Json => output::print_json(&serde_json::json!({
+            "dir": sb.dir(),
+            "inventory": sb.inventory_path(),
+            "nodes": sb.nodes().iter().map(|n| serde_json::json!({
+                "name": n.name,
+                "address": format!("127.0.0.1:{}", n.port),
+                "server_id": n.server_id,
+                "pid": n.pid.filter(|_| n.running()),
+                "running": n.running(),
+                "dir": n.dir,
+            })).collect::<Vec<_>>(),
+        })),
+        Format::Table => {
+            let mut t = output::table(&["node", "address", "server_id", "pid", "state"]);
+            for n in sb.nodes() {
+                let running = n.running();
+                t.add_row(vec![
+                    Cell::new(&n.name),
+                    Cell::new(format!("127.0.0.1:{}", n.port)),
+                    Cell::new(n.server_id),
+                    Cell::new(
+                        n.pid
+                            .filter(|_| running)
+                            .map(|p| p.to_string())
+                            .unwrap_or_else(|| "-".into()),
+                    ),
+                    output::status_cell(if running { "running" } else { "stopped" }, running),
+                ]);
+            }
+            println!("{t}");
+        }
+    }
+}
+
+pub fn run(ctx: &Context, cmd: SandboxCommand) -> Result<()> {
+    match cmd {
+        SandboxCommand::Up {
+            nodes,
+            dir,
+            base_port,
+        } => {
+            let sb = SandboxBuilder::new(&dir)
+                .nodes(nodes)
+                .base_port(base_port)
+                .start()?;
+            print_nodes(ctx, &sb);
+            if ctx.format == Format::Table {
+                println!(
+                    "Inventory: {inv}\nTry:  shardctl --config {inv} status\nStop: shardctl sandbox down --dir {dir}",
+                    inv = sb.inventory_path().display(),
+                    dir = dir.display()
+                );
+            }
+            Ok(())
+        }
+        SandboxCommand::Status { dir } => {
+            let sb = Sandbox::open(&dir)?;
+            print_nodes(ctx, &sb);
+            Ok(())
+        }
+        SandboxCommand::Down { dir, purge } => {
+            let stopped = Sandbox::open(&dir)?.down(purge)?;
+            if ctx.format == Format::Table {
+                println!(
+                    "stopped {stopped} server(s){}",
+                    if purge { ", data removed" } else { "" }
+                );
+            } else {
+                output::print_json(&serde_json::json!({"stopped": stopped, "purged": purge}));
+            }
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,531 @@
+//! The inventory (`shardctl.yaml`): nodes, credentials, the directory's home, defaults.
+
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The file read when neither `--config` nor `SHARDCTL_CONFIG` names another.
+pub const DEFAULT_CONFIG: &str = "shardctl.yaml";
+
+/// A secret that never prints.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps a secret value.
+    pub fn new(value: impl Into<String>) -> Self {
+        Secret(value.into())
+    }
+
+    /// The value, for the one place that must send it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+/// Where a password comes from. At most one of the three may be given; `defaults_file`
+/// may also supply the user.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AccountSpec {
+    /// Account name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    /// Name of an environment variable holding the password.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password_env: Option<String>,
+    /// A MySQL option file whose `[client]` section holds user and password.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub defaults_file: Option<PathBuf>,
+    /// The password itself (keep the file private if you use this).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password: Option<String>,
+}
+
+/// TLS settings for connections to a node.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TlsSpec {
+    /// Use TLS.
+    #[serde(default)]
+    pub enabled: bool,
+    /// CA certificate (PEM) to verify the server with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_file: Option<PathBuf>,
+    /// Skip certificate verification (test setups only).
+    #[serde(default)]
+    pub insecure: bool,
+}
+
+/// How to reach a node's host over ssh (used by remote steps).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SshSpec {
+    /// ssh host (defaults to the node's host).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// ssh port.
+    #[serde(default = "default_ssh_port")]
+    pub port: u16,
+    /// ssh user.
+    pub user: String,
+    /// Private key file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_file: Option<PathBuf>,
+}
+
+fn default_ssh_port() -> u16 {
+    22
+}
+
+/// One node as written in the inventory.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSpec {
+    /// Host name or address (default 127.0.0.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// TCP port (default 3306).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
+    /// Unix socket; when set, shardctl connects through it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub socket: Option<PathBuf>,
+    /// Account and password source.
+    #[serde(flatten)]
+    pub account: AccountSpec,
+    /// TLS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsSpec>,
+    /// ssh access to the node's host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssh: Option<SshSpec>,
+    /// Relative capacity weight for rebalancing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<f64>,
+    /// Nodes replicating from this one (prune throttles on their lag).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replicas: Vec<String>,
+}
+
+/// Which node holds the sharding directory, and in which schema.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DirectorySpec {
+    /// Node name.
+    pub node: String,
+    /// Schema name (default `shardctl`).
+    #[serde(default = "default_directory_schema")]
+    pub schema: String,
+}
+
+fn default_directory_schema() -> String {
+    "shardctl".to_string()
+}
+
+/// Defaults for connections and procedures; every field may be omitted.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Defaults {
+    /// TCP connect timeout, seconds.
+    pub connect_timeout_secs: u64,
+    /// Read timeout on every connection, seconds.
+    pub read_timeout_secs: u64,
+    /// Write timeout on every connection, seconds.
+    pub write_timeout_secs: u64,
+    /// Longest wait for a replication position, seconds.
+    pub wait_timeout_secs: u64,
+    /// Replication lag to reach before fencing, seconds.
+    pub lag_threshold_secs: u64,
+}
+
+impl Default for Defaults {
+    fn default() -> Self {
+        Defaults {
+            connect_timeout_secs: 5,
+            read_timeout_secs: 60,
+            write_timeout_secs: 60,
+            wait_timeout_secs: 300,
+            lag_threshold_secs: 2,
+        }
+    }
+}
+
+/// The inventory file as written.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct InventoryFile {
+    /// Where the directory lives.
+    pub directory: DirectorySpec,
+    /// The replication account targets use to read from sources.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replication: Option<AccountSpec>,
+    /// The nodes, by name.
+    pub nodes: BTreeMap<String, NodeSpec>,
+    /// Defaults.
+    #[serde(default)]
+    pub defaults: Defaults,
+}
+
+/// A loaded and checked inventory.
+#[derive(Debug, Clone)]
+pub struct Inventory {
+    /// The file it came from.
+    pub path: PathBuf,
+    /// Its content.
+    pub file: InventoryFile,
+}
+
+/// An account with its password resolved.
+#[derive(Debug, Clone)]
+pub struct Credentials {
+    /// Account name.
+    pub user: String,
+    /// Password.
+    pub password: Secret,
+}
+
+impl Inventory {
+    /// Reads and checks `path`. Syntax errors, unknown keys and wrong types name the file,
+    /// line and column.
+    pub fn load(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::Config(format!("cannot read inventory {}: {e}", path.display())))?;
+        Self::parse(path, &text)
+    }
+
+    /// Parses inventory text; `path` is used in messages.
+    pub fn parse(path: &Path, text: &str) -> Result<Self> {
+        let file: InventoryFile = serde_yaml::from_str(text).map_err(|e| {
+            let msg = e.to_string();
+            let msg = match msg.rfind(" at line ") {
+                Some(i) => msg[..i].to_string(),
+                None => msg,
+            };
+            match e.location() {
+                Some(loc) => Error::Config(format!(
+                    "{}:{}:{}: {msg}",
+                    path.display(),
+                    loc.line(),
+                    loc.column()
+                )),
+                None => Error::Config(format!("{}: {msg}", path.display())),
+            }
+        })?;
+        let inv = Inventory {
+            path: path.to_path_buf(),
+            file,
+        };
+        inv.check()?;
+        Ok(inv)
+    }
+
+    fn check(&self) -> Result<()> {
+        let bad = |msg: String| Error::Config(format!("{}: {msg}", self.path.display()));
+        if self.file.nodes.is_empty() {
+            return Err(bad("no nodes".into()));
+        }
+        for (name, node) in &self.file.nodes {
+            crate::ident::Ident::new("node", name).map_err(|e| bad(e.to_string()))?;
+            if let Some(cap) = node.capacity {
+                if !(cap.is_finite() && cap > 0.0) {
+                    return Err(bad(format!(
+                        "node {name}: capacity must be a positive number"
+                    )));
+                }
+            }
+            for r in &node.replicas {
+                if !self.file.nodes.contains_key(r) {
+                    return Err(bad(format!("node {name}: replica {r:?} is not a node")));
+                }
+            }
+            check_account(&node.account).map_err(|m| bad(format!("node {name}: {m}")))?;
+        }
+        if !self.file.nodes.contains_key(&self.file.directory.node) {
+            return Err(bad(format!(
+                "directory.node {:?} is not a node",
+                self.file.directory.node
+            )));
+        }
+        crate::ident::Ident::new("directory schema", &self.file.directory.schema)
+            .map_err(|e| bad(e.to_string()))?;
+        if let Some(r) = &self.file.replication {
+            check_account(r).map_err(|m| bad(format!("replication: {m}")))?;
+        }
+        Ok(())
+    }
+
+    /// The node called `name`, or a usage error listing the known names.
+    pub fn node(&self, name: &str) -> Result<NodeRef<'_>> {
+        match self.file.nodes.get_key_value(name) {
+            Some((name, spec)) => Ok(NodeRef { name, spec }),
+            None => Err(Error::Usage(format!(
+                "unknown node {name:?} (the inventory has: {})",
+                self.node_names().join(", ")
+            ))),
+        }
+    }
+
+    /// All nodes in name order.
+    pub fn nodes(&self) -> impl Iterator<Item = NodeRef<'_>> {
+        self.file
+            .nodes
+            .iter()
+            .map(|(name, spec)| NodeRef { name, spec })
+    }
+
+    /// Node names in order.
+    pub fn node_names(&self) -> Vec<&str> {
+        self.file.nodes.keys().map(String::as_str).collect()
+    }
+
+    /// The defaults section.
+    pub fn defaults(&self) -> &Defaults {
+        &self.file.defaults
+    }
+
+    /// The replication account with its password resolved.
+    pub fn replication_credentials(&self) -> Result<Credentials> {
+        let spec = self.file.replication.as_ref().ok_or_else(|| {
+            Error::Config(format!(
+                "{}: no replication account (add a `replication:` section)",
+                self.path.display()
+            ))
+        })?;
+        resolve_account(spec, "replication")
+    }
+}
+
+/// A node name with its spec.
+#[derive(Debug, Clone, Copy)]
+pub struct NodeRef<'a> {
+    /// Inventory name.
+    pub name: &'a str,
+    /// What the inventory says of it.
+    pub spec: &'a NodeSpec,
+}
+
+impl NodeRef<'_> {
+    /// Host (default 127.0.0.1).
+    pub fn host(&self) -> &str {
+        self.spec.host.as_deref().unwrap_or("127.0.0.1")
+    }
+
+    /// Port (default 3306).
+    pub fn port(&self) -> u16 {
+        self.spec.port.unwrap_or(3306)
+    }
+
+    /// `host:port`, or the socket path.
+    pub fn address(&self) -> String {
+        match &self.spec.socket {
+            Some(s) => s.display().to_string(),
+            None => format!("{}:{}", self.host(), self.port()),
+        }
+    }
+
+    /// The node's account with its password resolved.
+    pub fn credentials(&self) -> Result<Credentials> {
+        resolve_account(&self.spec.account, &format!("node {}", self.name))
+    }
+}
+
+fn check_account(spec: &AccountSpec) -> std::result::Result<(), String> {
+    let sources = [
+        spec.password_env.is_some(),
+        spec.defaults_file.is_some(),
+        spec.password.is_some(),
+    ];
+    if sources.iter().filter(|s| **s).count() > 1 {
+        return Err("give only one of password_env, defaults_file, password".into());
+    }
+    Ok(())
+}
+
+fn resolve_account(spec: &AccountSpec, who: &str) -> Result<Credentials> {
+    let mut user = spec.user.clone();
+    let password = if let Some(var) = &spec.password_env {
+        Secret::new(std::env::var(var).map_err(|_| {
+            Error::Config(format!(
+                "{who}: environment variable {var} (password_env) is not set"
+            ))
+        })?)
+    } else if let Some(path) = &spec.defaults_file {
+        let opts = read_option_file(path)?;
+        if user.is_none() {
+            user = opts.user;
+        }
+        Secret::new(opts.password.unwrap_or_default())
+    } else {
+        Secret::new(spec.password.clone().unwrap_or_default())
+    };
+    let user = user.ok_or_else(|| Error::Config(format!("{who}: no user given")))?;
+    Ok(Credentials { user, password })
+}
+
+/// What shardctl reads from a MySQL option file's `[client]` group.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ClientOptions {
+    /// `user=`.
+    pub user: Option<String>,
+    /// `password=`.
+    pub password: Option<String>,
+}
+
+/// Reads the `[client]` group of a MySQL option file (the format of `~/.my.cnf`).
+pub fn read_option_file(path: &Path) -> Result<ClientOptions> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::Config(format!("cannot read option file {}: {e}", path.display())))?;
+    Ok(parse_option_file(&text))
+}
+
+fn parse_option_file(text: &str) -> ClientOptions {
+    let mut out = ClientOptions::default();
+    let mut in_client = false;
+    for line in text.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+            continue;
+        }
+        if line.starts_with('[') {
+            in_client = line.trim_matches(|c| c == '[' || c == ']').trim() == "client";
+            continue;
+        }
+        if !in_client {
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        let value = unquote(value.trim());
+        match key.trim().replace('-', "_").as_str() {
+            "user" => out.user = Some(value),
+            "password" => out.password = Some(value),
+            _ => {}
+        }
+    }
+    out
+}
+
+fn unquote(v: &str) -> String {
+    for q in ['"', '\''] {
+        if v.len() >= 2 && v.starts_with(q) && v.ends_with(q) {
+            return v[1..v.len() - 1].to_string();
+        }
+    }
+    v.to_string()
+}
+
+/// Connection timeouts taken from the defaults.
+pub fn timeouts(d: &Defaults) -> (Duration, Duration, Duration) {
+    (
+        Duration::from_secs(d.connect_timeout_secs),
+        Duration::from_secs(d.read_timeout_secs),
+        Duration::from_secs(d.write_timeout_secs),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = "\
+directory:
+  node: a
+replication:
+  user: repl
+  password: r
+nodes:
+  a:
+    port: 3307
+    user: shardctl
+    password_env: SHARDCTL_TEST_NEVER_SET
+  b:
+    socket: /tmp/b.sock
+    user: shardctl
+";
+
+    fn parse(text: &str) -> Result<Inventory> {
+        Inventory::parse(Path::new("inv.yaml"), text)
+    }
+
+    #[test]
+    fn a_good_inventory_loads_with_defaults() {
+        let inv = parse(GOOD).unwrap();
+        assert_eq!(inv.file.directory.schema, "shardctl");
+        assert_eq!(inv.node("a").unwrap().address(), "127.0.0.1:3307");
+        assert_eq!(inv.node("b").unwrap().address(), "/tmp/b.sock");
+        assert_eq!(inv.defaults().connect_timeout_secs, 5);
+    }
+
+    #[test]
+    fn unknown_keys_name_file_line_and_column() {
+        let text = GOOD.replace("    port: 3307", "    prot: 3307");
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(err.starts_with("inv.yaml:8:5: "), "{err}");
+        assert!(err.contains("prot"), "{err}");
+    }
+
+    #[test]
+    fn wrong_types_name_file_line_and_column() {
+        let text = GOOD.replace("port: 3307", "port: many");
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(err.starts_with("inv.yaml:8:11: "), "{err}");
+    }
+
+    #[test]
+    fn malformed_yaml_is_a_config_error() {
+        let err = parse("nodes: [a\n").unwrap_err();
+        assert_eq!(err.exit_code(), crate::error::ExitCode::Config);
+        assert!(err.to_string().starts_with("inv.yaml:"), "{err}");
+    }
+
+    #[test]
+    fn unknown_node_names_the_known_ones() {
+        let err = parse(GOOD).unwrap().node("zz").unwrap_err().to_string();
+        assert_eq!(err, "unknown node \"zz\" (the inventory has: a, b)");
+    }
+
+    #[test]
+    fn directory_must_name_a_node() {
+        let err = parse(&GOOD.replace("node: a", "node: q"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("directory.node \"q\""), "{err}");
+    }
+
+    #[test]
+    fn missing_password_variable_is_named() {
+        let inv = parse(GOOD).unwrap();
+        let err = inv
+            .node("a")
+            .unwrap()
+            .credentials()
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("SHARDCTL_TEST_NEVER_SET"), "{err}");
+    }
+
+    #[test]
+    fn option_files_give_user_and_password() {
+        let opts = parse_option_file(
+            "[mysqld]\nuser=mysql\n[client]\nuser = app\npassword = \"p#w=d\"\n[mysql]\npassword=x\n",
+        );
+        assert_eq!(opts.user.as_deref(), Some("app"));
+        assert_eq!(opts.password.as_deref(), Some("p#w=d"));
+    }
+
+    #[test]
+    fn secrets_do_not_debug_print() {
+        assert_eq!(format!("{:?}", Secret::new("hunter2")), "***");
+    }
+}

@@ -1,0 +1,104 @@
+//! The library's error type and the stable exit codes it maps to.
+
+use std::fmt;
+
+/// Process exit codes. They are part of the interface: scripts and CI depend on them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitCode {
+    /// Everything went as asked.
+    Ok = 0,
+    /// An unexpected failure (a bug, or an I/O error outside any server).
+    Internal = 1,
+    /// The command line was wrong (clap also uses 2).
+    Usage = 2,
+    /// The inventory or another input file is unreadable or invalid.
+    Config = 3,
+    /// A server could not be reached, refused us, or failed a statement.
+    Server = 4,
+    /// shardctl refused to act because acting would be unsafe.
+    Refused = 5,
+    /// A wait ran out of time.
+    Timeout = 6,
+    /// Interrupted by a signal (Ctrl-C).
+    Interrupted = 130,
+}
+
+/// Everything that can go wrong in the library. Messages are one line and name the culprit.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Bad arguments that clap could not catch (a node name that does not exist, ...).
+    #[error("{0}")]
+    Usage(String),
+    /// An unreadable or invalid inventory, playbook or other input file.
+    #[error("{0}")]
+    Config(String),
+    /// A failure talking to a node.
+    #[error("node {node}: {message}")]
+    Server {
+        /// The inventory name (or address) of the node.
+        node: String,
+        /// What went wrong, secrets removed.
+        message: String,
+    },
+    /// A server we cannot drive (flavor or version).
+    #[error("node {node}: unsupported server {version}: {why}")]
+    Unsupported {
+        /// The inventory name of the node.
+        node: String,
+        /// The version string the server reported.
+        version: String,
+        /// Why it is not supported.
+        why: String,
+    },
+    /// A refusal on safety grounds.
+    #[error("refused: {0}")]
+    Refused(String),
+    /// A wait that ran out of time.
+    #[error("timeout: {0}")]
+    Timeout(String),
+    /// Stopped by a signal.
+    #[error("interrupted")]
+    Interrupted,
+    /// A local I/O failure, with what we were doing.
+    #[error("{context}: {source}")]
+    Io {
+        /// What we were doing.
+        context: String,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    /// The exit code this error maps to.
+    pub fn exit_code(&self) -> ExitCode {
+        match self {
+            Error::Usage(_) => ExitCode::Usage,
+            Error::Config(_) => ExitCode::Config,
+            Error::Server { .. } | Error::Unsupported { .. } => ExitCode::Server,
+            Error::Refused(_) => ExitCode::Refused,
+            Error::Timeout(_) => ExitCode::Timeout,
+            Error::Interrupted => ExitCode::Interrupted,
+            Error::Io { .. } => ExitCode::Internal,
+        }
+    }
+
+    /// A server error for `node`.
+    pub fn server(node: impl fmt::Display, message: impl fmt::Display) -> Self {
+        Error::Server {
+            node: node.to_string(),
+            message: message.to_string(),
+        }
+    }
+
+    /// A local I/O error with context.
+    pub fn io(context: impl fmt::Display, source: std::io::Error) -> Self {
+        Error::Io {
+            context: context.to_string(),
+            source,
+        }
+    }
+}
+
+/// The library's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

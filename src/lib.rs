@@ -1,0 +1,14 @@
+//! shardctl: shard management for MySQL and MariaDB fleets sharded through a sharding
+//! directory. The binary is a thin shell over this library.
+
+pub mod cli;
+pub mod config;
+pub mod error;
+pub mod ident;
+pub mod output;
+pub mod sandbox;
+pub mod server;
+pub mod signal;
+pub mod status;
+
+pub use error::{Error, ExitCode, Result};

@@ -1,0 +1,476 @@
+//! The SQL each flavor needs, as statements with bound parameters. Pure: no I/O, so dry
+//! runs print exactly what a real run sends, and golden tests pin it per flavor.
+
+use super::flavor::Flavor;
+use crate::error::{Error, Result};
+use crate::ident::{check_binlog_file, check_gtid_set, check_host, string_literal, Channel, Ident};
+use mysql::Value;
+use std::fmt;
+
+/// One statement: text with `?` placeholders, its bound values, and a redacted text for
+/// display when the text itself carries a secret.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stmt {
+    /// The text sent to the server.
+    pub sql: String,
+    /// Values bound to the placeholders, in order.
+    pub params: Vec<Value>,
+    /// The text shown to people and logs when `sql` holds a secret literal.
+    pub redacted: Option<String>,
+}
+
+impl Stmt {
+    /// A statement without parameters.
+    pub fn text(sql: impl Into<String>) -> Self {
+        Stmt {
+            sql: sql.into(),
+            params: Vec::new(),
+            redacted: None,
+        }
+    }
+
+    /// A statement with bound parameters.
+    pub fn with(sql: impl Into<String>, params: Vec<Value>) -> Self {
+        Stmt {
+            sql: sql.into(),
+            params,
+            redacted: None,
+        }
+    }
+}
+
+impl fmt::Display for Stmt {
+    /// The form safe to show: secrets masked, bound values listed after the text.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.redacted.as_deref().unwrap_or(&self.sql))?;
+        if !self.params.is_empty() {
+            let shown: Vec<String> = self.params.iter().map(|v| v.as_sql(false)).collect();
+            write!(f, "  -- bind: {}", shown.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
+/// A position in a binary log.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+pub struct BinlogPosition {
+    /// The binary log file name.
+    pub file: String,
+    /// The byte offset in it.
+    pub pos: u64,
+}
+
+impl fmt::Display for BinlogPosition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file, self.pos)
+    }
+}
+
+impl std::str::FromStr for BinlogPosition {
+    type Err = Error;
+    /// Reads `FILE:POS`.
+    fn from_str(s: &str) -> Result<Self> {
+        let (file, pos) = s
+            .rsplit_once(':')
+            .ok_or_else(|| Error::Usage(format!("invalid position {s:?}: expected FILE:POS")))?;
+        check_binlog_file(file)?;
+        let pos = pos
+            .parse()
+            .map_err(|_| Error::Usage(format!("invalid position {s:?}: POS is not a number")))?;
+        Ok(BinlogPosition {
+            file: file.to_string(),
+            pos,
+        })
+    }
+}
+
+/// Where a new channel starts reading.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StartAt {
+    /// A binary log file and offset.
+    Position(BinlogPosition),
+    /// GTID auto-positioning (MySQL): the replica's gtid_executed must already hold the set
+    /// the copy corresponds to.
+    GtidAutoPosition,
+}
+
+/// Everything CHANGE MASTER / CHANGE REPLICATION SOURCE needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SourceSpec {
+    /// Host the replica connects to.
+    pub host: String,
+    /// Its port.
+    pub port: u16,
+    /// The replication account.
+    pub user: String,
+    /// Its password.
+    pub password: String,
+    /// Where to start.
+    pub start: StartAt,
+    /// Seconds between reconnection attempts.
+    pub connect_retry_secs: u32,
+}
+
+/// Per-channel replication filters.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Filters {
+    /// replicate-do-db.
+    pub do_db: Vec<Ident>,
+    /// replicate-wild-do-table, one `schema.%` pattern per schema (the safe form for
+    /// cross-database statements).
+    pub wild_do_schemas: Vec<Ident>,
+    /// replicate-rewrite-db pairs (from, to).
+    pub rewrite_db: Vec<(Ident, Ident)>,
+}
+
+impl Filters {
+    /// True when no filter is set.
+    pub fn is_empty(&self) -> bool {
+        self.do_db.is_empty() && self.wild_do_schemas.is_empty() && self.rewrite_db.is_empty()
+    }
+}
+
+/// A replication wild pattern matching every table of `schema`, with `_` escaped (it is a
+/// one-character wildcard in these patterns).
+pub fn wild_pattern(schema: &Ident) -> String {
+    format!("{}.%", schema.as_str().replace('_', "\\_"))
+}
+
+/// The SQL dialect of one flavor.
+#[derive(Debug, Clone, Copy)]
+pub struct Dialect {
+    flavor: Flavor,
+}
+
+impl Dialect {
+    /// The dialect for `flavor`.
+    pub fn new(flavor: Flavor) -> Self {
+        Dialect { flavor }
+    }
+
+    /// The flavor this dialect speaks.
+    pub fn flavor(&self) -> Flavor {
+        self.flavor
+    }
+
+    fn unsupported(&self, what: &str) -> Error {
+        Error::Usage(format!("{} does not support {what}", self.flavor))
+    }
+
+    /// Server identity and binary-log settings: version, server_id, log_bin, binlog_format,
+    /// read_only and super_read_only (0 where the flavor has none).
+    pub fn server_settings(&self) -> Stmt {
+        let super_ro = if self.flavor.has_super_read_only() {
+            "@@GLOBAL.super_read_only"
+        } else {
+            "0"
+        };
+        Stmt::text(format!(
+            "SELECT @@GLOBAL.version, @@GLOBAL.server_id, @@GLOBAL.log_bin, @@GLOBAL.binlog_format, @@GLOBAL.read_only, {super_ro}"
+        ))
+    }
+
+    /// The current binary-log coordinates (File, Position columns).
+    pub fn binlog_coordinates(&self) -> Stmt {
+        if self.flavor.uses_binary_log_status() {
+            Stmt::text("SHOW BINARY LOG STATUS")
+        } else {
+            Stmt::text("SHOW MASTER STATUS")
+        }
+    }
+
+    /// The GTID state of the binary log (MariaDB gtid_binlog_pos, MySQL gtid_executed).
+    pub fn gtid_state(&self) -> Stmt {
+        if self.flavor.is_mariadb() {
+            Stmt::text("SELECT @@GLOBAL.gtid_binlog_pos")
+        } else {
+            Stmt::text("SELECT @@GLOBAL.gtid_executed")
+        }
+    }
+
+    /// CHANGE MASTER / CHANGE REPLICATION SOURCE for a named channel. Its grammar takes no
+    /// placeholders, so values are checked and escaped; the password is masked for display.
+    pub fn change_source(&self, channel: &Channel, spec: &SourceSpec) -> Result<Stmt> {
+        check_host(&spec.host)?;
+        let new_names = self.flavor.uses_change_replication_source();
+        let k = |name: &str| {
+            if new_names {
+                format!("SOURCE_{name}")
+            } else {
+                format!("MASTER_{name}")
+            }
+        };
+        let mut opts = vec![
+            format!("{} = {}", k("HOST"), string_literal(&spec.host)),
+            format!("{} = {}", k("PORT"), spec.port),
+            format!("{} = {}", k("USER"), string_literal(&spec.user)),
+            format!("{} = {}", k("PASSWORD"), "\u{0}PASSWORD\u{0}"),
+            format!("{} = {}", k("CONNECT_RETRY"), spec.connect_retry_secs),
+        ];
+        match &spec.start {
+            StartAt::Position(p) => {
+                check_binlog_file(&p.file)?;
+                opts.push(format!("{} = {}", k("LOG_FILE"), string_literal(&p.file)));
+                opts.push(format!("{} = {}", k("LOG_POS"), p.pos));
+                if self.flavor.is_mariadb() {
+                    opts.push("MASTER_USE_GTID = no".to_string());
+                } else {
+                    opts.push(format!("{} = 0", k("AUTO_POSITION")));
+                }
+            }
+            StartAt::GtidAutoPosition => {
+                if self.flavor.is_mariadb() {
+                    return Err(Error::Usage(
+                        "on MariaDB start a channel at FILE:POS: a GTID start would change the server-wide gtid_slave_pos"
+                            .to_string(),
+                    ));
+                }
+                opts.push(format!("{} = 1", k("AUTO_POSITION")));
+            }
+        }
+        if self.flavor.vendor == super::flavor::Vendor::MySql && self.flavor.version.major >= 8 {
+            // caching_sha2_password over a plain connection needs the server's RSA key.
+            opts.push(format!(
+                "GET_{}_PUBLIC_KEY = 1",
+                if new_names { "SOURCE" } else { "MASTER" }
+            ));
+        }
+        let body = opts.join(", ");
+        let template = if self.flavor.is_mariadb() {
+            format!(
+                "CHANGE MASTER {} TO {body}",
+                string_literal(channel.as_str())
+            )
+        } else if new_names {
+            format!(
+                "CHANGE REPLICATION SOURCE TO {body} FOR CHANNEL {}",
+                string_literal(channel.as_str())
+            )
+        } else {
+            format!(
+                "CHANGE MASTER TO {body} FOR CHANNEL {}",
+                string_literal(channel.as_str())
+            )
+        };
+        Ok(Stmt {
+            sql: template.replace("\u{0}PASSWORD\u{0}", &string_literal(&spec.password)),
+            params: Vec::new(),
+            redacted: Some(template.replace("\u{0}PASSWORD\u{0}", "'***'")),
+        })
+    }
+
+    fn channel_verb(&self, verb: &str, channel: &Channel, suffix: &str) -> Stmt {
+        let ch = string_literal(channel.as_str());
+        let sql = if self.flavor.is_mariadb() {
+            format!("{verb} SLAVE {ch}{suffix}")
+        } else if self.flavor.uses_replica_keyword() {
+            format!("{verb} REPLICA{suffix} FOR CHANNEL {ch}")
+        } else {
+            format!("{verb} SLAVE{suffix} FOR CHANNEL {ch}")
+        };
+        Stmt::text(sql)
+    }
+
+    /// Starts both threads of one channel.
+    pub fn start_channel(&self, channel: &Channel) -> Stmt {
+        self.channel_verb("START", channel, "")
+    }
+
+    /// Stops both threads of one channel.
+    pub fn stop_channel(&self, channel: &Channel) -> Stmt {
+        self.channel_verb("STOP", channel, "")
+    }
+
+    /// Removes one channel entirely (RESET ... ALL), leaving the others alone.
+    pub fn reset_channel(&self, channel: &Channel) -> Stmt {
+        self.channel_verb("RESET", channel, " ALL")
+    }
+
+    /// The replica status of one channel.
+    pub fn channel_status(&self, channel: &Channel) -> Stmt {
+        let ch = string_literal(channel.as_str());
+        if self.flavor.is_mariadb() {
+            Stmt::text(format!("SHOW SLAVE {ch} STATUS"))
+        } else if self.flavor.uses_replica_keyword() {
+            Stmt::text(format!("SHOW REPLICA STATUS FOR CHANNEL {ch}"))
+        } else {
+            Stmt::text(format!("SHOW SLAVE STATUS FOR CHANNEL {ch}"))
+        }
+    }
+
+    /// The replica status of every channel on the node.
+    pub fn all_channels_status(&self) -> Stmt {
+        if self.flavor.is_mariadb() {
+            Stmt::text("SHOW ALL SLAVES STATUS")
+        } else if self.flavor.uses_replica_keyword() {
+            Stmt::text("SHOW REPLICA STATUS")
+        } else {
+            Stmt::text("SHOW SLAVE STATUS")
+        }
+    }
+
+    /// Waits up to `timeout_secs` for the channel to apply up to `pos`. Returns NULL when the
+    /// channel's SQL thread is not running, -1 on timeout, else the events waited for.
+    pub fn wait_for_position(
+        &self,
+        channel: &Channel,
+        pos: &BinlogPosition,
+        timeout_secs: u32,
+    ) -> Result<Stmt> {
+        check_binlog_file(&pos.file)?;
+        let func = if self.flavor.uses_source_pos_wait() {
+            "SOURCE_POS_WAIT"
+        } else {
+            "MASTER_POS_WAIT"
+        };
+        Ok(Stmt::with(
+            format!("SELECT {func}(?, ?, ?, ?)"),
+            vec![
+                Value::from(pos.file.as_str()),
+                Value::from(pos.pos),
+                Value::from(timeout_secs),
+                Value::from(channel.as_str()),
+            ],
+        ))
+    }
+
+    /// Waits up to `timeout_secs` for a GTID set to be applied. Returns 0 when done;
+    /// MariaDB returns -1 and MySQL 1 on timeout.
+    pub fn wait_for_gtid(&self, gtids: &str, timeout_secs: u32) -> Result<Stmt> {
+        check_gtid_set(gtids)?;
+        let func = if self.flavor.is_mariadb() {
+            "MASTER_GTID_WAIT"
+        } else {
+            "WAIT_FOR_EXECUTED_GTID_SET"
+        };
+        Ok(Stmt::with(
+            format!("SELECT {func}(?, ?)"),
+            vec![Value::from(gtids), Value::from(timeout_secs)],
+        ))
+    }
+
+    /// Sets the channel's filters, replacing what it had. The channel must be stopped.
+    /// Empty lists clear that filter.
+    pub fn set_filters(&self, channel: &Channel, filters: &Filters) -> Result<Vec<Stmt>> {
+        if !self.flavor.has_channel_filters() {
+            return Err(self.unsupported("per-channel replication filters"));
+        }
+        if !filters.rewrite_db.is_empty() && !self.flavor.has_dynamic_rewrite_db() {
+            return Err(self.unsupported("replicate_rewrite_db without a restart"));
+        }
+        let do_db: Vec<&str> = filters.do_db.iter().map(Ident::as_str).collect();
+        let wild: Vec<String> = filters.wild_do_schemas.iter().map(wild_pattern).collect();
+        let rewrite: Vec<String> = filters
+            .rewrite_db
+            .iter()
+            .map(|(from, to)| format!("{from}->{to}"))
+            .collect();
+        if self.flavor.is_mariadb() {
+            let ch = format!("`{}`", channel.as_str());
+            let mut out = vec![
+                Stmt::with(
+                    format!("SET GLOBAL {ch}.replicate_do_db = ?"),
+                    vec![Value::from(do_db.join(","))],
+                ),
+                Stmt::with(
+                    format!("SET GLOBAL {ch}.replicate_wild_do_table = ?"),
+                    vec![Value::from(wild.join(","))],
+                ),
+            ];
+            if self.flavor.has_dynamic_rewrite_db() {
+                out.push(Stmt::with(
+                    format!("SET GLOBAL {ch}.replicate_rewrite_db = ?"),
+                    vec![Value::from(rewrite.join(","))],
+                ));
+            }
+            Ok(out)
+        } else {
+            let do_db: Vec<String> = filters.do_db.iter().map(Ident::quoted).collect();
+            let wild: Vec<String> = wild.iter().map(|p| string_literal(p)).collect();
+            let rewrite: Vec<String> = filters
+                .rewrite_db
+                .iter()
+                .map(|(from, to)| format!("({}, {})", from.quoted(), to.quoted()))
+                .collect();
+            Ok(vec![Stmt::text(format!(
+                "CHANGE REPLICATION FILTER REPLICATE_DO_DB = ({}), REPLICATE_WILD_DO_TABLE = ({}), REPLICATE_REWRITE_DB = ({}) FOR CHANNEL {}",
+                do_db.join(", "),
+                wild.join(", "),
+                rewrite.join(", "),
+                string_literal(channel.as_str())
+            ))])
+        }
+    }
+
+    /// Makes the whole server read-only (or writable again). On MySQL super_read_only also
+    /// stops accounts with SUPER.
+    pub fn set_read_only(&self, on: bool) -> Vec<Stmt> {
+        let v = if on { "ON" } else { "OFF" };
+        if self.flavor.has_super_read_only() {
+            if on {
+                vec![Stmt::text("SET GLOBAL super_read_only = ON")]
+            } else {
+                vec![
+                    Stmt::text("SET GLOBAL super_read_only = OFF"),
+                    Stmt::text("SET GLOBAL read_only = OFF"),
+                ]
+            }
+        } else {
+            vec![Stmt::text(format!("SET GLOBAL read_only = {v}"))]
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::flavor::Vendor;
+
+    #[test]
+    fn positions_parse_and_print() {
+        let p: BinlogPosition = "mysql-bin.000003:1234".parse().unwrap();
+        assert_eq!(p.file, "mysql-bin.000003");
+        assert_eq!(p.pos, 1234);
+        assert_eq!(p.to_string(), "mysql-bin.000003:1234");
+        assert!("nocolon".parse::<BinlogPosition>().is_err());
+        assert!("f:x".parse::<BinlogPosition>().is_err());
+        assert!("../x:4".parse::<BinlogPosition>().is_err());
+    }
+
+    #[test]
+    fn underscores_are_escaped_in_wild_patterns() {
+        let s = Ident::new("schema", "employees_1").unwrap();
+        assert_eq!(wild_pattern(&s), "employees\\_1.%");
+    }
+
+    #[test]
+    fn passwords_never_show() {
+        let d = Dialect::new(Flavor::new(Vendor::MariaDb, 10, 11, 6));
+        let spec = SourceSpec {
+            host: "127.0.0.1".into(),
+            port: 3306,
+            user: "repl".into(),
+            password: "s3cr'et".into(),
+            start: StartAt::Position("b.000001:4".parse().unwrap()),
+            connect_retry_secs: 5,
+        };
+        let st = d.change_source(&Channel::new("c").unwrap(), &spec).unwrap();
+        assert!(st.sql.contains("'s3cr''et'"));
+        assert!(!st.to_string().contains("s3cr"));
+        assert!(st.to_string().contains("'***'"));
+    }
+
+    #[test]
+    fn hostile_hosts_are_refused() {
+        let d = Dialect::new(Flavor::new(Vendor::MySql, 8, 0, 36));
+        let spec = SourceSpec {
+            host: "h', SOURCE_USER='root".into(),
+            port: 3306,
+            user: "repl".into(),
+            password: "x".into(),
+            start: StartAt::GtidAutoPosition,
+            connect_retry_secs: 5,
+        };
+        assert!(d.change_source(&Channel::new("c").unwrap(), &spec).is_err());
+    }
+}

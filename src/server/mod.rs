@@ -1,0 +1,260 @@
+//! One connection to one node, and everything flavor-specific about talking to it.
+//!
+//! shardctl holds plain connections, never a pool: a pool resets connections between uses,
+//! which would silently drop session state the steps depend on (LOCK TABLES, sql_log_bin).
+
+pub mod dialect;
+pub mod flavor;
+pub mod replication;
+
+pub use dialect::{BinlogPosition, Dialect, Filters, SourceSpec, StartAt, Stmt};
+pub use flavor::{Flavor, Vendor, Version};
+
+use crate::config::{Credentials, Inventory, NodeRef, TlsSpec};
+use crate::error::{Error, Result};
+use crate::output::log;
+use mysql::prelude::{FromRow, Queryable};
+use mysql::{Conn, OptsBuilder, Row, SslOpts};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Everything needed to open a connection.
+#[derive(Debug, Clone)]
+pub struct ConnectSpec {
+    /// The name used in messages (the inventory's node name).
+    pub name: String,
+    /// Host (ignored when `socket` is set).
+    pub host: String,
+    /// Port.
+    pub port: u16,
+    /// Unix socket.
+    pub socket: Option<PathBuf>,
+    /// Account.
+    pub credentials: Credentials,
+    /// TLS.
+    pub tls: Option<TlsSpec>,
+    /// TCP connect timeout.
+    pub connect_timeout: Duration,
+    /// Read timeout for every packet.
+    pub read_timeout: Duration,
+    /// Write timeout for every packet.
+    pub write_timeout: Duration,
+}
+
+impl ConnectSpec {
+    /// The spec for an inventory node, timeouts from the inventory's defaults.
+    pub fn for_node(inv: &Inventory, node: NodeRef<'_>) -> Result<Self> {
+        let (connect_timeout, read_timeout, write_timeout) =
+            crate::config::timeouts(inv.defaults());
+        Ok(ConnectSpec {
+            name: node.name.to_string(),
+            host: node.host().to_string(),
+            port: node.port(),
+            socket: node.spec.socket.clone(),
+            credentials: node.credentials()?,
+            tls: node.spec.tls.clone(),
+            connect_timeout,
+            read_timeout,
+            write_timeout,
+        })
+    }
+
+    /// `host:port` or the socket path.
+    pub fn address(&self) -> String {
+        match &self.socket {
+            Some(s) => s.display().to_string(),
+            None => format!("{}:{}", self.host, self.port),
+        }
+    }
+}
+
+/// An open connection to one node, with its flavor.
+pub struct Server {
+    name: String,
+    address: String,
+    conn: Conn,
+    dialect: Dialect,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("name", &self.name)
+            .field("address", &self.address)
+            .field("flavor", &self.dialect.flavor())
+            .finish()
+    }
+}
+
+/// The MySQL error number of a server-side error, if it is one.
+pub fn server_error_code(e: &mysql::Error) -> Option<u16> {
+    match e {
+        mysql::Error::MySqlError(me) => Some(me.code),
+        _ => None,
+    }
+}
+
+/// True when an error was caused by a socket timeout, wherever in the chain it sits.
+fn is_timeout(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            if matches!(
+                io.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ) {
+                return true;
+            }
+        }
+        cur = err.source();
+    }
+    // Some wrappers keep the I/O error only as text.
+    let text = e.to_string();
+    text.contains("os error 11)") || text.contains("os error 110)")
+}
+
+fn describe(e: &mysql::Error) -> String {
+    match e {
+        mysql::Error::MySqlError(me) => format!("error {} ({}): {}", me.code, me.state, me.message),
+        other if is_timeout(other) => "timed out waiting for the server".to_string(),
+        other => other.to_string().replace('\n', " "),
+    }
+}
+
+impl Server {
+    /// Opens a connection, detects the flavor, and refuses servers shardctl cannot drive.
+    pub fn connect(spec: &ConnectSpec) -> Result<Server> {
+        let mut opts = OptsBuilder::new()
+            .user(Some(spec.credentials.user.clone()))
+            .pass(Some(spec.credentials.password.expose().to_string()))
+            .tcp_connect_timeout(Some(spec.connect_timeout))
+            .read_timeout(Some(spec.read_timeout))
+            .write_timeout(Some(spec.write_timeout))
+            .prefer_socket(false)
+            .init(vec![
+                "SET SESSION sql_mode = REPLACE(@@SESSION.sql_mode, 'NO_BACKSLASH_ESCAPES', '')",
+            ]);
+        opts = match &spec.socket {
+            Some(sock) => opts.socket(Some(sock.display().to_string())),
+            None => opts
+                .ip_or_hostname(Some(spec.host.clone()))
+                .tcp_port(spec.port),
+        };
+        if let Some(tls) = spec.tls.as_ref().filter(|t| t.enabled) {
+            let mut ssl = SslOpts::default()
+                .with_danger_accept_invalid_certs(tls.insecure)
+                .with_danger_skip_domain_validation(tls.insecure);
+            if let Some(ca) = &tls.ca_file {
+                ssl = ssl.with_root_cert_path(Some(ca.clone()));
+            }
+            opts = opts.ssl_opts(Some(ssl));
+        }
+        let address = spec.address();
+        log(2, &format!("{}: connecting to {address}", spec.name));
+        let mut conn = Conn::new(opts).map_err(|e| {
+            Error::server(
+                &spec.name,
+                format!("cannot connect to {address}: {}", describe(&e)),
+            )
+        })?;
+        let version: String = conn
+            .query_first("SELECT @@GLOBAL.version")
+            .map_err(|e| Error::server(&spec.name, describe(&e)))?
+            .unwrap_or_default();
+        let flavor = Flavor::parse(&version).map_err(|why| Error::Unsupported {
+            node: spec.name.clone(),
+            version: version.clone(),
+            why,
+        })?;
+        log(2, &format!("{}: {flavor}", spec.name));
+        Ok(Server {
+            name: spec.name.clone(),
+            address,
+            conn,
+            dialect: Dialect::new(flavor),
+        })
+    }
+
+    /// Connects to the inventory node `name`.
+    pub fn connect_node(inv: &Inventory, name: &str) -> Result<Server> {
+        let node = inv.node(name)?;
+        Self::connect(&ConnectSpec::for_node(inv, node)?)
+    }
+
+    /// The node's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// `host:port` or socket.
+    pub fn address(&self) -> &str {
+        &self.address
+    }
+
+    /// The detected flavor.
+    pub fn flavor(&self) -> Flavor {
+        self.dialect.flavor()
+    }
+
+    /// The SQL dialect of this node.
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    /// A server error for this node.
+    pub fn error(&self, e: &mysql::Error) -> Error {
+        Error::server(&self.name, describe(e))
+    }
+
+    /// Runs a statement, discarding results.
+    pub fn exec(&mut self, st: &Stmt) -> Result<()> {
+        log(1, &format!("{}: {st}", self.name));
+        let r = if st.params.is_empty() {
+            self.conn.query_drop(&st.sql)
+        } else {
+            self.conn.exec_drop(&st.sql, st.params.clone())
+        };
+        r.map_err(|e| self.error(&e))
+    }
+
+    /// Runs a statement, returning the raw server error so callers can react to its code.
+    pub fn try_rows(&mut self, st: &Stmt) -> std::result::Result<Vec<Row>, mysql::Error> {
+        log(2, &format!("{}: {st}", self.name));
+        if st.params.is_empty() {
+            self.conn.query(&st.sql)
+        } else {
+            self.conn.exec(&st.sql, st.params.clone())
+        }
+    }
+
+    /// Runs a statement and returns all rows.
+    pub fn rows(&mut self, st: &Stmt) -> Result<Vec<Row>> {
+        self.try_rows(st).map_err(|e| self.error(&e))
+    }
+
+    /// Runs a statement and returns the first row, converted.
+    pub fn first<T: FromRow>(&mut self, st: &Stmt) -> Result<Option<T>> {
+        log(2, &format!("{}: {st}", self.name));
+        let r = if st.params.is_empty() {
+            self.conn.query_first(&st.sql)
+        } else {
+            self.conn.exec_first(&st.sql, st.params.clone())
+        };
+        r.map_err(|e| self.error(&e))
+    }
+}
+
+/// Reads a column by any of its names (MySQL renamed many SHOW columns) as a string.
+pub fn col_string(row: &Row, names: &[&str]) -> Option<String> {
+    for name in names {
+        if let Some(Some(v)) = row.get_opt::<Option<String>, _>(*name).and_then(|r| r.ok()) {
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// Reads a numeric column by any of its names.
+pub fn col_u64(row: &Row, names: &[&str]) -> Option<u64> {
+    col_string(row, names).and_then(|s| s.trim().parse().ok())
+}

@@ -1,0 +1,68 @@
+//! Helpers shared by the integration tests: one set of real sandbox servers per test
+//! binary, started on first use and killed when the test process exits.
+#![allow(dead_code)]
+
+use shardctl::config::Inventory;
+use shardctl::sandbox::{Sandbox, SandboxBuilder};
+use shardctl::server::{Server, Stmt};
+use std::path::Path;
+use std::sync::OnceLock;
+
+/// The 3-node sandbox shared by the tests of this binary.
+pub fn sandbox3() -> &'static Sandbox {
+    static SB: OnceLock<Sandbox> = OnceLock::new();
+    SB.get_or_init(|| {
+        SandboxBuilder::for_tests(3)
+            .and_then(|b| b.start())
+            .unwrap_or_else(|e| panic!("cannot start the test sandbox: {e}"))
+    })
+}
+
+/// The inventory a sandbox wrote.
+pub fn inventory(sb: &Sandbox) -> Inventory {
+    Inventory::load(&sb.inventory_path()).expect("sandbox inventory loads")
+}
+
+/// An admin connection to a sandbox node.
+pub fn connect(sb: &Sandbox, node: &str) -> Server {
+    Server::connect_node(&inventory(sb), node).expect("connect to sandbox node")
+}
+
+/// Runs statements on a server, panicking on failure.
+pub fn exec(server: &mut Server, sqls: &[&str]) {
+    for sql in sqls {
+        server
+            .exec(&Stmt::text(*sql))
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+}
+
+/// Runs statements without writing them to the binary log.
+pub fn exec_unlogged(server: &mut Server, sqls: &[&str]) {
+    let stmts: Vec<Stmt> = sqls.iter().map(|s| Stmt::text(*s)).collect();
+    server.exec_unlogged(&stmts).expect("unlogged statements");
+}
+
+/// A single number from a query.
+pub fn count(server: &mut Server, sql: &str) -> i64 {
+    server
+        .first::<i64>(&Stmt::text(sql))
+        .expect("query")
+        .expect("a row")
+}
+
+/// The shardctl binary with a clean environment.
+pub fn shardctl() -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::cargo_bin("shardctl").expect("binary built");
+    cmd.env_remove("SHARDCTL_CONFIG")
+        .env("NO_COLOR", "1")
+        .timeout(std::time::Duration::from_secs(120));
+    cmd
+}
+
+/// Writes `text` to `dir/name` and returns the path.
+pub fn write_file(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).expect("write test file");
+    p
+}
