@@ -3,9 +3,12 @@
 
 pub mod cli;
 pub mod config;
+pub mod directory;
 pub mod error;
 pub mod ident;
+pub mod ops;
 pub mod output;
+pub mod sample;
 pub mod sandbox;
 pub mod server;
 pub mod signal;

@@ -2,10 +2,13 @@
 //! asked in parallel, one connection each.
 
 use crate::config::Inventory;
+use crate::directory::{coverage, Coverage, Directory, OperationSummary, ShardState};
 use crate::error::{Error, Result};
+use crate::server::catalog::SchemaSize;
 use crate::server::replication::{ChannelStatus, Coordinates, ServerSettings};
 use crate::server::{ConnectSpec, Server};
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// What one node reported, or why it could not.
 #[derive(Debug, Clone, Serialize)]
@@ -22,8 +25,15 @@ pub struct NodeReport {
     pub coordinates: Option<Coordinates>,
     /// Replication channels on the node.
     pub channels: Vec<ChannelStatus>,
+    /// Shards the directory places on this node.
+    pub shards: usize,
+    /// Data plus index bytes of those shards' schemas.
+    pub shard_bytes: u64,
     /// Why the node could not be read.
     pub error: Option<String>,
+    /// Sizes of every schema on the node (used to fill the shard table).
+    #[serde(skip)]
+    pub schema_sizes: BTreeMap<String, SchemaSize>,
 }
 
 fn report(inv: &Inventory, name: &str) -> (NodeReport, Option<Error>) {
@@ -34,7 +44,10 @@ fn report(inv: &Inventory, name: &str) -> (NodeReport, Option<Error>) {
         settings: None,
         coordinates: None,
         channels: Vec::new(),
+        shards: 0,
+        shard_bytes: 0,
         error: None,
+        schema_sizes: BTreeMap::new(),
     };
     let read = |out: &mut NodeReport| -> Result<()> {
         let node = inv.node(name)?;
@@ -46,6 +59,7 @@ fn report(inv: &Inventory, name: &str) -> (NodeReport, Option<Error>) {
         }
         out.settings = Some(settings);
         out.channels = server.channels()?;
+        out.schema_sizes = server.schema_sizes()?;
         Ok(())
     };
     match read(&mut out) {
@@ -66,23 +80,21 @@ pub struct Gathered {
     pub errors: Vec<Error>,
 }
 
-impl Gathered {
-    /// The error to exit with when some nodes failed: the first, noting how many more.
-    pub fn into_error(mut self) -> Option<Error> {
-        if self.errors.is_empty() {
-            return None;
-        }
-        let more = self.errors.len() - 1;
-        let first = self.errors.swap_remove(0);
-        Some(match (first, more) {
-            (e, 0) => e,
-            (Error::Server { node, message }, n) => Error::Server {
-                node,
-                message: format!("{message} (and {n} more nodes failed)"),
-            },
-            (e, _) => e,
-        })
+/// The error to exit with when some nodes failed: the first, noting how many more.
+pub fn first_error(mut errors: Vec<Error>) -> Option<Error> {
+    if errors.is_empty() {
+        return None;
     }
+    let more = errors.len() - 1;
+    let first = errors.swap_remove(0);
+    Some(match (first, more) {
+        (e, 0) => e,
+        (Error::Server { node, message }, n) => Error::Server {
+            node,
+            message: format!("{message} (and {n} more nodes failed)"),
+        },
+        (e, _) => e,
+    })
 }
 
 /// Reports on `names` (all nodes when empty), in parallel. Unknown names are refused before
@@ -110,5 +122,120 @@ pub fn gather_nodes(inv: &Inventory, names: &[String]) -> Result<Gathered> {
     Ok(Gathered {
         reports,
         errors: errors.into_iter().flatten().collect(),
+    })
+}
+
+/// One shard as `status` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ShardReport {
+    /// Shard id.
+    pub id: u32,
+    /// Function name.
+    pub function: String,
+    /// What it covers.
+    pub coverage: Coverage,
+    /// Node.
+    pub node: String,
+    /// Physical schemas.
+    pub schemas: Vec<String>,
+    /// Estimated rows (information_schema).
+    pub rows: u64,
+    /// Data plus index bytes.
+    pub bytes: u64,
+    /// State.
+    pub state: ShardState,
+    /// Operation in progress (`move #12 copying`).
+    pub operation: Option<String>,
+}
+
+/// The fleet: nodes and, when a directory exists, its shards.
+#[derive(Debug, Serialize)]
+pub struct Fleet {
+    /// Directory version, when a directory exists.
+    pub directory_version: Option<u64>,
+    /// Nodes.
+    pub nodes: Vec<NodeReport>,
+    /// Shards.
+    pub shards: Vec<ShardReport>,
+    /// Errors of nodes that could not be read.
+    #[serde(skip)]
+    pub errors: Vec<Error>,
+}
+
+/// Gathers nodes (in parallel, one connection and a few queries each) and the directory
+/// (one connection). A directory that does not exist yet only leaves the shard list empty.
+pub fn gather_fleet(inv: &Inventory, names: &[String]) -> Result<Fleet> {
+    let (dir_result, gathered) = std::thread::scope(|s| {
+        let dir = s.spawn(
+            || -> Result<Option<(crate::directory::Snapshot, Vec<OperationSummary>)>> {
+                match Directory::open_existing(inv)? {
+                    None => Ok(None),
+                    Some(mut d) => {
+                        let snap = d.load()?;
+                        let ops = d.active_operations()?;
+                        Ok(Some((snap, ops)))
+                    }
+                }
+            },
+        );
+        let nodes = gather_nodes(inv, names);
+        (dir.join().expect("directory reader panicked"), nodes)
+    });
+    let mut gathered = gathered?;
+    let directory = match dir_result {
+        Ok(d) => d,
+        Err(e) => {
+            gathered.errors.push(e);
+            None
+        }
+    };
+    let mut shards = Vec::new();
+    let mut version = None;
+    if let Some((snap, ops)) = directory {
+        version = Some(snap.version);
+        for shard in &snap.shards {
+            let Some(func) = snap.function_by_id(shard.func_id) else {
+                continue;
+            };
+            let schemas = snap.shard_schemas(shard);
+            let sizes = gathered
+                .reports
+                .iter()
+                .find(|r| r.name == shard.node)
+                .map(|r| &r.schema_sizes);
+            let (rows, bytes) = schemas
+                .iter()
+                .filter_map(|s| sizes.and_then(|m| m.get(s)))
+                .fold((0, 0), |(r, b), s| (r + s.rows, b + s.bytes));
+            if !names.is_empty() && !names.contains(&shard.node) {
+                continue;
+            }
+            let operation = ops
+                .iter()
+                .find(|o| o.shard_id == Some(shard.id))
+                .map(|o| format!("{} #{} {}", o.kind, o.id, o.state));
+            shards.push(ShardReport {
+                id: shard.id,
+                function: func.name.clone(),
+                coverage: coverage(&snap, func, shard.id),
+                node: shard.node.clone(),
+                schemas,
+                rows,
+                bytes,
+                state: shard.state,
+                operation,
+            });
+        }
+        for r in &mut gathered.reports {
+            let mine: Vec<&ShardReport> = shards.iter().filter(|s| s.node == r.name).collect();
+            r.shards = mine.len();
+            r.shard_bytes = mine.iter().map(|s| s.bytes).sum();
+        }
+    }
+    Ok(Fleet {
+        directory_version: version,
+        nodes: gathered.reports,
+        shards,
+        errors: gathered.errors,
     })
 }

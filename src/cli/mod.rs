@@ -1,6 +1,7 @@
 //! The command line: clap definitions and one small handler per command. Handlers parse
 //! and print; the library does the work.
 
+mod directory;
 mod sandbox;
 mod status;
 
@@ -41,7 +42,33 @@ pub enum Command {
     /// Local sandboxes of real MariaDB/MySQL servers for demos and tests.
     #[command(subcommand)]
     Sandbox(sandbox::SandboxCommand),
-    /// The fleet at a glance: nodes, versions, binary logs, replication channels.
+    /// Create or migrate the sharding directory on the directory node (idempotent).
+    #[command(after_help = "Example:\n  shardctl --config sandbox/shardctl.yaml init")]
+    Init,
+    /// Nodes registered in the directory.
+    #[command(subcommand)]
+    Node(directory::NodeCommand),
+    /// Partition functions (range, hash, list).
+    #[command(subcommand)]
+    Function(directory::FunctionCommand),
+    /// Sharded and global tables.
+    #[command(subcommand)]
+    Table(directory::TableCommand),
+    /// Shards: add one (creating its schemas), list them.
+    #[command(subcommand)]
+    Shard(directory::ShardCommand),
+    /// Which shard, node and schemas hold a key.
+    #[command(
+        after_help = "Example:\n  shardctl lookup --function emp 10042\n  shardctl lookup --table employees.salaries 10042 --output json"
+    )]
+    Lookup(directory::LookupArgs),
+    /// Candidate sharding indexes of a schema, from its foreign keys.
+    #[command(after_help = "Example:\n  shardctl analyze --schema employees")]
+    Analyze(directory::AnalyzeArgs),
+    /// Write generated employees-shaped rows (the chapter's example) through the router.
+    #[command(after_help = "Example:\n  shardctl sample --count 5000 --start 1 --step 7")]
+    Sample(directory::SampleArgs),
+    /// The fleet at a glance: nodes, versions, binary logs, replication channels, shards.
     #[command(
         after_help = "Example:\n  shardctl --config sandbox/shardctl.yaml status\n  shardctl status --node node2 --output json"
     )]
@@ -73,5 +100,13 @@ pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Sandbox(cmd) => sandbox::run(&ctx, cmd),
         Command::Status(args) => status::run(&ctx, args),
+        Command::Init => directory::init(&ctx),
+        Command::Sample(args) => directory::sample(&ctx, args),
+        Command::Node(cmd) => directory::node(&ctx, cmd),
+        Command::Function(cmd) => directory::function(&ctx, cmd),
+        Command::Table(cmd) => directory::table(&ctx, cmd),
+        Command::Shard(cmd) => directory::shard(&ctx, cmd),
+        Command::Lookup(args) => directory::lookup(&ctx, args),
+        Command::Analyze(args) => directory::analyze(&ctx, args),
     }
 }

@@ -1,7 +1,7 @@
 use super::Context;
 use crate::error::Result;
 use crate::output::{self, Format};
-use crate::status::{gather_nodes, NodeReport};
+use crate::status::{gather_fleet, NodeReport};
 use comfy_table::Cell;
 
 /// Arguments of `status`.
@@ -49,9 +49,9 @@ fn channels_cell(r: &NodeReport) -> Cell {
 
 pub fn run(ctx: &Context, args: StatusArgs) -> Result<()> {
     let inv = ctx.inventory()?;
-    let gathered = gather_nodes(&inv, &args.nodes)?;
+    let fleet = gather_fleet(&inv, &args.nodes)?;
     match ctx.format {
-        Format::Json => output::print_json(&serde_json::json!({ "nodes": gathered.reports })),
+        Format::Json => output::print_json(&fleet),
         Format::Table => {
             let mut t = output::table(&[
                 "node",
@@ -61,9 +61,11 @@ pub fn run(ctx: &Context, args: StatusArgs) -> Result<()> {
                 "binlog",
                 "position",
                 "read_only",
+                "shards",
+                "shard data",
                 "channels",
             ]);
-            for r in &gathered.reports {
+            for r in &fleet.nodes {
                 match (&r.settings, &r.error) {
                     (Some(s), _) => {
                         t.add_row(vec![
@@ -87,6 +89,8 @@ pub fn run(ctx: &Context, args: StatusArgs) -> Result<()> {
                             } else {
                                 yes_no(s.read_only)
                             }),
+                            Cell::new(r.shards),
+                            Cell::new(human_bytes(r.shard_bytes)),
                             channels_cell(r),
                         ]);
                     }
@@ -103,10 +107,60 @@ pub fn run(ctx: &Context, args: StatusArgs) -> Result<()> {
                 }
             }
             println!("{t}");
+            match fleet.directory_version {
+                None => println!("No sharding directory yet: `shardctl init` creates it."),
+                Some(v) => {
+                    let mut t = output::table(&[
+                        "shard",
+                        "function",
+                        "covers",
+                        "node",
+                        "schemas",
+                        "rows (est.)",
+                        "size",
+                        "state",
+                        "operation",
+                    ]);
+                    for s in &fleet.shards {
+                        t.add_row(vec![
+                            Cell::new(s.id),
+                            Cell::new(&s.function),
+                            Cell::new(s.coverage.to_string()),
+                            Cell::new(&s.node),
+                            Cell::new(s.schemas.join(", ")),
+                            Cell::new(s.rows),
+                            Cell::new(human_bytes(s.bytes)),
+                            output::status_cell(
+                                s.state.as_sql(),
+                                s.state == crate::directory::ShardState::Online,
+                            ),
+                            Cell::new(s.operation.as_deref().unwrap_or("-")),
+                        ]);
+                    }
+                    println!("{t}");
+                    println!("directory version {v}, {} shards", fleet.shards.len());
+                }
+            }
         }
     }
-    match gathered.into_error() {
+    match crate::status::first_error(fleet.errors) {
         Some(e) => Err(e),
         None => Ok(()),
+    }
+}
+
+/// Bytes in KiB/MiB/GiB.
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
     }
 }

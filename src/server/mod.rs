@@ -3,6 +3,7 @@
 //! shardctl holds plain connections, never a pool: a pool resets connections between uses,
 //! which would silently drop session state the steps depend on (LOCK TABLES, sql_log_bin).
 
+pub mod catalog;
 pub mod dialect;
 pub mod flavor;
 pub mod replication;
@@ -208,7 +209,7 @@ impl Server {
 
     /// Runs a statement, discarding results.
     pub fn exec(&mut self, st: &Stmt) -> Result<()> {
-        log(1, &format!("{}: {st}", self.name));
+        log(1, &format!("{}: {}", self.name, shorten(&st.to_string())));
         let r = if st.params.is_empty() {
             self.conn.query_drop(&st.sql)
         } else {
@@ -241,6 +242,15 @@ impl Server {
             self.conn.exec_first(&st.sql, st.params.clone())
         };
         r.map_err(|e| self.error(&e))
+    }
+}
+
+/// A statement's display form cut to a readable length for logs.
+fn shorten(text: &str) -> String {
+    const MAX: usize = 400;
+    match text.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}... ({} bytes)", &text[..i], text.len()),
+        None => text.to_string(),
     }
 }
 

@@ -1,0 +1,558 @@
+//! Handlers for the directory commands: init, node, function, table, shard, lookup, analyze.
+
+use super::Context;
+use crate::directory::{coverage, Directory, Key, KeyType, Router, ShardingType, TablePlacement};
+use crate::error::{Error, Result};
+use crate::ident::Ident;
+use crate::ops::add_shard::{add_shard, AddShard, Placement};
+use crate::output::{self, Format};
+use crate::server::Server;
+use comfy_table::Cell;
+
+/// `node` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum NodeCommand {
+    /// Register an inventory node in the directory (the address applications use).
+    #[command(
+        after_help = "Example:\n  shardctl node add node2\n  shardctl node add node3 --host db3.internal --port 3306"
+    )]
+    Add {
+        /// Inventory name.
+        name: String,
+        /// Host applications connect to (default: the inventory's).
+        #[arg(long)]
+        host: Option<String>,
+        /// Port applications connect to (default: the inventory's).
+        #[arg(long)]
+        port: Option<u16>,
+    },
+    /// List the directory's nodes.
+    #[command(after_help = "Example:\n  shardctl node list --output json")]
+    List,
+    /// Remove a node that holds no shard.
+    #[command(after_help = "Example:\n  shardctl node remove node3")]
+    Remove {
+        /// Node name.
+        name: String,
+    },
+}
+
+/// `function` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum FunctionCommand {
+    /// Add a partition function.
+    #[command(
+        after_help = "Example:\n  shardctl function add emp --type range --key int\n  shardctl function add users --type hash --key string"
+    )]
+    Add {
+        /// Function name.
+        name: String,
+        /// Mapping kind.
+        #[arg(long = "type", value_enum)]
+        sharding_type: ShardingType,
+        /// Key type.
+        #[arg(long = "key", value_enum)]
+        key_type: KeyType,
+    },
+    /// List partition functions.
+    #[command(after_help = "Example:\n  shardctl function list")]
+    List,
+}
+
+/// `table` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum TableCommand {
+    /// Map a table: sharded by a function on a column, or global (copied into every shard).
+    #[command(
+        after_help = "Example:\n  shardctl table add employees.salaries --function emp --column emp_no\n  shardctl table add employees.departments --global"
+    )]
+    Add {
+        /// SCHEMA.TABLE.
+        table: String,
+        /// Partition function (sharded tables).
+        #[arg(long, requires = "column", conflicts_with = "global")]
+        function: Option<String>,
+        /// Sharding column.
+        #[arg(long, requires = "function")]
+        column: Option<String>,
+        /// A global table.
+        #[arg(long)]
+        global: bool,
+    },
+    /// List mapped tables.
+    #[command(after_help = "Example:\n  shardctl table list")]
+    List,
+}
+
+/// `shard` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum ShardCommand {
+    /// Add a shard to a function and create its schemas (`<schema>_<id>`) on a node.
+    #[command(
+        after_help = "Example:\n  shardctl shard add --function emp --node node2 --lower-bound 100000\n  shardctl shard add --function users --node node3 --point auto\n  shardctl shard add --function region --node node1 --values se,no,dk"
+    )]
+    Add {
+        /// Partition function.
+        #[arg(long)]
+        function: String,
+        /// Node to create the shard on.
+        #[arg(long)]
+        node: String,
+        /// Range functions: the lower bound.
+        #[arg(long, allow_hyphen_values = true, conflicts_with_all = ["point", "values"])]
+        lower_bound: Option<String>,
+        /// Hash functions: `auto` or a 32-hex-digit ring point.
+        #[arg(long, conflicts_with = "values")]
+        point: Option<String>,
+        /// List functions: comma-separated values.
+        #[arg(long, value_delimiter = ',')]
+        values: Option<Vec<String>>,
+        /// Node whose logical schemas serve as template when the function has no shard yet
+        /// (default: the directory node). Later shards copy an existing shard.
+        #[arg(long)]
+        template_node: Option<String>,
+    },
+    /// List shards with what they cover.
+    #[command(after_help = "Example:\n  shardctl shard list --output json")]
+    List,
+}
+
+fn split_table(text: &str) -> Result<(Ident, Ident)> {
+    let (s, t) = text
+        .split_once('.')
+        .ok_or_else(|| Error::Usage(format!("table {text:?} must be written SCHEMA.TABLE")))?;
+    Ok((Ident::new("schema", s)?, Ident::new("table", t)?))
+}
+
+pub fn init(ctx: &Context) -> Result<()> {
+    let inv = ctx.inventory()?;
+    let mut dir = Directory::connect(&inv)?;
+    let (before, after) = dir.init()?;
+    let msg = if before == after {
+        format!(
+            "directory {} on {} is up to date (schema version {after})",
+            dir.schema(),
+            inv.file.directory.node
+        )
+    } else if before == 0 {
+        format!(
+            "directory {} created on {} (schema version {after})",
+            dir.schema(),
+            inv.file.directory.node
+        )
+    } else {
+        format!(
+            "directory {} migrated from schema version {before} to {after}",
+            dir.schema()
+        )
+    };
+    match ctx.format {
+        Format::Json => output::print_json(
+            &serde_json::json!({"schema_version_before": before, "schema_version": after}),
+        ),
+        Format::Table => println!("{msg}"),
+    }
+    Ok(())
+}
+
+pub fn node(ctx: &Context, cmd: NodeCommand) -> Result<()> {
+    let inv = ctx.inventory()?;
+    match cmd {
+        NodeCommand::Add { name, host, port } => {
+            let n = inv.node(&name)?;
+            let host = host.unwrap_or_else(|| n.host().to_string());
+            let port = port.unwrap_or_else(|| n.port());
+            // Check it answers before registering it.
+            Server::connect_node(&inv, &name)?;
+            Directory::open(&inv)?.add_node(&name, &host, port)?;
+            println!("node {name} added ({host}:{port})");
+        }
+        NodeCommand::Remove { name } => {
+            Directory::open(&inv)?.remove_node(&name)?;
+            println!("node {name} removed");
+        }
+        NodeCommand::List => {
+            let snap = Directory::open(&inv)?.load()?;
+            match ctx.format {
+                Format::Json => output::print_json(&snap.nodes),
+                Format::Table => {
+                    let mut t = output::table(&["node", "address", "shards"]);
+                    for n in &snap.nodes {
+                        let count = snap.shards.iter().filter(|s| s.node == n.name).count();
+                        t.add_row(vec![
+                            Cell::new(&n.name),
+                            Cell::new(format!("{}:{}", n.host, n.port)),
+                            Cell::new(count),
+                        ]);
+                    }
+                    println!("{t}");
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+pub fn function(ctx: &Context, cmd: FunctionCommand) -> Result<()> {
+    let inv = ctx.inventory()?;
+    match cmd {
+        FunctionCommand::Add {
+            name,
+            sharding_type,
+            key_type,
+        } => {
+            let name = Ident::new("function", &name)?;
+            let id = Directory::open(&inv)?.add_function(&name, sharding_type, key_type)?;
+            println!(
+                "function {name} added (id {id}, {}, {} keys)",
+                sharding_type.as_sql(),
+                key_type.as_sql()
+            );
+        }
+        FunctionCommand::List => {
+            let snap = Directory::open(&inv)?.load()?;
+            match ctx.format {
+                Format::Json => output::print_json(&snap.functions),
+                Format::Table => {
+                    let mut t =
+                        output::table(&["id", "function", "type", "key", "shards", "tables"]);
+                    for f in &snap.functions {
+                        let tables: Vec<String> = snap
+                            .tables
+                            .iter()
+                            .filter(|t| t.func_id == f.id)
+                            .map(|t| format!("{}.{}({})", t.schema, t.table, t.column))
+                            .collect();
+                        t.add_row(vec![
+                            Cell::new(f.id),
+                            Cell::new(&f.name),
+                            Cell::new(f.sharding_type.as_sql()),
+                            Cell::new(f.key_type.as_sql()),
+                            Cell::new(snap.shards_of(f.id).count()),
+                            Cell::new(tables.join("\n")),
+                        ]);
+                    }
+                    println!("{t}");
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+pub fn table(ctx: &Context, cmd: TableCommand) -> Result<()> {
+    let inv = ctx.inventory()?;
+    match cmd {
+        TableCommand::Add {
+            table,
+            function,
+            column,
+            global,
+        } => {
+            let (schema, name) = split_table(&table)?;
+            let placement = match (function, column, global) {
+                (Some(function), Some(column), false) => TablePlacement::Sharded {
+                    function,
+                    column: Ident::new("column", &column)?,
+                },
+                (None, None, true) => TablePlacement::Global,
+                _ => {
+                    return Err(Error::Usage(
+                        "give --function F --column C for a sharded table, or --global".into(),
+                    ))
+                }
+            };
+            Directory::open(&inv)?.add_table(&schema, &name, &placement)?;
+            println!(
+                "table {schema}.{name} mapped ({})",
+                match placement {
+                    TablePlacement::Global => "global".to_string(),
+                    TablePlacement::Sharded { function, column } =>
+                        format!("sharded by {function} on {column}"),
+                }
+            );
+        }
+        TableCommand::List => {
+            let snap = Directory::open(&inv)?.load()?;
+            match ctx.format {
+                Format::Json => output::print_json(
+                    &serde_json::json!({"sharded": snap.tables, "global": snap.globals}),
+                ),
+                Format::Table => {
+                    let mut t = output::table(&["table", "placement"]);
+                    for s in &snap.tables {
+                        let f = snap
+                            .function_by_id(s.func_id)
+                            .map(|f| f.name.as_str())
+                            .unwrap_or("?");
+                        t.add_row(vec![
+                            Cell::new(format!("{}.{}", s.schema, s.table)),
+                            Cell::new(format!("sharded by {f} on {}", s.column)),
+                        ]);
+                    }
+                    for g in &snap.globals {
+                        t.add_row(vec![
+                            Cell::new(format!("{}.{}", g.schema, g.table)),
+                            Cell::new("global"),
+                        ]);
+                    }
+                    println!("{t}");
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+pub fn shard(ctx: &Context, cmd: ShardCommand) -> Result<()> {
+    let inv = ctx.inventory()?;
+    match cmd {
+        ShardCommand::Add {
+            function,
+            node,
+            lower_bound,
+            point,
+            values,
+            template_node,
+        } => {
+            let placement = match (lower_bound, point, values) {
+                (Some(b), None, None) => Placement::LowerBound(b),
+                (None, Some(p), None) => Placement::Point(p),
+                (None, None, Some(v)) => Placement::Values(v),
+                _ => {
+                    return Err(Error::Usage(
+                        "give one of --lower-bound, --point or --values".into(),
+                    ))
+                }
+            };
+            let added = add_shard(
+                &inv,
+                &AddShard {
+                    function,
+                    node,
+                    placement,
+                    template_node,
+                },
+            )?;
+            match ctx.format {
+                Format::Json => output::print_json(&added),
+                Format::Table => println!(
+                    "shard {} added on {}: {} ({} tables, {} global rows copied)",
+                    added.shard_id,
+                    added.node,
+                    added.schemas.join(", "),
+                    added.tables,
+                    added.global_rows
+                ),
+            }
+        }
+        ShardCommand::List => {
+            let snap = Directory::open(&inv)?.load()?;
+            let rows: Vec<serde_json::Value> = snap
+                .shards
+                .iter()
+                .map(|s| {
+                    let f = snap.function_by_id(s.func_id);
+                    serde_json::json!({
+                        "id": s.id, "function": f.map(|f| f.name.clone()), "node": s.node,
+                        "coverage": f.map(|f| coverage(&snap, f, s.id)), "state": s.state,
+                        "schemas": snap.shard_schemas(s), "version": s.version,
+                    })
+                })
+                .collect();
+            match ctx.format {
+                Format::Json => output::print_json(&rows),
+                Format::Table => {
+                    let mut t =
+                        output::table(&["shard", "function", "covers", "node", "schemas", "state"]);
+                    for s in &snap.shards {
+                        let f = snap.function_by_id(s.func_id);
+                        t.add_row(vec![
+                            Cell::new(s.id),
+                            Cell::new(f.map(|f| f.name.as_str()).unwrap_or("?")),
+                            Cell::new(
+                                f.map(|f| coverage(&snap, f, s.id).to_string())
+                                    .unwrap_or_default(),
+                            ),
+                            Cell::new(&s.node),
+                            Cell::new(snap.shard_schemas(s).join(", ")),
+                            Cell::new(s.state.as_sql()),
+                        ]);
+                    }
+                    println!("{t}");
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Arguments of `lookup`.
+#[derive(Debug, clap::Args)]
+pub struct LookupArgs {
+    /// Partition function.
+    #[arg(long, conflicts_with = "table", required_unless_present = "table")]
+    pub function: Option<String>,
+    /// A sharded table, SCHEMA.TABLE.
+    #[arg(long)]
+    pub table: Option<String>,
+    /// The sharding key.
+    #[arg(allow_hyphen_values = true)]
+    pub key: String,
+}
+
+pub fn lookup(ctx: &Context, args: LookupArgs) -> Result<()> {
+    let inv = ctx.inventory()?;
+    let router = Router::connect(&inv)?;
+    let snap = router.snapshot();
+    let (func, shard) = match (&args.function, &args.table) {
+        (Some(f), _) => {
+            let func = snap.function(f)?;
+            let key = func.key_type.parse(&args.key)?;
+            (func, router.shard_for_function(f, &key)?)
+        }
+        (None, Some(t)) => {
+            let (schema, table) = split_table(t)?;
+            let mapped = snap
+                .sharded_table(schema.as_str(), table.as_str())
+                .ok_or_else(|| {
+                    Error::Usage(format!(
+                        "table {schema}.{table} is not a sharded table in the directory"
+                    ))
+                })?;
+            let func = snap
+                .function_by_id(mapped.func_id)
+                .ok_or_else(|| Error::Usage("table maps to a missing function".into()))?;
+            let key: Key = func.key_type.parse(&args.key)?;
+            (
+                func,
+                router.shard_for_table(schema.as_str(), table.as_str(), &key)?,
+            )
+        }
+        (None, None) => return Err(Error::Usage("give --function or --table".into())),
+    };
+    let route = router.route(shard);
+    match ctx.format {
+        Format::Json => output::print_json(&serde_json::json!({
+            "key": args.key, "route": route, "coverage": coverage(snap, func, shard.id),
+        })),
+        Format::Table => {
+            let mut t = output::table(&[
+                "key", "shard", "function", "node", "address", "schemas", "state",
+            ]);
+            t.add_row(vec![
+                Cell::new(&args.key),
+                Cell::new(route.shard_id),
+                Cell::new(&route.function),
+                Cell::new(&route.node),
+                Cell::new(format!("{}:{}", route.host, route.port)),
+                Cell::new(route.schemas.join(", ")),
+                Cell::new(route.state.as_sql()),
+            ]);
+            println!("{t}");
+        }
+    }
+    Ok(())
+}
+
+/// Arguments of `analyze`.
+#[derive(Debug, clap::Args)]
+pub struct AnalyzeArgs {
+    /// The (unsharded) schema to analyse.
+    #[arg(long)]
+    pub schema: String,
+    /// Node holding it (default: the directory node).
+    #[arg(long)]
+    pub node: Option<String>,
+}
+
+pub fn analyze(ctx: &Context, args: AnalyzeArgs) -> Result<()> {
+    let inv = ctx.inventory()?;
+    let schema = Ident::new("schema", &args.schema)?;
+    let node = args.node.unwrap_or_else(|| inv.file.directory.node.clone());
+    let mut server = Server::connect_node(&inv, &node)?;
+    if !server.schema_exists(&schema)? {
+        return Err(Error::Usage(format!(
+            "schema {schema} not found on node {node}"
+        )));
+    }
+    let fks = server.foreign_keys(&schema)?;
+    let rows = server.table_rows(&schema)?;
+    let candidates = crate::directory::analyze::candidates(&fks, &rows);
+    match ctx.format {
+        Format::Json => {
+            output::print_json(&serde_json::json!({"schema": schema, "candidates": candidates}))
+        }
+        Format::Table => {
+            if candidates.is_empty() {
+                println!("schema {schema} declares no foreign keys: no candidate sharding index");
+                return Ok(());
+            }
+            let mut t =
+                output::table(&["candidate", "columns", "tables (rows)", "rows", "conflicts"]);
+            for (i, c) in candidates.iter().enumerate() {
+                let tables: Vec<String> =
+                    c.tables.iter().map(|(t, n)| format!("{t} ({n})")).collect();
+                t.add_row(vec![
+                    Cell::new(format!("#{}", i + 1)),
+                    Cell::new(c.columns.join("\n")),
+                    Cell::new(tables.join("\n")),
+                    Cell::new(c.rows),
+                    Cell::new(if c.conflicts.is_empty() {
+                        "-".to_string()
+                    } else {
+                        c.conflicts.join(", ")
+                    }),
+                ]);
+            }
+            println!("{t}");
+            println!("Tables listed under conflicts appear in more than one candidate: only one of those candidates can shard them.");
+        }
+    }
+    Ok(())
+}
+
+/// Arguments of `sample employees`.
+#[derive(Debug, clap::Args)]
+pub struct SampleArgs {
+    /// Number of employees to write.
+    #[arg(long, default_value_t = 1000)]
+    pub count: u32,
+    /// First emp_no.
+    #[arg(long, default_value_t = 10001, allow_hyphen_values = true)]
+    pub start: i64,
+    /// Distance between emp_nos.
+    #[arg(long, default_value_t = 1)]
+    pub step: i64,
+}
+
+pub fn sample(ctx: &Context, args: SampleArgs) -> Result<()> {
+    if args.step <= 0 {
+        return Err(Error::Usage(format!(
+            "--step {}: must be positive",
+            args.step
+        )));
+    }
+    let inv = ctx.inventory()?;
+    let router = Router::connect(&inv)?;
+    let emp_nos: Vec<i64> = (0..i64::from(args.count))
+        .map(|i| args.start + i * args.step)
+        .collect();
+    let loaded = crate::sample::load_employees(&inv, &router, &emp_nos)?;
+    match ctx.format {
+        Format::Json => output::print_json(&loaded),
+        Format::Table => {
+            let per: Vec<String> = loaded
+                .rows_per_shard
+                .iter()
+                .map(|(s, n)| format!("shard {s}: {n} rows"))
+                .collect();
+            println!(
+                "{} employees written through the router ({})",
+                loaded.employees,
+                per.join(", ")
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,13 @@
+//! The sharding directory: its schema, its content, lookups, and the router applications use.
+
+pub mod analyze;
+pub mod lookup;
+pub mod model;
+pub mod router;
+pub mod schema;
+pub mod store;
+
+pub use lookup::{coverage, Coverage, Index};
+pub use model::*;
+pub use router::{Route, Router};
+pub use store::{Directory, NewMapping, TablePlacement};

@@ -1,0 +1,404 @@
+//! The directory's content as plain data: what the store loads and the router and
+//! planners read. No I/O here.
+
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// How a partition function maps keys to shards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum ShardingType {
+    /// Ranges of keys, each starting at a lower bound.
+    Range,
+    /// Consistent hashing: points on an MD5 ring.
+    Hash,
+    /// Explicit lists of values.
+    List,
+}
+
+impl ShardingType {
+    /// The name stored in the directory.
+    pub fn as_sql(&self) -> &'static str {
+        match self {
+            ShardingType::Range => "RANGE",
+            ShardingType::Hash => "HASH",
+            ShardingType::List => "LIST",
+        }
+    }
+
+    /// Reads the stored name.
+    pub fn from_sql(s: &str) -> Result<Self> {
+        match s {
+            "RANGE" => Ok(ShardingType::Range),
+            "HASH" => Ok(ShardingType::Hash),
+            "LIST" => Ok(ShardingType::List),
+            other => Err(Error::Config(format!(
+                "unknown sharding type {other:?} in the directory"
+            ))),
+        }
+    }
+}
+
+/// The type of a function's sharding key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum KeyType {
+    /// A signed 64-bit integer.
+    Int,
+    /// A string of up to 255 bytes, compared byte by byte.
+    String,
+}
+
+impl KeyType {
+    /// The name stored in the directory.
+    pub fn as_sql(&self) -> &'static str {
+        match self {
+            KeyType::Int => "INT",
+            KeyType::String => "STRING",
+        }
+    }
+
+    /// Reads the stored name.
+    pub fn from_sql(s: &str) -> Result<Self> {
+        match s {
+            "INT" => Ok(KeyType::Int),
+            "STRING" => Ok(KeyType::String),
+            other => Err(Error::Config(format!(
+                "unknown key type {other:?} in the directory"
+            ))),
+        }
+    }
+
+    /// Parses a key given as text, refusing one of the wrong type.
+    pub fn parse(&self, text: &str) -> Result<Key> {
+        match self {
+            KeyType::Int => text.trim().parse::<i64>().map(Key::Int).map_err(|_| {
+                Error::Usage(format!(
+                    "key {text:?} is not an integer, as this function's keys are"
+                ))
+            }),
+            KeyType::String => {
+                if text.len() > 255 {
+                    Err(Error::Usage(format!(
+                        "key {text:?} is longer than 255 bytes"
+                    )))
+                } else {
+                    Ok(Key::Str(text.to_string()))
+                }
+            }
+        }
+    }
+}
+
+/// A sharding key value.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Key {
+    /// An integer key.
+    Int(i64),
+    /// A string key.
+    Str(String),
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Key::Int(i) => write!(f, "{i}"),
+            Key::Str(s) => f.write_str(s),
+        }
+    }
+}
+
+/// A point on the hash ring: an MD5 digest, ordered as a 128-bit number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RingPoint(pub u128);
+
+impl RingPoint {
+    /// The MD5 of `text`, as MySQL's `MD5()` computes it.
+    pub fn md5(text: &str) -> Self {
+        use md5::{Digest, Md5};
+        let d: [u8; 16] = Md5::digest(text.as_bytes()).into();
+        RingPoint(u128::from_be_bytes(d))
+    }
+
+    /// The point a key hashes to: MD5 of its text form.
+    pub fn of_key(key: &Key) -> Self {
+        Self::md5(&key.to_string())
+    }
+
+    /// 32 lowercase hex digits, the form stored (and the form `MD5()` returns, so the
+    /// chapter's SQL lookup `MD5(key) > hash` works on the stored table).
+    pub fn to_hex(&self) -> String {
+        format!("{:032x}", self.0)
+    }
+
+    /// Reads 32 hex digits.
+    pub fn from_hex(text: &str) -> Result<Self> {
+        let t = text.trim();
+        if t.len() != 32 {
+            return Err(Error::Usage(format!(
+                "ring point {text:?} must be 32 hex digits"
+            )));
+        }
+        u128::from_str_radix(t, 16)
+            .map(RingPoint)
+            .map_err(|_| Error::Usage(format!("ring point {text:?} is not hexadecimal")))
+    }
+}
+
+impl fmt::Display for RingPoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_hex())
+    }
+}
+
+impl Serialize for RingPoint {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_hex())
+    }
+}
+
+/// Lifecycle state of a shard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ShardState {
+    /// Serving.
+    Online,
+    /// Being moved or split; lookups still answer, writers should expect a retry.
+    Moving,
+    /// Fenced: writes are refused.
+    ReadOnly,
+    /// Not serving (being created or retired).
+    Offline,
+}
+
+impl ShardState {
+    /// The name stored in the directory.
+    pub fn as_sql(&self) -> &'static str {
+        match self {
+            ShardState::Online => "online",
+            ShardState::Moving => "moving",
+            ShardState::ReadOnly => "read_only",
+            ShardState::Offline => "offline",
+        }
+    }
+
+    /// Reads the stored name.
+    pub fn from_sql(s: &str) -> Result<Self> {
+        match s {
+            "online" => Ok(ShardState::Online),
+            "moving" => Ok(ShardState::Moving),
+            "read_only" => Ok(ShardState::ReadOnly),
+            "offline" => Ok(ShardState::Offline),
+            other => Err(Error::Config(format!(
+                "unknown shard state {other:?} in the directory"
+            ))),
+        }
+    }
+}
+
+/// A node registered in the directory (the address applications use).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DirNode {
+    /// Name, as in the inventory.
+    pub name: String,
+    /// Host.
+    pub host: String,
+    /// Port.
+    pub port: u16,
+}
+
+/// A partition function.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Function {
+    /// Numeric id.
+    pub id: u32,
+    /// Unique name.
+    pub name: String,
+    /// Mapping kind.
+    pub sharding_type: ShardingType,
+    /// Key type.
+    pub key_type: KeyType,
+}
+
+/// A shard and where it lives.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Shard {
+    /// Shard id (the suffix of its schemas).
+    pub id: u32,
+    /// The function it belongs to.
+    pub func_id: u32,
+    /// Node name.
+    pub node: String,
+    /// Host applications connect to.
+    pub host: String,
+    /// Port.
+    pub port: u16,
+    /// State.
+    pub state: ShardState,
+    /// Directory version of its last change.
+    pub version: u64,
+}
+
+/// A sharded table: schema.table sharded on a column by a function.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ShardedTable {
+    /// Logical schema.
+    pub schema: String,
+    /// Table.
+    pub table: String,
+    /// Sharding column.
+    pub column: String,
+    /// Function.
+    pub func_id: u32,
+}
+
+/// A global table, copied whole into every shard of its schema.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GlobalTable {
+    /// Logical schema.
+    pub schema: String,
+    /// Table.
+    pub table: String,
+}
+
+/// A range mapping row: keys from `lower_bound` up to the next bound go to `shard_id`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RangeRow {
+    /// Function.
+    pub func_id: u32,
+    /// Lower bound (inclusive).
+    pub lower_bound: Key,
+    /// Shard.
+    pub shard_id: u32,
+}
+
+/// A hash ring point.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HashRow {
+    /// Function.
+    pub func_id: u32,
+    /// Point.
+    pub point: RingPoint,
+    /// Shard.
+    pub shard_id: u32,
+}
+
+/// A list mapping row.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ListRow {
+    /// Function.
+    pub func_id: u32,
+    /// Value.
+    pub value: Key,
+    /// Shard.
+    pub shard_id: u32,
+}
+
+/// The whole directory at one version.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Snapshot {
+    /// Directory version.
+    pub version: u64,
+    /// Nodes.
+    pub nodes: Vec<DirNode>,
+    /// Functions.
+    pub functions: Vec<Function>,
+    /// Shards.
+    pub shards: Vec<Shard>,
+    /// Sharded tables.
+    pub tables: Vec<ShardedTable>,
+    /// Global tables.
+    pub globals: Vec<GlobalTable>,
+    /// Range rows.
+    pub ranges: Vec<RangeRow>,
+    /// Ring points.
+    pub points: Vec<HashRow>,
+    /// List rows.
+    pub lists: Vec<ListRow>,
+}
+
+/// The physical schema of a logical schema in a shard: `<schema>_<shard id>`.
+pub fn shard_schema(schema: &str, shard_id: u32) -> String {
+    format!("{schema}_{shard_id}")
+}
+
+impl Snapshot {
+    /// The function called `name`.
+    pub fn function(&self, name: &str) -> Result<&Function> {
+        self.functions
+            .iter()
+            .find(|f| f.name == name)
+            .ok_or_else(|| {
+                let known: Vec<&str> = self.functions.iter().map(|f| f.name.as_str()).collect();
+                Error::Usage(format!(
+                    "unknown partition function {name:?} (the directory has: {})",
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ))
+            })
+    }
+
+    /// The function with id `id`.
+    pub fn function_by_id(&self, id: u32) -> Option<&Function> {
+        self.functions.iter().find(|f| f.id == id)
+    }
+
+    /// The shard with id `id`.
+    pub fn shard(&self, id: u32) -> Result<&Shard> {
+        self.shards
+            .iter()
+            .find(|s| s.id == id)
+            .ok_or_else(|| Error::Usage(format!("unknown shard {id}")))
+    }
+
+    /// The sharded table `schema.table`, if mapped.
+    pub fn sharded_table(&self, schema: &str, table: &str) -> Option<&ShardedTable> {
+        self.tables
+            .iter()
+            .find(|t| t.schema == schema && t.table == table)
+    }
+
+    /// The logical schemas a function's shards hold: those of its sharded tables.
+    pub fn function_schemas(&self, func_id: u32) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .tables
+            .iter()
+            .filter(|t| t.func_id == func_id)
+            .map(|t| t.schema.clone())
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// The physical schemas of a shard.
+    pub fn shard_schemas(&self, shard: &Shard) -> Vec<String> {
+        self.function_schemas(shard.func_id)
+            .iter()
+            .map(|s| shard_schema(s, shard.id))
+            .collect()
+    }
+
+    /// Shards of a function.
+    pub fn shards_of(&self, func_id: u32) -> impl Iterator<Item = &Shard> {
+        self.shards.iter().filter(move |s| s.func_id == func_id)
+    }
+}
+
+/// An unfinished operation from the journal, as status shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OperationSummary {
+    /// Operation id.
+    pub id: u64,
+    /// move, split, prune, ...
+    pub kind: String,
+    /// The shard it works on.
+    pub shard_id: Option<u32>,
+    /// Its state.
+    pub state: String,
+}

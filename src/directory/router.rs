@@ -1,0 +1,175 @@
+//! The router: loads the directory once, answers lookups in memory, and reloads when the
+//! directory version changes. Applications (and shardctl's workload generator) use it,
+//! following the chapter's rule: on a read-only, table-doesn't-exist or lost-connection
+//! error, call [`Router::refresh`] and look the shard up again.
+
+use super::lookup::Index;
+use super::model::{shard_schema, Key, Shard, ShardState, Snapshot};
+use super::store::Directory;
+use crate::config::Inventory;
+use crate::error::{Error, Result};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+/// Where a key lives.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Route {
+    /// Shard id.
+    pub shard_id: u32,
+    /// Function name.
+    pub function: String,
+    /// Node name.
+    pub node: String,
+    /// Host.
+    pub host: String,
+    /// Port.
+    pub port: u16,
+    /// Shard state.
+    pub state: ShardState,
+    /// Physical schemas of the shard.
+    pub schemas: Vec<String>,
+}
+
+/// In-memory lookups over one directory version.
+pub struct Router {
+    directory: Option<Directory>,
+    snapshot: Snapshot,
+    index: Index,
+    shards: HashMap<u32, usize>,
+    checked: Instant,
+    check_every: Duration,
+}
+
+impl std::fmt::Debug for Router {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Router")
+            .field("version", &self.snapshot.version)
+            .finish()
+    }
+}
+
+impl Router {
+    /// A router over a fixed snapshot (no connection; never refreshes).
+    pub fn from_snapshot(snapshot: Snapshot) -> Router {
+        let index = Index::new(&snapshot);
+        let shards = snapshot
+            .shards
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.id, i))
+            .collect();
+        Router {
+            directory: None,
+            snapshot,
+            index,
+            shards,
+            checked: Instant::now(),
+            check_every: Duration::from_secs(1),
+        }
+    }
+
+    /// Connects to the directory of `inv` and loads it.
+    pub fn connect(inv: &Inventory) -> Result<Router> {
+        let mut dir = Directory::open(inv)?;
+        let snapshot = dir.load()?;
+        let mut r = Router::from_snapshot(snapshot);
+        r.directory = Some(dir);
+        Ok(r)
+    }
+
+    /// How often [`Router::maybe_refresh`] asks the directory for its version.
+    pub fn set_check_interval(&mut self, every: Duration) {
+        self.check_every = every;
+    }
+
+    /// The snapshot in use.
+    pub fn snapshot(&self) -> &Snapshot {
+        &self.snapshot
+    }
+
+    /// The directory version in use.
+    pub fn version(&self) -> u64 {
+        self.snapshot.version
+    }
+
+    /// Asks the directory for its version now and reloads if it changed. Returns true
+    /// when it reloaded.
+    pub fn refresh(&mut self) -> Result<bool> {
+        self.checked = Instant::now();
+        let Some(dir) = self.directory.as_mut() else {
+            return Ok(false);
+        };
+        if dir.version()? == self.snapshot.version {
+            return Ok(false);
+        }
+        let snapshot = dir.load()?;
+        let directory = self.directory.take();
+        *self = Router::from_snapshot(snapshot);
+        self.directory = directory;
+        Ok(true)
+    }
+
+    /// Refreshes when the last check is older than the check interval.
+    pub fn maybe_refresh(&mut self) -> Result<bool> {
+        if self.checked.elapsed() >= self.check_every {
+            self.refresh()
+        } else {
+            Ok(false)
+        }
+    }
+
+    /// The shard holding `key` under the function called `function`.
+    pub fn shard_for_function(&self, function: &str, key: &Key) -> Result<&Shard> {
+        let func_id = self.index.function_id(function).ok_or_else(|| {
+            self.snapshot
+                .function(function)
+                .err()
+                .unwrap_or_else(|| Error::Usage(format!("unknown partition function {function:?}")))
+        })?;
+        self.shard_by_id(self.index.lookup(func_id, key)?)
+    }
+
+    /// The shard holding `key` of the sharded table `schema.table`.
+    pub fn shard_for_table(&self, schema: &str, table: &str, key: &Key) -> Result<&Shard> {
+        let func_id = self.index.table_function(schema, table).ok_or_else(|| {
+            Error::Usage(format!(
+                "table {schema}.{table} is not a sharded table in the directory"
+            ))
+        })?;
+        self.shard_by_id(self.index.lookup(func_id, key)?)
+    }
+
+    fn shard_by_id(&self, id: u32) -> Result<&Shard> {
+        self.shards
+            .get(&id)
+            .map(|&i| &self.snapshot.shards[i])
+            .ok_or_else(|| {
+                Error::Usage(format!(
+                    "the directory maps to shard {id}, which has no location"
+                ))
+            })
+    }
+
+    /// The full route of a shard: node, address, state and physical schemas.
+    pub fn route(&self, shard: &Shard) -> Route {
+        Route {
+            shard_id: shard.id,
+            function: self
+                .snapshot
+                .function_by_id(shard.func_id)
+                .map(|f| f.name.clone())
+                .unwrap_or_default(),
+            node: shard.node.clone(),
+            host: shard.host.clone(),
+            port: shard.port,
+            state: shard.state,
+            schemas: self.snapshot.shard_schemas(shard),
+        }
+    }
+
+    /// The physical name of a logical schema for a shard.
+    pub fn physical_schema(schema: &str, shard: &Shard) -> String {
+        shard_schema(schema, shard.id)
+    }
+}

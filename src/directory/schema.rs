@@ -1,0 +1,106 @@
+//! The directory's own tables, as versioned migrations. `shardctl init` applies the ones a
+//! directory lacks; a directory newer than this binary is refused.
+
+/// The schema version this binary writes and understands.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Migration `n` (1-based) brings a directory from version n-1 to n. `{d}` stands for the
+/// back-quoted directory schema.
+pub const MIGRATIONS: &[&[&str]] = &[&[
+    "CREATE TABLE IF NOT EXISTS {d}.directory_version (
+        id TINYINT UNSIGNED PRIMARY KEY,
+        version BIGINT UNSIGNED NOT NULL
+    ) ENGINE=InnoDB",
+    "INSERT IGNORE INTO {d}.directory_version (id, version) VALUES (1, 0)",
+    "CREATE TABLE IF NOT EXISTS {d}.nodes (
+        name VARCHAR(64) NOT NULL PRIMARY KEY,
+        host VARCHAR(255) NOT NULL,
+        port SMALLINT UNSIGNED NOT NULL
+    ) ENGINE=InnoDB",
+    "CREATE TABLE IF NOT EXISTS {d}.partition_functions (
+        func_id INT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
+        name VARCHAR(64) NOT NULL UNIQUE,
+        sharding_type ENUM('RANGE','HASH','LIST') NOT NULL,
+        key_type ENUM('INT','STRING') NOT NULL
+    ) ENGINE=InnoDB",
+    "CREATE TABLE IF NOT EXISTS {d}.locations (
+        shard_id INT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
+        func_id INT UNSIGNED NOT NULL,
+        node VARCHAR(64) NOT NULL,
+        host VARCHAR(255) NOT NULL,
+        port SMALLINT UNSIGNED NOT NULL,
+        state ENUM('online','moving','read_only','offline') NOT NULL DEFAULT 'offline',
+        version BIGINT UNSIGNED NOT NULL,
+        updated_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3) ON UPDATE CURRENT_TIMESTAMP(3),
+        KEY (node),
+        FOREIGN KEY (func_id) REFERENCES partition_functions (func_id),
+        FOREIGN KEY (node) REFERENCES nodes (name)
+    ) ENGINE=InnoDB",
+    "CREATE TABLE IF NOT EXISTS {d}.ranges (
+        range_id INT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
+        func_id INT UNSIGNED NOT NULL,
+        lower_bound BIGINT NULL,
+        lower_bound_str VARBINARY(255) NULL,
+        shard_id INT UNSIGNED NOT NULL,
+        UNIQUE KEY int_bound (func_id, lower_bound),
+        UNIQUE KEY str_bound (func_id, lower_bound_str),
+        FOREIGN KEY (func_id) REFERENCES partition_functions (func_id),
+        FOREIGN KEY (shard_id) REFERENCES locations (shard_id)
+    ) ENGINE=InnoDB",
+    "CREATE TABLE IF NOT EXISTS {d}.hashes (
+        func_id INT UNSIGNED NOT NULL,
+        hash CHAR(32) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+        shard_id INT UNSIGNED NOT NULL,
+        PRIMARY KEY (func_id, hash),
+        FOREIGN KEY (func_id) REFERENCES partition_functions (func_id),
+        FOREIGN KEY (shard_id) REFERENCES locations (shard_id)
+    ) ENGINE=InnoDB",
+    "CREATE TABLE IF NOT EXISTS {d}.lists (
+        func_id INT UNSIGNED NOT NULL,
+        value VARBINARY(255) NOT NULL,
+        shard_id INT UNSIGNED NOT NULL,
+        PRIMARY KEY (func_id, value),
+        FOREIGN KEY (func_id) REFERENCES partition_functions (func_id),
+        FOREIGN KEY (shard_id) REFERENCES locations (shard_id)
+    ) ENGINE=InnoDB",
+    "CREATE TABLE IF NOT EXISTS {d}.columns (
+        schema_name VARCHAR(64) NOT NULL,
+        table_name VARCHAR(64) NOT NULL,
+        column_name VARCHAR(64) NOT NULL,
+        func_id INT UNSIGNED NOT NULL,
+        PRIMARY KEY (schema_name, table_name),
+        FOREIGN KEY (func_id) REFERENCES partition_functions (func_id)
+    ) ENGINE=InnoDB",
+    "CREATE TABLE IF NOT EXISTS {d}.global_tables (
+        schema_name VARCHAR(64) NOT NULL,
+        table_name VARCHAR(64) NOT NULL,
+        PRIMARY KEY (schema_name, table_name)
+    ) ENGINE=InnoDB",
+    "CREATE TABLE IF NOT EXISTS {d}.operations (
+        op_id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
+        kind VARCHAR(32) NOT NULL,
+        shard_id INT UNSIGNED NULL,
+        source_node VARCHAR(64) NULL,
+        target_node VARCHAR(64) NULL,
+        state VARCHAR(16) NOT NULL,
+        owner VARCHAR(255) NULL,
+        heartbeat_at TIMESTAMP(3) NULL,
+        params TEXT NULL,
+        error TEXT NULL,
+        created_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
+        updated_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3) ON UPDATE CURRENT_TIMESTAMP(3),
+        KEY (shard_id, state)
+    ) ENGINE=InnoDB",
+    "CREATE TABLE IF NOT EXISTS {d}.operation_steps (
+        op_id BIGINT UNSIGNED NOT NULL,
+        step_no INT UNSIGNED NOT NULL,
+        name VARCHAR(64) NOT NULL,
+        state VARCHAR(16) NOT NULL,
+        inputs TEXT NULL,
+        outputs TEXT NULL,
+        started_at TIMESTAMP(3) NULL,
+        finished_at TIMESTAMP(3) NULL,
+        PRIMARY KEY (op_id, step_no),
+        FOREIGN KEY (op_id) REFERENCES operations (op_id)
+    ) ENGINE=InnoDB",
+]];

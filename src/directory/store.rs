@@ -1,0 +1,556 @@
+//! Reading and changing the directory on its node. Every change runs in one transaction
+//! that also bumps the directory version, so routers notice it.
+
+use super::model::*;
+use super::schema::{MIGRATIONS, SCHEMA_VERSION};
+use crate::config::Inventory;
+use crate::error::{Error, Result};
+use crate::ident::Ident;
+use crate::server::{server_error_code, Server, Stmt};
+use mysql::Value;
+
+/// MySQL's duplicate-key error number.
+const ER_DUP_ENTRY: u16 = 1062;
+/// "Table doesn't exist" and "Unknown database".
+const ER_NO_SUCH_TABLE: [u16; 2] = [1146, 1049];
+
+/// A connection to the directory.
+#[derive(Debug)]
+pub struct Directory {
+    server: Server,
+    schema: Ident,
+}
+
+/// How a new shard enters its function's mapping.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NewMapping {
+    /// A range starting at this lower bound.
+    LowerBound(Key),
+    /// A ring point.
+    Point(RingPoint),
+    /// List values.
+    Values(Vec<Key>),
+}
+
+/// How a table is placed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TablePlacement {
+    /// Sharded by a function on a column.
+    Sharded {
+        /// Function name.
+        function: String,
+        /// Sharding column.
+        column: Ident,
+    },
+    /// Copied whole into every shard.
+    Global,
+}
+
+fn key_value(key: &Key) -> Value {
+    match key {
+        Key::Int(i) => Value::from(*i),
+        Key::Str(s) => Value::from(s.as_bytes()),
+    }
+}
+
+impl Directory {
+    /// Connects to the directory node named in the inventory, without checking the schema.
+    pub fn connect(inv: &Inventory) -> Result<Directory> {
+        let server = Server::connect_node(inv, &inv.file.directory.node)?;
+        let schema = Ident::new("directory schema", &inv.file.directory.schema)?;
+        Ok(Directory { server, schema })
+    }
+
+    /// Connects and checks that the directory exists and is not newer than this binary.
+    pub fn open(inv: &Inventory) -> Result<Directory> {
+        Self::open_existing(inv)?.ok_or_else(|| {
+            Error::Usage(format!(
+                "no sharding directory in schema {} on {}: run `shardctl init` first",
+                inv.file.directory.schema, inv.file.directory.node
+            ))
+        })
+    }
+
+    /// Like [`Directory::open`], but None when no directory has been created yet.
+    pub fn open_existing(inv: &Inventory) -> Result<Option<Directory>> {
+        let mut d = Self::connect(inv)?;
+        match d.schema_version()? {
+            None => Ok(None),
+            Some(v) if v > SCHEMA_VERSION => Err(d.too_new(v)),
+            Some(v) if v < SCHEMA_VERSION => Err(Error::Usage(format!(
+                "the directory has schema version {v}, this shardctl uses {SCHEMA_VERSION}: run `shardctl init` to migrate it"
+            ))),
+            Some(_) => Ok(Some(d)),
+        }
+    }
+
+    fn too_new(&self, v: u32) -> Error {
+        Error::Refused(format!(
+            "the directory in {} has schema version {v}, newer than this shardctl understands ({SCHEMA_VERSION}); upgrade shardctl",
+            self.schema
+        ))
+    }
+
+    /// The directory node's connection.
+    pub fn server(&mut self) -> &mut Server {
+        &mut self.server
+    }
+
+    /// The directory schema.
+    pub fn schema(&self) -> &Ident {
+        &self.schema
+    }
+
+    fn t(&self, table: &str) -> String {
+        self_t(&self.schema, table)
+    }
+
+    /// The stored schema version, or None when the directory does not exist.
+    pub fn schema_version(&mut self) -> Result<Option<u32>> {
+        let st = Stmt::text(format!(
+            "SELECT version FROM {} WHERE id = 1",
+            self.t("schema_version")
+        ));
+        match self.server.try_rows(&st) {
+            Ok(rows) => Ok(rows
+                .into_iter()
+                .next()
+                .and_then(|r| mysql::from_row_opt(r).ok())),
+            Err(e) if server_error_code(&e).is_some_and(|c| ER_NO_SUCH_TABLE.contains(&c)) => {
+                Ok(None)
+            }
+            Err(e) => Err(self.server.error(&e)),
+        }
+    }
+
+    /// Creates or migrates the directory. Idempotent. Returns (version before, version after).
+    pub fn init(&mut self) -> Result<(u32, u32)> {
+        let before = self.schema_version()?.unwrap_or(0);
+        if before > SCHEMA_VERSION {
+            return Err(self.too_new(before));
+        }
+        self.server.create_schema(&self.schema.clone())?;
+        self.server.exec(&Stmt::text(format!(
+            "CREATE TABLE IF NOT EXISTS {} (id TINYINT UNSIGNED PRIMARY KEY, version INT UNSIGNED NOT NULL) ENGINE=InnoDB",
+            self.t("schema_version")
+        )))?;
+        self.server.exec(&Stmt::text(format!(
+            "INSERT IGNORE INTO {} (id, version) VALUES (1, 0)",
+            self.t("schema_version")
+        )))?;
+        let d = self.schema.quoted();
+        for (i, migration) in MIGRATIONS.iter().enumerate() {
+            let version = i as u32 + 1;
+            if version <= before {
+                continue;
+            }
+            for sql in *migration {
+                self.server.exec(&Stmt::text(sql.replace("{d}", &d)))?;
+            }
+            self.server.exec(&Stmt::with(
+                format!(
+                    "UPDATE {} SET version = ? WHERE id = 1",
+                    self.t("schema_version")
+                ),
+                vec![Value::from(version)],
+            ))?;
+        }
+        Ok((before, SCHEMA_VERSION))
+    }
+
+    /// The current directory version (bumped by every change).
+    pub fn version(&mut self) -> Result<u64> {
+        let st = Stmt::text(format!(
+            "SELECT version FROM {} WHERE id = 1",
+            self.t("directory_version")
+        ));
+        Ok(self.server.first::<u64>(&st)?.unwrap_or(0))
+    }
+
+    /// Runs `f` in a transaction that bumps the directory version; `f` receives the new
+    /// version. Rolls back on error.
+    pub fn change<T>(&mut self, f: impl FnOnce(&mut Self, u64) -> Result<T>) -> Result<T> {
+        self.server.exec(&Stmt::text("START TRANSACTION"))?;
+        let result = (|| {
+            self.server.exec(&Stmt::text(format!(
+                "UPDATE {} SET version = LAST_INSERT_ID(version + 1) WHERE id = 1",
+                self.t("directory_version")
+            )))?;
+            let v = self
+                .server
+                .first::<u64>(&Stmt::text("SELECT LAST_INSERT_ID()"))?
+                .unwrap_or(0);
+            f(self, v)
+        })();
+        match result {
+            Ok(v) => {
+                self.server.exec(&Stmt::text("COMMIT"))?;
+                Ok(v)
+            }
+            Err(e) => {
+                let _ = self.server.exec(&Stmt::text("ROLLBACK"));
+                Err(e)
+            }
+        }
+    }
+
+    /// Loads the whole directory in a consistent read.
+    pub fn load(&mut self) -> Result<Snapshot> {
+        self.server.exec(&Stmt::text(
+            "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY",
+        ))?;
+        let r = self.load_inner();
+        let _ = self.server.exec(&Stmt::text("COMMIT"));
+        r
+    }
+
+    fn load_inner(&mut self) -> Result<Snapshot> {
+        let mut snap = Snapshot {
+            version: self.version()?,
+            ..Snapshot::default()
+        };
+        let q = |sql: String| Stmt::text(sql);
+        let s = &mut self.server;
+        let name = s.name().to_string();
+        let bad =
+            |e: mysql::FromRowError| Error::server(&name, format!("unexpected directory row: {e}"));
+        for r in s.rows(&q(format!(
+            "SELECT name, host, port FROM {} ORDER BY name",
+            self_t(&self.schema, "nodes")
+        )))? {
+            let (name, host, port): (String, String, u16) = mysql::from_row_opt(r).map_err(bad)?;
+            snap.nodes.push(DirNode { name, host, port });
+        }
+        for r in s.rows(&q(format!(
+            "SELECT func_id, name, sharding_type, key_type FROM {} ORDER BY func_id",
+            self_t(&self.schema, "partition_functions")
+        )))? {
+            let (id, name, t, k): (u32, String, String, String) =
+                mysql::from_row_opt(r).map_err(bad)?;
+            snap.functions.push(Function {
+                id,
+                name,
+                sharding_type: ShardingType::from_sql(&t)?,
+                key_type: KeyType::from_sql(&k)?,
+            });
+        }
+        for r in s.rows(&q(format!(
+            "SELECT shard_id, func_id, node, host, port, state, version FROM {} ORDER BY shard_id",
+            self_t(&self.schema, "locations")
+        )))? {
+            let (id, func_id, node, host, port, state, version): (
+                u32,
+                u32,
+                String,
+                String,
+                u16,
+                String,
+                u64,
+            ) = mysql::from_row_opt(r).map_err(bad)?;
+            snap.shards.push(Shard {
+                id,
+                func_id,
+                node,
+                host,
+                port,
+                state: ShardState::from_sql(&state)?,
+                version,
+            });
+        }
+        for r in s.rows(&q(format!(
+            "SELECT schema_name, table_name, column_name, func_id FROM {} ORDER BY schema_name, table_name",
+            self_t(&self.schema, "columns")
+        )))? {
+            let (schema, table, column, func_id): (String, String, String, u32) =
+                mysql::from_row_opt(r).map_err(bad)?;
+            snap.tables.push(ShardedTable { schema, table, column, func_id });
+        }
+        for r in s.rows(&q(format!(
+            "SELECT schema_name, table_name FROM {} ORDER BY schema_name, table_name",
+            self_t(&self.schema, "global_tables")
+        )))? {
+            let (schema, table): (String, String) = mysql::from_row_opt(r).map_err(bad)?;
+            snap.globals.push(GlobalTable { schema, table });
+        }
+        for r in s.rows(&q(format!(
+            "SELECT func_id, lower_bound, lower_bound_str, shard_id FROM {}",
+            self_t(&self.schema, "ranges")
+        )))? {
+            let (func_id, int, text, shard_id): (u32, Option<i64>, Option<Vec<u8>>, u32) =
+                mysql::from_row_opt(r).map_err(bad)?;
+            let lower_bound = match (int, text) {
+                (Some(i), _) => Key::Int(i),
+                (None, Some(t)) => Key::Str(String::from_utf8_lossy(&t).into_owned()),
+                (None, None) => continue,
+            };
+            snap.ranges.push(RangeRow {
+                func_id,
+                lower_bound,
+                shard_id,
+            });
+        }
+        for r in s.rows(&q(format!(
+            "SELECT func_id, hash, shard_id FROM {}",
+            self_t(&self.schema, "hashes")
+        )))? {
+            let (func_id, hash, shard_id): (u32, String, u32) =
+                mysql::from_row_opt(r).map_err(bad)?;
+            snap.points.push(HashRow {
+                func_id,
+                point: RingPoint::from_hex(&hash)?,
+                shard_id,
+            });
+        }
+        for r in s.rows(&q(format!(
+            "SELECT l.func_id, l.value, l.shard_id, f.key_type FROM {} l JOIN {} f USING (func_id)",
+            self_t(&self.schema, "lists"),
+            self_t(&self.schema, "partition_functions")
+        )))? {
+            let (func_id, value, shard_id, key_type): (u32, Vec<u8>, u32, String) =
+                mysql::from_row_opt(r).map_err(bad)?;
+            let value = KeyType::from_sql(&key_type)?.parse(&String::from_utf8_lossy(&value))?;
+            snap.lists.push(ListRow {
+                func_id,
+                value,
+                shard_id,
+            });
+        }
+        Ok(snap)
+    }
+
+    /// Registers a node (the address applications use to reach it).
+    pub fn add_node(&mut self, name: &str, host: &str, port: u16) -> Result<()> {
+        crate::ident::check_host(host)?;
+        let table = self.t("nodes");
+        self.change(|d, _| {
+            d.server
+                .try_rows(&Stmt::with(
+                    format!("INSERT INTO {table} (name, host, port) VALUES (?, ?, ?)"),
+                    vec![name.into(), host.into(), port.into()],
+                ))
+                .map(|_| ())
+                .map_err(|e| match server_error_code(&e) {
+                    Some(ER_DUP_ENTRY) => {
+                        Error::Usage(format!("node {name:?} is already in the directory"))
+                    }
+                    _ => d.server.error(&e),
+                })
+        })
+    }
+
+    /// Removes a node; refused while shards live on it.
+    pub fn remove_node(&mut self, name: &str) -> Result<()> {
+        let snap = self.load()?;
+        if !snap.nodes.iter().any(|n| n.name == name) {
+            return Err(Error::Usage(format!(
+                "node {name:?} is not in the directory"
+            )));
+        }
+        let held: Vec<String> = snap
+            .shards
+            .iter()
+            .filter(|s| s.node == name)
+            .map(|s| s.id.to_string())
+            .collect();
+        if !held.is_empty() {
+            return Err(Error::Refused(format!(
+                "node {name} still holds shards {}; move them first",
+                held.join(", ")
+            )));
+        }
+        let table = self.t("nodes");
+        self.change(|d, _| {
+            d.server.exec(&Stmt::with(
+                format!("DELETE FROM {table} WHERE name = ?"),
+                vec![name.into()],
+            ))
+        })
+    }
+
+    /// Adds a partition function.
+    pub fn add_function(&mut self, name: &Ident, kind: ShardingType, key: KeyType) -> Result<u32> {
+        let table = self.t("partition_functions");
+        self.change(|d, _| {
+            d.server
+                .try_rows(&Stmt::with(
+                    format!("INSERT INTO {table} (name, sharding_type, key_type) VALUES (?, ?, ?)"),
+                    vec![
+                        name.as_str().into(),
+                        kind.as_sql().into(),
+                        key.as_sql().into(),
+                    ],
+                ))
+                .map_err(|e| match server_error_code(&e) {
+                    Some(ER_DUP_ENTRY) => {
+                        Error::Usage(format!("partition function {name} already exists"))
+                    }
+                    _ => d.server.error(&e),
+                })?;
+            let id = d
+                .server
+                .first::<u32>(&Stmt::text("SELECT LAST_INSERT_ID()"))?
+                .unwrap_or(0);
+            Ok(id)
+        })
+    }
+
+    /// Maps a table as sharded or global. A table can be mapped once.
+    pub fn add_table(
+        &mut self,
+        schema: &Ident,
+        table: &Ident,
+        placement: &TablePlacement,
+    ) -> Result<()> {
+        let snap = self.load()?;
+        let already_sharded = snap
+            .sharded_table(schema.as_str(), table.as_str())
+            .is_some();
+        let already_global = snap
+            .globals
+            .iter()
+            .any(|g| g.schema == schema.as_str() && g.table == table.as_str());
+        if already_sharded || already_global {
+            return Err(Error::Usage(format!(
+                "table {schema}.{table} is already mapped ({})",
+                if already_sharded { "sharded" } else { "global" }
+            )));
+        }
+        let (columns, globals) = (self.t("columns"), self.t("global_tables"));
+        match placement {
+            TablePlacement::Sharded { function, column } => {
+                let func = snap.function(function)?.id;
+                self.change(|d, _| {
+                    d.server.exec(&Stmt::with(
+                        format!("INSERT INTO {columns} (schema_name, table_name, column_name, func_id) VALUES (?, ?, ?, ?)"),
+                        vec![schema.as_str().into(), table.as_str().into(), column.as_str().into(), func.into()],
+                    ))
+                })
+            }
+            TablePlacement::Global => self.change(|d, _| {
+                d.server.exec(&Stmt::with(
+                    format!("INSERT INTO {globals} (schema_name, table_name) VALUES (?, ?)"),
+                    vec![schema.as_str().into(), table.as_str().into()],
+                ))
+            }),
+        }
+    }
+
+    /// Inserts a new shard (state offline) with its mapping, in one transaction. Returns
+    /// its id. Duplicate bounds, points and values are refused.
+    pub fn insert_shard(
+        &mut self,
+        func: &Function,
+        node: &DirNode,
+        mapping: &NewMapping,
+    ) -> Result<u32> {
+        let (locations, ranges, hashes, lists) = (
+            self.t("locations"),
+            self.t("ranges"),
+            self.t("hashes"),
+            self.t("lists"),
+        );
+        self.change(|d, version| {
+            d.server.exec(&Stmt::with(
+                format!("INSERT INTO {locations} (func_id, node, host, port, state, version) VALUES (?, ?, ?, ?, 'offline', ?)"),
+                vec![func.id.into(), node.name.as_str().into(), node.host.as_str().into(), node.port.into(), version.into()],
+            ))?;
+            let shard_id = d.server.first::<u32>(&Stmt::text("SELECT LAST_INSERT_ID()"))?.unwrap_or(0);
+            let dup = |what: String| move |e: mysql::Error, server: &Server| match server_error_code(&e) {
+                Some(ER_DUP_ENTRY) => Error::Usage(what.clone()),
+                _ => server.error(&e),
+            };
+            match mapping {
+                NewMapping::LowerBound(key) => {
+                    let (int, text) = match key {
+                        Key::Int(_) => ("lower_bound", key_value(key)),
+                        Key::Str(_) => ("lower_bound_str", key_value(key)),
+                    };
+                    let st = Stmt::with(
+                        format!("INSERT INTO {ranges} (func_id, {int}, shard_id) VALUES (?, ?, ?)"),
+                        vec![func.id.into(), text, shard_id.into()],
+                    );
+                    d.server.try_rows(&st).map_err(|e| {
+                        dup(format!("function {} already has a range starting at {key}", func.name))(e, &d.server)
+                    })?;
+                }
+                NewMapping::Point(p) => {
+                    let st = Stmt::with(
+                        format!("INSERT INTO {hashes} (func_id, hash, shard_id) VALUES (?, ?, ?)"),
+                        vec![func.id.into(), p.to_hex().into(), shard_id.into()],
+                    );
+                    d.server.try_rows(&st).map_err(|e| {
+                        dup(format!("function {} already has ring point {p}", func.name))(e, &d.server)
+                    })?;
+                }
+                NewMapping::Values(values) => {
+                    for v in values {
+                        let st = Stmt::with(
+                            format!("INSERT INTO {lists} (func_id, value, shard_id) VALUES (?, ?, ?)"),
+                            vec![func.id.into(), Value::from(v.to_string().as_bytes()), shard_id.into()],
+                        );
+                        d.server.try_rows(&st).map_err(|e| {
+                            dup(format!("value {v} is already mapped by function {}", func.name))(e, &d.server)
+                        })?;
+                    }
+                }
+            }
+            Ok(shard_id)
+        })
+    }
+
+    /// Sets a shard's state (bumping its version).
+    pub fn set_shard_state(&mut self, shard_id: u32, state: ShardState) -> Result<()> {
+        let locations = self.t("locations");
+        self.change(|d, version| {
+            d.server.exec(&Stmt::with(
+                format!("UPDATE {locations} SET state = ?, version = ? WHERE shard_id = ?"),
+                vec![state.as_sql().into(), version.into(), shard_id.into()],
+            ))
+        })
+    }
+
+    /// Removes a shard that never came online (its mapping and location).
+    pub fn delete_offline_shard(&mut self, shard_id: u32) -> Result<()> {
+        let tables = ["ranges", "hashes", "lists"].map(|t| self.t(t));
+        let locations = self.t("locations");
+        self.change(|d, _| {
+            for t in &tables {
+                d.server.exec(&Stmt::with(
+                    format!("DELETE FROM {t} WHERE shard_id = ?"),
+                    vec![shard_id.into()],
+                ))?;
+            }
+            d.server.exec(&Stmt::with(
+                format!("DELETE FROM {locations} WHERE shard_id = ? AND state = 'offline'"),
+                vec![shard_id.into()],
+            ))
+        })
+    }
+
+    /// Operations not finished, oldest first.
+    pub fn active_operations(&mut self) -> Result<Vec<OperationSummary>> {
+        let st = Stmt::text(format!(
+            "SELECT op_id, kind, shard_id, state FROM {} WHERE state NOT IN ('done', 'aborted') ORDER BY op_id",
+            self.t("operations")
+        ));
+        let name = self.server.name().to_string();
+        self.server
+            .rows(&st)?
+            .into_iter()
+            .map(|r| {
+                let (id, kind, shard_id, state) =
+                    mysql::from_row_opt(r).map_err(|e| Error::server(&name, e))?;
+                Ok(OperationSummary {
+                    id,
+                    kind,
+                    shard_id,
+                    state,
+                })
+            })
+            .collect()
+    }
+}
+
+fn self_t(schema: &Ident, table: &str) -> String {
+    format!("{}.`{table}`", schema.quoted())
+}

@@ -1,0 +1,4 @@
+//! Procedures that change the fleet, built from steps. Each checks everything it can
+//! before its first change, and undoes its own partial work when a later step fails.
+
+pub mod add_shard;

@@ -1,0 +1,245 @@
+//! Catalog reads and schema DDL on one node: schemas, tables, their definitions, sizes and
+//! foreign keys. Plain SQL common to every flavor; names arrive validated.
+
+use super::{col_string, Server, Stmt};
+use crate::error::{Error, Result};
+use crate::ident::Ident;
+use mysql::Value;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One table or view of a schema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableInfo {
+    /// Its name.
+    pub name: Ident,
+    /// True for a view.
+    pub is_view: bool,
+}
+
+/// Size figures of one schema, from information_schema (row counts are estimates).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SchemaSize {
+    /// Base tables.
+    pub tables: u64,
+    /// Estimated rows.
+    pub rows: u64,
+    /// Data plus index bytes.
+    pub bytes: u64,
+}
+
+/// One column of a foreign key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForeignKeyColumn {
+    /// Referencing table.
+    pub table: String,
+    /// Referencing column.
+    pub column: String,
+    /// Referenced table.
+    pub referenced_table: String,
+    /// Referenced column.
+    pub referenced_column: String,
+}
+
+impl Server {
+    /// True when `schema` exists on the node.
+    pub fn schema_exists(&mut self, schema: &Ident) -> Result<bool> {
+        let st = Stmt::with(
+            "SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = ?",
+            vec![Value::from(schema.as_str())],
+        );
+        Ok(self.first::<u64>(&st)?.unwrap_or(0) > 0)
+    }
+
+    /// Creates `schema` if it does not exist.
+    pub fn create_schema(&mut self, schema: &Ident) -> Result<()> {
+        self.exec(&Stmt::text(format!(
+            "CREATE DATABASE IF NOT EXISTS {}",
+            schema.quoted()
+        )))
+    }
+
+    /// Drops `schema` if it exists.
+    pub fn drop_schema(&mut self, schema: &Ident) -> Result<()> {
+        self.exec(&Stmt::text(format!(
+            "DROP DATABASE IF EXISTS {}",
+            schema.quoted()
+        )))
+    }
+
+    /// Tables and views of `schema`, in name order.
+    pub fn tables(&mut self, schema: &Ident) -> Result<Vec<TableInfo>> {
+        let st = Stmt::with(
+            "SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = ? ORDER BY table_name",
+            vec![Value::from(schema.as_str())],
+        );
+        let rows: Vec<(String, String)> = self
+            .rows(&st)?
+            .into_iter()
+            .filter_map(|r| mysql::from_row_opt(r).ok())
+            .collect();
+        rows.into_iter()
+            .map(|(name, kind)| {
+                Ok(TableInfo {
+                    name: Ident::new("table", &name)?,
+                    is_view: kind == "VIEW",
+                })
+            })
+            .collect()
+    }
+
+    /// `SHOW CREATE TABLE` (or VIEW) text.
+    pub fn show_create(&mut self, schema: &Ident, table: &TableInfo) -> Result<String> {
+        let kind = if table.is_view { "VIEW" } else { "TABLE" };
+        let st = Stmt::text(format!(
+            "SHOW CREATE {kind} {}.{}",
+            schema.quoted(),
+            table.name.quoted()
+        ));
+        let rows = self.rows(&st)?;
+        rows.first()
+            .and_then(|r| col_string(r, &["Create Table", "Create View"]))
+            .ok_or_else(|| {
+                Error::server(
+                    self.name(),
+                    format!("no definition for {schema}.{}", table.name),
+                )
+            })
+    }
+
+    /// Size figures of every schema on the node, in one query.
+    pub fn schema_sizes(&mut self) -> Result<BTreeMap<String, SchemaSize>> {
+        let st = Stmt::text(
+            "SELECT table_schema, COUNT(*), COALESCE(SUM(table_rows), 0), COALESCE(SUM(data_length + index_length), 0) \
+             FROM information_schema.tables WHERE table_type = 'BASE TABLE' GROUP BY table_schema",
+        );
+        let mut out = BTreeMap::new();
+        for row in self.rows(&st)? {
+            let (schema, tables, rows, bytes): (String, u64, u64, u64) =
+                mysql::from_row_opt(row).map_err(|e| Error::server(self.name(), e))?;
+            out.insert(
+                schema,
+                SchemaSize {
+                    tables,
+                    rows,
+                    bytes,
+                },
+            );
+        }
+        Ok(out)
+    }
+
+    /// Estimated row counts of the base tables of `schema`.
+    pub fn table_rows(&mut self, schema: &Ident) -> Result<BTreeMap<String, u64>> {
+        let st = Stmt::with(
+            "SELECT table_name, COALESCE(table_rows, 0) FROM information_schema.tables WHERE table_schema = ? AND table_type = 'BASE TABLE'",
+            vec![Value::from(schema.as_str())],
+        );
+        let mut out = BTreeMap::new();
+        for row in self.rows(&st)? {
+            let (name, rows): (String, u64) =
+                mysql::from_row_opt(row).map_err(|e| Error::server(self.name(), e))?;
+            out.insert(name, rows);
+        }
+        Ok(out)
+    }
+
+    /// Exact row count of one table.
+    pub fn count_rows(&mut self, schema: &Ident, table: &Ident) -> Result<u64> {
+        let st = Stmt::text(format!(
+            "SELECT COUNT(*) FROM {}.{}",
+            schema.quoted(),
+            table.quoted()
+        ));
+        Ok(self.first::<u64>(&st)?.unwrap_or(0))
+    }
+
+    /// The foreign-key columns declared in `schema` that reference the same schema.
+    pub fn foreign_keys(&mut self, schema: &Ident) -> Result<Vec<ForeignKeyColumn>> {
+        let st = Stmt::with(
+            "SELECT k.table_name, k.column_name, k.referenced_table_name, k.referenced_column_name \
+             FROM information_schema.key_column_usage k \
+             JOIN information_schema.table_constraints c \
+               ON c.constraint_schema = k.constraint_schema AND c.table_name = k.table_name \
+              AND c.constraint_name = k.constraint_name \
+             WHERE c.constraint_type = 'FOREIGN KEY' AND k.table_schema = ? \
+               AND k.referenced_table_schema = k.table_schema \
+             ORDER BY k.table_name, k.column_name",
+            vec![Value::from(schema.as_str())],
+        );
+        self.rows(&st)?
+            .into_iter()
+            .map(|r| {
+                Ok(ForeignKeyColumn {
+                    table: col_string(&r, &["table_name", "TABLE_NAME"]).unwrap_or_default(),
+                    column: col_string(&r, &["column_name", "COLUMN_NAME"]).unwrap_or_default(),
+                    referenced_table: col_string(
+                        &r,
+                        &["referenced_table_name", "REFERENCED_TABLE_NAME"],
+                    )
+                    .unwrap_or_default(),
+                    referenced_column: col_string(
+                        &r,
+                        &["referenced_column_name", "REFERENCED_COLUMN_NAME"],
+                    )
+                    .unwrap_or_default(),
+                })
+            })
+            .collect()
+    }
+
+    /// Rows of a table as values, for copying small global tables.
+    pub fn read_all(
+        &mut self,
+        schema: &Ident,
+        table: &Ident,
+    ) -> Result<(Vec<String>, Vec<Vec<Value>>)> {
+        let st = Stmt::text(format!(
+            "SELECT * FROM {}.{}",
+            schema.quoted(),
+            table.quoted()
+        ));
+        let rows = self.rows(&st)?;
+        let columns = rows
+            .first()
+            .map(|r| {
+                r.columns_ref()
+                    .iter()
+                    .map(|c| c.name_str().to_string())
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok((columns, rows.into_iter().map(|r| r.unwrap()).collect()))
+    }
+
+    /// Inserts rows with multi-row INSERTs of bound values.
+    pub fn insert_rows(
+        &mut self,
+        schema: &Ident,
+        table: &Ident,
+        columns: &[String],
+        rows: &[Vec<Value>],
+    ) -> Result<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let cols: Vec<String> = columns
+            .iter()
+            .map(|c| Ident::new("column", c).map(|i| i.quoted()))
+            .collect::<Result<_>>()?;
+        let one = format!("({})", vec!["?"; cols.len()].join(", "));
+        let per_batch = (60_000 / cols.len().max(1)).clamp(1, 1000);
+        for chunk in rows.chunks(per_batch) {
+            let sql = format!(
+                "INSERT INTO {}.{} ({}) VALUES {}",
+                schema.quoted(),
+                table.quoted(),
+                cols.join(", "),
+                vec![one.as_str(); chunk.len()].join(", ")
+            );
+            let params: Vec<Value> = chunk.iter().flatten().cloned().collect();
+            self.exec(&Stmt::with(sql, params))?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,781 @@
+//! The sharding directory end to end on real servers: init, nodes, functions, tables,
+//! shards with their schemas, lookups checked against the chapter's own SQL, status,
+//! analyze, and every bad input refused without a change.
+
+mod common;
+
+use common::{connect, exec, shardctl};
+use predicates::prelude::*;
+use shardctl::directory::{Directory, Key, Router};
+use shardctl::sandbox::{Sandbox, SandboxBuilder};
+use shardctl::server::{Server, Stmt};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+/// Tests that change the directory run one at a time, so "nothing changed" can be checked
+/// by the directory version.
+fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+const USAGE: i32 = 2;
+const REFUSED: i32 = 5;
+
+/// A 4-node sandbox with the employees schema loaded on node1, the directory initialised
+/// and node1..node3 registered. node4 stays out of the directory for the node tests.
+fn fleet() -> &'static Sandbox {
+    static SB: OnceLock<Sandbox> = OnceLock::new();
+    SB.get_or_init(|| {
+        let sb = SandboxBuilder::for_tests(4).unwrap().start().unwrap();
+        load_fixture(&sb, "employees/employees-schema.sql", None);
+        load_fixture(&sb, "employees/departments-data.sql", Some("employees"));
+        let inv = sb.inventory_path();
+        let run = |args: &[&str]| {
+            shardctl()
+                .arg("--config")
+                .arg(&inv)
+                .args(args)
+                .assert()
+                .success();
+        };
+        run(&["init"]);
+        for n in ["node1", "node2", "node3"] {
+            run(&["node", "add", n]);
+        }
+        sb
+    })
+}
+
+/// Loads a fixture file through the server's own client, as the fixtures' README asks.
+fn load_fixture(sb: &Sandbox, file: &str, db: Option<&str>) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/fixtures")
+        .join(file);
+    let input = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let port = sb.node("node1").unwrap().port.to_string();
+    let mut cmd = std::process::Command::new("mariadb");
+    cmd.arg(format!(
+        "--defaults-extra-file={}",
+        sb.dir().join("client.cnf").display()
+    ))
+    .args(["-h", "127.0.0.1", "-P", &port]);
+    if let Some(db) = db {
+        cmd.arg(db);
+    }
+    let out = cmd.stdin(input).output().expect("run the mariadb client");
+    assert!(
+        out.status.success(),
+        "{file}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn cli(args: &[&str]) -> assert_cmd::assert::Assert {
+    shardctl()
+        .arg("--config")
+        .arg(fleet().inventory_path())
+        .args(args)
+        .assert()
+}
+
+fn ok(args: &[&str]) -> String {
+    String::from_utf8(cli(args).success().get_output().stdout.clone()).unwrap()
+}
+
+fn refused(args: &[&str], code: i32, needle: &str) {
+    let before = directory_version();
+    let out = cli(args).code(code).get_output().clone();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "not one line: {err}");
+    assert!(err.contains(needle), "{args:?}: {err}");
+    assert_eq!(
+        directory_version(),
+        before,
+        "{args:?} changed the directory"
+    );
+}
+
+fn inventory() -> shardctl::config::Inventory {
+    common::inventory(fleet())
+}
+
+fn directory_version() -> u64 {
+    Directory::open(&inventory()).unwrap().version().unwrap()
+}
+
+/// The directory node, for the chapter's SQL.
+fn dirdb() -> Server {
+    connect(fleet(), "node1")
+}
+
+fn one_u32(server: &mut Server, sql: &str, params: Vec<mysql::Value>) -> Option<u32> {
+    server.first::<u32>(&Stmt::with(sql, params)).unwrap()
+}
+
+/// The chapter's range lookup, run on the directory tables.
+fn chapter_range(func: u32, key: i64) -> Option<u32> {
+    one_u32(
+        &mut dirdb(),
+        "SELECT shard_id FROM shardctl.ranges WHERE func_id = ? AND ? >= lower_bound ORDER BY lower_bound DESC LIMIT 1",
+        vec![func.into(), key.into()],
+    )
+}
+
+/// The chapter's hash lookup: the largest point below MD5(key), else the largest point.
+fn chapter_hash(func: u32, key: &str) -> u32 {
+    let mut db = dirdb();
+    one_u32(
+        &mut db,
+        "SELECT shard_id FROM shardctl.hashes WHERE func_id = ? AND MD5(?) > hash ORDER BY hash DESC LIMIT 1",
+        vec![func.into(), key.into()],
+    )
+    .or_else(|| {
+        one_u32(
+            &mut db,
+            "SELECT shard_id FROM shardctl.hashes WHERE func_id = ? ORDER BY hash DESC LIMIT 1",
+            vec![func.into()],
+        )
+    })
+    .unwrap()
+}
+
+fn function_id(name: &str) -> u32 {
+    one_u32(
+        &mut dirdb(),
+        "SELECT func_id FROM shardctl.partition_functions WHERE name = ?",
+        vec![name.into()],
+    )
+    .unwrap()
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let mut full = vec!["--output", "json"];
+    full.extend_from_slice(args);
+    serde_json::from_str(&ok(&full)).unwrap()
+}
+
+/// A one-table logical schema on node1 to shard by something other than emp_no.
+fn logical_schema(schema: &str, key_sql: &str) {
+    let mut s = connect(fleet(), "node1");
+    exec(
+        &mut s,
+        &[
+            &format!("CREATE DATABASE IF NOT EXISTS {schema}"),
+            &format!("CREATE TABLE IF NOT EXISTS {schema}.items (k {key_sql} NOT NULL PRIMARY KEY, v INT)"),
+        ],
+    );
+}
+
+#[test]
+fn employees_sharded_over_three_nodes_end_to_end() {
+    fleet();
+    let _serial = serial();
+    ok(&["function", "add", "emp", "--type", "range", "--key", "int"]);
+    for t in [
+        "employees",
+        "dept_emp",
+        "dept_manager",
+        "titles",
+        "salaries",
+    ] {
+        ok(&[
+            "table",
+            "add",
+            &format!("employees.{t}"),
+            "--function",
+            "emp",
+            "--column",
+            "emp_no",
+        ]);
+    }
+    ok(&["table", "add", "employees.departments", "--global"]);
+    let placements = [
+        ("node1", "0"),
+        ("node2", "10000"),
+        ("node3", "20000"),
+        ("node2", "30000"),
+    ];
+    let mut shard_ids = Vec::new();
+    for (node, bound) in placements {
+        let v = json(&[
+            "shard",
+            "add",
+            "--function",
+            "emp",
+            "--node",
+            node,
+            "--lower-bound",
+            bound,
+        ]);
+        assert_eq!(v["schemas"].as_array().unwrap().len(), 1);
+        shard_ids.push(v["shard_id"].as_u64().unwrap() as u32);
+    }
+    // Schemas exist where the directory says, with every table and view of the template,
+    // and the global table filled.
+    let inv = inventory();
+    let router = Router::connect(&inv).unwrap();
+    for (&id, (node, _)) in shard_ids.iter().zip(placements) {
+        let mut s = connect(fleet(), node);
+        let schema = format!("employees_{id}");
+        let n: i64 = s
+            .first(&Stmt::with(
+                "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = ?",
+                vec![schema.as_str().into()],
+            ))
+            .unwrap()
+            .unwrap();
+        assert_eq!(n, 8, "6 tables and 2 views in {schema}");
+        let d: i64 = s
+            .first(&Stmt::text(format!(
+                "SELECT COUNT(*) FROM {schema}.departments"
+            )))
+            .unwrap()
+            .unwrap();
+        assert_eq!(d, 9);
+        // Views work against the shard's own tables.
+        s.exec(&Stmt::text(format!(
+            "SELECT COUNT(*) FROM {schema}.current_dept_emp"
+        )))
+        .unwrap();
+    }
+
+    // Data distributed by lookup.
+    let emp_nos: Vec<i64> = (0..1500).map(|i| i * 29).collect();
+    let loaded = shardctl::sample::load_employees(&inv, &router, &emp_nos).unwrap();
+    assert_eq!(loaded.rows_per_shard.len(), 4);
+
+    // Every row lives on the shard the chapter's SQL names, and on no other.
+    let func = function_id("emp");
+    let mut total = 0;
+    for (&id, (node, _)) in shard_ids.iter().zip(placements) {
+        let mut s = connect(fleet(), node);
+        for table in ["employees", "salaries", "titles", "dept_emp"] {
+            let rows = s
+                .rows(&Stmt::text(format!(
+                    "SELECT DISTINCT emp_no FROM employees_{id}.{table}"
+                )))
+                .unwrap();
+            for r in rows {
+                let e: i64 = mysql::from_row(r);
+                assert_eq!(
+                    chapter_range(func, e),
+                    Some(id),
+                    "{table} emp_no {e} on shard {id}"
+                );
+                if table == "employees" {
+                    total += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(total, emp_nos.len());
+
+    // lookup: the CLI agrees with the chapter's SQL, by function and by table.
+    for key in ["0", "9999", "10000", "25000", "30000", "123456"] {
+        let v = json(&["lookup", "--function", "emp", key]);
+        let expected = chapter_range(func, key.parse().unwrap()).unwrap();
+        assert_eq!(v["route"]["shard_id"], expected, "key {key}");
+        let v = json(&["lookup", "--table", "employees.salaries", key]);
+        assert_eq!(v["route"]["shard_id"], expected, "key {key}");
+        assert_eq!(v["route"]["schemas"][0], format!("employees_{expected}"));
+    }
+    let table = ok(&["lookup", "--function", "emp", "25000"]);
+    assert!(
+        table.contains("node3") && table.contains(&format!("employees_{}", shard_ids[2])),
+        "{table}"
+    );
+
+    // status: shards with their nodes, ranges and sizes; JSON carries the same.
+    let text = ok(&["status"]);
+    assert!(text.contains("[10000, 20000)"), "{text}");
+    assert!(text.contains("[30000, ∞)"), "{text}");
+    let v = json(&["status"]);
+    let shards = v["shards"].as_array().unwrap();
+    let ours: Vec<&serde_json::Value> = shards
+        .iter()
+        .filter(|s| shard_ids.contains(&(s["id"].as_u64().unwrap() as u32)))
+        .collect();
+    assert_eq!(ours.len(), 4);
+    for s in &ours {
+        assert_eq!(s["state"], "online");
+        assert!(s["bytes"].as_u64().unwrap() > 0);
+    }
+    let node2 = v["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == "node2")
+        .unwrap();
+    assert!(node2["shards"].as_u64().unwrap() >= 2);
+
+    // Removing a node that still holds shards is refused.
+    refused(
+        &["node", "remove", "node3"],
+        REFUSED,
+        "node3 still holds shards",
+    );
+    // A duplicate lower bound is refused.
+    refused(
+        &[
+            "shard",
+            "add",
+            "--function",
+            "emp",
+            "--node",
+            "node1",
+            "--lower-bound",
+            "10000",
+        ],
+        USAGE,
+        "already has a range starting at 10000",
+    );
+    // A key of the wrong type.
+    refused(
+        &["lookup", "--function", "emp", "ten"],
+        USAGE,
+        "not an integer",
+    );
+    // A key below every range.
+    refused(
+        &["lookup", "--function", "emp", "-5"],
+        USAGE,
+        "below the lowest lower bound",
+    );
+    // A table mapped twice.
+    refused(
+        &[
+            "table",
+            "add",
+            "employees.salaries",
+            "--function",
+            "emp",
+            "--column",
+            "emp_no",
+        ],
+        USAGE,
+        "already mapped",
+    );
+    refused(
+        &["table", "add", "employees.departments", "--global"],
+        USAGE,
+        "already mapped",
+    );
+}
+
+#[test]
+fn hash_lookups_match_the_chapters_sql_including_wrap_and_exact_points() {
+    fleet();
+    let _serial = serial();
+    logical_schema("hdb", "VARCHAR(64)");
+    ok(&[
+        "function", "add", "ring", "--type", "hash", "--key", "string",
+    ]);
+    ok(&[
+        "table",
+        "add",
+        "hdb.items",
+        "--function",
+        "ring",
+        "--column",
+        "k",
+    ]);
+    let exact = shardctl::directory::RingPoint::md5("exact-key").to_hex();
+    let points = [
+        "40000000000000000000000000000000",
+        "c0000000000000000000000000000000",
+        exact.as_str(),
+    ];
+    let nodes = ["node1", "node2", "node3"];
+    for (p, n) in points.iter().zip(nodes) {
+        ok(&[
+            "shard",
+            "add",
+            "--function",
+            "ring",
+            "--node",
+            n,
+            "--point",
+            p,
+        ]);
+    }
+    ok(&[
+        "shard",
+        "add",
+        "--function",
+        "ring",
+        "--node",
+        "node1",
+        "--point",
+        "auto",
+    ]);
+    let func = function_id("ring");
+    let router = Router::connect(&inventory()).unwrap();
+    let mut wrapped = 0;
+    let mut keys: Vec<String> = (0..300).map(|i| format!("user-{i}")).collect();
+    keys.push("exact-key".into());
+    for k in &keys {
+        let expected = chapter_hash(func, k);
+        let got = router
+            .shard_for_function("ring", &Key::Str(k.clone()))
+            .unwrap()
+            .id;
+        assert_eq!(got, expected, "key {k}");
+        let h = shardctl::directory::RingPoint::md5(k).to_hex();
+        if points.iter().all(|p| h.as_str() <= *p) {
+            wrapped += 1;
+        }
+    }
+    assert!(
+        wrapped > 0,
+        "some keys hash below every point and wrap around"
+    );
+    // A key exactly on a ring point belongs to the point below it, not to that point's shard.
+    let exact_shard = one_u32(
+        &mut dirdb(),
+        "SELECT shard_id FROM shardctl.hashes WHERE func_id = ? AND hash = ?",
+        vec![func.into(), exact.as_str().into()],
+    )
+    .unwrap();
+    let got = router
+        .shard_for_function("ring", &Key::Str("exact-key".into()))
+        .unwrap()
+        .id;
+    assert_ne!(got, exact_shard);
+    let v = json(&["lookup", "--function", "ring", "exact-key"]);
+    assert_eq!(v["route"]["shard_id"], chapter_hash(func, "exact-key"));
+
+    refused(
+        &[
+            "shard",
+            "add",
+            "--function",
+            "ring",
+            "--node",
+            "node2",
+            "--point",
+            points[1],
+        ],
+        USAGE,
+        "already has ring point",
+    );
+    refused(
+        &[
+            "shard",
+            "add",
+            "--function",
+            "ring",
+            "--node",
+            "node2",
+            "--lower-bound",
+            "5",
+        ],
+        USAGE,
+        "is HASH: use --point",
+    );
+}
+
+#[test]
+fn list_lookups_are_exact_and_values_do_not_overlap() {
+    fleet();
+    let _serial = serial();
+    logical_schema("ldb", "VARCHAR(8)");
+    ok(&[
+        "function", "add", "region", "--type", "list", "--key", "string",
+    ]);
+    ok(&[
+        "table",
+        "add",
+        "ldb.items",
+        "--function",
+        "region",
+        "--column",
+        "k",
+    ]);
+    ok(&[
+        "shard",
+        "add",
+        "--function",
+        "region",
+        "--node",
+        "node2",
+        "--values",
+        "se,no,dk",
+    ]);
+    ok(&[
+        "shard",
+        "add",
+        "--function",
+        "region",
+        "--node",
+        "node3",
+        "--values",
+        "fi,is",
+    ]);
+    let func = function_id("region");
+    let router = Router::connect(&inventory()).unwrap();
+    for v in ["se", "no", "dk", "fi", "is"] {
+        let expected = one_u32(
+            &mut dirdb(),
+            "SELECT shard_id FROM shardctl.lists WHERE func_id = ? AND value = ?",
+            vec![func.into(), v.into()],
+        );
+        assert_eq!(
+            Some(
+                router
+                    .shard_for_function("region", &Key::Str(v.into()))
+                    .unwrap()
+                    .id
+            ),
+            expected
+        );
+    }
+    refused(
+        &["lookup", "--function", "region", "de"],
+        USAGE,
+        "no shard holds key de",
+    );
+    refused(
+        &[
+            "shard",
+            "add",
+            "--function",
+            "region",
+            "--node",
+            "node1",
+            "--values",
+            "de,fi",
+        ],
+        USAGE,
+        "value fi is already mapped",
+    );
+}
+
+#[test]
+fn lookup_before_any_shard_exists_is_refused() {
+    fleet();
+    let _serial = serial();
+    ok(&[
+        "function", "add", "empty_fn", "--type", "range", "--key", "int",
+    ]);
+    refused(
+        &["lookup", "--function", "empty_fn", "5"],
+        USAGE,
+        "has no shards yet",
+    );
+    refused(
+        &["lookup", "--function", "nosuch", "5"],
+        USAGE,
+        "unknown partition function \"nosuch\"",
+    );
+    refused(
+        &[
+            "shard",
+            "add",
+            "--function",
+            "empty_fn",
+            "--node",
+            "node1",
+            "--lower-bound",
+            "0",
+        ],
+        USAGE,
+        "has no sharded tables yet",
+    );
+}
+
+#[test]
+fn names_that_are_not_plain_identifiers_are_refused() {
+    fleet();
+    let _serial = serial();
+    ok(&["function", "add", "idf", "--type", "range", "--key", "int"]);
+    refused(
+        &["function", "add", "a;b", "--type", "range", "--key", "int"],
+        USAGE,
+        "invalid function name",
+    );
+    refused(
+        &["table", "add", "employees.sal aries", "--global"],
+        USAGE,
+        "invalid table name",
+    );
+    refused(
+        &["table", "add", "emp`loyees.t", "--global"],
+        USAGE,
+        "invalid schema name",
+    );
+    refused(
+        &[
+            "table",
+            "add",
+            "employees.t",
+            "--function",
+            "idf",
+            "--column",
+            "x`y",
+        ],
+        USAGE,
+        "invalid column name",
+    );
+    refused(
+        &["table", "add", "nodot", "--global"],
+        USAGE,
+        "must be written SCHEMA.TABLE",
+    );
+    refused(
+        &["analyze", "--schema", "x' OR '1"],
+        USAGE,
+        "invalid schema name",
+    );
+}
+
+#[test]
+fn nodes_are_added_listed_and_removed() {
+    fleet();
+    let _serial = serial();
+    ok(&["node", "add", "node4", "--host", "127.0.0.1"]);
+    assert!(ok(&["node", "list"]).contains("node4"));
+    refused(&["node", "add", "node4"], USAGE, "already in the directory");
+    refused(&["node", "add", "node9"], USAGE, "unknown node \"node9\"");
+    ok(&["node", "remove", "node4"]);
+    assert!(!ok(&["node", "list"]).contains("node4"));
+    refused(&["node", "remove", "node4"], USAGE, "not in the directory");
+}
+
+#[test]
+fn functions_and_tables_are_listed() {
+    fleet();
+    let _serial = serial();
+    ok(&[
+        "function", "add", "listed", "--type", "list", "--key", "int",
+    ]);
+    let v = json(&["function", "list"]);
+    assert!(v
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["name"] == "listed" && f["sharding_type"] == "LIST"));
+    refused(
+        &[
+            "function", "add", "listed", "--type", "list", "--key", "int",
+        ],
+        USAGE,
+        "already exists",
+    );
+    logical_schema("tdb", "INT");
+    ok(&[
+        "table",
+        "add",
+        "tdb.items",
+        "--function",
+        "listed",
+        "--column",
+        "k",
+    ]);
+    assert!(ok(&["table", "list"]).contains("tdb.items"));
+    refused(
+        &[
+            "shard",
+            "add",
+            "--function",
+            "listed",
+            "--node",
+            "node1",
+            "--values",
+            "x",
+        ],
+        USAGE,
+        "not an integer",
+    );
+}
+
+#[test]
+fn init_is_idempotent() {
+    fleet();
+    let _serial = serial();
+    let before = directory_version();
+    cli(&["init"])
+        .success()
+        .stdout(predicate::str::contains("up to date"));
+    assert_eq!(directory_version(), before);
+}
+
+#[test]
+fn analyze_finds_the_chapters_two_candidates_in_employees() {
+    fleet();
+    let _serial = serial();
+    let v = json(&["analyze", "--schema", "employees"]);
+    let c = v["candidates"].as_array().unwrap();
+    assert_eq!(c.len(), 2, "{v}");
+    let columns: Vec<Vec<String>> = c
+        .iter()
+        .map(|c| {
+            c["columns"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_str().unwrap().to_string())
+                .collect()
+        })
+        .collect();
+    assert!(columns.contains(&vec![
+        "dept_emp.emp_no".to_string(),
+        "dept_manager.emp_no".into(),
+        "employees.emp_no".into(),
+        "salaries.emp_no".into(),
+        "titles.emp_no".into()
+    ]));
+    assert!(columns.contains(&vec![
+        "departments.dept_no".to_string(),
+        "dept_emp.dept_no".into(),
+        "dept_manager.dept_no".into()
+    ]));
+    for cand in c {
+        let conflicts: Vec<&str> = cand["conflicts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap())
+            .collect();
+        assert_eq!(conflicts, vec!["dept_emp", "dept_manager"]);
+    }
+    assert!(ok(&["analyze", "--schema", "employees"]).contains("conflicts"));
+    refused(
+        &["analyze", "--schema", "nosuchschema"],
+        USAGE,
+        "schema nosuchschema not found",
+    );
+}
+
+/// Runs last in its own sandbox so the version bump cannot disturb the other tests.
+#[test]
+fn a_directory_newer_than_the_binary_is_refused() {
+    let sb = SandboxBuilder::for_tests(1).unwrap().start().unwrap();
+    let inv = sb.inventory_path();
+    let run = |args: &[&str]| shardctl().arg("--config").arg(&inv).args(args).assert();
+    run(&["shard", "list"])
+        .code(USAGE)
+        .stderr(predicate::str::contains("run `shardctl init` first"));
+    run(&["init"]).success();
+    let mut s = connect(&sb, "node1");
+    exec(&mut s, &["UPDATE shardctl.schema_version SET version = 99"]);
+    for args in [
+        &["shard", "list"][..],
+        &["init"],
+        &["status"],
+        &["function", "add", "f", "--type", "hash", "--key", "int"],
+    ] {
+        let out = run(args).code(REFUSED).get_output().clone();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("schema version 99, newer than this shardctl"),
+            "{args:?}: {err}"
+        );
+    }
+    let n: i64 = s
+        .first(&Stmt::text(
+            "SELECT COUNT(*) FROM shardctl.partition_functions",
+        ))
+        .unwrap()
+        .unwrap();
+    assert_eq!(n, 0);
+}
