@@ -356,4 +356,40 @@ mod tests {
             other => panic!("{other:?}"),
         }
     }
+
+    proptest::proptest! {
+        #[test]
+        fn index_agrees_with_a_linear_scan(
+            bounds in proptest::collection::btree_set(-1000i64..1000, 1..20),
+            points in proptest::collection::btree_set(proptest::num::u128::ANY, 1..20),
+            keys in proptest::collection::vec(-1200i64..1200, 1..50),
+        ) {
+            let mut s = Snapshot {
+                functions: vec![
+                    Function { id: 1, name: "r".into(), sharding_type: ShardingType::Range, key_type: KeyType::Int },
+                    Function { id: 2, name: "h".into(), sharding_type: ShardingType::Hash, key_type: KeyType::Int },
+                ],
+                ..Snapshot::default()
+            };
+            for (i, b) in bounds.iter().enumerate() {
+                s.ranges.push(RangeRow { func_id: 1, lower_bound: Key::Int(*b), shard_id: i as u32 });
+            }
+            for (i, p) in points.iter().enumerate() {
+                s.points.push(HashRow { func_id: 2, point: RingPoint(*p), shard_id: 100 + i as u32 });
+            }
+            let idx = Index::new(&s);
+            for k in keys {
+                let naive_range = s.ranges.iter()
+                    .filter(|r| r.lower_bound <= Key::Int(k))
+                    .max_by(|a, b| a.lower_bound.cmp(&b.lower_bound))
+                    .map(|r| r.shard_id);
+                proptest::prop_assert_eq!(idx.lookup(1, &Key::Int(k)).ok(), naive_range);
+                let h = RingPoint::of_key(&Key::Int(k));
+                let naive_hash = s.points.iter().filter(|p| p.point < h).max_by_key(|p| p.point)
+                    .or_else(|| s.points.iter().max_by_key(|p| p.point))
+                    .map(|p| p.shard_id);
+                proptest::prop_assert_eq!(idx.lookup(2, &Key::Int(k)).ok(), naive_hash);
+            }
+        }
+    }
 }
