@@ -3,11 +3,13 @@
 
 pub mod cli;
 pub mod config;
+pub mod copy;
 pub mod directory;
 pub mod error;
 pub mod ident;
 pub mod ops;
 pub mod output;
+pub mod playbook;
 pub mod sample;
 pub mod sandbox;
 pub mod server;

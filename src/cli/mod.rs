@@ -2,6 +2,7 @@
 //! and print; the library does the work.
 
 mod directory;
+mod mv;
 mod sandbox;
 mod status;
 
@@ -68,6 +69,22 @@ pub enum Command {
     /// Write generated employees-shaped rows (the chapter's example) through the router.
     #[command(after_help = "Example:\n  shardctl sample --count 5000 --start 1 --step 7")]
     Sample(directory::SampleArgs),
+    /// Move a shard to another node (playbooks/move.yaml): copy, replicate, fence, verify,
+    /// flip, drop the old copy.
+    #[command(
+        name = "move",
+        after_help = "Example:\n  shardctl move --shard 3 --to node3\n  shardctl move --shard 3 --to node3 --fence read-only --method dump\n  shardctl move --shard 3 --to node3 --dry-run"
+    )]
+    Move(mv::MoveArgs),
+    /// Continue an operation after a crash or a failure, from its journal.
+    #[command(after_help = "Example:\n  shardctl resume 12")]
+    Resume(mv::ResumeArgs),
+    /// Roll back an operation that has not flipped: channel removed, fence lifted, copy dropped.
+    #[command(after_help = "Example:\n  shardctl abort 12")]
+    Abort(mv::AbortArgs),
+    /// Operations in the journal, or one with its steps.
+    #[command(after_help = "Example:\n  shardctl ops\n  shardctl ops 12 --output json")]
+    Ops(mv::OpsArgs),
     /// The fleet at a glance: nodes, versions, binary logs, replication channels, shards.
     #[command(
         after_help = "Example:\n  shardctl --config sandbox/shardctl.yaml status\n  shardctl status --node node2 --output json"
@@ -101,6 +118,10 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Sandbox(cmd) => sandbox::run(&ctx, cmd),
         Command::Status(args) => status::run(&ctx, args),
         Command::Init => directory::init(&ctx),
+        Command::Move(args) => mv::run_move(&ctx, args),
+        Command::Resume(args) => mv::resume(&ctx, args),
+        Command::Abort(args) => mv::abort(&ctx, args),
+        Command::Ops(args) => mv::ops(&ctx, args),
         Command::Sample(args) => directory::sample(&ctx, args),
         Command::Node(cmd) => directory::node(&ctx, cmd),
         Command::Function(cmd) => directory::function(&ctx, cmd),

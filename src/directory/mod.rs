@@ -1,6 +1,7 @@
 //! The sharding directory: its schema, its content, lookups, and the router applications use.
 
 pub mod analyze;
+pub mod journal;
 pub mod lookup;
 pub mod model;
 pub mod router;

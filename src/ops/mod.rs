@@ -2,3 +2,5 @@
 //! before its first change, and undoes its own partial work when a later step fails.
 
 pub mod add_shard;
+pub mod mover;
+pub mod plan;

@@ -41,7 +41,134 @@ pub struct ForeignKeyColumn {
     pub referenced_column: String,
 }
 
+/// A stored object other than a table or view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ObjectKind {
+    /// A trigger.
+    Trigger,
+    /// A stored procedure.
+    Procedure,
+    /// A stored function.
+    Function,
+    /// A scheduled event.
+    Event,
+}
+
+impl ObjectKind {
+    fn keyword(&self) -> &'static str {
+        match self {
+            ObjectKind::Trigger => "TRIGGER",
+            ObjectKind::Procedure => "PROCEDURE",
+            ObjectKind::Function => "FUNCTION",
+            ObjectKind::Event => "EVENT",
+        }
+    }
+}
+
 impl Server {
+    /// Columns of a table that can be written (generated columns left out), in order.
+    pub fn writable_columns(&mut self, schema: &Ident, table: &Ident) -> Result<Vec<Ident>> {
+        let st = Stmt::with(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = ? AND table_name = ? \
+             AND extra NOT LIKE '%GENERATED%' ORDER BY ordinal_position",
+            vec![Value::from(schema.as_str()), Value::from(table.as_str())],
+        );
+        self.rows(&st)?
+            .into_iter()
+            .map(|r| {
+                let name: String =
+                    mysql::from_row_opt(r).map_err(|e| Error::server(self.name(), e))?;
+                Ident::new("column", &name)
+            })
+            .collect()
+    }
+
+    /// Primary-key columns of a table, in key order (empty when it has none).
+    pub fn primary_key(&mut self, schema: &Ident, table: &Ident) -> Result<Vec<Ident>> {
+        let st = Stmt::with(
+            "SELECT column_name FROM information_schema.statistics WHERE table_schema = ? AND table_name = ? \
+             AND index_name = 'PRIMARY' ORDER BY seq_in_index",
+            vec![Value::from(schema.as_str()), Value::from(table.as_str())],
+        );
+        self.rows(&st)?
+            .into_iter()
+            .map(|r| {
+                let name: String =
+                    mysql::from_row_opt(r).map_err(|e| Error::server(self.name(), e))?;
+                Ident::new("column", &name)
+            })
+            .collect()
+    }
+
+    /// Names of the triggers, routines or events of a schema.
+    pub fn objects(&mut self, schema: &Ident, kind: ObjectKind) -> Result<Vec<Ident>> {
+        let sql = match kind {
+            ObjectKind::Trigger => "SELECT trigger_name FROM information_schema.triggers WHERE trigger_schema = ? ORDER BY trigger_name",
+            ObjectKind::Procedure => "SELECT routine_name FROM information_schema.routines WHERE routine_schema = ? AND routine_type = 'PROCEDURE' ORDER BY routine_name",
+            ObjectKind::Function => "SELECT routine_name FROM information_schema.routines WHERE routine_schema = ? AND routine_type = 'FUNCTION' ORDER BY routine_name",
+            ObjectKind::Event => "SELECT event_name FROM information_schema.events WHERE event_schema = ? ORDER BY event_name",
+        };
+        self.rows(&Stmt::with(sql, vec![Value::from(schema.as_str())]))?
+            .into_iter()
+            .map(|r| {
+                let name: String =
+                    mysql::from_row_opt(r).map_err(|e| Error::server(self.name(), e))?;
+                Ident::new(kind.keyword(), &name)
+            })
+            .collect()
+    }
+
+    /// `SHOW CREATE TRIGGER|PROCEDURE|FUNCTION|EVENT` text.
+    pub fn show_create_object(
+        &mut self,
+        schema: &Ident,
+        kind: ObjectKind,
+        name: &Ident,
+    ) -> Result<String> {
+        let st = Stmt::text(format!(
+            "SHOW CREATE {} {}.{}",
+            kind.keyword(),
+            schema.quoted(),
+            name.quoted()
+        ));
+        let rows = self.rows(&st)?;
+        rows.first()
+            .and_then(|r| {
+                col_string(
+                    r,
+                    &[
+                        "SQL Original Statement",
+                        "Create Procedure",
+                        "Create Function",
+                        "Create Event",
+                    ],
+                )
+            })
+            .ok_or_else(|| {
+                Error::server(
+                    self.name(),
+                    format!("no definition for {kind:?} {schema}.{name}"),
+                )
+            })
+    }
+
+    /// Exact row count and `CHECKSUM TABLE` of one table.
+    pub fn count_and_checksum(
+        &mut self,
+        schema: &Ident,
+        table: &Ident,
+    ) -> Result<(u64, Option<u64>)> {
+        let rows = self.count_rows(schema, table)?;
+        let st = Stmt::text(format!(
+            "CHECKSUM TABLE {}.{}",
+            schema.quoted(),
+            table.quoted()
+        ));
+        let r = self.rows(&st)?;
+        let sum = r.first().and_then(|r| super::col_u64(r, &["Checksum"]));
+        Ok((rows, sum))
+    }
+
     /// True when `schema` exists on the node.
     pub fn schema_exists(&mut self, schema: &Ident) -> Result<bool> {
         let st = Stmt::with(

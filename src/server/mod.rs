@@ -218,6 +218,12 @@ impl Server {
         r.map_err(|e| self.error(&e))
     }
 
+    /// Runs a statement and returns the number of rows it changed.
+    pub fn exec_affected(&mut self, st: &Stmt) -> Result<u64> {
+        self.exec(st)?;
+        Ok(self.conn.affected_rows())
+    }
+
     /// Runs a statement, returning the raw server error so callers can react to its code.
     pub fn try_rows(&mut self, st: &Stmt) -> std::result::Result<Vec<Row>, mysql::Error> {
         log(2, &format!("{}: {st}", self.name));
@@ -242,6 +248,23 @@ impl Server {
             self.conn.exec_first(&st.sql, st.params.clone())
         };
         r.map_err(|e| self.error(&e))
+    }
+}
+
+impl Server {
+    /// Streams the rows of a query (binary protocol, so values keep their types) into `f`
+    /// without holding the whole result in memory.
+    pub fn stream(&mut self, st: &Stmt, mut f: impl FnMut(Row) -> Result<()>) -> Result<()> {
+        log(2, &format!("{}: {st}", self.name));
+        let name = self.name.clone();
+        let result = self
+            .conn
+            .exec_iter(&st.sql, st.params.clone())
+            .map_err(|e| Error::server(&name, describe(&e)))?;
+        for row in result {
+            f(row.map_err(|e| Error::server(&name, describe(&e)))?)?;
+        }
+        Ok(())
     }
 }
 

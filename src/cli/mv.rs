@@ -1,0 +1,217 @@
+//! Handlers for `move`, `resume`, `abort` and `ops`.
+
+use super::Context;
+use crate::copy::Method;
+use crate::directory::Directory;
+use crate::error::{Error, Result};
+use crate::ops::mover::{self, Mover, StepEvent};
+use crate::output::{self, Format};
+use crate::playbook::{Fence, Playbook, Step};
+use comfy_table::Cell;
+use std::path::PathBuf;
+
+/// Arguments of `move`.
+#[derive(Debug, clap::Args)]
+pub struct MoveArgs {
+    /// The shard to move.
+    #[arg(long)]
+    pub shard: u32,
+    /// The node to move it to.
+    #[arg(long)]
+    pub to: String,
+    /// A playbook to run instead of the embedded playbooks/move.yaml.
+    #[arg(long)]
+    pub playbook: Option<PathBuf>,
+    /// Override the lock step's fence.
+    #[arg(long, value_enum)]
+    pub fence: Option<Fence>,
+    /// Override the backup step's method.
+    #[arg(long, value_enum)]
+    pub method: Option<Method>,
+    /// Print the plan (steps, parameters, statements) without connecting anywhere.
+    #[arg(long, conflicts_with = "check")]
+    pub dry_run: bool,
+    /// Connect read-only and run the preflight checks; change nothing.
+    #[arg(long)]
+    pub check: bool,
+}
+
+fn printer(format: Format) -> impl Fn(&StepEvent) {
+    move |e: &StepEvent| match format {
+        Format::Json => println!("{}", serde_json::to_string(e).unwrap_or_default()),
+        Format::Table => match (e.event.as_str(), e.millis) {
+            ("started", _) => eprintln!("op {} step {:>2} {:<18} ...", e.op, e.step_no + 1, e.step),
+            (ev, Some(ms)) => eprintln!(
+                "op {} step {:>2} {:<18} {ev} in {ms} ms",
+                e.op,
+                e.step_no + 1,
+                e.step
+            ),
+            (ev, None) => eprintln!("op {} step {:>2} {:<18} {ev}", e.op, e.step_no + 1, e.step),
+        },
+    }
+}
+
+fn playbook(args: &MoveArgs) -> Result<Playbook> {
+    let mut pb = match &args.playbook {
+        Some(p) => Playbook::load(p)?,
+        None => Playbook::default_move(),
+    };
+    for s in &mut pb.steps {
+        match s {
+            Step::Lock(l) => {
+                if let Some(f) = args.fence {
+                    l.fence = f;
+                }
+            }
+            Step::Backup(b) => {
+                if let Some(m) = args.method {
+                    b.method = m;
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(pb)
+}
+
+pub fn run_move(ctx: &Context, args: MoveArgs) -> Result<()> {
+    let pb = playbook(&args)?;
+    let inv = ctx.inventory()?;
+    if args.dry_run {
+        let plan = crate::ops::plan::move_plan(&inv, args.shard, &args.to, &pb)?;
+        match ctx.format {
+            Format::Json => output::print_json(&plan),
+            Format::Table => print!("{}", plan.render()),
+        }
+        return Ok(());
+    }
+    if args.check {
+        let report = crate::ops::plan::check_move(&inv, args.shard, &args.to)?;
+        match ctx.format {
+            Format::Json => output::print_json(&report),
+            Format::Table => {
+                for line in &report {
+                    println!("ok  {line}");
+                }
+            }
+        }
+        return Ok(());
+    }
+    let print = printer(ctx.format);
+    let mut m = Mover::start(&inv, args.shard, &args.to, pb, &print)?;
+    let state = m.run(&[])?;
+    if ctx.format == Format::Table {
+        println!(
+            "shard {} moved to {} (operation {}, {} rows copied, write fence {} ms)",
+            args.shard,
+            args.to,
+            m.op(),
+            state.copied_rows,
+            state.fence_millis.unwrap_or(0)
+        );
+    }
+    Ok(())
+}
+
+/// Arguments of `resume`.
+#[derive(Debug, clap::Args)]
+pub struct ResumeArgs {
+    /// Operation id (see `shardctl ops`).
+    pub op: u64,
+    /// Take over from an owner whose heartbeat is still fresh.
+    #[arg(long)]
+    pub force: bool,
+}
+
+pub fn resume(ctx: &Context, args: ResumeArgs) -> Result<()> {
+    let inv = ctx.inventory()?;
+    let print = printer(ctx.format);
+    let state = mover::resume(&inv, args.op, args.force, &print)?;
+    if ctx.format == Format::Table {
+        println!(
+            "operation {} finished (flipped: {})",
+            args.op, state.flipped
+        );
+    }
+    Ok(())
+}
+
+/// Arguments of `abort`.
+#[derive(Debug, clap::Args)]
+pub struct AbortArgs {
+    /// Operation id.
+    pub op: u64,
+}
+
+pub fn abort(ctx: &Context, args: AbortArgs) -> Result<()> {
+    let inv = ctx.inventory()?;
+    mover::abort(&inv, args.op)?;
+    if ctx.format == Format::Table {
+        println!(
+            "operation {} aborted: channel removed, fence lifted, target copy dropped",
+            args.op
+        );
+    }
+    Ok(())
+}
+
+/// Arguments of `ops`.
+#[derive(Debug, clap::Args)]
+pub struct OpsArgs {
+    /// Show one operation with its steps.
+    pub op: Option<u64>,
+}
+
+pub fn ops(ctx: &Context, args: OpsArgs) -> Result<()> {
+    let inv = ctx.inventory()?;
+    let mut dir = Directory::open(&inv)?;
+    let ops = dir.operations(args.op)?;
+    if args.op.is_some() && ops.is_empty() {
+        return Err(Error::Usage(format!(
+            "no operation {}",
+            args.op.unwrap_or(0)
+        )));
+    }
+    match ctx.format {
+        Format::Json => output::print_json(&ops),
+        Format::Table => {
+            let mut t = output::table(&[
+                "op", "kind", "shard", "from", "to", "state", "step", "owner", "error",
+            ]);
+            for o in &ops {
+                let current = o
+                    .steps
+                    .iter()
+                    .find(|s| s.state != "done")
+                    .map(|s| format!("{} {} ({})", s.step_no + 1, s.name, s.state))
+                    .unwrap_or_else(|| "all done".into());
+                t.add_row(vec![
+                    Cell::new(o.id),
+                    Cell::new(&o.kind),
+                    Cell::new(o.shard_id.map(|s| s.to_string()).unwrap_or_default()),
+                    Cell::new(o.source.as_deref().unwrap_or("")),
+                    Cell::new(o.target.as_deref().unwrap_or("")),
+                    output::status_cell(&o.state, o.state == "done"),
+                    Cell::new(current),
+                    Cell::new(o.owner.as_deref().unwrap_or("")),
+                    Cell::new(o.error.as_deref().unwrap_or("")),
+                ]);
+            }
+            println!("{t}");
+            if let Some(o) = ops.first().filter(|_| args.op.is_some()) {
+                let mut t = output::table(&["step", "name", "state", "ms"]);
+                for s in &o.steps {
+                    t.add_row(vec![
+                        Cell::new(s.step_no + 1),
+                        Cell::new(&s.name),
+                        Cell::new(&s.state),
+                        Cell::new(s.millis.map(|m| m.to_string()).unwrap_or_default()),
+                    ]);
+                }
+                println!("{t}");
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,281 @@
+//! The in-process copy. One consistent snapshot: a coordinator takes `LOCK TABLES ... READ`
+//! on the shard's tables only (other shards keep writing), opens a consistent-snapshot
+//! transaction on every reader, reads the binary-log coordinates, and unlocks — the lock
+//! lasts milliseconds. Readers stream tables in primary-key order through a bounded queue to
+//! parallel writers doing multi-row inserts of bound values on the target.
+
+use super::objects::{self, SchemaObjects};
+use super::{CopyReport, SchemaPair};
+use crate::error::{Error, Result};
+use crate::ident::Ident;
+use crate::output::log;
+use crate::server::{ConnectSpec, Server, Stmt};
+use mysql::Value;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Instant;
+
+/// Tuning of the native copy.
+#[derive(Debug, Clone, Copy)]
+pub struct NativeOptions {
+    /// Reader connections on the source, and writer connections on the target.
+    pub workers: usize,
+    /// Rows per INSERT.
+    pub batch_rows: usize,
+    /// Longest wait for the short table lock, seconds.
+    pub lock_wait_secs: u32,
+}
+
+impl Default for NativeOptions {
+    fn default() -> Self {
+        NativeOptions {
+            workers: 4,
+            batch_rows: 1000,
+            lock_wait_secs: 10,
+        }
+    }
+}
+
+/// One table to copy.
+#[derive(Debug, Clone)]
+struct TableJob {
+    from_schema: Ident,
+    to_schema: Ident,
+    table: Ident,
+    columns: Arc<Vec<Ident>>,
+    order_by: Vec<Ident>,
+}
+
+/// A batch of rows for one table.
+struct Batch {
+    job: Arc<TableJob>,
+    rows: Vec<Vec<Value>>,
+}
+
+/// Progress counters the caller may display.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Rows written on the target.
+    pub rows: AtomicU64,
+    /// Estimated rows in all.
+    pub total_estimate: AtomicU64,
+}
+
+fn insert_sql(job: &TableJob, rows: usize) -> String {
+    let cols: Vec<String> = job.columns.iter().map(Ident::quoted).collect();
+    let one = format!("({})", vec!["?"; cols.len()].join(","));
+    format!(
+        "INSERT INTO {}.{} ({}) VALUES {}",
+        job.to_schema.quoted(),
+        job.table.quoted(),
+        cols.join(","),
+        vec![one.as_str(); rows].join(",")
+    )
+}
+
+/// Copies `pairs` from `source` to `target`. Target schemas must not exist. Returns the
+/// coordinates the copy is consistent with.
+pub fn copy(
+    source: &ConnectSpec,
+    target: &ConnectSpec,
+    pairs: &[SchemaPair],
+    opts: NativeOptions,
+    progress: &Progress,
+) -> Result<CopyReport> {
+    let started = Instant::now();
+    let workers = opts.workers.max(1);
+    let mut coordinator = Server::connect(source)?;
+    let mut tgt = Server::connect(target)?;
+    let mut all_objects: Vec<SchemaObjects> = Vec::new();
+    let mut jobs: Vec<TableJob> = Vec::new();
+    let mut estimate = 0u64;
+    for pair in pairs {
+        let objs = objects::read(&mut coordinator, pair)?;
+        let sizes = coordinator.table_rows(&pair.from)?;
+        for t in objects::base_tables(&objs) {
+            let columns = coordinator.writable_columns(&pair.from, &t.name)?;
+            let order_by = coordinator.primary_key(&pair.from, &t.name)?;
+            estimate += sizes.get(t.name.as_str()).copied().unwrap_or(0);
+            jobs.push(TableJob {
+                from_schema: pair.from.clone(),
+                to_schema: pair.to.clone(),
+                table: t.name,
+                columns: Arc::new(columns),
+                order_by,
+            });
+        }
+        all_objects.push(objs);
+    }
+    progress.total_estimate.store(estimate, Ordering::Relaxed);
+    for (pair, objs) in pairs.iter().zip(&all_objects) {
+        objects::create_tables(&mut tgt, pair, objs)?;
+    }
+
+    // The consistent snapshot, under a lock on this shard's tables only.
+    let mut readers: Vec<Server> = (0..workers)
+        .map(|_| Server::connect(source))
+        .collect::<Result<_>>()?;
+    coordinator.exec(&Stmt::text(format!(
+        "SET SESSION lock_wait_timeout = {}",
+        opts.lock_wait_secs.max(1)
+    )))?;
+    let lock_list: Vec<String> = jobs
+        .iter()
+        .map(|j| format!("{}.{} READ", j.from_schema.quoted(), j.table.quoted()))
+        .collect();
+    let lock_started = Instant::now();
+    if !lock_list.is_empty() {
+        coordinator.exec(&Stmt::text(format!("LOCK TABLES {}", lock_list.join(", "))))?;
+    }
+    let snapshot = (|| {
+        for r in &mut readers {
+            r.exec(&Stmt::text(
+                "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+            ))?;
+            r.exec(&Stmt::text(
+                "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY",
+            ))?;
+        }
+        coordinator.coordinates()
+    })();
+    let unlock = coordinator.exec(&Stmt::text("UNLOCK TABLES"));
+    let coordinates = snapshot?;
+    unlock?;
+    log(
+        1,
+        &format!(
+            "snapshot at {} (tables locked {} ms)",
+            coordinates.position,
+            lock_started.elapsed().as_millis()
+        ),
+    );
+
+    // Biggest tables first so the tail is short.
+    let queue = Arc::new(Mutex::new(jobs.into_iter().collect::<VecDeque<_>>()));
+    let failed = AtomicBool::new(false);
+    let first_error: Mutex<Option<Error>> = Mutex::new(None);
+    let fail = |e: Error| {
+        failed.store(true, Ordering::SeqCst);
+        let mut slot = first_error.lock().expect("error slot");
+        if slot.is_none() {
+            *slot = Some(e);
+        }
+    };
+    let mut writers: Vec<Server> = (0..workers)
+        .map(|_| Server::connect(target))
+        .collect::<Result<_>>()?;
+    for w in &mut writers {
+        w.exec(&Stmt::text(
+            "SET SESSION foreign_key_checks = 0, unique_checks = 0",
+        ))?;
+    }
+    let (tx, rx) = mpsc::sync_channel::<Batch>(workers * 4);
+    let rx = Mutex::new(rx);
+    let tables_done = AtomicU64::new(0);
+    std::thread::scope(|s| {
+        for mut w in writers {
+            let rx = &rx;
+            let failed = &failed;
+            let fail = &fail;
+            s.spawn(move || loop {
+                let next = rx.lock().expect("queue").recv();
+                let Ok(batch) = next else { break };
+                if failed.load(Ordering::SeqCst) {
+                    continue;
+                }
+                let params: Vec<Value> = batch.rows.iter().flatten().cloned().collect();
+                let st = Stmt::with(insert_sql(&batch.job, batch.rows.len()), params);
+                match w.exec(&st) {
+                    Ok(()) => {
+                        progress
+                            .rows
+                            .fetch_add(batch.rows.len() as u64, Ordering::Relaxed);
+                    }
+                    Err(e) => fail(e),
+                }
+            });
+        }
+        for mut r in readers {
+            let tx = tx.clone();
+            let queue = Arc::clone(&queue);
+            let failed = &failed;
+            let fail = &fail;
+            let tables_done = &tables_done;
+            s.spawn(move || {
+                loop {
+                    if failed.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    if crate::signal::interrupted() {
+                        fail(Error::Interrupted);
+                        break;
+                    }
+                    let Some(job) = queue.lock().expect("jobs").pop_front() else {
+                        break;
+                    };
+                    let job = Arc::new(job);
+                    let per_batch = (60_000 / job.columns.len().max(1)).clamp(1, opts.batch_rows);
+                    let cols: Vec<String> = job.columns.iter().map(Ident::quoted).collect();
+                    let order = if job.order_by.is_empty() {
+                        String::new()
+                    } else {
+                        let pk: Vec<String> = job.order_by.iter().map(Ident::quoted).collect();
+                        format!(" ORDER BY {}", pk.join(", "))
+                    };
+                    let select = Stmt::text(format!(
+                        "SELECT {} FROM {}.{}{order}",
+                        cols.join(", "),
+                        job.from_schema.quoted(),
+                        job.table.quoted()
+                    ));
+                    let mut rows = Vec::with_capacity(per_batch);
+                    let streamed = r.stream(&select, |row| {
+                        if failed.load(Ordering::Relaxed) {
+                            return Err(Error::Interrupted);
+                        }
+                        rows.push(row.unwrap());
+                        if rows.len() >= per_batch {
+                            let full = std::mem::replace(&mut rows, Vec::with_capacity(per_batch));
+                            tx.send(Batch {
+                                job: Arc::clone(&job),
+                                rows: full,
+                            })
+                            .map_err(|_| Error::Interrupted)?;
+                        }
+                        Ok(())
+                    });
+                    match streamed {
+                        Ok(()) => {
+                            if !rows.is_empty() {
+                                let _ = tx.send(Batch {
+                                    job: Arc::clone(&job),
+                                    rows,
+                                });
+                            }
+                            tables_done.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Err(e) => {
+                            fail(e);
+                            break;
+                        }
+                    }
+                }
+                let _ = r.exec(&Stmt::text("COMMIT"));
+            });
+        }
+        drop(tx);
+    });
+    if let Some(e) = first_error.into_inner().expect("error slot") {
+        return Err(e);
+    }
+    for (pair, objs) in pairs.iter().zip(&all_objects) {
+        objects::create_after_data(&mut tgt, pair, objs)?;
+    }
+    Ok(CopyReport {
+        coordinates: Some(coordinates),
+        tables: tables_done.load(Ordering::Relaxed) as usize,
+        rows: progress.rows.load(Ordering::Relaxed),
+        millis: started.elapsed().as_millis() as u64,
+    })
+}

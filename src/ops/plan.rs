@@ -1,0 +1,227 @@
+//! The dry run and the check of a move. The dry run connects nowhere: it validates the
+//! inventory and playbook and prints every step with the statements it will send (runtime
+//! values such as coordinates shown as placeholders, secrets masked). The check connects
+//! read-only and runs the preflight.
+
+use crate::config::Inventory;
+use crate::directory::Directory;
+use crate::error::{Error, Result};
+use crate::ident::{Channel, Ident};
+use crate::playbook::{Fence, Playbook, Step};
+use crate::server::{BinlogPosition, Dialect, Filters, Flavor, SourceSpec, StartAt, Vendor};
+use serde::Serialize;
+
+/// One planned step.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlannedStep {
+    /// Step number from 1.
+    pub no: usize,
+    /// Step name.
+    pub step: String,
+    /// Node it acts on.
+    pub node: String,
+    /// What it does, and the statements it sends.
+    pub actions: Vec<String>,
+}
+
+/// A whole plan.
+#[derive(Debug, Clone, Serialize)]
+pub struct MovePlan {
+    /// Shard.
+    pub shard: u32,
+    /// Target.
+    pub target: String,
+    /// The SQL dialect assumed for the statements.
+    pub assumed_flavor: String,
+    /// Steps.
+    pub steps: Vec<PlannedStep>,
+}
+
+impl MovePlan {
+    /// Text for people.
+    pub fn render(&self) -> String {
+        let mut out = format!(
+            "move shard {} to {} (dry run: nothing is contacted; statements in the {} dialect)\n",
+            self.shard, self.target, self.assumed_flavor
+        );
+        for s in &self.steps {
+            out.push_str(&format!("{:>2}. {} [{}]\n", s.no, s.step, s.node));
+            for a in &s.actions {
+                out.push_str(&format!("      {a}\n"));
+            }
+        }
+        out
+    }
+}
+
+const FILE_MARK: &str = "BACKUP_FILE_MARK";
+const POS_MARK: u64 = 987_654_321_987;
+
+fn placeholders(text: String) -> String {
+    text.replace(FILE_MARK, "<backup binlog file>")
+        .replace(&POS_MARK.to_string(), "<backup binlog pos>")
+}
+
+/// Builds the dry-run plan of a move. Connects nowhere.
+pub fn move_plan(inv: &Inventory, shard: u32, to: &str, pb: &Playbook) -> Result<MovePlan> {
+    let target = inv.node(to)?;
+    let flavor = Flavor::new(Vendor::MariaDb, 10, 11, 0);
+    let d = Dialect::new(flavor);
+    let channel = Channel::new("shardctl_opN")?;
+    let source = format!("<node of shard {shard}>");
+    let schemas = format!("<schemas of shard {shard}>");
+    let example_schema = Ident::new("schema", "SCHEMA_of_shard")?;
+    let repl = inv
+        .file
+        .replication
+        .as_ref()
+        .and_then(|r| r.user.clone())
+        .unwrap_or_else(|| "<replication user>".into());
+    let mut steps = Vec::new();
+    for (i, step) in pb.steps.iter().enumerate() {
+        let (node, actions): (String, Vec<String>) = match step {
+            Step::Preflight(_) => (format!("{source}, {to}"), vec![
+                "source: log_bin ON and binlog_format ROW".into(),
+                "source and target: different server_id".into(),
+                format!("target: none of {schemas} exists"),
+                format!("replication account {repl} connects to the source"),
+            ]),
+            Step::Backup(b) => (format!("{source} -> {to}"), match b.method {
+                crate::copy::Method::Native => vec![
+                    format!("read definitions of {schemas} (tables, views, routines, triggers, events)"),
+                    format!("on {to}: CREATE DATABASE and CREATE TABLE for each"),
+                    format!("on the source: LOCK TABLES <every table of the shard> READ; {} x START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY; {}; UNLOCK TABLES", b.workers, d.binlog_coordinates()),
+                    format!("{} readers stream each table in primary-key order; {} writers INSERT batches of bound values on {to}", b.workers, b.workers),
+                    "then views, routines, triggers and events".into(),
+                ],
+                crate::copy::Method::Dump => vec![format!(
+                    "{} | mariadb (credentials in 0600 option files)",
+                    "mariadb-dump --single-transaction --master-data=2 --routines --triggers --events --hex-blob --skip-lock-tables --databases <schemas>"
+                )],
+            }),
+            Step::ChangeMaster(_) => {
+                let spec = SourceSpec {
+                    host: "<source host>".replace(['<', '>', ' '], "_"),
+                    port: 3306,
+                    user: repl.clone(),
+                    password: "secret".into(),
+                    start: StartAt::Position(BinlogPosition { file: FILE_MARK.into(), pos: POS_MARK }),
+                    connect_retry_secs: 1,
+                };
+                (to.to_string(), vec![
+                    d.reset_channel(&channel).to_string(),
+                    placeholders(d.change_source(&channel, &spec)?.to_string()).replace("_source_host_", "<source host>").replace("3306", "<source port>"),
+                ])
+            }
+            Step::Filter(_) => {
+                let f = Filters { wild_do_schemas: vec![example_schema.clone()], ..Filters::default() };
+                (to.to_string(), d.set_filters(&channel, &f)?.iter().map(|s| s.to_string()).collect())
+            }
+            Step::StartReplication(_) => (to.to_string(), vec![d.start_channel(&channel).to_string()]),
+            Step::Wait(w) => (to.to_string(), match (w.lag_below_secs, w.until) {
+                (Some(lag), _) => vec![
+                    format!("repeat: read the source's position; {}; until lag <= {lag}s (timeout {}s)", d.wait_for_position(&channel, &BinlogPosition { file: "F".into(), pos: 0 }, 2)?.sql, w.timeout_secs),
+                ],
+                _ => vec![
+                    format!("{} in slices, up to {}s, for the final position", d.wait_for_position(&channel, &BinlogPosition { file: "F".into(), pos: 0 }, 2)?.sql, w.timeout_secs),
+                    d.stop_channel(&channel).to_string(),
+                ],
+            }),
+            Step::Lock(l) => (source.clone(), match l.fence {
+                Fence::Shard => vec![
+                    "directory: shard state read_only".into(),
+                    format!("SET SESSION lock_wait_timeout = {}", l.timeout_secs),
+                    "SET SESSION sql_log_bin = 0; RENAME TABLE <each table> TO <same schema>.`_shardctl_opN_<n>`, ... (one atomic statement)".into(),
+                    d.binlog_coordinates().to_string(),
+                ],
+                Fence::ReadOnly => {
+                    let mut v = vec!["directory: shard state read_only".to_string()];
+                    v.extend(d.set_read_only(true).iter().map(|s| s.to_string()));
+                    v.push(d.binlog_coordinates().to_string());
+                    v
+                }
+            }),
+            Step::Verify(_) => (format!("{source}, {to}"), vec!["for every table, both sides: SELECT COUNT(*) and CHECKSUM TABLE; any difference stops the move".into()]),
+            Step::Flip(_) => ("directory".into(), vec![
+                "in one transaction: refuse unless this operation's verify step is done; UPDATE locations SET node, host, port, state = 'online', version = <new version> WHERE shard_id = ? AND node = <source>".into(),
+            ]),
+            Step::DropSource(k) => (source.clone(), vec![if k.keep {
+                "SET SESSION sql_log_bin = 0; tables stay renamed out of reach".into()
+            } else {
+                "SET SESSION sql_log_bin = 0; DROP DATABASE <each schema of the shard>".into()
+            }]),
+            Step::Unlock(_) => (source.clone(), {
+                let mut v = vec!["shard fence: nothing to undo after the flip (the old copy is gone)".to_string()];
+                v.extend(d.set_read_only(false).iter().map(|s| format!("read-only fence: {s}")));
+                v
+            }),
+            Step::ResetReplication(_) => (to.to_string(), {
+                let mut v: Vec<String> = d.set_filters(&channel, &Filters::default())?.iter().map(|s| s.to_string()).collect();
+                v.push(d.stop_channel(&channel).to_string());
+                v.push(d.reset_channel(&channel).to_string());
+                v
+            }),
+        };
+        steps.push(PlannedStep {
+            no: i + 1,
+            step: step.name().to_string(),
+            node,
+            actions,
+        });
+    }
+    let _ = target;
+    Ok(MovePlan {
+        shard,
+        target: to.to_string(),
+        assumed_flavor: flavor.to_string(),
+        steps,
+    })
+}
+
+/// Connects read-only and runs the preflight of a move; returns what was checked.
+pub fn check_move(inv: &Inventory, shard_id: u32, to: &str) -> Result<Vec<String>> {
+    let mut dir = Directory::open(inv)?;
+    let snap = dir.load()?;
+    let shard = crate::ops::mover::check_request(inv, &snap, shard_id, to)?;
+    let mut src = crate::server::Server::connect_node(inv, &shard.node)?;
+    let mut tgt = crate::server::Server::connect_node(inv, to)?;
+    let (s, t) = (src.settings()?, tgt.settings()?);
+    let mut out = vec![format!("shard {shard_id} is online on {}", shard.node)];
+    if !s.log_bin || s.binlog_format != "ROW" {
+        return Err(Error::Refused(format!(
+            "the source {} must log in ROW format (log_bin {}, format {})",
+            shard.node, s.log_bin, s.binlog_format
+        )));
+    }
+    out.push(format!("{}: binary log on, ROW format", shard.node));
+    if s.server_id == t.server_id {
+        return Err(Error::Refused(format!(
+            "{} and {to} share server_id {}",
+            shard.node, s.server_id
+        )));
+    }
+    out.push(format!(
+        "server_id {} and {} differ",
+        s.server_id, t.server_id
+    ));
+    for schema in snap.shard_schemas(&shard) {
+        let id = Ident::new("schema", &schema)?;
+        if tgt.schema_exists(&id)? {
+            return Err(Error::Refused(format!(
+                "the target {to} already has a schema {schema}"
+            )));
+        }
+    }
+    out.push(format!("{to} has none of the shard's schemas"));
+    let creds = inv.replication_credentials()?;
+    let mut spec = crate::server::ConnectSpec::for_node(inv, inv.node(&shard.node)?)?;
+    spec.credentials = creds;
+    crate::server::Server::connect(&spec).map_err(|e| {
+        Error::Refused(format!(
+            "the replication account cannot connect to the source {}: {e}",
+            shard.node
+        ))
+    })?;
+    out.push("the replication account connects to the source".into());
+    Ok(out)
+}
