@@ -169,6 +169,10 @@ pub struct InventoryFile {
     /// The replication account targets use to read from sources.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replication: Option<AccountSpec>,
+    /// The account applications use (the workload generator connects with it). Without it
+    /// the workload uses the node's account, which a read-only fence does not stop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub application: Option<AccountSpec>,
     /// The nodes, by name.
     pub nodes: BTreeMap<String, NodeSpec>,
     /// Defaults.
@@ -261,6 +265,9 @@ impl Inventory {
         if let Some(r) = &self.file.replication {
             check_account(r).map_err(|m| bad(format!("replication: {m}")))?;
         }
+        if let Some(a) = &self.file.application {
+            check_account(a).map_err(|m| bad(format!("application: {m}")))?;
+        }
         Ok(())
     }
 
@@ -291,6 +298,14 @@ impl Inventory {
     /// The defaults section.
     pub fn defaults(&self) -> &Defaults {
         &self.file.defaults
+    }
+
+    /// The application account (or, without one, the node's own).
+    pub fn application_credentials(&self, node: &str) -> Result<Credentials> {
+        match &self.file.application {
+            Some(a) => resolve_account(a, "application"),
+            None => self.node(node)?.credentials(),
+        }
     }
 
     /// The replication account with its password resolved.

@@ -15,5 +15,6 @@ pub mod sandbox;
 pub mod server;
 pub mod signal;
 pub mod status;
+pub mod workload;
 
 pub use error::{Error, ExitCode, Result};

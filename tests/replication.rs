@@ -207,8 +207,8 @@ fn read_only_fence_blocks_writes_and_lifts() {
         &[
             "CREATE DATABASE IF NOT EXISTS ro_db",
             "CREATE TABLE IF NOT EXISTS ro_db.t (id INT PRIMARY KEY)",
-            "CREATE USER IF NOT EXISTS 'app'@'%' IDENTIFIED BY 'app'",
-            "GRANT INSERT, SELECT ON ro_db.* TO 'app'@'%'",
+            "CREATE USER IF NOT EXISTS 'ro_tester'@'%' IDENTIFIED BY 'ro_tester'",
+            "GRANT INSERT, SELECT ON ro_db.* TO 'ro_tester'@'%'",
         ],
     );
     s.set_read_only(true).unwrap();
@@ -218,8 +218,8 @@ fn read_only_fence_blocks_writes_and_lifts() {
         mysql::OptsBuilder::new()
             .ip_or_hostname(Some("127.0.0.1"))
             .tcp_port(port)
-            .user(Some("app"))
-            .pass(Some("app")),
+            .user(Some("ro_tester"))
+            .pass(Some("ro_tester")),
     )
     .unwrap();
     use mysql::prelude::Queryable;

@@ -85,6 +85,12 @@ pub enum Command {
     /// Operations in the journal, or one with its steps.
     #[command(after_help = "Example:\n  shardctl ops\n  shardctl ops 12 --output json")]
     Ops(mv::OpsArgs),
+    /// Write through the router at a steady rate, retrying as the chapter's application does;
+    /// report acknowledged writes, the longest pause per shard, and any write lost.
+    #[command(
+        after_help = "Example:\n  shardctl workload --function emp --setup --rate 500 --seconds 30"
+    )]
+    Workload(mv::WorkloadArgs),
     /// The fleet at a glance: nodes, versions, binary logs, replication channels, shards.
     #[command(
         after_help = "Example:\n  shardctl --config sandbox/shardctl.yaml status\n  shardctl status --node node2 --output json"
@@ -122,6 +128,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Resume(args) => mv::resume(&ctx, args),
         Command::Abort(args) => mv::abort(&ctx, args),
         Command::Ops(args) => mv::ops(&ctx, args),
+        Command::Workload(args) => mv::workload(&ctx, args),
         Command::Sample(args) => directory::sample(&ctx, args),
         Command::Node(cmd) => directory::node(&ctx, cmd),
         Command::Function(cmd) => directory::function(&ctx, cmd),

@@ -215,3 +215,84 @@ pub fn ops(ctx: &Context, args: OpsArgs) -> Result<()> {
     }
     Ok(())
 }
+
+/// Arguments of `workload`.
+#[derive(Debug, clap::Args)]
+pub struct WorkloadArgs {
+    /// Partition function whose shards are written.
+    #[arg(long)]
+    pub function: String,
+    /// Writes per second, all shards together.
+    #[arg(long, default_value_t = 500)]
+    pub rate: u32,
+    /// How long to run, seconds.
+    #[arg(long, default_value_t = 10)]
+    pub seconds: u64,
+    /// Create the workload table in every shard first.
+    #[arg(long)]
+    pub setup: bool,
+}
+
+pub fn workload(ctx: &Context, args: WorkloadArgs) -> Result<()> {
+    use crate::workload;
+    let inv = ctx.inventory()?;
+    if args.rate == 0 {
+        return Err(Error::Usage("--rate must be above 0".into()));
+    }
+    if args.setup {
+        workload::setup(&inv, &args.function)?;
+    }
+    let running = workload::spawn(
+        inv.clone(),
+        workload::Options {
+            function: args.function.clone(),
+            rate: args.rate,
+            write_timeout: std::time::Duration::from_secs(60),
+        },
+    )?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(args.seconds);
+    while std::time::Instant::now() < deadline && !crate::signal::interrupted() {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let report = running.stop()?;
+    let missing = workload::missing_acks(&inv, &args.function, &report.acks)?;
+    match ctx.format {
+        Format::Json => {
+            output::print_json(&serde_json::json!({"report": report, "missing": missing.len()}))
+        }
+        Format::Table => {
+            let mut t = output::table(&[
+                "key",
+                "shard at start",
+                "acked",
+                "failed attempts",
+                "lost",
+                "longest pause",
+            ]);
+            for s in &report.streams {
+                t.add_row(vec![
+                    Cell::new(&s.key),
+                    Cell::new(s.shard_at_start),
+                    Cell::new(s.acked),
+                    Cell::new(s.failed_attempts),
+                    Cell::new(s.lost),
+                    Cell::new(format!("{} ms", s.max_pause_ms)),
+                ]);
+            }
+            println!("{t}");
+            println!(
+                "{} acknowledged writes in {:.1}s; {} missing",
+                report.acked,
+                report.seconds,
+                missing.len()
+            );
+        }
+    }
+    if !missing.is_empty() {
+        return Err(Error::Refused(format!(
+            "{} acknowledged writes are missing",
+            missing.len()
+        )));
+    }
+    Ok(())
+}

@@ -29,6 +29,8 @@ pub const DEFAULT_BASE_PORT: u16 = 23306;
 pub const ADMIN_USER: &str = "shardctl";
 /// The replication account on sandbox nodes.
 pub const REPL_USER: &str = "repl";
+/// The application account on sandbox nodes: data privileges only, so read_only stops it.
+pub const APP_USER: &str = "app";
 
 const STATE_FILE: &str = "sandbox.json";
 const INVENTORY_FILE: &str = "shardctl.yaml";
@@ -303,12 +305,15 @@ struct Secrets {
     admin: String,
     repl_file: PathBuf,
     repl: String,
+    app_file: PathBuf,
+    app: String,
 }
 
 impl Secrets {
     fn load_or_create(dir: &Path) -> Result<Secrets> {
         let admin_file = dir.join("client.cnf");
         let repl_file = dir.join("replication.cnf");
+        let app_file = dir.join("application.cnf");
         let get = |path: &Path, user: &str| -> Result<String> {
             if path.exists() {
                 return Ok(crate::config::read_option_file(path)?
@@ -325,8 +330,10 @@ impl Secrets {
         Ok(Secrets {
             admin: get(&admin_file, ADMIN_USER)?,
             repl: get(&repl_file, REPL_USER)?,
+            app: get(&app_file, APP_USER)?,
             admin_file,
             repl_file,
+            app_file,
         })
     }
 }
@@ -489,6 +496,11 @@ impl Sandbox {
                 defaults_file: Some(secrets.repl_file.clone()),
                 ..AccountSpec::default()
             }),
+            application: Some(AccountSpec {
+                user: Some(APP_USER.into()),
+                defaults_file: Some(secrets.app_file.clone()),
+                ..AccountSpec::default()
+            }),
             nodes,
             defaults: Defaults::default(),
         };
@@ -620,6 +632,7 @@ fn bootstrap_accounts(node: &SandboxNode, secrets: &Secrets) -> Result<()> {
     let mut conn = mysql::Conn::new(opts).map_err(|e| Error::server(&node.name, e))?;
     let admin = crate::ident::string_literal(&secrets.admin);
     let repl = crate::ident::string_literal(&secrets.repl);
+    let app = crate::ident::string_literal(&secrets.app);
     // CREATE USER takes no placeholders; the passwords come from a fixed safe alphabet and
     // are escaped all the same.
     let statements = [
@@ -630,6 +643,8 @@ fn bootstrap_accounts(node: &SandboxNode, secrets: &Secrets) -> Result<()> {
         format!("GRANT ALL ON *.* TO '{ADMIN_USER}'@'localhost' WITH GRANT OPTION"),
         format!("CREATE USER IF NOT EXISTS '{REPL_USER}'@'%' IDENTIFIED BY {repl}"),
         format!("GRANT REPLICATION SLAVE ON *.* TO '{REPL_USER}'@'%'"),
+        format!("CREATE USER IF NOT EXISTS '{APP_USER}'@'%' IDENTIFIED BY {app}"),
+        format!("GRANT SELECT, INSERT, UPDATE, DELETE ON *.* TO '{APP_USER}'@'%'"),
         "SET SESSION sql_log_bin = 1".to_string(),
     ];
     for sql in statements {
@@ -641,6 +656,7 @@ fn bootstrap_accounts(node: &SandboxNode, secrets: &Secrets) -> Result<()> {
                     e.to_string()
                         .replace(&secrets.admin, "***")
                         .replace(&secrets.repl, "***")
+                        .replace(&secrets.app, "***")
                 ),
             )
         })?;
