@@ -6,6 +6,7 @@ pub mod config;
 pub mod copy;
 pub mod directory;
 pub mod error;
+pub mod fault;
 pub mod ident;
 pub mod ops;
 pub mod output;

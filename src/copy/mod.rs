@@ -4,7 +4,7 @@
 
 pub mod dump;
 pub mod native;
-mod objects;
+pub mod objects;
 
 use crate::ident::Ident;
 use crate::server::replication::Coordinates;

@@ -191,6 +191,7 @@ pub fn copy(
                         progress
                             .rows
                             .fetch_add(batch.rows.len() as u64, Ordering::Relaxed);
+                        crate::fault::point("copy");
                     }
                     Err(e) => fail(e),
                 }

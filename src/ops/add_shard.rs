@@ -3,13 +3,14 @@
 //! node) and its global tables filled.
 
 use crate::config::Inventory;
+use crate::copy::objects::{self, SchemaObjects};
+use crate::copy::SchemaPair;
 use crate::directory::{
     shard_schema, DirNode, Directory, Function, Key, NewMapping, RingPoint, ShardState,
     ShardingType, Snapshot,
 };
 use crate::error::{Error, Result};
 use crate::ident::Ident;
-use crate::server::catalog::TableInfo;
 use crate::server::{Server, Stmt};
 use serde::Serialize;
 
@@ -52,10 +53,11 @@ pub struct Added {
     pub global_rows: usize,
 }
 
-/// The DDL of one logical schema, read from the template.
+/// The definitions of one logical schema, read from the template, with the rows of its
+/// global tables.
 struct SchemaTemplate {
     source_schema: Ident,
-    tables: Vec<(TableInfo, String)>,
+    objects: SchemaObjects,
     /// Global tables and their rows.
     global_rows: Vec<(Ident, Vec<String>, Vec<Vec<mysql::Value>>)>,
 }
@@ -144,23 +146,11 @@ pub fn resolve_mapping(
     }
 }
 
-/// Rewrites a view definition read from `from` so it refers to the view's own schema, and
-/// drops its DEFINER (the view is created by the shardctl account).
-fn retarget_view(ddl: &str, from: &Ident) -> String {
-    let without_schema = ddl.replace(&format!("{}.", from.quoted()), "");
-    match (
-        without_schema.find(" DEFINER="),
-        without_schema.find(" SQL SECURITY"),
-    ) {
-        (Some(a), Some(b)) if a < b => format!("{}{}", &without_schema[..a], &without_schema[b..]),
-        _ => without_schema,
-    }
-}
-
 fn read_template(
     server: &mut Server,
     logical: &str,
     source_schema: Ident,
+    target_schema: &Ident,
     snap: &Snapshot,
 ) -> Result<SchemaTemplate> {
     if !server.schema_exists(&source_schema)? {
@@ -169,75 +159,47 @@ fn read_template(
             server.name()
         )));
     }
-    let mut tables = Vec::new();
-    let mut global_rows = Vec::new();
-    let mut infos = server.tables(&source_schema)?;
-    infos.sort_by_key(|t| t.is_view);
-    for info in infos {
-        let ddl = server.show_create(&source_schema, &info)?;
-        let ddl = if info.is_view {
-            retarget_view(&ddl, &source_schema)
-        } else {
-            ddl
-        };
-        if !info.is_view && snap.sharded_table(logical, info.name.as_str()).is_none() {
-            let (cols, rows) = server.read_all(&source_schema, &info.name)?;
-            global_rows.push((info.name.clone(), cols, rows));
-        }
-        tables.push((info, ddl));
-    }
-    if tables.is_empty() {
+    let pair = SchemaPair {
+        from: source_schema.clone(),
+        to: target_schema.clone(),
+    };
+    let objects = objects::read(server, &pair)?;
+    if objects.tables.is_empty() {
         return Err(Error::Usage(format!(
             "template schema {source_schema} on node {} has no tables",
             server.name()
         )));
     }
+    let mut global_rows = Vec::new();
+    for (table, _) in &objects.tables {
+        if snap.sharded_table(logical, table.as_str()).is_none() {
+            let (cols, rows) = server.read_all(&source_schema, table)?;
+            global_rows.push((table.clone(), cols, rows));
+        }
+    }
     Ok(SchemaTemplate {
         source_schema,
-        tables,
+        objects,
         global_rows,
     })
 }
 
 fn create_from_template(server: &mut Server, target: &Ident, t: &SchemaTemplate) -> Result<usize> {
-    server.create_schema(target)?;
-    server.exec(&Stmt::text(format!("USE {}", target.quoted())))?;
+    let pair = SchemaPair {
+        from: t.source_schema.clone(),
+        to: target.clone(),
+    };
+    objects::create_tables(server, &pair, &t.objects)?;
     server.exec(&Stmt::text("SET SESSION foreign_key_checks = 0"))?;
-    let result = (|| {
-        for (_, ddl) in t.tables.iter().filter(|(i, _)| !i.is_view) {
-            server.exec(&Stmt::text(ddl.clone()))?;
-        }
-        // Views may use other views: create what can be created, and retry the rest
-        // until a pass makes no progress.
-        let mut pending: Vec<&String> = t
-            .tables
-            .iter()
-            .filter(|(i, _)| i.is_view)
-            .map(|(_, d)| d)
-            .collect();
-        while !pending.is_empty() {
-            let mut failed = Vec::new();
-            let mut last_error = None;
-            for ddl in &pending {
-                if let Err(e) = server.exec(&Stmt::text((*ddl).clone())) {
-                    last_error = Some(e);
-                    failed.push(*ddl);
-                }
-            }
-            if failed.len() == pending.len() {
-                return Err(last_error.expect("a failure was recorded"));
-            }
-            pending = failed;
-        }
-        let mut rows = 0;
-        for (table, cols, data) in &t.global_rows {
-            server.insert_rows(target, table, cols, data)?;
-            rows += data.len();
-        }
-        Ok(rows)
-    })();
+    let mut rows = 0;
+    let filled = t.global_rows.iter().try_for_each(|(table, cols, data)| {
+        rows += data.len();
+        server.insert_rows(target, table, cols, data)
+    });
     server.exec(&Stmt::text("SET SESSION foreign_key_checks = 1"))?;
-    result
+    filled?;
+    objects::create_after_data(server, &pair, &t.objects)?;
+    Ok(rows)
 }
 
 /// Adds a shard: checks everything, records it offline, creates its schemas, fills its
@@ -267,7 +229,7 @@ pub fn add_shard(inv: &Inventory, req: &AddShard) -> Result<Added> {
         )));
     }
 
-    // Read every template before changing anything.
+    // Check every template before changing anything.
     let model_shard = snap
         .shards_of(func.id)
         .find(|s| s.state != ShardState::Offline)
@@ -284,16 +246,34 @@ pub fn add_shard(inv: &Inventory, req: &AddShard) -> Result<Added> {
             (Some(s), None) => Ident::new("schema", &shard_schema(l, s.id))?,
             _ => Ident::new("schema", l)?,
         };
-        templates.push(read_template(&mut source, l, source_schema, &snap)?);
+        // The final name is only known once the shard has an id; definitions are
+        // retargeted to a placeholder schema and renamed below.
+        if !source.schema_exists(&source_schema)? {
+            return Err(Error::Usage(format!(
+                "template schema {source_schema} not found on node {template_node}: create it there, or pass --template-node"
+            )));
+        }
+        templates.push((l.clone(), source_schema));
     }
-    drop(source);
-
     let mut target = Server::connect_node(inv, &req.node)?;
     let shard_id = dir.insert_shard(&func, &node, &mapping)?;
     let targets: Vec<Ident> = logical
         .iter()
         .map(|l| Ident::new("schema", &shard_schema(l, shard_id)))
         .collect::<Result<_>>()?;
+    let read: Result<Vec<SchemaTemplate>> = templates
+        .iter()
+        .zip(&targets)
+        .map(|((l, src), tgt)| read_template(&mut source, l, src.clone(), tgt, &snap))
+        .collect();
+    drop(source);
+    let templates = match read {
+        Ok(t) => t,
+        Err(e) => {
+            let _ = dir.delete_offline_shard(shard_id);
+            return Err(e);
+        }
+    };
     let mut created = Vec::new();
     let outcome = (|| {
         for t in &targets {
@@ -309,7 +289,7 @@ pub fn add_shard(inv: &Inventory, req: &AddShard) -> Result<Added> {
         for (t, tmpl) in targets.iter().zip(&templates) {
             created.push(t.clone());
             global_rows += create_from_template(&mut target, t, tmpl)?;
-            tables += tmpl.tables.len();
+            tables += tmpl.objects.tables.len();
             crate::output::log(
                 1,
                 &format!(
@@ -338,20 +318,5 @@ pub fn add_shard(inv: &Inventory, req: &AddShard) -> Result<Added> {
             let _ = dir.delete_offline_shard(shard_id);
             Err(e)
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn views_are_retargeted_and_lose_their_definer() {
-        let from = Ident::new("schema", "employees").unwrap();
-        let ddl = "CREATE ALGORITHM=UNDEFINED DEFINER=`root`@`localhost` SQL SECURITY DEFINER VIEW `v` AS select `employees`.`t`.`a` AS `a` from `employees`.`t`";
-        assert_eq!(
-            retarget_view(ddl, &from),
-            "CREATE ALGORITHM=UNDEFINED SQL SECURITY DEFINER VIEW `v` AS select `t`.`a` AS `a` from `t`"
-        );
     }
 }

@@ -144,7 +144,25 @@ impl<'a> Mover<'a> {
     ) -> Result<Mover<'a>> {
         let mut dir = Directory::open(inv)?;
         let snap = dir.load()?;
+        if let Some(op) = dir
+            .active_operations()?
+            .into_iter()
+            .find(|o| o.shard_id == Some(shard_id))
+        {
+            return Err(Error::Refused(format!(
+                "shard {shard_id} is under operation {} ({}, {}): resume or abort it first",
+                op.id, op.kind, op.state
+            )));
+        }
         let shard = check_request(inv, &snap, shard_id, to)?;
+        if playbook
+            .steps
+            .iter()
+            .any(|s| matches!(s, Step::Preflight(_)))
+        {
+            // Refuse bad input before the journal or the shard's state change.
+            crate::ops::plan::check_move(inv, shard_id, to)?;
+        }
         let steps: Vec<(String, serde_json::Value)> = playbook
             .steps
             .iter()
@@ -290,6 +308,7 @@ impl<'a> Mover<'a> {
                     let outputs = serde_json::to_value(&self.state).unwrap_or_default();
                     self.dir.step_done(self.op, step_no, &outputs)?;
                     self.emit(step_no, step.name(), "done", Some(millis), detail);
+                    crate::fault::point(&format!("after:{}", step.name()));
                 }
                 Err(e) => {
                     let _ = self.dir.step_failed(self.op, step_no, &e.to_string());

@@ -1,0 +1,36 @@
+//! Fault points for tests of crash recovery. `SHARDCTL_FAULT` holds comma-separated
+//! `ACTION@POINT` entries: ACTION is `crash` (the process aborts on the spot, as if killed)
+//! or `pause` (it waits 30 s, or until interrupted, so a test can signal it at a known
+//! place). POINTs are `after:<step>` and `copy` (inside the native copy, after the first
+//! batch is written). Unset, every point is a no-op.
+
+use std::time::{Duration, Instant};
+
+/// Passes a fault point.
+pub fn point(name: &str) {
+    let Ok(spec) = std::env::var("SHARDCTL_FAULT") else {
+        return;
+    };
+    for entry in spec.split(',') {
+        let Some((action, at)) = entry.trim().split_once('@') else {
+            continue;
+        };
+        if at != name {
+            continue;
+        }
+        match action {
+            "crash" => {
+                eprintln!("shardctl: fault point {name}: crashing");
+                std::process::abort();
+            }
+            "pause" => {
+                eprintln!("shardctl: fault point {name}: pausing");
+                let until = Instant::now() + Duration::from_secs(30);
+                while Instant::now() < until && !crate::signal::interrupted() {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
+            _ => {}
+        }
+    }
+}
