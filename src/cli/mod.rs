@@ -5,6 +5,7 @@ mod directory;
 mod mv;
 mod sandbox;
 mod status;
+mod steps;
 
 use crate::config::{Inventory, DEFAULT_CONFIG};
 use crate::error::Result;
@@ -91,6 +92,9 @@ pub enum Command {
         after_help = "Example:\n  shardctl workload --function emp --setup --rate 500 --seconds 30"
     )]
     Workload(mv::WorkloadArgs),
+    /// The move's steps, one at a time.
+    #[command(flatten)]
+    Step(steps::StepCommand),
     /// The fleet at a glance: nodes, versions, binary logs, replication channels, shards.
     #[command(
         after_help = "Example:\n  shardctl --config sandbox/shardctl.yaml status\n  shardctl status --node node2 --output json"
@@ -129,6 +133,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Abort(args) => mv::abort(&ctx, args),
         Command::Ops(args) => mv::ops(&ctx, args),
         Command::Workload(args) => mv::workload(&ctx, args),
+        Command::Step(cmd) => steps::run(&ctx, cmd),
         Command::Sample(args) => directory::sample(&ctx, args),
         Command::Node(cmd) => directory::node(&ctx, cmd),
         Command::Function(cmd) => directory::function(&ctx, cmd),

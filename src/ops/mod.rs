@@ -2,5 +2,7 @@
 //! before its first change, and undoes its own partial work when a later step fails.
 
 pub mod add_shard;
+pub mod fence;
 pub mod mover;
 pub mod plan;
+pub mod steps;

@@ -608,36 +608,12 @@ impl<'a> Mover<'a> {
                 src.set_read_only(true)?;
             }
             Fence::Shard => {
-                let mut renames = Vec::new();
-                let mut fenced = Vec::new();
-                let mut n = 0;
-                for p in &self.pairs {
-                    for t in src.tables(&p.from)?.into_iter().filter(|t| !t.is_view) {
-                        let hidden = hidden_name(self.op, n);
-                        n += 1;
-                        renames.push(format!(
-                            "{}.{} TO {}.`{hidden}`",
-                            p.from.quoted(),
-                            t.name.quoted(),
-                            p.from.quoted()
-                        ));
-                        fenced.push((p.from.to_string(), t.name.to_string(), hidden));
-                    }
-                }
                 self.state.fence = Some(Fence::Shard);
-                self.state.fenced_tables = fenced;
-                src.exec(&Stmt::text(format!(
-                    "SET SESSION lock_wait_timeout = {}",
-                    timeout_secs.max(1)
-                )))?;
-                if !renames.is_empty() {
-                    let r = src.exec_unlogged(&[Stmt::text(format!(
-                        "RENAME TABLE {}",
-                        renames.join(", ")
-                    ))]);
-                    if let Err(e) = r {
+                let prefix = format!("_shardctl_op{}_", self.op);
+                match crate::ops::fence::raise(&mut src, &self.pairs, &prefix, timeout_secs) {
+                    Ok(fenced) => self.state.fenced_tables = fenced,
+                    Err(e) => {
                         self.state.fence = None;
-                        self.state.fenced_tables.clear();
                         return Err(e);
                     }
                 }

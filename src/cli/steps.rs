@@ -1,0 +1,303 @@
+//! The move's steps as subcommands.
+
+use super::Context;
+use crate::copy::Method;
+use crate::error::{Error, Result};
+use crate::ident::{Channel, Ident};
+use crate::ops::steps;
+use crate::output::{self, Format};
+use crate::playbook::Fence;
+use crate::server::{BinlogPosition, Filters};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The step subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum StepCommand {
+    /// Copy a shard's schemas into a node (or dump them to a directory) with the binlog
+    /// coordinates the copy matches.
+    #[command(
+        after_help = "Example:\n  shardctl backup --shard 3 --into node2\n  shardctl backup --shard 3 --method dump --to /var/backups/shards"
+    )]
+    Backup {
+        /// Shard.
+        #[arg(long)]
+        shard: u32,
+        /// Copy method.
+        #[arg(long, value_enum, default_value_t = Method::Native)]
+        method: Method,
+        /// Node to copy into.
+        #[arg(long, conflicts_with = "to")]
+        into: Option<String>,
+        /// Directory for a dump file (dump method).
+        #[arg(long)]
+        to: Option<PathBuf>,
+        /// Parallel workers (native).
+        #[arg(long, default_value_t = 4)]
+        workers: usize,
+    },
+    /// Limit a channel to some schemas (wild-do-table `schema.%`), dynamically.
+    #[command(
+        after_help = "Example:\n  shardctl filter --node node2 --channel shardctl_op7 --schemas employees_3\n  shardctl filter --node node2 --channel c1 --schemas employees_3 --rewrite employees_3:employees_9"
+    )]
+    Filter {
+        /// Node holding the channel.
+        #[arg(long)]
+        node: String,
+        /// Channel.
+        #[arg(long)]
+        channel: String,
+        /// Schemas to keep (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        schemas: Vec<String>,
+        /// replicate-do-db schemas (comma-separated), rarely needed.
+        #[arg(long, value_delimiter = ',')]
+        do_db: Vec<String>,
+        /// Schema renames FROM:TO (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        rewrite: Vec<String>,
+    },
+    /// Point a channel on a node at another node's binary log, then start it.
+    #[command(
+        name = "change-master",
+        after_help = "Example:\n  shardctl change-master --node node2 --channel c1 --from node1 --position mysql-bin.000003:4711"
+    )]
+    ChangeMaster {
+        /// Node that replicates.
+        #[arg(long)]
+        node: String,
+        /// Channel.
+        #[arg(long)]
+        channel: String,
+        /// Source node.
+        #[arg(long)]
+        from: String,
+        /// FILE:POS, or a GTID set (MySQL auto-positioning).
+        #[arg(long)]
+        position: String,
+        /// Do not start the channel.
+        #[arg(long)]
+        no_start: bool,
+    },
+    /// Wait until a channel reached a position or its lag is low enough.
+    #[command(
+        after_help = "Example:\n  shardctl wait --node node2 --channel c1 --position mysql-bin.000003:9000 --timeout 60\n  shardctl wait --node node2 --channel c1 --lag-below 1 --timeout 600"
+    )]
+    Wait {
+        /// Node holding the channel.
+        #[arg(long)]
+        node: String,
+        /// Channel.
+        #[arg(long)]
+        channel: String,
+        /// FILE:POS to reach.
+        #[arg(
+            long,
+            conflicts_with = "lag_below",
+            required_unless_present = "lag_below"
+        )]
+        position: Option<String>,
+        /// Lag threshold in seconds.
+        #[arg(long)]
+        lag_below: Option<u64>,
+        /// Give up after this many seconds.
+        #[arg(long)]
+        timeout: u64,
+    },
+    /// Raise the write fence on a shard's node (journaled; `unlock` lifts it).
+    #[command(
+        after_help = "Example:\n  shardctl lock --shard 3 --fence shard\n  shardctl lock --shard 3 --fence read-only"
+    )]
+    Lock {
+        /// Shard.
+        #[arg(long)]
+        shard: u32,
+        /// Fence.
+        #[arg(long, value_enum, default_value_t = Fence::Shard)]
+        fence: Fence,
+        /// Longest wait for in-flight transactions, seconds.
+        #[arg(long, default_value_t = 10)]
+        timeout: u64,
+    },
+    /// Lift the fence `lock` raised.
+    #[command(after_help = "Example:\n  shardctl unlock --shard 3")]
+    Unlock {
+        /// Shard.
+        #[arg(long)]
+        shard: u32,
+    },
+    /// Point the directory at the target of a move that verified it.
+    #[command(after_help = "Example:\n  shardctl flip --shard 3 --to node2")]
+    Flip {
+        /// Shard.
+        #[arg(long)]
+        shard: u32,
+        /// Target node.
+        #[arg(long)]
+        to: String,
+    },
+    /// Drop a shard's old copy from a node the directory no longer points at.
+    #[command(
+        name = "drop-source",
+        after_help = "Example:\n  shardctl drop-source --shard 3 --node node1"
+    )]
+    DropSource {
+        /// Shard.
+        #[arg(long)]
+        shard: u32,
+        /// Node holding the old copy.
+        #[arg(long)]
+        node: String,
+    },
+}
+
+fn idents(what: &str, names: &[String]) -> Result<Vec<Ident>> {
+    names.iter().map(|n| Ident::new(what, n)).collect()
+}
+
+pub fn run(ctx: &Context, cmd: StepCommand) -> Result<()> {
+    let inv = ctx.inventory()?;
+    let say = |text: String, json: serde_json::Value| match ctx.format {
+        Format::Json => output::print_json(&json),
+        Format::Table => println!("{text}"),
+    };
+    match cmd {
+        StepCommand::Backup {
+            shard,
+            method,
+            into,
+            to,
+            workers,
+        } => {
+            let r = steps::backup(&inv, shard, method, into.as_deref(), to.as_deref(), workers)?;
+            let pos = r
+                .coordinates
+                .as_ref()
+                .map(|c| c.position.to_string())
+                .unwrap_or_default();
+            say(
+                format!(
+                    "shard {shard} copied ({} rows in {} ms); source position {pos}",
+                    r.rows, r.millis
+                ),
+                serde_json::to_value(&r).unwrap_or_default(),
+            );
+        }
+        StepCommand::Filter {
+            node,
+            channel,
+            schemas,
+            do_db,
+            rewrite,
+        } => {
+            let ch = Channel::new(&channel)?;
+            let rewrite_db = rewrite
+                .iter()
+                .map(|r| {
+                    let (a, b) = r.split_once(':').ok_or_else(|| {
+                        Error::Usage(format!("--rewrite {r:?}: expected FROM:TO"))
+                    })?;
+                    Ok((Ident::new("schema", a)?, Ident::new("schema", b)?))
+                })
+                .collect::<Result<_>>()?;
+            let filters = Filters {
+                do_db: idents("schema", &do_db)?,
+                wild_do_schemas: idents("schema", &schemas)?,
+                rewrite_db,
+            };
+            if let Some(w) = steps::filter(&inv, &node, &ch, &filters)? {
+                eprintln!("shardctl: warning: {w}");
+            }
+            say(
+                format!("channel {channel} on {node} filtered"),
+                serde_json::json!({"channel": channel, "node": node}),
+            );
+        }
+        StepCommand::ChangeMaster {
+            node,
+            channel,
+            from,
+            position,
+            no_start,
+        } => {
+            let ch = Channel::new(&channel)?;
+            steps::change_master(
+                &inv,
+                &node,
+                &ch,
+                &from,
+                steps::parse_start(&position)?,
+                !no_start,
+            )?;
+            say(
+                format!(
+                    "channel {channel} on {node} reads {from} from {position}{}",
+                    if no_start { " (not started)" } else { "" }
+                ),
+                serde_json::json!({"channel": channel}),
+            );
+        }
+        StepCommand::Wait {
+            node,
+            channel,
+            position,
+            lag_below,
+            timeout,
+        } => {
+            let ch = Channel::new(&channel)?;
+            let pos: Option<BinlogPosition> = position.as_deref().map(str::parse).transpose()?;
+            steps::wait(
+                &inv,
+                &node,
+                &ch,
+                pos.as_ref(),
+                lag_below,
+                Duration::from_secs(timeout),
+            )?;
+            say(
+                format!("channel {channel} on {node} caught up"),
+                serde_json::json!({"caught_up": true}),
+            );
+        }
+        StepCommand::Lock {
+            shard,
+            fence,
+            timeout,
+        } => {
+            let (op, position) = steps::lock(&inv, shard, fence, timeout)?;
+            say(
+                format!("shard {shard} fenced ({fence:?}, operation {op}); source position {position}; lift with `shardctl unlock --shard {shard}`"),
+                serde_json::json!({"op": op, "final_position": position.to_string()}),
+            );
+        }
+        StepCommand::Unlock { shard } => {
+            let op = steps::unlock(&inv, shard)?;
+            say(
+                format!("shard {shard} unfenced (operation {op} done)"),
+                serde_json::json!({"op": op}),
+            );
+        }
+        StepCommand::Flip { shard, to } => {
+            let v = steps::flip(&inv, shard, &to)?;
+            say(
+                format!("shard {shard} now on {to} (directory version {v})"),
+                serde_json::json!({"version": v}),
+            );
+        }
+        StepCommand::DropSource { shard, node } => {
+            let dropped = steps::drop_source(&inv, shard, &node)?;
+            say(
+                format!(
+                    "dropped on {node}: {}",
+                    if dropped.is_empty() {
+                        "nothing (already gone)".into()
+                    } else {
+                        dropped.join(", ")
+                    }
+                ),
+                serde_json::json!({"dropped": dropped}),
+            );
+        }
+    }
+    Ok(())
+}

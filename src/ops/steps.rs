@@ -1,0 +1,342 @@
+//! The move's steps as standalone commands, for operators who drive the procedure by hand.
+//! Each checks its preconditions and is idempotent; `lock` is journaled so `unlock` (and any
+//! other operation) knows a fence is up.
+
+use crate::config::Inventory;
+use crate::copy::{self, CopyReport, Method, SchemaPair};
+use crate::directory::journal::op_state;
+use crate::directory::{Directory, ShardState};
+use crate::error::{Error, Result};
+use crate::ident::{Channel, Ident};
+use crate::playbook::Fence;
+use crate::server::{BinlogPosition, ConnectSpec, Filters, Server, SourceSpec, StartAt, Stmt};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn shard_pairs(
+    inv: &Inventory,
+    shard_id: u32,
+) -> Result<(crate::directory::Shard, Vec<SchemaPair>)> {
+    let snap = Directory::open(inv)?.load()?;
+    let shard = snap.shard(shard_id)?.clone();
+    let pairs = snap
+        .shard_schemas(&shard)
+        .iter()
+        .map(|s| {
+            let id = Ident::new("schema", s)?;
+            Ok(SchemaPair {
+                from: id.clone(),
+                to: id,
+            })
+        })
+        .collect::<Result<_>>()?;
+    Ok((shard, pairs))
+}
+
+/// `backup`: copies the shard's schemas into a node (native or dump), or dumps them to a
+/// directory, and returns the coordinates the copy matches.
+pub fn backup(
+    inv: &Inventory,
+    shard_id: u32,
+    method: Method,
+    into: Option<&str>,
+    to_dir: Option<&Path>,
+    workers: usize,
+) -> Result<CopyReport> {
+    let (shard, pairs) = shard_pairs(inv, shard_id)?;
+    let source = ConnectSpec::for_node(inv, inv.node(&shard.node)?)?;
+    match (into, to_dir) {
+        (Some(node), None) => {
+            if node == shard.node {
+                return Err(Error::Usage(format!(
+                    "shard {shard_id} already lives on {node}"
+                )));
+            }
+            let target = ConnectSpec::for_node(inv, inv.node(node)?)?;
+            let mut t = Server::connect(&target)?;
+            for p in &pairs {
+                if t.schema_exists(&p.to)? {
+                    return Err(Error::Refused(format!(
+                        "the target {node} already has a schema {}",
+                        p.to
+                    )));
+                }
+            }
+            match method {
+                Method::Native => copy::native::copy(
+                    &source,
+                    &target,
+                    &pairs,
+                    copy::native::NativeOptions {
+                        workers,
+                        ..Default::default()
+                    },
+                    &copy::native::Progress::default(),
+                ),
+                Method::Dump => copy::dump::copy(&source, Some(&target), None, &pairs),
+            }
+        }
+        (None, Some(dir)) => {
+            if method == Method::Native {
+                return Err(Error::Usage(
+                    "--to DIR writes a dump file: use --method dump".into(),
+                ));
+            }
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+            let file = dir.join(format!("shard_{shard_id}.sql"));
+            copy::dump::copy(&source, None, Some(&file), &pairs)
+        }
+        _ => Err(Error::Usage("give --into NODE or --to DIR".into())),
+    }
+}
+
+/// Parses `FILE:POS` or a GTID set.
+pub fn parse_start(text: &str) -> Result<StartAt> {
+    match text.parse::<BinlogPosition>() {
+        Ok(p) => Ok(StartAt::Position(p)),
+        Err(_) => {
+            crate::ident::check_gtid_set(text)?;
+            Ok(StartAt::GtidAutoPosition)
+        }
+    }
+}
+
+/// `change-master`: creates (or re-points) a channel on `node` reading from `from`.
+pub fn change_master(
+    inv: &Inventory,
+    node: &str,
+    channel: &Channel,
+    from: &str,
+    start: StartAt,
+    and_start: bool,
+) -> Result<()> {
+    if node == from {
+        return Err(Error::Usage(format!(
+            "a node cannot replicate from itself ({node})"
+        )));
+    }
+    let src = inv.node(from)?;
+    let creds = inv.replication_credentials()?;
+    let spec = SourceSpec {
+        host: src.host().to_string(),
+        port: src.port(),
+        user: creds.user,
+        password: creds.password.expose().to_string(),
+        start,
+        connect_retry_secs: 1,
+    };
+    let mut t = Server::connect_node(inv, node)?;
+    if t.channel_status(channel)?.is_some() {
+        t.stop_channel(channel)?;
+    }
+    t.change_source(channel, &spec)?;
+    if and_start {
+        t.start_channel(channel)?;
+    }
+    Ok(())
+}
+
+/// `filter`: sets a channel's filters; returns a warning when its source logs statements.
+pub fn filter(
+    inv: &Inventory,
+    node: &str,
+    channel: &Channel,
+    filters: &Filters,
+) -> Result<Option<String>> {
+    let mut t = Server::connect_node(inv, node)?;
+    t.set_filters(channel, filters)?;
+    let status = t.channel_status(channel)?;
+    let mut warning = None;
+    if let Some(st) = status {
+        let source = inv
+            .nodes()
+            .find(|n| format!("{}:{}", n.host(), n.port()) == st.source);
+        if let Some(n) = source {
+            let fmt = Server::connect_node(inv, n.name)?.settings()?.binlog_format;
+            if fmt != "ROW" {
+                warning = Some(format!(
+                    "the source {} logs in {fmt} format: statements that name tables through another default schema can slip past or around these filters; use ROW",
+                    n.name
+                ));
+            }
+        }
+    }
+    Ok(warning)
+}
+
+/// `wait`: until the channel applied `position`, or its lag is below `lag_below` seconds.
+pub fn wait(
+    inv: &Inventory,
+    node: &str,
+    channel: &Channel,
+    position: Option<&BinlogPosition>,
+    lag_below: Option<u64>,
+    timeout: Duration,
+) -> Result<()> {
+    let mut t = Server::connect_node(inv, node)?;
+    match (position, lag_below) {
+        (Some(p), None) => t.wait_for_position(channel, p, timeout),
+        (None, Some(lag)) => {
+            let deadline = Instant::now() + timeout;
+            loop {
+                crate::signal::check()?;
+                let st = t
+                    .channel_status(channel)?
+                    .ok_or_else(|| Error::Usage(format!("node {node} has no channel {channel}")))?;
+                if let Some(e) = st.last_error() {
+                    return Err(Error::server(node, format!("channel {channel}: {e}")));
+                }
+                if st.sql_running && st.seconds_behind.is_some_and(|s| s <= lag) {
+                    return Ok(());
+                }
+                if Instant::now() >= deadline {
+                    return Err(Error::Timeout(format!(
+                        "channel {channel} on {node} stayed more than {lag}s behind for {}s",
+                        timeout.as_secs()
+                    )));
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        }
+        _ => Err(Error::Usage("give --position or --lag-below".into())),
+    }
+}
+
+/// `lock`: raises a fence on the shard's node, journaled as a `lock` operation. Returns the
+/// operation and the source position read after the fence.
+pub fn lock(
+    inv: &Inventory,
+    shard_id: u32,
+    fence: Fence,
+    timeout_secs: u64,
+) -> Result<(u64, BinlogPosition)> {
+    let (shard, pairs) = shard_pairs(inv, shard_id)?;
+    let mut dir = Directory::open(inv)?;
+    let params = serde_json::json!({"fence": fence});
+    let op = dir.create_operation(
+        "lock",
+        shard_id,
+        &shard.node,
+        &shard.node,
+        &params,
+        &[("lock".into(), params.clone())],
+    )?;
+    dir.step_started(op, 0)?;
+    let mut src = Server::connect_node(inv, &shard.node)?;
+    let outputs = match fence {
+        Fence::ReadOnly => {
+            let was = src.settings()?.read_only;
+            src.set_read_only(true)?;
+            serde_json::json!({"fence": fence, "was_read_only": was})
+        }
+        Fence::Shard => {
+            let fenced = crate::ops::fence::raise(
+                &mut src,
+                &pairs,
+                &format!("_shardctl_op{op}_"),
+                timeout_secs,
+            );
+            match fenced {
+                Ok(f) => serde_json::json!({"fence": fence, "fenced_tables": f}),
+                Err(e) => {
+                    let _ = dir.step_failed(op, 0, &e.to_string());
+                    let _ = dir.finish_operation(op, op_state::ABORTED);
+                    return Err(e);
+                }
+            }
+        }
+    };
+    let position = src.coordinates()?.position;
+    let mut outputs = outputs;
+    outputs["final_position"] = serde_json::to_value(&position).unwrap_or_default();
+    dir.step_done(op, 0, &outputs)?;
+    dir.set_shard_state(shard_id, ShardState::ReadOnly)?;
+    Ok((op, position))
+}
+
+/// `unlock`: lifts the fence a `lock` operation raised on the shard.
+pub fn unlock(inv: &Inventory, shard_id: u32) -> Result<u64> {
+    let mut dir = Directory::open(inv)?;
+    let op = dir
+        .active_operations()?
+        .into_iter()
+        .find(|o| o.shard_id == Some(shard_id) && o.kind == "lock")
+        .ok_or_else(|| {
+            Error::Usage(format!(
+                "shard {shard_id} has no fence raised by `shardctl lock`"
+            ))
+        })?;
+    let rec = dir.operation(op.id)?;
+    let outputs = rec
+        .steps
+        .first()
+        .map(|s| s.outputs.clone())
+        .unwrap_or_default();
+    let node = rec.source.clone().unwrap_or_default();
+    let mut src = Server::connect_node(inv, &node)?;
+    match outputs["fence"].as_str() {
+        Some("read-only") if outputs["was_read_only"] != serde_json::Value::Bool(true) => {
+            src.set_read_only(false)?;
+        }
+        Some("shard") => {
+            let fenced: Vec<crate::ops::fence::Fenced> =
+                serde_json::from_value(outputs["fenced_tables"].clone()).unwrap_or_default();
+            crate::ops::fence::lower(&mut src, &fenced)?;
+        }
+        _ => {}
+    }
+    dir.finish_operation(op.id, op_state::DONE)?;
+    dir.set_shard_state(shard_id, ShardState::Online)?;
+    Ok(op.id)
+}
+
+/// `flip`: points the shard at `to` — only for an operation that verified `to`.
+pub fn flip(inv: &Inventory, shard_id: u32, to: &str) -> Result<u64> {
+    let mut dir = Directory::open(inv)?;
+    let op = dir
+        .active_operations()?
+        .into_iter()
+        .find(|o| o.shard_id == Some(shard_id) && o.kind == "move")
+        .ok_or_else(|| {
+            Error::Refused(format!(
+                "shard {shard_id} has no move in progress that verified {to}"
+            ))
+        })?;
+    let rec = dir.operation(op.id)?;
+    if rec.target.as_deref() != Some(to) {
+        return Err(Error::Refused(format!(
+            "operation {} moves shard {shard_id} to {}, not {to}",
+            op.id,
+            rec.target.unwrap_or_default()
+        )));
+    }
+    let snap = dir.load()?;
+    let node = snap
+        .nodes
+        .iter()
+        .find(|n| n.name == to)
+        .cloned()
+        .ok_or_else(|| Error::Usage(format!("node {to} is not in the directory")))?;
+    dir.flip_shard(shard_id, rec.source.as_deref().unwrap_or(""), &node, op.id)
+}
+
+/// `drop-source`: removes the shard's old copy from `node` — refused while the directory
+/// still places the shard there.
+pub fn drop_source(inv: &Inventory, shard_id: u32, node: &str) -> Result<Vec<String>> {
+    let (shard, pairs) = shard_pairs(inv, shard_id)?;
+    if shard.node == node {
+        return Err(Error::Refused(format!(
+            "shard {shard_id} lives on {node}: drop-source only removes a copy the directory no longer points at"
+        )));
+    }
+    let mut s = Server::connect_node(inv, node)?;
+    let mut dropped = Vec::new();
+    for p in &pairs {
+        if s.schema_exists(&p.from)? {
+            s.exec_unlogged(&[Stmt::text(format!("DROP DATABASE {}", p.from.quoted()))])?;
+            dropped.push(p.from.to_string());
+        }
+    }
+    Ok(dropped)
+}
