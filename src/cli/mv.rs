@@ -36,20 +36,70 @@ pub struct MoveArgs {
     pub check: bool,
 }
 
-fn printer(format: Format) -> impl Fn(&StepEvent) {
-    move |e: &StepEvent| match format {
-        Format::Json => println!("{}", serde_json::to_string(e).unwrap_or_default()),
-        Format::Table => match (e.event.as_str(), e.millis) {
-            ("started", _) => eprintln!("op {} step {:>2} {:<18} ...", e.op, e.step_no + 1, e.step),
-            (ev, Some(ms)) => eprintln!(
+/// Step events: one JSON object per event on stdout, or lines on stderr (through the
+/// progress bar when stderr is a terminal, so they do not tear it).
+fn printer(format: Format, bar: Option<indicatif::ProgressBar>) -> impl Fn(&StepEvent) {
+    move |e: &StepEvent| {
+        let line = match (format, e.event.as_str(), e.millis) {
+            (Format::Json, _, _) => {
+                println!("{}", serde_json::to_string(e).unwrap_or_default());
+                return;
+            }
+            (_, "started", _) => {
+                format!("op {} step {:>2} {:<18} ...", e.op, e.step_no + 1, e.step)
+            }
+            (_, ev, Some(ms)) => format!(
                 "op {} step {:>2} {:<18} {ev} in {ms} ms",
                 e.op,
                 e.step_no + 1,
                 e.step
             ),
-            (ev, None) => eprintln!("op {} step {:>2} {:<18} {ev}", e.op, e.step_no + 1, e.step),
-        },
+            (_, ev, None) => format!("op {} step {:>2} {:<18} {ev}", e.op, e.step_no + 1, e.step),
+        };
+        if let Some(b) = &bar {
+            b.set_message(format!("step {} {}", e.step_no + 1, e.step));
+            b.println(line);
+        } else {
+            eprintln!("{line}");
+        }
     }
+}
+
+/// A bar for the copy (rows, rate, ETA) and the current step, on a terminal only.
+fn progress_bar(format: Format) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    if format != Format::Table || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(0);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} {msg:28} [{bar:30}] {human_pos}/{human_len} rows {per_sec} eta {eta} ({elapsed})",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    Some(bar)
+}
+
+/// Feeds the copy counters into the bar until `done`.
+fn watch_copy(
+    bar: Option<indicatif::ProgressBar>,
+    progress: std::sync::Arc<crate::copy::native::Progress>,
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<()> {
+    use std::sync::atomic::Ordering;
+    std::thread::spawn(move || {
+        let Some(bar) = bar else { return };
+        while !done.load(Ordering::Relaxed) {
+            let total = progress.total_estimate.load(Ordering::Relaxed);
+            let rows = progress.rows.load(Ordering::Relaxed);
+            bar.set_length(total.max(rows));
+            bar.set_position(rows);
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        bar.finish_and_clear();
+    })
 }
 
 fn playbook(args: &MoveArgs) -> Result<Playbook> {
@@ -98,9 +148,15 @@ pub fn run_move(ctx: &Context, args: MoveArgs) -> Result<()> {
         }
         return Ok(());
     }
-    let print = printer(ctx.format);
+    let bar = progress_bar(ctx.format);
+    let print = printer(ctx.format, bar.clone());
     let mut m = Mover::start(&inv, args.shard, &args.to, pb, &print)?;
-    let state = m.run(&[])?;
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = watch_copy(bar, m.copy_progress(), done.clone());
+    let result = m.run(&[]);
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let _ = watcher.join();
+    let state = result?;
     if ctx.format == Format::Table {
         println!(
             "shard {} moved to {} (operation {}, {} rows copied, write fence {} ms)",
@@ -126,8 +182,15 @@ pub struct ResumeArgs {
 
 pub fn resume(ctx: &Context, args: ResumeArgs) -> Result<()> {
     let inv = ctx.inventory()?;
-    let print = printer(ctx.format);
-    let state = mover::resume(&inv, args.op, args.force, &print)?;
+    let bar = progress_bar(ctx.format);
+    let print = printer(ctx.format, bar.clone());
+    let (mut m, rec) = Mover::load(&inv, args.op, &print)?;
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = watch_copy(bar, m.copy_progress(), done.clone());
+    let result = mover::resume_loaded(&mut m, rec, args.force);
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let _ = watcher.join();
+    let state = result?;
     if ctx.format == Format::Table {
         println!(
             "operation {} finished (flipped: {})",

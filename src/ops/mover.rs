@@ -85,6 +85,7 @@ pub struct Mover<'a> {
     playbook: Playbook,
     state: MoveState,
     fence_started: Option<Instant>,
+    copy_progress: std::sync::Arc<copy::native::Progress>,
     on_event: &'a dyn Fn(&StepEvent),
 }
 
@@ -188,6 +189,7 @@ impl<'a> Mover<'a> {
             playbook,
             state: MoveState::default(),
             fence_started: None,
+            copy_progress: Default::default(),
             on_event,
         })
     }
@@ -241,6 +243,7 @@ impl<'a> Mover<'a> {
                 playbook,
                 state,
                 fence_started: None,
+                copy_progress: Default::default(),
                 on_event,
             },
             rec,
@@ -250,6 +253,11 @@ impl<'a> Mover<'a> {
     /// The operation id.
     pub fn op(&self) -> u64 {
         self.op
+    }
+
+    /// Counters of the copy in progress, for progress displays.
+    pub fn copy_progress(&self) -> std::sync::Arc<copy::native::Progress> {
+        std::sync::Arc::clone(&self.copy_progress)
     }
 
     /// The state reached.
@@ -796,6 +804,16 @@ pub fn resume(
     on_event: &dyn Fn(&StepEvent),
 ) -> Result<MoveState> {
     let (mut mover, rec) = Mover::load(inv, op_id, on_event)?;
+    resume_loaded(&mut mover, rec, force)
+}
+
+/// Resumes an operation already loaded (so callers can watch its progress).
+pub fn resume_loaded(
+    mover: &mut Mover<'_>,
+    rec: OperationRecord,
+    force: bool,
+) -> Result<MoveState> {
+    let op_id = mover.op;
     match rec.state.as_str() {
         op_state::DONE | op_state::ABORTED => {
             return Err(Error::Usage(format!(
