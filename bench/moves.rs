@@ -186,11 +186,13 @@ fn pause_bench(sb: &Sandbox, inv: &Inventory, moves: usize) -> Vec<String> {
         ],
     );
     let mut out = Vec::new();
+    let mut at = "node1";
     for fence in ["shard", "read-only"] {
         let mut moving = Vec::new();
         let mut still = Vec::new();
-        for i in 0..moves {
-            let to = if i % 2 == 0 { "node3" } else { "node1" };
+        for _ in 0..moves {
+            let to = if at == "node1" { "node3" } else { "node1" };
+            at = to;
             let running = shardctl::workload::spawn(
                 inv.clone(),
                 shardctl::workload::Options {

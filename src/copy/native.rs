@@ -45,6 +45,92 @@ struct TableJob {
     table: Ident,
     columns: Arc<Vec<Ident>>,
     order_by: Vec<Ident>,
+    /// Load with LOAD DATA LOCAL INFILE (no spatial or BIT columns, and the target allows it).
+    load_data: bool,
+}
+
+/// Column types LOAD DATA cannot take as the bytes the binary protocol returns.
+const NOT_LOADABLE: [&str; 9] = [
+    "geometry",
+    "point",
+    "linestring",
+    "polygon",
+    "multipoint",
+    "multilinestring",
+    "multipolygon",
+    "geometrycollection",
+    "bit",
+];
+
+fn push_escaped(out: &mut Vec<u8>, bytes: &[u8]) {
+    for &b in bytes {
+        match b {
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            0 => out.extend_from_slice(b"\\0"),
+            _ => out.push(b),
+        }
+    }
+}
+
+/// One value in LOAD DATA's tab-separated form.
+fn push_field(out: &mut Vec<u8>, v: &Value) {
+    use std::io::Write;
+    let _ = match v {
+        Value::NULL => {
+            out.extend_from_slice(b"\\N");
+            Ok(())
+        }
+        Value::Bytes(b) => {
+            push_escaped(out, b);
+            Ok(())
+        }
+        Value::Int(i) => write!(out, "{i}"),
+        Value::UInt(u) => write!(out, "{u}"),
+        Value::Float(f) => write!(out, "{f}"),
+        Value::Double(d) => write!(out, "{d}"),
+        Value::Date(y, mo, d, h, mi, s, us) => {
+            if (*h, *mi, *s, *us) == (0, 0, 0, 0) {
+                write!(out, "{y:04}-{mo:02}-{d:02}")
+            } else if *us == 0 {
+                write!(out, "{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}")
+            } else {
+                write!(out, "{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}.{us:06}")
+            }
+        }
+        Value::Time(neg, days, h, mi, s, us) => {
+            let hours = u64::from(*days) * 24 + u64::from(*h);
+            let sign = if *neg { "-" } else { "" };
+            write!(out, "{sign}{hours:02}:{mi:02}:{s:02}.{us:06}")
+        }
+    };
+}
+
+/// A batch as LOAD DATA input.
+fn tsv(rows: &[Vec<Value>]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(rows.len() * 64);
+    for row in rows {
+        for (i, v) in row.iter().enumerate() {
+            if i > 0 {
+                out.push(b'\t');
+            }
+            push_field(&mut out, v);
+        }
+        out.push(b'\n');
+    }
+    out
+}
+
+fn load_sql(job: &TableJob) -> String {
+    let cols: Vec<String> = job.columns.iter().map(Ident::quoted).collect();
+    format!(
+        "LOAD DATA LOCAL INFILE 'shardctl' INTO TABLE {}.{} CHARACTER SET binary FIELDS TERMINATED BY '\\t' ESCAPED BY '\\\\' LINES TERMINATED BY '\\n' ({})",
+        job.to_schema.quoted(),
+        job.table.quoted(),
+        cols.join(",")
+    )
 }
 
 /// A batch of rows for one table.
@@ -87,6 +173,10 @@ pub fn copy(
     let workers = opts.workers.max(1);
     let mut coordinator = Server::connect(source)?;
     let mut tgt = Server::connect(target)?;
+    let local_infile = tgt
+        .first::<u8>(&Stmt::text("SELECT @@GLOBAL.local_infile"))?
+        .unwrap_or(0)
+        == 1;
     let mut all_objects: Vec<SchemaObjects> = Vec::new();
     let mut jobs: Vec<TableJob> = Vec::new();
     let mut estimate = 0u64;
@@ -96,6 +186,9 @@ pub fn copy(
         for t in objects::base_tables(&objs) {
             let columns = coordinator.writable_columns(&pair.from, &t.name)?;
             let order_by = coordinator.primary_key(&pair.from, &t.name)?;
+            let types = coordinator.column_types(&pair.from, &t.name)?;
+            let load_data =
+                local_infile && !types.iter().any(|t| NOT_LOADABLE.contains(&t.as_str()));
             estimate += sizes.get(t.name.as_str()).copied().unwrap_or(0);
             jobs.push(TableJob {
                 from_schema: pair.from.clone(),
@@ -103,6 +196,7 @@ pub fn copy(
                 table: t.name,
                 columns: Arc::new(columns),
                 order_by,
+                load_data,
             });
         }
         all_objects.push(objs);
@@ -184,9 +278,16 @@ pub fn copy(
                 if failed.load(Ordering::SeqCst) {
                     continue;
                 }
-                let params: Vec<Value> = batch.rows.iter().flatten().cloned().collect();
-                let st = Stmt::with(insert_sql(&batch.job, batch.rows.len()), params);
-                match w.exec(&st) {
+                let written = if batch.job.load_data {
+                    w.load_data(&load_sql(&batch.job), tsv(&batch.rows))
+                } else {
+                    let params: Vec<Value> = batch.rows.iter().flatten().cloned().collect();
+                    w.exec(&Stmt::with(
+                        insert_sql(&batch.job, batch.rows.len()),
+                        params,
+                    ))
+                };
+                match written {
                     Ok(()) => {
                         progress
                             .rows
@@ -216,7 +317,11 @@ pub fn copy(
                         break;
                     };
                     let job = Arc::new(job);
-                    let per_batch = (60_000 / job.columns.len().max(1)).clamp(1, opts.batch_rows);
+                    let per_batch = if job.load_data {
+                        opts.batch_rows * 10
+                    } else {
+                        (60_000 / job.columns.len().max(1)).clamp(1, opts.batch_rows)
+                    };
                     let cols: Vec<String> = job.columns.iter().map(Ident::quoted).collect();
                     let order = if job.order_by.is_empty() {
                         String::new()
@@ -279,4 +384,27 @@ pub fn copy(
         rows: progress.rows.load(Ordering::Relaxed),
         millis: started.elapsed().as_millis() as u64,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn load_data_input_escapes_what_load_data_unescapes() {
+        let rows = vec![vec![
+            Value::Int(-5),
+            Value::NULL,
+            Value::Bytes(b"a\tb\nc\\d\0e\rf".to_vec()),
+            Value::Bytes(b"\\N".to_vec()),
+            Value::Date(2024, 2, 29, 0, 0, 0, 0),
+            Value::Date(2024, 2, 29, 13, 5, 9, 120),
+            Value::Time(true, 1, 2, 3, 4, 0),
+            Value::Double(0.1),
+        ]];
+        assert_eq!(
+            String::from_utf8(tsv(&rows)).unwrap(),
+            "-5\t\\N\ta\\tb\\nc\\\\d\\0e\\rf\t\\\\N\t2024-02-29\t2024-02-29 13:05:09.000120\t-26:03:04.000000\t0.1\n"
+        );
+    }
 }

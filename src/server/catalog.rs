@@ -83,6 +83,18 @@ impl Server {
             .collect()
     }
 
+    /// Data types of a table's columns (lower case), in order.
+    pub fn column_types(&mut self, schema: &Ident, table: &Ident) -> Result<Vec<String>> {
+        let st = Stmt::with(
+            "SELECT LOWER(data_type) FROM information_schema.columns WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position",
+            vec![Value::from(schema.as_str()), Value::from(table.as_str())],
+        );
+        self.rows(&st)?
+            .into_iter()
+            .map(|r| mysql::from_row_opt::<String>(r).map_err(|e| Error::server(self.name(), e)))
+            .collect()
+    }
+
     /// Primary-key columns of a table, in key order (empty when it has none).
     pub fn primary_key(&mut self, schema: &Ident, table: &Ident) -> Result<Vec<Ident>> {
         let st = Stmt::with(

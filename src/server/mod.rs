@@ -224,6 +224,28 @@ impl Server {
         Ok(self.conn.affected_rows())
     }
 
+    /// Runs `LOAD DATA LOCAL INFILE` (the statement text), feeding it `data` from memory.
+    pub fn load_data(&mut self, sql: &str, data: Vec<u8>) -> Result<()> {
+        use std::io::Write;
+        let slot = std::sync::Arc::new(std::sync::Mutex::new(Some(data)));
+        let feed = std::sync::Arc::clone(&slot);
+        self.conn
+            .set_local_infile_handler(Some(mysql::LocalInfileHandler::new(move |_, w| {
+                if let Some(d) = feed
+                    .lock()
+                    .map_err(|_| std::io::Error::other("poisoned"))?
+                    .take()
+                {
+                    w.write_all(&d)?;
+                }
+                Ok(())
+            })));
+        log(2, &format!("{}: {}", self.name, shorten(sql)));
+        let r = self.conn.query_drop(sql);
+        self.conn.set_local_infile_handler(None);
+        r.map_err(|e| self.error(&e))
+    }
+
     /// Runs a statement, returning the raw server error so callers can react to its code.
     pub fn try_rows(&mut self, st: &Stmt) -> std::result::Result<Vec<Row>, mysql::Error> {
         log(2, &format!("{}: {st}", self.name));
