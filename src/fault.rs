@@ -1,7 +1,7 @@
 //! Fault points for tests of crash recovery. `SHARDCTL_FAULT` holds comma-separated
 //! `ACTION@POINT` entries: ACTION is `crash` (the process aborts on the spot, as if killed)
-//! or `pause` (it waits 30 s, or until interrupted, so a test can signal it at a known
-//! place). POINTs are `after:<step>` and `copy` (inside the native copy, after the first
+//! or `pause` / `pause=SECS` (it waits 30 s or SECS, or until interrupted, so a test can act
+//! at a known place). POINTs are `after:<step>` and `copy` (inside the native copy, after the first
 //! batch is written). Unset, every point is a no-op.
 
 use std::time::{Duration, Instant};
@@ -18,6 +18,10 @@ pub fn point(name: &str) {
         if at != name {
             continue;
         }
+        let (action, secs) = match action.split_once('=') {
+            Some((a, n)) => (a, n.parse().unwrap_or(30)),
+            None => (action, 30),
+        };
         match action {
             "crash" => {
                 eprintln!("shardctl: fault point {name}: crashing");
@@ -25,7 +29,7 @@ pub fn point(name: &str) {
             }
             "pause" => {
                 eprintln!("shardctl: fault point {name}: pausing");
-                let until = Instant::now() + Duration::from_secs(30);
+                let until = Instant::now() + Duration::from_secs(secs);
                 while Instant::now() < until && !crate::signal::interrupted() {
                     std::thread::sleep(Duration::from_millis(20));
                 }

@@ -625,3 +625,88 @@ fn sakila_moves_with_both_methods_and_keeps_every_object() {
     let mut n3 = connect(sb, "node3");
     assert_eq!(signature(&mut n3, &schema), before);
 }
+
+#[test]
+fn a_catch_up_that_never_finishes_times_out_and_leaves_the_shard_untouched() {
+    fleet();
+    let _s = serial();
+    let (shard, from) = shard_of(30000);
+    let to = if from == "node1" { "node3" } else { "node1" };
+    let dir = tempfile::tempdir().unwrap();
+    let pb = shardctl::playbook::MOVE_PLAYBOOK.replace(
+        "lag_below_secs: 1\n    timeout_secs: 600",
+        "lag_below_secs: 1\n    timeout_secs: 2",
+    );
+    assert_ne!(pb, shardctl::playbook::MOVE_PLAYBOOK);
+    let pb = common::write_file(dir.path(), "slow.yaml", &pb);
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
+        .arg("--config")
+        .arg(fleet().inventory_path())
+        .args([
+            "move",
+            "--shard",
+            &shard.to_string(),
+            "--to",
+            to,
+            "--playbook",
+            pb.to_str().unwrap(),
+        ])
+        .env("SHARDCTL_FAULT", "pause=3@after:start-replication")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stderr.take().unwrap()));
+    for line in lines.by_ref() {
+        if line
+            .unwrap()
+            .contains("fault point after:start-replication")
+        {
+            break;
+        }
+    }
+    // Block the target's applier: hold a lock on the table the next write replicates to.
+    let mut target = connect(fleet(), to);
+    exec(
+        &mut target,
+        &[&format!(
+            "LOCK TABLES employees_{shard}.shardctl_workload WRITE"
+        )],
+    );
+    let mut src = connect(fleet(), &from);
+    exec(
+        &mut src,
+        &[&format!(
+            "INSERT INTO employees_{shard}.shardctl_workload (k, seq) VALUES (30000, 42)"
+        )],
+    );
+    for line in lines.by_ref() {
+        if line.unwrap().contains("wait               failed") {
+            break;
+        }
+    }
+    exec(&mut target, &["UNLOCK TABLES"]);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(6), "a timeout exits with 6");
+    // Untouched: still on the source, online, writable; no channel, no copy on the target.
+    assert_eq!(shard_of(30000), (shard, from.clone()));
+    exec(
+        &mut src,
+        &[&format!(
+            "INSERT INTO employees_{shard}.shardctl_workload (k, seq) VALUES (30000, 43)"
+        )],
+    );
+    let op = last_op();
+    let channel = shardctl::ident::Channel::new(&format!("shardctl_op{op}")).unwrap();
+    assert!(target.channel_status(&channel).unwrap().is_none());
+    assert!(!schema_exists(to, &format!("employees_{shard}")));
+    let snap = Directory::open(&inventory()).unwrap().load().unwrap();
+    assert_eq!(snap.shard(shard).unwrap().state.as_sql(), "online");
+    assert_eq!(
+        Directory::open(&inventory())
+            .unwrap()
+            .operation(op)
+            .unwrap()
+            .state,
+        "aborted"
+    );
+}

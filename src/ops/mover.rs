@@ -294,6 +294,11 @@ impl<'a> Mover<'a> {
     /// Runs the steps not yet done. On failure before the flip the fence is lifted and
     /// the shard stays on the source (a timeout also removes the channel and the copy).
     pub fn run(&mut self, done: &[bool]) -> Result<MoveState> {
+        let _heartbeat = Heartbeat::start(self.inv, self.op)?;
+        self.run_steps(done)
+    }
+
+    fn run_steps(&mut self, done: &[bool]) -> Result<MoveState> {
         let steps = self.playbook.steps.clone();
         for (i, step) in steps.iter().enumerate() {
             if done.get(i).copied().unwrap_or(false) {
@@ -790,6 +795,48 @@ impl<'a> Mover<'a> {
         }
         self.state.source_dropped = true;
         Ok(serde_json::json!({"kept": keep}))
+    }
+}
+
+/// Refreshes an operation's heartbeat every few seconds from its own connection, so a
+/// long step never looks abandoned; stops when dropped.
+struct Heartbeat {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Heartbeat {
+    const EVERY: Duration = Duration::from_secs(5);
+
+    fn start(inv: &Inventory, op: u64) -> Result<Heartbeat> {
+        let mut dir = Directory::open(inv)?;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = std::sync::Arc::clone(&stop);
+        let handle = std::thread::spawn(move || {
+            let mut last = Instant::now();
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                if last.elapsed() >= Self::EVERY {
+                    if let Err(e) = dir.heartbeat(op) {
+                        log(1, &format!("heartbeat of operation {op} failed: {e}"));
+                    }
+                    last = Instant::now();
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        });
+        Ok(Heartbeat {
+            stop,
+            handle: Some(handle),
+        })
+    }
+}
+
+impl Drop for Heartbeat {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
     }
 }
 
