@@ -710,3 +710,74 @@ fn a_catch_up_that_never_finishes_times_out_and_leaves_the_shard_untouched() {
         "aborted"
     );
 }
+
+#[test]
+fn a_target_server_killed_during_the_copy_fails_cleanly_and_resumes() {
+    let mut sb = SandboxBuilder::for_tests(2).unwrap().start().unwrap();
+    let inv = sb.inventory_path();
+    let run = |args: &[&str]| shardctl().arg("--config").arg(&inv).args(args).assert();
+    let mut n1 = connect(&sb, "node1");
+    exec(
+        &mut n1,
+        &[
+            "CREATE DATABASE app",
+            "CREATE TABLE app.t (id INT PRIMARY KEY, v VARCHAR(40))",
+        ],
+    );
+    run(&["init"]).success();
+    run(&["node", "add", "node1"]).success();
+    run(&["node", "add", "node2"]).success();
+    run(&["function", "add", "f", "--type", "range", "--key", "int"]).success();
+    run(&["table", "add", "app.t", "--function", "f", "--column", "id"]).success();
+    run(&[
+        "shard",
+        "add",
+        "--function",
+        "f",
+        "--node",
+        "node1",
+        "--lower-bound",
+        "0",
+    ])
+    .success();
+    exec(
+        &mut n1,
+        &["INSERT INTO app_1.t SELECT seq, MD5(seq) FROM app_1.seq_1_to_50000"],
+    );
+
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
+        .arg("--config")
+        .arg(&inv)
+        .args(["move", "--shard", "1", "--to", "node2"])
+        .env("SHARDCTL_FAULT", "pause=4@copy")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stderr.take().unwrap()));
+    for line in lines.by_ref() {
+        if line.unwrap().contains("fault point copy") {
+            break;
+        }
+    }
+    sb.kill_node("node2").unwrap();
+    let rest: Vec<String> = lines.map_while(|l| l.ok()).collect();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(4), "{rest:?}");
+    let last = rest.last().cloned().unwrap_or_default();
+    assert!(last.contains("node2") && last.contains("resume"), "{last}");
+    // The shard stays on the source, online and writable.
+    exec(&mut n1, &["INSERT INTO app_1.t VALUES (50001, 'x')"]);
+    let op = Directory::open(&common::inventory(&sb))
+        .unwrap()
+        .operations(None)
+        .unwrap()[0]
+        .clone();
+    assert_eq!(op.state, "failed");
+    sb.restart_node("node2").unwrap();
+    run(&["resume", &op.id.to_string()]).success();
+    let mut n2 = connect(&sb, "node2");
+    assert_eq!(count(&mut n2, "SELECT COUNT(*) FROM app_1.t"), 50001);
+    assert!(!n1
+        .schema_exists(&shardctl::ident::Ident::new("schema", "app_1").unwrap())
+        .unwrap());
+}

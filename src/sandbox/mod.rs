@@ -512,6 +512,47 @@ impl Sandbox {
             .map_err(|e| Error::io("cannot write the sandbox inventory", e))
     }
 
+    /// Kills one node's server at once (SIGKILL), as a crash would. For fault tests.
+    pub fn kill_node(&mut self, name: &str) -> Result<()> {
+        let node = self
+            .state
+            .nodes
+            .iter_mut()
+            .find(|n| n.name == name)
+            .ok_or_else(|| Error::Usage(format!("no sandbox node {name}")))?;
+        if let Some(pid) = node.pid.filter(|_| node.running()) {
+            process::stop(pid, Duration::ZERO);
+        }
+        node.pid = None;
+        self.save_state()
+    }
+
+    /// Starts one node's server again on its existing data and waits until it answers.
+    pub fn restart_node(&mut self, name: &str) -> Result<()> {
+        let lifetime = if self.stop_on_drop {
+            Lifetime::TiedToProcess
+        } else {
+            Lifetime::Detached
+        };
+        let i = self
+            .state
+            .nodes
+            .iter()
+            .position(|n| n.name == name)
+            .ok_or_else(|| Error::Usage(format!("no sandbox node {name}")))?;
+        if self.state.nodes[i].running() {
+            return Ok(());
+        }
+        let pid = process::start_server(
+            &self.state.binaries,
+            &self.state.nodes[i].config_file(),
+            lifetime,
+        )?;
+        self.state.nodes[i].pid = Some(pid);
+        self.save_state()?;
+        wait_until_ready(&self.state.nodes[i])
+    }
+
     /// Stops every server this sandbox started. Returns how many were running.
     pub fn stop_all(&mut self) -> usize {
         let mut stopped = 0;
