@@ -11,6 +11,7 @@ pub mod ident;
 pub mod ops;
 pub mod output;
 pub mod playbook;
+pub mod prune;
 pub mod sample;
 pub mod sandbox;
 pub mod server;

@@ -92,6 +92,11 @@ pub enum Command {
         after_help = "Example:\n  shardctl workload --function emp --setup --rate 500 --seconds 30"
     )]
     Workload(mv::WorkloadArgs),
+    /// Delete the rows a shard no longer owns, in throttled, checkpointed primary-key chunks.
+    #[command(
+        after_help = "Example:\n  shardctl prune --shard 5 --dry-run\n  shardctl prune --shard 5 --chunk-ms 500 --max-lag 1"
+    )]
+    Prune(mv::PruneArgs),
     /// The move's steps, one at a time.
     #[command(flatten)]
     Step(steps::StepCommand),
@@ -133,6 +138,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Abort(args) => mv::abort(&ctx, args),
         Command::Ops(args) => mv::ops(&ctx, args),
         Command::Workload(args) => mv::workload(&ctx, args),
+        Command::Prune(args) => mv::prune(&ctx, args),
         Command::Step(cmd) => steps::run(&ctx, cmd),
         Command::Sample(args) => directory::sample(&ctx, args),
         Command::Node(cmd) => directory::node(&ctx, cmd),

@@ -182,6 +182,28 @@ pub struct ResumeArgs {
 
 pub fn resume(ctx: &Context, args: ResumeArgs) -> Result<()> {
     let inv = ctx.inventory()?;
+    let rec = Directory::open(&inv)?.operation(args.op)?;
+    if rec.kind == "prune" {
+        if rec.state == "done" {
+            return Err(Error::Usage(format!(
+                "operation {} is done: nothing to resume",
+                args.op
+            )));
+        }
+        let shard = rec
+            .shard_id
+            .ok_or_else(|| Error::Usage("prune without a shard".into()))?;
+        let bars = prune_bars(ctx.format);
+        let reports = crate::prune::run(
+            &inv,
+            shard,
+            Some(args.op),
+            &crate::prune::Options::default(),
+            &bars,
+        )?;
+        print_prune(ctx, &reports);
+        return Ok(());
+    }
     let bar = progress_bar(ctx.format);
     let print = printer(ctx.format, bar.clone());
     let (mut m, rec) = Mover::load(&inv, args.op, &print)?;
@@ -357,5 +379,105 @@ pub fn workload(ctx: &Context, args: WorkloadArgs) -> Result<()> {
             missing.len()
         )));
     }
+    Ok(())
+}
+
+/// Arguments of `prune`.
+#[derive(Debug, clap::Args)]
+pub struct PruneArgs {
+    /// The shard to prune.
+    #[arg(long)]
+    pub shard: u32,
+    /// Show each table's predicate and how many rows it matches; delete nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Target time of one chunk, milliseconds.
+    #[arg(long, default_value_t = 500)]
+    pub chunk_ms: u64,
+    /// Pause while a replica of the node lags more than this (seconds).
+    #[arg(long, default_value_t = 1)]
+    pub max_lag: u64,
+    /// Pause while the node has more running threads than this.
+    #[arg(long, default_value_t = 25)]
+    pub max_threads_running: u64,
+    /// Give up (resumably) after waiting this long for the throttle, seconds.
+    #[arg(long, default_value_t = 600)]
+    pub throttle_timeout: u64,
+}
+
+fn prune_bars(format: Format) -> impl Fn(&str, u64, u64, u64) {
+    use std::io::IsTerminal;
+    let on = format == Format::Table && std::io::stderr().is_terminal();
+    let bars: std::sync::Mutex<std::collections::HashMap<String, indicatif::ProgressBar>> =
+        Default::default();
+    move |table: &str, walked: u64, deleted: u64, estimate: u64| {
+        if !on {
+            return;
+        }
+        let mut bars = bars.lock().expect("bars");
+        let bar = bars.entry(table.to_string()).or_insert_with(|| {
+            let b = indicatif::ProgressBar::new(estimate.max(1));
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{msg:32} [{bar:30}] {human_pos}/{human_len} walked {per_sec} eta {eta}",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            b
+        });
+        bar.set_length(estimate.max(walked));
+        bar.set_position(walked);
+        bar.set_message(format!("{table} ({deleted} deleted)"));
+    }
+}
+
+fn print_prune(ctx: &Context, reports: &[crate::prune::TableReport]) {
+    match ctx.format {
+        Format::Json => output::print_json(&reports),
+        Format::Table => {
+            let mut t = output::table(&["table", "deleted", "walked", "chunks", "throttled"]);
+            for r in reports {
+                t.add_row(vec![
+                    Cell::new(&r.table),
+                    Cell::new(r.deleted),
+                    Cell::new(r.walked),
+                    Cell::new(r.chunks),
+                    Cell::new(format!("{:.1}s", r.throttled_secs)),
+                ]);
+            }
+            println!("{t}");
+        }
+    }
+}
+
+pub fn prune(ctx: &Context, args: PruneArgs) -> Result<()> {
+    let inv = ctx.inventory()?;
+    let opts = crate::prune::Options {
+        target_chunk: std::time::Duration::from_millis(args.chunk_ms.max(1)),
+        max_replica_lag_secs: args.max_lag,
+        max_threads_running: args.max_threads_running,
+        throttle_timeout: std::time::Duration::from_secs(args.throttle_timeout),
+        ..Default::default()
+    };
+    if args.dry_run {
+        let snap = Directory::open(&inv)?.load()?;
+        let shard = snap.shard(args.shard)?.clone();
+        let plans = crate::prune::plan(&inv, &snap, &shard)?;
+        let rows = crate::prune::estimate(&inv, &shard, &plans)?;
+        match ctx.format {
+            Format::Json => output::print_json(&rows),
+            Format::Table => {
+                let mut t = output::table(&["table", "rows to delete", "predicate"]);
+                for (table, pred, n) in rows {
+                    t.add_row(vec![Cell::new(table), Cell::new(n), Cell::new(pred)]);
+                }
+                println!("{t}");
+            }
+        }
+        return Ok(());
+    }
+    let bars = prune_bars(ctx.format);
+    let reports = crate::prune::run(&inv, args.shard, None, &opts, &bars)?;
+    print_prune(ctx, &reports);
     Ok(())
 }

@@ -295,6 +295,15 @@ impl Directory {
         ))
     }
 
+    /// Marks an operation failed (resumable) with its error.
+    pub fn step_failed_op(&mut self, op: u64, error: &str) -> Result<()> {
+        let ops = self.jt("operations");
+        self.server().exec(&Stmt::with(
+            format!("UPDATE {ops} SET state = 'failed', error = ? WHERE op_id = ?"),
+            vec![error.into(), op.into()],
+        ))
+    }
+
     /// Sets an operation's final state.
     pub fn finish_operation(&mut self, op: u64, state: &str) -> Result<()> {
         let ops = self.jt("operations");

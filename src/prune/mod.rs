@@ -1,0 +1,538 @@
+//! `shardctl prune`: deletes the rows a shard no longer owns, from every sharded table of
+//! the shard, in primary-key chunks: a keyset cursor (never OFFSET, never a rescan), each
+//! chunk's upper bound found with a SELECT, then `DELETE ... WHERE pk in (last, upper] AND
+//! <not owned>` — no `DELETE ... LIMIT`. Chunks adapt to a target time; the work pauses
+//! while the node's replicas lag or the node is busy; every chunk is checkpointed in the
+//! journal, so an interrupted prune resumes where it stopped.
+
+pub mod predicate;
+
+use crate::config::Inventory;
+use crate::directory::journal::op_state;
+use crate::directory::{Directory, Shard, ShardState, Snapshot};
+use crate::error::{Error, Result};
+use crate::ident::Ident;
+use crate::output::log;
+use crate::server::{Server, Stmt};
+use mysql::Value;
+use predicate::{keyset, not_owned, Predicate};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+use std::time::{Duration, Instant};
+
+/// Tuning and throttling.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Time one chunk should take.
+    pub target_chunk: Duration,
+    /// Chunk size bounds (primary-key rows walked per chunk).
+    pub min_chunk: u64,
+    /// Upper bound of the chunk size.
+    pub max_chunk: u64,
+    /// Pause while a replica is more than this many seconds behind (unknown lag counts).
+    pub max_replica_lag_secs: u64,
+    /// Pause while the node has more running threads than this.
+    pub max_threads_running: u64,
+    /// Give up (resumably) after waiting this long for the throttle to clear.
+    pub throttle_timeout: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            target_chunk: Duration::from_millis(500),
+            min_chunk: 100,
+            max_chunk: 50_000,
+            max_replica_lag_secs: 1,
+            max_threads_running: 25,
+            throttle_timeout: Duration::from_secs(600),
+        }
+    }
+}
+
+/// One table to prune.
+#[derive(Debug, Clone)]
+pub struct TablePlan {
+    /// Physical schema.
+    pub schema: Ident,
+    /// Table.
+    pub table: Ident,
+    /// Primary-key columns.
+    pub pk: Vec<Ident>,
+    /// The rows to delete.
+    pub predicate: Predicate,
+    /// Estimated rows in the table (information_schema).
+    pub estimated_rows: u64,
+}
+
+impl TablePlan {
+    /// `schema.table`.
+    pub fn name(&self) -> String {
+        format!("{}.{}", self.schema, self.table)
+    }
+}
+
+/// What pruning one table did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TableReport {
+    /// `schema.table`.
+    pub table: String,
+    /// Rows deleted.
+    pub deleted: u64,
+    /// Primary-key rows walked.
+    pub walked: u64,
+    /// Chunks.
+    pub chunks: u64,
+    /// Seconds spent waiting for the throttle.
+    pub throttled_secs: f64,
+}
+
+/// Progress callback: (table, rows walked, rows deleted, estimated rows).
+pub type OnChunk<'a> = &'a dyn Fn(&str, u64, u64, u64);
+
+/// Plans the prune of a shard: every sharded table of its function in each of its schemas,
+/// children before parents. Refuses a table without a primary key.
+pub fn plan(inv: &Inventory, snap: &Snapshot, shard: &Shard) -> Result<Vec<TablePlan>> {
+    let mut server = Server::connect_node(inv, &shard.node)?;
+    let mut out = Vec::new();
+    for logical in snap.function_schemas(shard.func_id) {
+        let schema = Ident::new(
+            "schema",
+            &crate::directory::shard_schema(&logical, shard.id),
+        )?;
+        let sizes = server.table_rows(&schema)?;
+        let mut tables = Vec::new();
+        for t in snap
+            .tables
+            .iter()
+            .filter(|t| t.func_id == shard.func_id && t.schema == logical)
+        {
+            let table = Ident::new("table", &t.table)?;
+            let column = Ident::new("column", &t.column)?;
+            let pk = server.primary_key(&schema, &table)?;
+            if pk.is_empty() {
+                return Err(Error::Refused(format!(
+                    "table {schema}.{table} has no primary key: prune walks primary keys and will not delete from it"
+                )));
+            }
+            tables.push(TablePlan {
+                estimated_rows: sizes.get(table.as_str()).copied().unwrap_or(0),
+                predicate: not_owned(snap, shard, &column)?,
+                schema: schema.clone(),
+                table,
+                pk,
+            });
+        }
+        // Children (tables whose foreign keys point at others) before their parents.
+        let fks = server.foreign_keys(&schema)?;
+        let mut remaining = tables;
+        while !remaining.is_empty() {
+            let names: Vec<String> = remaining.iter().map(|t| t.table.to_string()).collect();
+            let referenced_by_remaining = |t: &TablePlan| {
+                fks.iter().any(|f| {
+                    f.referenced_table == t.table.as_str()
+                        && f.table != f.referenced_table
+                        && names.contains(&f.table)
+                })
+            };
+            let pos = remaining
+                .iter()
+                .position(|t| !referenced_by_remaining(t))
+                .unwrap_or(0);
+            out.push(remaining.remove(pos));
+        }
+    }
+    Ok(out)
+}
+
+/// For `--dry-run`: each table's predicate and how many rows it matches now.
+pub fn estimate(
+    inv: &Inventory,
+    shard: &Shard,
+    plans: &[TablePlan],
+) -> Result<Vec<(String, String, u64)>> {
+    let mut server = Server::connect_node(inv, &shard.node)?;
+    plans
+        .iter()
+        .map(|p| {
+            let st = Stmt::with(
+                format!(
+                    "SELECT COUNT(*) FROM {}.{} WHERE {}",
+                    p.schema.quoted(),
+                    p.table.quoted(),
+                    p.predicate.sql
+                ),
+                p.predicate.params.clone(),
+            );
+            let n = server.first::<u64>(&st)?.unwrap_or(0);
+            let shown = Stmt::with(p.predicate.sql.clone(), p.predicate.params.clone()).to_string();
+            Ok((p.name(), shown, n))
+        })
+        .collect()
+}
+
+/// A primary-key value as JSON for the journal, and back.
+fn value_to_json(v: &Value) -> serde_json::Value {
+    use serde_json::json;
+    match v {
+        Value::NULL => serde_json::Value::Null,
+        Value::Int(i) => json!({"i": i}),
+        Value::UInt(u) => json!({"u": u}),
+        Value::Float(f) => json!({"f": f}),
+        Value::Double(d) => json!({"d": d}),
+        Value::Bytes(b) => json!({"b": b.iter().map(|x| format!("{x:02x}")).collect::<String>()}),
+        Value::Date(y, mo, d, h, mi, s, us) => json!({"date": [y, mo, d, h, mi, s, us]}),
+        Value::Time(n, d, h, mi, s, us) => json!({"time": [n, d, h, mi, s, us]}),
+    }
+}
+
+fn json_to_value(j: &serde_json::Value) -> Option<Value> {
+    if j.is_null() {
+        return Some(Value::NULL);
+    }
+    let o = j.as_object()?;
+    if let Some(i) = o.get("i") {
+        return i.as_i64().map(Value::Int);
+    }
+    if let Some(u) = o.get("u") {
+        return u.as_u64().map(Value::UInt);
+    }
+    if let Some(f) = o.get("f") {
+        return f.as_f64().map(|f| Value::Float(f as f32));
+    }
+    if let Some(d) = o.get("d") {
+        return d.as_f64().map(Value::Double);
+    }
+    if let Some(b) = o.get("b").and_then(|b| b.as_str()) {
+        let bytes: Option<Vec<u8>> = (0..b.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(b.get(i..i + 2)?, 16).ok())
+            .collect();
+        return bytes.map(Value::Bytes);
+    }
+    if let Some(d) = o.get("date").and_then(|d| d.as_array()) {
+        let n: Vec<u64> = d.iter().filter_map(|x| x.as_u64()).collect();
+        return (n.len() == 7).then(|| {
+            Value::Date(
+                n[0] as u16,
+                n[1] as u8,
+                n[2] as u8,
+                n[3] as u8,
+                n[4] as u8,
+                n[5] as u8,
+                n[6] as u32,
+            )
+        });
+    }
+    if let Some(t) = o.get("time").and_then(|d| d.as_array()) {
+        let neg = t.first()?.as_bool()?;
+        let n: Vec<u64> = t.iter().skip(1).filter_map(|x| x.as_u64()).collect();
+        return (n.len() == 5).then(|| {
+            Value::Time(
+                neg,
+                n[0] as u32,
+                n[1] as u8,
+                n[2] as u8,
+                n[3] as u8,
+                n[4] as u32,
+            )
+        });
+    }
+    None
+}
+
+/// Waits while the node is busy or its replicas lag. Returns how long it waited.
+struct Throttle {
+    node: String,
+    address: String,
+    replicas: Vec<(String, Option<Server>)>,
+    opts: Options,
+    max_lag_seen: u64,
+}
+
+impl Throttle {
+    fn new(inv: &Inventory, node: &str, opts: &Options) -> Result<Throttle> {
+        let n = inv.node(node)?;
+        Ok(Throttle {
+            node: node.to_string(),
+            address: format!("{}:{}", n.host(), n.port()),
+            replicas: n.spec.replicas.iter().map(|r| (r.clone(), None)).collect(),
+            opts: opts.clone(),
+            max_lag_seen: 0,
+        })
+    }
+
+    /// The worst replica lag in seconds; None when one of them cannot tell.
+    fn replica_lag(&mut self, inv: &Inventory) -> Option<u64> {
+        let mut worst = 0;
+        for (name, conn) in &mut self.replicas {
+            if conn.is_none() {
+                *conn = Server::connect_node(inv, name).ok();
+            }
+            let channels = conn.as_mut()?.channels();
+            let Ok(channels) = channels else {
+                *conn = None;
+                return None;
+            };
+            let from_us = channels.iter().find(|c| c.source == self.address)?;
+            if !from_us.sql_running || from_us.io_running != "Yes" {
+                return None;
+            }
+            worst = worst.max(from_us.seconds_behind?);
+        }
+        Some(worst)
+    }
+
+    fn wait(&mut self, inv: &Inventory, server: &mut Server) -> Result<Duration> {
+        let started = Instant::now();
+        loop {
+            crate::signal::check()?;
+            let running: u64 = server
+                .rows(&Stmt::text("SHOW GLOBAL STATUS LIKE 'Threads_running'"))?
+                .first()
+                .and_then(|r| crate::server::col_u64(r, &["Value"]))
+                .unwrap_or(0);
+            let lag = self.replica_lag(inv);
+            if let Some(l) = lag {
+                self.max_lag_seen = self.max_lag_seen.max(l);
+            }
+            let lag_ok = lag.is_some_and(|l| l <= self.opts.max_replica_lag_secs);
+            if lag_ok && running <= self.opts.max_threads_running {
+                return Ok(started.elapsed());
+            }
+            if started.elapsed() > self.opts.throttle_timeout {
+                return Err(Error::Timeout(format!(
+                    "prune on {} waited {}s for the throttle (replica lag {lag:?}, threads running {running})",
+                    self.node,
+                    self.opts.throttle_timeout.as_secs()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// Records a table's progress: (report, last key, finished).
+type Checkpoint<'a> = &'a mut dyn FnMut(&TableReport, &Option<Vec<Value>>, bool) -> Result<()>;
+
+/// What every table's prune shares.
+struct Run<'a> {
+    server: &'a mut Server,
+    throttle: &'a mut Throttle,
+    inv: &'a Inventory,
+    opts: &'a Options,
+    on_chunk: OnChunk<'a>,
+}
+
+/// Prunes one table from `last` on, checkpointing after every chunk.
+fn prune_table(
+    run: &mut Run<'_>,
+    plan: &TablePlan,
+    mut report: TableReport,
+    mut last: Option<Vec<Value>>,
+    checkpoint: Checkpoint<'_>,
+) -> Result<TableReport> {
+    let (server, opts) = (&mut *run.server, run.opts);
+    let pk_list: Vec<String> = plan.pk.iter().map(Ident::quoted).collect();
+    let mut chunk = opts.min_chunk.max(1000).min(opts.max_chunk);
+    loop {
+        report.throttled_secs += run.throttle.wait(run.inv, server)?.as_secs_f64();
+        let after = last.as_ref().map(|v| keyset(&plan.pk, v, ">"));
+        let mut params = Vec::new();
+        let where_after = match &after {
+            Some(p) => {
+                params.extend(p.params.clone());
+                format!("WHERE {}", p.sql)
+            }
+            None => String::new(),
+        };
+        let select = Stmt::with(
+            format!(
+                "SELECT {} FROM {}.{} {where_after} ORDER BY {} LIMIT {chunk}",
+                pk_list.join(", "),
+                plan.schema.quoted(),
+                plan.table.quoted(),
+                pk_list.join(", ")
+            ),
+            params.clone(),
+        );
+        let rows = server.rows(&select)?;
+        let Some(upper_row) = rows.last() else {
+            checkpoint(&report, &last, true)?;
+            return Ok(report);
+        };
+        let upper: Vec<Value> = upper_row.clone().unwrap();
+        let to = keyset(&plan.pk, &upper, "<=");
+        let mut conds = Vec::new();
+        let mut del_params = Vec::new();
+        if let Some(p) = &after {
+            conds.push(p.sql.clone());
+            del_params.extend(p.params.clone());
+        }
+        conds.push(to.sql.clone());
+        del_params.extend(to.params.clone());
+        conds.push(plan.predicate.sql.clone());
+        del_params.extend(plan.predicate.params.clone());
+        let delete = Stmt::with(
+            format!(
+                "DELETE FROM {}.{} WHERE {}",
+                plan.schema.quoted(),
+                plan.table.quoted(),
+                conds.join(" AND ")
+            ),
+            del_params,
+        );
+        let t = Instant::now();
+        let deleted = server.exec_affected(&delete)?;
+        let took = t.elapsed() + Duration::from_micros(1);
+        let walked = rows.len() as u64;
+        report.deleted += deleted;
+        report.walked += walked;
+        report.chunks += 1;
+        last = Some(upper);
+        let finished = walked < chunk;
+        checkpoint(&report, &last, finished)?;
+        (run.on_chunk)(
+            &plan.name(),
+            report.walked,
+            report.deleted,
+            plan.estimated_rows,
+        );
+        crate::fault::point("prune-chunk");
+        if finished {
+            return Ok(report);
+        }
+        // Aim the next chunk at the target time, changing by at most a factor of two.
+        let scale = opts.target_chunk.as_secs_f64() / took.as_secs_f64();
+        let next = (chunk as f64 * scale.clamp(0.5, 2.0)) as u64;
+        chunk = next.clamp(opts.min_chunk.max(1), opts.max_chunk.max(1));
+    }
+}
+
+/// Step name in the journal for a table.
+fn step_name(plan: &TablePlan) -> String {
+    format!("prune {}", plan.name())
+}
+
+/// Runs a prune (new, or resumed from `op`). Journaled: one step per table, checkpointed
+/// after every chunk.
+pub fn run(
+    inv: &Inventory,
+    shard_id: u32,
+    resume_op: Option<u64>,
+    opts: &Options,
+    on_chunk: OnChunk<'_>,
+) -> Result<Vec<TableReport>> {
+    let mut dir = Directory::open(inv)?;
+    let snap = dir.load()?;
+    let shard = snap.shard(shard_id)?.clone();
+    if shard.state == ShardState::Offline {
+        return Err(Error::Refused(format!("shard {shard_id} is offline")));
+    }
+    let plans = plan(inv, &snap, &shard)?;
+    let (op, previous) = match resume_op {
+        Some(op) => {
+            let rec = dir.operation(op)?;
+            let prev: HashMap<String, serde_json::Value> = rec
+                .steps
+                .iter()
+                .map(|s| (s.name.clone(), s.outputs.clone()))
+                .collect();
+            (op, prev)
+        }
+        None => {
+            let steps: Vec<(String, serde_json::Value)> = plans
+                .iter()
+                .map(|p| {
+                    (
+                        step_name(p),
+                        serde_json::json!({"predicate": p.predicate.sql}),
+                    )
+                })
+                .collect();
+            let params = serde_json::json!({"shard": shard_id});
+            let op =
+                dir.create_operation("prune", shard_id, &shard.node, &shard.node, &params, &steps)?;
+            (op, HashMap::new())
+        }
+    };
+    let mut server = Server::connect_node(inv, &shard.node)?;
+    let mut throttle = Throttle::new(inv, &shard.node, opts)?;
+    let mut reports = Vec::new();
+    let rec = dir.operation(op)?;
+    let step_numbers: BTreeMap<String, u32> = rec
+        .steps
+        .iter()
+        .map(|s| (s.name.clone(), s.step_no))
+        .collect();
+    let result = (|| -> Result<()> {
+        for p in &plans {
+            let name = step_name(p);
+            let step_no = *step_numbers.get(&name).ok_or_else(|| {
+                Error::Refused(format!(
+                    "operation {op} has no step for {}: the directory changed since it started",
+                    p.name()
+                ))
+            })?;
+            let prev = previous.get(&name).cloned().unwrap_or_default();
+            if prev["finished"] == serde_json::Value::Bool(true) {
+                reports.push(TableReport {
+                    table: p.name(),
+                    deleted: prev["deleted"].as_u64().unwrap_or(0),
+                    walked: prev["walked"].as_u64().unwrap_or(0),
+                    chunks: prev["chunks"].as_u64().unwrap_or(0),
+                    throttled_secs: 0.0,
+                });
+                continue;
+            }
+            let last: Option<Vec<Value>> = prev["last"]
+                .as_array()
+                .map(|a| a.iter().filter_map(json_to_value).collect())
+                .filter(|v: &Vec<Value>| v.len() == p.pk.len());
+            let start = TableReport {
+                table: p.name(),
+                deleted: prev["deleted"].as_u64().unwrap_or(0),
+                walked: prev["walked"].as_u64().unwrap_or(0),
+                chunks: prev["chunks"].as_u64().unwrap_or(0),
+                throttled_secs: 0.0,
+            };
+            dir.step_started(op, step_no)?;
+            let mut checkpoint = |r: &TableReport,
+                                  last: &Option<Vec<Value>>,
+                                  finished: bool|
+             -> Result<()> {
+                let out = serde_json::json!({
+                    "deleted": r.deleted, "walked": r.walked, "chunks": r.chunks, "finished": finished,
+                    "last": last.as_ref().map(|v| v.iter().map(value_to_json).collect::<Vec<_>>()),
+                });
+                if finished {
+                    dir.step_done(op, step_no, &out)
+                } else {
+                    dir.set_step_outputs(op, step_no, &out)?;
+                    dir.heartbeat(op)
+                }
+            };
+            let mut run = Run {
+                server: &mut server,
+                throttle: &mut throttle,
+                inv,
+                opts,
+                on_chunk,
+            };
+            let r = prune_table(&mut run, p, start, last, &mut checkpoint)?;
+            log(1, &format!("{}: {} rows deleted", r.table, r.deleted));
+            reports.push(r);
+        }
+        Ok(())
+    })();
+    match result {
+        Ok(()) => {
+            dir.finish_operation(op, op_state::DONE)?;
+            Ok(reports)
+        }
+        Err(e) => {
+            let _ = dir.step_failed_op(op, &e.to_string());
+            Err(e)
+        }
+    }
+}

@@ -1,0 +1,312 @@
+//! `shardctl prune` on real servers: exact results, composite keys, children first,
+//! resume after a crash with the same result, throttling on replica lag, refusals.
+
+mod common;
+
+use common::{connect, count, exec, shardctl};
+use predicates::prelude::*;
+use shardctl::sandbox::SandboxBuilder;
+
+fn fill(server: &mut shardctl::server::Server, schema: &str, n: u32) {
+    exec(
+        server,
+        &[
+            &format!("INSERT INTO {schema}.acct SELECT seq, seq % 97 FROM {schema}.seq_0_to_{}", n - 1),
+            &format!("INSERT INTO {schema}.events SELECT a.seq, b.seq, 'e' FROM {schema}.seq_0_to_{} a JOIN {schema}.seq_1_to_3 b", n - 1),
+        ],
+    );
+}
+
+#[test]
+fn prune_deletes_exactly_the_rows_a_shard_no_longer_owns_and_resumes_after_a_crash() {
+    let sb = SandboxBuilder::for_tests(2).unwrap().start().unwrap();
+    let inv = sb.inventory_path();
+    let cli = |args: &[&str]| shardctl().arg("--config").arg(&inv).args(args).assert();
+    let mut n1 = connect(&sb, "node1");
+    exec(
+        &mut n1,
+        &[
+            "CREATE DATABASE app",
+            "CREATE TABLE app.acct (id BIGINT PRIMARY KEY, v INT)",
+            "CREATE TABLE app.events (acct_id BIGINT NOT NULL, seq INT NOT NULL, body VARCHAR(10), PRIMARY KEY (acct_id, seq), FOREIGN KEY (acct_id) REFERENCES app.acct (id))",
+            "CREATE TABLE app.settings (name VARCHAR(20) PRIMARY KEY, value INT)",
+            "INSERT INTO app.settings VALUES ('a', 1)",
+        ],
+    );
+    cli(&["init"]).success();
+    cli(&["node", "add", "node1"]).success();
+    cli(&["function", "add", "f", "--type", "range", "--key", "int"]).success();
+    cli(&[
+        "table",
+        "add",
+        "app.acct",
+        "--function",
+        "f",
+        "--column",
+        "id",
+    ])
+    .success();
+    cli(&[
+        "table",
+        "add",
+        "app.events",
+        "--function",
+        "f",
+        "--column",
+        "acct_id",
+    ])
+    .success();
+    cli(&[
+        "shard",
+        "add",
+        "--function",
+        "f",
+        "--node",
+        "node1",
+        "--lower-bound",
+        "0",
+    ])
+    .success();
+    cli(&[
+        "shard",
+        "add",
+        "--function",
+        "f",
+        "--node",
+        "node1",
+        "--lower-bound",
+        "1000",
+    ])
+    .success();
+    // Both shards hold keys 0..3000, as both halves of a split do before pruning.
+    fill(&mut n1, "app_1", 3000);
+    fill(&mut n1, "app_2", 3000);
+
+    let out = cli(&["prune", "--shard", "1", "--dry-run"])
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8_lossy(&out);
+    assert!(
+        text.contains("app_1.events") && text.contains("6000") && text.contains("`id` < ?"),
+        "{text}"
+    );
+    assert_eq!(
+        count(&mut n1, "SELECT COUNT(*) FROM app_1.acct"),
+        3000,
+        "a dry run deletes nothing"
+    );
+
+    // Uninterrupted.
+    cli(&["prune", "--shard", "1"]).success();
+    assert_eq!(count(&mut n1, "SELECT COUNT(*) FROM app_1.acct"), 1000);
+    assert_eq!(count(&mut n1, "SELECT MAX(id) FROM app_1.acct"), 999);
+    assert_eq!(count(&mut n1, "SELECT COUNT(*) FROM app_1.events"), 3000);
+    assert_eq!(
+        count(&mut n1, "SELECT COUNT(*) FROM app_1.settings"),
+        1,
+        "global tables are untouched"
+    );
+
+    // Crashed after its first chunk, then resumed: the same result.
+    let crashed = shardctl()
+        .arg("--config")
+        .arg(&inv)
+        .args(["prune", "--shard", "2", "--chunk-ms", "1"])
+        .env("SHARDCTL_FAULT", "crash@prune-chunk")
+        .output()
+        .unwrap();
+    assert!(!crashed.status.success());
+    let partial = count(&mut n1, "SELECT COUNT(*) FROM app_2.events");
+    assert!(
+        partial < 9000 && partial > 6000,
+        "the crash left work undone: {partial}"
+    );
+    let ops: serde_json::Value = serde_json::from_slice(
+        &cli(&["--output", "json", "ops"])
+            .success()
+            .get_output()
+            .stdout
+            .clone(),
+    )
+    .unwrap();
+    let op = ops[0]["id"].as_u64().unwrap();
+    assert_eq!(ops[0]["kind"], "prune");
+    cli(&["move", "--shard", "2", "--to", "node1"]).code(predicate::ne(0));
+    cli(&["resume", &op.to_string()]).success();
+    assert_eq!(count(&mut n1, "SELECT COUNT(*) FROM app_2.acct"), 2000);
+    assert_eq!(count(&mut n1, "SELECT MIN(id) FROM app_2.acct"), 1000);
+    assert_eq!(count(&mut n1, "SELECT COUNT(*) FROM app_2.events"), 6000);
+    assert_eq!(
+        count(
+            &mut n1,
+            "SELECT COUNT(*) FROM app_2.events WHERE acct_id < 1000"
+        ),
+        0
+    );
+    // Pruning again finds nothing to delete.
+    cli(&["prune", "--shard", "2"]).success();
+    assert_eq!(count(&mut n1, "SELECT COUNT(*) FROM app_2.acct"), 2000);
+}
+
+#[test]
+fn prune_refuses_a_table_without_primary_key_and_waits_for_lagging_replicas() {
+    let sb = SandboxBuilder::for_tests(2).unwrap().start().unwrap();
+    let mut n1 = connect(&sb, "node1");
+    exec(
+        &mut n1,
+        &[
+            "CREATE DATABASE app",
+            "CREATE TABLE app.acct (id BIGINT PRIMARY KEY, v INT)",
+            "CREATE TABLE app.log (acct_id BIGINT, msg VARCHAR(10))",
+        ],
+    );
+    // node2 replicates node1 and is listed as its replica.
+    let text = std::fs::read_to_string(sb.inventory_path()).unwrap();
+    let text = text.replacen("    port: ", "    replicas:\n    - node2\n    port: ", 1);
+    let dir = tempfile::tempdir().unwrap();
+    let inv = common::write_file(dir.path(), "inv.yaml", &text);
+    let cli = |args: &[&str]| shardctl().arg("--config").arg(&inv).args(args).assert();
+    cli(&["init"]).success();
+    cli(&["node", "add", "node1"]).success();
+    cli(&["function", "add", "f", "--type", "range", "--key", "int"]).success();
+    cli(&[
+        "table",
+        "add",
+        "app.acct",
+        "--function",
+        "f",
+        "--column",
+        "id",
+    ])
+    .success();
+    cli(&[
+        "shard",
+        "add",
+        "--function",
+        "f",
+        "--node",
+        "node1",
+        "--lower-bound",
+        "0",
+    ])
+    .success();
+    cli(&[
+        "shard",
+        "add",
+        "--function",
+        "f",
+        "--node",
+        "node1",
+        "--lower-bound",
+        "100",
+    ])
+    .success();
+    exec(
+        &mut n1,
+        &["INSERT INTO app_1.acct SELECT seq, 1 FROM app_1.seq_0_to_199"],
+    );
+    // A copy of shard 1 on node2, kept up to date by a channel limited to it.
+    let out = cli(&[
+        "--output", "json", "backup", "--shard", "1", "--into", "node2",
+    ])
+    .success()
+    .get_output()
+    .stdout
+    .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let pos = format!(
+        "{}:{}",
+        v["coordinates"]["position"]["file"].as_str().unwrap(),
+        v["coordinates"]["position"]["pos"]
+    );
+    cli(&[
+        "change-master",
+        "--node",
+        "node2",
+        "--channel",
+        "r1",
+        "--from",
+        "node1",
+        "--position",
+        &pos,
+        "--no-start",
+    ])
+    .success();
+    cli(&[
+        "filter",
+        "--node",
+        "node2",
+        "--channel",
+        "r1",
+        "--schemas",
+        "app_1",
+    ])
+    .success();
+    cli(&[
+        "change-master",
+        "--node",
+        "node2",
+        "--channel",
+        "r1",
+        "--from",
+        "node1",
+        "--position",
+        &pos,
+    ])
+    .success();
+
+    // The replica's applier is stopped: its lag is unknown, so prune waits, then gives up.
+    let mut n2 = connect(&sb, "node2");
+    exec(&mut n2, &["STOP SLAVE 'r1' SQL_THREAD"]);
+    cli(&["prune", "--shard", "1", "--throttle-timeout", "2"])
+        .code(6)
+        .stderr(predicate::str::contains("waited 2s for the throttle"));
+    assert_eq!(count(&mut n1, "SELECT COUNT(*) FROM app_1.acct"), 200);
+    exec(&mut n2, &["START SLAVE 'r1' SQL_THREAD"]);
+    let ops: serde_json::Value = serde_json::from_slice(
+        &cli(&["--output", "json", "ops"])
+            .success()
+            .get_output()
+            .stdout
+            .clone(),
+    )
+    .unwrap();
+    cli(&["resume", &ops[0]["id"].as_u64().unwrap().to_string()]).success();
+    assert_eq!(count(&mut n1, "SELECT COUNT(*) FROM app_1.acct"), 100);
+    cli(&[
+        "wait",
+        "--node",
+        "node2",
+        "--channel",
+        "r1",
+        "--position",
+        &n1.coordinates().unwrap().position.to_string(),
+        "--timeout",
+        "30",
+    ])
+    .success();
+    assert_eq!(
+        count(&mut n2, "SELECT COUNT(*) FROM app_1.acct"),
+        100,
+        "the replica followed the prune"
+    );
+
+    // A sharded table without a primary key is named and refused.
+    cli(&[
+        "table",
+        "add",
+        "app.log",
+        "--function",
+        "f",
+        "--column",
+        "acct_id",
+    ])
+    .success();
+    cli(&["prune", "--shard", "1"])
+        .code(5)
+        .stderr(predicate::str::contains(
+            "table app_1.log has no primary key",
+        ));
+}
