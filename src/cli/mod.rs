@@ -77,6 +77,12 @@ pub enum Command {
         after_help = "Example:\n  shardctl move --shard 3 --to node3\n  shardctl move --shard 3 --to node3 --fence read-only --method dump\n  shardctl move --shard 3 --to node3 --dry-run"
     )]
     Move(mv::MoveArgs),
+    /// Split a shard (playbooks/split.yaml): a new shard on NODE takes part of the key space;
+    /// both sides then prune what they no longer own.
+    #[command(
+        after_help = "Example:\n  shardctl split --shard 2 --to node3 --at median\n  shardctl split --shard 2 --to node3 --at 15000\n  shardctl split --shard 7 --to node1\n  shardctl split --shard 9 --to node2 --values dk,no"
+    )]
+    Split(mv::SplitArgs),
     /// Continue an operation after a crash or a failure, from its journal.
     #[command(after_help = "Example:\n  shardctl resume 12")]
     Resume(mv::ResumeArgs),
@@ -134,6 +140,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Status(args) => status::run(&ctx, args),
         Command::Init => directory::init(&ctx),
         Command::Move(args) => mv::run_move(&ctx, args),
+        Command::Split(args) => mv::split(&ctx, args),
         Command::Resume(args) => mv::resume(&ctx, args),
         Command::Abort(args) => mv::abort(&ctx, args),
         Command::Ops(args) => mv::ops(&ctx, args),

@@ -200,6 +200,7 @@ pub fn resume(ctx: &Context, args: ResumeArgs) -> Result<()> {
             Some(args.op),
             &crate::prune::Options::default(),
             &bars,
+            None,
         )?;
         print_prune(ctx, &reports);
         return Ok(());
@@ -477,7 +478,79 @@ pub fn prune(ctx: &Context, args: PruneArgs) -> Result<()> {
         return Ok(());
     }
     let bars = prune_bars(ctx.format);
-    let reports = crate::prune::run(&inv, args.shard, None, &opts, &bars)?;
+    let reports = crate::prune::run(&inv, args.shard, None, &opts, &bars, None)?;
     print_prune(ctx, &reports);
+    Ok(())
+}
+
+/// Arguments of `split`.
+#[derive(Debug, clap::Args)]
+pub struct SplitArgs {
+    /// The shard to split.
+    #[arg(long)]
+    pub shard: u32,
+    /// The node of the new shard.
+    #[arg(long)]
+    pub to: String,
+    /// Range functions: the key the new shard starts at, or `median`.
+    #[arg(long, allow_hyphen_values = true)]
+    pub at: Option<String>,
+    /// Hash functions: the new ring point (default: the middle of the shard's arc).
+    #[arg(long, conflicts_with = "values")]
+    pub point: Option<String>,
+    /// List functions: the values that go to the new shard.
+    #[arg(long, value_delimiter = ',')]
+    pub values: Option<Vec<String>>,
+    /// A playbook to run instead of the embedded playbooks/split.yaml.
+    #[arg(long)]
+    pub playbook: Option<PathBuf>,
+    /// Override the lock step's fence.
+    #[arg(long, value_enum)]
+    pub fence: Option<Fence>,
+}
+
+pub fn split(ctx: &Context, args: SplitArgs) -> Result<()> {
+    use crate::ops::split::SplitAt;
+    let inv = ctx.inventory()?;
+    let mut pb = match &args.playbook {
+        Some(p) => Playbook::load(p)?,
+        None => Playbook::default_split(),
+    };
+    if let Some(f) = args.fence {
+        for s in &mut pb.steps {
+            if let Step::Lock(l) = s {
+                l.fence = f;
+            }
+        }
+    }
+    let at = match (&args.at, &args.point, &args.values) {
+        (Some(a), None, None) if a == "median" => SplitAt::Median,
+        (Some(a), None, None) => SplitAt::Key(a.clone()),
+        (None, p, None) => SplitAt::Point(p.clone()),
+        (None, None, Some(v)) => SplitAt::Values(v.clone()),
+        _ => return Err(Error::Usage("give one of --at, --point or --values".into())),
+    };
+    let bar = progress_bar(ctx.format);
+    let print = printer(ctx.format, bar.clone());
+    let mut m = Mover::start_split(&inv, args.shard, &args.to, &at, pb, &print)?;
+    let new_shard = m.split().map(|p| p.new_shard).unwrap_or(0);
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = watch_copy(bar, m.copy_progress(), done.clone());
+    let result = m.run(&[]);
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let _ = watcher.join();
+    let state = result?;
+    match ctx.format {
+        Format::Json => output::print_json(
+            &serde_json::json!({"op": m.op(), "new_shard": new_shard, "split": m.split()}),
+        ),
+        Format::Table => println!(
+            "shard {} split: new shard {new_shard} on {} (operation {}, write fence {} ms)",
+            args.shard,
+            args.to,
+            m.op(),
+            state.fence_millis.unwrap_or(0)
+        ),
+    }
     Ok(())
 }

@@ -96,6 +96,22 @@ impl Directory {
         params: &serde_json::Value,
         steps: &[(String, serde_json::Value)],
     ) -> Result<u64> {
+        self.create_operation_within(kind, shard_id, source, target, params, steps, None)
+    }
+
+    /// Like [`Directory::create_operation`], as part of operation `parent` (a split's
+    /// prunes): the parent does not count as a conflicting operation.
+    #[allow(clippy::too_many_arguments)]
+    pub fn create_operation_within(
+        &mut self,
+        kind: &str,
+        shard_id: u32,
+        source: &str,
+        target: &str,
+        params: &serde_json::Value,
+        steps: &[(String, serde_json::Value)],
+        parent: Option<u64>,
+    ) -> Result<u64> {
         let (ops, st) = (self.jt("operations"), self.jt("operation_steps"));
         let locations = self.jt("locations");
         let owner = owner_id();
@@ -106,8 +122,8 @@ impl Directory {
                 vec![shard_id.into()],
             ))?;
             let busy: Option<(u64, String, String)> = d.server().first(&Stmt::with(
-                format!("SELECT op_id, kind, state FROM {ops} WHERE shard_id = ? AND state IN ('running', 'failed') LIMIT 1"),
-                vec![shard_id.into()],
+                format!("SELECT op_id, kind, state FROM {ops} WHERE shard_id = ? AND state IN ('running', 'failed') AND op_id <> ? LIMIT 1"),
+                vec![shard_id.into(), parent.unwrap_or(0).into()],
             ))?;
             if let Some((id, kind, state)) = busy {
                 return Err(Error::Refused(format!(
@@ -278,6 +294,81 @@ impl Directory {
                     )));
                 }
             }
+            Ok(version)
+        })
+    }
+
+    /// Adds a location for a shard being created by a split: offline, with no mapping, so
+    /// no lookup reaches it until the split's flip.
+    pub fn insert_offline_location(&mut self, func_id: u32, node: &super::DirNode) -> Result<u32> {
+        let locations = self.jt("locations");
+        self.change(|d, version| {
+            d.server().exec(&Stmt::with(
+                format!("INSERT INTO {locations} (func_id, node, host, port, state, version) VALUES (?, ?, ?, ?, 'offline', ?)"),
+                vec![func_id.into(), node.name.as_str().into(), node.host.as_str().into(), node.port.into(), version.into()],
+            ))?;
+            Ok(d.server().first::<u32>(&Stmt::text("SELECT LAST_INSERT_ID()"))?.unwrap_or(0))
+        })
+    }
+
+    /// The split's flip: the new shard's mapping and its location online, in one
+    /// transaction, only for an operation that verified the copy.
+    pub fn split_flip(
+        &mut self,
+        op: u64,
+        func_id: u32,
+        old_shard: u32,
+        new_shard: u32,
+        mapping: &super::NewMapping,
+    ) -> Result<u64> {
+        let (st, locations) = (self.jt("operation_steps"), self.jt("locations"));
+        let (ranges, hashes, lists) = (self.jt("ranges"), self.jt("hashes"), self.jt("lists"));
+        self.change(|d, version| {
+            let verified: u64 = d
+                .server()
+                .first(&Stmt::with(
+                    format!("SELECT COUNT(*) FROM {st} WHERE op_id = ? AND name = 'verify' AND state = 'done'"),
+                    vec![op.into()],
+                ))?
+                .unwrap_or(0);
+            if verified == 0 {
+                return Err(Error::Refused(format!("split of shard {old_shard}: operation {op} has not verified the copy")));
+            }
+            let online: u64 = d.server().first(&Stmt::with(
+                format!("SELECT COUNT(*) FROM {locations} WHERE shard_id = ? AND state = 'online'"),
+                vec![new_shard.into()],
+            ))?.unwrap_or(0);
+            if online > 0 {
+                return Ok(version);
+            }
+            match mapping {
+                super::NewMapping::LowerBound(k) => {
+                    let (col, v): (&str, mysql::Value) = match k {
+                        super::Key::Int(i) => ("lower_bound", (*i).into()),
+                        super::Key::Str(s) => ("lower_bound_str", s.as_bytes().into()),
+                    };
+                    d.server().exec(&Stmt::with(
+                        format!("INSERT INTO {ranges} (func_id, {col}, shard_id) VALUES (?, ?, ?)"),
+                        vec![func_id.into(), v, new_shard.into()],
+                    ))?;
+                }
+                super::NewMapping::Point(p) => d.server().exec(&Stmt::with(
+                    format!("INSERT INTO {hashes} (func_id, hash, shard_id) VALUES (?, ?, ?)"),
+                    vec![func_id.into(), p.to_hex().into(), new_shard.into()],
+                ))?,
+                super::NewMapping::Values(values) => {
+                    for v in values {
+                        d.server().exec(&Stmt::with(
+                            format!("UPDATE {lists} SET shard_id = ? WHERE func_id = ? AND value = ? AND shard_id = ?"),
+                            vec![new_shard.into(), func_id.into(), v.to_string().as_bytes().into(), old_shard.into()],
+                        ))?;
+                    }
+                }
+            }
+            d.server().exec(&Stmt::with(
+                format!("UPDATE {locations} SET state = 'online', version = ? WHERE shard_id = ?"),
+                vec![version.into(), new_shard.into()],
+            ))?;
             Ok(version)
         })
     }

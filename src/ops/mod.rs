@@ -5,4 +5,5 @@ pub mod add_shard;
 pub mod fence;
 pub mod mover;
 pub mod plan;
+pub mod split;
 pub mod steps;

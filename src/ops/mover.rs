@@ -86,6 +86,7 @@ pub struct Mover<'a> {
     state: MoveState,
     fence_started: Option<Instant>,
     copy_progress: std::sync::Arc<copy::native::Progress>,
+    split: Option<crate::ops::split::SplitPlan>,
     on_event: &'a dyn Fn(&StepEvent),
 }
 
@@ -96,6 +97,19 @@ pub fn channel_for(op: u64) -> Channel {
 
 fn hidden_name(op: u64, i: usize) -> String {
     format!("_shardctl_op{op}_{i}")
+}
+
+/// A split's schemas: `<schema>_<old>` copied to `<schema>_<new>`.
+fn split_pairs(snap: &Snapshot, shard: &Shard, new_shard: u32) -> Result<Vec<SchemaPair>> {
+    snap.function_schemas(shard.func_id)
+        .iter()
+        .map(|l| {
+            Ok(SchemaPair {
+                from: Ident::new("schema", &crate::directory::shard_schema(l, shard.id))?,
+                to: Ident::new("schema", &crate::directory::shard_schema(l, new_shard))?,
+            })
+        })
+        .collect()
 }
 
 fn schemas_of(snap: &Snapshot, shard: &Shard) -> Result<Vec<SchemaPair>> {
@@ -190,8 +204,94 @@ impl<'a> Mover<'a> {
             state: MoveState::default(),
             fence_started: None,
             copy_progress: Default::default(),
+            split: None,
             on_event,
         })
+    }
+
+    /// Starts a split of `shard_id` onto `to`: the new shard's location is created offline,
+    /// the operation journaled, the old shard marked moving.
+    pub fn start_split(
+        inv: &'a Inventory,
+        shard_id: u32,
+        to: &str,
+        at: &crate::ops::split::SplitAt,
+        playbook: Playbook,
+        on_event: &'a dyn Fn(&StepEvent),
+    ) -> Result<Mover<'a>> {
+        let mut dir = Directory::open(inv)?;
+        let snap = dir.load()?;
+        if let Some(op) = dir
+            .active_operations()?
+            .into_iter()
+            .find(|o| o.shard_id == Some(shard_id))
+        {
+            return Err(Error::Refused(format!(
+                "shard {shard_id} is under operation {} ({}, {}): resume or abort it first",
+                op.id, op.kind, op.state
+            )));
+        }
+        let shard = snap.shard(shard_id)?.clone();
+        if shard.node == to {
+            return Err(Error::Usage(format!(
+                "splitting shard {shard_id} onto its own node {to} is not supported yet: choose another node"
+            )));
+        }
+        let shard = check_request(inv, &snap, shard_id, to)?;
+        let mapping = crate::ops::split::plan(inv, &snap, &shard, at)?;
+        crate::ops::plan::check_move(inv, shard_id, to)?;
+        let node = snap
+            .nodes
+            .iter()
+            .find(|n| n.name == to)
+            .cloned()
+            .ok_or_else(|| Error::Usage(format!("node {to} is not in the directory")))?;
+        let new_shard = dir.insert_offline_location(shard.func_id, &node)?;
+        let plan = crate::ops::split::SplitPlan {
+            old_shard: shard_id,
+            new_shard,
+            mapping,
+        };
+        let steps: Vec<(String, serde_json::Value)> = playbook
+            .steps
+            .iter()
+            .map(|s| {
+                (
+                    s.name().to_string(),
+                    serde_json::to_value(s).unwrap_or_default(),
+                )
+            })
+            .collect();
+        let params = serde_json::json!({ "playbook": playbook, "split": plan });
+        let op = match dir.create_operation("split", shard_id, &shard.node, to, &params, &steps) {
+            Ok(op) => op,
+            Err(e) => {
+                let _ = dir.delete_offline_shard(new_shard);
+                return Err(e);
+            }
+        };
+        dir.set_shard_state(shard_id, ShardState::Moving)?;
+        Ok(Mover {
+            inv,
+            pairs: split_pairs(&snap, &shard, new_shard)?,
+            source: shard.node.clone(),
+            target: to.to_string(),
+            shard,
+            channel: channel_for(op),
+            dir,
+            op,
+            playbook,
+            state: MoveState::default(),
+            fence_started: None,
+            copy_progress: Default::default(),
+            split: Some(plan),
+            on_event,
+        })
+    }
+
+    /// The split this operation carries out, if it is one.
+    pub fn split(&self) -> Option<&crate::ops::split::SplitPlan> {
+        self.split.as_ref()
     }
 
     /// Rebuilds a move from the journal (for resume and abort).
@@ -202,7 +302,7 @@ impl<'a> Mover<'a> {
     ) -> Result<(Mover<'a>, OperationRecord)> {
         let mut dir = Directory::open(inv)?;
         let rec = dir.operation(op_id)?;
-        if rec.kind != "move" {
+        if rec.kind != "move" && rec.kind != "split" {
             return Err(Error::Usage(format!(
                 "operation {op_id} is a {}, not a move",
                 rec.kind
@@ -230,10 +330,25 @@ impl<'a> Mover<'a> {
         let target = rec.target.clone().unwrap_or_default();
         let mut shard_for_schemas = shard.clone();
         shard_for_schemas.node = source.clone();
+        let split: Option<crate::ops::split::SplitPlan> = if rec.kind == "split" {
+            Some(
+                serde_json::from_value(rec.params["split"].clone()).map_err(|e| {
+                    Error::Config(format!(
+                        "operation {op_id}: unreadable split in the journal: {e}"
+                    ))
+                })?,
+            )
+        } else {
+            None
+        };
+        let pairs = match &split {
+            Some(p) => split_pairs(&snap, &shard, p.new_shard)?,
+            None => schemas_of(&snap, &shard_for_schemas)?,
+        };
         Ok((
             Mover {
                 inv,
-                pairs: schemas_of(&snap, &shard_for_schemas)?,
+                pairs,
                 source,
                 target,
                 shard,
@@ -244,6 +359,7 @@ impl<'a> Mover<'a> {
                 state,
                 fence_started: None,
                 copy_progress: Default::default(),
+                split,
                 on_event,
             },
             rec,
@@ -410,6 +526,9 @@ impl<'a> Mover<'a> {
         }
         self.dir
             .set_shard_state(self.shard.id, ShardState::Online)?;
+        if let Some(plan) = &self.split {
+            self.dir.delete_offline_shard(plan.new_shard)?;
+        }
         self.dir.finish_operation(self.op, op_state::ABORTED)?;
         Ok(())
     }
@@ -432,12 +551,23 @@ impl<'a> Mover<'a> {
             Step::ChangeMaster(_) => self.change_master(),
             Step::Filter(_) => {
                 let mut t = self.connect(&self.target)?;
+                let rewrite_db = if self.split.is_some() {
+                    self.pairs
+                        .iter()
+                        .map(|p| (p.from.clone(), p.to.clone()))
+                        .collect()
+                } else {
+                    Vec::new()
+                };
                 let filters = Filters {
                     wild_do_schemas: self.pairs.iter().map(|p| p.to.clone()).collect(),
+                    rewrite_db,
                     ..Filters::default()
                 };
                 t.set_filters(&self.channel, &filters)?;
-                Ok(serde_json::json!({"wild_do_table": filters.wild_do_schemas}))
+                Ok(
+                    serde_json::json!({"wild_do_table": filters.wild_do_schemas, "rewrite_db": filters.rewrite_db}),
+                )
             }
             Step::StartReplication(_) => {
                 let mut t = self.connect(&self.target)?;
@@ -461,6 +591,7 @@ impl<'a> Mover<'a> {
             Step::Lock(l) => self.lock(l.fence, l.timeout_secs),
             Step::Verify(_) => self.verify(),
             Step::Flip(_) => self.flip(),
+            Step::Prune(_) => self.prune_both(),
             Step::DropSource(d) => self.drop_source(d.keep),
             Step::Unlock(_) => {
                 self.lift_fence()?;
@@ -651,17 +782,10 @@ impl<'a> Mover<'a> {
                 }
             }
             Fence::Shard => {
-                if !self.state.flipped
-                    && !self.state.source_dropped
-                    && !self.state.fenced_tables.is_empty()
-                {
-                    let back: Vec<String> = self
-                        .state
-                        .fenced_tables
-                        .iter()
-                        .map(|(s, t, h)| format!("`{s}`.`{h}` TO `{s}`.`{t}`"))
-                        .collect();
-                    src.exec_unlogged(&[Stmt::text(format!("RENAME TABLE {}", back.join(", ")))])?;
+                // After a move's flip the old copy stays out of reach; after a split's, the
+                // old shard serves its half again.
+                if (!self.state.flipped || self.split.is_some()) && !self.state.source_dropped {
+                    crate::ops::fence::lower(&mut src, &self.state.fenced_tables)?;
                 }
             }
         }
@@ -669,7 +793,7 @@ impl<'a> Mover<'a> {
             self.state.fence_millis = Some(t.elapsed().as_millis() as u64);
         }
         self.state.fence = None;
-        if !self.state.flipped {
+        if !self.state.flipped || self.split.is_some() {
             self.dir
                 .set_shard_state(self.shard.id, ShardState::Online)?;
         }
@@ -725,6 +849,20 @@ impl<'a> Mover<'a> {
                 self.op
             )));
         }
+        if let Some(plan) = self.split.clone() {
+            let mapping = plan.mapping.to_new_mapping()?;
+            let version = self.dir.split_flip(
+                self.op,
+                self.shard.func_id,
+                plan.old_shard,
+                plan.new_shard,
+                &mapping,
+            )?;
+            self.state.flipped = true;
+            return Ok(
+                serde_json::json!({"new_shard": plan.new_shard, "mapping": plan.mapping, "version": version}),
+            );
+        }
         let snap = self.dir.load()?;
         let node = snap
             .nodes
@@ -751,7 +889,39 @@ impl<'a> Mover<'a> {
         Ok(serde_json::json!({"node": self.target, "version": version}))
     }
 
+    fn prune_both(&mut self) -> Result<serde_json::Value> {
+        let plan = self
+            .split
+            .clone()
+            .ok_or_else(|| Error::Usage("prune is a split step".into()))?;
+        let quiet = |_: &str, _: u64, _: u64, _: u64| {};
+        let mut out = Vec::new();
+        for shard in [plan.old_shard, plan.new_shard] {
+            let pending = self
+                .dir
+                .active_operations()?
+                .into_iter()
+                .find(|o| o.shard_id == Some(shard) && o.kind == "prune")
+                .map(|o| o.id);
+            let reports = crate::prune::run(
+                self.inv,
+                shard,
+                pending,
+                &crate::prune::Options::default(),
+                &quiet,
+                Some(self.op),
+            )?;
+            out.push(serde_json::json!({"shard": shard, "tables": reports}));
+        }
+        Ok(serde_json::Value::Array(out))
+    }
+
     fn drop_source(&mut self, keep: bool) -> Result<serde_json::Value> {
+        if self.split.is_some() {
+            return Err(Error::Refused(
+                "a split keeps its source: drop-source does not belong in a split playbook".into(),
+            ));
+        }
         if !self.state.flipped {
             return Err(Error::Refused(
                 "drop-source before the flip: nothing is dropped before the flip".into(),

@@ -155,6 +155,9 @@ pub fn move_plan(inv: &Inventory, shard: u32, to: &str, pb: &Playbook) -> Result
                 v.extend(d.set_read_only(false).iter().map(|s| format!("read-only fence: {s}")));
                 v
             }),
+            Step::Prune(_) => (format!("{source}, {to}"), vec![
+                "on both shards: DELETE by primary-key chunks the rows the shard no longer owns (see `shardctl prune --dry-run`)".into(),
+            ]),
             Step::ResetReplication(_) => (to.to_string(), {
                 let mut v: Vec<String> = d.set_filters(&channel, &Filters::default())?.iter().map(|s| s.to_string()).collect();
                 v.push(d.stop_channel(&channel).to_string());

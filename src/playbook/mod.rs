@@ -9,6 +9,8 @@ use std::path::Path;
 
 /// The embedded move playbook.
 pub const MOVE_PLAYBOOK: &str = include_str!("../../playbooks/move.yaml");
+/// The embedded split playbook.
+pub const SPLIT_PLAYBOOK: &str = include_str!("../../playbooks/split.yaml");
 
 /// Which write fence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -127,6 +129,8 @@ pub enum Step {
     Unlock(NoParams),
     /// Remove the channel and its filters.
     ResetReplication(NoParams),
+    /// Delete, on both shards of a split, the rows each no longer owns.
+    Prune(NoParams),
 }
 
 impl Step {
@@ -145,6 +149,7 @@ impl Step {
             Step::DropSource(_) => "drop-source",
             Step::Unlock(_) => "unlock",
             Step::ResetReplication(_) => "reset-replication",
+            Step::Prune(_) => "prune",
         }
     }
 }
@@ -182,6 +187,11 @@ impl Playbook {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::Config(format!("cannot read playbook {}: {e}", path.display())))?;
         Self::parse(&path.display().to_string(), &text)
+    }
+
+    /// The default split playbook.
+    pub fn default_split() -> Playbook {
+        Self::parse("playbooks/split.yaml", SPLIT_PLAYBOOK).expect("the embedded playbook is valid")
     }
 
     /// The default move playbook.
@@ -250,6 +260,11 @@ impl Playbook {
         }
         if pos("unlock").unwrap() < flip {
             return bad("unlock must come after flip");
+        }
+        if let Some(p) = pos("prune") {
+            if p < pos("unlock").unwrap() {
+                return bad("prune must come after unlock");
+            }
         }
         if pos("change-master").unwrap() < pos("backup").unwrap() {
             return bad("change-master needs the backup's coordinates: put it after backup");

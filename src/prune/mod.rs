@@ -110,6 +110,12 @@ pub fn plan(inv: &Inventory, snap: &Snapshot, shard: &Shard) -> Result<Vec<Table
             let table = Ident::new("table", &t.table)?;
             let column = Ident::new("column", &t.column)?;
             let pk = server.primary_key(&schema, &table)?;
+            if pk.is_empty() && !server.tables(&schema)?.iter().any(|t| t.name == table) {
+                return Err(Error::Refused(format!(
+                    "table {schema}.{table} does not exist on {}: the directory and the node disagree",
+                    shard.node
+                )));
+            }
             if pk.is_empty() {
                 return Err(Error::Refused(format!(
                     "table {schema}.{table} has no primary key: prune walks primary keys and will not delete from it"
@@ -422,6 +428,7 @@ pub fn run(
     resume_op: Option<u64>,
     opts: &Options,
     on_chunk: OnChunk<'_>,
+    parent: Option<u64>,
 ) -> Result<Vec<TableReport>> {
     let mut dir = Directory::open(inv)?;
     let snap = dir.load()?;
@@ -450,9 +457,16 @@ pub fn run(
                     )
                 })
                 .collect();
-            let params = serde_json::json!({"shard": shard_id});
-            let op =
-                dir.create_operation("prune", shard_id, &shard.node, &shard.node, &params, &steps)?;
+            let params = serde_json::json!({"shard": shard_id, "parent": parent});
+            let op = dir.create_operation_within(
+                "prune",
+                shard_id,
+                &shard.node,
+                &shard.node,
+                &params,
+                &steps,
+                parent,
+            )?;
             (op, HashMap::new())
         }
     };
