@@ -1,0 +1,379 @@
+//! `shardctl split` on real servers: range, hash and list splits under the workload; every
+//! row ends on exactly the shard `lookup` names and every acknowledged write survives; bad
+//! input is refused without a change.
+
+mod common;
+
+use common::{connect, exec, shardctl};
+use predicates::prelude::*;
+use shardctl::config::Inventory;
+use shardctl::directory::{Directory, Key, KeyType, Router};
+use shardctl::sandbox::{Sandbox, SandboxBuilder};
+use shardctl::server::Stmt;
+use shardctl::workload;
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
+
+fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn fleet() -> &'static Sandbox {
+    static SB: OnceLock<Sandbox> = OnceLock::new();
+    SB.get_or_init(|| {
+        let sb = SandboxBuilder::for_tests(3).unwrap().start().unwrap();
+        let mut n1 = connect(&sb, "node1");
+        for (db, key) in [("rdb", "BIGINT"), ("hdb", "BIGINT"), ("ldb", "VARBINARY(16)")] {
+            exec(
+                &mut n1,
+                &[
+                    &format!("CREATE DATABASE {db}"),
+                    &format!("CREATE TABLE {db}.items (k {key} NOT NULL, n INT NOT NULL, PRIMARY KEY (k, n))"),
+                    &format!("CREATE TABLE {db}.shardctl_workload (k {key} NOT NULL, seq BIGINT UNSIGNED NOT NULL, at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), PRIMARY KEY (k, seq))"),
+                    &format!("CREATE TABLE {db}.kinds (id INT PRIMARY KEY)"),
+                    &format!("INSERT INTO {db}.kinds VALUES (1), (2)"),
+                ],
+            );
+        }
+        let inv = sb.inventory_path();
+        let run = |args: &[&str]| {
+            shardctl().arg("--config").arg(&inv).args(args).assert().success();
+        };
+        run(&["init"]);
+        for n in ["node1", "node2", "node3"] {
+            run(&["node", "add", n]);
+        }
+        for (f, t, k, db) in [("r", "range", "int", "rdb"), ("h", "hash", "int", "hdb"), ("l", "list", "string", "ldb")] {
+            run(&["function", "add", f, "--type", t, "--key", k]);
+            for table in ["items", "shardctl_workload"] {
+                run(&["table", "add", &format!("{db}.{table}"), "--function", f, "--column", "k"]);
+            }
+        }
+        run(&["shard", "add", "--function", "r", "--node", "node1", "--lower-bound", "0"]);
+        run(&["shard", "add", "--function", "r", "--node", "node2", "--lower-bound", "100000"]);
+        run(&["shard", "add", "--function", "h", "--node", "node1", "--point", "auto"]);
+        run(&["shard", "add", "--function", "h", "--node", "node2", "--point", "auto"]);
+        run(&["shard", "add", "--function", "l", "--node", "node1", "--values", "a,b,c,d"]);
+        run(&["shard", "add", "--function", "l", "--node", "node2", "--values", "e,f"]);
+        let inv = Inventory::load(&sb.inventory_path()).unwrap();
+        let router = Router::connect(&inv).unwrap();
+        let keys: Vec<(&str, &str, Vec<Key>)> = vec![
+            ("r", "rdb", (0..4000).map(|i| Key::Int(i * 3)).chain((0..500).map(|i| Key::Int(100_000 + i))).collect()),
+            ("h", "hdb", (0..3000).map(Key::Int).collect()),
+            ("l", "ldb", ["a", "b", "c", "d", "e", "f"].iter().map(|s| Key::Str(s.to_string())).collect()),
+        ];
+        for (f, db, ks) in keys {
+            for k in ks {
+                let shard = router.shard_for_function(f, &k).unwrap();
+                let mut s = connect(&sb, &shard.node);
+                let rows = if matches!(k, Key::Str(_)) { 50 } else { 1 };
+                for n in 0..rows {
+                    s.exec(&Stmt::with(
+                        format!("INSERT INTO {db}_{}.items (k, n) VALUES (?, ?)", shard.id),
+                        vec![match &k {
+                            Key::Int(i) => (*i).into(),
+                            Key::Str(s) => s.as_str().into(),
+                        }, n.into()],
+                    ))
+                    .unwrap();
+                }
+            }
+        }
+        sb
+    })
+}
+
+fn inventory() -> Inventory {
+    common::inventory(fleet())
+}
+
+fn cli(args: &[&str]) -> assert_cmd::Command {
+    let mut c = shardctl();
+    c.arg("--config").arg(fleet().inventory_path()).args(args);
+    c
+}
+
+/// Every row of every sharded table of `function` sits on the shard the router names.
+/// Returns the number of `items` rows.
+fn rows_are_where_lookup_says(function: &str, db: &str) -> usize {
+    let inv = inventory();
+    let router = Router::connect(&inv).unwrap();
+    let snap = router.snapshot().clone();
+    let func = snap.function(function).unwrap().clone();
+    let mut items = 0;
+    for shard in snap.shards_of(func.id) {
+        let mut s = connect(fleet(), &shard.node);
+        for table in ["items", "shardctl_workload"] {
+            let rows = s
+                .rows(&Stmt::text(format!(
+                    "SELECT CAST(k AS CHAR) FROM {db}_{}.{table}",
+                    shard.id
+                )))
+                .unwrap();
+            for r in rows {
+                let text: String = mysql::from_row(r);
+                let key = func.key_type.parse(&text).unwrap();
+                let owner = router.shard_for_function(function, &key).unwrap().id;
+                assert_eq!(
+                    owner, shard.id,
+                    "{db}_{}.{table} holds key {text}, which lookup gives to shard {owner}",
+                    shard.id
+                );
+                if table == "items" {
+                    items += 1;
+                }
+            }
+        }
+    }
+    items
+}
+
+fn split_under_workload(function: &str, db: &str, args: &[&str]) -> u32 {
+    let before = rows_are_where_lookup_says(function, db);
+    let running = workload::spawn(
+        inventory(),
+        workload::Options {
+            function: function.into(),
+            rate: 200,
+            write_timeout: Duration::from_secs(60),
+        },
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    let out = cli(&[&["--output", "json"][..], args].concat())
+        .output()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    let report = running.stop().unwrap();
+    assert!(
+        out.status.success(),
+        "split failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // One JSON object per step event, then the result.
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let start = text.rfind("\n{\n").map(|i| i + 1).unwrap_or(0);
+    let v: serde_json::Value = serde_json::from_str(&text[start..]).unwrap();
+    let missing = workload::missing_acks(&inventory(), function, &report.acks).unwrap();
+    assert!(missing.is_empty(), "lost acknowledged writes: {missing:?}");
+    assert!(report.streams.iter().all(|s| s.lost == 0));
+    assert_eq!(
+        rows_are_where_lookup_says(function, db),
+        before,
+        "no row lost or duplicated"
+    );
+    v["new_shard"].as_u64().unwrap() as u32
+}
+
+#[test]
+fn a_range_shard_splits_at_its_median_under_load() {
+    fleet();
+    let _s = serial();
+    let new = split_under_workload(
+        "r",
+        "rdb",
+        &["split", "--shard", "1", "--to", "node3", "--at", "median"],
+    );
+    let snap = Directory::open(&inventory()).unwrap().load().unwrap();
+    let cov = shardctl::directory::coverage(&snap, snap.function("r").unwrap(), new);
+    assert_eq!(
+        cov.to_string(),
+        "[6000, 100000)",
+        "the median of 0, 3, ..., 11997"
+    );
+    assert_eq!(snap.shard(new).unwrap().node, "node3");
+}
+
+#[test]
+fn a_hash_shard_splits_in_the_middle_of_its_arc_under_load() {
+    fleet();
+    let _s = serial();
+    let snap = Directory::open(&inventory()).unwrap().load().unwrap();
+    let f = snap.function("h").unwrap().clone();
+    let shard = snap.shards_of(f.id).next().unwrap().id;
+    let new = split_under_workload(
+        "h",
+        "hdb",
+        &["split", "--shard", &shard.to_string(), "--to", "node3"],
+    );
+    let snap = Directory::open(&inventory()).unwrap().load().unwrap();
+    match shardctl::directory::coverage(&snap, snap.function("h").unwrap(), new) {
+        shardctl::directory::Coverage::Arc { .. } => {}
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_list_shard_gives_some_values_to_a_new_shard_under_load() {
+    fleet();
+    let _s = serial();
+    let new = split_under_workload(
+        "l",
+        "ldb",
+        &["split", "--shard", "5", "--to", "node3", "--values", "c,d"],
+    );
+    let r = Router::connect(&inventory()).unwrap();
+    assert_eq!(
+        r.shard_for_function("l", &Key::Str("c".into())).unwrap().id,
+        new
+    );
+    assert_eq!(
+        r.shard_for_function("l", &Key::Str("a".into())).unwrap().id,
+        5
+    );
+    let _ = KeyType::String;
+}
+
+#[test]
+fn bad_splits_are_refused_without_a_change() {
+    fleet();
+    let _s = serial();
+    let version = || Directory::open(&inventory()).unwrap().version().unwrap();
+    let before = version();
+    let snap = Directory::open(&inventory()).unwrap().load().unwrap();
+    let all_of_5: Vec<String> = snap
+        .lists
+        .iter()
+        .filter(|l| l.shard_id == 5)
+        .map(|l| l.value.to_string())
+        .collect();
+    let all_of_5 = all_of_5.join(",");
+    let cases: Vec<(Vec<&str>, i32, &str)> = vec![
+        (
+            vec!["split", "--shard", "2", "--to", "node3", "--at", "50"],
+            2,
+            "outside shard 2's range [100000, ∞)",
+        ),
+        (
+            vec!["split", "--shard", "2", "--to", "node3", "--at", "100000"],
+            5,
+            "equals the lower bound",
+        ),
+        (
+            vec!["split", "--shard", "2", "--to", "node2", "--at", "100500"],
+            2,
+            "onto its own node",
+        ),
+        (
+            vec!["split", "--shard", "5", "--to", "node3", "--values", "e"],
+            2,
+            "value e is not mapped to shard 5",
+        ),
+        (
+            vec![
+                "split", "--shard", "5", "--to", "node3", "--values", &all_of_5,
+            ],
+            2,
+            "without values",
+        ),
+        (
+            vec!["split", "--shard", "2", "--to", "node3"],
+            2,
+            "--at KEY or --at median",
+        ),
+    ];
+    for (args, code, needle) in cases {
+        let out = cli(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+    // A shard whose sharding column holds a single value cannot be split at its median.
+    let mut n2 = connect(fleet(), "node2");
+    cli(&[
+        "shard",
+        "add",
+        "--function",
+        "r",
+        "--node",
+        "node2",
+        "--lower-bound",
+        "900000",
+    ])
+    .assert()
+    .success();
+    let snap = Directory::open(&inventory()).unwrap().load().unwrap();
+    let single = snap
+        .shards_of(snap.function("r").unwrap().id)
+        .map(|s| s.id)
+        .max()
+        .unwrap();
+    exec(
+        &mut n2,
+        &[&format!(
+            "INSERT INTO rdb_{single}.items VALUES (900000, 1), (900000, 2), (900000, 3)"
+        )],
+    );
+    let before = version().max(before);
+    cli(&[
+        "split",
+        "--shard",
+        &single.to_string(),
+        "--to",
+        "node3",
+        "--at",
+        "median",
+    ])
+    .assert()
+    .code(5)
+    .stderr(predicate::str::contains("holds a single value"));
+    // A shard under another operation.
+    cli(&["lock", "--shard", &single.to_string()])
+        .assert()
+        .success();
+    cli(&[
+        "split",
+        "--shard",
+        &single.to_string(),
+        "--to",
+        "node3",
+        "--at",
+        "900001",
+    ])
+    .assert()
+    .code(5)
+    .stderr(predicate::str::contains("under operation"));
+    cli(&["unlock", "--shard", &single.to_string()])
+        .assert()
+        .success();
+    // A hash arc too small to split.
+    cli(&[
+        "shard",
+        "add",
+        "--function",
+        "h",
+        "--node",
+        "node1",
+        "--point",
+        "00000000000000000000000000000100",
+    ])
+    .assert()
+    .success();
+    cli(&[
+        "shard",
+        "add",
+        "--function",
+        "h",
+        "--node",
+        "node1",
+        "--point",
+        "00000000000000000000000000000101",
+    ])
+    .assert()
+    .success();
+    let snap = Directory::open(&inventory()).unwrap().load().unwrap();
+    let tiny = snap
+        .points
+        .iter()
+        .find(|p| p.point.to_hex() == "00000000000000000000000000000100")
+        .unwrap()
+        .shard_id;
+    let v = version();
+    cli(&["split", "--shard", &tiny.to_string(), "--to", "node3"])
+        .assert()
+        .code(5)
+        .stderr(predicate::str::contains("too small to split"));
+    assert_eq!(version(), v);
+    let _ = before;
+}
