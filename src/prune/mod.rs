@@ -254,6 +254,9 @@ struct Throttle {
     replicas: Vec<(String, Option<Server>)>,
     opts: Options,
     max_lag_seen: u64,
+    /// The node's position after the previous chunk: replicas must have applied it before
+    /// the next chunk starts, which keeps them at most about one chunk behind.
+    pending: Option<crate::server::BinlogPosition>,
 }
 
 impl Throttle {
@@ -265,6 +268,7 @@ impl Throttle {
             replicas: n.spec.replicas.iter().map(|r| (r.clone(), None)).collect(),
             opts: opts.clone(),
             max_lag_seen: 0,
+            pending: None,
         })
     }
 
@@ -289,8 +293,41 @@ impl Throttle {
         Some(worst)
     }
 
+    /// Waits until every replica has applied the previous chunk.
+    fn wait_for_replicas(&mut self, inv: &Inventory, started: Instant) -> Result<()> {
+        let Some(pos) = self.pending.take() else {
+            return Ok(());
+        };
+        for (name, conn) in &mut self.replicas {
+            if conn.is_none() {
+                *conn = Some(Server::connect_node(inv, name)?);
+            }
+            let server = conn.as_mut().expect("connected above");
+            let channel = server
+                .channels()?
+                .into_iter()
+                .find(|c| c.source == self.address)
+                .ok_or_else(|| {
+                    Error::Timeout(format!("replica {name} has no channel from {}", self.node))
+                })?;
+            let channel = crate::ident::Channel::new(&channel.name)?;
+            let left = self.opts.throttle_timeout.saturating_sub(started.elapsed());
+            server.wait_for_position(&channel, &pos, left.max(Duration::from_secs(1)))?;
+        }
+        Ok(())
+    }
+
+    /// Records the node's position after a chunk (only when it has replicas).
+    fn chunk_done(&mut self, server: &mut Server) -> Result<()> {
+        if !self.replicas.is_empty() {
+            self.pending = Some(server.coordinates()?.position);
+        }
+        Ok(())
+    }
+
     fn wait(&mut self, inv: &Inventory, server: &mut Server) -> Result<Duration> {
         let started = Instant::now();
+        self.wait_for_replicas(inv, started)?;
         loop {
             crate::signal::check()?;
             let running: u64 = server
@@ -390,6 +427,7 @@ fn prune_table(
         );
         let t = Instant::now();
         let deleted = server.exec_affected(&delete)?;
+        run.throttle.chunk_done(server)?;
         let took = t.elapsed() + Duration::from_micros(1);
         let walked = rows.len() as u64;
         report.deleted += deleted;
