@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{connect, exec, shardctl};
+use common::{connect, exec, load_fixture, shardctl};
 use predicates::prelude::*;
 use shardctl::directory::{Directory, Key, Router};
 use shardctl::sandbox::{Sandbox, SandboxBuilder};
@@ -44,30 +44,6 @@ fn fleet() -> &'static Sandbox {
         }
         sb
     })
-}
-
-/// Loads a fixture file through the server's own client, as the fixtures' README asks.
-fn load_fixture(sb: &Sandbox, file: &str, db: Option<&str>) {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/fixtures")
-        .join(file);
-    let input = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let port = sb.node("node1").unwrap().port.to_string();
-    let mut cmd = std::process::Command::new("mariadb");
-    cmd.arg(format!(
-        "--defaults-extra-file={}",
-        sb.dir().join("client.cnf").display()
-    ))
-    .args(["-h", "127.0.0.1", "-P", &port]);
-    if let Some(db) = db {
-        cmd.arg(db);
-    }
-    let out = cmd.stdin(input).output().expect("run the mariadb client");
-    assert!(
-        out.status.success(),
-        "{file}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 fn cli(args: &[&str]) -> assert_cmd::assert::Assert {

@@ -4,14 +4,13 @@
 
 mod common;
 
-use common::{connect, count, exec, shardctl};
+use common::{connect, count, exec, load_fixture, shardctl};
 use predicates::prelude::*;
 use shardctl::config::Inventory;
 use shardctl::directory::{Directory, Key, Router};
 use shardctl::sandbox::{Sandbox, SandboxBuilder};
 use shardctl::server::{Server, Stmt};
 use shardctl::workload;
-use std::path::Path;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
@@ -21,29 +20,6 @@ const REFUSED: i32 = 5;
 fn serial() -> MutexGuard<'static, ()> {
     static LOCK: Mutex<()> = Mutex::new(());
     LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn load_fixture(sb: &Sandbox, file: &str, db: Option<&str>) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/fixtures")
-        .join(file);
-    let input = std::fs::File::open(&path).unwrap();
-    let port = sb.node("node1").unwrap().port.to_string();
-    let mut cmd = std::process::Command::new("mariadb");
-    cmd.arg(format!(
-        "--defaults-extra-file={}",
-        sb.dir().join("client.cnf").display()
-    ))
-    .args(["-h", "127.0.0.1", "-P", &port]);
-    if let Some(db) = db {
-        cmd.arg(db);
-    }
-    let out = cmd.stdin(input).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{file}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// 3 nodes; employees sharded in 4 shards (node1, node2, node3, node2), data written

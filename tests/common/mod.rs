@@ -66,3 +66,28 @@ pub fn write_file(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
     std::fs::write(&p, text).expect("write test file");
     p
 }
+
+/// Loads a file of `../shared/fixtures` into node1 through the server's own client, as the
+/// fixtures' README asks (never edited).
+pub fn load_fixture(sb: &Sandbox, file: &str, db: Option<&str>) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/fixtures")
+        .join(file);
+    let input = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let port = sb.node("node1").expect("node1").port.to_string();
+    let mut cmd = std::process::Command::new("mariadb");
+    cmd.arg(format!(
+        "--defaults-extra-file={}",
+        sb.dir().join("client.cnf").display()
+    ))
+    .args(["-h", "127.0.0.1", "-P", &port]);
+    if let Some(db) = db {
+        cmd.arg(db);
+    }
+    let out = cmd.stdin(input).output().expect("run the mariadb client");
+    assert!(
+        out.status.success(),
+        "{file}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
