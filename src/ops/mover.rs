@@ -593,7 +593,16 @@ impl<'a> Mover<'a> {
             Step::Flip(_) => self.flip(),
             Step::Prune(_) => self.prune_both(),
             Step::DropSource(d) => self.drop_source(d.keep),
-            Step::Unlock(_) => {
+            Step::Unlock(u) => {
+                if self.split.is_some() && self.state.flipped && self.state.fence.is_some() {
+                    // Clients that routed before the flip must not write keys the old shard
+                    // no longer owns: they get "table doesn't exist" until they refresh.
+                    let until = Instant::now() + Duration::from_secs(u.grace_secs);
+                    while Instant::now() < until {
+                        crate::signal::check()?;
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                }
                 self.lift_fence()?;
                 Ok(serde_json::json!({"fence_millis": self.state.fence_millis}))
             }

@@ -92,6 +92,17 @@ fn default_lock_timeout() -> u64 {
     10
 }
 
+/// `unlock` parameters.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UnlockParams {
+    /// After a split's flip, wait this long before the old shard takes writes again, so
+    /// routers (which re-read the directory version at least this often) stop sending it
+    /// keys it no longer owns.
+    #[serde(default)]
+    pub grace_secs: u64,
+}
+
 /// `drop-source` parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -126,7 +137,7 @@ pub enum Step {
     /// Move the source copy out of the way (and drop it).
     DropSource(DropSourceParams),
     /// Lift the fence.
-    Unlock(NoParams),
+    Unlock(UnlockParams),
     /// Remove the channel and its filters.
     ResetReplication(NoParams),
     /// Delete, on both shards of a split, the rows each no longer owns.
