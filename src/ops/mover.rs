@@ -53,6 +53,10 @@ pub struct MoveState {
     pub source_dropped: bool,
     /// Whether target schemas were created by this operation.
     pub target_created: bool,
+    /// A split on one node: views, routines, triggers and events to create after the copy
+    /// made under the fence, as (schema, definition).
+    #[serde(default)]
+    pub local_ddl: Vec<(String, String)>,
 }
 
 /// An event for progress displays and `--output json`.
@@ -232,14 +236,22 @@ impl<'a> Mover<'a> {
             )));
         }
         let shard = snap.shard(shard_id)?.clone();
-        if shard.node == to {
-            return Err(Error::Usage(format!(
-                "splitting shard {shard_id} onto its own node {to} is not supported yet: choose another node"
-            )));
-        }
-        let shard = check_request(inv, &snap, shard_id, to)?;
+        let shard = if shard.node == to {
+            inv.node(to)?;
+            if shard.state != ShardState::Online {
+                return Err(Error::Refused(format!(
+                    "shard {shard_id} is {}, not online",
+                    shard.state.as_sql()
+                )));
+            }
+            shard
+        } else {
+            check_request(inv, &snap, shard_id, to)?
+        };
         let mapping = crate::ops::split::plan(inv, &snap, &shard, at)?;
-        crate::ops::plan::check_move(inv, shard_id, to)?;
+        if shard.node != to {
+            crate::ops::plan::check_move(inv, shard_id, to)?;
+        }
         let node = snap
             .nodes
             .iter()
@@ -544,7 +556,33 @@ impl<'a> Mover<'a> {
             .unwrap_or(true)
     }
 
+    /// A split onto the shard's own node: no channel (a server drops its own events), the
+    /// copy is made under the fence instead.
+    fn same_node(&self) -> bool {
+        self.source == self.target
+    }
+
     fn run_step(&mut self, step: &Step) -> Result<serde_json::Value> {
+        if self.same_node() {
+            match step {
+                Step::ChangeMaster(_)
+                | Step::Filter(_)
+                | Step::StartReplication(_)
+                | Step::ResetReplication(_)
+                | Step::Wait(_) => {
+                    return Ok(
+                        serde_json::json!({"skipped": "same node: the copy is made under the fence"}),
+                    )
+                }
+                Step::Backup(_) => return self.local_prepare(),
+                Step::Lock(l) => {
+                    let out = self.lock(l.fence, l.timeout_secs)?;
+                    let copied = self.local_copy()?;
+                    return Ok(serde_json::json!({"lock": out, "copied_rows": copied}));
+                }
+                _ => {}
+            }
+        }
         match step {
             Step::Preflight(_) => self.preflight(),
             Step::Backup(p) => self.backup(p.method, p.workers),
@@ -634,7 +672,8 @@ impl<'a> Mover<'a> {
                 self.source, s.binlog_format
             )));
         }
-        if s.server_id == t.server_id {
+        let same = self.same_node();
+        if s.server_id == t.server_id && !same {
             return Err(Error::Refused(format!(
                 "{} and {} share server_id {}; replication between them would drop events",
                 self.source, self.target, s.server_id
@@ -653,6 +692,9 @@ impl<'a> Mover<'a> {
                     self.source, p.from
                 )));
             }
+        }
+        if same {
+            return Ok(serde_json::json!({"server_id": s.server_id, "same_node": true}));
         }
         // The replication account must reach the source as the target will.
         let creds = self.inv.replication_credentials()?;
@@ -896,6 +938,78 @@ impl<'a> Mover<'a> {
             ),
         );
         Ok(serde_json::json!({"node": self.target, "version": version}))
+    }
+
+    /// Same-node split, before the fence: empty tables under the new names, and the other
+    /// objects' definitions kept for after the copy.
+    fn local_prepare(&mut self) -> Result<serde_json::Value> {
+        let mut src = self.connect(&self.source)?;
+        self.state.target_created = true;
+        self.state.local_ddl.clear();
+        for p in &self.pairs {
+            if src.schema_exists(&p.to)? {
+                src.drop_schema(&p.to)?;
+            }
+            let objects = copy::objects::read(&mut src, p)?;
+            copy::objects::create_tables(&mut src, p, &objects)?;
+            for (_, ddl) in &objects.after_data {
+                self.state.local_ddl.push((p.to.to_string(), ddl.clone()));
+            }
+        }
+        Ok(
+            serde_json::json!({"prepared": self.pairs.len(), "deferred_objects": self.state.local_ddl.len()}),
+        )
+    }
+
+    /// Same-node split, under the fence: copies every fenced table into its new schema,
+    /// then creates the deferred objects.
+    fn local_copy(&mut self) -> Result<u64> {
+        let mut src = self.connect(&self.source)?;
+        src.exec(&Stmt::text("SET SESSION foreign_key_checks = 0"))?;
+        let mut rows = 0;
+        for (schema, table, hidden) in self.state.fenced_tables.clone() {
+            let pair = self
+                .pairs
+                .iter()
+                .find(|p| p.from.as_str() == schema)
+                .ok_or_else(|| Error::Refused(format!("no target schema for {schema}")))?
+                .clone();
+            let table = Ident::new("table", &table)?;
+            let cols: Vec<String> = src
+                .writable_columns(&pair.to, &table)?
+                .iter()
+                .map(Ident::quoted)
+                .collect();
+            // Idempotent: a retried lock step starts the copy of each table afresh.
+            src.exec(&Stmt::text(format!(
+                "DELETE FROM {}.{}",
+                pair.to.quoted(),
+                table.quoted()
+            )))?;
+            rows += src.exec_affected(&Stmt::text(format!(
+                "INSERT INTO {}.{} ({c}) SELECT {c} FROM {}.`{hidden}`",
+                pair.to.quoted(),
+                table.quoted(),
+                pair.from.quoted(),
+                c = cols.join(", ")
+            )))?;
+        }
+        src.exec(&Stmt::text("SET SESSION foreign_key_checks = 1"))?;
+        for p in &self.pairs {
+            let objects = copy::objects::SchemaObjects {
+                tables: Vec::new(),
+                after_data: self
+                    .state
+                    .local_ddl
+                    .iter()
+                    .filter(|(s, _)| s == p.to.as_str())
+                    .map(|(_, d)| ("object".to_string(), d.clone()))
+                    .collect(),
+            };
+            copy::objects::create_after_data(&mut src, p, &objects)?;
+        }
+        self.state.copied_rows = rows;
+        Ok(rows)
     }
 
     fn prune_both(&mut self) -> Result<serde_json::Value> {
