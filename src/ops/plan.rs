@@ -64,7 +64,7 @@ fn placeholders(text: String) -> String {
 
 /// Builds the dry-run plan of a move. Connects nowhere.
 pub fn move_plan(inv: &Inventory, shard: u32, to: &str, pb: &Playbook) -> Result<MovePlan> {
-    let target = inv.node(to)?;
+    inv.node(to)?;
     let flavor = Flavor::new(Vendor::MariaDb, 10, 11, 0);
     let d = Dialect::new(flavor);
     let channel = Channel::new("shardctl_opN")?;
@@ -172,7 +172,6 @@ pub fn move_plan(inv: &Inventory, shard: u32, to: &str, pb: &Playbook) -> Result
             actions,
         });
     }
-    let _ = target;
     Ok(MovePlan {
         shard,
         target: to.to_string(),
