@@ -12,6 +12,7 @@ pub mod ops;
 pub mod output;
 pub mod playbook;
 pub mod prune;
+pub mod rebalance;
 pub mod sample;
 pub mod sandbox;
 pub mod server;
