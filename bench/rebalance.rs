@@ -26,7 +26,11 @@ impl Rng {
 fn fleet(shards: usize, nodes: usize, seed: u64) -> (Vec<NodeIn>, Vec<ShardIn>) {
     let mut rng = Rng(seed);
     let nodes_v: Vec<NodeIn> = (0..nodes)
-        .map(|i| NodeIn { name: format!("n{i:04}"), capacity: [1.0, 1.0, 2.0, 4.0][i % 4], drain: false })
+        .map(|i| NodeIn {
+            name: format!("n{i:04}"),
+            capacity: [1.0, 1.0, 2.0, 4.0][i % 4],
+            drain: false,
+        })
         .collect();
     // Zipf-like sizes: rank r gets ~ 1/r^0.8, shuffled over the id space.
     let shards_v: Vec<ShardIn> = (0..shards)
@@ -35,7 +39,12 @@ fn fleet(shards: usize, nodes: usize, seed: u64) -> (Vec<NodeIn>, Vec<ShardIn>) 
             let size = (1_000_000_000.0 / (rank as f64).powf(0.8)) as u64 + 1_000_000;
             // Placement skewed towards the first nodes.
             let node = ((rng.unit().powi(2)) * nodes as f64) as usize;
-            ShardIn { id: k as u32, node: format!("n{:04}", node.min(nodes - 1)), size, excluded: false }
+            ShardIn {
+                id: k as u32,
+                node: format!("n{:04}", node.min(nodes - 1)),
+                size,
+                excluded: false,
+            }
         })
         .collect();
     (nodes_v, shards_v)
@@ -46,7 +55,10 @@ fn main() {
     println!("|---|---|---|---|---|---|---|---|---|");
     for (shards, nodes) in [(100, 5), (1_000, 20), (10_000, 100), (100_000, 1_000)] {
         let (n, s) = fleet(shards, nodes, 0x5eed + shards as u64);
-        let limits = Limits { threshold: 0.05, max_moves: None };
+        let limits = Limits {
+            threshold: 0.05,
+            max_moves: None,
+        };
         let t = Instant::now();
         let p = plan(&n, &s, &limits).unwrap();
         let pt = t.elapsed().as_secs_f64();

@@ -83,6 +83,9 @@ pub enum Command {
         after_help = "Example:\n  shardctl split --shard 2 --to node3 --at median\n  shardctl split --shard 2 --to node3 --at 15000\n  shardctl split --shard 7 --to node1\n  shardctl split --shard 9 --to node2 --values dk,no"
     )]
     Split(mv::SplitArgs),
+    /// Plan the moves that even out the fleet, then apply them.
+    #[command(subcommand)]
+    Rebalance(mv::RebalanceCommand),
     /// Continue an operation after a crash or a failure, from its journal.
     #[command(after_help = "Example:\n  shardctl resume 12")]
     Resume(mv::ResumeArgs),
@@ -141,6 +144,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Init => directory::init(&ctx),
         Command::Move(args) => mv::run_move(&ctx, args),
         Command::Split(args) => mv::split(&ctx, args),
+        Command::Rebalance(cmd) => mv::rebalance(&ctx, cmd),
         Command::Resume(args) => mv::resume(&ctx, args),
         Command::Abort(args) => mv::abort(&ctx, args),
         Command::Ops(args) => mv::ops(&ctx, args),

@@ -554,3 +554,174 @@ pub fn split(ctx: &Context, args: SplitArgs) -> Result<()> {
     }
     Ok(())
 }
+
+/// `rebalance` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum RebalanceCommand {
+    /// Plan the moves that even out the fleet (nothing changes).
+    #[command(
+        after_help = "Example:\n  shardctl rebalance plan --by size --threshold 0.05 --out plan.yaml\n  shardctl rebalance plan --drain node3 --out drain.yaml"
+    )]
+    Plan {
+        /// What shards weigh.
+        #[arg(long, value_enum, default_value_t = crate::rebalance::Weight::Size)]
+        by: crate::rebalance::Weight,
+        /// Accept nodes up to (1 + F) times the average utilisation.
+        #[arg(long, default_value_t = 0.05, allow_hyphen_values = true)]
+        threshold: f64,
+        /// At most this many moves.
+        #[arg(long)]
+        max_moves: Option<usize>,
+        /// Move every shard off this node (repeatable).
+        #[arg(long)]
+        drain: Vec<String>,
+        /// Never move this shard (repeatable).
+        #[arg(long)]
+        exclude_shard: Vec<u32>,
+        /// Write the plan here (YAML), for `rebalance apply`.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Run a plan's moves with concurrency limits.
+    #[command(
+        after_help = "Example:\n  shardctl rebalance apply plan.yaml --parallel 2 --per-node 1"
+    )]
+    Apply {
+        /// The plan file.
+        plan: PathBuf,
+        /// Moves at once.
+        #[arg(long, default_value_t = 1)]
+        parallel: usize,
+        /// Moves a node takes part in at once.
+        #[arg(long, default_value_t = 1)]
+        per_node: usize,
+        /// When the directory changed since the plan was made, plan again (same weight,
+        /// default limits) and apply that instead of refusing.
+        #[arg(long)]
+        replan: bool,
+    },
+}
+
+fn bar(fraction: f64) -> String {
+    let n = (fraction.clamp(0.0, 1.0) * 20.0).round() as usize;
+    format!("{}{}", "#".repeat(n), ".".repeat(20 - n))
+}
+
+pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
+    let inv = ctx.inventory()?;
+    match cmd {
+        RebalanceCommand::Plan {
+            by,
+            threshold,
+            max_moves,
+            drain,
+            exclude_shard,
+            out,
+        } => {
+            let limits = crate::rebalance::planner::Limits {
+                threshold,
+                max_moves,
+            };
+            let (plan, file) =
+                crate::rebalance::plan_fleet(&inv, by, &limits, &drain, &exclude_shard)?;
+            if let Some(path) = &out {
+                let text =
+                    serde_yaml::to_string(&file).map_err(|e| Error::Config(e.to_string()))?;
+                std::fs::write(path, text)
+                    .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
+            }
+            match ctx.format {
+                Format::Json => {
+                    output::print_json(&serde_json::json!({"plan": plan, "file": file}))
+                }
+                Format::Table => {
+                    let peak = plan
+                        .nodes
+                        .iter()
+                        .map(|n| n.before.max(n.after) as f64 / n.capacity)
+                        .fold(0.0, f64::max)
+                        .max(1e-9);
+                    let mut t = output::table(&["node", "capacity", "before", "", "after", ""]);
+                    for n in &plan.nodes {
+                        t.add_row(vec![
+                            Cell::new(&n.name),
+                            Cell::new(n.capacity),
+                            Cell::new(n.before),
+                            Cell::new(bar(n.before as f64 / n.capacity / peak)),
+                            Cell::new(n.after),
+                            Cell::new(bar(n.after as f64 / n.capacity / peak)),
+                        ]);
+                    }
+                    println!("{t}");
+                    println!(
+                        "{} moves, {} moved (at least {} must move); peak/avg {:.3} -> {:.3} (lower bound {:.3}){}",
+                        plan.moves.len(),
+                        plan.moved,
+                        plan.moved_lower_bound,
+                        plan.peak_before / plan.average.max(1e-12),
+                        plan.peak_after / plan.average.max(1e-12),
+                        plan.peak_lower_bound / plan.average.max(1e-12),
+                        if plan.split_suggestions.is_empty() { String::new() } else { format!("; split suggested for shards {:?}", plan.split_suggestions) }
+                    );
+                    if let Some(p) = out {
+                        println!(
+                            "plan written to {} (directory version {})",
+                            p.display(),
+                            file.directory_version
+                        );
+                    }
+                }
+            }
+        }
+        RebalanceCommand::Apply {
+            plan,
+            parallel,
+            per_node,
+            replan,
+        } => {
+            let mut file = crate::rebalance::load_plan(&inv, &plan)?;
+            if replan && Directory::open(&inv)?.version()? != file.directory_version {
+                let limits = crate::rebalance::planner::Limits {
+                    threshold: 0.05,
+                    max_moves: None,
+                };
+                file = crate::rebalance::plan_fleet(&inv, file.by, &limits, &[], &[])?.1;
+                eprintln!("shardctl: the directory changed since the plan was made; planned again: {} moves", file.moves.len());
+            }
+            let print = printer(ctx.format, None);
+            let quiet = |e: &StepEvent| {
+                if e.event == "failed" {
+                    print(e);
+                }
+            };
+            let applied = crate::rebalance::apply(&inv, &file, parallel, per_node, &quiet)?;
+            let failed = applied.iter().filter(|a| a.error.is_some()).count();
+            match ctx.format {
+                Format::Json => output::print_json(&applied),
+                Format::Table => {
+                    let mut t = output::table(&["shard", "to", "start", "end", "result"]);
+                    for a in &applied {
+                        t.add_row(vec![
+                            Cell::new(a.shard),
+                            Cell::new(&a.to),
+                            Cell::new(format!("{:.1}s", a.started)),
+                            Cell::new(format!("{:.1}s", a.ended)),
+                            output::status_cell(
+                                a.error.as_deref().unwrap_or("moved"),
+                                a.error.is_none(),
+                            ),
+                        ]);
+                    }
+                    println!("{t}");
+                }
+            }
+            if failed > 0 {
+                return Err(Error::Refused(format!(
+                    "{failed} of {} moves failed; see `shardctl ops`",
+                    applied.len()
+                )));
+            }
+        }
+    }
+    Ok(())
+}

@@ -2,3 +2,258 @@
 //! application of plans to come.
 
 pub mod planner;
+
+use crate::config::Inventory;
+use crate::directory::Directory;
+use crate::error::{Error, Result};
+use crate::ops::mover::{Mover, StepEvent};
+use crate::playbook::Playbook;
+use planner::{Limits, NodeIn, Plan, ShardIn};
+use serde::{Deserialize, Serialize};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Instant;
+
+/// What a shard weighs for balancing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Weight {
+    /// Data plus index bytes.
+    Size,
+    /// Estimated rows.
+    Rows,
+    /// Every shard weighs the same.
+    Count,
+}
+
+/// A plan file: the moves, stamped with the directory version they were planned from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanFile {
+    /// Directory version the plan was made from.
+    pub directory_version: u64,
+    /// What shards were weighed by.
+    pub by: Weight,
+    /// The moves, as `move` steps.
+    pub moves: Vec<PlannedMove>,
+}
+
+/// One planned move.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlannedMove {
+    /// Always `move`.
+    pub step: String,
+    /// Shard.
+    pub shard: u32,
+    /// From.
+    pub from: String,
+    /// To.
+    pub to: String,
+    /// Its weight.
+    pub weight: u64,
+}
+
+/// Plans from the live fleet: sizes from every node (one query each), capacities from the
+/// inventory.
+pub fn plan_fleet(
+    inv: &Inventory,
+    by: Weight,
+    limits: &Limits,
+    drain: &[String],
+    exclude: &[u32],
+) -> Result<(Plan, PlanFile)> {
+    let fleet = crate::status::gather_fleet(inv, &[])?;
+    if let Some(e) = crate::status::first_error(fleet.errors) {
+        return Err(e);
+    }
+    let version = fleet
+        .directory_version
+        .ok_or_else(|| Error::Usage("no sharding directory: run `shardctl init` first".into()))?;
+    let snap = Directory::open(inv)?.load()?;
+    for d in drain {
+        if !snap.nodes.iter().any(|n| &n.name == d) {
+            return Err(Error::Usage(format!(
+                "--drain {d}: not a node of the directory"
+            )));
+        }
+    }
+    for x in exclude {
+        snap.shard(*x)?;
+    }
+    let mut nodes = Vec::new();
+    for n in &snap.nodes {
+        let spec = inv.node(&n.name)?;
+        let capacity = spec.spec.capacity.ok_or_else(|| {
+            Error::Config(format!(
+                "node {} has no capacity in the inventory (capacity: 1.0, ...)",
+                n.name
+            ))
+        })?;
+        nodes.push(NodeIn {
+            name: n.name.clone(),
+            capacity,
+            drain: drain.contains(&n.name),
+        });
+    }
+    let shards: Vec<ShardIn> = fleet
+        .shards
+        .iter()
+        .map(|s| ShardIn {
+            id: s.id,
+            node: s.node.clone(),
+            size: match by {
+                Weight::Size => s.bytes,
+                Weight::Rows => s.rows,
+                Weight::Count => 1,
+            },
+            excluded: exclude.contains(&s.id) || s.operation.is_some(),
+        })
+        .collect();
+    let plan = planner::plan(&nodes, &shards, limits).map_err(|e| Error::Usage(e.to_string()))?;
+    let file = PlanFile {
+        directory_version: version,
+        by,
+        moves: plan
+            .moves
+            .iter()
+            .map(|m| PlannedMove {
+                step: "move".into(),
+                shard: m.shard,
+                from: m.from.clone(),
+                to: m.to.clone(),
+                weight: m.size,
+            })
+            .collect(),
+    };
+    Ok((plan, file))
+}
+
+/// Reads and checks a plan file (unknown keys, unknown shards or nodes, wrong source).
+pub fn load_plan(inv: &Inventory, path: &std::path::Path) -> Result<PlanFile> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::Config(format!("cannot read plan {}: {e}", path.display())))?;
+    let file: PlanFile = serde_yaml::from_str(&text).map_err(|e| {
+        let loc = e
+            .location()
+            .map(|l| format!(":{}:{}", l.line(), l.column()))
+            .unwrap_or_default();
+        Error::Config(format!("{}{loc}: {e}", path.display()))
+    })?;
+    let snap = Directory::open(inv)?.load()?;
+    for m in &file.moves {
+        if m.step != "move" {
+            return Err(Error::Config(format!(
+                "{}: unknown step {:?}",
+                path.display(),
+                m.step
+            )));
+        }
+        snap.shard(m.shard)
+            .map_err(|_| Error::Config(format!("{}: unknown shard {}", path.display(), m.shard)))?;
+        for n in [&m.from, &m.to] {
+            if !snap.nodes.iter().any(|d| &d.name == n) {
+                return Err(Error::Config(format!(
+                    "{}: unknown node {n:?}",
+                    path.display()
+                )));
+            }
+        }
+    }
+    Ok(file)
+}
+
+/// One move as `apply` ran it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Applied {
+    /// Shard.
+    pub shard: u32,
+    /// To.
+    pub to: String,
+    /// Seconds from the start of `apply` when it began.
+    pub started: f64,
+    /// Seconds from the start of `apply` when it ended.
+    pub ended: f64,
+    /// Error, if it failed.
+    pub error: Option<String>,
+}
+
+/// Runs a plan's moves, at most `parallel` at once and at most `per_node` involving any
+/// one node. Refuses a plan made from an older directory version.
+pub fn apply(
+    inv: &Inventory,
+    file: &PlanFile,
+    parallel: usize,
+    per_node: usize,
+    on_event: &(dyn Fn(&StepEvent) + Sync),
+) -> Result<Vec<Applied>> {
+    if parallel == 0 || per_node == 0 {
+        return Err(Error::Usage(
+            "--parallel and --per-node must be at least 1".into(),
+        ));
+    }
+    let now = Directory::open(inv)?.version()?;
+    if now != file.directory_version {
+        return Err(Error::Refused(format!(
+            "the plan was made from directory version {}, the directory is at {now}: plan again",
+            file.directory_version
+        )));
+    }
+    let started = Instant::now();
+    let state = Arc::new((
+        Mutex::new((0usize, std::collections::HashMap::<String, usize>::new())),
+        Condvar::new(),
+    ));
+    let results = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for m in &file.moves {
+            // Wait for a slot that keeps both limits.
+            {
+                let (lock, cv) = &*state;
+                let mut g = lock.lock().expect("scheduler");
+                loop {
+                    let busy = |n: &str, g: &(usize, std::collections::HashMap<String, usize>)| {
+                        g.1.get(n).copied().unwrap_or(0)
+                    };
+                    if g.0 < parallel && busy(&m.from, &g) < per_node && busy(&m.to, &g) < per_node
+                    {
+                        break;
+                    }
+                    g = cv.wait(g).expect("scheduler");
+                }
+                g.0 += 1;
+                *g.1.entry(m.from.clone()).or_default() += 1;
+                *g.1.entry(m.to.clone()).or_default() += 1;
+            }
+            let state = Arc::clone(&state);
+            let results = &results;
+            s.spawn(move || {
+                let t0 = started.elapsed().as_secs_f64();
+                let r = (|| -> Result<()> {
+                    let mut mover =
+                        Mover::start(inv, m.shard, &m.to, Playbook::default_move(), on_event)?;
+                    mover.run(&[]).map(|_| ())
+                })();
+                results.lock().expect("results").push(Applied {
+                    shard: m.shard,
+                    to: m.to.clone(),
+                    started: t0,
+                    ended: started.elapsed().as_secs_f64(),
+                    error: r.err().map(|e| e.to_string()),
+                });
+                let (lock, cv) = &*state;
+                let mut g = lock.lock().expect("scheduler");
+                g.0 -= 1;
+                *g.1.entry(m.from.clone()).or_default() -= 1;
+                *g.1.entry(m.to.clone()).or_default() -= 1;
+                cv.notify_all();
+            });
+        }
+    });
+    let mut out = results.into_inner().expect("results");
+    out.sort_by(|a, b| {
+        a.started
+            .partial_cmp(&b.started)
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    Ok(out)
+}

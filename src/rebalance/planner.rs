@@ -629,6 +629,10 @@ mod tests {
             }
             if nodes.iter().all(|n| !n.drain) {
                 prop_assert!(p.peak_after <= p.peak_before + 1e-9, "the peak rose: {} -> {}", p.peak_before, p.peak_after);
+                // Capacities are respected: no node ends more utilised than the old peak.
+                for n in &p.nodes {
+                    prop_assert!(n.after as f64 / n.capacity <= p.peak_before + 1e-9, "node {} overfilled", n.name);
+                }
             }
             let deterministic = plan(&nodes, &shards, &Limits { threshold, max_moves: max }).unwrap();
             prop_assert_eq!(&deterministic, &p);

@@ -480,7 +480,7 @@ impl Sandbox {
                         },
                         tls: None,
                         ssh: None,
-                        capacity: None,
+                        capacity: Some(1.0),
                         replicas: Vec::new(),
                     },
                 )

@@ -1,0 +1,185 @@
+//! `shardctl rebalance` on real servers: a plan spreads shards piled on one node, and
+//! `apply` runs two moves at once; bad plans and stale plans are refused.
+
+mod common;
+
+use common::{connect, exec, shardctl, write_file};
+use predicates::prelude::*;
+use shardctl::sandbox::SandboxBuilder;
+
+#[test]
+fn a_plan_spreads_the_shards_and_apply_runs_two_moves_at_once() {
+    let sb = SandboxBuilder::for_tests(3).unwrap().start().unwrap();
+    let inv = sb.inventory_path();
+    let cli = |args: &[&str]| shardctl().arg("--config").arg(&inv).args(args).assert();
+    let mut n1 = connect(&sb, "node1");
+    exec(
+        &mut n1,
+        &[
+            "CREATE DATABASE app",
+            "CREATE TABLE app.t (id INT PRIMARY KEY, v INT)",
+        ],
+    );
+    cli(&["init"]).success();
+    for n in ["node1", "node2", "node3"] {
+        cli(&["node", "add", n]).success();
+    }
+    cli(&["function", "add", "f", "--type", "range", "--key", "int"]).success();
+    cli(&["table", "add", "app.t", "--function", "f", "--column", "id"]).success();
+    for lb in ["0", "1000", "2000", "3000", "4000", "5000"] {
+        cli(&[
+            "shard",
+            "add",
+            "--function",
+            "f",
+            "--node",
+            "node1",
+            "--lower-bound",
+            lb,
+        ])
+        .success();
+    }
+    for id in 1..=6 {
+        exec(
+            &mut n1,
+            &[&format!(
+                "INSERT INTO app_{id}.t SELECT seq, 1 FROM app_{id}.seq_{}_to_{}",
+                (id - 1) * 1000,
+                (id - 1) * 1000 + 499
+            )],
+        );
+    }
+
+    // Bad requests first: nothing may change.
+    cli(&["rebalance", "plan", "--threshold", "-1"])
+        .code(2)
+        .stderr(predicate::str::contains("threshold -1 is out of range"));
+    cli(&[
+        "rebalance",
+        "plan",
+        "--drain",
+        "node1",
+        "--drain",
+        "node2",
+        "--drain",
+        "node3",
+    ])
+    .code(2)
+    .stderr(predicate::str::contains("no node to hold the shards"));
+    cli(&["rebalance", "plan", "--drain", "node9"])
+        .code(2)
+        .stderr(predicate::str::contains("--drain node9"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("plan.yaml");
+    let out = cli(&[
+        "rebalance",
+        "plan",
+        "--by",
+        "count",
+        "--out",
+        plan.to_str().unwrap(),
+    ])
+    .success()
+    .get_output()
+    .stdout
+    .clone();
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.contains("4 moves"), "{text}");
+    let yaml = std::fs::read_to_string(&plan).unwrap();
+    assert!(yaml.contains("directory_version"));
+
+    // A plan naming an unknown shard or node is refused.
+    let bad = write_file(
+        dir.path(),
+        "bad.yaml",
+        &yaml.replacen("shard: ", "shard: 99", 1),
+    );
+    cli(&["rebalance", "apply", bad.to_str().unwrap()])
+        .code(3)
+        .stderr(predicate::str::contains("unknown shard"));
+    let bad = write_file(
+        dir.path(),
+        "bad2.yaml",
+        &yaml.replacen("to: node", "to: nodeX", 1),
+    );
+    cli(&["rebalance", "apply", bad.to_str().unwrap()])
+        .code(3)
+        .stderr(predicate::str::contains("unknown node"));
+
+    let out = cli(&[
+        "--output",
+        "json",
+        "rebalance",
+        "apply",
+        plan.to_str().unwrap(),
+        "--parallel",
+        "2",
+        "--per-node",
+        "2",
+    ])
+    .success()
+    .get_output()
+    .stdout
+    .clone();
+    let applied: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let moves = applied.as_array().unwrap();
+    assert_eq!(moves.len(), 4);
+    assert!(moves.iter().all(|m| m["error"].is_null()), "{applied}");
+    let overlap = moves.iter().any(|a| {
+        moves.iter().any(|b| {
+            a["shard"] != b["shard"]
+                && a["started"].as_f64() < b["ended"].as_f64()
+                && b["started"].as_f64() < a["ended"].as_f64()
+        })
+    });
+    assert!(overlap, "two moves ran at once: {applied}");
+    // Every node now holds two shards.
+    let v: serde_json::Value = serde_json::from_slice(
+        &cli(&["--output", "json", "status"])
+            .success()
+            .get_output()
+            .stdout
+            .clone(),
+    )
+    .unwrap();
+    for n in v["nodes"].as_array().unwrap() {
+        assert_eq!(n["shards"], 2, "{n}");
+    }
+    // The plan is now stale: refused, unless told to plan again (nothing left to move).
+    cli(&["rebalance", "apply", plan.to_str().unwrap()])
+        .code(5)
+        .stderr(predicate::str::contains("plan again"));
+    cli(&["rebalance", "apply", plan.to_str().unwrap(), "--replan"])
+        .success()
+        .stderr(predicate::str::contains("planned again: 0 moves"));
+
+    // A node without a capacity in the inventory is named.
+    let text = std::fs::read_to_string(&inv)
+        .unwrap()
+        .replacen("    capacity: 1.0\n", "", 1);
+    let noc = write_file(dir.path(), "inv.yaml", &text);
+    shardctl()
+        .arg("--config")
+        .arg(&noc)
+        .args(["rebalance", "plan"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("has no capacity in the inventory"));
+    let zero = write_file(
+        dir.path(),
+        "inv0.yaml",
+        &std::fs::read_to_string(&inv)
+            .unwrap()
+            .replacen("capacity: 1.0", "capacity: 0", 1),
+    );
+    shardctl()
+        .arg("--config")
+        .arg(&zero)
+        .args(["rebalance", "plan"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains(
+            "capacity must be a positive number",
+        ));
+}
