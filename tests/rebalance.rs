@@ -50,7 +50,55 @@ fn a_plan_spreads_the_shards_and_apply_runs_two_moves_at_once() {
         );
     }
 
-    // Bad requests first: nothing may change.
+    // Weighed by load from a metrics file: shard 1 is hot, so the others leave node1.
+    let mdir = tempfile::tempdir().unwrap();
+    let metrics = write_file(
+        mdir.path(),
+        "load.yaml",
+        "1: 1000\n2: 10\n3: 10\n4: 10\n5: 10\n6: 10\n",
+    );
+    let out = cli(&[
+        "--output",
+        "json",
+        "rebalance",
+        "plan",
+        "--by",
+        "load",
+        "--metrics",
+        metrics.to_str().unwrap(),
+    ])
+    .success()
+    .get_output()
+    .stdout
+    .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let moved: Vec<u64> = v["plan"]["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["shard"].as_u64().unwrap())
+        .collect();
+    assert_eq!(moved.len(), 5, "{v}");
+    assert!(
+        !moved.contains(&1),
+        "the hot shard stays, the rest leave: {moved:?}"
+    );
+    let partial = write_file(mdir.path(), "partial.yaml", "1: 5\n");
+    cli(&[
+        "rebalance",
+        "plan",
+        "--by",
+        "load",
+        "--metrics",
+        partial.to_str().unwrap(),
+    ])
+    .code(3)
+    .stderr(predicate::str::contains("no load for shard 2"));
+    cli(&["rebalance", "plan", "--by", "load"])
+        .code(2)
+        .stderr(predicate::str::contains("performance_schema is off"));
+
+    // Bad requests: nothing may change.
     cli(&["rebalance", "plan", "--threshold", "-1"])
         .code(2)
         .stderr(predicate::str::contains("threshold -1 is out of range"));

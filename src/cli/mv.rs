@@ -578,6 +578,10 @@ pub enum RebalanceCommand {
         /// Never move this shard (repeatable).
         #[arg(long)]
         exclude_shard: Vec<u32>,
+        /// With `--by load`: a YAML map from shard id to load (otherwise performance_schema's
+        /// table I/O counters).
+        #[arg(long)]
+        metrics: Option<PathBuf>,
         /// Write the plan here (YAML), for `rebalance apply`.
         #[arg(long)]
         out: Option<PathBuf>,
@@ -616,14 +620,25 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
             max_moves,
             drain,
             exclude_shard,
+            metrics,
             out,
         } => {
             let limits = crate::rebalance::planner::Limits {
                 threshold,
                 max_moves,
             };
-            let (plan, file) =
-                crate::rebalance::plan_fleet(&inv, by, &limits, &drain, &exclude_shard)?;
+            let metrics = metrics
+                .as_deref()
+                .map(crate::rebalance::read_metrics)
+                .transpose()?;
+            let (plan, file) = crate::rebalance::plan_fleet_with(
+                &inv,
+                by,
+                metrics.as_ref(),
+                &limits,
+                &drain,
+                &exclude_shard,
+            )?;
             if let Some(path) = &out {
                 let text =
                     serde_yaml::to_string(&file).map_err(|e| Error::Config(e.to_string()))?;

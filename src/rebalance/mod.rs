@@ -23,6 +23,8 @@ pub enum Weight {
     Rows,
     /// Every shard weighs the same.
     Count,
+    /// Load: a metrics file's figures, or table I/O counters from performance_schema.
+    Load,
 }
 
 /// A plan file: the moves, stamped with the directory version they were planned from.
@@ -62,6 +64,34 @@ pub fn plan_fleet(
     drain: &[String],
     exclude: &[u32],
 ) -> Result<(Plan, PlanFile)> {
+    plan_fleet_with(inv, by, None, limits, drain, exclude)
+}
+
+/// Reads a metrics file: a YAML map from shard id to its load.
+pub fn read_metrics(path: &std::path::Path) -> Result<std::collections::BTreeMap<u32, u64>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::Config(format!("cannot read metrics {}: {e}", path.display())))?;
+    serde_yaml::from_str(&text).map_err(|e| {
+        let loc = e
+            .location()
+            .map(|l| format!(":{}:{}", l.line(), l.column()))
+            .unwrap_or_default();
+        Error::Config(format!(
+            "{}{loc}: {e} (expected shard id: load)",
+            path.display()
+        ))
+    })
+}
+
+/// [`plan_fleet`], with each shard's load from `metrics` when weighing by load.
+pub fn plan_fleet_with(
+    inv: &Inventory,
+    by: Weight,
+    metrics: Option<&std::collections::BTreeMap<u32, u64>>,
+    limits: &Limits,
+    drain: &[String],
+    exclude: &[u32],
+) -> Result<(Plan, PlanFile)> {
     let fleet = crate::status::gather_fleet(inv, &[])?;
     if let Some(e) = crate::status::first_error(fleet.errors) {
         return Err(e);
@@ -95,6 +125,48 @@ pub fn plan_fleet(
             drain: drain.contains(&n.name),
         });
     }
+    let load = match (by, metrics) {
+        (Weight::Load, Some(m)) => {
+            for s in &fleet.shards {
+                if !m.contains_key(&s.id) {
+                    return Err(Error::Config(format!(
+                        "the metrics file has no load for shard {}",
+                        s.id
+                    )));
+                }
+            }
+            m.clone()
+        }
+        (Weight::Load, None) => {
+            let mut per_node = std::collections::BTreeMap::new();
+            for n in &snap.nodes {
+                let io = crate::server::Server::connect_node(inv, &n.name)?
+                    .table_io_by_schema()?
+                    .ok_or_else(|| {
+                        Error::Usage(format!(
+                            "performance_schema is off on {}: give the load with --metrics FILE",
+                            n.name
+                        ))
+                    })?;
+                per_node.insert(n.name.clone(), io);
+            }
+            fleet
+                .shards
+                .iter()
+                .map(|s| {
+                    let io = per_node.get(&s.node);
+                    (
+                        s.id,
+                        s.schemas
+                            .iter()
+                            .map(|sc| io.and_then(|m| m.get(sc)).copied().unwrap_or(0))
+                            .sum(),
+                    )
+                })
+                .collect()
+        }
+        _ => std::collections::BTreeMap::new(),
+    };
     let shards: Vec<ShardIn> = fleet
         .shards
         .iter()
@@ -105,6 +177,7 @@ pub fn plan_fleet(
                 Weight::Size => s.bytes,
                 Weight::Rows => s.rows,
                 Weight::Count => 1,
+                Weight::Load => load.get(&s.id).copied().unwrap_or(0),
             },
             excluded: exclude.contains(&s.id) || s.operation.is_some(),
         })

@@ -164,6 +164,27 @@ impl Server {
             })
     }
 
+    /// Table I/O per schema from performance_schema (None when it is off on the node).
+    pub fn table_io_by_schema(&mut self) -> Result<Option<BTreeMap<String, u64>>> {
+        let on: u64 = self
+            .first(&Stmt::text("SELECT @@GLOBAL.performance_schema"))?
+            .unwrap_or(0);
+        if on == 0 {
+            return Ok(None);
+        }
+        let st = Stmt::text(
+            "SELECT object_schema, CAST(SUM(count_star) AS UNSIGNED) FROM performance_schema.table_io_waits_summary_by_table \
+             WHERE object_schema IS NOT NULL GROUP BY object_schema",
+        );
+        let mut out = BTreeMap::new();
+        for row in self.rows(&st)? {
+            let (schema, n): (String, u64) =
+                mysql::from_row_opt(row).map_err(|e| Error::server(self.name(), e))?;
+            out.insert(schema, n);
+        }
+        Ok(Some(out))
+    }
+
     /// Exact row count and `CHECKSUM TABLE` of one table.
     pub fn count_and_checksum(
         &mut self,
