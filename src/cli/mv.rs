@@ -709,7 +709,19 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
                     print(e);
                 }
             };
-            let applied = crate::rebalance::apply(&inv, &file, parallel, per_node, &quiet)?;
+            let progress = |a: &crate::rebalance::Applied, done: usize, total: usize| {
+                if ctx.format == Format::Table {
+                    eprintln!(
+                        "move {done}/{total}: shard {} to {} {} in {:.1}s",
+                        a.shard,
+                        a.to,
+                        if a.error.is_some() { "failed" } else { "done" },
+                        a.ended - a.started
+                    );
+                }
+            };
+            let applied =
+                crate::rebalance::apply(&inv, &file, parallel, per_node, &quiet, &progress)?;
             let failed = applied.iter().filter(|a| a.error.is_some()).count();
             match ctx.format {
                 Format::Json => output::print_json(&applied),

@@ -258,6 +258,7 @@ pub fn apply(
     parallel: usize,
     per_node: usize,
     on_event: &(dyn Fn(&StepEvent) + Sync),
+    on_done: &(dyn Fn(&Applied, usize, usize) + Sync),
 ) -> Result<Vec<Applied>> {
     if parallel == 0 || per_node == 0 {
         return Err(Error::Usage(
@@ -306,13 +307,19 @@ pub fn apply(
                         Mover::start(inv, m.shard, &m.to, Playbook::default_move(), on_event)?;
                     mover.run(&[]).map(|_| ())
                 })();
-                results.lock().expect("results").push(Applied {
+                let applied = Applied {
                     shard: m.shard,
                     to: m.to.clone(),
                     started: t0,
                     ended: started.elapsed().as_secs_f64(),
                     error: r.err().map(|e| e.to_string()),
-                });
+                };
+                let done = {
+                    let mut all = results.lock().expect("results");
+                    all.push(applied.clone());
+                    all.len()
+                };
+                on_done(&applied, done, file.moves.len());
                 let (lock, cv) = &*state;
                 let mut g = lock.lock().expect("scheduler");
                 g.0 -= 1;
