@@ -103,6 +103,35 @@ fn hidden_name(op: u64, i: usize) -> String {
     format!("_shardctl_op{op}_{i}")
 }
 
+/// Refuses a shard that has an unfinished operation.
+fn refuse_if_busy(dir: &mut Directory, shard_id: u32) -> Result<()> {
+    match dir
+        .active_operations()?
+        .into_iter()
+        .find(|o| o.shard_id == Some(shard_id))
+    {
+        Some(op) => Err(Error::Refused(format!(
+            "shard {shard_id} is under operation {} ({}, {}): resume or abort it first",
+            op.id, op.kind, op.state
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The journal's step rows for a playbook: name and parameters.
+fn journal_steps(playbook: &Playbook) -> Vec<(String, serde_json::Value)> {
+    playbook
+        .steps
+        .iter()
+        .map(|s| {
+            (
+                s.name().to_string(),
+                serde_json::to_value(s).unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
 /// A split's schemas: `<schema>_<old>` copied to `<schema>_<new>`.
 fn split_pairs(snap: &Snapshot, shard: &Shard, new_shard: u32) -> Result<Vec<SchemaPair>> {
     snap.function_schemas(shard.func_id)
@@ -163,16 +192,7 @@ impl<'a> Mover<'a> {
     ) -> Result<Mover<'a>> {
         let mut dir = Directory::open(inv)?;
         let snap = dir.load()?;
-        if let Some(op) = dir
-            .active_operations()?
-            .into_iter()
-            .find(|o| o.shard_id == Some(shard_id))
-        {
-            return Err(Error::Refused(format!(
-                "shard {shard_id} is under operation {} ({}, {}): resume or abort it first",
-                op.id, op.kind, op.state
-            )));
-        }
+        refuse_if_busy(&mut dir, shard_id)?;
         let shard = check_request(inv, &snap, shard_id, to)?;
         if playbook
             .steps
@@ -182,16 +202,7 @@ impl<'a> Mover<'a> {
             // Refuse bad input before the journal or the shard's state change.
             crate::ops::plan::check_move(inv, shard_id, to)?;
         }
-        let steps: Vec<(String, serde_json::Value)> = playbook
-            .steps
-            .iter()
-            .map(|s| {
-                (
-                    s.name().to_string(),
-                    serde_json::to_value(s).unwrap_or_default(),
-                )
-            })
-            .collect();
+        let steps = journal_steps(&playbook);
         let params = serde_json::json!({ "playbook": playbook });
         let op = dir.create_operation("move", shard_id, &shard.node, to, &params, &steps)?;
         dir.set_shard_state(shard_id, ShardState::Moving)?;
@@ -225,16 +236,7 @@ impl<'a> Mover<'a> {
     ) -> Result<Mover<'a>> {
         let mut dir = Directory::open(inv)?;
         let snap = dir.load()?;
-        if let Some(op) = dir
-            .active_operations()?
-            .into_iter()
-            .find(|o| o.shard_id == Some(shard_id))
-        {
-            return Err(Error::Refused(format!(
-                "shard {shard_id} is under operation {} ({}, {}): resume or abort it first",
-                op.id, op.kind, op.state
-            )));
-        }
+        refuse_if_busy(&mut dir, shard_id)?;
         let shard = snap.shard(shard_id)?.clone();
         let shard = if shard.node == to {
             inv.node(to)?;
@@ -264,16 +266,7 @@ impl<'a> Mover<'a> {
             new_shard,
             mapping,
         };
-        let steps: Vec<(String, serde_json::Value)> = playbook
-            .steps
-            .iter()
-            .map(|s| {
-                (
-                    s.name().to_string(),
-                    serde_json::to_value(s).unwrap_or_default(),
-                )
-            })
-            .collect();
+        let steps = journal_steps(&playbook);
         let params = serde_json::json!({ "playbook": playbook, "split": plan });
         let op = match dir.create_operation("split", shard_id, &shard.node, to, &params, &steps) {
             Ok(op) => op,
