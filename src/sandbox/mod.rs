@@ -281,8 +281,17 @@ impl SandboxBuilder {
     }
 }
 
-/// Finds `n` consecutive free ports for a test sandbox.
+/// Ports handed to test sandboxes by this process, so two sandboxes started at the same
+/// time never get the same ports.
+fn reserved_ports() -> &'static std::sync::Mutex<std::collections::HashSet<u16>> {
+    static RESERVED: std::sync::OnceLock<std::sync::Mutex<std::collections::HashSet<u16>>> =
+        std::sync::OnceLock::new();
+    RESERVED.get_or_init(Default::default)
+}
+
+/// Finds `n` consecutive free ports for a test sandbox, never the same twice in a process.
 fn free_port_run(n: usize) -> Result<u16> {
+    let mut reserved = reserved_ports().lock().unwrap_or_else(|p| p.into_inner());
     for _ in 0..200 {
         let probe = TcpListener::bind(("127.0.0.1", 0))
             .and_then(|l| l.local_addr())
@@ -291,8 +300,11 @@ fn free_port_run(n: usize) -> Result<u16> {
         if usize::from(base) + n >= 65000 {
             continue;
         }
-        let all_free = (0..n as u16).all(|i| TcpListener::bind(("127.0.0.1", base + i)).is_ok());
+        let all_free = (0..n as u16).all(|i| {
+            !reserved.contains(&(base + i)) && TcpListener::bind(("127.0.0.1", base + i)).is_ok()
+        });
         if all_free {
+            reserved.extend((0..n as u16).map(|i| base + i));
             return Ok(base);
         }
     }
@@ -543,14 +555,23 @@ impl Sandbox {
         if self.state.nodes[i].running() {
             return Ok(());
         }
-        let pid = process::start_server(
-            &self.state.binaries,
-            &self.state.nodes[i].config_file(),
-            lifetime,
-        )?;
-        self.state.nodes[i].pid = Some(pid);
-        self.save_state()?;
-        wait_until_ready(&self.state.nodes[i])
+        // A server killed a moment ago may still hold its files or port: try a few times.
+        let mut last = None;
+        for _ in 0..3 {
+            let pid = process::start_server(
+                &self.state.binaries,
+                &self.state.nodes[i].config_file(),
+                lifetime,
+            )?;
+            self.state.nodes[i].pid = Some(pid);
+            self.save_state()?;
+            match wait_until_ready(&self.state.nodes[i]) {
+                Ok(()) => return Ok(()),
+                Err(e) => last = Some(e),
+            }
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        Err(last.expect("three attempts were made"))
     }
 
     /// Stops every server this sandbox started. Returns how many were running.
