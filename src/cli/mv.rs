@@ -82,23 +82,30 @@ fn progress_bar(format: Format) -> Option<indicatif::ProgressBar> {
     Some(bar)
 }
 
-/// Feeds the copy counters into the bar until `done`.
-fn watch_copy(
+/// Runs `work` on the mover while a thread feeds its copy counters into the bar.
+fn with_copy_bar<T>(
     bar: Option<indicatif::ProgressBar>,
-    progress: std::sync::Arc<crate::copy::native::Progress>,
-    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
-) -> std::thread::JoinHandle<()> {
-    use std::sync::atomic::Ordering;
-    std::thread::spawn(move || {
-        let Some(bar) = bar else { return };
-        while !done.load(Ordering::Relaxed) {
-            let total = progress.total_estimate.load(Ordering::Relaxed);
-            let rows = progress.rows.load(Ordering::Relaxed);
-            bar.set_length(total.max(rows));
-            bar.set_position(rows);
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
-        bar.finish_and_clear();
+    mover: &mut Mover<'_>,
+    work: impl FnOnce(&mut Mover<'_>) -> T,
+) -> T {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let progress = mover.copy_progress();
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let Some(bar) = bar else { return };
+            while !done.load(Ordering::Relaxed) {
+                let total = progress.total_estimate.load(Ordering::Relaxed);
+                let rows = progress.rows.load(Ordering::Relaxed);
+                bar.set_length(total.max(rows));
+                bar.set_position(rows);
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            bar.finish_and_clear();
+        });
+        let out = work(mover);
+        done.store(true, Ordering::Relaxed);
+        out
     })
 }
 
@@ -151,12 +158,7 @@ pub fn run_move(ctx: &Context, args: MoveArgs) -> Result<()> {
     let bar = progress_bar(ctx.format);
     let print = printer(ctx.format, bar.clone());
     let mut m = Mover::start(&inv, args.shard, &args.to, pb, &print)?;
-    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let watcher = watch_copy(bar, m.copy_progress(), done.clone());
-    let result = m.run(&[]);
-    done.store(true, std::sync::atomic::Ordering::Relaxed);
-    let _ = watcher.join();
-    let state = result?;
+    let state = with_copy_bar(bar, &mut m, |m| m.run(&[]))?;
     if ctx.format == Format::Table {
         println!(
             "shard {} moved to {} (operation {}, {} rows copied, write fence {} ms)",
@@ -208,12 +210,7 @@ pub fn resume(ctx: &Context, args: ResumeArgs) -> Result<()> {
     let bar = progress_bar(ctx.format);
     let print = printer(ctx.format, bar.clone());
     let (mut m, rec) = Mover::load(&inv, args.op, &print)?;
-    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let watcher = watch_copy(bar, m.copy_progress(), done.clone());
-    let result = mover::resume_loaded(&mut m, rec, args.force);
-    done.store(true, std::sync::atomic::Ordering::Relaxed);
-    let _ = watcher.join();
-    let state = result?;
+    let state = with_copy_bar(bar, &mut m, |m| mover::resume_loaded(m, rec, args.force))?;
     if ctx.format == Format::Table {
         println!(
             "operation {} finished (flipped: {})",
@@ -534,12 +531,7 @@ pub fn split(ctx: &Context, args: SplitArgs) -> Result<()> {
     let print = printer(ctx.format, bar.clone());
     let mut m = Mover::start_split(&inv, args.shard, &args.to, &at, pb, &print)?;
     let new_shard = m.split().map(|p| p.new_shard).unwrap_or(0);
-    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let watcher = watch_copy(bar, m.copy_progress(), done.clone());
-    let result = m.run(&[]);
-    done.store(true, std::sync::atomic::Ordering::Relaxed);
-    let _ = watcher.join();
-    let state = result?;
+    let state = with_copy_bar(bar, &mut m, |m| m.run(&[]))?;
     match ctx.format {
         Format::Json => output::print_json(
             &serde_json::json!({"op": m.op(), "new_shard": new_shard, "split": m.split()}),

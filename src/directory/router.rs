@@ -4,7 +4,7 @@
 //! error, call [`Router::refresh`] and look the shard up again.
 
 use super::lookup::Index;
-use super::model::{shard_schema, Key, Shard, ShardState, Snapshot};
+use super::model::{Key, Shard, ShardState, Snapshot};
 use super::store::Directory;
 use crate::config::Inventory;
 use crate::error::{Error, Result};
@@ -166,10 +166,5 @@ impl Router {
             state: shard.state,
             schemas: self.snapshot.shard_schemas(shard),
         }
-    }
-
-    /// The physical name of a logical schema for a shard.
-    pub fn physical_schema(schema: &str, shard: &Shard) -> String {
-        shard_schema(schema, shard.id)
     }
 }
