@@ -459,22 +459,12 @@ fn a_source_without_binary_log_is_refused() {
             "CREATE TABLE app.t (id INT PRIMARY KEY)",
         ],
     );
-    run(&["init"]).success();
-    run(&["node", "add", "node1"]).success();
-    run(&["node", "add", "node2"]).success();
-    run(&["function", "add", "f", "--type", "range", "--key", "int"]).success();
-    run(&["table", "add", "app.t", "--function", "f", "--column", "id"]).success();
-    run(&[
-        "shard",
-        "add",
-        "--function",
-        "f",
-        "--node",
-        "node1",
-        "--lower-bound",
-        "0",
-    ])
-    .success();
+    common::range_directory(
+        &inv,
+        &["node1", "node2"],
+        &[("app.t", "id")],
+        &[("node1", "0")],
+    );
     run(&["move", "--shard", "1", "--to", "node2"])
         .code(REFUSED)
         .stderr(predicates::str::contains("node1 must log in ROW format"));
@@ -700,22 +690,12 @@ fn a_target_server_killed_during_the_copy_fails_cleanly_and_resumes() {
             "CREATE TABLE app.t (id INT PRIMARY KEY, v VARCHAR(40))",
         ],
     );
-    run(&["init"]).success();
-    run(&["node", "add", "node1"]).success();
-    run(&["node", "add", "node2"]).success();
-    run(&["function", "add", "f", "--type", "range", "--key", "int"]).success();
-    run(&["table", "add", "app.t", "--function", "f", "--column", "id"]).success();
-    run(&[
-        "shard",
-        "add",
-        "--function",
-        "f",
-        "--node",
-        "node1",
-        "--lower-bound",
-        "0",
-    ])
-    .success();
+    common::range_directory(
+        &inv,
+        &["node1", "node2"],
+        &[("app.t", "id")],
+        &[("node1", "0")],
+    );
     exec(
         &mut n1,
         &["INSERT INTO app_1.t SELECT seq, MD5(seq) FROM app_1.seq_1_to_50000"],

@@ -33,51 +33,12 @@ fn prune_deletes_exactly_the_rows_a_shard_no_longer_owns_and_resumes_after_a_cra
             "INSERT INTO app.settings VALUES ('a', 1)",
         ],
     );
-    cli(&["init"]).success();
-    cli(&["node", "add", "node1"]).success();
-    cli(&["function", "add", "f", "--type", "range", "--key", "int"]).success();
-    cli(&[
-        "table",
-        "add",
-        "app.acct",
-        "--function",
-        "f",
-        "--column",
-        "id",
-    ])
-    .success();
-    cli(&[
-        "table",
-        "add",
-        "app.events",
-        "--function",
-        "f",
-        "--column",
-        "acct_id",
-    ])
-    .success();
-    cli(&[
-        "shard",
-        "add",
-        "--function",
-        "f",
-        "--node",
-        "node1",
-        "--lower-bound",
-        "0",
-    ])
-    .success();
-    cli(&[
-        "shard",
-        "add",
-        "--function",
-        "f",
-        "--node",
-        "node1",
-        "--lower-bound",
-        "1000",
-    ])
-    .success();
+    common::range_directory(
+        &inv,
+        &["node1"],
+        &[("app.acct", "id"), ("app.events", "acct_id")],
+        &[("node1", "0"), ("node1", "1000")],
+    );
     // Both shards hold keys 0..3000, as both halves of a split do before pruning.
     fill(&mut n1, "app_1", 3000);
     fill(&mut n1, "app_2", 3000);
@@ -168,41 +129,12 @@ fn prune_refuses_a_table_without_primary_key_and_waits_for_lagging_replicas() {
     let dir = tempfile::tempdir().unwrap();
     let inv = common::write_file(dir.path(), "inv.yaml", &text);
     let cli = |args: &[&str]| shardctl().arg("--config").arg(&inv).args(args).assert();
-    cli(&["init"]).success();
-    cli(&["node", "add", "node1"]).success();
-    cli(&["function", "add", "f", "--type", "range", "--key", "int"]).success();
-    cli(&[
-        "table",
-        "add",
-        "app.acct",
-        "--function",
-        "f",
-        "--column",
-        "id",
-    ])
-    .success();
-    cli(&[
-        "shard",
-        "add",
-        "--function",
-        "f",
-        "--node",
-        "node1",
-        "--lower-bound",
-        "0",
-    ])
-    .success();
-    cli(&[
-        "shard",
-        "add",
-        "--function",
-        "f",
-        "--node",
-        "node1",
-        "--lower-bound",
-        "100",
-    ])
-    .success();
+    common::range_directory(
+        &inv,
+        &["node1"],
+        &[("app.acct", "id")],
+        &[("node1", "0"), ("node1", "100")],
+    );
     exec(
         &mut n1,
         &["INSERT INTO app_1.acct SELECT seq, 1 FROM app_1.seq_0_to_199"],

@@ -20,25 +20,16 @@ fn a_plan_spreads_the_shards_and_apply_runs_two_moves_at_once() {
             "CREATE TABLE app.t (id INT PRIMARY KEY, v INT)",
         ],
     );
-    cli(&["init"]).success();
-    for n in ["node1", "node2", "node3"] {
-        cli(&["node", "add", n]).success();
-    }
-    cli(&["function", "add", "f", "--type", "range", "--key", "int"]).success();
-    cli(&["table", "add", "app.t", "--function", "f", "--column", "id"]).success();
-    for lb in ["0", "1000", "2000", "3000", "4000", "5000"] {
-        cli(&[
-            "shard",
-            "add",
-            "--function",
-            "f",
-            "--node",
-            "node1",
-            "--lower-bound",
-            lb,
-        ])
-        .success();
-    }
+    let piled: Vec<(&str, &str)> = ["0", "1000", "2000", "3000", "4000", "5000"]
+        .iter()
+        .map(|lb| ("node1", *lb))
+        .collect();
+    common::range_directory(
+        &inv,
+        &["node1", "node2", "node3"],
+        &[("app.t", "id")],
+        &piled,
+    );
     for id in 1..=6 {
         exec(
             &mut n1,

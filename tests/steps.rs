@@ -19,23 +19,12 @@ fn the_chapters_procedure_step_by_step() {
             "CREATE TABLE app.t (id INT PRIMARY KEY, v INT)",
         ],
     );
-    cli(&["init"]).success();
-    for n in ["node1", "node2", "node3"] {
-        cli(&["node", "add", n]).success();
-    }
-    cli(&["function", "add", "f", "--type", "range", "--key", "int"]).success();
-    cli(&["table", "add", "app.t", "--function", "f", "--column", "id"]).success();
-    cli(&[
-        "shard",
-        "add",
-        "--function",
-        "f",
-        "--node",
-        "node1",
-        "--lower-bound",
-        "0",
-    ])
-    .success();
+    common::range_directory(
+        &inv,
+        &["node1", "node2", "node3"],
+        &[("app.t", "id")],
+        &[("node1", "0")],
+    );
     exec(
         &mut n1,
         &["INSERT INTO app_1.t VALUES (1, 1), (2, 2), (3, 3)"],

@@ -91,3 +91,42 @@ pub fn load_fixture(sb: &Sandbox, file: &str, db: Option<&str>) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A range directory built through the command line: `init`, the nodes, function `f` over
+/// integer keys, the sharded tables as (SCHEMA.TABLE, column), and shards as (node, lower
+/// bound), in that order (shard ids 1, 2, ...).
+pub fn range_directory(
+    inventory: &Path,
+    nodes: &[&str],
+    tables: &[(&str, &str)],
+    shards: &[(&str, &str)],
+) {
+    let run = |args: &[&str]| {
+        shardctl()
+            .arg("--config")
+            .arg(inventory)
+            .args(args)
+            .assert()
+            .success();
+    };
+    run(&["init"]);
+    for n in nodes {
+        run(&["node", "add", n]);
+    }
+    run(&["function", "add", "f", "--type", "range", "--key", "int"]);
+    for (table, column) in tables {
+        run(&["table", "add", table, "--function", "f", "--column", column]);
+    }
+    for (node, lower) in shards {
+        run(&[
+            "shard",
+            "add",
+            "--function",
+            "f",
+            "--node",
+            node,
+            "--lower-bound",
+            lower,
+        ]);
+    }
+}
