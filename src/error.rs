@@ -56,9 +56,16 @@ pub enum Error {
     /// A wait that ran out of time.
     #[error("timeout: {0}")]
     Timeout(String),
-    /// Stopped by a signal.
+    /// Stopped by a signal, or by an operator's `shardctl stop`.
     #[error("interrupted")]
     Interrupted,
+    /// Another process took the operation over: this one must not touch anything more.
+    #[error("lease lost: {0}")]
+    LeaseLost(String),
+    /// A broken invariant: shardctl found a state it never writes (a bug, or a journal
+    /// edited by hand).
+    #[error("internal error: {0}")]
+    Internal(String),
     /// A local I/O failure, with what we were doing.
     #[error("{context}: {source}")]
     Io {
@@ -76,7 +83,8 @@ impl Error {
             Error::Usage(_) => ExitCode::Usage,
             Error::Config(_) => ExitCode::Config,
             Error::Server { .. } | Error::Unsupported { .. } => ExitCode::Server,
-            Error::Refused(_) => ExitCode::Refused,
+            Error::Refused(_) | Error::LeaseLost(_) => ExitCode::Refused,
+            Error::Internal(_) => ExitCode::Internal,
             Error::Timeout(_) => ExitCode::Timeout,
             Error::Interrupted => ExitCode::Interrupted,
             Error::Io { .. } => ExitCode::Internal,

@@ -25,6 +25,12 @@ pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
 
+/// Records an interrupt from within the process (an operator's `shardctl stop`, a lost
+/// lease), so every wait ends at its next check as on Ctrl-C.
+pub fn interrupt() {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
 /// Fails with [`Error::Interrupted`] once a signal has arrived.
 pub fn check() -> Result<()> {
     if interrupted() {

@@ -219,11 +219,12 @@ fn resume_after_a_crash_during_the_copy() {
         .assert()
         .code(REFUSED)
         .stderr(predicates::str::contains("under operation"));
-    // The dead owner's heartbeat is fresh, so resume needs --force.
-    cli(&["resume", &op.to_string()]).assert().code(REFUSED);
-    cli(&["resume", &op.to_string(), "--force"])
+    // The owner's process is gone although its heartbeat is fresh: resume takes over, and
+    // says so.
+    cli(&["resume", &op.to_string()])
         .assert()
-        .success();
+        .success()
+        .stderr(predicates::str::contains("taking over"));
     assert_eq!(shard_of(20000), (shard, to.to_string()));
     assert!(!schema_exists(&from, &format!("employees_{shard}")));
 }
@@ -247,9 +248,7 @@ fn resume_after_a_crash_with_the_fence_up() {
         )))
         .unwrap_err();
     assert!(err.to_string().contains("1146"), "{err}");
-    cli(&["resume", &last_op().to_string(), "--force"])
-        .assert()
-        .success();
+    cli(&["resume", &last_op().to_string()]).assert().success();
     assert_eq!(shard_of(20000), (shard, to.to_string()));
     assert!(!schema_exists(&from, &format!("employees_{shard}")));
 }
@@ -673,7 +672,7 @@ fn a_catch_up_that_never_finishes_times_out_and_leaves_the_shard_untouched() {
             .operation(op)
             .unwrap()
             .state,
-        "aborted"
+        shardctl::directory::journal::OpState::Aborted
     );
 }
 
@@ -728,7 +727,7 @@ fn a_target_server_killed_during_the_copy_fails_cleanly_and_resumes() {
         .operations(None)
         .unwrap()[0]
         .clone();
-    assert_eq!(op.state, "failed");
+    assert_eq!(op.state, shardctl::directory::journal::OpState::Failed);
     sb.restart_node("node2").unwrap();
     run(&["resume", &op.id.to_string()]).success();
     let mut n2 = connect(&sb, "node2");

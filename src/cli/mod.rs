@@ -86,12 +86,21 @@ pub enum Command {
     /// Plan the moves that even out the fleet, then apply them.
     #[command(subcommand)]
     Rebalance(mv::RebalanceCommand),
-    /// Continue an operation after a crash or a failure, from its journal.
-    #[command(after_help = "Example:\n  shardctl resume 12")]
+    /// Continue an operation after a crash or a failure, from what the servers show.
+    #[command(
+        after_help = "Example:\n  shardctl resume 12\n\nRefused while the operation's owner is alive (the message names it). An owner whose\nprocess is gone, or that has been silent for 20 s, is taken over: the lease's epoch goes\nup and the old owner, should it wake, can change nothing more."
+    )]
     Resume(mv::ResumeArgs),
-    /// Roll back an operation that has not flipped: channel removed, fence lifted, copy dropped.
-    #[command(after_help = "Example:\n  shardctl abort 12")]
+    /// Roll back an operation that has not flipped: fence lifted, channel removed, copy dropped.
+    #[command(
+        after_help = "Example:\n  shardctl abort 12\n\nRefused while the operation's owner is alive (`shardctl stop 12` first) and after the flip."
+    )]
     Abort(mv::AbortArgs),
+    /// Ask the process driving an operation to stop at its next safe point, as Ctrl-C would.
+    #[command(
+        after_help = "Example:\n  shardctl stop 12 && shardctl abort 12\n\nBefore the flip the owner lifts the fence and leaves the operation resumable."
+    )]
+    Stop(mv::StopArgs),
     /// Operations in the journal, or one with its steps.
     #[command(after_help = "Example:\n  shardctl ops\n  shardctl ops 12 --output json")]
     Ops(mv::OpsArgs),
@@ -147,6 +156,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Rebalance(cmd) => mv::rebalance(&ctx, cmd),
         Command::Resume(args) => mv::resume(&ctx, args),
         Command::Abort(args) => mv::abort(&ctx, args),
+        Command::Stop(args) => mv::stop(&ctx, args),
         Command::Ops(args) => mv::ops(&ctx, args),
         Command::Workload(args) => mv::workload(&ctx, args),
         Command::Prune(args) => mv::prune(&ctx, args),

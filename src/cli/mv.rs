@@ -2,6 +2,7 @@
 
 use super::Context;
 use crate::copy::Method;
+use crate::directory::journal::{OpKind, OpState, StepState};
 use crate::directory::Directory;
 use crate::error::{Error, Result};
 use crate::ops::mover::{self, Mover, StepEvent};
@@ -158,7 +159,7 @@ pub fn run_move(ctx: &Context, args: MoveArgs) -> Result<()> {
     let bar = progress_bar(ctx.format);
     let print = printer(ctx.format, bar.clone());
     let mut m = Mover::start(&inv, args.shard, &args.to, pb, &print)?;
-    let state = with_copy_bar(bar, &mut m, |m| m.run(&[]))?;
+    let state = with_copy_bar(bar, &mut m, |m| m.run())?;
     if ctx.format == Format::Table {
         println!(
             "shard {} moved to {} (operation {}, {} rows copied, write fence {} ms)",
@@ -177,24 +178,21 @@ pub fn run_move(ctx: &Context, args: MoveArgs) -> Result<()> {
 pub struct ResumeArgs {
     /// Operation id (see `shardctl ops`).
     pub op: u64,
-    /// Take over from an owner whose heartbeat is still fresh.
-    #[arg(long)]
-    pub force: bool,
 }
 
 pub fn resume(ctx: &Context, args: ResumeArgs) -> Result<()> {
     let inv = ctx.inventory()?;
     let rec = Directory::open(&inv)?.operation(args.op)?;
-    if rec.kind == "prune" {
-        if rec.state == "done" {
+    if rec.kind == OpKind::Prune {
+        if rec.state.is_finished() {
             return Err(Error::Usage(format!(
-                "operation {} is done: nothing to resume",
-                args.op
+                "operation {} is {}: nothing to resume",
+                args.op, rec.state
             )));
         }
         let shard = rec
             .shard_id
-            .ok_or_else(|| Error::Usage("prune without a shard".into()))?;
+            .ok_or_else(|| Error::Internal("prune without a shard".into()))?;
         let bars = prune_bars(ctx.format);
         let reports = crate::prune::run(
             &inv,
@@ -209,8 +207,8 @@ pub fn resume(ctx: &Context, args: ResumeArgs) -> Result<()> {
     }
     let bar = progress_bar(ctx.format);
     let print = printer(ctx.format, bar.clone());
-    let (mut m, rec) = Mover::load(&inv, args.op, &print)?;
-    let state = with_copy_bar(bar, &mut m, |m| mover::resume_loaded(m, rec, args.force))?;
+    let mut m = Mover::claim(&inv, args.op, "resume", &print)?;
+    let state = with_copy_bar(bar, &mut m, |m| m.resume())?;
     if ctx.format == Format::Table {
         println!(
             "operation {} finished (flipped: {})",
@@ -232,11 +230,45 @@ pub fn abort(ctx: &Context, args: AbortArgs) -> Result<()> {
     mover::abort(&inv, args.op)?;
     if ctx.format == Format::Table {
         println!(
-            "operation {} aborted: channel removed, fence lifted, target copy dropped",
+            "operation {} aborted: fence lifted, channel removed, target copy dropped, shard online on its source",
             args.op
         );
     }
     Ok(())
+}
+
+/// Arguments of `stop`.
+#[derive(Debug, clap::Args)]
+pub struct StopArgs {
+    /// Operation id.
+    pub op: u64,
+    /// How long to wait for the owner to let go, seconds.
+    #[arg(long, default_value_t = 30)]
+    pub wait: u64,
+}
+
+pub fn stop(ctx: &Context, args: StopArgs) -> Result<()> {
+    let inv = ctx.inventory()?;
+    let outcome = mover::stop(&inv, args.op, std::time::Duration::from_secs(args.wait))?;
+    match ctx.format {
+        Format::Json => output::print_json(&serde_json::json!({"op": args.op, "outcome": outcome})),
+        Format::Table => println!(
+            "operation {}: {}",
+            args.op,
+            match outcome {
+                mover::StopOutcome::Stopped => "stopped at a safe point; resume or abort it now",
+                mover::StopOutcome::Asked => "asked to stop; its owner has not let go yet",
+                mover::StopOutcome::NotRunning => "no live owner: nothing to stop",
+            }
+        ),
+    }
+    match outcome {
+        mover::StopOutcome::Asked => Err(Error::Timeout(format!(
+            "operation {} was asked to stop but its owner still holds it after {}s",
+            args.op, args.wait
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// Arguments of `ops`.
@@ -266,16 +298,16 @@ pub fn ops(ctx: &Context, args: OpsArgs) -> Result<()> {
                 let current = o
                     .steps
                     .iter()
-                    .find(|s| s.state != "done")
+                    .find(|s| s.state != StepState::Done)
                     .map(|s| format!("{} {} ({})", s.step_no + 1, s.name, s.state))
                     .unwrap_or_else(|| "all done".into());
                 t.add_row(vec![
                     Cell::new(o.id),
-                    Cell::new(&o.kind),
+                    Cell::new(o.kind),
                     Cell::new(o.shard_id.map(|s| s.to_string()).unwrap_or_default()),
                     Cell::new(o.source.as_deref().unwrap_or("")),
                     Cell::new(o.target.as_deref().unwrap_or("")),
-                    output::status_cell(&o.state, o.state == "done"),
+                    output::status_cell(o.state.as_sql(), o.state == OpState::Done),
                     Cell::new(current),
                     Cell::new(o.owner.as_deref().unwrap_or("")),
                     Cell::new(o.error.as_deref().unwrap_or("")),
@@ -288,7 +320,7 @@ pub fn ops(ctx: &Context, args: OpsArgs) -> Result<()> {
                     t.add_row(vec![
                         Cell::new(s.step_no + 1),
                         Cell::new(&s.name),
-                        Cell::new(&s.state),
+                        Cell::new(s.state),
                         Cell::new(s.millis.map(|m| m.to_string()).unwrap_or_default()),
                     ]);
                 }
@@ -531,7 +563,7 @@ pub fn split(ctx: &Context, args: SplitArgs) -> Result<()> {
     let print = printer(ctx.format, bar.clone());
     let mut m = Mover::start_split(&inv, args.shard, &args.to, &at, pb, &print)?;
     let new_shard = m.split().map(|p| p.new_shard).unwrap_or(0);
-    let state = with_copy_bar(bar, &mut m, |m| m.run(&[]))?;
+    let state = with_copy_bar(bar, &mut m, |m| m.run())?;
     match ctx.format {
         Format::Json => output::print_json(
             &serde_json::json!({"op": m.op(), "new_shard": new_shard, "split": m.split()}),

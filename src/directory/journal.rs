@@ -1,22 +1,110 @@
-//! The operations journal: every operation and each of its steps, with inputs, outputs,
-//! timings, owner and heartbeat, so a crashed run can be resumed or rolled back without
-//! guessing.
+//! The operations journal: every operation, its steps and the effects each step had on a
+//! server, with owner, lease epoch and heartbeat, so a crashed run can be resumed or
+//! rolled back from what really happened.
+//!
+//! Ownership: an operation is driven by one process at a time, the holder of its
+//! [`Lease`]. Taking over (resume, abort) bumps the epoch; every write below checks the
+//! epoch in the same transaction, so a process that lost its lease fails its next journal
+//! write — which comes before its next effect — and touches nothing more.
 
 use super::store::Directory;
 use crate::error::{Error, Result};
 use crate::server::Stmt;
 use serde::{Deserialize, Serialize};
+use std::fmt;
 
-/// States an operation goes through.
-pub mod op_state {
-    /// Steps are being run.
-    pub const RUNNING: &str = "running";
-    /// A step failed; `resume` or `abort` it.
-    pub const FAILED: &str = "failed";
-    /// Finished.
-    pub const DONE: &str = "done";
-    /// Rolled back.
-    pub const ABORTED: &str = "aborted";
+macro_rules! sql_enum {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+        pub enum $name {
+            $($(#[$vmeta])* #[serde(rename = $text)] $variant),+
+        }
+
+        impl $name {
+            /// The journal's spelling.
+            pub fn as_sql(self) -> &'static str {
+                match self { $($name::$variant => $text),+ }
+            }
+
+            /// Reads the journal's spelling.
+            pub fn parse(text: &str) -> Result<Self> {
+                match text {
+                    $($text => Ok($name::$variant),)+
+                    other => Err(Error::Internal(format!(
+                        "the journal holds an unknown {} {other:?}", stringify!($name)
+                    ))),
+                }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_sql())
+            }
+        }
+    };
+}
+
+sql_enum!(
+    /// The states an operation goes through.
+    OpState {
+        /// Steps are being run (or the owner died while running them).
+        Running => "running",
+        /// A step failed and the owner let go; `resume` or `abort` it.
+        Failed => "failed",
+        /// Finished.
+        Done => "done",
+        /// Rolled back.
+        Aborted => "aborted",
+    }
+);
+
+sql_enum!(
+    /// What an operation does.
+    OpKind {
+        /// A shard moves to another node.
+        Move => "move",
+        /// A shard gives part of its key space to a new shard.
+        Split => "split",
+        /// Rows a shard no longer owns are deleted.
+        Prune => "prune",
+        /// A fence raised by hand (`shardctl lock`).
+        Lock => "lock",
+    }
+);
+
+sql_enum!(
+    /// The state of one step.
+    StepState {
+        /// Not started.
+        Pending => "pending",
+        /// Started, not finished.
+        Running => "running",
+        /// Finished.
+        Done => "done",
+        /// Failed.
+        Failed => "failed",
+    }
+);
+
+sql_enum!(
+    /// The state of one journaled effect.
+    EffectState {
+        /// About to happen: it may or may not have happened.
+        Intent => "intent",
+        /// Happened.
+        Done => "done",
+        /// Failed (the server refused it).
+        Failed => "failed",
+    }
+);
+
+impl OpState {
+    /// Done or aborted: nothing more will happen.
+    pub fn is_finished(self) -> bool {
+        matches!(self, OpState::Done | OpState::Aborted)
+    }
 }
 
 /// One journaled step.
@@ -26,8 +114,8 @@ pub struct StepRecord {
     pub step_no: u32,
     /// Step name.
     pub name: String,
-    /// pending, running, done, failed.
-    pub state: String,
+    /// Where it stands.
+    pub state: StepState,
     /// Parameters it ran with.
     pub inputs: serde_json::Value,
     /// What it produced (coordinates, counts, ...).
@@ -36,39 +124,152 @@ pub struct StepRecord {
     pub millis: Option<u64>,
 }
 
+/// One journaled effect.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct EffectRecord {
+    /// Order within the operation, from 1.
+    pub seq: u32,
+    /// The step it belongs to.
+    pub step_no: u32,
+    /// What it does (`raise-fence`, `flip`, ...).
+    pub effect: String,
+    /// The node it acts on (the directory's node for directory effects).
+    pub node: String,
+    /// Intent, done or failed.
+    pub state: EffectState,
+    /// The owner's epoch when it was written.
+    pub epoch: u64,
+    /// What it was about to do.
+    pub detail: serde_json::Value,
+    /// What it did.
+    pub outputs: serde_json::Value,
+}
+
 /// One journaled operation.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct OperationRecord {
     /// Id.
     pub id: u64,
-    /// move, split, ...
-    pub kind: String,
+    /// What it does.
+    pub kind: OpKind,
     /// Shard.
     pub shard_id: Option<u32>,
     /// Source node.
     pub source: Option<String>,
     /// Target node.
     pub target: Option<String>,
-    /// State.
-    pub state: String,
-    /// Who runs it (host:pid).
+    /// Where it stands.
+    pub state: OpState,
+    /// The process holding the lease (`host:pid`), None once it let go.
     pub owner: Option<String>,
+    /// The lease's epoch: bumped by every takeover.
+    pub epoch: u64,
     /// Seconds since the owner's last heartbeat.
     pub heartbeat_age_secs: Option<u64>,
+    /// An operator asked the owner to stop at its next safe point.
+    pub stop_requested: bool,
     /// Parameters (the playbook and options).
     pub params: serde_json::Value,
     /// Last error.
     pub error: Option<String>,
     /// Steps.
     pub steps: Vec<StepRecord>,
+    /// Effects, in order.
+    pub effects: Vec<EffectRecord>,
+}
+
+/// The right to drive one operation: its id and the epoch this process holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lease {
+    /// Operation id.
+    pub op: u64,
+    /// Epoch taken.
+    pub epoch: u64,
+}
+
+/// How long an owner may stay silent before another process may take its operation over.
+/// Owners write a heartbeat every second.
+pub const STALE_OWNER_SECS: u64 = 20;
+
+/// Whether an operation's owner is still driving it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Owner {
+    /// Nobody holds the lease (finished, or the owner let go after a failure).
+    Released,
+    /// A live process holds it.
+    Alive {
+        /// `host:pid`.
+        owner: String,
+        /// Seconds since its heartbeat.
+        heartbeat_age_secs: u64,
+    },
+    /// The holder is gone: its process no longer exists, or it has been silent too long.
+    Dead {
+        /// `host:pid`.
+        owner: String,
+        /// Why it is taken for dead.
+        why: String,
+    },
+}
+
+/// This host's name.
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "localhost".into())
 }
 
 /// This process as an owner: `host:pid`.
 pub fn owner_id() -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .unwrap_or_else(|_| "localhost".into());
-    format!("{host}:{}", std::process::id())
+    format!("{}:{}", host_name(), std::process::id())
+}
+
+/// True when process `pid` exists on this host.
+fn process_exists(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists and may be signalled.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+impl OperationRecord {
+    /// Who holds the lease, judged by the heartbeat and, for an owner on this host, by
+    /// whether its process still exists.
+    pub fn owner_status(&self) -> Owner {
+        let Some(owner) = self.owner.clone() else {
+            return Owner::Released;
+        };
+        if self.state.is_finished() {
+            return Owner::Released;
+        }
+        let age = self.heartbeat_age_secs.unwrap_or(u64::MAX);
+        if let Some((host, pid)) = owner.rsplit_once(':') {
+            if host == host_name() {
+                if let Ok(pid) = pid.parse::<i32>() {
+                    if !process_exists(pid) {
+                        return Owner::Dead {
+                            owner,
+                            why: format!("process {pid} no longer exists"),
+                        };
+                    }
+                }
+            }
+        }
+        if age >= STALE_OWNER_SECS {
+            return Owner::Dead {
+                owner,
+                why: format!("no heartbeat for {age}s"),
+            };
+        }
+        Owner::Alive {
+            owner,
+            heartbeat_age_secs: age,
+        }
+    }
+
+    /// The newest effect of a kind, if any.
+    pub fn last_effect(&self, effect: &str) -> Option<&EffectRecord> {
+        self.effects.iter().rev().find(|e| e.effect == effect)
+    }
 }
 
 fn json_text(v: &serde_json::Value) -> String {
@@ -80,38 +281,76 @@ fn parse_json(text: Option<String>) -> serde_json::Value {
         .unwrap_or(serde_json::Value::Null)
 }
 
+/// A new operation's description.
+pub struct NewOperation<'a> {
+    /// What it does.
+    pub kind: OpKind,
+    /// The shard it works on.
+    pub shard_id: u32,
+    /// Source node.
+    pub source: &'a str,
+    /// Target node.
+    pub target: &'a str,
+    /// Parameters.
+    pub params: &'a serde_json::Value,
+    /// Steps: name and parameters.
+    pub steps: &'a [(String, serde_json::Value)],
+    /// The operation this one is part of (a split's prunes): it does not count as a
+    /// conflicting operation.
+    pub parent: Option<u64>,
+}
+
 impl Directory {
     fn jt(&self, table: &str) -> String {
         format!("{}.`{table}`", self.schema().quoted())
     }
 
-    /// Records a new operation with its steps (all pending). Refused when the shard already
-    /// has an unfinished operation.
-    pub fn create_operation(
-        &mut self,
-        kind: &str,
-        shard_id: u32,
-        source: &str,
-        target: &str,
-        params: &serde_json::Value,
-        steps: &[(String, serde_json::Value)],
-    ) -> Result<u64> {
-        self.create_operation_within(kind, shard_id, source, target, params, steps, None)
+    /// Inside a transaction: fails unless `lease` still holds its operation, and locks the
+    /// operation's row until the transaction ends.
+    pub fn check_lease(&mut self, lease: &Lease) -> Result<()> {
+        let ops = self.jt("operations");
+        let row: Option<(u64, Option<String>)> = self.server().first(&Stmt::with(
+            format!("SELECT epoch, owner FROM {ops} WHERE op_id = ? FOR UPDATE"),
+            vec![lease.op.into()],
+        ))?;
+        match row {
+            Some((epoch, _)) if epoch == lease.epoch => Ok(()),
+            Some((epoch, owner)) => Err(Error::LeaseLost(format!(
+                "operation {} was taken over (epoch {epoch}, owner {}); this process (epoch {}) stops without touching anything more",
+                lease.op,
+                owner.unwrap_or_else(|| "none".into()),
+                lease.epoch
+            ))),
+            None => Err(Error::Usage(format!("no operation {} in the journal", lease.op))),
+        }
     }
 
-    /// Like [`Directory::create_operation`], as part of operation `parent` (a split's
-    /// prunes): the parent does not count as a conflicting operation.
-    #[allow(clippy::too_many_arguments)]
-    pub fn create_operation_within(
+    /// Runs `f` in one transaction with the lease checked first; retried on a new
+    /// connection when the old one broke (every caller's work is safe to repeat).
+    pub fn leased<T>(
         &mut self,
-        kind: &str,
-        shard_id: u32,
-        source: &str,
-        target: &str,
-        params: &serde_json::Value,
-        steps: &[(String, serde_json::Value)],
-        parent: Option<u64>,
-    ) -> Result<u64> {
+        lease: &Lease,
+        mut f: impl FnMut(&mut Self) -> Result<T>,
+    ) -> Result<T> {
+        self.retrying(|d| {
+            d.server().exec(&Stmt::text("START TRANSACTION"))?;
+            let r = d.check_lease(lease).and_then(|_| f(d));
+            match r {
+                Ok(v) => {
+                    d.server().exec(&Stmt::text("COMMIT"))?;
+                    Ok(v)
+                }
+                Err(e) => {
+                    let _ = d.server().exec(&Stmt::text("ROLLBACK"));
+                    Err(e)
+                }
+            }
+        })
+    }
+
+    /// Records a new operation with its steps (all pending), owned by this process with
+    /// epoch 1. Refused when the shard already has an unfinished operation.
+    pub fn create_operation(&mut self, new: &NewOperation<'_>) -> Result<Lease> {
         let (ops, st) = (self.jt("operations"), self.jt("operation_steps"));
         let locations = self.jt("locations");
         let owner = owner_id();
@@ -119,33 +358,141 @@ impl Directory {
             // Lock the shard's row so two operations cannot start at once.
             d.server().exec(&Stmt::with(
                 format!("SELECT shard_id FROM {locations} WHERE shard_id = ? FOR UPDATE"),
-                vec![shard_id.into()],
+                vec![new.shard_id.into()],
             ))?;
             let busy: Option<(u64, String, String)> = d.server().first(&Stmt::with(
                 format!("SELECT op_id, kind, state FROM {ops} WHERE shard_id = ? AND state IN ('running', 'failed') AND op_id <> ? LIMIT 1"),
-                vec![shard_id.into(), parent.unwrap_or(0).into()],
+                vec![new.shard_id.into(), new.parent.unwrap_or(0).into()],
             ))?;
             if let Some((id, kind, state)) = busy {
                 return Err(Error::Refused(format!(
-                    "shard {shard_id} is under operation {id} ({kind}, {state}): resume or abort it first"
+                    "shard {} is under operation {id} ({kind}, {state}): resume or abort it first",
+                    new.shard_id
                 )));
             }
             d.server().exec(&Stmt::with(
-                format!("INSERT INTO {ops} (kind, shard_id, source_node, target_node, state, owner, heartbeat_at, params) VALUES (?, ?, ?, ?, 'running', ?, CURRENT_TIMESTAMP(3), ?)"),
-                vec![kind.into(), shard_id.into(), source.into(), target.into(), owner.as_str().into(), json_text(params).into()],
+                format!("INSERT INTO {ops} (kind, shard_id, source_node, target_node, state, owner, epoch, heartbeat_at, params) VALUES (?, ?, ?, ?, 'running', ?, 1, CURRENT_TIMESTAMP(3), ?)"),
+                vec![new.kind.as_sql().into(), new.shard_id.into(), new.source.into(), new.target.into(), owner.as_str().into(), json_text(new.params).into()],
             ))?;
             let id = d.server().first::<u64>(&Stmt::text("SELECT LAST_INSERT_ID()"))?.unwrap_or(0);
-            for (i, (name, inputs)) in steps.iter().enumerate() {
+            for (i, (name, inputs)) in new.steps.iter().enumerate() {
                 d.server().exec(&Stmt::with(
                     format!("INSERT INTO {st} (op_id, step_no, name, state, inputs) VALUES (?, ?, ?, 'pending', ?)"),
                     vec![id.into(), (i as u32).into(), name.as_str().into(), json_text(inputs).into()],
                 ))?;
             }
-            Ok(id)
+            Ok(Lease { op: id, epoch: 1 })
         })
     }
 
-    /// Loads one operation with its steps.
+    /// Takes the lease of operation `op` for this process: refused while its owner is
+    /// alive (the message names it) and for a finished operation. A dead owner's lease is
+    /// taken over; the epoch goes up, so the old owner, should it wake, can write nothing.
+    pub fn claim_operation(&mut self, op: u64, verb: &str) -> Result<(Lease, Option<String>)> {
+        let ops = self.jt("operations");
+        let rec = self.operation(op)?;
+        if rec.state.is_finished() {
+            return Err(Error::Usage(format!(
+                "operation {op} is {}: nothing to {verb}",
+                rec.state
+            )));
+        }
+        let took_over = match rec.owner_status() {
+            Owner::Alive {
+                owner,
+                heartbeat_age_secs,
+            } => {
+                return Err(Error::Refused(format!(
+                    "operation {op} is driven by {owner} (heartbeat {heartbeat_age_secs}s ago): it cannot be {verb}d while its owner lives; `shardctl stop {op}` asks it to stop at its next safe point"
+                )))
+            }
+            Owner::Dead { owner, why } => Some(format!("{owner} ({why})")),
+            Owner::Released => None,
+        };
+        let me = owner_id();
+        let expected = rec.epoch;
+        let lease = self.retrying(|d| {
+            d.server().exec(&Stmt::text("START TRANSACTION"))?;
+            let r = (|| {
+                let now: Option<(u64, String)> = d.server().first(&Stmt::with(
+                    format!("SELECT epoch, state FROM {ops} WHERE op_id = ? FOR UPDATE"),
+                    vec![op.into()],
+                ))?;
+                match now {
+                    Some((epoch, _)) if epoch != expected => Err(Error::Refused(format!(
+                        "operation {op} was just taken over by another process (epoch {epoch})"
+                    ))),
+                    Some(_) => {
+                        d.server().exec(&Stmt::with(
+                            format!("UPDATE {ops} SET epoch = epoch + 1, owner = ?, state = 'running', stop_requested = 0, heartbeat_at = CURRENT_TIMESTAMP(3) WHERE op_id = ?"),
+                            vec![me.as_str().into(), op.into()],
+                        ))?;
+                        Ok(Lease { op, epoch: expected + 1 })
+                    }
+                    None => Err(Error::Usage(format!("no operation {op} in the journal"))),
+                }
+            })();
+            match r {
+                Ok(l) => {
+                    d.server().exec(&Stmt::text("COMMIT"))?;
+                    Ok(l)
+                }
+                Err(e) => {
+                    let _ = d.server().exec(&Stmt::text("ROLLBACK"));
+                    Err(e)
+                }
+            }
+        })?;
+        Ok((lease, took_over))
+    }
+
+    /// Ends this process's hold on an operation: its final (or failed) state, the owner
+    /// cleared.
+    pub fn release_operation(
+        &mut self,
+        lease: &Lease,
+        state: OpState,
+        error: Option<&str>,
+    ) -> Result<()> {
+        let ops = self.jt("operations");
+        self.leased(lease, |d| {
+            d.server().exec(&Stmt::with(
+                format!("UPDATE {ops} SET state = ?, owner = NULL, error = COALESCE(?, error), heartbeat_at = CURRENT_TIMESTAMP(3) WHERE op_id = ?"),
+                vec![state.as_sql().into(), error.into(), lease.op.into()],
+            ))
+        })
+    }
+
+    /// Asks the live owner of `op` to stop at its next safe point. Returns false when the
+    /// operation has no live owner.
+    pub fn request_stop(&mut self, op: u64) -> Result<bool> {
+        let ops = self.jt("operations");
+        let n = self.server().exec_affected(&Stmt::with(
+            format!("UPDATE {ops} SET stop_requested = 1 WHERE op_id = ? AND state = 'running' AND owner IS NOT NULL"),
+            vec![op.into()],
+        ))?;
+        Ok(n > 0)
+    }
+
+    /// The owner's heartbeat: refreshed only while `lease` holds. Returns (still held,
+    /// stop requested).
+    pub fn heartbeat(&mut self, lease: &Lease) -> Result<(bool, bool)> {
+        let ops = self.jt("operations");
+        self.server().exec(&Stmt::with(
+            format!("UPDATE {ops} SET heartbeat_at = CURRENT_TIMESTAMP(3) WHERE op_id = ? AND epoch = ?"),
+            vec![lease.op.into(), lease.epoch.into()],
+        ))?;
+        let row: Option<(u64, u8)> = self.server().first(&Stmt::with(
+            format!("SELECT epoch, stop_requested FROM {ops} WHERE op_id = ?"),
+            vec![lease.op.into()],
+        ))?;
+        Ok(match row {
+            Some((epoch, stop)) => (epoch == lease.epoch, stop != 0),
+            None => (false, false),
+        })
+    }
+
+    /// Loads one operation with its steps and effects.
     pub fn operation(&mut self, id: u64) -> Result<OperationRecord> {
         self.operations(Some(id))?
             .into_iter()
@@ -153,9 +500,17 @@ impl Directory {
             .ok_or_else(|| Error::Usage(format!("no operation {id} in the journal")))
     }
 
-    /// Loads all operations (or one), newest first, with their steps.
+    /// Loads all operations (or one), newest first, with their steps and effects.
     pub fn operations(&mut self, only: Option<u64>) -> Result<Vec<OperationRecord>> {
-        let (ops, st) = (self.jt("operations"), self.jt("operation_steps"));
+        self.retrying(|d| d.read_operations(only))
+    }
+
+    fn read_operations(&mut self, only: Option<u64>) -> Result<Vec<OperationRecord>> {
+        let (ops, st, fx) = (
+            self.jt("operations"),
+            self.jt("operation_steps"),
+            self.jt("operation_effects"),
+        );
         let filter = if only.is_some() {
             "WHERE op_id = ?"
         } else {
@@ -163,33 +518,31 @@ impl Directory {
         };
         let params: Vec<mysql::Value> = only.into_iter().map(Into::into).collect();
         let rows = self.server().rows(&Stmt::with(
-            format!("SELECT op_id, kind, shard_id, source_node, target_node, state, owner, TIMESTAMPDIFF(SECOND, heartbeat_at, CURRENT_TIMESTAMP(3)), params, error FROM {ops} {filter} ORDER BY op_id DESC"),
+            format!("SELECT op_id, kind, shard_id, source_node, target_node, state, owner, epoch, TIMESTAMPDIFF(SECOND, heartbeat_at, CURRENT_TIMESTAMP(3)), stop_requested, params, error FROM {ops} {filter} ORDER BY op_id DESC"),
             params,
         ))?;
         let mut out = Vec::new();
         for mut r in rows {
             let id: u64 = r.take(0).unwrap_or(0);
             let kind: String = r.take(1).unwrap_or_default();
-            let shard_id: Option<u32> = r.take(2).flatten();
-            let source: Option<String> = r.take(3).flatten();
-            let target: Option<String> = r.take(4).flatten();
             let state: String = r.take(5).unwrap_or_default();
-            let owner: Option<String> = r.take(6).flatten();
-            let age: Option<i64> = r.take(7).flatten();
-            let params: Option<String> = r.take(8).flatten();
-            let error: Option<String> = r.take(9).flatten();
+            let age: Option<i64> = r.take(8).flatten();
+            let stop: u8 = r.take(9).unwrap_or(0);
             out.push(OperationRecord {
                 id,
-                kind,
-                shard_id,
-                source,
-                target,
-                state,
-                owner,
+                kind: OpKind::parse(&kind)?,
+                shard_id: r.take(2).flatten(),
+                source: r.take(3).flatten(),
+                target: r.take(4).flatten(),
+                state: OpState::parse(&state)?,
+                owner: r.take(6).flatten(),
+                epoch: r.take(7).unwrap_or(0),
                 heartbeat_age_secs: age.map(|a| a.max(0) as u64),
-                params: parse_json(params),
-                error,
+                stop_requested: stop != 0,
+                params: parse_json(r.take(10).flatten()),
+                error: r.take(11).flatten(),
                 steps: Vec::new(),
+                effects: Vec::new(),
             });
         }
         for op in &mut out {
@@ -209,75 +562,259 @@ impl Directory {
                 op.steps.push(StepRecord {
                     step_no,
                     name,
-                    state,
+                    state: StepState::parse(&state)?,
                     inputs: parse_json(inputs),
                     outputs: parse_json(outputs),
                     millis: micros.map(|m| (m.max(0) / 1000) as u64),
+                });
+            }
+            let rows = self.server().rows(&Stmt::with(
+                format!("SELECT seq, step_no, effect, node, state, epoch, detail, outputs FROM {fx} WHERE op_id = ? ORDER BY seq"),
+                vec![op.id.into()],
+            ))?;
+            for r in rows {
+                let (seq, step_no, effect, node, state, epoch, detail, outputs): (
+                    u32,
+                    u32,
+                    String,
+                    String,
+                    String,
+                    u64,
+                    Option<String>,
+                    Option<String>,
+                ) = mysql::from_row_opt(r).map_err(|e| Error::server("directory", e))?;
+                op.effects.push(EffectRecord {
+                    seq,
+                    step_no,
+                    effect,
+                    node,
+                    state: EffectState::parse(&state)?,
+                    epoch,
+                    detail: parse_json(detail),
+                    outputs: parse_json(outputs),
                 });
             }
         }
         Ok(out)
     }
 
-    /// Marks a step running (and the operation running, owned by this process).
-    pub fn step_started(&mut self, op: u64, step_no: u32) -> Result<()> {
+    /// Marks a step running (and the operation running).
+    pub fn step_started(&mut self, lease: &Lease, step_no: u32) -> Result<()> {
         let (ops, st) = (self.jt("operations"), self.jt("operation_steps"));
-        self.server().exec(&Stmt::with(
-            format!("UPDATE {st} SET state = 'running', started_at = CURRENT_TIMESTAMP(3), finished_at = NULL WHERE op_id = ? AND step_no = ?"),
-            vec![op.into(), step_no.into()],
-        ))?;
-        self.server().exec(&Stmt::with(
-            format!("UPDATE {ops} SET state = 'running', owner = ?, heartbeat_at = CURRENT_TIMESTAMP(3), error = NULL WHERE op_id = ?"),
-            vec![owner_id().into(), op.into()],
-        ))
+        self.leased(lease, |d| {
+            d.server().exec(&Stmt::with(
+                format!("UPDATE {st} SET state = 'running', started_at = CURRENT_TIMESTAMP(3), finished_at = NULL WHERE op_id = ? AND step_no = ?"),
+                vec![lease.op.into(), step_no.into()],
+            ))?;
+            d.server().exec(&Stmt::with(
+                format!("UPDATE {ops} SET state = 'running', heartbeat_at = CURRENT_TIMESTAMP(3), error = NULL WHERE op_id = ?"),
+                vec![lease.op.into()],
+            ))
+        })
     }
 
     /// Marks a step done with its outputs.
-    pub fn step_done(&mut self, op: u64, step_no: u32, outputs: &serde_json::Value) -> Result<()> {
+    pub fn step_done(
+        &mut self,
+        lease: &Lease,
+        step_no: u32,
+        outputs: &serde_json::Value,
+    ) -> Result<()> {
         let st = self.jt("operation_steps");
-        self.server().exec(&Stmt::with(
-            format!("UPDATE {st} SET state = 'done', outputs = ?, finished_at = CURRENT_TIMESTAMP(3) WHERE op_id = ? AND step_no = ?"),
-            vec![json_text(outputs).into(), op.into(), step_no.into()],
-        ))
+        self.leased(lease, |d| {
+            d.server().exec(&Stmt::with(
+                format!("UPDATE {st} SET state = 'done', outputs = ?, finished_at = CURRENT_TIMESTAMP(3) WHERE op_id = ? AND step_no = ?"),
+                vec![json_text(outputs).into(), lease.op.into(), step_no.into()],
+            ))
+        })
+    }
+
+    /// Marks steps pending again (recovery found their effects undone).
+    pub fn steps_pending(&mut self, lease: &Lease, from_step: u32) -> Result<()> {
+        let st = self.jt("operation_steps");
+        self.leased(lease, |d| {
+            d.server().exec(&Stmt::with(
+                format!("UPDATE {st} SET state = 'pending', finished_at = NULL WHERE op_id = ? AND step_no >= ?"),
+                vec![lease.op.into(), from_step.into()],
+            ))
+        })
     }
 
     /// Records a step's outputs without changing its state.
     pub fn set_step_outputs(
         &mut self,
-        op: u64,
+        lease: &Lease,
         step_no: u32,
         outputs: &serde_json::Value,
     ) -> Result<()> {
-        let st = self.jt("operation_steps");
-        self.server().exec(&Stmt::with(
-            format!("UPDATE {st} SET outputs = ? WHERE op_id = ? AND step_no = ?"),
-            vec![json_text(outputs).into(), op.into(), step_no.into()],
-        ))
+        let (ops, st) = (self.jt("operations"), self.jt("operation_steps"));
+        self.leased(lease, |d| {
+            d.server().exec(&Stmt::with(
+                format!("UPDATE {st} SET outputs = ? WHERE op_id = ? AND step_no = ?"),
+                vec![json_text(outputs).into(), lease.op.into(), step_no.into()],
+            ))?;
+            d.server().exec(&Stmt::with(
+                format!("UPDATE {ops} SET heartbeat_at = CURRENT_TIMESTAMP(3) WHERE op_id = ?"),
+                vec![lease.op.into()],
+            ))
+        })
     }
 
-    /// Points a shard at `node`, in one transaction that bumps the directory version.
-    /// Refused unless the journal shows operation `op` verified the target.
+    /// Marks a step failed and records the operation's error (the operation stays
+    /// running until its owner releases it).
+    pub fn step_failed(&mut self, lease: &Lease, step_no: u32, error: &str) -> Result<()> {
+        let (ops, st) = (self.jt("operations"), self.jt("operation_steps"));
+        self.leased(lease, |d| {
+            d.server().exec(&Stmt::with(
+                format!("UPDATE {st} SET state = 'failed', finished_at = CURRENT_TIMESTAMP(3) WHERE op_id = ? AND step_no = ?"),
+                vec![lease.op.into(), step_no.into()],
+            ))?;
+            d.server().exec(&Stmt::with(
+                format!("UPDATE {ops} SET error = ? WHERE op_id = ?"),
+                vec![error.into(), lease.op.into()],
+            ))
+        })
+    }
+
+    /// Journals an effect about to happen; returns its sequence number.
+    pub fn effect_intent(
+        &mut self,
+        lease: &Lease,
+        step_no: u32,
+        effect: &str,
+        node: &str,
+        detail: &serde_json::Value,
+    ) -> Result<u32> {
+        let fx = self.jt("operation_effects");
+        self.leased(lease, |d| {
+            let seq: u32 = d
+                .server()
+                .first(&Stmt::with(
+                    format!("SELECT COALESCE(MAX(seq), 0) + 1 FROM {fx} WHERE op_id = ?"),
+                    vec![lease.op.into()],
+                ))?
+                .unwrap_or(1);
+            d.server().exec(&Stmt::with(
+                format!("INSERT INTO {fx} (op_id, seq, step_no, effect, node, state, epoch, detail) VALUES (?, ?, ?, ?, ?, 'intent', ?, ?)"),
+                vec![lease.op.into(), seq.into(), step_no.into(), effect.into(), node.into(), lease.epoch.into(), json_text(detail).into()],
+            ))?;
+            Ok(seq)
+        })
+    }
+
+    /// Journals how an effect ended.
+    pub fn effect_finished(
+        &mut self,
+        lease: &Lease,
+        seq: u32,
+        state: EffectState,
+        outputs: &serde_json::Value,
+    ) -> Result<()> {
+        let fx = self.jt("operation_effects");
+        self.leased(lease, |d| {
+            d.server().exec(&Stmt::with(
+                format!("UPDATE {fx} SET state = ?, outputs = ?, finished_at = CURRENT_TIMESTAMP(3) WHERE op_id = ? AND seq = ?"),
+                vec![state.as_sql().into(), json_text(outputs).into(), lease.op.into(), seq.into()],
+            ))
+        })
+    }
+
+    /// Registers operation `lease.op` as a holder of the read-only fence on `node`, and
+    /// returns whether the server was read-only before the first holder raised it
+    /// (`currently_read_only` is the server's setting now, used when nobody holds it).
+    pub fn read_only_fence_join(
+        &mut self,
+        lease: &Lease,
+        node: &str,
+        currently_read_only: bool,
+    ) -> Result<bool> {
+        let rof = self.jt("read_only_fences");
+        self.leased(lease, |d| {
+            let holders: Vec<(u64, u8)> = d
+                .server()
+                .rows(&Stmt::with(
+                    format!("SELECT op_id, was_read_only FROM {rof} WHERE node = ? FOR UPDATE"),
+                    vec![node.into()],
+                ))?
+                .into_iter()
+                .filter_map(|r| mysql::from_row_opt(r).ok())
+                .collect();
+            if let Some((_, was)) = holders.iter().find(|(op, _)| *op == lease.op) {
+                return Ok(*was != 0);
+            }
+            let was = holders
+                .first()
+                .map(|(_, w)| *w != 0)
+                .unwrap_or(currently_read_only);
+            d.server().exec(&Stmt::with(
+                format!("INSERT INTO {rof} (node, op_id, was_read_only) VALUES (?, ?, ?)"),
+                vec![node.into(), lease.op.into(), u8::from(was).into()],
+            ))?;
+            Ok(was)
+        })
+    }
+
+    /// True when operation `op` holds the read-only fence on `node`.
+    pub fn read_only_fence_held(&mut self, op: u64, node: &str) -> Result<bool> {
+        let rof = self.jt("read_only_fences");
+        self.retrying(|d| {
+            Ok(d.server()
+                .first::<u64>(&Stmt::with(
+                    format!("SELECT COUNT(*) FROM {rof} WHERE node = ? AND op_id = ?"),
+                    vec![node.into(), op.into()],
+                ))?
+                .unwrap_or(0)
+                > 0)
+        })
+    }
+
+    /// Lets go of operation `lease.op`'s hold on the read-only fence of `node`. When it was
+    /// the last holder and the server was writable before the first, `make_writable` runs
+    /// while the registry is locked, so no other operation can join in between. Idempotent.
+    pub fn read_only_fence_leave(
+        &mut self,
+        lease: &Lease,
+        node: &str,
+        mut make_writable: impl FnMut() -> Result<()>,
+    ) -> Result<()> {
+        let rof = self.jt("read_only_fences");
+        self.leased(lease, |d| {
+            let holders: Vec<(u64, u8)> = d
+                .server()
+                .rows(&Stmt::with(
+                    format!("SELECT op_id, was_read_only FROM {rof} WHERE node = ? FOR UPDATE"),
+                    vec![node.into()],
+                ))?
+                .into_iter()
+                .filter_map(|r| mysql::from_row_opt(r).ok())
+                .collect();
+            let Some((_, was)) = holders.iter().find(|(op, _)| *op == lease.op) else {
+                return Ok(());
+            };
+            if holders.len() == 1 && *was == 0 {
+                make_writable()?;
+            }
+            d.server().exec(&Stmt::with(
+                format!("DELETE FROM {rof} WHERE node = ? AND op_id = ?"),
+                vec![node.into(), lease.op.into()],
+            ))
+        })
+    }
+
+    /// Points a shard at `node`, in one transaction that bumps the directory version and
+    /// checks the lease. Refused unless the journal shows operation `op` verified the
+    /// target.
     pub fn flip_shard(
         &mut self,
+        lease: &Lease,
         shard_id: u32,
         from: &str,
         node: &super::DirNode,
-        op: u64,
     ) -> Result<u64> {
         let (st, locations) = (self.jt("operation_steps"), self.jt("locations"));
         self.change(|d, version| {
-            let verified: u64 = d
-                .server()
-                .first(&Stmt::with(
-                    format!("SELECT COUNT(*) FROM {st} WHERE op_id = ? AND name = 'verify' AND state = 'done'"),
-                    vec![op.into()],
-                ))?
-                .unwrap_or(0);
-            if verified == 0 {
-                return Err(Error::Refused(format!(
-                    "flip of shard {shard_id}: operation {op} has not verified the target"
-                )));
-            }
+            d.check_lease(lease)?;
+            d.require_verified(&st, lease.op, shard_id)?;
             let changed = d.server().exec_affected(&Stmt::with(
                 format!("UPDATE {locations} SET node = ?, host = ?, port = ?, state = 'online', version = ? WHERE shard_id = ? AND node = ?"),
                 vec![node.name.as_str().into(), node.host.as_str().into(), node.port.into(), version.into(), shard_id.into(), from.into()],
@@ -298,6 +835,34 @@ impl Directory {
         })
     }
 
+    fn require_verified(&mut self, st: &str, op: u64, shard_id: u32) -> Result<()> {
+        let verified: u64 = self
+            .server()
+            .first(&Stmt::with(
+                format!("SELECT COUNT(*) FROM {st} WHERE op_id = ? AND name = 'verify' AND state = 'done'"),
+                vec![op.into()],
+            ))?
+            .unwrap_or(0);
+        if verified == 0 {
+            return Err(Error::Refused(format!(
+                "flip of shard {shard_id}: operation {op} has not verified the target"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Where the directory places a shard now, and its state (None when it has no
+    /// location).
+    pub fn shard_location(&mut self, shard_id: u32) -> Result<Option<(String, String)>> {
+        let locations = self.jt("locations");
+        self.retrying(|d| {
+            d.server().first(&Stmt::with(
+                format!("SELECT node, state FROM {locations} WHERE shard_id = ?"),
+                vec![shard_id.into()],
+            ))
+        })
+    }
+
     /// Adds a location for a shard being created by a split: offline, with no mapping, so
     /// no lookup reaches it until the split's flip.
     pub fn insert_offline_location(&mut self, func_id: u32, node: &super::DirNode) -> Result<u32> {
@@ -312,10 +877,10 @@ impl Directory {
     }
 
     /// The split's flip: the new shard's mapping and its location online, in one
-    /// transaction, only for an operation that verified the copy.
+    /// transaction, only for the lease holder of an operation that verified the copy.
     pub fn split_flip(
         &mut self,
-        op: u64,
+        lease: &Lease,
         func_id: u32,
         old_shard: u32,
         new_shard: u32,
@@ -324,16 +889,8 @@ impl Directory {
         let (st, locations) = (self.jt("operation_steps"), self.jt("locations"));
         let (ranges, hashes, lists) = (self.jt("ranges"), self.jt("hashes"), self.jt("lists"));
         self.change(|d, version| {
-            let verified: u64 = d
-                .server()
-                .first(&Stmt::with(
-                    format!("SELECT COUNT(*) FROM {st} WHERE op_id = ? AND name = 'verify' AND state = 'done'"),
-                    vec![op.into()],
-                ))?
-                .unwrap_or(0);
-            if verified == 0 {
-                return Err(Error::Refused(format!("split of shard {old_shard}: operation {op} has not verified the copy")));
-            }
+            d.check_lease(lease)?;
+            d.require_verified(&st, lease.op, old_shard)?;
             let online: u64 = d.server().first(&Stmt::with(
                 format!("SELECT COUNT(*) FROM {locations} WHERE shard_id = ? AND state = 'online'"),
                 vec![new_shard.into()],
@@ -373,45 +930,22 @@ impl Directory {
         })
     }
 
-    /// Marks a step and its operation failed.
-    pub fn step_failed(&mut self, op: u64, step_no: u32, error: &str) -> Result<()> {
-        let (ops, st) = (self.jt("operations"), self.jt("operation_steps"));
-        self.server().exec(&Stmt::with(
-            format!("UPDATE {st} SET state = 'failed', finished_at = CURRENT_TIMESTAMP(3) WHERE op_id = ? AND step_no = ?"),
-            vec![op.into(), step_no.into()],
-        ))?;
-        self.server().exec(&Stmt::with(
-            format!("UPDATE {ops} SET state = 'failed', error = ? WHERE op_id = ?"),
-            vec![error.into(), op.into()],
-        ))
-    }
-
-    /// Marks an operation failed (resumable) with its error.
-    pub fn step_failed_op(&mut self, op: u64, error: &str) -> Result<()> {
-        let ops = self.jt("operations");
-        self.server().exec(&Stmt::with(
-            format!("UPDATE {ops} SET state = 'failed', error = ? WHERE op_id = ?"),
-            vec![error.into(), op.into()],
-        ))
-    }
-
-    /// Sets an operation's final state.
-    pub fn finish_operation(&mut self, op: u64, state: &str) -> Result<()> {
-        let ops = self.jt("operations");
-        self.server().exec(&Stmt::with(
-            format!(
-                "UPDATE {ops} SET state = ?, heartbeat_at = CURRENT_TIMESTAMP(3) WHERE op_id = ?"
-            ),
-            vec![state.into(), op.into()],
-        ))
-    }
-
-    /// Refreshes the owner's heartbeat.
-    pub fn heartbeat(&mut self, op: u64) -> Result<()> {
-        let ops = self.jt("operations");
-        self.server().exec(&Stmt::with(
-            format!("UPDATE {ops} SET heartbeat_at = CURRENT_TIMESTAMP(3) WHERE op_id = ?"),
-            vec![op.into()],
-        ))
+    /// Sets a shard's state (bumping the directory version) for the lease holder.
+    pub fn set_shard_state_leased(
+        &mut self,
+        lease: &Lease,
+        shard_id: u32,
+        state: super::ShardState,
+    ) -> Result<()> {
+        let locations = self.jt("locations");
+        self.retrying(|d| {
+            d.change(|d, version| {
+                d.check_lease(lease)?;
+                d.server().exec(&Stmt::with(
+                    format!("UPDATE {locations} SET state = ?, version = ? WHERE shard_id = ?"),
+                    vec![state.as_sql().into(), version.into(), shard_id.into()],
+                ))
+            })
+        })
     }
 }

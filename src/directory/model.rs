@@ -395,10 +395,10 @@ impl Snapshot {
 pub struct OperationSummary {
     /// Operation id.
     pub id: u64,
-    /// move, split, prune, ...
-    pub kind: String,
+    /// What it does.
+    pub kind: super::journal::OpKind,
     /// The shard it works on.
     pub shard_id: Option<u32>,
     /// Its state.
-    pub state: String,
+    pub state: super::journal::OpState,
 }

@@ -2,7 +2,7 @@
 //! directory lacks; a directory newer than this binary is refused.
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Migration `n` (1-based) brings a directory from version n-1 to n. `{d}` stands for the
 /// back-quoted directory schema.
@@ -102,5 +102,37 @@ pub const MIGRATIONS: &[&[&str]] = &[&[
         finished_at TIMESTAMP(3) NULL,
         PRIMARY KEY (op_id, step_no),
         FOREIGN KEY (op_id) REFERENCES operations (op_id)
+    ) ENGINE=InnoDB",
+], &[
+    // The owner's lease: every journal write and the flip check the epoch in the same
+    // transaction; `stop_requested` asks a live owner to stop at its next safe point.
+    "ALTER TABLE {d}.operations
+        ADD COLUMN epoch BIGINT UNSIGNED NOT NULL DEFAULT 0,
+        ADD COLUMN stop_requested TINYINT UNSIGNED NOT NULL DEFAULT 0",
+    // Intent before effect: one row per effect on a server or the directory, written
+    // before it happens and marked done after.
+    "CREATE TABLE IF NOT EXISTS {d}.operation_effects (
+        op_id BIGINT UNSIGNED NOT NULL,
+        seq INT UNSIGNED NOT NULL,
+        step_no INT UNSIGNED NOT NULL,
+        effect VARCHAR(32) NOT NULL,
+        node VARCHAR(64) NOT NULL,
+        state VARCHAR(16) NOT NULL,
+        epoch BIGINT UNSIGNED NOT NULL,
+        detail MEDIUMTEXT NULL,
+        outputs MEDIUMTEXT NULL,
+        intended_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
+        finished_at TIMESTAMP(3) NULL,
+        PRIMARY KEY (op_id, seq),
+        FOREIGN KEY (op_id) REFERENCES operations (op_id)
+    ) ENGINE=InnoDB",
+    // Read-only fences held per node: the server goes back to writable only when the last
+    // holder releases it, and only if it was writable before the first.
+    "CREATE TABLE IF NOT EXISTS {d}.read_only_fences (
+        node VARCHAR(64) NOT NULL,
+        op_id BIGINT UNSIGNED NOT NULL,
+        was_read_only TINYINT UNSIGNED NOT NULL,
+        raised_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
+        PRIMARY KEY (node, op_id)
     ) ENGINE=InnoDB",
 ]];

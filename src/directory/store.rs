@@ -6,8 +6,9 @@ use super::schema::{MIGRATIONS, SCHEMA_VERSION};
 use crate::config::Inventory;
 use crate::error::{Error, Result};
 use crate::ident::Ident;
-use crate::server::{server_error_code, Server, Stmt};
+use crate::server::{server_error_code, ConnectSpec, Server, Stmt};
 use mysql::Value;
+use std::time::Duration;
 
 /// MySQL's duplicate-key error number.
 const ER_DUP_ENTRY: u16 = 1062;
@@ -19,6 +20,8 @@ const ER_NO_SUCH_TABLE: [u16; 2] = [1146, 1049];
 pub struct Directory {
     server: Server,
     schema: Ident,
+    /// How to open a new connection when the current one breaks.
+    spec: ConnectSpec,
 }
 
 /// How a new shard enters its function's mapping.
@@ -56,9 +59,51 @@ fn key_value(key: &Key) -> Value {
 impl Directory {
     /// Connects to the directory node named in the inventory, without checking the schema.
     pub fn connect(inv: &Inventory) -> Result<Directory> {
-        let server = Server::connect_node(inv, &inv.file.directory.node)?;
+        let spec = ConnectSpec::for_node(inv, inv.node(&inv.file.directory.node)?)?;
+        let server = Server::connect(&spec)?;
         let schema = Ident::new("directory schema", &inv.file.directory.schema)?;
-        Ok(Directory { server, schema })
+        Ok(Directory {
+            server,
+            schema,
+            spec,
+        })
+    }
+
+    /// Opens a new connection in place of the current one.
+    pub fn reconnect(&mut self) -> Result<()> {
+        self.server = Server::connect(&self.spec)?;
+        Ok(())
+    }
+
+    /// Runs `f`; when it fails because the connection broke (not because the server refused
+    /// the statement), reconnects and runs it again, a few times over about ten seconds.
+    /// Only for work that is safe to repeat.
+    pub fn retrying<T>(&mut self, mut f: impl FnMut(&mut Self) -> Result<T>) -> Result<T> {
+        const PAUSES_MS: [u64; 4] = [250, 1000, 2500, 5000];
+        let mut attempt = 0;
+        loop {
+            if self.server.is_broken() {
+                if let Err(e) = self.reconnect() {
+                    if attempt >= PAUSES_MS.len() {
+                        return Err(e);
+                    }
+                    std::thread::sleep(Duration::from_millis(PAUSES_MS[attempt]));
+                    attempt += 1;
+                    continue;
+                }
+            }
+            match f(self) {
+                Err(e) if self.server.is_broken() && attempt < PAUSES_MS.len() => {
+                    crate::output::log(
+                        1,
+                        &format!("directory connection lost ({e}); reconnecting"),
+                    );
+                    std::thread::sleep(Duration::from_millis(PAUSES_MS[attempt]));
+                    attempt += 1;
+                }
+                other => return other,
+            }
+        }
     }
 
     /// Connects and checks that the directory exists and is not newer than this binary.
@@ -538,13 +583,13 @@ impl Directory {
             .rows(&st)?
             .into_iter()
             .map(|r| {
-                let (id, kind, shard_id, state) =
+                let (id, kind, shard_id, state): (u64, String, Option<u32>, String) =
                     mysql::from_row_opt(r).map_err(|e| Error::server(&name, e))?;
                 Ok(OperationSummary {
                     id,
-                    kind,
+                    kind: super::journal::OpKind::parse(&kind)?,
                     shard_id,
-                    state,
+                    state: super::journal::OpState::parse(&state)?,
                 })
             })
             .collect()

@@ -2,53 +2,106 @@
 //! (triggers stay with their tables), unlogged so no replica — and no channel reading this
 //! binary log — repeats it, in one atomic statement that waits at most `timeout_secs` for
 //! in-flight transactions. Clients get "table doesn't exist" and look the shard up again.
+//!
+//! The mapping from table to hidden name is decided (and journaled) before the rename;
+//! whether the fence is up is then read from the server: which hidden names exist.
 
 use crate::copy::SchemaPair;
 use crate::error::Result;
+use crate::ident::Ident;
 use crate::server::{Server, Stmt};
+use std::collections::HashSet;
 
 /// A fenced table: (schema, table, hidden name).
 pub type Fenced = (String, String, String);
 
-/// Renames every base table of `pairs` (source side) to `<prefix><n>`.
-pub fn raise(
-    src: &mut Server,
-    pairs: &[SchemaPair],
-    prefix: &str,
-    timeout_secs: u64,
-) -> Result<Vec<Fenced>> {
-    let mut renames = Vec::new();
+/// The prefix of every name shardctl hides a table under.
+pub const HIDDEN_PREFIX: &str = "_shardctl_op";
+
+/// The hidden names operation `op` gives every base table of `pairs` (source side).
+pub fn mapping(src: &mut Server, pairs: &[SchemaPair], op: u64) -> Result<Vec<Fenced>> {
     let mut fenced = Vec::new();
     for p in pairs {
         for t in src.tables(&p.from)?.into_iter().filter(|t| !t.is_view) {
-            let hidden = format!("{prefix}{}", fenced.len());
-            renames.push(format!(
-                "{}.{} TO {}.`{hidden}`",
-                p.from.quoted(),
-                t.name.quoted(),
-                p.from.quoted()
-            ));
+            if t.name.as_str().starts_with(HIDDEN_PREFIX) {
+                continue;
+            }
+            let hidden = format!("{HIDDEN_PREFIX}{op}_{}", fenced.len());
             fenced.push((p.from.to_string(), t.name.to_string(), hidden));
         }
-    }
-    src.exec(&Stmt::text(format!(
-        "SET SESSION lock_wait_timeout = {}",
-        timeout_secs.max(1)
-    )))?;
-    if !renames.is_empty() {
-        src.exec_unlogged(&[Stmt::text(format!("RENAME TABLE {}", renames.join(", ")))])?;
     }
     Ok(fenced)
 }
 
-/// Renames fenced tables back.
-pub fn lower(src: &mut Server, fenced: &[Fenced]) -> Result<()> {
-    if fenced.is_empty() {
+fn quoted(schema: &str, table: &str) -> Result<String> {
+    Ok(format!(
+        "{}.{}",
+        Ident::new("schema", schema)?.quoted(),
+        Ident::new("table", table)?.quoted()
+    ))
+}
+
+/// The tables of `schemas` that exist now, as (schema, table).
+fn existing(src: &mut Server, schemas: &[&str]) -> Result<HashSet<(String, String)>> {
+    let mut out = HashSet::new();
+    for s in schemas {
+        let id = Ident::new("schema", s)?;
+        for t in src.tables(&id)? {
+            out.insert((s.to_string(), t.name.to_string()));
+        }
+    }
+    Ok(out)
+}
+
+fn schemas_of(fenced: &[Fenced]) -> Vec<&str> {
+    let mut v: Vec<&str> = fenced.iter().map(|(s, _, _)| s.as_str()).collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// The entries of `fenced` whose hidden table exists now: the fence is up for them.
+pub fn hidden_now(src: &mut Server, fenced: &[Fenced]) -> Result<Vec<Fenced>> {
+    let now = existing(src, &schemas_of(fenced))?;
+    Ok(fenced
+        .iter()
+        .filter(|(s, _, h)| now.contains(&(s.clone(), h.clone())))
+        .cloned()
+        .collect())
+}
+
+/// Renames every table of `fenced` to its hidden name, unless the fence is already up.
+pub fn raise(src: &mut Server, fenced: &[Fenced], timeout_secs: u64) -> Result<()> {
+    if fenced.is_empty() || !hidden_now(src, fenced)?.is_empty() {
         return Ok(());
     }
-    let back: Vec<String> = fenced
+    let renames = fenced
         .iter()
-        .map(|(s, t, h)| format!("`{s}`.`{h}` TO `{s}`.`{t}`"))
-        .collect();
-    src.exec_unlogged(&[Stmt::text(format!("RENAME TABLE {}", back.join(", ")))])
+        .map(|(s, t, h)| Ok(format!("{} TO {}", quoted(s, t)?, quoted(s, h)?)))
+        .collect::<Result<Vec<_>>>()?;
+    src.exec(&Stmt::text(format!(
+        "SET SESSION lock_wait_timeout = {}",
+        timeout_secs.max(1)
+    )))?;
+    src.exec_unlogged(&[Stmt::text(format!("RENAME TABLE {}", renames.join(", ")))])
+}
+
+/// Renames back every table of `fenced` whose hidden name exists and whose own name is
+/// free; returns how many. Safe to repeat after any partial state.
+pub fn lower(src: &mut Server, fenced: &[Fenced]) -> Result<usize> {
+    if fenced.is_empty() {
+        return Ok(0);
+    }
+    let now = existing(src, &schemas_of(fenced))?;
+    let back = fenced
+        .iter()
+        .filter(|(s, t, h)| {
+            now.contains(&(s.clone(), h.clone())) && !now.contains(&(s.clone(), t.clone()))
+        })
+        .map(|(s, t, h)| Ok(format!("{} TO {}", quoted(s, h)?, quoted(s, t)?)))
+        .collect::<Result<Vec<_>>>()?;
+    if !back.is_empty() {
+        src.exec_unlogged(&[Stmt::text(format!("RENAME TABLE {}", back.join(", ")))])?;
+    }
+    Ok(back.len())
 }

@@ -185,6 +185,16 @@ pub fn check_move(inv: &Inventory, shard_id: u32, to: &str) -> Result<Vec<String
     let mut dir = Directory::open(inv)?;
     let snap = dir.load()?;
     let shard = crate::ops::mover::check_request(inv, &snap, shard_id, to)?;
+    if let Some(op) = dir
+        .active_operations()?
+        .into_iter()
+        .find(|o| o.shard_id == Some(shard_id))
+    {
+        return Err(Error::Refused(format!(
+            "shard {shard_id} is under operation {} ({}, {}): resume or abort it first",
+            op.id, op.kind, op.state
+        )));
+    }
     let mut src = crate::server::Server::connect_node(inv, &shard.node)?;
     let mut tgt = crate::server::Server::connect_node(inv, to)?;
     let (s, t) = (src.settings()?, tgt.settings()?);

@@ -4,7 +4,7 @@
 
 use crate::config::Inventory;
 use crate::copy::{self, CopyReport, Method, SchemaPair};
-use crate::directory::journal::op_state;
+use crate::directory::journal::{NewOperation, OpKind, OpState};
 use crate::directory::{Directory, ShardState};
 use crate::error::{Error, Result};
 use crate::ident::{Channel, Ident};
@@ -203,8 +203,9 @@ pub fn wait(
     }
 }
 
-/// `lock`: raises a fence on the shard's node, journaled as a `lock` operation. Returns the
-/// operation and the source position read after the fence.
+/// `lock`: raises a fence on the shard's node, journaled as a `lock` operation that stays
+/// open (without an owner) until `unlock`. Returns the operation and the source position
+/// read after the fence.
 pub fn lock(
     inv: &Inventory,
     shard_id: u32,
@@ -214,45 +215,51 @@ pub fn lock(
     let (shard, pairs) = shard_pairs(inv, shard_id)?;
     let mut dir = Directory::open(inv)?;
     let params = serde_json::json!({"fence": fence});
-    let op = dir.create_operation(
-        "lock",
+    let lease = dir.create_operation(&NewOperation {
+        kind: OpKind::Lock,
         shard_id,
-        &shard.node,
-        &shard.node,
-        &params,
-        &[("lock".into(), params.clone())],
-    )?;
-    dir.step_started(op, 0)?;
+        source: &shard.node,
+        target: &shard.node,
+        params: &params,
+        steps: &[("lock".into(), params.clone())],
+        parent: None,
+    })?;
+    dir.step_started(&lease, 0)?;
     let mut src = Server::connect_node(inv, &shard.node)?;
-    let outputs = match fence {
-        Fence::ReadOnly => {
-            let was = src.settings()?.read_only;
-            src.set_read_only(true)?;
-            serde_json::json!({"fence": fence, "was_read_only": was})
-        }
-        Fence::Shard => {
-            let fenced = crate::ops::fence::raise(
-                &mut src,
-                &pairs,
-                &format!("_shardctl_op{op}_"),
-                timeout_secs,
-            );
-            match fenced {
-                Ok(f) => serde_json::json!({"fence": fence, "fenced_tables": f}),
-                Err(e) => {
-                    let _ = dir.step_failed(op, 0, &e.to_string());
-                    let _ = dir.finish_operation(op, op_state::ABORTED);
-                    return Err(e);
-                }
+    let raised = (|| -> Result<serde_json::Value> {
+        match fence {
+            Fence::ReadOnly => {
+                let now = src.settings()?.read_only;
+                let was = dir.read_only_fence_join(&lease, &shard.node, now)?;
+                src.set_read_only(true)?;
+                Ok(serde_json::json!({"fence": fence, "was_read_only": was}))
             }
+            Fence::Shard => {
+                let mapping = crate::ops::fence::mapping(&mut src, &pairs, lease.op)?;
+                dir.step_done(
+                    &lease,
+                    0,
+                    &serde_json::json!({"fence": fence, "fenced_tables": mapping}),
+                )?;
+                crate::ops::fence::raise(&mut src, &mapping, timeout_secs)?;
+                Ok(serde_json::json!({"fence": fence, "fenced_tables": mapping}))
+            }
+        }
+    })();
+    let mut outputs = match raised {
+        Ok(o) => o,
+        Err(e) => {
+            let _ = dir.step_failed(&lease, 0, &e.to_string());
+            let _ = dir.release_operation(&lease, OpState::Aborted, Some(&e.to_string()));
+            return Err(e);
         }
     };
     let position = src.coordinates()?.position;
-    let mut outputs = outputs;
     outputs["final_position"] = serde_json::to_value(&position).unwrap_or_default();
-    dir.step_done(op, 0, &outputs)?;
-    dir.set_shard_state(shard_id, ShardState::ReadOnly)?;
-    Ok((op, position))
+    dir.step_done(&lease, 0, &outputs)?;
+    dir.set_shard_state_leased(&lease, shard_id, ShardState::ReadOnly)?;
+    dir.release_operation(&lease, OpState::Running, None)?;
+    Ok((lease.op, position))
 }
 
 /// `unlock`: lifts the fence a `lock` operation raised on the shard.
@@ -261,12 +268,13 @@ pub fn unlock(inv: &Inventory, shard_id: u32) -> Result<u64> {
     let op = dir
         .active_operations()?
         .into_iter()
-        .find(|o| o.shard_id == Some(shard_id) && o.kind == "lock")
+        .find(|o| o.shard_id == Some(shard_id) && o.kind == OpKind::Lock)
         .ok_or_else(|| {
             Error::Usage(format!(
                 "shard {shard_id} has no fence raised by `shardctl lock`"
             ))
         })?;
+    let (lease, _) = dir.claim_operation(op.id, "unlock")?;
     let rec = dir.operation(op.id)?;
     let outputs = rec
         .steps
@@ -276,8 +284,8 @@ pub fn unlock(inv: &Inventory, shard_id: u32) -> Result<u64> {
     let node = rec.source.clone().unwrap_or_default();
     let mut src = Server::connect_node(inv, &node)?;
     match outputs["fence"].as_str() {
-        Some("read-only") if outputs["was_read_only"] != serde_json::Value::Bool(true) => {
-            src.set_read_only(false)?;
+        Some("read-only") => {
+            dir.read_only_fence_leave(&lease, &node, || src.set_read_only(false))?;
         }
         Some("shard") => {
             let fenced: Vec<crate::ops::fence::Fenced> =
@@ -286,18 +294,19 @@ pub fn unlock(inv: &Inventory, shard_id: u32) -> Result<u64> {
         }
         _ => {}
     }
-    dir.finish_operation(op.id, op_state::DONE)?;
-    dir.set_shard_state(shard_id, ShardState::Online)?;
+    dir.set_shard_state_leased(&lease, shard_id, ShardState::Online)?;
+    dir.release_operation(&lease, OpState::Done, None)?;
     Ok(op.id)
 }
 
-/// `flip`: points the shard at `to` — only for an operation that verified `to`.
+/// `flip`: points the shard at `to` — only for a move that verified `to`, taken over from
+/// its (dead or finished) owner for the flip and released again for `resume`.
 pub fn flip(inv: &Inventory, shard_id: u32, to: &str) -> Result<u64> {
     let mut dir = Directory::open(inv)?;
     let op = dir
         .active_operations()?
         .into_iter()
-        .find(|o| o.shard_id == Some(shard_id) && o.kind == "move")
+        .find(|o| o.shard_id == Some(shard_id) && o.kind == OpKind::Move)
         .ok_or_else(|| {
             Error::Refused(format!(
                 "shard {shard_id} has no move in progress that verified {to}"
@@ -318,7 +327,10 @@ pub fn flip(inv: &Inventory, shard_id: u32, to: &str) -> Result<u64> {
         .find(|n| n.name == to)
         .cloned()
         .ok_or_else(|| Error::Usage(format!("node {to} is not in the directory")))?;
-    dir.flip_shard(shard_id, rec.source.as_deref().unwrap_or(""), &node, op.id)
+    let (lease, _) = dir.claim_operation(op.id, "flip")?;
+    let r = dir.flip_shard(&lease, shard_id, rec.source.as_deref().unwrap_or(""), &node);
+    dir.release_operation(&lease, OpState::Failed, None)?;
+    r
 }
 
 /// `drop-source`: removes the shard's old copy from `node` — refused while the directory

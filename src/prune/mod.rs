@@ -8,7 +8,7 @@
 pub mod predicate;
 
 use crate::config::Inventory;
-use crate::directory::journal::op_state;
+use crate::directory::journal::{Lease, NewOperation, OpKind, OpState};
 use crate::directory::{Directory, Shard, ShardState, Snapshot};
 use crate::error::{Error, Result};
 use crate::ident::Ident;
@@ -475,15 +475,16 @@ pub fn run(
         return Err(Error::Refused(format!("shard {shard_id} is offline")));
     }
     let plans = plan(inv, &snap, &shard)?;
-    let (op, previous) = match resume_op {
+    let (lease, previous) = match resume_op {
         Some(op) => {
+            let (lease, _) = dir.claim_operation(op, "resume")?;
             let rec = dir.operation(op)?;
             let prev: HashMap<String, serde_json::Value> = rec
                 .steps
                 .iter()
                 .map(|s| (s.name.clone(), s.outputs.clone()))
                 .collect();
-            (op, prev)
+            (lease, prev)
         }
         None => {
             let steps: Vec<(String, serde_json::Value)> = plans
@@ -496,18 +497,20 @@ pub fn run(
                 })
                 .collect();
             let params = serde_json::json!({"shard": shard_id, "parent": parent});
-            let op = dir.create_operation_within(
-                "prune",
+            let lease = dir.create_operation(&NewOperation {
+                kind: OpKind::Prune,
                 shard_id,
-                &shard.node,
-                &shard.node,
-                &params,
-                &steps,
+                source: &shard.node,
+                target: &shard.node,
+                params: &params,
+                steps: &steps,
                 parent,
-            )?;
-            (op, HashMap::new())
+            })?;
+            (lease, HashMap::new())
         }
     };
+    let lease: Lease = lease;
+    let op = lease.op;
     let mut server = Server::connect_node(inv, &shard.node)?;
     let mut throttle = Throttle::new(inv, &shard.node, opts)?;
     let mut reports = Vec::new();
@@ -548,7 +551,7 @@ pub fn run(
                 chunks: prev["chunks"].as_u64().unwrap_or(0),
                 throttled_secs: 0.0,
             };
-            dir.step_started(op, step_no)?;
+            dir.step_started(&lease, step_no)?;
             let mut checkpoint = |r: &TableReport,
                                   last: &Option<Vec<Value>>,
                                   finished: bool|
@@ -558,10 +561,9 @@ pub fn run(
                     "last": last.as_ref().map(|v| v.iter().map(value_to_json).collect::<Vec<_>>()),
                 });
                 if finished {
-                    dir.step_done(op, step_no, &out)
+                    dir.step_done(&lease, step_no, &out)
                 } else {
-                    dir.set_step_outputs(op, step_no, &out)?;
-                    dir.heartbeat(op)
+                    dir.set_step_outputs(&lease, step_no, &out)
                 }
             };
             let mut run = Run {
@@ -579,11 +581,11 @@ pub fn run(
     })();
     match result {
         Ok(()) => {
-            dir.finish_operation(op, op_state::DONE)?;
+            dir.release_operation(&lease, OpState::Done, None)?;
             Ok(reports)
         }
         Err(e) => {
-            let _ = dir.step_failed_op(op, &e.to_string());
+            let _ = dir.release_operation(&lease, OpState::Failed, Some(&e.to_string()));
             Err(e)
         }
     }

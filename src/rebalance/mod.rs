@@ -305,7 +305,7 @@ pub fn apply(
                 let r = (|| -> Result<()> {
                     let mut mover =
                         Mover::start(inv, m.shard, &m.to, Playbook::default_move(), on_event)?;
-                    mover.run(&[]).map(|_| ())
+                    mover.run().map(|_| ())
                 })();
                 let applied = Applied {
                     shard: m.shard,

@@ -75,6 +75,9 @@ pub struct Server {
     address: String,
     conn: Conn,
     dialect: Dialect,
+    /// Set when a call failed outside the server (socket closed, timeout): the connection
+    /// cannot be trusted any more and its owner should open a new one.
+    broken: bool,
 }
 
 impl std::fmt::Debug for Server {
@@ -173,6 +176,7 @@ impl Server {
             address,
             conn,
             dialect: Dialect::new(flavor),
+            broken: false,
         })
     }
 
@@ -207,6 +211,20 @@ impl Server {
         Error::server(&self.name, describe(e))
     }
 
+    /// Like [`Server::error`], and marks the connection broken when the failure did not
+    /// come from the server itself.
+    fn fail(&mut self, e: &mysql::Error) -> Error {
+        if server_error_code(e).is_none() {
+            self.broken = true;
+        }
+        self.error(e)
+    }
+
+    /// True once a call failed on the connection itself (closed socket, timeout).
+    pub fn is_broken(&self) -> bool {
+        self.broken
+    }
+
     /// Runs a statement, discarding results.
     pub fn exec(&mut self, st: &Stmt) -> Result<()> {
         log(1, &format!("{}: {}", self.name, shorten(&st.to_string())));
@@ -215,7 +233,7 @@ impl Server {
         } else {
             self.conn.exec_drop(&st.sql, st.params.clone())
         };
-        r.map_err(|e| self.error(&e))
+        r.map_err(|e| self.fail(&e))
     }
 
     /// Runs a statement and returns the number of rows it changed.
@@ -258,7 +276,7 @@ impl Server {
 
     /// Runs a statement and returns all rows.
     pub fn rows(&mut self, st: &Stmt) -> Result<Vec<Row>> {
-        self.try_rows(st).map_err(|e| self.error(&e))
+        self.try_rows(st).map_err(|e| self.fail(&e))
     }
 
     /// Runs a statement and returns the first row, converted.
@@ -269,7 +287,7 @@ impl Server {
         } else {
             self.conn.exec_first(&st.sql, st.params.clone())
         };
-        r.map_err(|e| self.error(&e))
+        r.map_err(|e| self.fail(&e))
     }
 }
 

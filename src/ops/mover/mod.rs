@@ -1,0 +1,731 @@
+//! `shardctl move` and `split`: the chapter's procedure as journaled, idempotent steps.
+//!
+//! The parts:
+//! - this file, the driver: starts or loads an operation, runs its steps in order, and
+//!   journals every effect on a server or the directory before and after it happens
+//!   ([`Mover::effect`]);
+//! - `owner`: the lease (one owner at a time, an epoch every journal write checks) and the
+//!   heartbeat that keeps it and carries an operator's stop request;
+//! - `procedure`: the steps themselves;
+//! - `recovery`: what the servers and the directory really look like after a crash, and
+//!   how to go forward (after the flip) or back (before it) from there.
+//!
+//! The fences:
+//! - `shard`: the shard's tables are renamed inside their schemas to hidden names, unlogged
+//!   (`sql_log_bin = 0`), in one atomic `RENAME TABLE` that waits for in-flight
+//!   transactions. Clients of this shard get "table doesn't exist" (1146) and look the
+//!   shard up again; other shards on the server keep writing.
+//! - `read-only`: the chapter's `SET GLOBAL read_only = ON` on the whole source server,
+//!   counted in the directory so that of two operations fencing one node, the first to
+//!   finish never lifts the other's fence.
+//!
+//! The final position is read only after the fence is up; the directory flips only after
+//! the target reached it and every table matched; the old copy is dropped before the
+//! fence is lifted. A failure before the flip lifts the fence and leaves the shard on the
+//! source; after the flip only forward.
+
+mod owner;
+mod procedure;
+mod recovery;
+
+pub use owner::OwnerFlags;
+pub use recovery::{abort, stop, StopOutcome};
+
+use crate::config::Inventory;
+use crate::copy::{self, SchemaPair};
+use crate::directory::journal::{
+    EffectState, Lease, NewOperation, OpKind, OpState, OperationRecord, StepState,
+};
+use crate::directory::{Directory, Shard, ShardState, Snapshot};
+use crate::error::{Error, Result};
+use crate::ident::{Channel, Ident};
+use crate::playbook::{Fence, Playbook, Step};
+use crate::server::replication::Coordinates;
+use crate::server::BinlogPosition;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// What the steps have established so far; journaled after every step so a resumed run
+/// starts from exactly this (checked against the servers first).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct MoveState {
+    /// The backup's coordinates on the source.
+    pub coordinates: Option<Coordinates>,
+    /// Rows copied.
+    pub copied_rows: u64,
+    /// The fence that is up, if any.
+    pub fence: Option<Fence>,
+    /// Tables renamed by the shard fence: (schema, table, hidden name).
+    pub fenced_tables: Vec<(String, String, String)>,
+    /// The source position read after the fence.
+    pub final_position: Option<BinlogPosition>,
+    /// Milliseconds from fence up to fence lifted (or to flip for the shard fence).
+    pub fence_millis: Option<u64>,
+    /// Every table matched.
+    pub verified: bool,
+    /// The directory points at the target.
+    pub flipped: bool,
+    /// The source copy is gone (or renamed out of reach).
+    pub source_dropped: bool,
+    /// Whether target schemas were created by this operation.
+    pub target_created: bool,
+    /// A split on one node: views, routines, triggers and events to create after the copy
+    /// made under the fence, as (schema, definition).
+    #[serde(default)]
+    pub local_ddl: Vec<(String, String)>,
+}
+
+/// An event for progress displays and `--output json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct StepEvent {
+    /// Operation id.
+    pub op: u64,
+    /// Step number.
+    pub step_no: u32,
+    /// Step name.
+    pub step: String,
+    /// started, done, failed.
+    pub event: String,
+    /// Milliseconds, when finished.
+    pub millis: Option<u64>,
+    /// Detail.
+    pub detail: serde_json::Value,
+}
+
+/// An effect on a server or on the directory: journaled as an intent before it happens
+/// and as done after. Its name is also the fault point's (`before:`, `done:`,
+/// `journaled:` + name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// The shard's schemas copied to the target (created there).
+    Copy,
+    /// The channel created at the copy's coordinates.
+    PointChannel,
+    /// The channel's filters.
+    SetFilters,
+    /// The channel started.
+    StartChannel,
+    /// The channel stopped at the final position.
+    StopChannel,
+    /// The write fence raised.
+    RaiseFence,
+    /// The directory points at the target.
+    Flip,
+    /// The old copy dropped (or renamed out of reach).
+    DropSource,
+    /// The write fence lifted.
+    LowerFence,
+    /// The channel and its filters removed.
+    ResetChannel,
+    /// The target's copy dropped (rollback).
+    DropTarget,
+    /// Rows the shards no longer own deleted (split).
+    Prune,
+    /// Same-node split: empty tables under the new names.
+    LocalPrepare,
+    /// Same-node split: rows copied under the fence.
+    LocalCopy,
+}
+
+impl Effect {
+    /// Its name in the journal and in fault points.
+    pub fn name(self) -> &'static str {
+        match self {
+            Effect::Copy => "copy",
+            Effect::PointChannel => "point-channel",
+            Effect::SetFilters => "set-filters",
+            Effect::StartChannel => "start-channel",
+            Effect::StopChannel => "stop-channel",
+            Effect::RaiseFence => "raise-fence",
+            Effect::Flip => "flip",
+            Effect::DropSource => "drop-source",
+            Effect::LowerFence => "lower-fence",
+            Effect::ResetChannel => "reset-channel",
+            Effect::DropTarget => "drop-target",
+            Effect::Prune => "prune",
+            Effect::LocalPrepare => "local-prepare",
+            Effect::LocalCopy => "local-copy",
+        }
+    }
+
+    /// The effects a step has, in order, onto another node or onto the shard's own node.
+    pub fn of_step(step: &Step, same_node: bool) -> &'static [Effect] {
+        match (step, same_node) {
+            (Step::Preflight(_) | Step::Verify(_), _) => &[],
+            (Step::Backup(_), false) => &[Effect::Copy],
+            (Step::Backup(_), true) => &[Effect::LocalPrepare],
+            (Step::ChangeMaster(_), false) => &[Effect::PointChannel],
+            (Step::Filter(_), false) => &[Effect::SetFilters],
+            (Step::StartReplication(_), false) => &[Effect::StartChannel],
+            (Step::Wait(w), false) if w.until.is_some() => &[Effect::StopChannel],
+            (Step::Lock(_), false) => &[Effect::RaiseFence],
+            (Step::Lock(_), true) => &[Effect::RaiseFence, Effect::LocalCopy],
+            (Step::Flip(_), _) => &[Effect::Flip],
+            (Step::DropSource(_), _) => &[Effect::DropSource],
+            (Step::Unlock(_), _) => &[Effect::LowerFence],
+            (Step::ResetReplication(_), false) => &[Effect::ResetChannel],
+            (Step::Prune(_), _) => &[Effect::Prune],
+            _ => &[],
+        }
+    }
+}
+
+/// Every fault point a playbook passes, in order: three around each effect (`before:` —
+/// intent journaled, effect not done; `done:` — done, not journaled; `journaled:`) and
+/// one after each step (`after:`). The fault-matrix tests run one crash at each.
+pub fn fault_points(playbook: &Playbook, same_node: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for step in &playbook.steps {
+        for e in Effect::of_step(step, same_node) {
+            for at in ["before", "done", "journaled"] {
+                let p = format!("{at}:{}", e.name());
+                if seen.insert(p.clone()) {
+                    out.push(p);
+                }
+            }
+        }
+        let p = format!("after:{}", step.name());
+        if seen.insert(p.clone()) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// A move or split in progress, driven by the holder of its lease.
+pub struct Mover<'a> {
+    inv: &'a Inventory,
+    dir: Directory,
+    lease: Lease,
+    shard: Shard,
+    source: String,
+    target: String,
+    pairs: Vec<SchemaPair>,
+    channel: Channel,
+    playbook: Playbook,
+    state: MoveState,
+    /// Steps already done (from the journal, corrected by recovery).
+    done: Vec<bool>,
+    /// The step being run, for the effect rows.
+    step_no: u32,
+    fence_started: Option<Instant>,
+    /// Set when the flip's outcome could not be read back: the fence must stay up.
+    flip_unsettled: bool,
+    /// The state a failed run leaves the operation in: failed (resumable), or aborted when
+    /// recovery rolled everything back.
+    end_state: OpState,
+    copy_progress: Arc<copy::native::Progress>,
+    split: Option<crate::ops::split::SplitPlan>,
+    flags: Arc<OwnerFlags>,
+    on_event: &'a dyn Fn(&StepEvent),
+}
+
+/// The channel a move uses on the target.
+pub fn channel_for(op: u64) -> Channel {
+    Channel::new(&format!("shardctl_op{op}")).expect("valid channel name")
+}
+
+/// The hidden name of the `i`th table fenced or kept by operation `op`.
+fn hidden_name(op: u64, i: usize) -> Result<Ident> {
+    Ident::new("table", &format!("_shardctl_op{op}_{i}"))
+}
+
+/// Refuses a shard that has an unfinished operation.
+fn refuse_if_busy(dir: &mut Directory, shard_id: u32) -> Result<()> {
+    match dir
+        .active_operations()?
+        .into_iter()
+        .find(|o| o.shard_id == Some(shard_id))
+    {
+        Some(op) => Err(Error::Refused(format!(
+            "shard {shard_id} is under operation {} ({}, {}): resume or abort it first",
+            op.id, op.kind, op.state
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The journal's step rows for a playbook: name and parameters.
+fn journal_steps(playbook: &Playbook) -> Vec<(String, serde_json::Value)> {
+    playbook
+        .steps
+        .iter()
+        .map(|s| {
+            (
+                s.name().to_string(),
+                serde_json::to_value(s).unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+/// A split's schemas: `<schema>_<old>` copied to `<schema>_<new>`.
+fn split_pairs(snap: &Snapshot, shard: &Shard, new_shard: u32) -> Result<Vec<SchemaPair>> {
+    snap.function_schemas(shard.func_id)
+        .iter()
+        .map(|l| {
+            Ok(SchemaPair {
+                from: Ident::new("schema", &crate::directory::shard_schema(l, shard.id))?,
+                to: Ident::new("schema", &crate::directory::shard_schema(l, new_shard))?,
+            })
+        })
+        .collect()
+}
+
+fn schemas_of(snap: &Snapshot, shard: &Shard) -> Result<Vec<SchemaPair>> {
+    snap.shard_schemas(shard)
+        .iter()
+        .map(|s| {
+            let id = Ident::new("schema", s)?;
+            Ok(SchemaPair {
+                from: id.clone(),
+                to: id,
+            })
+        })
+        .collect()
+}
+
+/// Checks a move request against the directory and inventory; returns the shard.
+pub fn check_request(inv: &Inventory, snap: &Snapshot, shard_id: u32, to: &str) -> Result<Shard> {
+    let shard = snap.shard(shard_id)?.clone();
+    inv.node(to)?;
+    if !snap.nodes.iter().any(|n| n.name == to) {
+        return Err(Error::Usage(format!(
+            "node {to:?} is not in the directory: add it with `shardctl node add {to}`"
+        )));
+    }
+    if shard.node == to {
+        return Err(Error::Usage(format!(
+            "shard {shard_id} already lives on {to}"
+        )));
+    }
+    if shard.state != ShardState::Online {
+        return Err(Error::Refused(format!(
+            "shard {shard_id} is {}, not online",
+            shard.state.as_sql()
+        )));
+    }
+    Ok(shard)
+}
+
+/// What a new operation is, before it is journaled.
+struct Planned {
+    kind: OpKind,
+    shard: Shard,
+    target: String,
+    pairs: Vec<SchemaPair>,
+    playbook: Playbook,
+    split: Option<crate::ops::split::SplitPlan>,
+    params: serde_json::Value,
+}
+
+impl<'a> Mover<'a> {
+    /// Starts a new move: checks, journals the operation, marks the shard moving.
+    pub fn start(
+        inv: &'a Inventory,
+        shard_id: u32,
+        to: &str,
+        playbook: Playbook,
+        on_event: &'a dyn Fn(&StepEvent),
+    ) -> Result<Mover<'a>> {
+        let mut dir = Directory::open(inv)?;
+        let snap = dir.load()?;
+        refuse_if_busy(&mut dir, shard_id)?;
+        let shard = check_request(inv, &snap, shard_id, to)?;
+        if playbook
+            .steps
+            .iter()
+            .any(|s| matches!(s, Step::Preflight(_)))
+        {
+            // Refuse bad input before the journal or the shard's state change.
+            crate::ops::plan::check_move(inv, shard_id, to)?;
+        }
+        let params = serde_json::json!({ "playbook": playbook });
+        let planned = Planned {
+            kind: OpKind::Move,
+            pairs: schemas_of(&snap, &shard)?,
+            shard,
+            target: to.to_string(),
+            playbook,
+            split: None,
+            params,
+        };
+        Self::begin(inv, dir, planned, on_event)
+    }
+
+    /// Starts a split of `shard_id` onto `to`: the new shard's location is created offline,
+    /// the operation journaled, the old shard marked moving.
+    pub fn start_split(
+        inv: &'a Inventory,
+        shard_id: u32,
+        to: &str,
+        at: &crate::ops::split::SplitAt,
+        playbook: Playbook,
+        on_event: &'a dyn Fn(&StepEvent),
+    ) -> Result<Mover<'a>> {
+        let mut dir = Directory::open(inv)?;
+        let snap = dir.load()?;
+        refuse_if_busy(&mut dir, shard_id)?;
+        let shard = snap.shard(shard_id)?.clone();
+        let shard = if shard.node == to {
+            inv.node(to)?;
+            if shard.state != ShardState::Online {
+                return Err(Error::Refused(format!(
+                    "shard {shard_id} is {}, not online",
+                    shard.state.as_sql()
+                )));
+            }
+            shard
+        } else {
+            check_request(inv, &snap, shard_id, to)?
+        };
+        let mapping = crate::ops::split::plan(inv, &snap, &shard, at)?;
+        if shard.node != to {
+            crate::ops::plan::check_move(inv, shard_id, to)?;
+        }
+        let node = snap
+            .nodes
+            .iter()
+            .find(|n| n.name == to)
+            .cloned()
+            .ok_or_else(|| Error::Usage(format!("node {to} is not in the directory")))?;
+        let new_shard = dir.insert_offline_location(shard.func_id, &node)?;
+        let plan = crate::ops::split::SplitPlan {
+            old_shard: shard_id,
+            new_shard,
+            mapping,
+        };
+        let params = serde_json::json!({ "playbook": playbook, "split": plan });
+        let planned = Planned {
+            kind: OpKind::Split,
+            pairs: split_pairs(&snap, &shard, new_shard)?,
+            shard,
+            target: to.to_string(),
+            playbook,
+            split: Some(plan),
+            params,
+        };
+        Self::begin(inv, dir, planned, on_event).inspect_err(|_| {
+            if let Ok(mut d) = Directory::open(inv) {
+                let _ = d.delete_offline_shard(new_shard);
+            }
+        })
+    }
+
+    fn begin(
+        inv: &'a Inventory,
+        mut dir: Directory,
+        p: Planned,
+        on_event: &'a dyn Fn(&StepEvent),
+    ) -> Result<Mover<'a>> {
+        let steps = journal_steps(&p.playbook);
+        let lease = dir.create_operation(&NewOperation {
+            kind: p.kind,
+            shard_id: p.shard.id,
+            source: &p.shard.node,
+            target: &p.target,
+            params: &p.params,
+            steps: &steps,
+            parent: None,
+        })?;
+        dir.set_shard_state_leased(&lease, p.shard.id, ShardState::Moving)?;
+        Ok(Mover {
+            inv,
+            source: p.shard.node.clone(),
+            target: p.target,
+            shard: p.shard,
+            pairs: p.pairs,
+            channel: channel_for(lease.op),
+            done: vec![false; p.playbook.steps.len()],
+            dir,
+            lease,
+            playbook: p.playbook,
+            state: MoveState::default(),
+            step_no: 0,
+            fence_started: None,
+            flip_unsettled: false,
+            end_state: OpState::Failed,
+            copy_progress: Default::default(),
+            split: p.split,
+            flags: Default::default(),
+            on_event,
+        })
+    }
+
+    /// Takes over operation `op_id` for `resume` or `abort` (`verb`): refused while its
+    /// owner lives. The state is rebuilt from the journal; recovery then checks it
+    /// against the servers.
+    pub fn claim(
+        inv: &'a Inventory,
+        op_id: u64,
+        verb: &str,
+        on_event: &'a dyn Fn(&StepEvent),
+    ) -> Result<Mover<'a>> {
+        let mut dir = Directory::open(inv)?;
+        let rec = dir.operation(op_id)?;
+        if rec.kind != OpKind::Move && rec.kind != OpKind::Split {
+            return Err(Error::Usage(format!(
+                "operation {op_id} is a {}, not a move or split",
+                rec.kind
+            )));
+        }
+        let (lease, took_over) = dir.claim_operation(op_id, verb)?;
+        if let Some(from) = took_over {
+            crate::output::log(
+                0,
+                &format!(
+                    "operation {op_id}: taking over from {from}, epoch {}",
+                    lease.epoch
+                ),
+            );
+        }
+        let rec = dir.operation(op_id)?;
+        Self::from_record(inv, dir, lease, &rec, on_event)
+    }
+
+    fn from_record(
+        inv: &'a Inventory,
+        mut dir: Directory,
+        lease: Lease,
+        rec: &OperationRecord,
+        on_event: &'a dyn Fn(&StepEvent),
+    ) -> Result<Mover<'a>> {
+        let op_id = rec.id;
+        let snap = dir.load()?;
+        let shard_id = rec
+            .shard_id
+            .ok_or_else(|| Error::Internal(format!("operation {op_id} has no shard")))?;
+        let shard = snap.shard(shard_id)?.clone();
+        let playbook: Playbook =
+            serde_json::from_value(rec.params["playbook"].clone()).map_err(|e| {
+                Error::Internal(format!(
+                    "operation {op_id}: unreadable playbook in the journal: {e}"
+                ))
+            })?;
+        // Names read back from the journal are checked again before any use.
+        let source = rec.source.clone().unwrap_or_default();
+        let target = rec.target.clone().unwrap_or_default();
+        inv.node(&source)?;
+        inv.node(&target)?;
+        let mut state: MoveState = rec
+            .steps
+            .iter()
+            .rev()
+            .find(|s| !s.outputs.is_null())
+            .and_then(|s| serde_json::from_value(s.outputs.clone()).ok())
+            .unwrap_or_default();
+        for (schema, table, hidden) in &state.fenced_tables {
+            Ident::new("schema", schema)?;
+            Ident::new("table", table)?;
+            Ident::new("table", hidden)?;
+        }
+        state.fence_millis = None;
+        let mut shard_for_schemas = shard.clone();
+        shard_for_schemas.node = source.clone();
+        let split: Option<crate::ops::split::SplitPlan> = if rec.kind == OpKind::Split {
+            Some(
+                serde_json::from_value(rec.params["split"].clone()).map_err(|e| {
+                    Error::Internal(format!(
+                        "operation {op_id}: unreadable split in the journal: {e}"
+                    ))
+                })?,
+            )
+        } else {
+            None
+        };
+        let pairs = match &split {
+            Some(p) => split_pairs(&snap, &shard, p.new_shard)?,
+            None => schemas_of(&snap, &shard_for_schemas)?,
+        };
+        let done = rec
+            .steps
+            .iter()
+            .map(|s| s.state == StepState::Done)
+            .collect();
+        Ok(Mover {
+            inv,
+            pairs,
+            source,
+            target,
+            shard,
+            channel: channel_for(op_id),
+            dir,
+            lease,
+            playbook,
+            state,
+            done,
+            step_no: 0,
+            fence_started: None,
+            flip_unsettled: false,
+            end_state: OpState::Failed,
+            copy_progress: Default::default(),
+            split,
+            flags: Default::default(),
+            on_event,
+        })
+    }
+
+    /// The split this operation carries out, if it is one.
+    pub fn split(&self) -> Option<&crate::ops::split::SplitPlan> {
+        self.split.as_ref()
+    }
+
+    /// The operation id.
+    pub fn op(&self) -> u64 {
+        self.lease.op
+    }
+
+    /// Counters of the copy in progress, for progress displays.
+    pub fn copy_progress(&self) -> Arc<copy::native::Progress> {
+        Arc::clone(&self.copy_progress)
+    }
+
+    /// The state reached.
+    pub fn state(&self) -> &MoveState {
+        &self.state
+    }
+
+    fn emit(
+        &self,
+        step_no: u32,
+        step: &str,
+        event: &str,
+        millis: Option<u64>,
+        detail: serde_json::Value,
+    ) {
+        (self.on_event)(&StepEvent {
+            op: self.lease.op,
+            step_no,
+            step: step.to_string(),
+            event: event.to_string(),
+            millis,
+            detail,
+        });
+    }
+
+    /// Journals `effect` on `node` as an intent, runs it, and journals it done (or
+    /// failed). A process that lost its lease fails at the intent, before the effect.
+    fn effect<T: Serialize>(
+        &mut self,
+        effect: Effect,
+        node: &str,
+        detail: serde_json::Value,
+        run: impl FnOnce(&mut Self) -> Result<T>,
+    ) -> Result<T> {
+        self.flags.check_lease()?;
+        let seq =
+            self.dir
+                .effect_intent(&self.lease, self.step_no, effect.name(), node, &detail)?;
+        crate::fault::point(&format!("before:{}", effect.name()));
+        match run(self) {
+            Ok(v) => {
+                crate::fault::point(&format!("done:{}", effect.name()));
+                let out = serde_json::to_value(&v).unwrap_or_default();
+                self.dir
+                    .effect_finished(&self.lease, seq, EffectState::Done, &out)?;
+                crate::fault::point(&format!("journaled:{}", effect.name()));
+                Ok(v)
+            }
+            Err(e) => {
+                let out = serde_json::json!({ "error": e.to_string() });
+                let _ = self
+                    .dir
+                    .effect_finished(&self.lease, seq, EffectState::Failed, &out);
+                Err(e)
+            }
+        }
+    }
+
+    /// Runs the steps not yet done, holding the lease (heartbeat every second) until the
+    /// operation ends. On failure before the flip the fence is lifted and the shard stays
+    /// on the source (a timeout also removes the channel and the copy); the lease is then
+    /// released so `resume` or `abort` can take it.
+    pub fn run(&mut self) -> Result<MoveState> {
+        let heartbeat = owner::Heartbeat::start(self.inv, self.lease, Arc::clone(&self.flags))?;
+        let result = self.run_steps();
+        let result = match result {
+            Ok(()) => self
+                .dir
+                .release_operation(&self.lease, OpState::Done, None)
+                .map(|_| self.state.clone()),
+            Err(e) => {
+                let e = self.recover(e);
+                if !matches!(e, Error::LeaseLost(_)) {
+                    if let Err(j) = self.dir.release_operation(
+                        &self.lease,
+                        self.end_state,
+                        Some(&e.to_string()),
+                    ) {
+                        crate::output::log(
+                            0,
+                            &format!(
+                                "operation {}: the journal could not record the failure: {j}",
+                                self.lease.op
+                            ),
+                        );
+                    }
+                }
+                Err(e)
+            }
+        };
+        drop(heartbeat);
+        result
+    }
+
+    fn run_steps(&mut self) -> Result<()> {
+        let steps = self.playbook.steps.clone();
+        for (i, step) in steps.iter().enumerate() {
+            if self.done.get(i).copied().unwrap_or(false) {
+                continue;
+            }
+            let step_no = i as u32;
+            self.step_no = step_no;
+            crate::signal::check()?;
+            self.flags.check_lease()?;
+            self.dir.step_started(&self.lease, step_no)?;
+            self.emit(
+                step_no,
+                step.name(),
+                "started",
+                None,
+                serde_json::Value::Null,
+            );
+            let t = Instant::now();
+            let result = self.run_step(step);
+            let millis = t.elapsed().as_millis() as u64;
+            match result {
+                Ok(detail) => {
+                    let outputs = serde_json::to_value(&self.state).unwrap_or_default();
+                    self.dir.step_done(&self.lease, step_no, &outputs)?;
+                    if let Some(d) = self.done.get_mut(i) {
+                        *d = true;
+                    }
+                    self.emit(step_no, step.name(), "done", Some(millis), detail);
+                    crate::fault::point(&format!("after:{}", step.name()));
+                }
+                Err(e) => {
+                    let _ = self.dir.step_failed(&self.lease, step_no, &e.to_string());
+                    let outputs = serde_json::to_value(&self.state).unwrap_or_default();
+                    let _ = self.dir.set_step_outputs(&self.lease, step_no, &outputs);
+                    self.emit(
+                        step_no,
+                        step.name(),
+                        "failed",
+                        Some(millis),
+                        serde_json::json!({"error": e.to_string()}),
+                    );
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A split onto the shard's own node: no channel (a server drops its own events), the
+    /// copy is made under the fence instead.
+    fn same_node(&self) -> bool {
+        self.source == self.target
+    }
+}

@@ -1,0 +1,112 @@
+//! The owner's side of the lease: a heartbeat every second from its own directory
+//! connection, which also notices when the lease was taken over (the process then stops
+//! before its next effect and touches nothing more) and when an operator asked the
+//! operation to stop (handled like Ctrl-C: the next safe point rolls back to a resumable
+//! state).
+
+use crate::config::Inventory;
+use crate::directory::journal::Lease;
+use crate::directory::Directory;
+use crate::error::{Error, Result};
+use crate::output::log;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What the heartbeat learned, shared with the driver.
+#[derive(Debug, Default)]
+pub struct OwnerFlags {
+    lost: AtomicBool,
+}
+
+impl OwnerFlags {
+    /// Fails once the heartbeat saw the lease taken over.
+    pub fn check_lease(&self) -> Result<()> {
+        if self.lost.load(Ordering::SeqCst) {
+            Err(Error::LeaseLost(
+                "another process took this operation over; stopping without touching anything more"
+                    .into(),
+            ))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// True once the heartbeat saw the lease taken over.
+    pub fn lost(&self) -> bool {
+        self.lost.load(Ordering::SeqCst)
+    }
+}
+
+/// Keeps the lease's heartbeat fresh until dropped.
+pub(super) struct Heartbeat {
+    stop: Arc<AtomicBool>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Heartbeat {
+    const EVERY: Duration = Duration::from_secs(1);
+
+    pub(super) fn start(
+        inv: &Inventory,
+        lease: Lease,
+        flags: Arc<OwnerFlags>,
+    ) -> Result<Heartbeat> {
+        let mut dir = Directory::open(inv)?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let quit = Arc::clone(&stop);
+        let handle = std::thread::spawn(move || {
+            let mut last = Instant::now() - Self::EVERY;
+            while !quit.load(Ordering::Relaxed) {
+                if last.elapsed() >= Self::EVERY {
+                    last = Instant::now();
+                    match dir.retrying(|d| d.heartbeat(&lease)) {
+                        Ok((true, stop_requested)) => {
+                            if stop_requested && !crate::signal::interrupted() {
+                                log(
+                                    0,
+                                    &format!(
+                                        "operation {}: stop requested; stopping at the next safe point",
+                                        lease.op
+                                    ),
+                                );
+                                crate::signal::interrupt();
+                            }
+                        }
+                        Ok((false, _)) => {
+                            log(
+                                0,
+                                &format!(
+                                    "operation {}: the lease was taken over; stopping",
+                                    lease.op
+                                ),
+                            );
+                            flags.lost.store(true, Ordering::SeqCst);
+                            // Ends the waits early; the driver sees the lost lease first.
+                            crate::signal::interrupt();
+                            return;
+                        }
+                        Err(e) => log(
+                            1,
+                            &format!("heartbeat of operation {} failed: {e}", lease.op),
+                        ),
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        });
+        Ok(Heartbeat {
+            stop,
+            handle: Some(handle),
+        })
+    }
+}
+
+impl Drop for Heartbeat {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}

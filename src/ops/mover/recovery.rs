@@ -1,0 +1,323 @@
+//! Recovery: what the servers and the directory really look like, and the way forward or
+//! back from there.
+//!
+//! - The flip is read from the directory (where the shard points, whether a split's new
+//!   shard is online), never from the journal alone: after it, only forward.
+//! - The shard fence is up when the hidden names journaled in the `raise-fence` intent
+//!   exist on the source; the read-only fence when this operation holds it in the
+//!   directory's registry and the server is read-only.
+//! - The copy is usable when the target has every schema and its channel exists.
+//!
+//! Every action is idempotent, so `resume` and `abort` reach a clean end from any partial
+//! state. When the directory cannot be reached, nothing is lowered: the fence stays up
+//! (no write can be lost) until `resume` or `abort` runs against a reachable directory.
+
+use super::{MoveState, Mover, StepEvent};
+use crate::config::Inventory;
+use crate::directory::journal::{OpState, Owner};
+use crate::directory::{Directory, ShardState};
+use crate::error::{Error, Result};
+use crate::ident::Ident;
+use crate::playbook::{Fence, Step};
+use std::time::{Duration, Instant};
+
+impl Mover<'_> {
+    /// After a failed step, in the process that ran it: before the flip, lift the fence and
+    /// put the shard back online on the source (a timeout also rolls the copy back); after
+    /// the flip, or when its outcome is unknown, keep everything for `resume`.
+    pub(super) fn recover(&mut self, e: Error) -> Error {
+        if matches!(e, Error::LeaseLost(_)) || self.flags.lost() {
+            return match e {
+                Error::LeaseLost(_) => e,
+                _ => Error::LeaseLost(format!(
+                    "operation {} was taken over by another process while this one failed ({e}); nothing was rolled back here",
+                    self.lease.op
+                )),
+            };
+        }
+        if self.state.flipped || self.flip_unsettled {
+            return e;
+        }
+        match self.directory_flipped() {
+            Ok(true) => {
+                self.state.flipped = true;
+                return e;
+            }
+            Ok(false) => {}
+            Err(read) => {
+                return annotate(
+                    e,
+                    &format!("the directory cannot be read ({read}), so the fence stays up; `shardctl resume {}` or `shardctl abort {}` once it is back", self.lease.op, self.lease.op),
+                )
+            }
+        }
+        let mut notes = Vec::new();
+        if let Err(u) = self.lift_fence() {
+            notes.push(format!("lifting the fence failed too: {u}"));
+        }
+        if matches!(e, Error::Timeout(_)) {
+            match self.roll_back_copy() {
+                Ok(()) => notes.push(
+                    "rolled back: channel removed, target copy dropped, shard online on the source"
+                        .into(),
+                ),
+                Err(r) => notes.push(format!("rollback failed: {r}")),
+            }
+        } else {
+            notes.push(format!(
+                "the shard stays on {}; `shardctl resume {}` retries, `shardctl abort {}` cleans up",
+                self.source, self.lease.op, self.lease.op
+            ));
+        }
+        annotate(e, &notes.join("; "))
+    }
+
+    /// Reads the fence mapping the newest `raise-fence` intent journaled (the state saved
+    /// at the end of a step may predate it).
+    fn fence_mapping_from_journal(&mut self) -> Result<()> {
+        let rec = self.dir.operation(self.lease.op)?;
+        if let Some(fx) = rec.last_effect(super::Effect::RaiseFence.name()) {
+            if let Some(m) = fx.detail.get("fenced_tables") {
+                let mapping: Vec<crate::ops::fence::Fenced> = serde_json::from_value(m.clone())
+                    .map_err(|e| {
+                        Error::Internal(format!(
+                            "operation {}: unreadable fence in the journal: {e}",
+                            self.lease.op
+                        ))
+                    })?;
+                for (s, t, h) in &mapping {
+                    Ident::new("schema", s)?;
+                    Ident::new("table", t)?;
+                    Ident::new("table", h)?;
+                }
+                self.state.fenced_tables = mapping;
+            }
+        }
+        Ok(())
+    }
+
+    /// Which fence is up on the source now.
+    fn fence_now(&mut self) -> Result<Option<Fence>> {
+        let mut src = self.connect(&self.source)?;
+        if !self.state.fenced_tables.is_empty()
+            && !crate::ops::fence::hidden_now(&mut src, &self.state.fenced_tables)?.is_empty()
+        {
+            return Ok(Some(Fence::Shard));
+        }
+        if self.dir.read_only_fence_held(self.lease.op, &self.source)? {
+            return Ok(Some(Fence::ReadOnly));
+        }
+        Ok(None)
+    }
+
+    fn step_index(&self, pred: impl Fn(&Step) -> bool) -> Option<usize> {
+        self.playbook.steps.iter().position(pred)
+    }
+
+    /// Brings the state and the list of done steps in line with the servers and the
+    /// directory before a resumed run.
+    fn reconcile(&mut self) -> Result<()> {
+        self.fence_mapping_from_journal()?;
+        self.state.flipped = self.directory_flipped()?;
+        self.state.fence = self.fence_now()?;
+        if self.state.flipped {
+            // Forward only: everything up to the flip stands.
+            if let Some(i) = self.step_index(|s| matches!(s, Step::Flip(_))) {
+                for d in self.done.iter_mut().take(i + 1) {
+                    *d = true;
+                }
+            }
+            self.state.verified = true;
+            return Ok(());
+        }
+        let done = |m: &Self, pred: fn(&Step) -> bool| {
+            m.step_index(pred)
+                .is_some_and(|i| m.done.get(i).copied().unwrap_or(false))
+        };
+        let backup = self.step_index(|s| matches!(s, Step::Backup(_)));
+        let mut restart: Option<usize> = None;
+        if done(self, |s| matches!(s, Step::Backup(_))) {
+            let mut tgt = self.connect(&self.target)?;
+            let mut complete = true;
+            for p in &self.pairs {
+                complete &= tgt.schema_exists(&p.to)?;
+            }
+            let channel_missing = !self.same_node()
+                && done(self, |s| matches!(s, Step::ChangeMaster(_)))
+                && tgt.channel_status(&self.channel)?.is_none();
+            if !complete || channel_missing {
+                // The copy cannot be trusted to be current: copy again.
+                restart = backup;
+            }
+        }
+        if restart.is_none()
+            && self.state.fence.is_none()
+            && done(self, |s| matches!(s, Step::Lock(_)))
+        {
+            // Everything after the fence was only valid while it stood: catch up again
+            // (the channel may have been stopped at the old final position) and fence again.
+            restart = self
+                .step_index(|s| matches!(s, Step::StartReplication(_)))
+                .filter(|_| !self.same_node())
+                .or_else(|| self.step_index(|s| matches!(s, Step::Lock(_))));
+        }
+        if let Some(i) = restart {
+            if self.state.fence.is_some() {
+                self.lift_fence()?;
+            }
+            for d in self.done.iter_mut().skip(i) {
+                *d = false;
+            }
+            self.state.verified = false;
+            self.state.final_position = None;
+            self.dir.steps_pending(&self.lease, i as u32)?;
+        }
+        let state = if self.state.fence.is_some() {
+            ShardState::ReadOnly
+        } else {
+            ShardState::Moving
+        };
+        self.dir
+            .set_shard_state_leased(&self.lease, self.shard.id, state)?;
+        Ok(())
+    }
+
+    /// Continues a claimed operation from what the servers and the directory show.
+    pub fn resume(&mut self) -> Result<MoveState> {
+        if let Err(e) = self.reconcile() {
+            let e = self.recover(e);
+            let _ = self
+                .dir
+                .release_operation(&self.lease, OpState::Failed, Some(&e.to_string()));
+            return Err(e);
+        }
+        self.run()
+    }
+
+    /// Removes the channel and the target's copy; the shard online on the source.
+    fn roll_back_copy(&mut self) -> Result<()> {
+        self.reset_channel()?;
+        let rec = self.dir.operation(self.lease.op)?;
+        let copied = self.state.target_created
+            || rec.last_effect(super::Effect::Copy.name()).is_some()
+            || rec
+                .last_effect(super::Effect::LocalPrepare.name())
+                .is_some();
+        if copied {
+            let target = self.target.clone();
+            let schemas: Vec<String> = self.pairs.iter().map(|p| p.to.to_string()).collect();
+            self.effect(
+                super::Effect::DropTarget,
+                &target,
+                serde_json::json!({"schemas": schemas}),
+                |m| {
+                    let mut t = m.connect(&m.target)?;
+                    for p in &m.pairs {
+                        // A move's copy keeps the source's names on another node; a split's
+                        // copy has new names, also on the shard's own node.
+                        if m.same_node() && p.from == p.to {
+                            continue;
+                        }
+                        t.exec_unlogged(&[crate::server::Stmt::text(format!(
+                            "DROP DATABASE IF EXISTS {}",
+                            p.to.quoted()
+                        ))])?;
+                    }
+                    Ok(())
+                },
+            )?;
+        }
+        self.dir
+            .set_shard_state_leased(&self.lease, self.shard.id, ShardState::Online)?;
+        if let Some(plan) = &self.split {
+            self.dir.delete_offline_shard(plan.new_shard)?;
+        }
+        self.end_state = OpState::Aborted;
+        Ok(())
+    }
+
+    /// Rolls back a claimed operation that has not flipped: fence lifted, channel removed,
+    /// target copy dropped, shard online on the source. Refused after the flip.
+    fn roll_back(&mut self) -> Result<()> {
+        self.fence_mapping_from_journal()?;
+        if self.directory_flipped()? {
+            return Err(Error::Refused(format!(
+                "operation {} has flipped the directory to {}: only forward from here, `shardctl resume {}`",
+                self.lease.op, self.target, self.lease.op
+            )));
+        }
+        self.state.flipped = false;
+        self.state.fence = self.fence_now()?;
+        self.lift_fence()?;
+        self.roll_back_copy()?;
+        self.dir
+            .release_operation(&self.lease, OpState::Aborted, None)
+    }
+}
+
+/// Adds a note to an error's message, keeping its kind (and exit code).
+fn annotate(e: Error, note: &str) -> Error {
+    match e {
+        Error::Timeout(m) => Error::Timeout(format!("{m} ({note})")),
+        Error::Refused(m) => Error::Refused(format!("{m} ({note})")),
+        Error::Interrupted => Error::Interrupted,
+        Error::Server { node, message } => Error::Server {
+            node,
+            message: format!("{message} ({note})"),
+        },
+        Error::Usage(m) => Error::Usage(format!("{m} ({note})")),
+        Error::Config(m) => Error::Config(format!("{m} ({note})")),
+        Error::Internal(m) => Error::Internal(format!("{m} ({note})")),
+        other => other,
+    }
+}
+
+/// `shardctl abort`: takes the operation over (refused while its owner lives) and rolls it
+/// back. Refused after the flip; the lease is then released again for `resume`.
+pub fn abort(inv: &Inventory, op_id: u64) -> Result<()> {
+    let quiet = |_: &StepEvent| {};
+    let mut mover = Mover::claim(inv, op_id, "abort", &quiet)?;
+    match mover.roll_back() {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let _ = mover.dir.release_operation(
+                &mover.lease,
+                OpState::Failed,
+                Some(&format!("abort failed: {e}")),
+            );
+            Err(e)
+        }
+    }
+}
+
+/// What `shardctl stop` found.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopOutcome {
+    /// The owner stopped at a safe point and let go within the wait.
+    Stopped,
+    /// The owner was asked but still holds the operation.
+    Asked,
+    /// Nobody drives the operation: there is nothing to stop.
+    NotRunning,
+}
+
+/// `shardctl stop`: asks the live owner of an operation to stop at its next safe point (as
+/// Ctrl-C does there) and waits up to `wait` for it to let go.
+pub fn stop(inv: &Inventory, op_id: u64, wait: Duration) -> Result<StopOutcome> {
+    let mut dir = Directory::open(inv)?;
+    let rec = dir.operation(op_id)?;
+    if !matches!(rec.owner_status(), Owner::Alive { .. }) || !dir.request_stop(op_id)? {
+        return Ok(StopOutcome::NotRunning);
+    }
+    let until = Instant::now() + wait;
+    while Instant::now() < until {
+        crate::signal::check()?;
+        std::thread::sleep(Duration::from_millis(200));
+        let rec = dir.operation(op_id)?;
+        if !matches!(rec.owner_status(), Owner::Alive { .. }) {
+            return Ok(StopOutcome::Stopped);
+        }
+    }
+    Ok(StopOutcome::Asked)
+}
