@@ -1,6 +1,8 @@
 //! The exact SQL shardctl sends for each supported flavor, pinned as golden files.
 
+use mysql::Value;
 use shardctl::ident::{Channel, Ident};
+use shardctl::server::statements::{self as sql, KeyKind, Keyset, NotOwned};
 use shardctl::server::{BinlogPosition, Dialect, Filters, Flavor, SourceSpec, StartAt, Vendor};
 
 fn render(flavor: Flavor) -> String {
@@ -109,4 +111,113 @@ fn mysql_8_0() {
 #[test]
 fn mysql_8_4() {
     insta::assert_snapshot!(render(Flavor::new(Vendor::MySql, 8, 4, 0)));
+}
+
+fn id(name: &str) -> Ident {
+    Ident::new("name", name).unwrap()
+}
+
+/// The statements that read the same on every flavor.
+fn render_common() -> String {
+    let (schema, table) = (id("employees_7"), id("salaries"));
+    let pk = [id("emp_no"), id("from_date")];
+    let key = [Value::Int(10042), Value::from("1999-01-01")];
+    let upper = [Value::Int(10977), Value::from("2001-06-30")];
+    let mut out = Vec::new();
+    let mut line = |label: &str, text: String| out.push(format!("{label}: {text}"));
+
+    // prune
+    let column = id("emp_no");
+    let hex = |c: char| Value::from(c.to_string().repeat(32));
+    let cases = |lower: Value, upper: Value, values: Vec<Value>| {
+        [
+            (
+                "range",
+                NotOwned::OutsideRange {
+                    lower: lower.clone(),
+                    upper: Some(upper.clone()),
+                },
+            ),
+            (
+                "last range",
+                NotOwned::OutsideRange {
+                    lower: upper,
+                    upper: None,
+                },
+            ),
+            ("list", NotOwned::NotIn(values)),
+            (
+                "arc",
+                NotOwned::OutsideArc {
+                    after: hex('3'),
+                    up_to: hex('a'),
+                },
+            ),
+            (
+                "wrapped arc",
+                NotOwned::OutsideWrappedArc {
+                    after: hex('e'),
+                    up_to: hex('3'),
+                },
+            ),
+            ("whole ring", NotOwned::Nothing),
+        ]
+    };
+    let int_cases = cases(
+        Value::Int(10000),
+        Value::Int(20000),
+        vec![Value::Int(7), Value::Int(9)],
+    );
+    let string_cases = cases(
+        Value::from("k"),
+        Value::from("p"),
+        vec![Value::from("de"), Value::from("fr")],
+    );
+    for (kind, kind_label, cases) in [
+        (KeyKind::Int, "int", &int_cases),
+        (KeyKind::Bytes, "string", &string_cases),
+    ] {
+        for (case, what) in cases {
+            line(
+                &format!("not owned, {kind_label} key, {case}"),
+                sql::not_owned(&column, kind, what).to_string(),
+            );
+        }
+    }
+    let not_owned = sql::not_owned(&column, KeyKind::Int, &int_cases[0].1);
+    line(
+        "keyset after",
+        sql::keyset(&pk, &key, Keyset::After).to_string(),
+    );
+    line(
+        "keyset up to",
+        sql::keyset(&pk, &key, Keyset::UpTo).to_string(),
+    );
+    line(
+        "prune count",
+        sql::count_where(&schema, &table, &not_owned).to_string(),
+    );
+    line(
+        "prune first chunk",
+        sql::next_chunk_keys(&schema, &table, &pk, None, 1000).to_string(),
+    );
+    line(
+        "prune next chunk",
+        sql::next_chunk_keys(&schema, &table, &pk, Some(&key), 1000).to_string(),
+    );
+    line(
+        "prune first delete",
+        sql::delete_chunk(&schema, &table, &pk, None, &upper, &not_owned).to_string(),
+    );
+    line(
+        "prune next delete",
+        sql::delete_chunk(&schema, &table, &pk, Some(&key), &upper, &not_owned).to_string(),
+    );
+    line("threads running", sql::threads_running().to_string());
+    out.join("\n")
+}
+
+#[test]
+fn statements() {
+    insta::assert_snapshot!(render_common());
 }

@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod dialect;
 pub mod flavor;
 pub mod replication;
+pub mod statements;
 
 pub use dialect::{BinlogPosition, Dialect, Filters, SourceSpec, StartAt, Stmt};
 pub use flavor::{Flavor, Vendor, Version};

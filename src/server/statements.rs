@@ -1,0 +1,282 @@
+//! The statements shardctl sends to fleet nodes that read the same on every flavor, as pure
+//! functions returning [`Stmt`]. Names arrive as validated [`Ident`]s and are back-quoted
+//! here; values are bound parameters. Statements whose text depends on the flavor are
+//! methods of [`super::Dialect`] instead. Golden-tested in `tests/golden_sql.rs`.
+
+use super::Stmt;
+use crate::ident::Ident;
+use mysql::Value;
+use std::fmt;
+
+/// A condition with `?` placeholders and its bound values, to be AND-ed into a WHERE
+/// clause by the builders below.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Condition {
+    /// SQL with `?` placeholders, parenthesised so it can be combined as is.
+    pub sql: String,
+    /// Values bound to the placeholders, in order.
+    pub params: Vec<Value>,
+}
+
+impl fmt::Display for Condition {
+    /// The text, then the bound values, as [`Stmt`] shows them.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Stmt::with(self.sql.clone(), self.params.clone()).fmt(f)
+    }
+}
+
+/// `schema`.`table`.
+fn qualified(schema: &Ident, table: &Ident) -> String {
+    format!("{}.{}", schema.quoted(), table.quoted())
+}
+
+/// Back-quoted names joined with `, `.
+fn column_list(columns: &[Ident]) -> String {
+    columns
+        .iter()
+        .map(Ident::quoted)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+// ---------------------------------------------------------------------------------------
+// Server state.
+
+/// The number of threads running now (`Variable_name`, `Value` columns).
+pub fn threads_running() -> Stmt {
+    Stmt::text("SHOW GLOBAL STATUS LIKE 'Threads_running'")
+}
+
+// ---------------------------------------------------------------------------------------
+// Prune: the rows a shard does not own, walked in primary-key chunks.
+
+/// How a sharding column's values are compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyKind {
+    /// A signed 64-bit integer, compared as a number; hashed as its decimal text.
+    Int,
+    /// A string compared byte by byte (`CAST(col AS BINARY)`); hashed as its bytes.
+    Bytes,
+}
+
+/// The keys of a shard's sharding column that it does NOT own, as decided by the ownership
+/// logic (src/prune/predicate.rs). Values are bound as they are given.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NotOwned {
+    /// Keys below `lower` or, when there is one, at or above `upper`.
+    OutsideRange {
+        /// The shard's lower bound (inclusive).
+        lower: Value,
+        /// The next shard's lower bound (exclusive), if any.
+        upper: Option<Value>,
+    },
+    /// Keys other than these.
+    NotIn(Vec<Value>),
+    /// Keys whose MD5 (hex) is not in `(after, up_to]`, an arc that does not wrap
+    /// (`after < up_to`).
+    OutsideArc {
+        /// The shard's ring point.
+        after: Value,
+        /// The next ring point.
+        up_to: Value,
+    },
+    /// Keys whose MD5 (hex) is not in the arc from `after` past the top of the ring round
+    /// to `up_to` (`after > up_to`).
+    OutsideWrappedArc {
+        /// The shard's ring point.
+        after: Value,
+        /// The next ring point.
+        up_to: Value,
+    },
+    /// No key: the shard owns them all (a ring of one point).
+    Nothing,
+}
+
+/// The condition matching the rows whose `column` holds a key the shard does not own.
+pub fn not_owned(column: &Ident, kind: KeyKind, what: &NotOwned) -> Condition {
+    let col = match kind {
+        KeyKind::Int => column.quoted(),
+        KeyKind::Bytes => format!("CAST({} AS BINARY)", column.quoted()),
+    };
+    let hashed = match kind {
+        KeyKind::Int => format!("MD5(CAST({} AS CHAR))", column.quoted()),
+        KeyKind::Bytes => format!("MD5({})", column.quoted()),
+    };
+    let (sql, params) = match what {
+        NotOwned::OutsideRange {
+            lower,
+            upper: Some(upper),
+        } => (
+            format!("({col} < ? OR {col} >= ?)"),
+            vec![lower.clone(), upper.clone()],
+        ),
+        NotOwned::OutsideRange { lower, upper: None } => {
+            (format!("({col} < ?)"), vec![lower.clone()])
+        }
+        NotOwned::NotIn(values) => (
+            format!("({col} NOT IN ({}))", vec!["?"; values.len()].join(", ")),
+            values.clone(),
+        ),
+        NotOwned::OutsideArc { after, up_to } => (
+            format!("NOT ({hashed} > ? AND {hashed} <= ?)"),
+            vec![after.clone(), up_to.clone()],
+        ),
+        NotOwned::OutsideWrappedArc { after, up_to } => (
+            format!("NOT ({hashed} > ? OR {hashed} <= ?)"),
+            vec![after.clone(), up_to.clone()],
+        ),
+        NotOwned::Nothing => ("(FALSE)".to_string(), Vec::new()),
+    };
+    Condition { sql, params }
+}
+
+/// Which side of a primary-key value a keyset condition takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keyset {
+    /// Rows strictly after the value.
+    After,
+    /// Rows up to and including the value.
+    UpTo,
+}
+
+/// `(a, b) > (?, ?)` (or `<=`) written out so every server uses the primary key for it:
+/// `(a > ?) OR (a = ? AND b > ?)`. `values` holds one value per key column.
+pub fn keyset(pk: &[Ident], values: &[Value], side: Keyset) -> Condition {
+    let strict = match side {
+        Keyset::After => ">",
+        Keyset::UpTo => "<",
+    };
+    let mut terms = Vec::new();
+    let mut params = Vec::new();
+    for i in 0..pk.len() {
+        let mut parts = Vec::new();
+        for j in 0..i {
+            parts.push(format!("{} = ?", pk[j].quoted()));
+            params.push(values[j].clone());
+        }
+        let last = if i == pk.len() - 1 && side == Keyset::UpTo {
+            "<="
+        } else {
+            strict
+        };
+        parts.push(format!("{} {last} ?", pk[i].quoted()));
+        params.push(values[i].clone());
+        terms.push(format!("({})", parts.join(" AND ")));
+    }
+    Condition {
+        sql: format!("({})", terms.join(" OR ")),
+        params,
+    }
+}
+
+/// `SELECT COUNT(*) FROM s.t WHERE cond`.
+pub fn count_where(schema: &Ident, table: &Ident, cond: &Condition) -> Stmt {
+    Stmt::with(
+        format!(
+            "SELECT COUNT(*) FROM {} WHERE {}",
+            qualified(schema, table),
+            cond.sql
+        ),
+        cond.params.clone(),
+    )
+}
+
+/// The primary keys of the next chunk of at most `limit` rows, in key order, after the key
+/// `after` (from the start when None): the last one is the chunk's upper bound.
+pub fn next_chunk_keys(
+    schema: &Ident,
+    table: &Ident,
+    pk: &[Ident],
+    after: Option<&[Value]>,
+    limit: u64,
+) -> Stmt {
+    let pk_list = column_list(pk);
+    let (cond, params) = match after {
+        Some(v) => {
+            let c = keyset(pk, v, Keyset::After);
+            (format!(" WHERE {}", c.sql), c.params)
+        }
+        None => (String::new(), Vec::new()),
+    };
+    Stmt::with(
+        format!(
+            "SELECT {pk_list} FROM {}{cond} ORDER BY {pk_list} LIMIT {limit}",
+            qualified(schema, table)
+        ),
+        params,
+    )
+}
+
+/// Deletes the rows of one chunk, `(after, up_to]` by primary key (from the start when
+/// `after` is None), that match `not_owned`. No `LIMIT`: the key range bounds it.
+pub fn delete_chunk(
+    schema: &Ident,
+    table: &Ident,
+    pk: &[Ident],
+    after: Option<&[Value]>,
+    up_to: &[Value],
+    not_owned: &Condition,
+) -> Stmt {
+    let conds: Vec<Condition> = after
+        .map(|v| keyset(pk, v, Keyset::After))
+        .into_iter()
+        .chain([keyset(pk, up_to, Keyset::UpTo), not_owned.clone()])
+        .collect();
+    Stmt::with(
+        format!(
+            "DELETE FROM {} WHERE {}",
+            qualified(schema, table),
+            conds
+                .iter()
+                .map(|c| c.sql.as_str())
+                .collect::<Vec<_>>()
+                .join(" AND ")
+        ),
+        conds.into_iter().flat_map(|c| c.params).collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(name: &str) -> Ident {
+        Ident::new("column", name).unwrap()
+    }
+
+    #[test]
+    fn keysets_expand_composite_keys() {
+        let pk = vec![id("a"), id("b")];
+        let v = vec![Value::Int(1), Value::Int(2)];
+        let p = keyset(&pk, &v, Keyset::After);
+        assert_eq!(p.sql, "((`a` > ?) OR (`a` = ? AND `b` > ?))");
+        assert_eq!(p.params, vec![Value::Int(1), Value::Int(1), Value::Int(2)]);
+        let p = keyset(&pk, &v, Keyset::UpTo);
+        assert_eq!(p.sql, "((`a` < ?) OR (`a` = ? AND `b` <= ?))");
+    }
+
+    #[test]
+    fn a_chunk_delete_binds_its_conditions_in_order() {
+        let (s, t) = (id("s"), id("t"));
+        let pk = vec![id("a")];
+        let owned = Condition {
+            sql: "(`k` < ?)".into(),
+            params: vec![Value::Int(9)],
+        };
+        let st = delete_chunk(
+            &s,
+            &t,
+            &pk,
+            Some(&[Value::Int(1)]),
+            &[Value::Int(5)],
+            &owned,
+        );
+        assert_eq!(
+            st.sql,
+            "DELETE FROM `s`.`t` WHERE ((`a` > ?)) AND ((`a` <= ?)) AND (`k` < ?)"
+        );
+        assert_eq!(st.params, vec![Value::Int(1), Value::Int(5), Value::Int(9)]);
+        let st = delete_chunk(&s, &t, &pk, None, &[Value::Int(5)], &owned);
+        assert_eq!(st.params, vec![Value::Int(5), Value::Int(9)]);
+    }
+}
