@@ -214,6 +214,25 @@ fn render_common() -> String {
         sql::delete_chunk(&schema, &table, &pk, Some(&key), &upper, &not_owned).to_string(),
     );
     line("threads running", sql::threads_running().to_string());
+
+    // workload
+    let workload = id("shardctl_workload");
+    line(
+        "workload table, int key",
+        sql::create_workload_table(&schema, &workload, KeyKind::Int).to_string(),
+    );
+    line(
+        "workload table, string key",
+        sql::create_workload_table(&schema, &workload, KeyKind::Bytes).to_string(),
+    );
+    line(
+        "workload write",
+        sql::insert_workload_row(&schema, &workload, Value::Int(10042), 77).to_string(),
+    );
+    line(
+        "workload check",
+        sql::workload_seqs(&schema, &workload, Value::from("w17")).to_string(),
+    );
     out.join("\n")
 }
 

@@ -236,6 +236,42 @@ pub fn delete_chunk(
     )
 }
 
+// ---------------------------------------------------------------------------------------
+// The workload table.
+
+/// Creates the workload's table `s.t (k, seq, at)` if it does not exist, keyed by
+/// (k, seq); `k` holds the sharding key.
+pub fn create_workload_table(schema: &Ident, table: &Ident, key: KeyKind) -> Stmt {
+    let key_type = match key {
+        KeyKind::Int => "BIGINT",
+        KeyKind::Bytes => "VARBINARY(255)",
+    };
+    Stmt::text(format!(
+        "CREATE TABLE IF NOT EXISTS {} (k {key_type} NOT NULL, seq BIGINT UNSIGNED NOT NULL, \
+         at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), PRIMARY KEY (k, seq)) ENGINE=InnoDB",
+        qualified(schema, table)
+    ))
+}
+
+/// One workload write: key `k`, sequence number `seq`.
+pub fn insert_workload_row(schema: &Ident, table: &Ident, key: Value, seq: u64) -> Stmt {
+    Stmt::with(
+        format!(
+            "INSERT INTO {} (k, seq) VALUES (?, ?)",
+            qualified(schema, table)
+        ),
+        vec![key, Value::from(seq)],
+    )
+}
+
+/// The sequence numbers written for key `k`.
+pub fn workload_seqs(schema: &Ident, table: &Ident, key: Value) -> Stmt {
+    Stmt::with(
+        format!("SELECT seq FROM {} WHERE k = ?", qualified(schema, table)),
+        vec![key],
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
