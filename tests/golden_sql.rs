@@ -113,6 +113,10 @@ fn mysql_8_4() {
     insta::assert_snapshot!(render(Flavor::new(Vendor::MySql, 8, 4, 0)));
 }
 
+fn shown_opt(st: Option<shardctl::server::Stmt>) -> String {
+    st.map_or_else(|| "(none)".to_string(), |s| s.to_string())
+}
+
 fn id(name: &str) -> Ident {
     Ident::new("name", name).unwrap()
 }
@@ -214,6 +218,76 @@ fn render_common() -> String {
         sql::delete_chunk(&schema, &table, &pk, Some(&key), &upper, &not_owned).to_string(),
     );
     line("threads running", sql::threads_running().to_string());
+
+    // copy
+    let (to, titles) = (id("employees_9"), id("titles"));
+    let cols = [id("emp_no"), id("salary"), id("from_date")];
+    line(
+        "copy: local infile",
+        sql::local_infile_enabled().to_string(),
+    );
+    line("copy: lock wait", sql::lock_wait_timeout(10).to_string());
+    line(
+        "copy: lock wait at least 1s",
+        sql::lock_wait_timeout(0).to_string(),
+    );
+    line(
+        "copy: lock",
+        shown_opt(sql::lock_tables_read(&[
+            (&schema, &table),
+            (&schema, &titles),
+        ])),
+    );
+    line("copy: lock nothing", shown_opt(sql::lock_tables_read(&[])));
+    line("copy: reader isolation", sql::repeatable_read().to_string());
+    line(
+        "copy: reader snapshot",
+        sql::start_consistent_snapshot().to_string(),
+    );
+    line("copy: unlock", sql::unlock_tables().to_string());
+    line(
+        "copy: read table",
+        sql::select_table(&schema, &table, &cols, &pk).to_string(),
+    );
+    line(
+        "copy: read table without key",
+        sql::select_table(&schema, &table, &cols, &[]).to_string(),
+    );
+    line("copy: reader done", sql::commit().to_string());
+    line("copy: writer session", sql::bulk_load_session().to_string());
+    line(
+        "copy: load",
+        sql::load_data_local(&to, &table, &cols).to_string(),
+    );
+    let rows = [
+        vec![
+            Value::Int(10001),
+            Value::Int(60117),
+            Value::from("1986-06-26"),
+        ],
+        vec![
+            Value::Int(10001),
+            Value::Int(62102),
+            Value::from("1987-06-26"),
+        ],
+    ];
+    line(
+        "copy: insert",
+        sql::insert_values(&to, &table, &cols, &rows).to_string(),
+    );
+    line("objects: use", sql::use_schema(&to).to_string());
+    line(
+        "objects: fk checks off",
+        sql::foreign_key_checks(false).to_string(),
+    );
+    line(
+        "objects: fk checks on",
+        sql::foreign_key_checks(true).to_string(),
+    );
+    line(
+        "objects: replay",
+        sql::replay_definition("CREATE TABLE `titles` (`emp_no` int NOT NULL)").to_string(),
+    );
 
     // workload
     let workload = id("shardctl_workload");

@@ -225,8 +225,10 @@ impl Server {
         Ok(self.conn.affected_rows())
     }
 
-    /// Runs `LOAD DATA LOCAL INFILE` (the statement text), feeding it `data` from memory.
-    pub fn load_data(&mut self, sql: &str, data: Vec<u8>) -> Result<()> {
+    /// Runs a `LOAD DATA LOCAL INFILE` statement (it takes no parameters), feeding it
+    /// `data` from memory.
+    pub fn load_data(&mut self, st: &Stmt, data: Vec<u8>) -> Result<()> {
+        debug_assert!(st.params.is_empty(), "LOAD DATA takes no parameters");
         use std::io::Write;
         let slot = std::sync::Arc::new(std::sync::Mutex::new(Some(data)));
         let feed = std::sync::Arc::clone(&slot);
@@ -241,8 +243,8 @@ impl Server {
                 }
                 Ok(())
             })));
-        log(2, &format!("{}: {}", self.name, shorten(sql)));
-        let r = self.conn.query_drop(sql);
+        log(2, &format!("{}: {}", self.name, shorten(&st.to_string())));
+        let r = self.conn.query_drop(&st.sql);
         self.conn.set_local_infile_handler(None);
         r.map_err(|e| self.error(&e))
     }

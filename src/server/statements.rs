@@ -40,11 +40,132 @@ fn column_list(columns: &[Ident]) -> String {
 }
 
 // ---------------------------------------------------------------------------------------
+// Sessions, transactions, locks.
+
+/// `SET SESSION lock_wait_timeout = N` (at least one second): bounds how long the session's
+/// next DDL, `LOCK TABLES` or `RENAME TABLE` waits for metadata locks held by others.
+pub fn lock_wait_timeout(secs: u64) -> Stmt {
+    Stmt::text(format!("SET SESSION lock_wait_timeout = {}", secs.max(1)))
+}
+
+/// `SET SESSION foreign_key_checks = 0|1`.
+pub fn foreign_key_checks(on: bool) -> Stmt {
+    Stmt::text(format!("SET SESSION foreign_key_checks = {}", u8::from(on)))
+}
+
+/// Both unique and foreign-key checks off for the session, for bulk writers filling tables
+/// from a consistent copy.
+pub fn bulk_load_session() -> Stmt {
+    Stmt::text("SET SESSION foreign_key_checks = 0, unique_checks = 0")
+}
+
+/// `USE schema`.
+pub fn use_schema(schema: &Ident) -> Stmt {
+    Stmt::text(format!("USE {}", schema.quoted()))
+}
+
+/// `LOCK TABLES s.t READ, ...` on the given (schema, table) pairs; None when there are none.
+pub fn lock_tables_read(tables: &[(&Ident, &Ident)]) -> Option<Stmt> {
+    if tables.is_empty() {
+        return None;
+    }
+    let list: Vec<String> = tables
+        .iter()
+        .map(|(s, t)| format!("{} READ", qualified(s, t)))
+        .collect();
+    Some(Stmt::text(format!("LOCK TABLES {}", list.join(", "))))
+}
+
+/// `UNLOCK TABLES`.
+pub fn unlock_tables() -> Stmt {
+    Stmt::text("UNLOCK TABLES")
+}
+
+/// REPEATABLE READ for the session's next transactions (a consistent snapshot needs it).
+pub fn repeatable_read() -> Stmt {
+    Stmt::text("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+}
+
+/// Opens a read-only transaction on a consistent snapshot.
+pub fn start_consistent_snapshot() -> Stmt {
+    Stmt::text("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY")
+}
+
+/// `COMMIT`.
+pub fn commit() -> Stmt {
+    Stmt::text("COMMIT")
+}
+
+// ---------------------------------------------------------------------------------------
 // Server state.
+
+/// `@@GLOBAL.local_infile` (1 when the server accepts `LOAD DATA LOCAL INFILE`).
+pub fn local_infile_enabled() -> Stmt {
+    Stmt::text("SELECT @@GLOBAL.local_infile")
+}
 
 /// The number of threads running now (`Variable_name`, `Value` columns).
 pub fn threads_running() -> Stmt {
     Stmt::text("SHOW GLOBAL STATUS LIKE 'Threads_running'")
+}
+
+// ---------------------------------------------------------------------------------------
+// Schema definitions.
+
+/// A definition read with `SHOW CREATE ...` on another node (or schema), replayed as is.
+/// Its text comes from a server, not from input; the caller retargets schema names first.
+pub fn replay_definition(ddl: &str) -> Stmt {
+    Stmt::text(ddl)
+}
+
+// ---------------------------------------------------------------------------------------
+// Copying rows.
+
+/// A multi-row `INSERT INTO s.t (cols) VALUES (?, ...), ...` of `rows`, every value bound.
+/// Each row must have one value per column.
+pub fn insert_values(
+    schema: &Ident,
+    table: &Ident,
+    columns: &[Ident],
+    rows: &[Vec<Value>],
+) -> Stmt {
+    let one = format!("({})", vec!["?"; columns.len()].join(", "));
+    Stmt::with(
+        format!(
+            "INSERT INTO {} ({}) VALUES {}",
+            qualified(schema, table),
+            column_list(columns),
+            vec![one.as_str(); rows.len()].join(", ")
+        ),
+        rows.iter().flatten().cloned().collect(),
+    )
+}
+
+/// `LOAD DATA LOCAL INFILE` into `s.t (cols)`, taking the client's data byte for byte
+/// (`CHARACTER SET binary`) as tab-separated fields, `\` escapes, `\N` for NULL and one
+/// row per line. The file name is a placeholder: the connection feeds the data from memory.
+pub fn load_data_local(schema: &Ident, table: &Ident, columns: &[Ident]) -> Stmt {
+    Stmt::text(format!(
+        "LOAD DATA LOCAL INFILE 'shardctl' INTO TABLE {} CHARACTER SET binary \
+         FIELDS TERMINATED BY '\\t' ESCAPED BY '\\\\' LINES TERMINATED BY '\\n' ({})",
+        qualified(schema, table),
+        column_list(columns)
+    ))
+}
+
+/// Reads `columns` of a whole table, in `order_by` order when it is not empty (the copy's
+/// readers stream it inside their snapshot).
+pub fn select_table(schema: &Ident, table: &Ident, columns: &[Ident], order_by: &[Ident]) -> Stmt {
+    let order = if order_by.is_empty() {
+        String::new()
+    } else {
+        format!(" ORDER BY {}", column_list(order_by))
+    };
+    Stmt::text(format!(
+        "SELECT {} FROM {}{order}",
+        column_list(columns),
+        qualified(schema, table)
+    ))
 }
 
 // ---------------------------------------------------------------------------------------
