@@ -80,6 +80,16 @@ fn render(flavor: Flavor) -> String {
             .iter()
             .map(|s| format!("fence off: {s}")),
     );
+    out.extend(
+        d.set_read_only_within(true, 5)
+            .iter()
+            .map(|s| format!("bounded fence on: {s}")),
+    );
+    out.extend(
+        d.set_read_only_within(false, 5)
+            .iter()
+            .map(|s| format!("bounded fence off: {s}")),
+    );
     let text = out.join("\n");
     assert!(
         !text.contains("never-shown"),
@@ -287,6 +297,50 @@ fn render_common() -> String {
     line(
         "objects: replay",
         sql::replay_definition("CREATE TABLE `titles` (`emp_no` int NOT NULL)").to_string(),
+    );
+
+    // schemas, logging, the move's preflight
+    line(
+        "create schema",
+        sql::create_schema_if_not_exists(&to).to_string(),
+    );
+    line("drop schema", sql::drop_schema(&schema).to_string());
+    line(
+        "drop schema if exists",
+        sql::drop_schema_if_exists(&to).to_string(),
+    );
+    line("unlogged", sql::sql_log_bin(false).to_string());
+    line("logged", sql::sql_log_bin(true).to_string());
+    line("grants", sql::show_grants().to_string());
+
+    // shard fence, drop-source keep, same-node copy
+    let hidden: Vec<sql::HiddenTable> = [&table, &titles]
+        .into_iter()
+        .enumerate()
+        .map(|(n, t)| sql::HiddenTable {
+            schema: schema.clone(),
+            table: t.clone(),
+            hidden: sql::hidden_table_name(12, n),
+        })
+        .collect();
+    line("fence: lock wait", sql::lock_wait_timeout(5).to_string());
+    line("fence: raise", shown_opt(sql::rename_to_hidden(&hidden)));
+    line("fence: lift", shown_opt(sql::rename_from_hidden(&hidden)));
+    line(
+        "fence: nothing to raise",
+        shown_opt(sql::rename_to_hidden(&[])),
+    );
+    line(
+        "drop-source keep",
+        shown_opt(sql::rename_to_hidden(&hidden[..1])),
+    );
+    line(
+        "same-node copy: empty",
+        sql::delete_all_rows(&to, &table).to_string(),
+    );
+    line(
+        "same-node copy: rows",
+        sql::copy_rows_within_node(&to, &table, &schema, &hidden[0].hidden, &cols).to_string(),
     );
 
     // workload

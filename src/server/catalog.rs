@@ -1,7 +1,7 @@
 //! Catalog reads and schema DDL on one node: schemas, tables, their definitions, sizes and
 //! foreign keys. Plain SQL common to every flavor; names arrive validated.
 
-use super::{col_string, Server, Stmt};
+use super::{col_string, statements, Server, Stmt};
 use crate::error::{Error, Result};
 use crate::ident::Ident;
 use mysql::Value;
@@ -213,18 +213,12 @@ impl Server {
 
     /// Creates `schema` if it does not exist.
     pub fn create_schema(&mut self, schema: &Ident) -> Result<()> {
-        self.exec(&Stmt::text(format!(
-            "CREATE DATABASE IF NOT EXISTS {}",
-            schema.quoted()
-        )))
+        self.exec(&statements::create_schema_if_not_exists(schema))
     }
 
     /// Drops `schema` if it exists.
     pub fn drop_schema(&mut self, schema: &Ident) -> Result<()> {
-        self.exec(&Stmt::text(format!(
-            "DROP DATABASE IF EXISTS {}",
-            schema.quoted()
-        )))
+        self.exec(&statements::drop_schema_if_exists(schema))
     }
 
     /// Tables and views of `schema`, in name order.

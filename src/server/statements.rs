@@ -96,6 +96,13 @@ pub fn commit() -> Stmt {
     Stmt::text("COMMIT")
 }
 
+/// `SET SESSION sql_log_bin = 0|1`: whether the session's statements reach the binary log.
+/// Fences and the removal of a moved shard's old copy run with it off, so no replica and no
+/// channel reading this binary log repeats them.
+pub fn sql_log_bin(on: bool) -> Stmt {
+    Stmt::text(format!("SET SESSION sql_log_bin = {}", u8::from(on)))
+}
+
 // ---------------------------------------------------------------------------------------
 // Server state.
 
@@ -109,8 +116,31 @@ pub fn threads_running() -> Stmt {
     Stmt::text("SHOW GLOBAL STATUS LIKE 'Threads_running'")
 }
 
+/// The privileges of the session's account (the move's preflight reads them).
+pub fn show_grants() -> Stmt {
+    Stmt::text("SHOW GRANTS")
+}
+
 // ---------------------------------------------------------------------------------------
-// Schema definitions.
+// Schemas and definitions.
+
+/// `CREATE DATABASE IF NOT EXISTS schema`.
+pub fn create_schema_if_not_exists(schema: &Ident) -> Stmt {
+    Stmt::text(format!("CREATE DATABASE IF NOT EXISTS {}", schema.quoted()))
+}
+
+/// `DROP DATABASE schema`: fails when it does not exist (the drop-source step run by hand
+/// checks first).
+pub fn drop_schema(schema: &Ident) -> Stmt {
+    Stmt::text(format!("DROP DATABASE {}", schema.quoted()))
+}
+
+/// `DROP DATABASE IF EXISTS schema`: the target copy removed by an abort, the source copy
+/// by the drop-source step. Send it unlogged when the schema must not be dropped on
+/// replicas or carried by a channel.
+pub fn drop_schema_if_exists(schema: &Ident) -> Stmt {
+    Stmt::text(format!("DROP DATABASE IF EXISTS {}", schema.quoted()))
+}
 
 /// A definition read with `SHOW CREATE ...` on another node (or schema), replayed as is.
 /// Its text comes from a server, not from input; the caller retargets schema names first.
@@ -166,6 +196,77 @@ pub fn select_table(schema: &Ident, table: &Ident, columns: &[Ident], order_by: 
         column_list(columns),
         qualified(schema, table)
     ))
+}
+
+/// `DELETE FROM s.t`: every row. The same-node copy sends it before
+/// [`copy_rows_within_node`], so a retried copy starts each table afresh.
+pub fn delete_all_rows(schema: &Ident, table: &Ident) -> Stmt {
+    Stmt::text(format!("DELETE FROM {}", qualified(schema, table)))
+}
+
+/// The same-node copy of one table (a split onto the shard's own node, under the shard
+/// fence): `INSERT INTO to.table (cols) SELECT cols FROM from.from_table`, where
+/// `from_table` is the fenced table's hidden name and `columns` its writable columns.
+/// Send [`foreign_key_checks`]`(false)` first and [`delete_all_rows`] of the target table.
+pub fn copy_rows_within_node(
+    to: &Ident,
+    table: &Ident,
+    from: &Ident,
+    from_table: &Ident,
+    columns: &[Ident],
+) -> Stmt {
+    let cols = column_list(columns);
+    Stmt::text(format!(
+        "INSERT INTO {} ({cols}) SELECT {cols} FROM {}",
+        qualified(to, table),
+        qualified(from, from_table)
+    ))
+}
+
+// ---------------------------------------------------------------------------------------
+// The shard fence and the old copy kept after a move.
+
+/// A table renamed to a hidden name inside its own schema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HiddenTable {
+    /// The schema (the same before and after).
+    pub schema: Ident,
+    /// The table's own name.
+    pub table: Ident,
+    /// The name it is hidden under.
+    pub hidden: Ident,
+}
+
+/// The hidden name of the `n`th table an operation renames: `_shardctl_op<op>_<n>`. Always
+/// a valid identifier (at most 53 characters).
+pub fn hidden_table_name(op: u64, n: usize) -> Ident {
+    Ident::new("table", &format!("_shardctl_op{op}_{n}"))
+        .expect("_shardctl_op<digits>_<digits> is a plain identifier of at most 53 characters")
+}
+
+/// One atomic `RENAME TABLE s.t TO s.hidden, ...` of every table listed. Two uses:
+/// raising the shard fence (clients of the shard get error 1146 and look it up again; send
+/// [`lock_wait_timeout`] first so it waits a bounded time for in-flight transactions), and
+/// the drop-source step's `keep`, which takes the old copy out of reach. Send it unlogged
+/// (`Server::exec_unlogged`). None when there is nothing to rename.
+pub fn rename_to_hidden(tables: &[HiddenTable]) -> Option<Stmt> {
+    rename(tables.iter().map(|h| (&h.schema, &h.table, &h.hidden)))
+}
+
+/// One atomic `RENAME TABLE s.hidden TO s.t, ...`: lifts the shard fence raised with
+/// [`rename_to_hidden`] on the same list. Send it unlogged. None when there is nothing to
+/// rename.
+pub fn rename_from_hidden(tables: &[HiddenTable]) -> Option<Stmt> {
+    rename(tables.iter().map(|h| (&h.schema, &h.hidden, &h.table)))
+}
+
+fn rename<'a>(pairs: impl Iterator<Item = (&'a Ident, &'a Ident, &'a Ident)>) -> Option<Stmt> {
+    let list: Vec<String> = pairs
+        .map(|(schema, from, to)| {
+            format!("{} TO {}", qualified(schema, from), qualified(schema, to))
+        })
+        .collect();
+    (!list.is_empty()).then(|| Stmt::text(format!("RENAME TABLE {}", list.join(", "))))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -399,6 +500,19 @@ mod tests {
 
     fn id(name: &str) -> Ident {
         Ident::new("column", name).unwrap()
+    }
+
+    #[test]
+    fn hidden_names_are_identifiers_even_at_the_limits() {
+        assert_eq!(hidden_table_name(12, 3).as_str(), "_shardctl_op12_3");
+        assert!(hidden_table_name(u64::MAX, usize::MAX).as_str().len() <= 64);
+    }
+
+    #[test]
+    fn nothing_to_lock_or_rename_is_no_statement() {
+        assert!(lock_tables_read(&[]).is_none());
+        assert!(rename_to_hidden(&[]).is_none());
+        assert!(rename_from_hidden(&[]).is_none());
     }
 
     #[test]
