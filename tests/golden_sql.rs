@@ -343,6 +343,22 @@ fn render_common() -> String {
         sql::copy_rows_within_node(&to, &table, &schema, &hidden[0].hidden, &cols).to_string(),
     );
 
+    // split's median
+    let range = sql::key_range(&column, Value::Int(10000), Some(Value::Int(20000)));
+    let open_range = sql::key_range(&column, Value::Int(20000), None);
+    line(
+        "split: count in range",
+        sql::count_where(&schema, &table, &range).to_string(),
+    );
+    line(
+        "split: count from lower bound",
+        sql::count_where(&schema, &table, &open_range).to_string(),
+    );
+    line(
+        "split: median",
+        sql::key_at_offset(&schema, &table, &column, &range, 4321).to_string(),
+    );
+
     // workload
     let workload = id("shardctl_workload");
     line(

@@ -459,6 +459,46 @@ pub fn delete_chunk(
 }
 
 // ---------------------------------------------------------------------------------------
+// Split: the median of a shard's range.
+
+/// The rows whose `column` lies in `[lower, upper)`, or from `lower` on when `upper` is
+/// None, compared as the column compares.
+pub fn key_range(column: &Ident, lower: Value, upper: Option<Value>) -> Condition {
+    let col = column.quoted();
+    match upper {
+        Some(upper) => Condition {
+            sql: format!("({col} >= ? AND {col} < ?)"),
+            params: vec![lower, upper],
+        },
+        None => Condition {
+            sql: format!("({col} >= ?)"),
+            params: vec![lower],
+        },
+    }
+}
+
+/// The value of `column`, as text, at `offset` in `column` order among the rows matching
+/// `cond` (with the row count from [`count_where`], the median through the column's
+/// index).
+pub fn key_at_offset(
+    schema: &Ident,
+    table: &Ident,
+    column: &Ident,
+    cond: &Condition,
+    offset: u64,
+) -> Stmt {
+    Stmt::with(
+        format!(
+            "SELECT CAST({c} AS CHAR) FROM {} WHERE {} ORDER BY {c} LIMIT 1 OFFSET {offset}",
+            qualified(schema, table),
+            cond.sql,
+            c = column.quoted()
+        ),
+        cond.params.clone(),
+    )
+}
+
+// ---------------------------------------------------------------------------------------
 // The workload table.
 
 /// Creates the workload's table `s.t (k, seq, at)` if it does not exist, keyed by
