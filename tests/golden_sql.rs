@@ -2,6 +2,7 @@
 
 use mysql::Value;
 use shardctl::ident::{Channel, Ident};
+use shardctl::server::catalog::ObjectKind;
 use shardctl::server::statements::{self as sql, KeyKind, Keyset, NotOwned};
 use shardctl::server::{BinlogPosition, Dialect, Filters, Flavor, SourceSpec, StartAt, Vendor};
 
@@ -133,7 +134,7 @@ fn id(name: &str) -> Ident {
 
 /// The statements that read the same on every flavor.
 fn render_common() -> String {
-    let (schema, table) = (id("employees_7"), id("salaries"));
+    let (schema, table, titles) = (id("employees_7"), id("salaries"), id("titles"));
     let pk = [id("emp_no"), id("from_date")];
     let key = [Value::Int(10042), Value::from("1999-01-01")];
     let upper = [Value::Int(10977), Value::from("2001-06-30")];
@@ -229,8 +230,77 @@ fn render_common() -> String {
     );
     line("threads running", sql::threads_running().to_string());
 
+    // catalog
+    let trigger = id("salaries_audit");
+    line(
+        "catalog: writable columns",
+        sql::writable_columns(&schema, &table).to_string(),
+    );
+    line(
+        "catalog: column types",
+        sql::column_types(&schema, &table).to_string(),
+    );
+    line(
+        "catalog: primary key",
+        sql::primary_key_columns(&schema, &table).to_string(),
+    );
+    for kind in [
+        ObjectKind::Trigger,
+        ObjectKind::Procedure,
+        ObjectKind::Function,
+        ObjectKind::Event,
+    ] {
+        line(
+            &format!("catalog: {kind:?} names"),
+            sql::object_names(&schema, kind).to_string(),
+        );
+        line(
+            &format!("catalog: {kind:?} definition"),
+            sql::show_create_object(&schema, kind, &trigger).to_string(),
+        );
+    }
+    line("catalog: tables", sql::list_tables(&schema).to_string());
+    line(
+        "catalog: table definition",
+        sql::show_create_table(&schema, &table, false).to_string(),
+    );
+    line(
+        "catalog: view definition",
+        sql::show_create_table(&schema, &titles, true).to_string(),
+    );
+    line(
+        "catalog: schema exists",
+        sql::count_schemas_named(&schema).to_string(),
+    );
+    line("catalog: schema sizes", sql::schema_sizes().to_string());
+    line(
+        "catalog: table rows",
+        sql::table_row_estimates(&schema).to_string(),
+    );
+    line(
+        "catalog: foreign keys",
+        sql::foreign_keys(&schema).to_string(),
+    );
+    line(
+        "catalog: performance_schema",
+        sql::performance_schema_enabled().to_string(),
+    );
+    line("catalog: table io", sql::table_io_by_schema().to_string());
+    line(
+        "catalog: count",
+        sql::count_rows(&schema, &table).to_string(),
+    );
+    line(
+        "catalog: checksum",
+        sql::checksum_table(&schema, &table).to_string(),
+    );
+    line(
+        "catalog: read all",
+        sql::select_all(&schema, &table).to_string(),
+    );
+
     // copy
-    let (to, titles) = (id("employees_9"), id("titles"));
+    let to = id("employees_9");
     let cols = [id("emp_no"), id("salary"), id("from_date")];
     line(
         "copy: local infile",

@@ -3,6 +3,7 @@
 //! here; values are bound parameters. Statements whose text depends on the flavor are
 //! methods of [`super::Dialect`] instead. Golden-tested in `tests/golden_sql.rs`.
 
+use super::catalog::ObjectKind;
 use super::Stmt;
 use crate::ident::Ident;
 use mysql::Value;
@@ -146,6 +147,151 @@ pub fn drop_schema_if_exists(schema: &Ident) -> Stmt {
 /// Its text comes from a server, not from input; the caller retargets schema names first.
 pub fn replay_definition(ddl: &str) -> Stmt {
     Stmt::text(ddl)
+}
+
+// ---------------------------------------------------------------------------------------
+// Catalog reads: names are bound values here, compared with information_schema's columns.
+
+/// The columns of a table that can be written (generated columns left out), in order.
+pub fn writable_columns(schema: &Ident, table: &Ident) -> Stmt {
+    Stmt::with(
+        "SELECT column_name FROM information_schema.columns WHERE table_schema = ? AND table_name = ? \
+         AND extra NOT LIKE '%GENERATED%' ORDER BY ordinal_position",
+        vec![Value::from(schema.as_str()), Value::from(table.as_str())],
+    )
+}
+
+/// The data types of a table's columns, lower case, in order.
+pub fn column_types(schema: &Ident, table: &Ident) -> Stmt {
+    Stmt::with(
+        "SELECT LOWER(data_type) FROM information_schema.columns WHERE table_schema = ? AND table_name = ? \
+         ORDER BY ordinal_position",
+        vec![Value::from(schema.as_str()), Value::from(table.as_str())],
+    )
+}
+
+/// The primary-key columns of a table, in key order.
+pub fn primary_key_columns(schema: &Ident, table: &Ident) -> Stmt {
+    Stmt::with(
+        "SELECT column_name FROM information_schema.statistics WHERE table_schema = ? AND table_name = ? \
+         AND index_name = 'PRIMARY' ORDER BY seq_in_index",
+        vec![Value::from(schema.as_str()), Value::from(table.as_str())],
+    )
+}
+
+/// The names of a schema's triggers, procedures, functions or events, in name order.
+pub fn object_names(schema: &Ident, kind: ObjectKind) -> Stmt {
+    let sql = match kind {
+        ObjectKind::Trigger => {
+            "SELECT trigger_name FROM information_schema.triggers WHERE trigger_schema = ? \
+             ORDER BY trigger_name"
+        }
+        ObjectKind::Procedure => {
+            "SELECT routine_name FROM information_schema.routines WHERE routine_schema = ? \
+             AND routine_type = 'PROCEDURE' ORDER BY routine_name"
+        }
+        ObjectKind::Function => {
+            "SELECT routine_name FROM information_schema.routines WHERE routine_schema = ? \
+             AND routine_type = 'FUNCTION' ORDER BY routine_name"
+        }
+        ObjectKind::Event => {
+            "SELECT event_name FROM information_schema.events WHERE event_schema = ? \
+             ORDER BY event_name"
+        }
+    };
+    Stmt::with(sql, vec![Value::from(schema.as_str())])
+}
+
+/// `SHOW CREATE TRIGGER|PROCEDURE|FUNCTION|EVENT s.name`.
+pub fn show_create_object(schema: &Ident, kind: ObjectKind, name: &Ident) -> Stmt {
+    Stmt::text(format!(
+        "SHOW CREATE {} {}",
+        kind.keyword(),
+        qualified(schema, name)
+    ))
+}
+
+/// The tables and views of a schema with their types, in name order.
+pub fn list_tables(schema: &Ident) -> Stmt {
+    Stmt::with(
+        "SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = ? \
+         ORDER BY table_name",
+        vec![Value::from(schema.as_str())],
+    )
+}
+
+/// `SHOW CREATE TABLE s.t`, or `SHOW CREATE VIEW` for a view.
+pub fn show_create_table(schema: &Ident, table: &Ident, is_view: bool) -> Stmt {
+    let kind = if is_view { "VIEW" } else { "TABLE" };
+    Stmt::text(format!("SHOW CREATE {kind} {}", qualified(schema, table)))
+}
+
+/// How many schemas are named `schema` (0 or 1).
+pub fn count_schemas_named(schema: &Ident) -> Stmt {
+    Stmt::with(
+        "SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = ?",
+        vec![Value::from(schema.as_str())],
+    )
+}
+
+/// Base tables, estimated rows and data plus index bytes of every schema on the node.
+pub fn schema_sizes() -> Stmt {
+    Stmt::text(
+        "SELECT table_schema, COUNT(*), COALESCE(SUM(table_rows), 0), COALESCE(SUM(data_length + index_length), 0) \
+         FROM information_schema.tables WHERE table_type = 'BASE TABLE' GROUP BY table_schema",
+    )
+}
+
+/// The estimated row count of each base table of a schema.
+pub fn table_row_estimates(schema: &Ident) -> Stmt {
+    Stmt::with(
+        "SELECT table_name, COALESCE(table_rows, 0) FROM information_schema.tables WHERE table_schema = ? \
+         AND table_type = 'BASE TABLE'",
+        vec![Value::from(schema.as_str())],
+    )
+}
+
+/// The foreign-key columns declared in a schema that reference the same schema.
+pub fn foreign_keys(schema: &Ident) -> Stmt {
+    Stmt::with(
+        "SELECT k.table_name, k.column_name, k.referenced_table_name, k.referenced_column_name \
+         FROM information_schema.key_column_usage k \
+         JOIN information_schema.table_constraints c \
+           ON c.constraint_schema = k.constraint_schema AND c.table_name = k.table_name \
+          AND c.constraint_name = k.constraint_name \
+         WHERE c.constraint_type = 'FOREIGN KEY' AND k.table_schema = ? \
+           AND k.referenced_table_schema = k.table_schema \
+         ORDER BY k.table_name, k.column_name",
+        vec![Value::from(schema.as_str())],
+    )
+}
+
+/// `@@GLOBAL.performance_schema` (1 when it is on).
+pub fn performance_schema_enabled() -> Stmt {
+    Stmt::text("SELECT @@GLOBAL.performance_schema")
+}
+
+/// Table I/O operations per schema since the server started, from performance_schema.
+pub fn table_io_by_schema() -> Stmt {
+    Stmt::text(
+        "SELECT object_schema, CAST(SUM(count_star) AS UNSIGNED) FROM performance_schema.table_io_waits_summary_by_table \
+         WHERE object_schema IS NOT NULL GROUP BY object_schema",
+    )
+}
+
+/// The exact row count of a table.
+pub fn count_rows(schema: &Ident, table: &Ident) -> Stmt {
+    Stmt::text(format!("SELECT COUNT(*) FROM {}", qualified(schema, table)))
+}
+
+/// `CHECKSUM TABLE s.t`.
+pub fn checksum_table(schema: &Ident, table: &Ident) -> Stmt {
+    Stmt::text(format!("CHECKSUM TABLE {}", qualified(schema, table)))
+}
+
+/// Every row and column of a table (small global tables).
+pub fn select_all(schema: &Ident, table: &Ident) -> Stmt {
+    Stmt::text(format!("SELECT * FROM {}", qualified(schema, table)))
 }
 
 // ---------------------------------------------------------------------------------------
