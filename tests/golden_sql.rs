@@ -141,6 +141,13 @@ fn render_common() -> String {
     let mut out = Vec::new();
     let mut line = |label: &str, text: String| out.push(format!("{label}: {text}"));
 
+    // every connection
+    line(
+        "connect: session",
+        sql::allow_backslash_escapes().to_string(),
+    );
+    line("connect: version", sql::server_version().to_string());
+
     // prune
     let column = id("emp_no");
     let hex = |c: char| Value::from(c.to_string().repeat(32));

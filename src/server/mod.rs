@@ -133,9 +133,7 @@ impl Server {
             .read_timeout(Some(spec.read_timeout))
             .write_timeout(Some(spec.write_timeout))
             .prefer_socket(false)
-            .init(vec![
-                "SET SESSION sql_mode = REPLACE(@@SESSION.sql_mode, 'NO_BACKSLASH_ESCAPES', '')",
-            ]);
+            .init(vec![statements::allow_backslash_escapes().sql]);
         opts = match &spec.socket {
             Some(sock) => opts.socket(Some(sock.display().to_string())),
             None => opts
@@ -160,7 +158,7 @@ impl Server {
             )
         })?;
         let version: String = conn
-            .query_first("SELECT @@GLOBAL.version")
+            .query_first(statements::server_version().sql)
             .map_err(|e| Error::server(&spec.name, describe(&e)))?
             .unwrap_or_default();
         let flavor = Flavor::parse(&version).map_err(|why| Error::Unsupported {

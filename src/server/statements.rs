@@ -43,6 +43,12 @@ fn column_list(columns: &[Ident]) -> String {
 // ---------------------------------------------------------------------------------------
 // Sessions, transactions, locks.
 
+/// Run on every new connection: clears NO_BACKSLASH_ESCAPES from the session's sql_mode,
+/// so the escaped literals of `crate::ident::string_literal` read as intended.
+pub fn allow_backslash_escapes() -> Stmt {
+    Stmt::text("SET SESSION sql_mode = REPLACE(@@SESSION.sql_mode, 'NO_BACKSLASH_ESCAPES', '')")
+}
+
 /// `SET SESSION lock_wait_timeout = N` (at least one second): bounds how long the session's
 /// next DDL, `LOCK TABLES` or `RENAME TABLE` waits for metadata locks held by others.
 pub fn lock_wait_timeout(secs: u64) -> Stmt {
@@ -106,6 +112,11 @@ pub fn sql_log_bin(on: bool) -> Stmt {
 
 // ---------------------------------------------------------------------------------------
 // Server state.
+
+/// `@@GLOBAL.version`, read on connect to detect the flavor.
+pub fn server_version() -> Stmt {
+    Stmt::text("SELECT @@GLOBAL.version")
+}
 
 /// `@@GLOBAL.local_infile` (1 when the server accepts `LOAD DATA LOCAL INFILE`).
 pub fn local_infile_enabled() -> Stmt {
