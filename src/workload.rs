@@ -7,7 +7,8 @@ use crate::config::Inventory;
 use crate::directory::{coverage, Coverage, Key, KeyType, Router, ShardingType, Snapshot};
 use crate::error::{Error, Result};
 use crate::ident::Ident;
-use crate::server::{server_error_code, Server, Stmt};
+use crate::server::statements::{self, KeyKind};
+use crate::server::{server_error_code, Server};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -107,6 +108,11 @@ fn key_value(k: &Key) -> mysql::Value {
     }
 }
 
+/// The workload's table, as an identifier.
+fn table() -> Ident {
+    Ident::new("table", TABLE).expect("the workload table's name is a plain identifier")
+}
+
 fn app_connection(inv: &Inventory, node: &str) -> Result<Server> {
     let mut spec = crate::server::ConnectSpec::for_node(inv, inv.node(node)?)?;
     spec.credentials = inv.application_credentials(node)?;
@@ -118,9 +124,9 @@ pub fn setup(inv: &Inventory, function: &str) -> Result<usize> {
     let router = Router::connect(inv)?;
     let snap = router.snapshot();
     let func = snap.function(function)?;
-    let key_sql = match func.key_type {
-        KeyType::Int => "BIGINT",
-        KeyType::String => "VARBINARY(255)",
+    let key = match func.key_type {
+        KeyType::Int => KeyKind::Int,
+        KeyType::String => KeyKind::Bytes,
     };
     let mut n = 0;
     for shard in snap.shards_of(func.id) {
@@ -129,10 +135,7 @@ pub fn setup(inv: &Inventory, function: &str) -> Result<usize> {
         };
         let schema = Ident::new("schema", &schema)?;
         let mut s = Server::connect_node(inv, &shard.node)?;
-        s.exec(&Stmt::text(format!(
-            "CREATE TABLE IF NOT EXISTS {}.`{TABLE}` (k {key_sql} NOT NULL, seq BIGINT UNSIGNED NOT NULL, at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), PRIMARY KEY (k, seq)) ENGINE=InnoDB",
-            schema.quoted()
-        )))?;
+        s.exec(&statements::create_workload_table(&schema, &table(), key))?;
         n += 1;
     }
     Ok(n)
@@ -230,13 +233,7 @@ pub fn run(
                     conns.insert(node.clone(), s);
                 }
                 let server = conns.get_mut(&node).expect("connection just made");
-                let st = Stmt::with(
-                    format!(
-                        "INSERT INTO {}.`{TABLE}` (k, seq) VALUES (?, ?)",
-                        schema.quoted()
-                    ),
-                    vec![key_value(key), seq.into()],
-                );
+                let st = statements::insert_workload_row(&schema, &table(), key_value(key), seq);
                 match server.try_rows(&st) {
                     Ok(_) => Ok(()),
                     Err(e) => {
@@ -305,9 +302,10 @@ pub fn missing_acks(inv: &Inventory, function: &str, acks: &[Ack]) -> Result<Vec
             .unwrap_or_default();
         let schema = Ident::new("schema", &schema)?;
         let mut s = Server::connect_node(inv, &shard.node)?;
-        let rows = s.rows(&Stmt::with(
-            format!("SELECT seq FROM {}.`{TABLE}` WHERE k = ?", schema.quoted()),
-            vec![key_value(&key)],
+        let rows = s.rows(&statements::workload_seqs(
+            &schema,
+            &table(),
+            key_value(&key),
         ))?;
         let present: std::collections::HashSet<u64> = rows
             .into_iter()

@@ -1,6 +1,9 @@
 //! The exact SQL shardctl sends for each supported flavor, pinned as golden files.
 
+use mysql::Value;
 use shardctl::ident::{Channel, Ident};
+use shardctl::server::catalog::ObjectKind;
+use shardctl::server::statements::{self as sql, KeyKind, Keyset, NotOwned};
 use shardctl::server::{BinlogPosition, Dialect, Filters, Flavor, SourceSpec, StartAt, Vendor};
 
 fn render(flavor: Flavor) -> String {
@@ -78,6 +81,16 @@ fn render(flavor: Flavor) -> String {
             .iter()
             .map(|s| format!("fence off: {s}")),
     );
+    out.extend(
+        d.set_read_only_within(true, 5)
+            .iter()
+            .map(|s| format!("bounded fence on: {s}")),
+    );
+    out.extend(
+        d.set_read_only_within(false, 5)
+            .iter()
+            .map(|s| format!("bounded fence off: {s}")),
+    );
     let text = out.join("\n");
     assert!(
         !text.contains("never-shown"),
@@ -109,4 +122,342 @@ fn mysql_8_0() {
 #[test]
 fn mysql_8_4() {
     insta::assert_snapshot!(render(Flavor::new(Vendor::MySql, 8, 4, 0)));
+}
+
+fn shown_opt(st: Option<shardctl::server::Stmt>) -> String {
+    st.map_or_else(|| "(none)".to_string(), |s| s.to_string())
+}
+
+fn id(name: &str) -> Ident {
+    Ident::new("name", name).unwrap()
+}
+
+/// The statements that read the same on every flavor.
+fn render_common() -> String {
+    let (schema, table, titles) = (id("employees_7"), id("salaries"), id("titles"));
+    let pk = [id("emp_no"), id("from_date")];
+    let key = [Value::Int(10042), Value::from("1999-01-01")];
+    let upper = [Value::Int(10977), Value::from("2001-06-30")];
+    let mut out = Vec::new();
+    let mut line = |label: &str, text: String| out.push(format!("{label}: {text}"));
+
+    // every connection
+    line(
+        "connect: session",
+        sql::allow_backslash_escapes().to_string(),
+    );
+    line("connect: version", sql::server_version().to_string());
+
+    // prune
+    let column = id("emp_no");
+    let hex = |c: char| Value::from(c.to_string().repeat(32));
+    let cases = |lower: Value, upper: Value, values: Vec<Value>| {
+        [
+            (
+                "range",
+                NotOwned::OutsideRange {
+                    lower: lower.clone(),
+                    upper: Some(upper.clone()),
+                },
+            ),
+            (
+                "last range",
+                NotOwned::OutsideRange {
+                    lower: upper,
+                    upper: None,
+                },
+            ),
+            ("list", NotOwned::NotIn(values)),
+            (
+                "arc",
+                NotOwned::OutsideArc {
+                    after: hex('3'),
+                    up_to: hex('a'),
+                },
+            ),
+            (
+                "wrapped arc",
+                NotOwned::OutsideWrappedArc {
+                    after: hex('e'),
+                    up_to: hex('3'),
+                },
+            ),
+            ("whole ring", NotOwned::Nothing),
+        ]
+    };
+    let int_cases = cases(
+        Value::Int(10000),
+        Value::Int(20000),
+        vec![Value::Int(7), Value::Int(9)],
+    );
+    let string_cases = cases(
+        Value::from("k"),
+        Value::from("p"),
+        vec![Value::from("de"), Value::from("fr")],
+    );
+    for (kind, kind_label, cases) in [
+        (KeyKind::Int, "int", &int_cases),
+        (KeyKind::Bytes, "string", &string_cases),
+    ] {
+        for (case, what) in cases {
+            line(
+                &format!("not owned, {kind_label} key, {case}"),
+                sql::not_owned(&column, kind, what).to_string(),
+            );
+        }
+    }
+    let not_owned = sql::not_owned(&column, KeyKind::Int, &int_cases[0].1);
+    line(
+        "keyset after",
+        sql::keyset(&pk, &key, Keyset::After).to_string(),
+    );
+    line(
+        "keyset up to",
+        sql::keyset(&pk, &key, Keyset::UpTo).to_string(),
+    );
+    line(
+        "prune count",
+        sql::count_where(&schema, &table, &not_owned).to_string(),
+    );
+    line(
+        "prune first chunk",
+        sql::next_chunk_keys(&schema, &table, &pk, None, 1000).to_string(),
+    );
+    line(
+        "prune next chunk",
+        sql::next_chunk_keys(&schema, &table, &pk, Some(&key), 1000).to_string(),
+    );
+    line(
+        "prune first delete",
+        sql::delete_chunk(&schema, &table, &pk, None, &upper, &not_owned).to_string(),
+    );
+    line(
+        "prune next delete",
+        sql::delete_chunk(&schema, &table, &pk, Some(&key), &upper, &not_owned).to_string(),
+    );
+    line("threads running", sql::threads_running().to_string());
+
+    // catalog
+    let trigger = id("salaries_audit");
+    line(
+        "catalog: writable columns",
+        sql::writable_columns(&schema, &table).to_string(),
+    );
+    line(
+        "catalog: column types",
+        sql::column_types(&schema, &table).to_string(),
+    );
+    line(
+        "catalog: primary key",
+        sql::primary_key_columns(&schema, &table).to_string(),
+    );
+    for kind in [
+        ObjectKind::Trigger,
+        ObjectKind::Procedure,
+        ObjectKind::Function,
+        ObjectKind::Event,
+    ] {
+        line(
+            &format!("catalog: {kind:?} names"),
+            sql::object_names(&schema, kind).to_string(),
+        );
+        line(
+            &format!("catalog: {kind:?} definition"),
+            sql::show_create_object(&schema, kind, &trigger).to_string(),
+        );
+    }
+    line("catalog: tables", sql::list_tables(&schema).to_string());
+    line(
+        "catalog: table definition",
+        sql::show_create_table(&schema, &table, false).to_string(),
+    );
+    line(
+        "catalog: view definition",
+        sql::show_create_table(&schema, &titles, true).to_string(),
+    );
+    line(
+        "catalog: schema exists",
+        sql::count_schemas_named(&schema).to_string(),
+    );
+    line("catalog: schema sizes", sql::schema_sizes().to_string());
+    line(
+        "catalog: table rows",
+        sql::table_row_estimates(&schema).to_string(),
+    );
+    line(
+        "catalog: foreign keys",
+        sql::foreign_keys(&schema).to_string(),
+    );
+    line(
+        "catalog: performance_schema",
+        sql::performance_schema_enabled().to_string(),
+    );
+    line("catalog: table io", sql::table_io_by_schema().to_string());
+    line(
+        "catalog: count",
+        sql::count_rows(&schema, &table).to_string(),
+    );
+    line(
+        "catalog: checksum",
+        sql::checksum_table(&schema, &table).to_string(),
+    );
+    line(
+        "catalog: read all",
+        sql::select_all(&schema, &table).to_string(),
+    );
+
+    // copy
+    let to = id("employees_9");
+    let cols = [id("emp_no"), id("salary"), id("from_date")];
+    line(
+        "copy: local infile",
+        sql::local_infile_enabled().to_string(),
+    );
+    line("copy: lock wait", sql::lock_wait_timeout(10).to_string());
+    line(
+        "copy: lock wait at least 1s",
+        sql::lock_wait_timeout(0).to_string(),
+    );
+    line(
+        "copy: lock",
+        shown_opt(sql::lock_tables_read(&[
+            (&schema, &table),
+            (&schema, &titles),
+        ])),
+    );
+    line("copy: lock nothing", shown_opt(sql::lock_tables_read(&[])));
+    line("copy: reader isolation", sql::repeatable_read().to_string());
+    line(
+        "copy: reader snapshot",
+        sql::start_consistent_snapshot().to_string(),
+    );
+    line("copy: unlock", sql::unlock_tables().to_string());
+    line(
+        "copy: read table",
+        sql::select_table(&schema, &table, &cols, &pk).to_string(),
+    );
+    line(
+        "copy: read table without key",
+        sql::select_table(&schema, &table, &cols, &[]).to_string(),
+    );
+    line("copy: reader done", sql::commit().to_string());
+    line("copy: writer session", sql::bulk_load_session().to_string());
+    line(
+        "copy: load",
+        sql::load_data_local(&to, &table, &cols).to_string(),
+    );
+    let rows = [
+        vec![
+            Value::Int(10001),
+            Value::Int(60117),
+            Value::from("1986-06-26"),
+        ],
+        vec![
+            Value::Int(10001),
+            Value::Int(62102),
+            Value::from("1987-06-26"),
+        ],
+    ];
+    line(
+        "copy: insert",
+        sql::insert_values(&to, &table, &cols, &rows).to_string(),
+    );
+    line("objects: use", sql::use_schema(&to).to_string());
+    line(
+        "objects: fk checks off",
+        sql::foreign_key_checks(false).to_string(),
+    );
+    line(
+        "objects: fk checks on",
+        sql::foreign_key_checks(true).to_string(),
+    );
+    line(
+        "objects: replay",
+        sql::replay_definition("CREATE TABLE `titles` (`emp_no` int NOT NULL)").to_string(),
+    );
+
+    // schemas, logging, the move's preflight
+    line(
+        "create schema",
+        sql::create_schema_if_not_exists(&to).to_string(),
+    );
+    line("drop schema", sql::drop_schema(&schema).to_string());
+    line(
+        "drop schema if exists",
+        sql::drop_schema_if_exists(&to).to_string(),
+    );
+    line("unlogged", sql::sql_log_bin(false).to_string());
+    line("logged", sql::sql_log_bin(true).to_string());
+    line("grants", sql::show_grants().to_string());
+
+    // shard fence, drop-source keep, same-node copy
+    let hidden: Vec<sql::HiddenTable> = [&table, &titles]
+        .into_iter()
+        .enumerate()
+        .map(|(n, t)| sql::HiddenTable {
+            schema: schema.clone(),
+            table: t.clone(),
+            hidden: sql::hidden_table_name(12, n),
+        })
+        .collect();
+    line("fence: lock wait", sql::lock_wait_timeout(5).to_string());
+    line("fence: raise", shown_opt(sql::rename_to_hidden(&hidden)));
+    line("fence: lift", shown_opt(sql::rename_from_hidden(&hidden)));
+    line(
+        "fence: nothing to raise",
+        shown_opt(sql::rename_to_hidden(&[])),
+    );
+    line(
+        "drop-source keep",
+        shown_opt(sql::rename_to_hidden(&hidden[..1])),
+    );
+    line(
+        "same-node copy: empty",
+        sql::delete_all_rows(&to, &table).to_string(),
+    );
+    line(
+        "same-node copy: rows",
+        sql::copy_rows_within_node(&to, &table, &schema, &hidden[0].hidden, &cols).to_string(),
+    );
+
+    // split's median
+    let range = sql::key_range(&column, Value::Int(10000), Some(Value::Int(20000)));
+    let open_range = sql::key_range(&column, Value::Int(20000), None);
+    line(
+        "split: count in range",
+        sql::count_where(&schema, &table, &range).to_string(),
+    );
+    line(
+        "split: count from lower bound",
+        sql::count_where(&schema, &table, &open_range).to_string(),
+    );
+    line(
+        "split: median",
+        sql::key_at_offset(&schema, &table, &column, &range, 4321).to_string(),
+    );
+
+    // workload
+    let workload = id("shardctl_workload");
+    line(
+        "workload table, int key",
+        sql::create_workload_table(&schema, &workload, KeyKind::Int).to_string(),
+    );
+    line(
+        "workload table, string key",
+        sql::create_workload_table(&schema, &workload, KeyKind::Bytes).to_string(),
+    );
+    line(
+        "workload write",
+        sql::insert_workload_row(&schema, &workload, Value::Int(10042), 77).to_string(),
+    );
+    line(
+        "workload check",
+        sql::workload_seqs(&schema, &workload, Value::from("w17")).to_string(),
+    );
+    out.join("\n")
+}
+
+#[test]
+fn statements() {
+    insta::assert_snapshot!(render_common());
 }

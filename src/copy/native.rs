@@ -9,7 +9,7 @@ use super::{CopyReport, SchemaPair};
 use crate::error::{Error, Result};
 use crate::ident::Ident;
 use crate::output::log;
-use crate::server::{ConnectSpec, Server, Stmt};
+use crate::server::{statements, ConnectSpec, Server};
 use mysql::Value;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -123,16 +123,6 @@ fn tsv(rows: &[Vec<Value>]) -> Vec<u8> {
     out
 }
 
-fn load_sql(job: &TableJob) -> String {
-    let cols: Vec<String> = job.columns.iter().map(Ident::quoted).collect();
-    format!(
-        "LOAD DATA LOCAL INFILE 'shardctl' INTO TABLE {}.{} CHARACTER SET binary FIELDS TERMINATED BY '\\t' ESCAPED BY '\\\\' LINES TERMINATED BY '\\n' ({})",
-        job.to_schema.quoted(),
-        job.table.quoted(),
-        cols.join(",")
-    )
-}
-
 /// A batch of rows for one table.
 struct Batch {
     job: Arc<TableJob>,
@@ -146,18 +136,6 @@ pub struct Progress {
     pub rows: AtomicU64,
     /// Estimated rows in all.
     pub total_estimate: AtomicU64,
-}
-
-fn insert_sql(job: &TableJob, rows: usize) -> String {
-    let cols: Vec<String> = job.columns.iter().map(Ident::quoted).collect();
-    let one = format!("({})", vec!["?"; cols.len()].join(","));
-    format!(
-        "INSERT INTO {}.{} ({}) VALUES {}",
-        job.to_schema.quoted(),
-        job.table.quoted(),
-        cols.join(","),
-        vec![one.as_str(); rows].join(",")
-    )
 }
 
 /// Copies `pairs` from `source` to `target`. Target schemas must not exist. Returns the
@@ -174,7 +152,7 @@ pub fn copy(
     let mut coordinator = Server::connect(source)?;
     let mut tgt = Server::connect(target)?;
     let local_infile = tgt
-        .first::<u8>(&Stmt::text("SELECT @@GLOBAL.local_infile"))?
+        .first::<u8>(&statements::local_infile_enabled())?
         .unwrap_or(0)
         == 1;
     let mut all_objects: Vec<SchemaObjects> = Vec::new();
@@ -210,30 +188,21 @@ pub fn copy(
     let mut readers: Vec<Server> = (0..workers)
         .map(|_| Server::connect(source))
         .collect::<Result<_>>()?;
-    coordinator.exec(&Stmt::text(format!(
-        "SET SESSION lock_wait_timeout = {}",
-        opts.lock_wait_secs.max(1)
-    )))?;
-    let lock_list: Vec<String> = jobs
-        .iter()
-        .map(|j| format!("{}.{} READ", j.from_schema.quoted(), j.table.quoted()))
-        .collect();
+    coordinator.exec(&statements::lock_wait_timeout(opts.lock_wait_secs.into()))?;
+    let lock_list: Vec<(&Ident, &Ident)> =
+        jobs.iter().map(|j| (&j.from_schema, &j.table)).collect();
     let lock_started = Instant::now();
-    if !lock_list.is_empty() {
-        coordinator.exec(&Stmt::text(format!("LOCK TABLES {}", lock_list.join(", "))))?;
+    if let Some(lock) = statements::lock_tables_read(&lock_list) {
+        coordinator.exec(&lock)?;
     }
     let snapshot = (|| {
         for r in &mut readers {
-            r.exec(&Stmt::text(
-                "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
-            ))?;
-            r.exec(&Stmt::text(
-                "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY",
-            ))?;
+            r.exec(&statements::repeatable_read())?;
+            r.exec(&statements::start_consistent_snapshot())?;
         }
         coordinator.coordinates()
     })();
-    let unlock = coordinator.exec(&Stmt::text("UNLOCK TABLES"));
+    let unlock = coordinator.exec(&statements::unlock_tables());
     let coordinates = snapshot?;
     unlock?;
     log(
@@ -260,9 +229,7 @@ pub fn copy(
         .map(|_| Server::connect(target))
         .collect::<Result<_>>()?;
     for w in &mut writers {
-        w.exec(&Stmt::text(
-            "SET SESSION foreign_key_checks = 0, unique_checks = 0",
-        ))?;
+        w.exec(&statements::bulk_load_session())?;
     }
     let (tx, rx) = mpsc::sync_channel::<Batch>(workers * 4);
     let rx = Mutex::new(rx);
@@ -279,12 +246,16 @@ pub fn copy(
                     continue;
                 }
                 let written = if batch.job.load_data {
-                    w.load_data(&load_sql(&batch.job), tsv(&batch.rows))
+                    let j = &batch.job;
+                    let load = statements::load_data_local(&j.to_schema, &j.table, &j.columns);
+                    w.load_data(&load, tsv(&batch.rows))
                 } else {
-                    let params: Vec<Value> = batch.rows.iter().flatten().cloned().collect();
-                    w.exec(&Stmt::with(
-                        insert_sql(&batch.job, batch.rows.len()),
-                        params,
+                    let j = &batch.job;
+                    w.exec(&statements::insert_values(
+                        &j.to_schema,
+                        &j.table,
+                        &j.columns,
+                        &batch.rows,
                     ))
                 };
                 match written {
@@ -322,19 +293,12 @@ pub fn copy(
                     } else {
                         (60_000 / job.columns.len().max(1)).clamp(1, opts.batch_rows)
                     };
-                    let cols: Vec<String> = job.columns.iter().map(Ident::quoted).collect();
-                    let order = if job.order_by.is_empty() {
-                        String::new()
-                    } else {
-                        let pk: Vec<String> = job.order_by.iter().map(Ident::quoted).collect();
-                        format!(" ORDER BY {}", pk.join(", "))
-                    };
-                    let select = Stmt::text(format!(
-                        "SELECT {} FROM {}.{}{order}",
-                        cols.join(", "),
-                        job.from_schema.quoted(),
-                        job.table.quoted()
-                    ));
+                    let select = statements::select_table(
+                        &job.from_schema,
+                        &job.table,
+                        &job.columns,
+                        &job.order_by,
+                    );
                     let mut rows = Vec::with_capacity(per_batch);
                     let streamed = r.stream(&select, |row| {
                         if failed.load(Ordering::Relaxed) {
@@ -367,7 +331,7 @@ pub fn copy(
                         }
                     }
                 }
-                let _ = r.exec(&Stmt::text("COMMIT"));
+                let _ = r.exec(&statements::commit());
             });
         }
         drop(tx);

@@ -6,7 +6,7 @@ use super::SchemaPair;
 use crate::error::{Error, Result};
 use crate::ident::Ident;
 use crate::server::catalog::{ObjectKind, TableInfo};
-use crate::server::{Server, Stmt};
+use crate::server::{statements, Server};
 
 /// The definitions read from the source, ready to replay.
 #[derive(Debug, Clone, Default)]
@@ -72,12 +72,12 @@ pub fn create_tables(
         )));
     }
     server.create_schema(&pair.to)?;
-    server.exec(&Stmt::text(format!("USE {}", pair.to.quoted())))?;
-    server.exec(&Stmt::text("SET SESSION foreign_key_checks = 0"))?;
+    server.exec(&statements::use_schema(&pair.to))?;
+    server.exec(&statements::foreign_key_checks(false))?;
     for (_, ddl) in &objects.tables {
-        server.exec(&Stmt::text(ddl.clone()))?;
+        server.exec(&statements::replay_definition(ddl))?;
     }
-    server.exec(&Stmt::text("SET SESSION foreign_key_checks = 1"))
+    server.exec(&statements::foreign_key_checks(true))
 }
 
 /// Creates views, routines, triggers and events; views that depend on other views are
@@ -87,13 +87,13 @@ pub fn create_after_data(
     pair: &SchemaPair,
     objects: &SchemaObjects,
 ) -> Result<()> {
-    server.exec(&Stmt::text(format!("USE {}", pair.to.quoted())))?;
+    server.exec(&statements::use_schema(&pair.to))?;
     let mut pending: Vec<&(String, String)> = objects.after_data.iter().collect();
     while !pending.is_empty() {
         let mut failed = Vec::new();
         let mut last = None;
         for item in &pending {
-            if let Err(e) = server.exec(&Stmt::text(item.1.clone())) {
+            if let Err(e) = server.exec(&statements::replay_definition(&item.1)) {
                 last = Some(Error::server(
                     server.name(),
                     format!("creating {}: {e}", item.0),

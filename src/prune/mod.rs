@@ -13,9 +13,10 @@ use crate::directory::{Directory, Shard, ShardState, Snapshot};
 use crate::error::{Error, Result};
 use crate::ident::Ident;
 use crate::output::log;
-use crate::server::{Server, Stmt};
+use crate::server::statements;
+use crate::server::Server;
 use mysql::Value;
-use predicate::{keyset, not_owned, Predicate};
+use predicate::{not_owned, Predicate};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
@@ -161,18 +162,9 @@ pub fn estimate(
     plans
         .iter()
         .map(|p| {
-            let st = Stmt::with(
-                format!(
-                    "SELECT COUNT(*) FROM {}.{} WHERE {}",
-                    p.schema.quoted(),
-                    p.table.quoted(),
-                    p.predicate.sql
-                ),
-                p.predicate.params.clone(),
-            );
+            let st = statements::count_where(&p.schema, &p.table, &p.predicate);
             let n = server.first::<u64>(&st)?.unwrap_or(0);
-            let shown = Stmt::with(p.predicate.sql.clone(), p.predicate.params.clone()).to_string();
-            Ok((p.name(), shown, n))
+            Ok((p.name(), p.predicate.to_string(), n))
         })
         .collect()
 }
@@ -331,7 +323,7 @@ impl Throttle {
         loop {
             crate::signal::check()?;
             let running: u64 = server
-                .rows(&Stmt::text("SHOW GLOBAL STATUS LIKE 'Threads_running'"))?
+                .rows(&statements::threads_running())?
                 .first()
                 .and_then(|r| crate::server::col_u64(r, &["Value"]))
                 .unwrap_or(0);
@@ -376,28 +368,15 @@ fn prune_table(
     checkpoint: Checkpoint<'_>,
 ) -> Result<TableReport> {
     let (server, opts) = (&mut *run.server, run.opts);
-    let pk_list: Vec<String> = plan.pk.iter().map(Ident::quoted).collect();
     let mut chunk = opts.min_chunk.max(1000).min(opts.max_chunk);
     loop {
         report.throttled_secs += run.throttle.wait(run.inv, server)?.as_secs_f64();
-        let after = last.as_ref().map(|v| keyset(&plan.pk, v, ">"));
-        let mut params = Vec::new();
-        let where_after = match &after {
-            Some(p) => {
-                params.extend(p.params.clone());
-                format!("WHERE {}", p.sql)
-            }
-            None => String::new(),
-        };
-        let select = Stmt::with(
-            format!(
-                "SELECT {} FROM {}.{} {where_after} ORDER BY {} LIMIT {chunk}",
-                pk_list.join(", "),
-                plan.schema.quoted(),
-                plan.table.quoted(),
-                pk_list.join(", ")
-            ),
-            params.clone(),
+        let select = statements::next_chunk_keys(
+            &plan.schema,
+            &plan.table,
+            &plan.pk,
+            last.as_deref(),
+            chunk,
         );
         let rows = server.rows(&select)?;
         let Some(upper_row) = rows.last() else {
@@ -405,25 +384,13 @@ fn prune_table(
             return Ok(report);
         };
         let upper: Vec<Value> = upper_row.clone().unwrap();
-        let to = keyset(&plan.pk, &upper, "<=");
-        let mut conds = Vec::new();
-        let mut del_params = Vec::new();
-        if let Some(p) = &after {
-            conds.push(p.sql.clone());
-            del_params.extend(p.params.clone());
-        }
-        conds.push(to.sql.clone());
-        del_params.extend(to.params.clone());
-        conds.push(plan.predicate.sql.clone());
-        del_params.extend(plan.predicate.params.clone());
-        let delete = Stmt::with(
-            format!(
-                "DELETE FROM {}.{} WHERE {}",
-                plan.schema.quoted(),
-                plan.table.quoted(),
-                conds.join(" AND ")
-            ),
-            del_params,
+        let delete = statements::delete_chunk(
+            &plan.schema,
+            &plan.table,
+            &plan.pk,
+            last.as_deref(),
+            &upper,
+            &plan.predicate,
         );
         let t = Instant::now();
         let deleted = server.exec_affected(&delete)?;

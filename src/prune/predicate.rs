@@ -1,19 +1,15 @@
-//! Which rows a shard owns, as SQL: the complement of the shard's coverage, with bound
-//! values. Pure: the directory snapshot in, a predicate out.
+//! Which rows a shard owns: the complement of the shard's coverage under its function's
+//! current mapping, with bound values. Pure: the directory snapshot in, a condition out;
+//! src/server/statements.rs writes it as SQL.
 
 use crate::directory::{coverage, Coverage, Key, KeyType, Shard, Snapshot};
 use crate::error::{Error, Result};
 use crate::ident::Ident;
+use crate::server::statements::{self, KeyKind, NotOwned};
 use mysql::Value;
 
 /// A predicate with its bound values.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Predicate {
-    /// SQL with `?` placeholders.
-    pub sql: String,
-    /// Bound values.
-    pub params: Vec<Value>,
-}
+pub type Predicate = statements::Condition;
 
 fn key_value(k: &Key) -> Value {
     match k {
@@ -27,41 +23,24 @@ pub fn not_owned(snap: &Snapshot, shard: &Shard, column: &Ident) -> Result<Predi
     let func = snap
         .function_by_id(shard.func_id)
         .ok_or_else(|| Error::Usage(format!("shard {} has no function", shard.id)))?;
-    let col = match func.key_type {
-        KeyType::Int => column.quoted(),
-        KeyType::String => format!("CAST({} AS BINARY)", column.quoted()),
+    let kind = match func.key_type {
+        KeyType::Int => KeyKind::Int,
+        KeyType::String => KeyKind::Bytes,
     };
-    let hashed = match func.key_type {
-        KeyType::Int => format!("MD5(CAST({} AS CHAR))", column.quoted()),
-        KeyType::String => format!("MD5({})", column.quoted()),
-    };
-    Ok(match coverage(snap, func, shard.id) {
-        Coverage::Range {
-            lower,
-            upper: Some(upper),
-        } => Predicate {
-            sql: format!("({col} < ? OR {col} >= ?)"),
-            params: vec![key_value(&lower), key_value(&upper)],
+    let what = match coverage(snap, func, shard.id) {
+        Coverage::Range { lower, upper } => NotOwned::OutsideRange {
+            lower: key_value(&lower),
+            upper: upper.as_ref().map(key_value),
         },
-        Coverage::Range { lower, upper: None } => Predicate {
-            sql: format!("({col} < ?)"),
-            params: vec![key_value(&lower)],
+        Coverage::Values { values } => NotOwned::NotIn(values.iter().map(key_value).collect()),
+        Coverage::Arc { point, next, .. } if point == next => NotOwned::Nothing,
+        Coverage::Arc { point, next, .. } if point < next => NotOwned::OutsideArc {
+            after: point.to_hex().into(),
+            up_to: next.to_hex().into(),
         },
-        Coverage::Values { values } => Predicate {
-            sql: format!("({col} NOT IN ({}))", vec!["?"; values.len()].join(", ")),
-            params: values.iter().map(key_value).collect(),
-        },
-        Coverage::Arc { point, next, .. } if point == next => Predicate {
-            sql: "(FALSE)".into(),
-            params: vec![],
-        },
-        Coverage::Arc { point, next, .. } if point < next => Predicate {
-            sql: format!("NOT ({hashed} > ? AND {hashed} <= ?)"),
-            params: vec![point.to_hex().into(), next.to_hex().into()],
-        },
-        Coverage::Arc { point, next, .. } => Predicate {
-            sql: format!("NOT ({hashed} > ? OR {hashed} <= ?)"),
-            params: vec![point.to_hex().into(), next.to_hex().into()],
+        Coverage::Arc { point, next, .. } => NotOwned::OutsideWrappedArc {
+            after: point.to_hex().into(),
+            up_to: next.to_hex().into(),
         },
         Coverage::None => {
             return Err(Error::Refused(format!(
@@ -69,34 +48,8 @@ pub fn not_owned(snap: &Snapshot, shard: &Shard, column: &Ident) -> Result<Predi
                 shard.id
             )))
         }
-    })
-}
-
-/// `(a, b) > (?, ?)` written out so every server uses the primary key for it:
-/// `a > ? OR (a = ? AND b > ?)`. `op` is `>` or `<=`.
-pub fn keyset(pk: &[Ident], values: &[Value], op: &str) -> Predicate {
-    let strict = if op == ">" { ">" } else { "<" };
-    let mut terms = Vec::new();
-    let mut params = Vec::new();
-    for i in 0..pk.len() {
-        let mut parts = Vec::new();
-        for j in 0..i {
-            parts.push(format!("{} = ?", pk[j].quoted()));
-            params.push(values[j].clone());
-        }
-        let last = if i == pk.len() - 1 && op == "<=" {
-            "<="
-        } else {
-            strict
-        };
-        parts.push(format!("{} {last} ?", pk[i].quoted()));
-        params.push(values[i].clone());
-        terms.push(format!("({})", parts.join(" AND ")));
-    }
-    Predicate {
-        sql: format!("({})", terms.join(" OR ")),
-        params,
-    }
+    };
+    Ok(statements::not_owned(column, kind, &what))
 }
 
 #[cfg(test)]
@@ -181,19 +134,5 @@ mod tests {
         );
         let p = not_owned(&s, &s.shards[1], &c).unwrap();
         assert!(p.sql.contains(" OR "), "the last point wraps: {}", p.sql);
-    }
-
-    #[test]
-    fn keysets_expand_composite_keys() {
-        let pk = vec![
-            Ident::new("column", "a").unwrap(),
-            Ident::new("column", "b").unwrap(),
-        ];
-        let v = vec![Value::Int(1), Value::Int(2)];
-        let p = keyset(&pk, &v, ">");
-        assert_eq!(p.sql, "((`a` > ?) OR (`a` = ? AND `b` > ?))");
-        assert_eq!(p.params.len(), 3);
-        let p = keyset(&pk, &v, "<=");
-        assert_eq!(p.sql, "((`a` < ?) OR (`a` = ? AND `b` <= ?))");
     }
 }

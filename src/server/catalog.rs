@@ -1,7 +1,8 @@
 //! Catalog reads and schema DDL on one node: schemas, tables, their definitions, sizes and
-//! foreign keys. Plain SQL common to every flavor; names arrive validated.
+//! foreign keys. The statements are built in statements.rs (common to every flavor); this
+//! module runs them and reads their results.
 
-use super::{col_string, Server, Stmt};
+use super::{col_string, statements, Server};
 use crate::error::{Error, Result};
 use crate::ident::Ident;
 use mysql::Value;
@@ -55,7 +56,8 @@ pub enum ObjectKind {
 }
 
 impl ObjectKind {
-    fn keyword(&self) -> &'static str {
+    /// The keyword naming this kind in SQL (`SHOW CREATE <keyword>`).
+    pub fn keyword(&self) -> &'static str {
         match self {
             ObjectKind::Trigger => "TRIGGER",
             ObjectKind::Procedure => "PROCEDURE",
@@ -68,11 +70,7 @@ impl ObjectKind {
 impl Server {
     /// Columns of a table that can be written (generated columns left out), in order.
     pub fn writable_columns(&mut self, schema: &Ident, table: &Ident) -> Result<Vec<Ident>> {
-        let st = Stmt::with(
-            "SELECT column_name FROM information_schema.columns WHERE table_schema = ? AND table_name = ? \
-             AND extra NOT LIKE '%GENERATED%' ORDER BY ordinal_position",
-            vec![Value::from(schema.as_str()), Value::from(table.as_str())],
-        );
+        let st = statements::writable_columns(schema, table);
         self.rows(&st)?
             .into_iter()
             .map(|r| {
@@ -85,10 +83,7 @@ impl Server {
 
     /// Data types of a table's columns (lower case), in order.
     pub fn column_types(&mut self, schema: &Ident, table: &Ident) -> Result<Vec<String>> {
-        let st = Stmt::with(
-            "SELECT LOWER(data_type) FROM information_schema.columns WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position",
-            vec![Value::from(schema.as_str()), Value::from(table.as_str())],
-        );
+        let st = statements::column_types(schema, table);
         self.rows(&st)?
             .into_iter()
             .map(|r| mysql::from_row_opt::<String>(r).map_err(|e| Error::server(self.name(), e)))
@@ -97,11 +92,7 @@ impl Server {
 
     /// Primary-key columns of a table, in key order (empty when it has none).
     pub fn primary_key(&mut self, schema: &Ident, table: &Ident) -> Result<Vec<Ident>> {
-        let st = Stmt::with(
-            "SELECT column_name FROM information_schema.statistics WHERE table_schema = ? AND table_name = ? \
-             AND index_name = 'PRIMARY' ORDER BY seq_in_index",
-            vec![Value::from(schema.as_str()), Value::from(table.as_str())],
-        );
+        let st = statements::primary_key_columns(schema, table);
         self.rows(&st)?
             .into_iter()
             .map(|r| {
@@ -114,13 +105,7 @@ impl Server {
 
     /// Names of the triggers, routines or events of a schema.
     pub fn objects(&mut self, schema: &Ident, kind: ObjectKind) -> Result<Vec<Ident>> {
-        let sql = match kind {
-            ObjectKind::Trigger => "SELECT trigger_name FROM information_schema.triggers WHERE trigger_schema = ? ORDER BY trigger_name",
-            ObjectKind::Procedure => "SELECT routine_name FROM information_schema.routines WHERE routine_schema = ? AND routine_type = 'PROCEDURE' ORDER BY routine_name",
-            ObjectKind::Function => "SELECT routine_name FROM information_schema.routines WHERE routine_schema = ? AND routine_type = 'FUNCTION' ORDER BY routine_name",
-            ObjectKind::Event => "SELECT event_name FROM information_schema.events WHERE event_schema = ? ORDER BY event_name",
-        };
-        self.rows(&Stmt::with(sql, vec![Value::from(schema.as_str())]))?
+        self.rows(&statements::object_names(schema, kind))?
             .into_iter()
             .map(|r| {
                 let name: String =
@@ -137,12 +122,7 @@ impl Server {
         kind: ObjectKind,
         name: &Ident,
     ) -> Result<String> {
-        let st = Stmt::text(format!(
-            "SHOW CREATE {} {}.{}",
-            kind.keyword(),
-            schema.quoted(),
-            name.quoted()
-        ));
+        let st = statements::show_create_object(schema, kind, name);
         let rows = self.rows(&st)?;
         rows.first()
             .and_then(|r| {
@@ -167,15 +147,12 @@ impl Server {
     /// Table I/O per schema from performance_schema (None when it is off on the node).
     pub fn table_io_by_schema(&mut self) -> Result<Option<BTreeMap<String, u64>>> {
         let on: u64 = self
-            .first(&Stmt::text("SELECT @@GLOBAL.performance_schema"))?
+            .first(&statements::performance_schema_enabled())?
             .unwrap_or(0);
         if on == 0 {
             return Ok(None);
         }
-        let st = Stmt::text(
-            "SELECT object_schema, CAST(SUM(count_star) AS UNSIGNED) FROM performance_schema.table_io_waits_summary_by_table \
-             WHERE object_schema IS NOT NULL GROUP BY object_schema",
-        );
+        let st = statements::table_io_by_schema();
         let mut out = BTreeMap::new();
         for row in self.rows(&st)? {
             let (schema, n): (String, u64) =
@@ -192,11 +169,7 @@ impl Server {
         table: &Ident,
     ) -> Result<(u64, Option<u64>)> {
         let rows = self.count_rows(schema, table)?;
-        let st = Stmt::text(format!(
-            "CHECKSUM TABLE {}.{}",
-            schema.quoted(),
-            table.quoted()
-        ));
+        let st = statements::checksum_table(schema, table);
         let r = self.rows(&st)?;
         let sum = r.first().and_then(|r| super::col_u64(r, &["Checksum"]));
         Ok((rows, sum))
@@ -204,35 +177,23 @@ impl Server {
 
     /// True when `schema` exists on the node.
     pub fn schema_exists(&mut self, schema: &Ident) -> Result<bool> {
-        let st = Stmt::with(
-            "SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = ?",
-            vec![Value::from(schema.as_str())],
-        );
+        let st = statements::count_schemas_named(schema);
         Ok(self.first::<u64>(&st)?.unwrap_or(0) > 0)
     }
 
     /// Creates `schema` if it does not exist.
     pub fn create_schema(&mut self, schema: &Ident) -> Result<()> {
-        self.exec(&Stmt::text(format!(
-            "CREATE DATABASE IF NOT EXISTS {}",
-            schema.quoted()
-        )))
+        self.exec(&statements::create_schema_if_not_exists(schema))
     }
 
     /// Drops `schema` if it exists.
     pub fn drop_schema(&mut self, schema: &Ident) -> Result<()> {
-        self.exec(&Stmt::text(format!(
-            "DROP DATABASE IF EXISTS {}",
-            schema.quoted()
-        )))
+        self.exec(&statements::drop_schema_if_exists(schema))
     }
 
     /// Tables and views of `schema`, in name order.
     pub fn tables(&mut self, schema: &Ident) -> Result<Vec<TableInfo>> {
-        let st = Stmt::with(
-            "SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = ? ORDER BY table_name",
-            vec![Value::from(schema.as_str())],
-        );
+        let st = statements::list_tables(schema);
         let rows: Vec<(String, String)> = self
             .rows(&st)?
             .into_iter()
@@ -250,12 +211,7 @@ impl Server {
 
     /// `SHOW CREATE TABLE` (or VIEW) text.
     pub fn show_create(&mut self, schema: &Ident, table: &TableInfo) -> Result<String> {
-        let kind = if table.is_view { "VIEW" } else { "TABLE" };
-        let st = Stmt::text(format!(
-            "SHOW CREATE {kind} {}.{}",
-            schema.quoted(),
-            table.name.quoted()
-        ));
+        let st = statements::show_create_table(schema, &table.name, table.is_view);
         let rows = self.rows(&st)?;
         rows.first()
             .and_then(|r| col_string(r, &["Create Table", "Create View"]))
@@ -269,10 +225,7 @@ impl Server {
 
     /// Size figures of every schema on the node, in one query.
     pub fn schema_sizes(&mut self) -> Result<BTreeMap<String, SchemaSize>> {
-        let st = Stmt::text(
-            "SELECT table_schema, COUNT(*), COALESCE(SUM(table_rows), 0), COALESCE(SUM(data_length + index_length), 0) \
-             FROM information_schema.tables WHERE table_type = 'BASE TABLE' GROUP BY table_schema",
-        );
+        let st = statements::schema_sizes();
         let mut out = BTreeMap::new();
         for row in self.rows(&st)? {
             let (schema, tables, rows, bytes): (String, u64, u64, u64) =
@@ -291,10 +244,7 @@ impl Server {
 
     /// Estimated row counts of the base tables of `schema`.
     pub fn table_rows(&mut self, schema: &Ident) -> Result<BTreeMap<String, u64>> {
-        let st = Stmt::with(
-            "SELECT table_name, COALESCE(table_rows, 0) FROM information_schema.tables WHERE table_schema = ? AND table_type = 'BASE TABLE'",
-            vec![Value::from(schema.as_str())],
-        );
+        let st = statements::table_row_estimates(schema);
         let mut out = BTreeMap::new();
         for row in self.rows(&st)? {
             let (name, rows): (String, u64) =
@@ -306,27 +256,13 @@ impl Server {
 
     /// Exact row count of one table.
     pub fn count_rows(&mut self, schema: &Ident, table: &Ident) -> Result<u64> {
-        let st = Stmt::text(format!(
-            "SELECT COUNT(*) FROM {}.{}",
-            schema.quoted(),
-            table.quoted()
-        ));
+        let st = statements::count_rows(schema, table);
         Ok(self.first::<u64>(&st)?.unwrap_or(0))
     }
 
     /// The foreign-key columns declared in `schema` that reference the same schema.
     pub fn foreign_keys(&mut self, schema: &Ident) -> Result<Vec<ForeignKeyColumn>> {
-        let st = Stmt::with(
-            "SELECT k.table_name, k.column_name, k.referenced_table_name, k.referenced_column_name \
-             FROM information_schema.key_column_usage k \
-             JOIN information_schema.table_constraints c \
-               ON c.constraint_schema = k.constraint_schema AND c.table_name = k.table_name \
-              AND c.constraint_name = k.constraint_name \
-             WHERE c.constraint_type = 'FOREIGN KEY' AND k.table_schema = ? \
-               AND k.referenced_table_schema = k.table_schema \
-             ORDER BY k.table_name, k.column_name",
-            vec![Value::from(schema.as_str())],
-        );
+        let st = statements::foreign_keys(schema);
         self.rows(&st)?
             .into_iter()
             .map(|r| {
@@ -354,11 +290,7 @@ impl Server {
         schema: &Ident,
         table: &Ident,
     ) -> Result<(Vec<String>, Vec<Vec<Value>>)> {
-        let st = Stmt::text(format!(
-            "SELECT * FROM {}.{}",
-            schema.quoted(),
-            table.quoted()
-        ));
+        let st = statements::select_all(schema, table);
         let rows = self.rows(&st)?;
         let columns = rows
             .first()
@@ -383,22 +315,13 @@ impl Server {
         if rows.is_empty() {
             return Ok(());
         }
-        let cols: Vec<String> = columns
+        let cols: Vec<Ident> = columns
             .iter()
-            .map(|c| Ident::new("column", c).map(|i| i.quoted()))
+            .map(|c| Ident::new("column", c))
             .collect::<Result<_>>()?;
-        let one = format!("({})", vec!["?"; cols.len()].join(", "));
         let per_batch = (60_000 / cols.len().max(1)).clamp(1, 1000);
         for chunk in rows.chunks(per_batch) {
-            let sql = format!(
-                "INSERT INTO {}.{} ({}) VALUES {}",
-                schema.quoted(),
-                table.quoted(),
-                cols.join(", "),
-                vec![one.as_str(); chunk.len()].join(", ")
-            );
-            let params: Vec<Value> = chunk.iter().flatten().cloned().collect();
-            self.exec(&Stmt::with(sql, params))?;
+            self.exec(&statements::insert_values(schema, table, &cols, chunk))?;
         }
         Ok(())
     }

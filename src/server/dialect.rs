@@ -419,6 +419,17 @@ impl Dialect {
             vec![Stmt::text(format!("SET GLOBAL read_only = {v}"))]
         }
     }
+
+    /// The read-only fence with a bounded wait: `SET SESSION lock_wait_timeout = N` (at
+    /// least 1), then [`Dialect::set_read_only`]. Turning read_only on takes the global
+    /// read lock, which waits for running write transactions and table locks; with the
+    /// bound a long transaction makes it fail (error 1205) after N seconds instead of
+    /// waiting for as long as the server's default (a year).
+    pub fn set_read_only_within(&self, on: bool, lock_wait_secs: u64) -> Vec<Stmt> {
+        let mut out = vec![super::statements::lock_wait_timeout(lock_wait_secs)];
+        out.extend(self.set_read_only(on));
+        out
+    }
 }
 
 #[cfg(test)]

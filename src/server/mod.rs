@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod dialect;
 pub mod flavor;
 pub mod replication;
+pub mod statements;
 
 pub use dialect::{BinlogPosition, Dialect, Filters, SourceSpec, StartAt, Stmt};
 pub use flavor::{Flavor, Vendor, Version};
@@ -135,9 +136,7 @@ impl Server {
             .read_timeout(Some(spec.read_timeout))
             .write_timeout(Some(spec.write_timeout))
             .prefer_socket(false)
-            .init(vec![
-                "SET SESSION sql_mode = REPLACE(@@SESSION.sql_mode, 'NO_BACKSLASH_ESCAPES', '')",
-            ]);
+            .init(vec![statements::allow_backslash_escapes().sql]);
         opts = match &spec.socket {
             Some(sock) => opts.socket(Some(sock.display().to_string())),
             None => opts
@@ -162,7 +161,7 @@ impl Server {
             )
         })?;
         let version: String = conn
-            .query_first("SELECT @@GLOBAL.version")
+            .query_first(statements::server_version().sql)
             .map_err(|e| Error::server(&spec.name, describe(&e)))?
             .unwrap_or_default();
         let flavor = Flavor::parse(&version).map_err(|why| Error::Unsupported {
@@ -242,8 +241,10 @@ impl Server {
         Ok(self.conn.affected_rows())
     }
 
-    /// Runs `LOAD DATA LOCAL INFILE` (the statement text), feeding it `data` from memory.
-    pub fn load_data(&mut self, sql: &str, data: Vec<u8>) -> Result<()> {
+    /// Runs a `LOAD DATA LOCAL INFILE` statement (it takes no parameters), feeding it
+    /// `data` from memory.
+    pub fn load_data(&mut self, st: &Stmt, data: Vec<u8>) -> Result<()> {
+        debug_assert!(st.params.is_empty(), "LOAD DATA takes no parameters");
         use std::io::Write;
         let slot = std::sync::Arc::new(std::sync::Mutex::new(Some(data)));
         let feed = std::sync::Arc::clone(&slot);
@@ -258,8 +259,8 @@ impl Server {
                 }
                 Ok(())
             })));
-        log(2, &format!("{}: {}", self.name, shorten(sql)));
-        let r = self.conn.query_drop(sql);
+        log(2, &format!("{}: {}", self.name, shorten(&st.to_string())));
+        let r = self.conn.query_drop(&st.sql);
         self.conn.set_local_infile_handler(None);
         r.map_err(|e| self.error(&e))
     }

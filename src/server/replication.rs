@@ -312,9 +312,9 @@ impl Server {
 
     /// Runs statements without replicating them (sql_log_bin = 0 for this session).
     pub fn exec_unlogged(&mut self, stmts: &[Stmt]) -> Result<()> {
-        self.exec(&Stmt::text("SET SESSION sql_log_bin = 0"))?;
+        self.exec(&super::statements::sql_log_bin(false))?;
         let r = stmts.iter().try_for_each(|st| self.exec(st));
-        self.exec(&Stmt::text("SET SESSION sql_log_bin = 1"))?;
+        self.exec(&super::statements::sql_log_bin(true))?;
         r
     }
 }

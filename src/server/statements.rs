@@ -1,0 +1,750 @@
+//! The statements shardctl sends to fleet nodes that read the same on every flavor, as pure
+//! functions returning [`Stmt`]. Names arrive as validated [`Ident`]s and are back-quoted
+//! here; values are bound parameters. Statements whose text depends on the flavor are
+//! methods of [`super::Dialect`] instead. Golden-tested in `tests/golden_sql.rs`.
+
+use super::catalog::ObjectKind;
+use super::Stmt;
+use crate::ident::Ident;
+use mysql::Value;
+use std::fmt;
+
+/// A condition with `?` placeholders and its bound values, to be AND-ed into a WHERE
+/// clause by the builders below.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Condition {
+    /// SQL with `?` placeholders, parenthesised so it can be combined as is.
+    pub sql: String,
+    /// Values bound to the placeholders, in order.
+    pub params: Vec<Value>,
+}
+
+impl fmt::Display for Condition {
+    /// The text, then the bound values, as [`Stmt`] shows them.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Stmt::with(self.sql.clone(), self.params.clone()).fmt(f)
+    }
+}
+
+/// `schema`.`table`.
+fn qualified(schema: &Ident, table: &Ident) -> String {
+    format!("{}.{}", schema.quoted(), table.quoted())
+}
+
+/// Back-quoted names joined with `, `.
+fn column_list(columns: &[Ident]) -> String {
+    columns
+        .iter()
+        .map(Ident::quoted)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+// ---------------------------------------------------------------------------------------
+// Sessions, transactions, locks.
+
+/// Run on every new connection: clears NO_BACKSLASH_ESCAPES from the session's sql_mode,
+/// so the escaped literals of `crate::ident::string_literal` read as intended.
+pub fn allow_backslash_escapes() -> Stmt {
+    Stmt::text("SET SESSION sql_mode = REPLACE(@@SESSION.sql_mode, 'NO_BACKSLASH_ESCAPES', '')")
+}
+
+/// `SET SESSION lock_wait_timeout = N` (at least one second): bounds how long the session's
+/// next DDL, `LOCK TABLES` or `RENAME TABLE` waits for metadata locks held by others.
+pub fn lock_wait_timeout(secs: u64) -> Stmt {
+    Stmt::text(format!("SET SESSION lock_wait_timeout = {}", secs.max(1)))
+}
+
+/// `SET SESSION foreign_key_checks = 0|1`.
+pub fn foreign_key_checks(on: bool) -> Stmt {
+    Stmt::text(format!("SET SESSION foreign_key_checks = {}", u8::from(on)))
+}
+
+/// Both unique and foreign-key checks off for the session, for bulk writers filling tables
+/// from a consistent copy.
+pub fn bulk_load_session() -> Stmt {
+    Stmt::text("SET SESSION foreign_key_checks = 0, unique_checks = 0")
+}
+
+/// `USE schema`.
+pub fn use_schema(schema: &Ident) -> Stmt {
+    Stmt::text(format!("USE {}", schema.quoted()))
+}
+
+/// `LOCK TABLES s.t READ, ...` on the given (schema, table) pairs; None when there are none.
+pub fn lock_tables_read(tables: &[(&Ident, &Ident)]) -> Option<Stmt> {
+    if tables.is_empty() {
+        return None;
+    }
+    let list: Vec<String> = tables
+        .iter()
+        .map(|(s, t)| format!("{} READ", qualified(s, t)))
+        .collect();
+    Some(Stmt::text(format!("LOCK TABLES {}", list.join(", "))))
+}
+
+/// `UNLOCK TABLES`.
+pub fn unlock_tables() -> Stmt {
+    Stmt::text("UNLOCK TABLES")
+}
+
+/// REPEATABLE READ for the session's next transactions (a consistent snapshot needs it).
+pub fn repeatable_read() -> Stmt {
+    Stmt::text("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+}
+
+/// Opens a read-only transaction on a consistent snapshot.
+pub fn start_consistent_snapshot() -> Stmt {
+    Stmt::text("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY")
+}
+
+/// `COMMIT`.
+pub fn commit() -> Stmt {
+    Stmt::text("COMMIT")
+}
+
+/// `SET SESSION sql_log_bin = 0|1`: whether the session's statements reach the binary log.
+/// Fences and the removal of a moved shard's old copy run with it off, so no replica and no
+/// channel reading this binary log repeats them.
+pub fn sql_log_bin(on: bool) -> Stmt {
+    Stmt::text(format!("SET SESSION sql_log_bin = {}", u8::from(on)))
+}
+
+// ---------------------------------------------------------------------------------------
+// Server state.
+
+/// `@@GLOBAL.version`, read on connect to detect the flavor.
+pub fn server_version() -> Stmt {
+    Stmt::text("SELECT @@GLOBAL.version")
+}
+
+/// `@@GLOBAL.local_infile` (1 when the server accepts `LOAD DATA LOCAL INFILE`).
+pub fn local_infile_enabled() -> Stmt {
+    Stmt::text("SELECT @@GLOBAL.local_infile")
+}
+
+/// The number of threads running now (`Variable_name`, `Value` columns).
+pub fn threads_running() -> Stmt {
+    Stmt::text("SHOW GLOBAL STATUS LIKE 'Threads_running'")
+}
+
+/// The privileges of the session's account (the move's preflight reads them).
+pub fn show_grants() -> Stmt {
+    Stmt::text("SHOW GRANTS")
+}
+
+// ---------------------------------------------------------------------------------------
+// Schemas and definitions.
+
+/// `CREATE DATABASE IF NOT EXISTS schema`.
+pub fn create_schema_if_not_exists(schema: &Ident) -> Stmt {
+    Stmt::text(format!("CREATE DATABASE IF NOT EXISTS {}", schema.quoted()))
+}
+
+/// `DROP DATABASE schema`: fails when it does not exist (the drop-source step run by hand
+/// checks first).
+pub fn drop_schema(schema: &Ident) -> Stmt {
+    Stmt::text(format!("DROP DATABASE {}", schema.quoted()))
+}
+
+/// `DROP DATABASE IF EXISTS schema`: the target copy removed by an abort, the source copy
+/// by the drop-source step. Send it unlogged when the schema must not be dropped on
+/// replicas or carried by a channel.
+pub fn drop_schema_if_exists(schema: &Ident) -> Stmt {
+    Stmt::text(format!("DROP DATABASE IF EXISTS {}", schema.quoted()))
+}
+
+/// A definition read with `SHOW CREATE ...` on another node (or schema), replayed as is.
+/// Its text comes from a server, not from input; the caller retargets schema names first.
+pub fn replay_definition(ddl: &str) -> Stmt {
+    Stmt::text(ddl)
+}
+
+// ---------------------------------------------------------------------------------------
+// Catalog reads: names are bound values here, compared with information_schema's columns.
+
+/// The columns of a table that can be written (generated columns left out), in order.
+pub fn writable_columns(schema: &Ident, table: &Ident) -> Stmt {
+    Stmt::with(
+        "SELECT column_name FROM information_schema.columns WHERE table_schema = ? AND table_name = ? \
+         AND extra NOT LIKE '%GENERATED%' ORDER BY ordinal_position",
+        vec![Value::from(schema.as_str()), Value::from(table.as_str())],
+    )
+}
+
+/// The data types of a table's columns, lower case, in order.
+pub fn column_types(schema: &Ident, table: &Ident) -> Stmt {
+    Stmt::with(
+        "SELECT LOWER(data_type) FROM information_schema.columns WHERE table_schema = ? AND table_name = ? \
+         ORDER BY ordinal_position",
+        vec![Value::from(schema.as_str()), Value::from(table.as_str())],
+    )
+}
+
+/// The primary-key columns of a table, in key order.
+pub fn primary_key_columns(schema: &Ident, table: &Ident) -> Stmt {
+    Stmt::with(
+        "SELECT column_name FROM information_schema.statistics WHERE table_schema = ? AND table_name = ? \
+         AND index_name = 'PRIMARY' ORDER BY seq_in_index",
+        vec![Value::from(schema.as_str()), Value::from(table.as_str())],
+    )
+}
+
+/// The names of a schema's triggers, procedures, functions or events, in name order.
+pub fn object_names(schema: &Ident, kind: ObjectKind) -> Stmt {
+    let sql = match kind {
+        ObjectKind::Trigger => {
+            "SELECT trigger_name FROM information_schema.triggers WHERE trigger_schema = ? \
+             ORDER BY trigger_name"
+        }
+        ObjectKind::Procedure => {
+            "SELECT routine_name FROM information_schema.routines WHERE routine_schema = ? \
+             AND routine_type = 'PROCEDURE' ORDER BY routine_name"
+        }
+        ObjectKind::Function => {
+            "SELECT routine_name FROM information_schema.routines WHERE routine_schema = ? \
+             AND routine_type = 'FUNCTION' ORDER BY routine_name"
+        }
+        ObjectKind::Event => {
+            "SELECT event_name FROM information_schema.events WHERE event_schema = ? \
+             ORDER BY event_name"
+        }
+    };
+    Stmt::with(sql, vec![Value::from(schema.as_str())])
+}
+
+/// `SHOW CREATE TRIGGER|PROCEDURE|FUNCTION|EVENT s.name`.
+pub fn show_create_object(schema: &Ident, kind: ObjectKind, name: &Ident) -> Stmt {
+    Stmt::text(format!(
+        "SHOW CREATE {} {}",
+        kind.keyword(),
+        qualified(schema, name)
+    ))
+}
+
+/// The tables and views of a schema with their types, in name order.
+pub fn list_tables(schema: &Ident) -> Stmt {
+    Stmt::with(
+        "SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = ? \
+         ORDER BY table_name",
+        vec![Value::from(schema.as_str())],
+    )
+}
+
+/// `SHOW CREATE TABLE s.t`, or `SHOW CREATE VIEW` for a view.
+pub fn show_create_table(schema: &Ident, table: &Ident, is_view: bool) -> Stmt {
+    let kind = if is_view { "VIEW" } else { "TABLE" };
+    Stmt::text(format!("SHOW CREATE {kind} {}", qualified(schema, table)))
+}
+
+/// How many schemas are named `schema` (0 or 1).
+pub fn count_schemas_named(schema: &Ident) -> Stmt {
+    Stmt::with(
+        "SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = ?",
+        vec![Value::from(schema.as_str())],
+    )
+}
+
+/// Base tables, estimated rows and data plus index bytes of every schema on the node.
+pub fn schema_sizes() -> Stmt {
+    Stmt::text(
+        "SELECT table_schema, COUNT(*), COALESCE(SUM(table_rows), 0), COALESCE(SUM(data_length + index_length), 0) \
+         FROM information_schema.tables WHERE table_type = 'BASE TABLE' GROUP BY table_schema",
+    )
+}
+
+/// The estimated row count of each base table of a schema.
+pub fn table_row_estimates(schema: &Ident) -> Stmt {
+    Stmt::with(
+        "SELECT table_name, COALESCE(table_rows, 0) FROM information_schema.tables WHERE table_schema = ? \
+         AND table_type = 'BASE TABLE'",
+        vec![Value::from(schema.as_str())],
+    )
+}
+
+/// The foreign-key columns declared in a schema that reference the same schema.
+pub fn foreign_keys(schema: &Ident) -> Stmt {
+    Stmt::with(
+        "SELECT k.table_name, k.column_name, k.referenced_table_name, k.referenced_column_name \
+         FROM information_schema.key_column_usage k \
+         JOIN information_schema.table_constraints c \
+           ON c.constraint_schema = k.constraint_schema AND c.table_name = k.table_name \
+          AND c.constraint_name = k.constraint_name \
+         WHERE c.constraint_type = 'FOREIGN KEY' AND k.table_schema = ? \
+           AND k.referenced_table_schema = k.table_schema \
+         ORDER BY k.table_name, k.column_name",
+        vec![Value::from(schema.as_str())],
+    )
+}
+
+/// `@@GLOBAL.performance_schema` (1 when it is on).
+pub fn performance_schema_enabled() -> Stmt {
+    Stmt::text("SELECT @@GLOBAL.performance_schema")
+}
+
+/// Table I/O operations per schema since the server started, from performance_schema.
+pub fn table_io_by_schema() -> Stmt {
+    Stmt::text(
+        "SELECT object_schema, CAST(SUM(count_star) AS UNSIGNED) FROM performance_schema.table_io_waits_summary_by_table \
+         WHERE object_schema IS NOT NULL GROUP BY object_schema",
+    )
+}
+
+/// The exact row count of a table.
+pub fn count_rows(schema: &Ident, table: &Ident) -> Stmt {
+    Stmt::text(format!("SELECT COUNT(*) FROM {}", qualified(schema, table)))
+}
+
+/// `CHECKSUM TABLE s.t`.
+pub fn checksum_table(schema: &Ident, table: &Ident) -> Stmt {
+    Stmt::text(format!("CHECKSUM TABLE {}", qualified(schema, table)))
+}
+
+/// Every row and column of a table (small global tables).
+pub fn select_all(schema: &Ident, table: &Ident) -> Stmt {
+    Stmt::text(format!("SELECT * FROM {}", qualified(schema, table)))
+}
+
+// ---------------------------------------------------------------------------------------
+// Copying rows.
+
+/// A multi-row `INSERT INTO s.t (cols) VALUES (?, ...), ...` of `rows`, every value bound.
+/// Each row must have one value per column.
+pub fn insert_values(
+    schema: &Ident,
+    table: &Ident,
+    columns: &[Ident],
+    rows: &[Vec<Value>],
+) -> Stmt {
+    let one = format!("({})", vec!["?"; columns.len()].join(", "));
+    Stmt::with(
+        format!(
+            "INSERT INTO {} ({}) VALUES {}",
+            qualified(schema, table),
+            column_list(columns),
+            vec![one.as_str(); rows.len()].join(", ")
+        ),
+        rows.iter().flatten().cloned().collect(),
+    )
+}
+
+/// `LOAD DATA LOCAL INFILE` into `s.t (cols)`, taking the client's data byte for byte
+/// (`CHARACTER SET binary`) as tab-separated fields, `\` escapes, `\N` for NULL and one
+/// row per line. The file name is a placeholder: the connection feeds the data from memory.
+pub fn load_data_local(schema: &Ident, table: &Ident, columns: &[Ident]) -> Stmt {
+    Stmt::text(format!(
+        "LOAD DATA LOCAL INFILE 'shardctl' INTO TABLE {} CHARACTER SET binary \
+         FIELDS TERMINATED BY '\\t' ESCAPED BY '\\\\' LINES TERMINATED BY '\\n' ({})",
+        qualified(schema, table),
+        column_list(columns)
+    ))
+}
+
+/// Reads `columns` of a whole table, in `order_by` order when it is not empty (the copy's
+/// readers stream it inside their snapshot).
+pub fn select_table(schema: &Ident, table: &Ident, columns: &[Ident], order_by: &[Ident]) -> Stmt {
+    let order = if order_by.is_empty() {
+        String::new()
+    } else {
+        format!(" ORDER BY {}", column_list(order_by))
+    };
+    Stmt::text(format!(
+        "SELECT {} FROM {}{order}",
+        column_list(columns),
+        qualified(schema, table)
+    ))
+}
+
+/// `DELETE FROM s.t`: every row. The same-node copy sends it before
+/// [`copy_rows_within_node`], so a retried copy starts each table afresh.
+pub fn delete_all_rows(schema: &Ident, table: &Ident) -> Stmt {
+    Stmt::text(format!("DELETE FROM {}", qualified(schema, table)))
+}
+
+/// The same-node copy of one table (a split onto the shard's own node, under the shard
+/// fence): `INSERT INTO to.table (cols) SELECT cols FROM from.from_table`, where
+/// `from_table` is the fenced table's hidden name and `columns` its writable columns.
+/// Send [`foreign_key_checks`]`(false)` first and [`delete_all_rows`] of the target table.
+pub fn copy_rows_within_node(
+    to: &Ident,
+    table: &Ident,
+    from: &Ident,
+    from_table: &Ident,
+    columns: &[Ident],
+) -> Stmt {
+    let cols = column_list(columns);
+    Stmt::text(format!(
+        "INSERT INTO {} ({cols}) SELECT {cols} FROM {}",
+        qualified(to, table),
+        qualified(from, from_table)
+    ))
+}
+
+// ---------------------------------------------------------------------------------------
+// The shard fence and the old copy kept after a move.
+
+/// A table renamed to a hidden name inside its own schema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HiddenTable {
+    /// The schema (the same before and after).
+    pub schema: Ident,
+    /// The table's own name.
+    pub table: Ident,
+    /// The name it is hidden under.
+    pub hidden: Ident,
+}
+
+/// The hidden name of the `n`th table an operation renames: `_shardctl_op<op>_<n>`. Always
+/// a valid identifier (at most 53 characters).
+pub fn hidden_table_name(op: u64, n: usize) -> Ident {
+    Ident::new("table", &format!("_shardctl_op{op}_{n}"))
+        .expect("_shardctl_op<digits>_<digits> is a plain identifier of at most 53 characters")
+}
+
+/// One atomic `RENAME TABLE s.t TO s.hidden, ...` of every table listed. Two uses:
+/// raising the shard fence (clients of the shard get error 1146 and look it up again; send
+/// [`lock_wait_timeout`] first so it waits a bounded time for in-flight transactions), and
+/// the drop-source step's `keep`, which takes the old copy out of reach. Send it unlogged
+/// (`Server::exec_unlogged`). None when there is nothing to rename.
+pub fn rename_to_hidden(tables: &[HiddenTable]) -> Option<Stmt> {
+    rename(tables.iter().map(|h| (&h.schema, &h.table, &h.hidden)))
+}
+
+/// One atomic `RENAME TABLE s.hidden TO s.t, ...`: lifts the shard fence raised with
+/// [`rename_to_hidden`] on the same list. Send it unlogged. None when there is nothing to
+/// rename.
+pub fn rename_from_hidden(tables: &[HiddenTable]) -> Option<Stmt> {
+    rename(tables.iter().map(|h| (&h.schema, &h.hidden, &h.table)))
+}
+
+fn rename<'a>(pairs: impl Iterator<Item = (&'a Ident, &'a Ident, &'a Ident)>) -> Option<Stmt> {
+    let list: Vec<String> = pairs
+        .map(|(schema, from, to)| {
+            format!("{} TO {}", qualified(schema, from), qualified(schema, to))
+        })
+        .collect();
+    (!list.is_empty()).then(|| Stmt::text(format!("RENAME TABLE {}", list.join(", "))))
+}
+
+// ---------------------------------------------------------------------------------------
+// Prune: the rows a shard does not own, walked in primary-key chunks.
+
+/// How a sharding column's values are compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyKind {
+    /// A signed 64-bit integer, compared as a number; hashed as its decimal text.
+    Int,
+    /// A string compared byte by byte (`CAST(col AS BINARY)`); hashed as its bytes.
+    Bytes,
+}
+
+/// The keys of a shard's sharding column that it does NOT own, as decided by the ownership
+/// logic (src/prune/predicate.rs). Values are bound as they are given.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NotOwned {
+    /// Keys below `lower` or, when there is one, at or above `upper`.
+    OutsideRange {
+        /// The shard's lower bound (inclusive).
+        lower: Value,
+        /// The next shard's lower bound (exclusive), if any.
+        upper: Option<Value>,
+    },
+    /// Keys other than these.
+    NotIn(Vec<Value>),
+    /// Keys whose MD5 (hex) is not in `(after, up_to]`, an arc that does not wrap
+    /// (`after < up_to`).
+    OutsideArc {
+        /// The shard's ring point.
+        after: Value,
+        /// The next ring point.
+        up_to: Value,
+    },
+    /// Keys whose MD5 (hex) is not in the arc from `after` past the top of the ring round
+    /// to `up_to` (`after > up_to`).
+    OutsideWrappedArc {
+        /// The shard's ring point.
+        after: Value,
+        /// The next ring point.
+        up_to: Value,
+    },
+    /// No key: the shard owns them all (a ring of one point).
+    Nothing,
+}
+
+/// The condition matching the rows whose `column` holds a key the shard does not own.
+pub fn not_owned(column: &Ident, kind: KeyKind, what: &NotOwned) -> Condition {
+    let col = match kind {
+        KeyKind::Int => column.quoted(),
+        KeyKind::Bytes => format!("CAST({} AS BINARY)", column.quoted()),
+    };
+    let hashed = match kind {
+        KeyKind::Int => format!("MD5(CAST({} AS CHAR))", column.quoted()),
+        KeyKind::Bytes => format!("MD5({})", column.quoted()),
+    };
+    let (sql, params) = match what {
+        NotOwned::OutsideRange {
+            lower,
+            upper: Some(upper),
+        } => (
+            format!("({col} < ? OR {col} >= ?)"),
+            vec![lower.clone(), upper.clone()],
+        ),
+        NotOwned::OutsideRange { lower, upper: None } => {
+            (format!("({col} < ?)"), vec![lower.clone()])
+        }
+        NotOwned::NotIn(values) => (
+            format!("({col} NOT IN ({}))", vec!["?"; values.len()].join(", ")),
+            values.clone(),
+        ),
+        NotOwned::OutsideArc { after, up_to } => (
+            format!("NOT ({hashed} > ? AND {hashed} <= ?)"),
+            vec![after.clone(), up_to.clone()],
+        ),
+        NotOwned::OutsideWrappedArc { after, up_to } => (
+            format!("NOT ({hashed} > ? OR {hashed} <= ?)"),
+            vec![after.clone(), up_to.clone()],
+        ),
+        NotOwned::Nothing => ("(FALSE)".to_string(), Vec::new()),
+    };
+    Condition { sql, params }
+}
+
+/// Which side of a primary-key value a keyset condition takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keyset {
+    /// Rows strictly after the value.
+    After,
+    /// Rows up to and including the value.
+    UpTo,
+}
+
+/// `(a, b) > (?, ?)` (or `<=`) written out so every server uses the primary key for it:
+/// `(a > ?) OR (a = ? AND b > ?)`. `values` holds one value per key column.
+pub fn keyset(pk: &[Ident], values: &[Value], side: Keyset) -> Condition {
+    let strict = match side {
+        Keyset::After => ">",
+        Keyset::UpTo => "<",
+    };
+    let mut terms = Vec::new();
+    let mut params = Vec::new();
+    for i in 0..pk.len() {
+        let mut parts = Vec::new();
+        for j in 0..i {
+            parts.push(format!("{} = ?", pk[j].quoted()));
+            params.push(values[j].clone());
+        }
+        let last = if i == pk.len() - 1 && side == Keyset::UpTo {
+            "<="
+        } else {
+            strict
+        };
+        parts.push(format!("{} {last} ?", pk[i].quoted()));
+        params.push(values[i].clone());
+        terms.push(format!("({})", parts.join(" AND ")));
+    }
+    Condition {
+        sql: format!("({})", terms.join(" OR ")),
+        params,
+    }
+}
+
+/// `SELECT COUNT(*) FROM s.t WHERE cond`.
+pub fn count_where(schema: &Ident, table: &Ident, cond: &Condition) -> Stmt {
+    Stmt::with(
+        format!(
+            "SELECT COUNT(*) FROM {} WHERE {}",
+            qualified(schema, table),
+            cond.sql
+        ),
+        cond.params.clone(),
+    )
+}
+
+/// The primary keys of the next chunk of at most `limit` rows, in key order, after the key
+/// `after` (from the start when None): the last one is the chunk's upper bound.
+pub fn next_chunk_keys(
+    schema: &Ident,
+    table: &Ident,
+    pk: &[Ident],
+    after: Option<&[Value]>,
+    limit: u64,
+) -> Stmt {
+    let pk_list = column_list(pk);
+    let (cond, params) = match after {
+        Some(v) => {
+            let c = keyset(pk, v, Keyset::After);
+            (format!(" WHERE {}", c.sql), c.params)
+        }
+        None => (String::new(), Vec::new()),
+    };
+    Stmt::with(
+        format!(
+            "SELECT {pk_list} FROM {}{cond} ORDER BY {pk_list} LIMIT {limit}",
+            qualified(schema, table)
+        ),
+        params,
+    )
+}
+
+/// Deletes the rows of one chunk, `(after, up_to]` by primary key (from the start when
+/// `after` is None), that match `not_owned`. No `LIMIT`: the key range bounds it.
+pub fn delete_chunk(
+    schema: &Ident,
+    table: &Ident,
+    pk: &[Ident],
+    after: Option<&[Value]>,
+    up_to: &[Value],
+    not_owned: &Condition,
+) -> Stmt {
+    let conds: Vec<Condition> = after
+        .map(|v| keyset(pk, v, Keyset::After))
+        .into_iter()
+        .chain([keyset(pk, up_to, Keyset::UpTo), not_owned.clone()])
+        .collect();
+    Stmt::with(
+        format!(
+            "DELETE FROM {} WHERE {}",
+            qualified(schema, table),
+            conds
+                .iter()
+                .map(|c| c.sql.as_str())
+                .collect::<Vec<_>>()
+                .join(" AND ")
+        ),
+        conds.into_iter().flat_map(|c| c.params).collect(),
+    )
+}
+
+// ---------------------------------------------------------------------------------------
+// Split: the median of a shard's range.
+
+/// The rows whose `column` lies in `[lower, upper)`, or from `lower` on when `upper` is
+/// None, compared as the column compares.
+pub fn key_range(column: &Ident, lower: Value, upper: Option<Value>) -> Condition {
+    let col = column.quoted();
+    match upper {
+        Some(upper) => Condition {
+            sql: format!("({col} >= ? AND {col} < ?)"),
+            params: vec![lower, upper],
+        },
+        None => Condition {
+            sql: format!("({col} >= ?)"),
+            params: vec![lower],
+        },
+    }
+}
+
+/// The value of `column`, as text, at `offset` in `column` order among the rows matching
+/// `cond` (with the row count from [`count_where`], the median through the column's
+/// index).
+pub fn key_at_offset(
+    schema: &Ident,
+    table: &Ident,
+    column: &Ident,
+    cond: &Condition,
+    offset: u64,
+) -> Stmt {
+    Stmt::with(
+        format!(
+            "SELECT CAST({c} AS CHAR) FROM {} WHERE {} ORDER BY {c} LIMIT 1 OFFSET {offset}",
+            qualified(schema, table),
+            cond.sql,
+            c = column.quoted()
+        ),
+        cond.params.clone(),
+    )
+}
+
+// ---------------------------------------------------------------------------------------
+// The workload table.
+
+/// Creates the workload's table `s.t (k, seq, at)` if it does not exist, keyed by
+/// (k, seq); `k` holds the sharding key.
+pub fn create_workload_table(schema: &Ident, table: &Ident, key: KeyKind) -> Stmt {
+    let key_type = match key {
+        KeyKind::Int => "BIGINT",
+        KeyKind::Bytes => "VARBINARY(255)",
+    };
+    Stmt::text(format!(
+        "CREATE TABLE IF NOT EXISTS {} (k {key_type} NOT NULL, seq BIGINT UNSIGNED NOT NULL, \
+         at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), PRIMARY KEY (k, seq)) ENGINE=InnoDB",
+        qualified(schema, table)
+    ))
+}
+
+/// One workload write: key `k`, sequence number `seq`.
+pub fn insert_workload_row(schema: &Ident, table: &Ident, key: Value, seq: u64) -> Stmt {
+    Stmt::with(
+        format!(
+            "INSERT INTO {} (k, seq) VALUES (?, ?)",
+            qualified(schema, table)
+        ),
+        vec![key, Value::from(seq)],
+    )
+}
+
+/// The sequence numbers written for key `k`.
+pub fn workload_seqs(schema: &Ident, table: &Ident, key: Value) -> Stmt {
+    Stmt::with(
+        format!("SELECT seq FROM {} WHERE k = ?", qualified(schema, table)),
+        vec![key],
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(name: &str) -> Ident {
+        Ident::new("column", name).unwrap()
+    }
+
+    #[test]
+    fn hidden_names_are_identifiers_even_at_the_limits() {
+        assert_eq!(hidden_table_name(12, 3).as_str(), "_shardctl_op12_3");
+        assert!(hidden_table_name(u64::MAX, usize::MAX).as_str().len() <= 64);
+    }
+
+    #[test]
+    fn nothing_to_lock_or_rename_is_no_statement() {
+        assert!(lock_tables_read(&[]).is_none());
+        assert!(rename_to_hidden(&[]).is_none());
+        assert!(rename_from_hidden(&[]).is_none());
+    }
+
+    #[test]
+    fn keysets_expand_composite_keys() {
+        let pk = vec![id("a"), id("b")];
+        let v = vec![Value::Int(1), Value::Int(2)];
+        let p = keyset(&pk, &v, Keyset::After);
+        assert_eq!(p.sql, "((`a` > ?) OR (`a` = ? AND `b` > ?))");
+        assert_eq!(p.params, vec![Value::Int(1), Value::Int(1), Value::Int(2)]);
+        let p = keyset(&pk, &v, Keyset::UpTo);
+        assert_eq!(p.sql, "((`a` < ?) OR (`a` = ? AND `b` <= ?))");
+    }
+
+    #[test]
+    fn a_chunk_delete_binds_its_conditions_in_order() {
+        let (s, t) = (id("s"), id("t"));
+        let pk = vec![id("a")];
+        let owned = Condition {
+            sql: "(`k` < ?)".into(),
+            params: vec![Value::Int(9)],
+        };
+        let st = delete_chunk(
+            &s,
+            &t,
+            &pk,
+            Some(&[Value::Int(1)]),
+            &[Value::Int(5)],
+            &owned,
+        );
+        assert_eq!(
+            st.sql,
+            "DELETE FROM `s`.`t` WHERE ((`a` > ?)) AND ((`a` <= ?)) AND (`k` < ?)"
+        );
+        assert_eq!(st.params, vec![Value::Int(1), Value::Int(5), Value::Int(9)]);
+        let st = delete_chunk(&s, &t, &pk, None, &[Value::Int(5)], &owned);
+        assert_eq!(st.params, vec![Value::Int(5), Value::Int(9)]);
+    }
+}
