@@ -373,7 +373,17 @@ fn crash_and_recover(point: &str, fence: &str, then: &str) -> bool {
 fn matrix(fence: &str, verbs: &[&str]) {
     fleet();
     let _s = serial();
-    let points = shardctl::ops::mover::fault_points(&Playbook::default_move(), false);
+    let mut playbook = Playbook::default_move();
+    for step in &mut playbook.steps {
+        if let shardctl::playbook::Step::Lock(l) = step {
+            l.fence = if fence == "shard" {
+                shardctl::playbook::Fence::Shard
+            } else {
+                shardctl::playbook::Fence::ReadOnly
+            };
+        }
+    }
+    let points = shardctl::ops::mover::fault_points(&playbook, false);
     let started = Instant::now();
     let mut runs = 0;
     for point in &points {
@@ -392,7 +402,7 @@ fn matrix(fence: &str, verbs: &[&str]) {
         verbs,
         started.elapsed().as_secs_f64()
     );
-    assert!(points.len() >= 30, "{points:?}");
+    assert!(points.len() >= 35, "{points:?}");
 }
 
 #[test]

@@ -177,8 +177,20 @@ impl Effect {
 pub fn fault_points(playbook: &Playbook, same_node: bool) -> Vec<String> {
     let mut out = Vec::new();
     let mut seen = std::collections::HashSet::new();
+    // A move under the shard fence never lowers it: the hidden tables go with the old copy.
+    let shard_fenced_move = playbook
+        .steps
+        .iter()
+        .any(|s| matches!(s, Step::Lock(l) if l.fence == Fence::Shard))
+        && playbook
+            .steps
+            .iter()
+            .any(|s| matches!(s, Step::DropSource(d) if !d.keep));
     for step in &playbook.steps {
         for e in Effect::of_step(step, same_node) {
+            if shard_fenced_move && *e == Effect::LowerFence {
+                continue;
+            }
             for at in ["before", "done", "journaled"] {
                 let p = format!("{at}:{}", e.name());
                 if seen.insert(p.clone()) {
