@@ -24,11 +24,11 @@ pub fn point(name: &str) {
         };
         match action {
             "crash" => {
-                eprintln!("shardctl: fault point {name}: crashing");
+                crate::errln!("shardctl: fault point {name}: crashing");
                 std::process::abort();
             }
             "pause" => {
-                eprintln!("shardctl: fault point {name}: pausing");
+                crate::errln!("shardctl: fault point {name}: pausing");
                 let until = Instant::now() + Duration::from_secs(secs);
                 while Instant::now() < until && !crate::signal::interrupted() {
                     std::thread::sleep(Duration::from_millis(20));

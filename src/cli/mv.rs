@@ -42,7 +42,7 @@ fn printer(format: Format, bar: Option<indicatif::ProgressBar>) -> impl Fn(&Step
     move |e: &StepEvent| {
         let line = match (format, e.event.as_str(), e.millis) {
             (Format::Json, _, _) => {
-                println!("{}", serde_json::to_string(e).unwrap_or_default());
+                crate::outln!("{}", serde_json::to_string(e).unwrap_or_default());
                 return;
             }
             (_, "started", _) => {
@@ -60,7 +60,7 @@ fn printer(format: Format, bar: Option<indicatif::ProgressBar>) -> impl Fn(&Step
             b.set_message(format!("step {} {}", e.step_no + 1, e.step));
             b.println(line);
         } else {
-            eprintln!("{line}");
+            crate::errln!("{line}");
         }
     }
 }
@@ -139,7 +139,7 @@ pub fn run_move(ctx: &Context, args: MoveArgs) -> Result<()> {
         let plan = crate::ops::plan::move_plan(&inv, args.shard, &args.to, &pb)?;
         match ctx.format {
             Format::Json => output::print_json(&plan),
-            Format::Table => print!("{}", plan.render()),
+            Format::Table => crate::out!("{}", plan.render()),
         }
         return Ok(());
     }
@@ -149,7 +149,7 @@ pub fn run_move(ctx: &Context, args: MoveArgs) -> Result<()> {
             Format::Json => output::print_json(&report),
             Format::Table => {
                 for line in &report {
-                    println!("ok  {line}");
+                    crate::outln!("ok  {line}");
                 }
             }
         }
@@ -160,7 +160,7 @@ pub fn run_move(ctx: &Context, args: MoveArgs) -> Result<()> {
     let mut m = Mover::start(&inv, args.shard, &args.to, pb, &print)?;
     let state = with_copy_bar(bar, &mut m, |m| m.run(&[]))?;
     if ctx.format == Format::Table {
-        println!(
+        crate::outln!(
             "shard {} moved to {} (operation {}, {} rows copied, write fence {} ms)",
             args.shard,
             args.to,
@@ -212,9 +212,10 @@ pub fn resume(ctx: &Context, args: ResumeArgs) -> Result<()> {
     let (mut m, rec) = Mover::load(&inv, args.op, &print)?;
     let state = with_copy_bar(bar, &mut m, |m| mover::resume_loaded(m, rec, args.force))?;
     if ctx.format == Format::Table {
-        println!(
+        crate::outln!(
             "operation {} finished (flipped: {})",
-            args.op, state.flipped
+            args.op,
+            state.flipped
         );
     }
     Ok(())
@@ -231,7 +232,7 @@ pub fn abort(ctx: &Context, args: AbortArgs) -> Result<()> {
     let inv = ctx.inventory()?;
     mover::abort(&inv, args.op)?;
     if ctx.format == Format::Table {
-        println!(
+        crate::outln!(
             "operation {} aborted: channel removed, fence lifted, target copy dropped",
             args.op
         );
@@ -281,7 +282,7 @@ pub fn ops(ctx: &Context, args: OpsArgs) -> Result<()> {
                     Cell::new(o.error.as_deref().unwrap_or("")),
                 ]);
             }
-            println!("{t}");
+            crate::outln!("{t}");
             if let Some(o) = ops.first().filter(|_| args.op.is_some()) {
                 let mut t = output::table(&["step", "name", "state", "ms"]);
                 for s in &o.steps {
@@ -292,7 +293,7 @@ pub fn ops(ctx: &Context, args: OpsArgs) -> Result<()> {
                         Cell::new(s.millis.map(|m| m.to_string()).unwrap_or_default()),
                     ]);
                 }
-                println!("{t}");
+                crate::outln!("{t}");
             }
         }
     }
@@ -362,8 +363,8 @@ pub fn workload(ctx: &Context, args: WorkloadArgs) -> Result<()> {
                     Cell::new(format!("{} ms", s.max_pause_ms)),
                 ]);
             }
-            println!("{t}");
-            println!(
+            crate::outln!("{t}");
+            crate::outln!(
                 "{} acknowledged writes in {:.1}s; {} missing",
                 report.acked,
                 report.seconds,
@@ -443,7 +444,7 @@ fn print_prune(ctx: &Context, reports: &[crate::prune::TableReport]) {
                     Cell::new(format!("{:.1}s", r.throttled_secs)),
                 ]);
             }
-            println!("{t}");
+            crate::outln!("{t}");
         }
     }
 }
@@ -469,7 +470,7 @@ pub fn prune(ctx: &Context, args: PruneArgs) -> Result<()> {
                 for (table, pred, n) in rows {
                     t.add_row(vec![Cell::new(table), Cell::new(n), Cell::new(pred)]);
                 }
-                println!("{t}");
+                crate::outln!("{t}");
             }
         }
         return Ok(());
@@ -536,7 +537,7 @@ pub fn split(ctx: &Context, args: SplitArgs) -> Result<()> {
         Format::Json => output::print_json(
             &serde_json::json!({"op": m.op(), "new_shard": new_shard, "split": m.split()}),
         ),
-        Format::Table => println!(
+        Format::Table => crate::outln!(
             "shard {} split: new shard {new_shard} on {} (operation {}, write fence {} ms)",
             args.shard,
             args.to,
@@ -659,8 +660,8 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
                             Cell::new(bar(n.after as f64 / n.capacity / peak)),
                         ]);
                     }
-                    println!("{t}");
-                    println!(
+                    crate::outln!("{t}");
+                    crate::outln!(
                         "{} moves, {} moved (at least {} must move); peak/avg {:.3} -> {:.3} (lower bound {:.3}){}",
                         plan.moves.len(),
                         plan.moved,
@@ -671,7 +672,7 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
                         if plan.split_suggestions.is_empty() { String::new() } else { format!("; split suggested for shards {:?}", plan.split_suggestions) }
                     );
                     if let Some(p) = out {
-                        println!(
+                        crate::outln!(
                             "plan written to {} (directory version {})",
                             p.display(),
                             file.directory_version
@@ -693,7 +694,7 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
                     max_moves: None,
                 };
                 file = crate::rebalance::plan_fleet(&inv, file.by, &limits, &[], &[])?.1;
-                eprintln!("shardctl: the directory changed since the plan was made; planned again: {} moves", file.moves.len());
+                crate::errln!("shardctl: the directory changed since the plan was made; planned again: {} moves", file.moves.len());
             }
             let print = printer(ctx.format, None);
             let quiet = |e: &StepEvent| {
@@ -703,7 +704,7 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
             };
             let progress = |a: &crate::rebalance::Applied, done: usize, total: usize| {
                 if ctx.format == Format::Table {
-                    eprintln!(
+                    crate::errln!(
                         "move {done}/{total}: shard {} to {} {} in {:.1}s",
                         a.shard,
                         a.to,
@@ -731,7 +732,7 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
                             ),
                         ]);
                     }
-                    println!("{t}");
+                    crate::outln!("{t}");
                 }
             }
             if failed > 0 {
