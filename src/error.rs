@@ -59,6 +59,10 @@ pub enum Error {
     /// Stopped by a signal.
     #[error("interrupted")]
     Interrupted,
+    /// Stopped by a signal at a safe point, with what to do next (the operation, how to
+    /// resume or roll it back).
+    #[error("interrupted: {0}")]
+    InterruptedAt(String),
     /// A local I/O failure, with what we were doing.
     #[error("{context}: {source}")]
     Io {
@@ -78,7 +82,7 @@ impl Error {
             Error::Server { .. } | Error::Unsupported { .. } => ExitCode::Server,
             Error::Refused(_) => ExitCode::Refused,
             Error::Timeout(_) => ExitCode::Timeout,
-            Error::Interrupted => ExitCode::Interrupted,
+            Error::Interrupted | Error::InterruptedAt(_) => ExitCode::Interrupted,
             Error::Io { .. } => ExitCode::Internal,
         }
     }
