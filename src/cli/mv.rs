@@ -65,7 +65,8 @@ fn printer(format: Format, bar: Option<indicatif::ProgressBar>) -> impl Fn(&Step
     }
 }
 
-/// A bar for the copy (rows, rate, ETA) and the current step, on a terminal only.
+/// A bar for the copy (rows done/total, bytes, rates, ETA: see
+/// [`crate::copy::ProgressSnapshot::render`]) and the current step, on a terminal only.
 fn progress_bar(format: Format) -> Option<indicatif::ProgressBar> {
     use std::io::IsTerminal;
     if format != Format::Table || !std::io::stderr().is_terminal() {
@@ -74,7 +75,7 @@ fn progress_bar(format: Format) -> Option<indicatif::ProgressBar> {
     let bar = indicatif::ProgressBar::new(0);
     bar.set_style(
         indicatif::ProgressStyle::with_template(
-            "{spinner} {msg:28} [{bar:30}] {human_pos}/{human_len} rows {per_sec} eta {eta} ({elapsed})",
+            "{spinner} {msg:28} [{bar:30}] {prefix} ({elapsed})",
         )
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
@@ -95,10 +96,10 @@ fn with_copy_bar<T>(
         s.spawn(|| {
             let Some(bar) = bar else { return };
             while !done.load(Ordering::Relaxed) {
-                let total = progress.total_estimate.load(Ordering::Relaxed);
-                let rows = progress.rows.load(Ordering::Relaxed);
-                bar.set_length(total.max(rows));
-                bar.set_position(rows);
+                let snap = progress.snapshot();
+                bar.set_length(snap.total_shown());
+                bar.set_position(snap.rows);
+                bar.set_prefix(snap.render());
                 std::thread::sleep(std::time::Duration::from_millis(100));
             }
             bar.finish_and_clear();

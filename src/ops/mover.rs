@@ -719,7 +719,7 @@ impl<'a> Mover<'a> {
         let target = self.spec(&self.target)?;
         let report: CopyReport = match method {
             Method::Native => {
-                let progress = copy::native::Progress::default();
+                let progress = std::sync::Arc::clone(&self.copy_progress);
                 let opts = copy::native::NativeOptions {
                     workers,
                     ..Default::default()
