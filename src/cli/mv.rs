@@ -110,6 +110,20 @@ fn with_copy_bar<T>(
     })
 }
 
+/// An interrupted move, split or resume: the error names the operation and what to run
+/// next (exit code 130 kept).
+fn name_interrupted(e: Error, op: u64, flipped: bool) -> Error {
+    match e {
+        Error::Interrupted if flipped => Error::InterruptedAt(format!(
+            "operation {op} stopped at a safe point after the flip; `shardctl resume {op}` finishes it"
+        )),
+        Error::Interrupted => Error::InterruptedAt(format!(
+            "operation {op} stopped at a safe point; `shardctl resume {op}` continues it, `shardctl abort {op}` rolls it back"
+        )),
+        other => other,
+    }
+}
+
 fn playbook(args: &MoveArgs) -> Result<Playbook> {
     let mut pb = match &args.playbook {
         Some(p) => Playbook::load(p)?,
@@ -159,7 +173,8 @@ pub fn run_move(ctx: &Context, args: MoveArgs) -> Result<()> {
     let bar = progress_bar(ctx.format);
     let print = printer(ctx.format, bar.clone());
     let mut m = Mover::start(&inv, args.shard, &args.to, pb, &print)?;
-    let state = with_copy_bar(bar, &mut m, |m| m.run(&[]))?;
+    let state = with_copy_bar(bar, &mut m, |m| m.run(&[]))
+        .map_err(|e| name_interrupted(e, m.op(), m.state().flipped))?;
     if ctx.format == Format::Table {
         crate::outln!(
             "shard {} moved to {} (operation {}, {} rows copied, write fence {} ms)",
@@ -211,7 +226,8 @@ pub fn resume(ctx: &Context, args: ResumeArgs) -> Result<()> {
     let bar = progress_bar(ctx.format);
     let print = printer(ctx.format, bar.clone());
     let (mut m, rec) = Mover::load(&inv, args.op, &print)?;
-    let state = with_copy_bar(bar, &mut m, |m| mover::resume_loaded(m, rec, args.force))?;
+    let state = with_copy_bar(bar, &mut m, |m| mover::resume_loaded(m, rec, args.force))
+        .map_err(|e| name_interrupted(e, args.op, m.state().flipped))?;
     if ctx.format == Format::Table {
         crate::outln!(
             "operation {} finished (flipped: {})",
@@ -533,7 +549,8 @@ pub fn split(ctx: &Context, args: SplitArgs) -> Result<()> {
     let print = printer(ctx.format, bar.clone());
     let mut m = Mover::start_split(&inv, args.shard, &args.to, &at, pb, &print)?;
     let new_shard = m.split().map(|p| p.new_shard).unwrap_or(0);
-    let state = with_copy_bar(bar, &mut m, |m| m.run(&[]))?;
+    let state = with_copy_bar(bar, &mut m, |m| m.run(&[]))
+        .map_err(|e| name_interrupted(e, m.op(), m.state().flipped))?;
     match ctx.format {
         Format::Json => output::print_json(
             &serde_json::json!({"op": m.op(), "new_shard": new_shard, "split": m.split()}),
