@@ -66,6 +66,10 @@ pub enum Error {
     /// edited by hand).
     #[error("internal error: {0}")]
     Internal(String),
+    /// Stopped by a signal at a safe point, with what to do next (the operation, how to
+    /// resume or roll it back).
+    #[error("interrupted: {0}")]
+    InterruptedAt(String),
     /// A local I/O failure, with what we were doing.
     #[error("{context}: {source}")]
     Io {
@@ -86,7 +90,7 @@ impl Error {
             Error::Refused(_) | Error::LeaseLost(_) => ExitCode::Refused,
             Error::Internal(_) => ExitCode::Internal,
             Error::Timeout(_) => ExitCode::Timeout,
-            Error::Interrupted => ExitCode::Interrupted,
+            Error::Interrupted | Error::InterruptedAt(_) => ExitCode::Interrupted,
             Error::Io { .. } => ExitCode::Internal,
         }
     }

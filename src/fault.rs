@@ -1,8 +1,10 @@
 //! Fault points for tests of crash recovery. `SHARDCTL_FAULT` holds comma-separated
-//! `ACTION@POINT` entries: ACTION is `crash` (the process aborts on the spot, as if killed)
-//! or `pause` / `pause=SECS` (it waits 30 s or SECS, or until interrupted, so a test can act
-//! at a known place). POINTs are `after:<step>` and `copy` (inside the native copy, after the first
-//! batch is written). Unset, every point is a no-op.
+//! `ACTION@POINT` entries: ACTION is `crash` (the process aborts on the spot, as if killed),
+//! `pause` / `pause=SECS` (it waits 30 s or SECS, or until interrupted, so a test can act
+//! at a known place) or `hang` / `hang=SECS` (it waits 30 s or SECS ignoring interrupts, as
+//! a step stuck on an unresponsive server would). POINTs are `after:<step>` and `copy`
+//! (inside the copy: the native method after each batch written, the dump method once, after
+//! the first INSERT reaches the client). Unset, every point is a no-op.
 
 use std::time::{Duration, Instant};
 
@@ -24,15 +26,19 @@ pub fn point(name: &str) {
         };
         match action {
             "crash" => {
-                eprintln!("shardctl: fault point {name}: crashing");
+                crate::errln!("shardctl: fault point {name}: crashing");
                 std::process::abort();
             }
             "pause" => {
-                eprintln!("shardctl: fault point {name}: pausing");
+                crate::errln!("shardctl: fault point {name}: pausing");
                 let until = Instant::now() + Duration::from_secs(secs);
                 while Instant::now() < until && !crate::signal::interrupted() {
                     std::thread::sleep(Duration::from_millis(20));
                 }
+            }
+            "hang" => {
+                crate::errln!("shardctl: fault point {name}: hanging");
+                std::thread::sleep(Duration::from_secs(secs));
             }
             _ => {}
         }

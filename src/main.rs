@@ -4,7 +4,7 @@ fn main() {
     let cli = shardctl::cli::Cli::parse();
     shardctl::signal::install();
     if let Err(e) = shardctl::cli::run(cli) {
-        eprintln!("shardctl: {e}");
+        shardctl::errln!("shardctl: {e}");
         std::process::exit(e.exit_code() as i32);
     }
 }

@@ -1,19 +1,79 @@
-//! Ctrl-C and SIGTERM: recorded in a flag that long operations check between steps, so they
-//! stop at a safe point (lifting a fence they raised) instead of dying mid-step.
+//! Ctrl-C and SIGTERM: recorded in a flag that long operations check between steps (and the
+//! copies between batches), so they stop at a safe point (lifting a fence they raised)
+//! instead of dying mid-step.
+//!
+//! A second signal is not ignored forever: when the first has not been honoured within
+//! [`FORCE_AFTER`] (the process is still running, e.g. stuck on an unresponsive server), a
+//! further SIGINT or SIGTERM kills the child process groups registered here (the dump
+//! tools) and exits at once with 130, leaving the journal as a crash would (`shardctl
+//! resume N` / `shardctl abort N` then continue or clean up). A second signal sooner than
+//! that only prints a reminder, so an impatient double Ctrl-C still stops at a safe point.
 
 use crate::error::{Error, Result};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use std::time::Duration;
+
+/// How long the first signal has to be honoured before a further one exits at once.
+pub const FORCE_AFTER: Duration = Duration::from_secs(10);
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// Monotonic clock in milliseconds (plus one, so 0 means unset) when the first signal came.
+static FIRST_AT_MS: AtomicU64 = AtomicU64::new(0);
+
+/// Process groups of children to kill on a forced exit (0 = free slot).
+static CHILD_GROUPS: [AtomicI32; 16] = [const { AtomicI32::new(0) }; 16];
+
+/// The monotonic clock in milliseconds; `clock_gettime` is async-signal-safe.
+fn monotonic_ms() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into the timespec we own.
+    unsafe {
+        libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts);
+    }
+    (ts.tv_sec as u64) * 1000 + (ts.tv_nsec as u64) / 1_000_000
+}
+
+/// Writes a fixed message to stderr with write(2), the only output allowed in a handler.
+fn say(msg: &[u8]) {
+    // SAFETY: write(2) on fd 2 with a valid buffer; the result is deliberately ignored.
+    unsafe {
+        libc::write(2, msg.as_ptr().cast(), msg.len());
+    }
+}
 
 extern "C" fn on_signal(_: libc::c_int) {
-    INTERRUPTED.store(true, Ordering::SeqCst);
+    let now = monotonic_ms() + 1;
+    if !INTERRUPTED.swap(true, Ordering::SeqCst) {
+        FIRST_AT_MS.store(now, Ordering::SeqCst);
+        say(b"shardctl: interrupted: stopping at the next safe point\n");
+        return;
+    }
+    let first = FIRST_AT_MS.load(Ordering::SeqCst);
+    if now.saturating_sub(first) >= FORCE_AFTER.as_millis() as u64 {
+        for slot in &CHILD_GROUPS {
+            let pgid = slot.load(Ordering::SeqCst);
+            if pgid > 0 {
+                // SAFETY: kill(2) is async-signal-safe; the group is one we started.
+                unsafe {
+                    libc::kill(-pgid, libc::SIGKILL);
+                }
+            }
+        }
+        say(b"shardctl: interrupted again: exiting now without reaching a safe point; see `shardctl ops`\n");
+        // SAFETY: _exit(2) is async-signal-safe and ends the process on the spot.
+        unsafe { libc::_exit(130) }
+    }
+    say(b"shardctl: still stopping at a safe point (interrupt again after 10 s to exit at once)\n");
 }
 
 /// Installs the handlers for SIGINT and SIGTERM. Called once by the binary.
 pub fn install() {
     let handler: extern "C" fn(libc::c_int) = on_signal;
-    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    // SAFETY: the handler only touches atomics and calls async-signal-safe functions
+    // (clock_gettime, write, kill, _exit).
     unsafe {
         libc::signal(libc::SIGINT, handler as libc::sighandler_t);
         libc::signal(libc::SIGTERM, handler as libc::sighandler_t);
@@ -37,5 +97,47 @@ pub fn check() -> Result<()> {
         Err(Error::Interrupted)
     } else {
         Ok(())
+    }
+}
+
+/// A child process group registered for a forced exit; unregistered when dropped (drop it
+/// only once the children are reaped, so the group id cannot have been reused).
+#[derive(Debug)]
+pub struct ChildGroup {
+    slot: Option<usize>,
+}
+
+/// Registers the process group `pgid` so a forced exit kills it too. With more children
+/// than slots the group is simply not registered (the normal interrupt path still kills
+/// it).
+pub fn register_child_group(pgid: i32) -> ChildGroup {
+    let slot = CHILD_GROUPS.iter().position(|s| {
+        s.compare_exchange(0, pgid, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    });
+    ChildGroup { slot }
+}
+
+impl Drop for ChildGroup {
+    fn drop(&mut self) {
+        if let Some(i) = self.slot {
+            CHILD_GROUPS[i].store(0, Ordering::SeqCst);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn child_groups_take_and_free_slots() {
+        let a = register_child_group(999_999);
+        let b = register_child_group(999_998);
+        assert!(a.slot.is_some() && b.slot.is_some() && a.slot != b.slot);
+        let i = a.slot.unwrap();
+        assert_eq!(CHILD_GROUPS[i].load(Ordering::SeqCst), 999_999);
+        drop(a);
+        assert_eq!(CHILD_GROUPS[i].load(Ordering::SeqCst), 0);
     }
 }

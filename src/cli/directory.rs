@@ -150,7 +150,7 @@ pub fn init(ctx: &Context) -> Result<()> {
         Format::Json => output::print_json(
             &serde_json::json!({"schema_version_before": before, "schema_version": after}),
         ),
-        Format::Table => println!("{msg}"),
+        Format::Table => crate::outln!("{msg}"),
     }
     Ok(())
 }
@@ -165,11 +165,11 @@ pub fn node(ctx: &Context, cmd: NodeCommand) -> Result<()> {
             // Check it answers before registering it.
             Server::connect_node(&inv, &name)?;
             Directory::open(&inv)?.add_node(&name, &host, port)?;
-            println!("node {name} added ({host}:{port})");
+            crate::outln!("node {name} added ({host}:{port})");
         }
         NodeCommand::Remove { name } => {
             Directory::open(&inv)?.remove_node(&name)?;
-            println!("node {name} removed");
+            crate::outln!("node {name} removed");
         }
         NodeCommand::List => {
             let snap = Directory::open(&inv)?.load()?;
@@ -185,7 +185,7 @@ pub fn node(ctx: &Context, cmd: NodeCommand) -> Result<()> {
                             Cell::new(count),
                         ]);
                     }
-                    println!("{t}");
+                    crate::outln!("{t}");
                 }
             }
         }
@@ -203,7 +203,7 @@ pub fn function(ctx: &Context, cmd: FunctionCommand) -> Result<()> {
         } => {
             let name = Ident::new("function", &name)?;
             let id = Directory::open(&inv)?.add_function(&name, sharding_type, key_type)?;
-            println!(
+            crate::outln!(
                 "function {name} added (id {id}, {}, {} keys)",
                 sharding_type.as_sql(),
                 key_type.as_sql()
@@ -232,7 +232,7 @@ pub fn function(ctx: &Context, cmd: FunctionCommand) -> Result<()> {
                             Cell::new(tables.join("\n")),
                         ]);
                     }
-                    println!("{t}");
+                    crate::outln!("{t}");
                 }
             }
         }
@@ -263,7 +263,7 @@ pub fn table(ctx: &Context, cmd: TableCommand) -> Result<()> {
                 }
             };
             Directory::open(&inv)?.add_table(&schema, &name, &placement)?;
-            println!(
+            crate::outln!(
                 "table {schema}.{name} mapped ({})",
                 match placement {
                     TablePlacement::Global => "global".to_string(),
@@ -296,7 +296,7 @@ pub fn table(ctx: &Context, cmd: TableCommand) -> Result<()> {
                             Cell::new("global"),
                         ]);
                     }
-                    println!("{t}");
+                    crate::outln!("{t}");
                 }
             }
         }
@@ -336,7 +336,7 @@ pub fn shard(ctx: &Context, cmd: ShardCommand) -> Result<()> {
             )?;
             match ctx.format {
                 Format::Json => output::print_json(&added),
-                Format::Table => println!(
+                Format::Table => crate::outln!(
                     "shard {} added on {}: {} ({} tables, {} global rows copied)",
                     added.shard_id,
                     added.node,
@@ -379,7 +379,7 @@ pub fn shard(ctx: &Context, cmd: ShardCommand) -> Result<()> {
                             Cell::new(s.state.as_sql()),
                         ]);
                     }
-                    println!("{t}");
+                    crate::outln!("{t}");
                 }
             }
         }
@@ -449,7 +449,7 @@ pub fn lookup(ctx: &Context, args: LookupArgs) -> Result<()> {
                 Cell::new(route.schemas.join(", ")),
                 Cell::new(route.state.as_sql()),
             ]);
-            println!("{t}");
+            crate::outln!("{t}");
         }
     }
     Ok(())
@@ -485,7 +485,9 @@ pub fn analyze(ctx: &Context, args: AnalyzeArgs) -> Result<()> {
         }
         Format::Table => {
             if candidates.is_empty() {
-                println!("schema {schema} declares no foreign keys: no candidate sharding index");
+                crate::outln!(
+                    "schema {schema} declares no foreign keys: no candidate sharding index"
+                );
                 return Ok(());
             }
             let mut t =
@@ -505,8 +507,8 @@ pub fn analyze(ctx: &Context, args: AnalyzeArgs) -> Result<()> {
                     }),
                 ]);
             }
-            println!("{t}");
-            println!("Tables listed under conflicts appear in more than one candidate: only one of those candidates can shard them.");
+            crate::outln!("{t}");
+            crate::outln!("Tables listed under conflicts appear in more than one candidate: only one of those candidates can shard them.");
         }
     }
     Ok(())
@@ -547,7 +549,7 @@ pub fn sample(ctx: &Context, args: SampleArgs) -> Result<()> {
                 .iter()
                 .map(|(s, n)| format!("shard {s}: {n} rows"))
                 .collect();
-            println!(
+            crate::outln!(
                 "{} employees written through the router ({})",
                 loaded.employees,
                 per.join(", ")

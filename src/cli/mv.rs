@@ -43,7 +43,7 @@ fn printer(format: Format, bar: Option<indicatif::ProgressBar>) -> impl Fn(&Step
     move |e: &StepEvent| {
         let line = match (format, e.event.as_str(), e.millis) {
             (Format::Json, _, _) => {
-                println!("{}", serde_json::to_string(e).unwrap_or_default());
+                crate::outln!("{}", serde_json::to_string(e).unwrap_or_default());
                 return;
             }
             (_, "started", _) => {
@@ -61,12 +61,13 @@ fn printer(format: Format, bar: Option<indicatif::ProgressBar>) -> impl Fn(&Step
             b.set_message(format!("step {} {}", e.step_no + 1, e.step));
             b.println(line);
         } else {
-            eprintln!("{line}");
+            crate::errln!("{line}");
         }
     }
 }
 
-/// A bar for the copy (rows, rate, ETA) and the current step, on a terminal only.
+/// A bar for the copy (rows done/total, bytes, rates, ETA: see
+/// [`crate::copy::ProgressSnapshot::render`]) and the current step, on a terminal only.
 fn progress_bar(format: Format) -> Option<indicatif::ProgressBar> {
     use std::io::IsTerminal;
     if format != Format::Table || !std::io::stderr().is_terminal() {
@@ -75,7 +76,7 @@ fn progress_bar(format: Format) -> Option<indicatif::ProgressBar> {
     let bar = indicatif::ProgressBar::new(0);
     bar.set_style(
         indicatif::ProgressStyle::with_template(
-            "{spinner} {msg:28} [{bar:30}] {human_pos}/{human_len} rows {per_sec} eta {eta} ({elapsed})",
+            "{spinner} {msg:28} [{bar:30}] {prefix} ({elapsed})",
         )
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
@@ -96,10 +97,10 @@ fn with_copy_bar<T>(
         s.spawn(|| {
             let Some(bar) = bar else { return };
             while !done.load(Ordering::Relaxed) {
-                let total = progress.total_estimate.load(Ordering::Relaxed);
-                let rows = progress.rows.load(Ordering::Relaxed);
-                bar.set_length(total.max(rows));
-                bar.set_position(rows);
+                let snap = progress.snapshot();
+                bar.set_length(snap.total_shown());
+                bar.set_position(snap.rows);
+                bar.set_prefix(snap.render());
                 std::thread::sleep(std::time::Duration::from_millis(100));
             }
             bar.finish_and_clear();
@@ -108,6 +109,20 @@ fn with_copy_bar<T>(
         done.store(true, Ordering::Relaxed);
         out
     })
+}
+
+/// An interrupted move, split or resume: the error names the operation and what to run
+/// next (exit code 130 kept).
+fn name_interrupted(e: Error, op: u64, flipped: bool) -> Error {
+    match e {
+        Error::Interrupted if flipped => Error::InterruptedAt(format!(
+            "operation {op} stopped at a safe point after the flip; `shardctl resume {op}` finishes it"
+        )),
+        Error::Interrupted => Error::InterruptedAt(format!(
+            "operation {op} stopped at a safe point; `shardctl resume {op}` continues it, `shardctl abort {op}` rolls it back"
+        )),
+        other => other,
+    }
 }
 
 fn playbook(args: &MoveArgs) -> Result<Playbook> {
@@ -140,7 +155,7 @@ pub fn run_move(ctx: &Context, args: MoveArgs) -> Result<()> {
         let plan = crate::ops::plan::move_plan(&inv, args.shard, &args.to, &pb)?;
         match ctx.format {
             Format::Json => output::print_json(&plan),
-            Format::Table => print!("{}", plan.render()),
+            Format::Table => crate::out!("{}", plan.render()),
         }
         return Ok(());
     }
@@ -150,7 +165,7 @@ pub fn run_move(ctx: &Context, args: MoveArgs) -> Result<()> {
             Format::Json => output::print_json(&report),
             Format::Table => {
                 for line in &report {
-                    println!("ok  {line}");
+                    crate::outln!("ok  {line}");
                 }
             }
         }
@@ -159,9 +174,10 @@ pub fn run_move(ctx: &Context, args: MoveArgs) -> Result<()> {
     let bar = progress_bar(ctx.format);
     let print = printer(ctx.format, bar.clone());
     let mut m = Mover::start(&inv, args.shard, &args.to, pb, &print)?;
-    let state = with_copy_bar(bar, &mut m, |m| m.run())?;
+    let state = with_copy_bar(bar, &mut m, |m| m.run())
+        .map_err(|e| name_interrupted(e, m.op(), m.state().flipped))?;
     if ctx.format == Format::Table {
-        println!(
+        crate::outln!(
             "shard {} moved to {} (operation {}, {} rows copied, write fence {} ms)",
             args.shard,
             args.to,
@@ -208,11 +224,13 @@ pub fn resume(ctx: &Context, args: ResumeArgs) -> Result<()> {
     let bar = progress_bar(ctx.format);
     let print = printer(ctx.format, bar.clone());
     let mut m = Mover::claim(&inv, args.op, "resume", &print)?;
-    let state = with_copy_bar(bar, &mut m, |m| m.resume())?;
+    let state = with_copy_bar(bar, &mut m, |m| m.resume())
+        .map_err(|e| name_interrupted(e, args.op, m.state().flipped))?;
     if ctx.format == Format::Table {
-        println!(
+        crate::outln!(
             "operation {} finished (flipped: {})",
-            args.op, state.flipped
+            args.op,
+            state.flipped
         );
     }
     Ok(())
@@ -229,7 +247,7 @@ pub fn abort(ctx: &Context, args: AbortArgs) -> Result<()> {
     let inv = ctx.inventory()?;
     mover::abort(&inv, args.op)?;
     if ctx.format == Format::Table {
-        println!(
+        crate::outln!(
             "operation {} aborted: fence lifted, channel removed, target copy dropped, shard online on its source",
             args.op
         );
@@ -252,7 +270,7 @@ pub fn stop(ctx: &Context, args: StopArgs) -> Result<()> {
     let outcome = mover::stop(&inv, args.op, std::time::Duration::from_secs(args.wait))?;
     match ctx.format {
         Format::Json => output::print_json(&serde_json::json!({"op": args.op, "outcome": outcome})),
-        Format::Table => println!(
+        Format::Table => crate::outln!(
             "operation {}: {}",
             args.op,
             match outcome {
@@ -313,7 +331,7 @@ pub fn ops(ctx: &Context, args: OpsArgs) -> Result<()> {
                     Cell::new(o.error.as_deref().unwrap_or("")),
                 ]);
             }
-            println!("{t}");
+            crate::outln!("{t}");
             if let Some(o) = ops.first().filter(|_| args.op.is_some()) {
                 let mut t = output::table(&["step", "name", "state", "ms"]);
                 for s in &o.steps {
@@ -324,7 +342,7 @@ pub fn ops(ctx: &Context, args: OpsArgs) -> Result<()> {
                         Cell::new(s.millis.map(|m| m.to_string()).unwrap_or_default()),
                     ]);
                 }
-                println!("{t}");
+                crate::outln!("{t}");
             }
         }
     }
@@ -394,8 +412,8 @@ pub fn workload(ctx: &Context, args: WorkloadArgs) -> Result<()> {
                     Cell::new(format!("{} ms", s.max_pause_ms)),
                 ]);
             }
-            println!("{t}");
-            println!(
+            crate::outln!("{t}");
+            crate::outln!(
                 "{} acknowledged writes in {:.1}s; {} missing",
                 report.acked,
                 report.seconds,
@@ -475,7 +493,7 @@ fn print_prune(ctx: &Context, reports: &[crate::prune::TableReport]) {
                     Cell::new(format!("{:.1}s", r.throttled_secs)),
                 ]);
             }
-            println!("{t}");
+            crate::outln!("{t}");
         }
     }
 }
@@ -501,7 +519,7 @@ pub fn prune(ctx: &Context, args: PruneArgs) -> Result<()> {
                 for (table, pred, n) in rows {
                     t.add_row(vec![Cell::new(table), Cell::new(n), Cell::new(pred)]);
                 }
-                println!("{t}");
+                crate::outln!("{t}");
             }
         }
         return Ok(());
@@ -563,12 +581,13 @@ pub fn split(ctx: &Context, args: SplitArgs) -> Result<()> {
     let print = printer(ctx.format, bar.clone());
     let mut m = Mover::start_split(&inv, args.shard, &args.to, &at, pb, &print)?;
     let new_shard = m.split().map(|p| p.new_shard).unwrap_or(0);
-    let state = with_copy_bar(bar, &mut m, |m| m.run())?;
+    let state = with_copy_bar(bar, &mut m, |m| m.run())
+        .map_err(|e| name_interrupted(e, m.op(), m.state().flipped))?;
     match ctx.format {
         Format::Json => output::print_json(
             &serde_json::json!({"op": m.op(), "new_shard": new_shard, "split": m.split()}),
         ),
-        Format::Table => println!(
+        Format::Table => crate::outln!(
             "shard {} split: new shard {new_shard} on {} (operation {}, write fence {} ms)",
             args.shard,
             args.to,
@@ -691,8 +710,8 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
                             Cell::new(bar(n.after as f64 / n.capacity / peak)),
                         ]);
                     }
-                    println!("{t}");
-                    println!(
+                    crate::outln!("{t}");
+                    crate::outln!(
                         "{} moves, {} moved (at least {} must move); peak/avg {:.3} -> {:.3} (lower bound {:.3}){}",
                         plan.moves.len(),
                         plan.moved,
@@ -703,7 +722,7 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
                         if plan.split_suggestions.is_empty() { String::new() } else { format!("; split suggested for shards {:?}", plan.split_suggestions) }
                     );
                     if let Some(p) = out {
-                        println!(
+                        crate::outln!(
                             "plan written to {} (directory version {})",
                             p.display(),
                             file.directory_version
@@ -725,7 +744,7 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
                     max_moves: None,
                 };
                 file = crate::rebalance::plan_fleet(&inv, file.by, &limits, &[], &[])?.1;
-                eprintln!("shardctl: the directory changed since the plan was made; planned again: {} moves", file.moves.len());
+                crate::errln!("shardctl: the directory changed since the plan was made; planned again: {} moves", file.moves.len());
             }
             let print = printer(ctx.format, None);
             let quiet = |e: &StepEvent| {
@@ -735,7 +754,7 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
             };
             let progress = |a: &crate::rebalance::Applied, done: usize, total: usize| {
                 if ctx.format == Format::Table {
-                    eprintln!(
+                    crate::errln!(
                         "move {done}/{total}: shard {} to {} {} in {:.1}s",
                         a.shard,
                         a.to,
@@ -763,7 +782,7 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
                             ),
                         ]);
                     }
-                    println!("{t}");
+                    crate::outln!("{t}");
                 }
             }
             if failed > 0 {

@@ -74,7 +74,7 @@ fn print_nodes(ctx: &Context, sb: &Sandbox) {
                     output::status_cell(if running { "running" } else { "stopped" }, running),
                 ]);
             }
-            println!("{t}");
+            crate::outln!("{t}");
         }
     }
 }
@@ -92,7 +92,7 @@ pub fn run(ctx: &Context, cmd: SandboxCommand) -> Result<()> {
                 .start()?;
             print_nodes(ctx, &sb);
             if ctx.format == Format::Table {
-                println!(
+                crate::outln!(
                     "Inventory: {inv}\nTry:  shardctl --config {inv} status\nStop: shardctl sandbox down --dir {dir}",
                     inv = sb.inventory_path().display(),
                     dir = dir.display()
@@ -108,7 +108,7 @@ pub fn run(ctx: &Context, cmd: SandboxCommand) -> Result<()> {
         SandboxCommand::Down { dir, purge } => {
             let stopped = Sandbox::open(&dir)?.down(purge)?;
             if ctx.format == Format::Table {
-                println!(
+                crate::outln!(
                     "stopped {stopped} server(s){}",
                     if purge { ", data removed" } else { "" }
                 );

@@ -106,9 +106,9 @@ pub fn run(ctx: &Context, args: StatusArgs) -> Result<()> {
                     }
                 }
             }
-            println!("{t}");
+            crate::outln!("{t}");
             match fleet.directory_version {
-                None => println!("No sharding directory yet: `shardctl init` creates it."),
+                None => crate::outln!("No sharding directory yet: `shardctl init` creates it."),
                 Some(v) => {
                     let mut t = output::table(&[
                         "shard",
@@ -137,8 +137,8 @@ pub fn run(ctx: &Context, args: StatusArgs) -> Result<()> {
                             Cell::new(s.operation.as_deref().unwrap_or("-")),
                         ]);
                     }
-                    println!("{t}");
-                    println!("directory version {v}, {} shards", fleet.shards.len());
+                    crate::outln!("{t}");
+                    crate::outln!("directory version {v}, {} shards", fleet.shards.len());
                 }
             }
         }

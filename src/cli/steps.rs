@@ -159,7 +159,7 @@ pub fn run(ctx: &Context, cmd: StepCommand) -> Result<()> {
     let inv = ctx.inventory()?;
     let say = |text: String, json: serde_json::Value| match ctx.format {
         Format::Json => output::print_json(&json),
-        Format::Table => println!("{text}"),
+        Format::Table => crate::outln!("{text}"),
     };
     match cmd {
         StepCommand::Backup {
@@ -206,7 +206,7 @@ pub fn run(ctx: &Context, cmd: StepCommand) -> Result<()> {
                 rewrite_db,
             };
             if let Some(w) = steps::filter(&inv, &node, &ch, &filters)? {
-                eprintln!("shardctl: warning: {w}");
+                crate::errln!("shardctl: warning: {w}");
             }
             say(
                 format!("channel {channel} on {node} filtered"),

@@ -3,18 +3,24 @@
 //! transaction on every reader, reads the binary-log coordinates, and unlocks — the lock
 //! lasts milliseconds. Readers stream tables in primary-key order through a bounded queue to
 //! parallel writers doing multi-row inserts of bound values on the target.
+//!
+//! An interrupt (Ctrl-C, SIGTERM) is noticed between batches by readers and writers; a
+//! watcher also kills the readers' running SELECTs (`KILL QUERY`), because abandoning a
+//! streamed result would otherwise read the rest of the table first.
 
 use super::objects::{self, SchemaObjects};
 use super::{CopyReport, SchemaPair};
 use crate::error::{Error, Result};
 use crate::ident::Ident;
 use crate::output::log;
-use crate::server::{statements, ConnectSpec, Server};
+use crate::server::{statements, ConnectSpec, Server, Stmt};
 use mysql::Value;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+pub use super::Progress;
 
 /// Tuning of the native copy.
 #[derive(Debug, Clone, Copy)]
@@ -47,6 +53,8 @@ struct TableJob {
     order_by: Vec<Ident>,
     /// Load with LOAD DATA LOCAL INFILE (no spatial or BIT columns, and the target allows it).
     load_data: bool,
+    /// information_schema's estimate of its rows.
+    estimate: u64,
 }
 
 /// Column types LOAD DATA cannot take as the bytes the binary protocol returns.
@@ -129,13 +137,26 @@ struct Batch {
     rows: Vec<Vec<Value>>,
 }
 
-/// Progress counters the caller may display.
-#[derive(Debug, Default)]
-pub struct Progress {
-    /// Rows written on the target.
-    pub rows: AtomicU64,
-    /// Estimated rows in all.
-    pub total_estimate: AtomicU64,
+/// Decrements a counter when dropped.
+struct CountDown<'a>(&'a AtomicUsize);
+
+impl Drop for CountDown<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Bytes of row data in a batch written with INSERT (an approximation of the wire size).
+fn value_bytes(rows: &[Vec<Value>]) -> u64 {
+    rows.iter()
+        .flatten()
+        .map(|v| match v {
+            Value::NULL => 0,
+            Value::Bytes(b) => b.len() as u64,
+            Value::Float(_) => 4,
+            _ => 8,
+        })
+        .sum()
 }
 
 /// Copies `pairs` from `source` to `target`. Target schemas must not exist. Returns the
@@ -167,7 +188,8 @@ pub fn copy(
             let types = coordinator.column_types(&pair.from, &t.name)?;
             let load_data =
                 local_infile && !types.iter().any(|t| NOT_LOADABLE.contains(&t.as_str()));
-            estimate += sizes.get(t.name.as_str()).copied().unwrap_or(0);
+            let rows = sizes.get(t.name.as_str()).copied().unwrap_or(0);
+            estimate += rows;
             jobs.push(TableJob {
                 from_schema: pair.from.clone(),
                 to_schema: pair.to.clone(),
@@ -175,11 +197,12 @@ pub fn copy(
                 columns: Arc::new(columns),
                 order_by,
                 load_data,
+                estimate: rows,
             });
         }
         all_objects.push(objs);
     }
-    progress.total_estimate.store(estimate, Ordering::Relaxed);
+    progress.begin(estimate);
     for (pair, objs) in pairs.iter().zip(&all_objects) {
         objects::create_tables(&mut tgt, pair, objs)?;
     }
@@ -187,6 +210,13 @@ pub fn copy(
     // The consistent snapshot, under a lock on this shard's tables only.
     let mut readers: Vec<Server> = (0..workers)
         .map(|_| Server::connect(source))
+        .collect::<Result<_>>()?;
+    let reader_ids: Vec<u64> = readers
+        .iter_mut()
+        .map(|r| {
+            r.first::<u64>(&Stmt::text("SELECT CONNECTION_ID()"))
+                .map(|id| id.unwrap_or(0))
+        })
         .collect::<Result<_>>()?;
     coordinator.exec(&statements::lock_wait_timeout(opts.lock_wait_secs.into()))?;
     let lock_list: Vec<(&Ident, &Ident)> =
@@ -234,7 +264,31 @@ pub fn copy(
     let (tx, rx) = mpsc::sync_channel::<Batch>(workers * 4);
     let rx = Mutex::new(rx);
     let tables_done = AtomicU64::new(0);
+    let readers_left = AtomicUsize::new(readers.len());
     std::thread::scope(|s| {
+        // The watcher: on an interrupt or a failure, stop the readers' SELECTs on the
+        // server (repeatedly, in case a reader was between tables) until all have ended.
+        {
+            let (failed, fail, readers_left) = (&failed, &fail, &readers_left);
+            let (coordinator, reader_ids) = (&mut coordinator, &reader_ids);
+            s.spawn(move || {
+                let mut last_kill: Option<Instant> = None;
+                while readers_left.load(Ordering::SeqCst) > 0 {
+                    if crate::signal::interrupted() {
+                        fail(Error::Interrupted);
+                    }
+                    if failed.load(Ordering::SeqCst)
+                        && last_kill.is_none_or(|t| t.elapsed() >= Duration::from_millis(500))
+                    {
+                        for id in reader_ids.iter().filter(|id| **id > 0) {
+                            let _ = coordinator.exec(&Stmt::text(format!("KILL QUERY {id}")));
+                        }
+                        last_kill = Some(Instant::now());
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            });
+        }
         for mut w in writers {
             let rx = &rx;
             let failed = &failed;
@@ -242,27 +296,31 @@ pub fn copy(
             s.spawn(move || loop {
                 let next = rx.lock().expect("queue").recv();
                 let Ok(batch) = next else { break };
+                if crate::signal::interrupted() {
+                    fail(Error::Interrupted);
+                }
                 if failed.load(Ordering::SeqCst) {
+                    // Drain the queue so no reader blocks on a full one.
                     continue;
                 }
-                let written = if batch.job.load_data {
-                    let j = &batch.job;
+                let j = &batch.job;
+                let (written, bytes) = if j.load_data {
+                    let data = tsv(&batch.rows);
+                    let bytes = data.len() as u64;
                     let load = statements::load_data_local(&j.to_schema, &j.table, &j.columns);
-                    w.load_data(&load, tsv(&batch.rows))
+                    (w.load_data(&load, data), bytes)
                 } else {
-                    let j = &batch.job;
-                    w.exec(&statements::insert_values(
+                    let written = w.exec(&statements::insert_values(
                         &j.to_schema,
                         &j.table,
                         &j.columns,
                         &batch.rows,
-                    ))
+                    ));
+                    (written, value_bytes(&batch.rows))
                 };
                 match written {
                     Ok(()) => {
-                        progress
-                            .rows
-                            .fetch_add(batch.rows.len() as u64, Ordering::Relaxed);
+                        progress.add(batch.rows.len() as u64, bytes);
                         crate::fault::point("copy");
                     }
                     Err(e) => fail(e),
@@ -275,7 +333,10 @@ pub fn copy(
             let failed = &failed;
             let fail = &fail;
             let tables_done = &tables_done;
+            let readers_left = &readers_left;
             s.spawn(move || {
+                // Counted down however the reader ends, so the watcher always stops.
+                let _left = CountDown(readers_left);
                 loop {
                     if failed.load(Ordering::SeqCst) {
                         break;
@@ -300,10 +361,12 @@ pub fn copy(
                         &job.order_by,
                     );
                     let mut rows = Vec::with_capacity(per_batch);
+                    let mut read = 0u64;
                     let streamed = r.stream(&select, |row| {
-                        if failed.load(Ordering::Relaxed) {
+                        if failed.load(Ordering::Relaxed) || crate::signal::interrupted() {
                             return Err(Error::Interrupted);
                         }
+                        read += 1;
                         rows.push(row.unwrap());
                         if rows.len() >= per_batch {
                             let full = std::mem::replace(&mut rows, Vec::with_capacity(per_batch));
@@ -323,6 +386,7 @@ pub fn copy(
                                     rows,
                                 });
                             }
+                            progress.correct_estimate(job.estimate, read);
                             tables_done.fetch_add(1, Ordering::Relaxed);
                         }
                         Err(e) => {
@@ -339,6 +403,8 @@ pub fn copy(
     if let Some(e) = first_error.into_inner().expect("error slot") {
         return Err(e);
     }
+    crate::signal::check()?;
+    progress.finish();
     for (pair, objs) in pairs.iter().zip(&all_objects) {
         objects::create_after_data(&mut tgt, pair, objs)?;
     }
