@@ -219,6 +219,9 @@ pub fn copy_with_progress(
             ));
         }
     }
+    // A failed write (a full disk) comes before the dump tool's own failure, which is then
+    // only the SIGPIPE it got when the pump stopped reading.
+    let coords = pumped?;
     if !dump_status.success() {
         return Err(Error::server(
             &source.name,
@@ -228,7 +231,7 @@ pub fn copy_with_progress(
             ),
         ));
     }
-    let position = pumped?
+    let position = coords
         .ok_or_else(|| Error::server(&source.name, "the dump carries no binary-log coordinates"))?;
     progress.finish();
     Ok(CopyReport {

@@ -246,7 +246,13 @@ impl Mover<'_> {
                         };
                         copy::native::copy(&source, &target, &m.pairs, opts, &m.copy_progress)
                     }
-                    Method::Dump => copy::dump::copy(&source, Some(&target), None, &m.pairs),
+                    Method::Dump => copy::dump::copy_with_progress(
+                        &source,
+                        Some(&target),
+                        None,
+                        &m.pairs,
+                        &m.copy_progress,
+                    ),
                 }
             },
         )?;
