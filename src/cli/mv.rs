@@ -29,12 +29,51 @@ pub struct MoveArgs {
     /// Override the backup step's method.
     #[arg(long, value_enum)]
     pub method: Option<Method>,
-    /// Print the plan (steps, parameters, statements) without connecting anywhere.
+    /// Run the procedure with every effect recorded instead of sent: connects read-only,
+    /// prints the steps with the statements a real run would send on these servers.
     #[arg(long, conflicts_with = "check")]
     pub dry_run: bool,
-    /// Connect read-only and run the preflight checks; change nothing.
+    /// With --dry-run: connect nowhere (MariaDB 10.11 dialect, placeholders for what only
+    /// the servers know).
+    #[arg(long, requires = "dry_run")]
+    pub offline: bool,
+    /// The dry run, reporting only whether the real run would be refused (preflight
+    /// included); changes nothing.
     #[arg(long)]
     pub check: bool,
+}
+
+/// Prints a dry run's plan.
+fn print_dry_run(ctx: &Context, plan: &crate::ops::effects::DryRunPlan) {
+    match ctx.format {
+        Format::Json => output::print_json(plan),
+        Format::Table => crate::out!("{}", plan.render()),
+    }
+}
+
+/// Prints what `--check` found.
+fn print_check(ctx: &Context, plan: &crate::ops::effects::DryRunPlan) {
+    let steps: Vec<&str> = plan.steps.iter().map(|s| s.step.as_str()).collect();
+    match ctx.format {
+        Format::Json => output::print_json(&serde_json::json!({
+            "ok": true,
+            "kind": plan.kind,
+            "shard": plan.shard,
+            "source": plan.source,
+            "target": plan.target,
+            "flavors": plan.flavors,
+            "steps": steps,
+        })),
+        Format::Table => crate::outln!(
+            "ok  {} of shard {} from {} to {}: preflight passed, {} steps would run ({})",
+            plan.kind,
+            plan.shard,
+            plan.source,
+            plan.target,
+            steps.len(),
+            steps.join(", ")
+        ),
+    }
 }
 
 /// Step events: one JSON object per event on stdout, or lines on stderr (through the
@@ -151,7 +190,7 @@ fn playbook(args: &MoveArgs) -> Result<Playbook> {
 pub fn run_move(ctx: &Context, args: MoveArgs) -> Result<()> {
     let pb = playbook(&args)?;
     let inv = ctx.inventory()?;
-    if args.dry_run {
+    if args.dry_run && args.offline {
         let plan = crate::ops::plan::move_plan(&inv, args.shard, &args.to, &pb)?;
         match ctx.format {
             Format::Json => output::print_json(&plan),
@@ -159,15 +198,13 @@ pub fn run_move(ctx: &Context, args: MoveArgs) -> Result<()> {
         }
         return Ok(());
     }
-    if args.check {
-        let report = crate::ops::plan::check_move(&inv, args.shard, &args.to)?;
-        match ctx.format {
-            Format::Json => output::print_json(&report),
-            Format::Table => {
-                for line in &report {
-                    crate::outln!("ok  {line}");
-                }
-            }
+    if args.dry_run || args.check {
+        let quiet = |_: &StepEvent| {};
+        let plan = Mover::dry_run_move(&inv, args.shard, &args.to, pb, &quiet)?;
+        if args.check {
+            print_check(ctx, &plan);
+        } else {
+            print_dry_run(ctx, &plan);
         }
         return Ok(());
     }
@@ -554,6 +591,13 @@ pub struct SplitArgs {
     /// Override the lock step's fence.
     #[arg(long, value_enum)]
     pub fence: Option<Fence>,
+    /// Run the procedure with every effect recorded instead of sent (read-only); prints
+    /// the statements a real run would send on these servers.
+    #[arg(long, conflicts_with = "check")]
+    pub dry_run: bool,
+    /// The dry run, reporting only whether the real run would be refused.
+    #[arg(long)]
+    pub check: bool,
 }
 
 pub fn split(ctx: &Context, args: SplitArgs) -> Result<()> {
@@ -577,6 +621,16 @@ pub fn split(ctx: &Context, args: SplitArgs) -> Result<()> {
         (None, None, Some(v)) => SplitAt::Values(v.clone()),
         _ => return Err(Error::Usage("give one of --at, --point or --values".into())),
     };
+    if args.dry_run || args.check {
+        let quiet = |_: &StepEvent| {};
+        let plan = Mover::dry_run_split(&inv, args.shard, &args.to, &at, pb, &quiet)?;
+        if args.check {
+            print_check(ctx, &plan);
+        } else {
+            print_dry_run(ctx, &plan);
+        }
+        return Ok(());
+    }
     let bar = progress_bar(ctx.format);
     let print = printer(ctx.format, bar.clone());
     let mut m = Mover::start_split(&inv, args.shard, &args.to, &at, pb, &print)?;

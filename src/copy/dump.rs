@@ -9,11 +9,12 @@
 //! for a stall (nothing moved for the idle timeout), and then kills both process groups and
 //! reaps them with a bounded wait.
 
+use super::connect_for_copy;
 use super::{CopyReport, Progress, SchemaPair};
 use crate::error::{Error, Result};
 use crate::server::dialect::BinlogPosition;
 use crate::server::replication::Coordinates;
-use crate::server::{ConnectSpec, Server};
+use crate::server::ConnectSpec;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -248,7 +249,7 @@ pub fn copy_with_progress(
 /// information_schema's estimate of the rows to copy; 0 when it cannot be read (the
 /// progress display then shows the rows alone).
 fn estimate_rows(source: &ConnectSpec, pairs: &[SchemaPair]) -> u64 {
-    let Ok(mut s) = Server::connect(source) else {
+    let Ok(mut s) = connect_for_copy(source) else {
         return 0;
     };
     pairs

@@ -200,6 +200,15 @@ fn per_sec(n: u64, elapsed: Duration) -> f64 {
     }
 }
 
+/// A connection for the copy's own sessions, tagged as such in the statement capture.
+pub(crate) fn connect_for_copy(
+    spec: &crate::server::ConnectSpec,
+) -> crate::error::Result<crate::server::Server> {
+    let mut s = crate::server::Server::connect(spec)?;
+    s.set_purpose(crate::server::Purpose::Copy);
+    Ok(s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,6 +8,7 @@
 //! watcher also kills the readers' running SELECTs (`KILL QUERY`), because abandoning a
 //! streamed result would otherwise read the rest of the table first.
 
+use super::connect_for_copy;
 use super::objects::{self, SchemaObjects};
 use super::{CopyReport, SchemaPair};
 use crate::error::{Error, Result};
@@ -170,8 +171,8 @@ pub fn copy(
 ) -> Result<CopyReport> {
     let started = Instant::now();
     let workers = opts.workers.max(1);
-    let mut coordinator = Server::connect(source)?;
-    let mut tgt = Server::connect(target)?;
+    let mut coordinator = connect_for_copy(source)?;
+    let mut tgt = connect_for_copy(target)?;
     let local_infile = tgt
         .first::<u8>(&statements::local_infile_enabled())?
         .unwrap_or(0)
@@ -209,7 +210,7 @@ pub fn copy(
 
     // The consistent snapshot, under a lock on this shard's tables only.
     let mut readers: Vec<Server> = (0..workers)
-        .map(|_| Server::connect(source))
+        .map(|_| connect_for_copy(source))
         .collect::<Result<_>>()?;
     let reader_ids: Vec<u64> = readers
         .iter_mut()
@@ -256,7 +257,7 @@ pub fn copy(
         }
     };
     let mut writers: Vec<Server> = (0..workers)
-        .map(|_| Server::connect(target))
+        .map(|_| connect_for_copy(target))
         .collect::<Result<_>>()?;
     for w in &mut writers {
         w.exec(&statements::bulk_load_session())?;

@@ -6,7 +6,7 @@ use super::SchemaPair;
 use crate::error::{Error, Result};
 use crate::ident::Ident;
 use crate::server::catalog::{ObjectKind, TableInfo};
-use crate::server::{statements, Server};
+use crate::server::{statements, Server, Stmt};
 
 /// The definitions read from the source, ready to replay.
 #[derive(Debug, Clone, Default)]
@@ -71,13 +71,41 @@ pub fn create_tables(
             server.name()
         )));
     }
-    server.create_schema(&pair.to)?;
-    server.exec(&statements::use_schema(&pair.to))?;
-    server.exec(&statements::foreign_key_checks(false))?;
-    for (_, ddl) in &objects.tables {
-        server.exec(&statements::replay_definition(ddl))?;
+    for st in create_tables_statements(pair, objects) {
+        server.exec(&st)?;
     }
-    server.exec(&statements::foreign_key_checks(true))
+    Ok(())
+}
+
+/// The statements that create `pair.to` with the tables of `objects` (empty).
+pub fn create_tables_statements(pair: &SchemaPair, objects: &SchemaObjects) -> Vec<Stmt> {
+    let mut out = vec![
+        statements::create_schema_if_not_exists(&pair.to),
+        statements::use_schema(&pair.to),
+        statements::foreign_key_checks(false),
+    ];
+    out.extend(
+        objects
+            .tables
+            .iter()
+            .map(|(_, ddl)| statements::replay_definition(ddl)),
+    );
+    out.push(statements::foreign_key_checks(true));
+    out
+}
+
+/// The statements that create the views, routines, triggers and events of `objects` in
+/// `pair.to`, in the order of a first pass (the live run retries views that depend on
+/// later ones).
+pub fn after_data_statements(pair: &SchemaPair, objects: &SchemaObjects) -> Vec<Stmt> {
+    let mut out = vec![statements::use_schema(&pair.to)];
+    out.extend(
+        objects
+            .after_data
+            .iter()
+            .map(|(_, ddl)| statements::replay_definition(ddl)),
+    );
+    out
 }
 
 /// Creates views, routines, triggers and events; views that depend on other views are

@@ -60,7 +60,8 @@ impl Directory {
     /// Connects to the directory node named in the inventory, without checking the schema.
     pub fn connect(inv: &Inventory) -> Result<Directory> {
         let spec = ConnectSpec::for_node(inv, inv.node(&inv.file.directory.node)?)?;
-        let server = Server::connect(&spec)?;
+        let mut server = Server::connect(&spec)?;
+        server.set_purpose(crate::server::Purpose::Directory);
         let schema = Ident::new("directory schema", &inv.file.directory.schema)?;
         Ok(Directory {
             server,
@@ -72,6 +73,7 @@ impl Directory {
     /// Opens a new connection in place of the current one.
     pub fn reconnect(&mut self) -> Result<()> {
         self.server = Server::connect(&self.spec)?;
+        self.server.set_purpose(crate::server::Purpose::Directory);
         Ok(())
     }
 

@@ -9,7 +9,7 @@
 use crate::copy::SchemaPair;
 use crate::error::Result;
 use crate::ident::Ident;
-use crate::server::{Server, Stmt};
+use crate::server::{statements, Server};
 use std::collections::HashSet;
 
 /// A fenced table: (schema, table, hidden name).
@@ -31,14 +31,6 @@ pub fn mapping(src: &mut Server, pairs: &[SchemaPair], op: u64) -> Result<Vec<Fe
         }
     }
     Ok(fenced)
-}
-
-fn quoted(schema: &str, table: &str) -> Result<String> {
-    Ok(format!(
-        "{}.{}",
-        Ident::new("schema", schema)?.quoted(),
-        Ident::new("table", table)?.quoted()
-    ))
 }
 
 /// The tables of `schemas` that exist now, as (schema, table).
@@ -70,38 +62,37 @@ pub fn hidden_now(src: &mut Server, fenced: &[Fenced]) -> Result<Vec<Fenced>> {
         .collect())
 }
 
-/// Renames every table of `fenced` to its hidden name, unless the fence is already up.
+fn hidden_tables(fenced: &[Fenced]) -> Result<Vec<statements::HiddenTable>> {
+    fenced
+        .iter()
+        .map(|(s, t, h)| {
+            Ok(statements::HiddenTable {
+                schema: Ident::new("schema", s)?,
+                table: Ident::new("table", t)?,
+                hidden: Ident::new("table", h)?,
+            })
+        })
+        .collect()
+}
+
+/// Renames every table of `fenced` to its hidden name, unless the fence is already up
+/// (`shardctl lock`; a move or split raises it through its effects).
 pub fn raise(src: &mut Server, fenced: &[Fenced], timeout_secs: u64) -> Result<()> {
     if fenced.is_empty() || !hidden_now(src, fenced)?.is_empty() {
         return Ok(());
     }
-    let renames = fenced
-        .iter()
-        .map(|(s, t, h)| Ok(format!("{} TO {}", quoted(s, t)?, quoted(s, h)?)))
-        .collect::<Result<Vec<_>>>()?;
-    src.exec(&Stmt::text(format!(
-        "SET SESSION lock_wait_timeout = {}",
-        timeout_secs.max(1)
-    )))?;
-    src.exec_unlogged(&[Stmt::text(format!("RENAME TABLE {}", renames.join(", ")))])
+    src.exec(&statements::lock_wait_timeout(timeout_secs))?;
+    if let Some(st) = statements::rename_to_hidden(&hidden_tables(fenced)?) {
+        src.exec_unlogged(&[st])?;
+    }
+    Ok(())
 }
 
-/// Renames back every table of `fenced` whose hidden name exists and whose own name is
-/// free; returns how many. Safe to repeat after any partial state.
+/// Renames back every table of `fenced` that is hidden now; how many (`shardctl unlock`).
 pub fn lower(src: &mut Server, fenced: &[Fenced]) -> Result<usize> {
-    if fenced.is_empty() {
-        return Ok(0);
+    let present = hidden_now(src, fenced)?;
+    if let Some(st) = statements::rename_from_hidden(&hidden_tables(&present)?) {
+        src.exec_unlogged(&[st])?;
     }
-    let now = existing(src, &schemas_of(fenced))?;
-    let back = fenced
-        .iter()
-        .filter(|(s, t, h)| {
-            now.contains(&(s.clone(), h.clone())) && !now.contains(&(s.clone(), t.clone()))
-        })
-        .map(|(s, t, h)| Ok(format!("{} TO {}", quoted(s, h)?, quoted(s, t)?)))
-        .collect::<Result<Vec<_>>>()?;
-    if !back.is_empty() {
-        src.exec_unlogged(&[Stmt::text(format!("RENAME TABLE {}", back.join(", ")))])?;
-    }
-    Ok(back.len())
+    Ok(present.len())
 }

@@ -2,6 +2,7 @@
 //! before its first change, and undoes its own partial work when a later step fails.
 
 pub mod add_shard;
+pub mod effects;
 pub mod fence;
 pub mod mover;
 pub mod plan;

@@ -94,7 +94,7 @@ pub type OnChunk<'a> = &'a dyn Fn(&str, u64, u64, u64);
 /// Plans the prune of a shard: every sharded table of its function in each of its schemas,
 /// children before parents. Refuses a table without a primary key.
 pub fn plan(inv: &Inventory, snap: &Snapshot, shard: &Shard) -> Result<Vec<TablePlan>> {
-    let mut server = Server::connect_node(inv, &shard.node)?;
+    let mut server = prune_connection(inv, &shard.node)?;
     let mut out = Vec::new();
     for logical in snap.function_schemas(shard.func_id) {
         let schema = Ident::new(
@@ -158,7 +158,7 @@ pub fn estimate(
     shard: &Shard,
     plans: &[TablePlan],
 ) -> Result<Vec<(String, String, u64)>> {
-    let mut server = Server::connect_node(inv, &shard.node)?;
+    let mut server = prune_connection(inv, &shard.node)?;
     plans
         .iter()
         .map(|p| {
@@ -269,7 +269,7 @@ impl Throttle {
         let mut worst = 0;
         for (name, conn) in &mut self.replicas {
             if conn.is_none() {
-                *conn = Server::connect_node(inv, name).ok();
+                *conn = prune_connection(inv, name).ok();
             }
             let channels = conn.as_mut()?.channels();
             let Ok(channels) = channels else {
@@ -292,7 +292,7 @@ impl Throttle {
         };
         for (name, conn) in &mut self.replicas {
             if conn.is_none() {
-                *conn = Some(Server::connect_node(inv, name)?);
+                *conn = Some(prune_connection(inv, name)?);
             }
             let server = conn.as_mut().expect("connected above");
             let channel = server
@@ -478,7 +478,7 @@ pub fn run(
     };
     let lease: Lease = lease;
     let op = lease.op;
-    let mut server = Server::connect_node(inv, &shard.node)?;
+    let mut server = prune_connection(inv, &shard.node)?;
     let mut throttle = Throttle::new(inv, &shard.node, opts)?;
     let mut reports = Vec::new();
     let rec = dir.operation(op)?;
@@ -556,4 +556,11 @@ pub fn run(
             Err(e)
         }
     }
+}
+
+/// A connection for pruning, tagged as such in the statement capture.
+fn prune_connection(inv: &Inventory, node: &str) -> Result<Server> {
+    let mut s = Server::connect_node(inv, node)?;
+    s.set_purpose(crate::server::Purpose::Prune);
+    Ok(s)
 }

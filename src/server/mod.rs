@@ -79,6 +79,62 @@ pub struct Server {
     /// Set when a call failed outside the server (socket closed, timeout): the connection
     /// cannot be trusted any more and its owner should open a new one.
     broken: bool,
+    /// What the connection is for, in the statement capture.
+    purpose: Purpose,
+}
+
+/// What a connection is used for: the statement capture (`SHARDCTL_CAPTURE`) tags every
+/// statement with it, so a test can compare a procedure's own statements with its dry run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Purpose {
+    /// A procedure's reads and effects on a fleet node.
+    Ops,
+    /// The sharding directory and the journal.
+    Directory,
+    /// The bulk copy's own sessions (snapshot readers, loaders, dump tools).
+    Copy,
+    /// Pruning's chunked reads and deletes.
+    Prune,
+}
+
+/// One statement as the capture records it: the node, the connection's purpose and the
+/// statement's text (secrets masked; bound values are not recorded).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Captured {
+    /// Node name.
+    pub node: String,
+    /// The connection's purpose.
+    pub purpose: Purpose,
+    /// The statement's text.
+    pub sql: String,
+}
+
+/// Appends every statement this process sends to the file named by `SHARDCTL_CAPTURE`, as
+/// JSON lines. For tests; unset, nothing is recorded.
+fn capture(node: &str, purpose: Purpose, st: &Stmt) {
+    static SINK: std::sync::OnceLock<Option<std::sync::Mutex<std::fs::File>>> =
+        std::sync::OnceLock::new();
+    let sink = SINK.get_or_init(|| {
+        let path = std::env::var_os("SHARDCTL_CAPTURE")?;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .ok()
+            .map(std::sync::Mutex::new)
+    });
+    if let Some(file) = sink {
+        let line = Captured {
+            node: node.to_string(),
+            purpose,
+            sql: st.redacted.clone().unwrap_or_else(|| st.sql.clone()),
+        };
+        if let (Ok(mut f), Ok(text)) = (file.lock(), serde_json::to_string(&line)) {
+            use std::io::Write;
+            let _ = writeln!(f, "{text}");
+        }
+    }
 }
 
 impl std::fmt::Debug for Server {
@@ -176,6 +232,7 @@ impl Server {
             conn,
             dialect: Dialect::new(flavor),
             broken: false,
+            purpose: Purpose::Ops,
         })
     }
 
@@ -224,9 +281,21 @@ impl Server {
         self.broken
     }
 
+    /// Tags the connection for the statement capture.
+    pub fn set_purpose(&mut self, purpose: Purpose) {
+        self.purpose = purpose;
+    }
+
+    /// Makes every later transaction of this session read-only (`SET SESSION TRANSACTION
+    /// READ ONLY`): the dry run's connections can read but not write rows.
+    pub fn make_read_only(&mut self) -> Result<()> {
+        self.exec(&statements::session_read_only())
+    }
+
     /// Runs a statement, discarding results.
     pub fn exec(&mut self, st: &Stmt) -> Result<()> {
         log(1, &format!("{}: {}", self.name, shorten(&st.to_string())));
+        capture(&self.name, self.purpose, st);
         let r = if st.params.is_empty() {
             self.conn.query_drop(&st.sql)
         } else {
@@ -260,6 +329,7 @@ impl Server {
                 Ok(())
             })));
         log(2, &format!("{}: {}", self.name, shorten(&st.to_string())));
+        capture(&self.name, self.purpose, st);
         let r = self.conn.query_drop(&st.sql);
         self.conn.set_local_infile_handler(None);
         r.map_err(|e| self.error(&e))
@@ -268,6 +338,7 @@ impl Server {
     /// Runs a statement, returning the raw server error so callers can react to its code.
     pub fn try_rows(&mut self, st: &Stmt) -> std::result::Result<Vec<Row>, mysql::Error> {
         log(2, &format!("{}: {st}", self.name));
+        capture(&self.name, self.purpose, st);
         if st.params.is_empty() {
             self.conn.query(&st.sql)
         } else {
@@ -283,6 +354,7 @@ impl Server {
     /// Runs a statement and returns the first row, converted.
     pub fn first<T: FromRow>(&mut self, st: &Stmt) -> Result<Option<T>> {
         log(2, &format!("{}: {st}", self.name));
+        capture(&self.name, self.purpose, st);
         let r = if st.params.is_empty() {
             self.conn.query_first(&st.sql)
         } else {
@@ -297,6 +369,7 @@ impl Server {
     /// without holding the whole result in memory.
     pub fn stream(&mut self, st: &Stmt, mut f: impl FnMut(Row) -> Result<()>) -> Result<()> {
         log(2, &format!("{}: {st}", self.name));
+        capture(&self.name, self.purpose, st);
         let name = self.name.clone();
         let result = self
             .conn

@@ -98,6 +98,12 @@ pub fn start_consistent_snapshot() -> Stmt {
     Stmt::text("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY")
 }
 
+/// `SET SESSION TRANSACTION READ ONLY`: every later transaction of the session is
+/// read-only (the dry run's connections).
+pub fn session_read_only() -> Stmt {
+    Stmt::text("SET SESSION TRANSACTION READ ONLY")
+}
+
 /// `COMMIT`.
 pub fn commit() -> Stmt {
     Stmt::text("COMMIT")

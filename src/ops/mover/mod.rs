@@ -39,6 +39,8 @@ use crate::directory::journal::{
 use crate::directory::{Directory, Shard, ShardState, Snapshot};
 use crate::error::{Error, Result};
 use crate::ident::{Channel, Ident};
+pub use crate::ops::effects::Live;
+use crate::ops::effects::{DryRun, DryRunPlan, Effects};
 use crate::playbook::{Fence, Playbook, Step};
 use crate::server::replication::Coordinates;
 use crate::server::BinlogPosition;
@@ -74,6 +76,10 @@ pub struct MoveState {
     /// made under the fence, as (schema, definition).
     #[serde(default)]
     pub local_ddl: Vec<(String, String)>,
+    /// A split on one node: the columns each table's rows are copied by, read before the
+    /// fence, as (schema, table, columns).
+    #[serde(default)]
+    pub local_columns: Vec<(String, String, Vec<String>)>,
 }
 
 /// An event for progress displays and `--output json`.
@@ -206,11 +212,11 @@ pub fn fault_points(playbook: &Playbook, same_node: bool) -> Vec<String> {
     out
 }
 
-/// A move or split in progress, driven by the holder of its lease.
-pub struct Mover<'a> {
+/// A move or split: the procedure, driving its effects through `E` — [`Live`] for a real
+/// run (the holder of the operation's lease), [`DryRun`] to record what it would do.
+pub struct Mover<'a, E: Effects = Live<'a>> {
     inv: &'a Inventory,
-    dir: Directory,
-    lease: Lease,
+    fx: E,
     shard: Shard,
     source: String,
     target: String,
@@ -230,18 +236,12 @@ pub struct Mover<'a> {
     end_state: OpState,
     copy_progress: Arc<copy::native::Progress>,
     split: Option<crate::ops::split::SplitPlan>,
-    flags: Arc<OwnerFlags>,
     on_event: &'a dyn Fn(&StepEvent),
 }
 
 /// The channel a move uses on the target.
 pub fn channel_for(op: u64) -> Channel {
     Channel::new(&format!("shardctl_op{op}")).expect("valid channel name")
-}
-
-/// The hidden name of the `i`th table fenced or kept by operation `op`.
-fn hidden_name(op: u64, i: usize) -> Result<Ident> {
-    Ident::new("table", &format!("_shardctl_op{op}_{i}"))
 }
 
 /// Refuses a shard that has an unfinished operation.
@@ -333,7 +333,160 @@ struct Planned {
     params: serde_json::Value,
 }
 
-impl<'a> Mover<'a> {
+/// Checks a move request (refusing a busy shard) and describes the operation.
+fn prepare_move(
+    inv: &Inventory,
+    dir: &mut Directory,
+    shard_id: u32,
+    to: &str,
+    playbook: Playbook,
+) -> Result<Planned> {
+    let snap = dir.load()?;
+    refuse_if_busy(dir, shard_id)?;
+    let shard = check_request(inv, &snap, shard_id, to)?;
+    let params = serde_json::json!({ "playbook": playbook });
+    Ok(Planned {
+        kind: OpKind::Move,
+        pairs: schemas_of(&snap, &shard)?,
+        shard,
+        target: to.to_string(),
+        playbook,
+        split: None,
+        params,
+    })
+}
+
+/// Checks a split request and describes the operation; `new_shard` gives the new shard's
+/// id (the live run creates its location first).
+fn prepare_split(
+    inv: &Inventory,
+    dir: &mut Directory,
+    shard_id: u32,
+    to: &str,
+    at: &crate::ops::split::SplitAt,
+    playbook: Playbook,
+    new_shard: impl FnOnce(&mut Directory, &Shard, &crate::directory::DirNode) -> Result<u32>,
+) -> Result<Planned> {
+    let snap = dir.load()?;
+    refuse_if_busy(dir, shard_id)?;
+    let shard = snap.shard(shard_id)?.clone();
+    let shard = if shard.node == to {
+        inv.node(to)?;
+        if shard.state != ShardState::Online {
+            return Err(Error::Refused(format!(
+                "shard {shard_id} is {}, not online",
+                shard.state.as_sql()
+            )));
+        }
+        shard
+    } else {
+        check_request(inv, &snap, shard_id, to)?
+    };
+    let mapping = crate::ops::split::plan(inv, &snap, &shard, at)?;
+    let node = snap
+        .nodes
+        .iter()
+        .find(|n| n.name == to)
+        .cloned()
+        .ok_or_else(|| Error::Usage(format!("node {to} is not in the directory")))?;
+    let new_shard = new_shard(dir, &shard, &node)?;
+    let plan = crate::ops::split::SplitPlan {
+        old_shard: shard_id,
+        new_shard,
+        mapping,
+    };
+    let params = serde_json::json!({ "playbook": playbook, "split": plan });
+    Ok(Planned {
+        kind: OpKind::Split,
+        pairs: split_pairs(&snap, &shard, new_shard)?,
+        shard,
+        target: to.to_string(),
+        playbook,
+        split: Some(plan),
+        params,
+    })
+}
+
+impl<'a, E: Effects> Mover<'a, E> {
+    fn construct(
+        inv: &'a Inventory,
+        fx: E,
+        p: Planned,
+        state: MoveState,
+        done: Vec<bool>,
+        on_event: &'a dyn Fn(&StepEvent),
+    ) -> Mover<'a, E> {
+        let op = fx.op();
+        Mover {
+            inv,
+            source: p.shard.node.clone(),
+            target: p.target,
+            shard: p.shard,
+            pairs: p.pairs,
+            channel: channel_for(op),
+            done,
+            fx,
+            playbook: p.playbook,
+            state,
+            step_no: 0,
+            fence_started: None,
+            flip_unsettled: false,
+            end_state: OpState::Failed,
+            copy_progress: Default::default(),
+            split: p.split,
+            on_event,
+        }
+    }
+}
+
+impl<'a> Mover<'a, DryRun<'a>> {
+    /// The dry run of a move: the same procedure, its effects recorded, the servers only
+    /// read (read-only sessions). Nothing is journaled; nothing changes anywhere.
+    pub fn dry_run_move(
+        inv: &'a Inventory,
+        shard_id: u32,
+        to: &str,
+        playbook: Playbook,
+        on_event: &'a dyn Fn(&StepEvent),
+    ) -> Result<DryRunPlan> {
+        let mut dir = Directory::open(inv)?;
+        let p = prepare_move(inv, &mut dir, shard_id, to, playbook)?;
+        Self::dry_run(inv, dir, p, on_event)
+    }
+
+    /// The dry run of a split (see [`Mover::dry_run_move`]); the new shard's id is shown
+    /// as `<new>`.
+    pub fn dry_run_split(
+        inv: &'a Inventory,
+        shard_id: u32,
+        to: &str,
+        at: &crate::ops::split::SplitAt,
+        playbook: Playbook,
+        on_event: &'a dyn Fn(&StepEvent),
+    ) -> Result<DryRunPlan> {
+        let mut dir = Directory::open(inv)?;
+        let p = prepare_split(inv, &mut dir, shard_id, to, at, playbook, |_, _, _| {
+            Ok(crate::ops::effects::DRY_RUN_NEW_SHARD)
+        })?;
+        Self::dry_run(inv, dir, p, on_event)
+    }
+
+    fn dry_run(
+        inv: &'a Inventory,
+        dir: Directory,
+        p: Planned,
+        on_event: &'a dyn Fn(&StepEvent),
+    ) -> Result<DryRunPlan> {
+        let kind = p.kind.as_sql();
+        let fx = DryRun::new(inv, dir, kind, p.shard.id, &p.shard.node, &p.target);
+        let done = vec![false; p.playbook.steps.len()];
+        let mut m = Self::construct(inv, fx, p, MoveState::default(), done, on_event);
+        m.run_steps()?;
+        Ok(m.fx.into_plan())
+    }
+}
+
+impl<'a> Mover<'a, Live<'a>> {
     /// Starts a new move: checks, journals the operation, marks the shard moving.
     pub fn start(
         inv: &'a Inventory,
@@ -343,28 +496,16 @@ impl<'a> Mover<'a> {
         on_event: &'a dyn Fn(&StepEvent),
     ) -> Result<Mover<'a>> {
         let mut dir = Directory::open(inv)?;
-        let snap = dir.load()?;
-        refuse_if_busy(&mut dir, shard_id)?;
-        let shard = check_request(inv, &snap, shard_id, to)?;
-        if playbook
+        let preflight = playbook
             .steps
             .iter()
-            .any(|s| matches!(s, Step::Preflight(_)))
-        {
+            .any(|s| matches!(s, Step::Preflight(_)));
+        let p = prepare_move(inv, &mut dir, shard_id, to, playbook)?;
+        if preflight {
             // Refuse bad input before the journal or the shard's state change.
             crate::ops::plan::check_move(inv, shard_id, to)?;
         }
-        let params = serde_json::json!({ "playbook": playbook });
-        let planned = Planned {
-            kind: OpKind::Move,
-            pairs: schemas_of(&snap, &shard)?,
-            shard,
-            target: to.to_string(),
-            playbook,
-            split: None,
-            params,
-        };
-        Self::begin(inv, dir, planned, on_event)
+        Self::begin(inv, dir, p, on_event)
     }
 
     /// Starts a split of `shard_id` onto `to`: the new shard's location is created offline,
@@ -378,48 +519,26 @@ impl<'a> Mover<'a> {
         on_event: &'a dyn Fn(&StepEvent),
     ) -> Result<Mover<'a>> {
         let mut dir = Directory::open(inv)?;
-        let snap = dir.load()?;
-        refuse_if_busy(&mut dir, shard_id)?;
-        let shard = snap.shard(shard_id)?.clone();
-        let shard = if shard.node == to {
-            inv.node(to)?;
-            if shard.state != ShardState::Online {
-                return Err(Error::Refused(format!(
-                    "shard {shard_id} is {}, not online",
-                    shard.state.as_sql()
-                )));
+        {
+            // Refuse bad input before anything is written.
+            refuse_if_busy(&mut dir, shard_id)?;
+            let snap = dir.load()?;
+            let shard = snap.shard(shard_id)?;
+            if shard.node != to {
+                crate::ops::plan::check_move(inv, shard_id, to)?;
             }
-            shard
-        } else {
-            check_request(inv, &snap, shard_id, to)?
-        };
-        let mapping = crate::ops::split::plan(inv, &snap, &shard, at)?;
-        if shard.node != to {
-            crate::ops::plan::check_move(inv, shard_id, to)?;
         }
-        let node = snap
-            .nodes
-            .iter()
-            .find(|n| n.name == to)
-            .cloned()
-            .ok_or_else(|| Error::Usage(format!("node {to} is not in the directory")))?;
-        let new_shard = dir.insert_offline_location(shard.func_id, &node)?;
-        let plan = crate::ops::split::SplitPlan {
-            old_shard: shard_id,
-            new_shard,
-            mapping,
-        };
-        let params = serde_json::json!({ "playbook": playbook, "split": plan });
-        let planned = Planned {
-            kind: OpKind::Split,
-            pairs: split_pairs(&snap, &shard, new_shard)?,
-            shard,
-            target: to.to_string(),
+        let p = prepare_split(
+            inv,
+            &mut dir,
+            shard_id,
+            to,
+            at,
             playbook,
-            split: Some(plan),
-            params,
-        };
-        Self::begin(inv, dir, planned, on_event).inspect_err(|_| {
+            |d, shard, node| d.insert_offline_location(shard.func_id, node),
+        )?;
+        let new_shard = p.split.as_ref().map(|s| s.new_shard).unwrap_or(0);
+        Self::begin(inv, dir, p, on_event).inspect_err(|_| {
             if let Ok(mut d) = Directory::open(inv) {
                 let _ = d.delete_offline_shard(new_shard);
             }
@@ -443,27 +562,15 @@ impl<'a> Mover<'a> {
             parent: None,
         })?;
         dir.set_shard_state_leased(&lease, p.shard.id, ShardState::Moving)?;
-        Ok(Mover {
+        let done = vec![false; p.playbook.steps.len()];
+        Ok(Self::construct(
             inv,
-            source: p.shard.node.clone(),
-            target: p.target,
-            shard: p.shard,
-            pairs: p.pairs,
-            channel: channel_for(lease.op),
-            done: vec![false; p.playbook.steps.len()],
-            dir,
-            lease,
-            playbook: p.playbook,
-            state: MoveState::default(),
-            step_no: 0,
-            fence_started: None,
-            flip_unsettled: false,
-            end_state: OpState::Failed,
-            copy_progress: Default::default(),
-            split: p.split,
-            flags: Default::default(),
+            Live::new(inv, dir, lease),
+            p,
+            MoveState::default(),
+            done,
             on_event,
-        })
+        ))
     }
 
     /// Takes over operation `op_id` for `resume` or `abort` (`verb`): refused while its
@@ -556,29 +663,29 @@ impl<'a> Mover<'a> {
             .iter()
             .map(|s| s.state == StepState::Done)
             .collect();
-        Ok(Mover {
-            inv,
-            pairs,
-            source,
-            target,
+        let mut shard = shard;
+        shard.node = source;
+        let p = Planned {
+            kind: rec.kind,
             shard,
-            channel: channel_for(op_id),
-            dir,
-            lease,
+            target,
+            pairs,
             playbook,
+            split,
+            params: serde_json::Value::Null,
+        };
+        Ok(Self::construct(
+            inv,
+            Live::new(inv, dir, lease),
+            p,
             state,
             done,
-            step_no: 0,
-            fence_started: None,
-            flip_unsettled: false,
-            end_state: OpState::Failed,
-            copy_progress: Default::default(),
-            split,
-            flags: Default::default(),
             on_event,
-        })
+        ))
     }
+}
 
+impl<'a, E: Effects> Mover<'a, E> {
     /// The split this operation carries out, if it is one.
     pub fn split(&self) -> Option<&crate::ops::split::SplitPlan> {
         self.split.as_ref()
@@ -586,7 +693,7 @@ impl<'a> Mover<'a> {
 
     /// The operation id.
     pub fn op(&self) -> u64 {
-        self.lease.op
+        self.fx.op()
     }
 
     /// Counters of the copy in progress, for progress displays.
@@ -608,7 +715,7 @@ impl<'a> Mover<'a> {
         detail: serde_json::Value,
     ) {
         (self.on_event)(&StepEvent {
-            op: self.lease.op,
+            op: self.fx.op(),
             step_no,
             step: step.to_string(),
             event: event.to_string(),
@@ -626,64 +733,22 @@ impl<'a> Mover<'a> {
         detail: serde_json::Value,
         run: impl FnOnce(&mut Self) -> Result<T>,
     ) -> Result<T> {
-        self.flags.check_lease()?;
-        let seq =
-            self.dir
-                .effect_intent(&self.lease, self.step_no, effect.name(), node, &detail)?;
+        let seq = self.fx.intent(self.step_no, effect, node, &detail)?;
         crate::fault::point(&format!("before:{}", effect.name()));
         match run(self) {
             Ok(v) => {
                 crate::fault::point(&format!("done:{}", effect.name()));
                 let out = serde_json::to_value(&v).unwrap_or_default();
-                self.dir
-                    .effect_finished(&self.lease, seq, EffectState::Done, &out)?;
+                self.fx.finished(seq, EffectState::Done, &out)?;
                 crate::fault::point(&format!("journaled:{}", effect.name()));
                 Ok(v)
             }
             Err(e) => {
                 let out = serde_json::json!({ "error": e.to_string() });
-                let _ = self
-                    .dir
-                    .effect_finished(&self.lease, seq, EffectState::Failed, &out);
+                let _ = self.fx.finished(seq, EffectState::Failed, &out);
                 Err(e)
             }
         }
-    }
-
-    /// Runs the steps not yet done, holding the lease (heartbeat every second) until the
-    /// operation ends. On failure before the flip the fence is lifted and the shard stays
-    /// on the source (a timeout also removes the channel and the copy); the lease is then
-    /// released so `resume` or `abort` can take it.
-    pub fn run(&mut self) -> Result<MoveState> {
-        let heartbeat = owner::Heartbeat::start(self.inv, self.lease, Arc::clone(&self.flags))?;
-        let result = self.run_steps();
-        let result = match result {
-            Ok(()) => self
-                .dir
-                .release_operation(&self.lease, OpState::Done, None)
-                .map(|_| self.state.clone()),
-            Err(e) => {
-                let e = self.recover(e);
-                if !matches!(e, Error::LeaseLost(_)) {
-                    if let Err(j) = self.dir.release_operation(
-                        &self.lease,
-                        self.end_state,
-                        Some(&e.to_string()),
-                    ) {
-                        crate::output::log(
-                            0,
-                            &format!(
-                                "operation {}: the journal could not record the failure: {j}",
-                                self.lease.op
-                            ),
-                        );
-                    }
-                }
-                Err(e)
-            }
-        };
-        drop(heartbeat);
-        result
     }
 
     fn run_steps(&mut self) -> Result<()> {
@@ -695,8 +760,8 @@ impl<'a> Mover<'a> {
             let step_no = i as u32;
             self.step_no = step_no;
             crate::signal::check()?;
-            self.flags.check_lease()?;
-            self.dir.step_started(&self.lease, step_no)?;
+            self.fx.check_lease()?;
+            self.fx.step_started(step_no, step.name())?;
             self.emit(
                 step_no,
                 step.name(),
@@ -710,7 +775,7 @@ impl<'a> Mover<'a> {
             match result {
                 Ok(detail) => {
                     let outputs = serde_json::to_value(&self.state).unwrap_or_default();
-                    self.dir.step_done(&self.lease, step_no, &outputs)?;
+                    self.fx.step_done(step_no, &outputs)?;
                     if let Some(d) = self.done.get_mut(i) {
                         *d = true;
                     }
@@ -718,9 +783,9 @@ impl<'a> Mover<'a> {
                     crate::fault::point(&format!("after:{}", step.name()));
                 }
                 Err(e) => {
-                    let _ = self.dir.step_failed(&self.lease, step_no, &e.to_string());
+                    let _ = self.fx.step_failed(step_no, &e.to_string());
                     let outputs = serde_json::to_value(&self.state).unwrap_or_default();
-                    let _ = self.dir.set_step_outputs(&self.lease, step_no, &outputs);
+                    let _ = self.fx.set_step_outputs(step_no, &outputs);
                     self.emit(
                         step_no,
                         step.name(),
@@ -739,5 +804,45 @@ impl<'a> Mover<'a> {
     /// copy is made under the fence instead.
     fn same_node(&self) -> bool {
         self.source == self.target
+    }
+}
+
+impl<'a> Mover<'a, Live<'a>> {
+    /// Runs the steps not yet done, holding the lease (heartbeat every second) until the
+    /// operation ends. On failure before the flip the fence is lifted and the shard stays
+    /// on the source (a timeout also removes the channel and the copy); the lease is then
+    /// released so `resume` or `abort` can take it.
+    pub fn run(&mut self) -> Result<MoveState> {
+        let heartbeat =
+            owner::Heartbeat::start(self.inv, self.fx.lease, Arc::clone(&self.fx.flags))?;
+        let result = self.run_steps();
+        let result = match result {
+            Ok(()) => self
+                .fx
+                .dir
+                .release_operation(&self.fx.lease, OpState::Done, None)
+                .map(|_| self.state.clone()),
+            Err(e) => {
+                let e = self.recover(e);
+                if !matches!(e, Error::LeaseLost(_)) {
+                    if let Err(j) = self.fx.dir.release_operation(
+                        &self.fx.lease,
+                        self.end_state,
+                        Some(&e.to_string()),
+                    ) {
+                        crate::output::log(
+                            0,
+                            &format!(
+                                "operation {}: the journal could not record the failure: {j}",
+                                self.fx.lease.op
+                            ),
+                        );
+                    }
+                }
+                Err(e)
+            }
+        };
+        drop(heartbeat);
+        result
     }
 }

@@ -18,20 +18,21 @@ use crate::directory::journal::{OpState, Owner};
 use crate::directory::{Directory, ShardState};
 use crate::error::{Error, Result};
 use crate::ident::Ident;
+use crate::ops::effects::{ChannelState, Effects, Live};
 use crate::playbook::{Fence, Step};
 use std::time::{Duration, Instant};
 
-impl Mover<'_> {
+impl<'a> Mover<'a, Live<'a>> {
     /// After a failed step, in the process that ran it: before the flip, lift the fence and
     /// put the shard back online on the source (a timeout also rolls the copy back); after
     /// the flip, or when its outcome is unknown, keep everything for `resume`.
     pub(super) fn recover(&mut self, e: Error) -> Error {
-        if matches!(e, Error::LeaseLost(_)) || self.flags.lost() {
+        if matches!(e, Error::LeaseLost(_)) || self.fx.flags.lost() {
             return match e {
                 Error::LeaseLost(_) => e,
                 _ => Error::LeaseLost(format!(
                     "operation {} was taken over by another process while this one failed ({e}); nothing was rolled back here",
-                    self.lease.op
+                    self.fx.lease.op
                 )),
             };
         }
@@ -47,7 +48,7 @@ impl Mover<'_> {
             Err(read) => {
                 return annotate(
                     e,
-                    &format!("the directory cannot be read ({read}), so the fence stays up; `shardctl resume {}` or `shardctl abort {}` once it is back", self.lease.op, self.lease.op),
+                    &format!("the directory cannot be read ({read}), so the fence stays up; `shardctl resume {}` or `shardctl abort {}` once it is back", self.fx.lease.op, self.fx.lease.op),
                 )
             }
         }
@@ -66,7 +67,7 @@ impl Mover<'_> {
         } else {
             notes.push(format!(
                 "the shard stays on {}; `shardctl resume {}` retries, `shardctl abort {}` cleans up",
-                self.source, self.lease.op, self.lease.op
+                self.source, self.fx.lease.op, self.fx.lease.op
             ));
         }
         annotate(e, &notes.join("; "))
@@ -75,14 +76,14 @@ impl Mover<'_> {
     /// Reads the fence mapping the newest `raise-fence` intent journaled (the state saved
     /// at the end of a step may predate it).
     fn fence_mapping_from_journal(&mut self) -> Result<()> {
-        let rec = self.dir.operation(self.lease.op)?;
+        let rec = self.fx.dir.operation(self.fx.lease.op)?;
         if let Some(fx) = rec.last_effect(super::Effect::RaiseFence.name()) {
             if let Some(m) = fx.detail.get("fenced_tables") {
                 let mapping: Vec<crate::ops::fence::Fenced> = serde_json::from_value(m.clone())
                     .map_err(|e| {
                         Error::Internal(format!(
                             "operation {}: unreadable fence in the journal: {e}",
-                            self.lease.op
+                            self.fx.lease.op
                         ))
                     })?;
                 for (s, t, h) in &mapping {
@@ -98,13 +99,20 @@ impl Mover<'_> {
 
     /// Which fence is up on the source now.
     fn fence_now(&mut self) -> Result<Option<Fence>> {
-        let mut src = self.connect(&self.source)?;
+        let source = self.source.clone();
         if !self.state.fenced_tables.is_empty()
-            && !crate::ops::fence::hidden_now(&mut src, &self.state.fenced_tables)?.is_empty()
+            && !self
+                .fx
+                .hidden_now(&source, &self.state.fenced_tables)?
+                .is_empty()
         {
             return Ok(Some(Fence::Shard));
         }
-        if self.dir.read_only_fence_held(self.lease.op, &self.source)? {
+        if self
+            .fx
+            .dir
+            .read_only_fence_held(self.fx.lease.op, &self.source)?
+        {
             return Ok(Some(Fence::ReadOnly));
         }
         Ok(None)
@@ -137,14 +145,14 @@ impl Mover<'_> {
         let backup = self.step_index(|s| matches!(s, Step::Backup(_)));
         let mut restart: Option<usize> = None;
         if done(self, |s| matches!(s, Step::Backup(_))) {
-            let mut tgt = self.connect(&self.target)?;
+            let (target, channel) = (self.target.clone(), self.channel.clone());
             let mut complete = true;
-            for p in &self.pairs {
-                complete &= tgt.schema_exists(&p.to)?;
+            for p in self.pairs.clone() {
+                complete &= self.fx.schema_exists(&target, &p.to)?;
             }
             let channel_missing = !self.same_node()
                 && done(self, |s| matches!(s, Step::ChangeMaster(_)))
-                && tgt.channel_status(&self.channel)?.is_none();
+                && self.fx.channel_state(&target, &channel)? == ChannelState::Absent;
             if !complete || channel_missing {
                 // The copy cannot be trusted to be current: copy again.
                 restart = backup;
@@ -170,15 +178,16 @@ impl Mover<'_> {
             }
             self.state.verified = false;
             self.state.final_position = None;
-            self.dir.steps_pending(&self.lease, i as u32)?;
+            self.fx.dir.steps_pending(&self.fx.lease, i as u32)?;
         }
         let state = if self.state.fence.is_some() {
             ShardState::ReadOnly
         } else {
             ShardState::Moving
         };
-        self.dir
-            .set_shard_state_leased(&self.lease, self.shard.id, state)?;
+        self.fx
+            .dir
+            .set_shard_state_leased(&self.fx.lease, self.shard.id, state)?;
         Ok(())
     }
 
@@ -186,9 +195,11 @@ impl Mover<'_> {
     pub fn resume(&mut self) -> Result<MoveState> {
         if let Err(e) = self.reconcile() {
             let e = self.recover(e);
-            let _ = self
-                .dir
-                .release_operation(&self.lease, OpState::Failed, Some(&e.to_string()));
+            let _ = self.fx.dir.release_operation(
+                &self.fx.lease,
+                OpState::Failed,
+                Some(&e.to_string()),
+            );
             return Err(e);
         }
         self.run()
@@ -197,7 +208,7 @@ impl Mover<'_> {
     /// Removes the channel and the target's copy; the shard online on the source.
     fn roll_back_copy(&mut self) -> Result<()> {
         self.reset_channel()?;
-        let rec = self.dir.operation(self.lease.op)?;
+        let rec = self.fx.dir.operation(self.fx.lease.op)?;
         let copied = self.state.target_created
             || rec.last_effect(super::Effect::Copy.name()).is_some()
             || rec
@@ -211,26 +222,23 @@ impl Mover<'_> {
                 &target,
                 serde_json::json!({"schemas": schemas}),
                 |m| {
-                    let mut t = m.connect(&m.target)?;
-                    for p in &m.pairs {
-                        // A move's copy keeps the source's names on another node; a split's
-                        // copy has new names, also on the shard's own node.
-                        if m.same_node() && p.from == p.to {
-                            continue;
-                        }
-                        t.exec_unlogged(&[crate::server::Stmt::text(format!(
-                            "DROP DATABASE IF EXISTS {}",
-                            p.to.quoted()
-                        ))])?;
-                    }
-                    Ok(())
+                    // A move's copy keeps the source's names on another node; a split's
+                    // copy has new names, also on the shard's own node.
+                    let drop: Vec<Ident> = m
+                        .pairs
+                        .iter()
+                        .filter(|p| !(m.same_node() && p.from == p.to))
+                        .map(|p| p.to.clone())
+                        .collect();
+                    m.fx.drop_schemas(&target, &drop, false)
                 },
             )?;
         }
-        self.dir
-            .set_shard_state_leased(&self.lease, self.shard.id, ShardState::Online)?;
+        self.fx
+            .dir
+            .set_shard_state_leased(&self.fx.lease, self.shard.id, ShardState::Online)?;
         if let Some(plan) = &self.split {
-            self.dir.delete_offline_shard(plan.new_shard)?;
+            self.fx.dir.delete_offline_shard(plan.new_shard)?;
         }
         self.end_state = OpState::Aborted;
         Ok(())
@@ -243,15 +251,16 @@ impl Mover<'_> {
         if self.directory_flipped()? {
             return Err(Error::Refused(format!(
                 "operation {} has flipped the directory to {}: only forward from here, `shardctl resume {}`",
-                self.lease.op, self.target, self.lease.op
+                self.fx.lease.op, self.target, self.fx.lease.op
             )));
         }
         self.state.flipped = false;
         self.state.fence = self.fence_now()?;
         self.lift_fence()?;
         self.roll_back_copy()?;
-        self.dir
-            .release_operation(&self.lease, OpState::Aborted, None)
+        self.fx
+            .dir
+            .release_operation(&self.fx.lease, OpState::Aborted, None)
     }
 }
 
@@ -280,8 +289,8 @@ pub fn abort(inv: &Inventory, op_id: u64) -> Result<()> {
     match mover.roll_back() {
         Ok(()) => Ok(()),
         Err(e) => {
-            let _ = mover.dir.release_operation(
-                &mover.lease,
+            let _ = mover.fx.dir.release_operation(
+                &mover.fx.lease,
                 OpState::Failed,
                 Some(&format!("abort failed: {e}")),
             );

@@ -1,0 +1,1233 @@
+//! One interface for everything a procedure does to the fleet and to the directory.
+//!
+//! The procedure (`ops::mover`) decides what to do and in which order; it reaches the
+//! servers only through [`Effects`]. [`Live`] acts: it journals, connects and sends.
+//! [`DryRun`] records: it reads what it needs through read-only sessions (so it shows the
+//! servers' real flavor, the shard's real node and the current coordinates), keeps a small
+//! model of what the recorded effects would have changed (a channel created, schemas
+//! copied, tables hidden), and sends nothing that writes.
+//!
+//! The statements of the verbs (channels, filters, fences, drops, read-only) are built once,
+//! in the trait's provided methods, from the builders in `src/server`; the two
+//! implementations differ only in [`Effects::run`]: send or record. That is what makes the
+//! dry run print exactly what a live run sends (`tests/dry_run.rs` compares them).
+
+use super::fence::Fenced;
+use super::mover::{Effect, OwnerFlags};
+use crate::config::Inventory;
+use crate::copy::{self, CopyReport, Method, SchemaPair};
+use crate::directory::journal::{EffectState, Lease};
+use crate::directory::{Directory, NewMapping, ShardState};
+use crate::error::{Error, Result};
+use crate::ident::{Channel, Ident};
+use crate::server::replication::{Coordinates, ServerSettings};
+use crate::server::{
+    statements, BinlogPosition, ConnectSpec, Dialect, Filters, Server, SourceSpec, Stmt,
+};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Where a channel stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChannelState {
+    /// It does not exist.
+    Absent,
+    /// It exists and its applier is stopped.
+    Stopped,
+    /// Its applier runs.
+    Running,
+}
+
+/// A change of where the directory places keys.
+#[derive(Debug, Clone)]
+pub enum Flip {
+    /// A shard moves to another node.
+    Move {
+        /// Shard.
+        shard: u32,
+        /// The node it leaves.
+        from: String,
+        /// The node it goes to.
+        to: String,
+    },
+    /// A split's new shard gets its mapping and comes online.
+    Split {
+        /// The partition function.
+        func_id: u32,
+        /// The shard split.
+        old_shard: u32,
+        /// The new shard.
+        new_shard: u32,
+        /// Its mapping.
+        mapping: NewMapping,
+    },
+}
+
+/// A bulk copy of schemas from one node to another.
+pub struct CopyRequest<'a> {
+    /// Source node.
+    pub source: &'a str,
+    /// Target node.
+    pub target: &'a str,
+    /// Schemas and the names they get.
+    pub pairs: &'a [SchemaPair],
+    /// Method.
+    pub method: Method,
+    /// Parallel workers (native).
+    pub workers: usize,
+    /// Counters for progress displays.
+    pub progress: &'a copy::Progress,
+}
+
+/// What a recorded effect changes in the dry run's model of the servers.
+#[derive(Debug, Clone)]
+pub enum Change {
+    /// Schemas now exist (true) or not (false) on a node.
+    Schemas(String, Vec<String>, bool),
+    /// A channel's state on a node.
+    Channel(String, String, ChannelState),
+    /// Tables hidden (true) or shown again (false) on a node.
+    Hidden(String, Vec<Fenced>, bool),
+}
+
+/// Everything a procedure does to the fleet and the directory. See the module's doc.
+pub trait Effects {
+    /// The operation's id (a placeholder in a dry run).
+    fn op(&self) -> u64;
+    /// True for the recording implementation.
+    fn is_dry_run(&self) -> bool;
+    /// Fails once this process may no longer act for the operation.
+    fn check_lease(&self) -> Result<()>;
+
+    /// A connection for reads on `node` (a read-only session in a dry run).
+    fn reader(&mut self, node: &str) -> Result<&mut Server>;
+    /// Sends `stmts` to `node` (live) or records them (dry run); the rows they changed.
+    fn run(&mut self, node: &str, stmts: &[Stmt]) -> Result<u64>;
+    /// Like [`Effects::run`], with the session's binary logging off around them.
+    fn run_unlogged(&mut self, node: &str, stmts: &[Stmt]) -> Result<()>;
+    /// Updates the dry run's model; the live run reads the servers instead.
+    fn simulate(&mut self, change: Change);
+
+    /// Whether `schema` exists on `node`.
+    fn schema_exists(&mut self, node: &str, schema: &Ident) -> Result<bool>;
+    /// Where `channel` stands on `node`.
+    fn channel_state(&mut self, node: &str, channel: &Channel) -> Result<ChannelState>;
+    /// The entries of `fenced` hidden on `node` now.
+    fn hidden_now(&mut self, node: &str, fenced: &[Fenced]) -> Result<Vec<Fenced>>;
+
+    /// Copies schemas between nodes; the coordinates the copy matches.
+    fn copy(&mut self, req: CopyRequest<'_>) -> Result<CopyReport>;
+    /// Waits until `channel` on `node` has applied up to `pos`.
+    fn wait_for_position(
+        &mut self,
+        node: &str,
+        channel: &Channel,
+        pos: &BinlogPosition,
+        timeout: Duration,
+    ) -> Result<()>;
+    /// Waits until the channel on `target` is within `lag_below` seconds of `source`.
+    fn catch_up(
+        &mut self,
+        source: &str,
+        target: &str,
+        channel: &Channel,
+        lag_below: u64,
+        timeout: Duration,
+    ) -> Result<serde_json::Value>;
+    /// Rows and checksum of one table (None in a dry run: not measured).
+    fn count_and_checksum(
+        &mut self,
+        node: &str,
+        schema: &Ident,
+        table: &Ident,
+    ) -> Result<Option<(u64, Option<u64>)>>;
+    /// Creates the views, routines, triggers and events of `objects` in `pair.to`.
+    fn create_objects(
+        &mut self,
+        node: &str,
+        pair: &SchemaPair,
+        objects: &copy::objects::SchemaObjects,
+    ) -> Result<()>;
+    /// Deletes, on each shard, the rows it no longer owns.
+    fn prune(&mut self, shards: &[u32]) -> Result<serde_json::Value>;
+
+    /// Journals a step as started.
+    fn step_started(&mut self, step_no: u32, name: &str) -> Result<()>;
+    /// Journals a step as done with the procedure's state.
+    fn step_done(&mut self, step_no: u32, outputs: &serde_json::Value) -> Result<()>;
+    /// Journals a step as failed.
+    fn step_failed(&mut self, step_no: u32, error: &str) -> Result<()>;
+    /// Journals the procedure's state without finishing the step.
+    fn set_step_outputs(&mut self, step_no: u32, outputs: &serde_json::Value) -> Result<()>;
+    /// Journals an effect about to happen; its sequence number.
+    fn intent(
+        &mut self,
+        step_no: u32,
+        effect: Effect,
+        node: &str,
+        detail: &serde_json::Value,
+    ) -> Result<u32>;
+    /// Journals how an effect ended.
+    fn finished(&mut self, seq: u32, state: EffectState, outputs: &serde_json::Value)
+        -> Result<()>;
+
+    /// Sets a shard's state in the directory.
+    fn set_shard_state(&mut self, shard: u32, state: ShardState) -> Result<()>;
+    /// Changes the directory's placement (one transaction); the new directory version.
+    fn flip(&mut self, flip: &Flip) -> Result<u64>;
+    /// Where the directory places a shard now, and its state.
+    fn shard_location(&mut self, shard: u32) -> Result<Option<(String, String)>>;
+    /// Joins the holders of `node`'s read-only fence; whether it was read-only before.
+    fn read_only_join(&mut self, node: &str, currently: bool) -> Result<bool>;
+    /// Whether this operation holds `node`'s read-only fence.
+    fn read_only_held(&mut self, node: &str) -> Result<bool>;
+    /// Leaves `node`'s read-only fence, sending `make_writable` when it was the last
+    /// holder and the node was writable before.
+    fn read_only_leave(&mut self, node: &str, make_writable: &[Stmt]) -> Result<()>;
+
+    // ---- The verbs: their statements are built here, once, for both implementations. ----
+
+    /// The node's SQL dialect.
+    fn dialect(&mut self, node: &str) -> Result<Dialect> {
+        Ok(self.reader(node)?.dialect())
+    }
+
+    /// The node's settings (server_id, binary log, read-only).
+    fn settings(&mut self, node: &str) -> Result<ServerSettings> {
+        self.reader(node)?.settings()
+    }
+
+    /// The node's binary-log coordinates now.
+    fn coordinates(&mut self, node: &str) -> Result<Coordinates> {
+        self.reader(node)?.coordinates()
+    }
+
+    /// Creates `channel` on `node` pointing at `spec` (removing an older one first).
+    fn point_channel(&mut self, node: &str, channel: &Channel, spec: &SourceSpec) -> Result<()> {
+        self.reset_channel(node, channel)?;
+        let st = self.dialect(node)?.change_source(channel, spec)?;
+        self.run(node, &[st])?;
+        self.simulate(Change::Channel(
+            node.into(),
+            channel.to_string(),
+            ChannelState::Stopped,
+        ));
+        Ok(())
+    }
+
+    /// Starts `channel`.
+    fn start_channel(&mut self, node: &str, channel: &Channel) -> Result<()> {
+        let st = self.dialect(node)?.start_channel(channel);
+        self.run(node, &[st])?;
+        self.simulate(Change::Channel(
+            node.into(),
+            channel.to_string(),
+            ChannelState::Running,
+        ));
+        Ok(())
+    }
+
+    /// Stops `channel`.
+    fn stop_channel(&mut self, node: &str, channel: &Channel) -> Result<()> {
+        let st = self.dialect(node)?.stop_channel(channel);
+        self.run(node, &[st])?;
+        self.simulate(Change::Channel(
+            node.into(),
+            channel.to_string(),
+            ChannelState::Stopped,
+        ));
+        Ok(())
+    }
+
+    /// Replaces `channel`'s filters (stopping it around the change if it runs).
+    fn set_filters(&mut self, node: &str, channel: &Channel, filters: &Filters) -> Result<()> {
+        let state = self.channel_state(node, channel)?;
+        if state == ChannelState::Absent {
+            return Err(Error::Internal(format!(
+                "node {node}: channel {channel} does not exist; it is created before its filters"
+            )));
+        }
+        let d = self.dialect(node)?;
+        let mut stmts = Vec::new();
+        if state == ChannelState::Running {
+            stmts.push(d.stop_channel(channel));
+        }
+        stmts.extend(d.set_filters(channel, filters)?);
+        if state == ChannelState::Running {
+            stmts.push(d.start_channel(channel));
+        }
+        self.run(node, &stmts)?;
+        Ok(())
+    }
+
+    /// Removes `channel` and its filters, if it exists.
+    fn reset_channel(&mut self, node: &str, channel: &Channel) -> Result<()> {
+        if self.channel_state(node, channel)? == ChannelState::Absent {
+            return Ok(());
+        }
+        let d = self.dialect(node)?;
+        let mut stmts = vec![d.stop_channel(channel)];
+        stmts.extend(d.set_filters(channel, &Filters::default())?);
+        stmts.push(d.reset_channel(channel));
+        self.run(node, &stmts)?;
+        self.simulate(Change::Channel(
+            node.into(),
+            channel.to_string(),
+            ChannelState::Absent,
+        ));
+        Ok(())
+    }
+
+    /// Drops schemas that exist on `node` (unlogged when `logged` is false).
+    fn drop_schemas(&mut self, node: &str, schemas: &[Ident], logged: bool) -> Result<()> {
+        let mut present = Vec::new();
+        for s in schemas {
+            if self.schema_exists(node, s)? {
+                present.push(s.clone());
+            }
+        }
+        if present.is_empty() {
+            return Ok(());
+        }
+        let stmts: Vec<Stmt> = present
+            .iter()
+            .map(statements::drop_schema_if_exists)
+            .collect();
+        if logged {
+            self.run(node, &stmts)?;
+        } else {
+            self.run_unlogged(node, &stmts)?;
+        }
+        self.simulate(Change::Schemas(
+            node.into(),
+            present.iter().map(|s| s.to_string()).collect(),
+            false,
+        ));
+        Ok(())
+    }
+
+    /// Creates `pair.to` on `node` with the (empty) tables of `objects`.
+    fn create_tables(
+        &mut self,
+        node: &str,
+        pair: &SchemaPair,
+        objects: &copy::objects::SchemaObjects,
+    ) -> Result<()> {
+        self.run(
+            node,
+            &copy::objects::create_tables_statements(pair, objects),
+        )?;
+        self.simulate(Change::Schemas(
+            node.into(),
+            vec![pair.to.to_string()],
+            true,
+        ));
+        Ok(())
+    }
+
+    /// Renames every table of `fenced` to its hidden name in one unlogged statement that
+    /// waits at most `timeout_secs` for in-flight transactions; nothing when already up.
+    fn raise_shard_fence(
+        &mut self,
+        node: &str,
+        fenced: &[Fenced],
+        timeout_secs: u64,
+    ) -> Result<()> {
+        if fenced.is_empty() || !self.hidden_now(node, fenced)?.is_empty() {
+            return Ok(());
+        }
+        let tables = hidden_tables(fenced)?;
+        self.run(node, &[statements::lock_wait_timeout(timeout_secs)])?;
+        if let Some(st) = statements::rename_to_hidden(&tables) {
+            self.run_unlogged(node, &[st])?;
+        }
+        self.simulate(Change::Hidden(node.into(), fenced.to_vec(), true));
+        Ok(())
+    }
+
+    /// Renames back the tables of `fenced` that are hidden now; how many.
+    fn lower_shard_fence(&mut self, node: &str, fenced: &[Fenced]) -> Result<usize> {
+        let present = self.hidden_now(node, fenced)?;
+        if present.is_empty() {
+            return Ok(0);
+        }
+        if let Some(st) = statements::rename_from_hidden(&hidden_tables(&present)?) {
+            self.run_unlogged(node, &[st])?;
+        }
+        self.simulate(Change::Hidden(node.into(), present.clone(), false));
+        Ok(present.len())
+    }
+
+    /// Sets the node's read-only flag, waiting at most `timeout_secs` for locks.
+    fn set_read_only(&mut self, node: &str, on: bool, timeout_secs: u64) -> Result<()> {
+        let stmts = self.dialect(node)?.set_read_only_within(on, timeout_secs);
+        self.run(node, &stmts)?;
+        Ok(())
+    }
+
+    /// Same-node split: copies one table's rows from its hidden name into the new schema.
+    fn copy_rows_within(
+        &mut self,
+        node: &str,
+        pair: &SchemaPair,
+        table: &Ident,
+        hidden: &Ident,
+        columns: &[Ident],
+    ) -> Result<u64> {
+        let stmts = [
+            statements::foreign_key_checks(false),
+            statements::delete_all_rows(&pair.to, table),
+            statements::copy_rows_within_node(&pair.to, table, &pair.from, hidden, columns),
+            statements::foreign_key_checks(true),
+        ];
+        self.run(node, &stmts)
+    }
+}
+
+fn hidden_tables(fenced: &[Fenced]) -> Result<Vec<statements::HiddenTable>> {
+    fenced
+        .iter()
+        .map(|(s, t, h)| {
+            Ok(statements::HiddenTable {
+                schema: Ident::new("schema", s)?,
+                table: Ident::new("table", t)?,
+                hidden: Ident::new("table", h)?,
+            })
+        })
+        .collect()
+}
+
+/// The live implementation: journals through the directory under the operation's lease
+/// and acts on the servers.
+pub struct Live<'a> {
+    inv: &'a Inventory,
+    /// The directory connection (journal and placement).
+    pub dir: Directory,
+    /// The lease this process holds.
+    pub lease: Lease,
+    /// What the heartbeat learned.
+    pub flags: Arc<OwnerFlags>,
+    conns: HashMap<String, Server>,
+    /// The operation a split's prunes belong to.
+    parent_op: u64,
+}
+
+impl<'a> Live<'a> {
+    /// Acts for the holder of `lease`.
+    pub fn new(inv: &'a Inventory, dir: Directory, lease: Lease) -> Live<'a> {
+        Live {
+            inv,
+            dir,
+            lease,
+            flags: Default::default(),
+            conns: HashMap::new(),
+            parent_op: lease.op,
+        }
+    }
+
+    fn spec(&self, node: &str) -> Result<ConnectSpec> {
+        ConnectSpec::for_node(self.inv, self.inv.node(node)?)
+    }
+}
+
+impl Effects for Live<'_> {
+    fn op(&self) -> u64 {
+        self.lease.op
+    }
+
+    fn is_dry_run(&self) -> bool {
+        false
+    }
+
+    fn check_lease(&self) -> Result<()> {
+        self.flags.check_lease()
+    }
+
+    fn reader(&mut self, node: &str) -> Result<&mut Server> {
+        let stale = self.conns.get(node).is_none_or(Server::is_broken);
+        if stale {
+            let s = Server::connect_node(self.inv, node)?;
+            self.conns.insert(node.to_string(), s);
+        }
+        self.conns
+            .get_mut(node)
+            .ok_or_else(|| Error::Internal(format!("no connection to {node}")))
+    }
+
+    fn run(&mut self, node: &str, stmts: &[Stmt]) -> Result<u64> {
+        let s = self.reader(node)?;
+        let mut n = 0;
+        for st in stmts {
+            n += s.exec_affected(st)?;
+        }
+        Ok(n)
+    }
+
+    fn run_unlogged(&mut self, node: &str, stmts: &[Stmt]) -> Result<()> {
+        self.reader(node)?.exec_unlogged(stmts)
+    }
+
+    fn simulate(&mut self, _change: Change) {}
+
+    fn schema_exists(&mut self, node: &str, schema: &Ident) -> Result<bool> {
+        self.reader(node)?.schema_exists(schema)
+    }
+
+    fn channel_state(&mut self, node: &str, channel: &Channel) -> Result<ChannelState> {
+        Ok(match self.reader(node)?.channel_status(channel)? {
+            None => ChannelState::Absent,
+            Some(s) if s.sql_running || s.io_running != "No" => ChannelState::Running,
+            Some(_) => ChannelState::Stopped,
+        })
+    }
+
+    fn hidden_now(&mut self, node: &str, fenced: &[Fenced]) -> Result<Vec<Fenced>> {
+        super::fence::hidden_now(self.reader(node)?, fenced)
+    }
+
+    fn copy(&mut self, req: CopyRequest<'_>) -> Result<CopyReport> {
+        let source = self.spec(req.source)?;
+        let target = self.spec(req.target)?;
+        match req.method {
+            Method::Native => {
+                let opts = copy::native::NativeOptions {
+                    workers: req.workers,
+                    ..Default::default()
+                };
+                copy::native::copy(&source, &target, req.pairs, opts, req.progress)
+            }
+            Method::Dump => copy::dump::copy_with_progress(
+                &source,
+                Some(&target),
+                None,
+                req.pairs,
+                req.progress,
+            ),
+        }
+    }
+
+    fn wait_for_position(
+        &mut self,
+        node: &str,
+        channel: &Channel,
+        pos: &BinlogPosition,
+        timeout: Duration,
+    ) -> Result<()> {
+        self.reader(node)?.wait_for_position(channel, pos, timeout)
+    }
+
+    fn catch_up(
+        &mut self,
+        source: &str,
+        target: &str,
+        channel: &Channel,
+        lag_below: u64,
+        timeout: Duration,
+    ) -> Result<serde_json::Value> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            crate::signal::check()?;
+            let now = self.reader(source)?.coordinates()?.position;
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(Error::Timeout(format!(
+                    "the target {target} did not catch up within {}s",
+                    timeout.as_secs()
+                )));
+            }
+            let started = Instant::now();
+            let t = self.reader(target)?;
+            t.wait_for_position(channel, &now, left)?;
+            let status = t
+                .channel_status(channel)?
+                .ok_or_else(|| Error::server(target, format!("channel {channel} disappeared")))?;
+            let lag = status.seconds_behind.unwrap_or(u64::MAX);
+            // Caught up to a position read moments ago, quickly enough: the fence will be short.
+            if lag <= lag_below && started.elapsed() <= Duration::from_secs(lag_below.max(1)) {
+                return Ok(serde_json::json!({"position": now, "lag_secs": lag}));
+            }
+        }
+    }
+
+    fn count_and_checksum(
+        &mut self,
+        node: &str,
+        schema: &Ident,
+        table: &Ident,
+    ) -> Result<Option<(u64, Option<u64>)>> {
+        self.reader(node)?
+            .count_and_checksum(schema, table)
+            .map(Some)
+    }
+
+    fn create_objects(
+        &mut self,
+        node: &str,
+        pair: &SchemaPair,
+        objects: &copy::objects::SchemaObjects,
+    ) -> Result<()> {
+        copy::objects::create_after_data(self.reader(node)?, pair, objects)
+    }
+
+    fn prune(&mut self, shards: &[u32]) -> Result<serde_json::Value> {
+        let quiet = |_: &str, _: u64, _: u64, _: u64| {};
+        let mut out = Vec::new();
+        for &shard in shards {
+            let pending = self
+                .dir
+                .active_operations()?
+                .into_iter()
+                .find(|o| {
+                    o.shard_id == Some(shard) && o.kind == crate::directory::journal::OpKind::Prune
+                })
+                .map(|o| o.id);
+            let reports = crate::prune::run(
+                self.inv,
+                shard,
+                pending,
+                &crate::prune::Options::default(),
+                &quiet,
+                Some(self.parent_op),
+            )?;
+            out.push(serde_json::json!({"shard": shard, "tables": reports}));
+        }
+        Ok(serde_json::Value::Array(out))
+    }
+
+    fn step_started(&mut self, step_no: u32, _name: &str) -> Result<()> {
+        self.dir.step_started(&self.lease, step_no)
+    }
+
+    fn step_done(&mut self, step_no: u32, outputs: &serde_json::Value) -> Result<()> {
+        self.dir.step_done(&self.lease, step_no, outputs)
+    }
+
+    fn step_failed(&mut self, step_no: u32, error: &str) -> Result<()> {
+        self.dir.step_failed(&self.lease, step_no, error)
+    }
+
+    fn set_step_outputs(&mut self, step_no: u32, outputs: &serde_json::Value) -> Result<()> {
+        self.dir.set_step_outputs(&self.lease, step_no, outputs)
+    }
+
+    fn intent(
+        &mut self,
+        step_no: u32,
+        effect: Effect,
+        node: &str,
+        detail: &serde_json::Value,
+    ) -> Result<u32> {
+        self.flags.check_lease()?;
+        self.dir
+            .effect_intent(&self.lease, step_no, effect.name(), node, detail)
+    }
+
+    fn finished(
+        &mut self,
+        seq: u32,
+        state: EffectState,
+        outputs: &serde_json::Value,
+    ) -> Result<()> {
+        self.dir.effect_finished(&self.lease, seq, state, outputs)
+    }
+
+    fn set_shard_state(&mut self, shard: u32, state: ShardState) -> Result<()> {
+        self.dir.set_shard_state_leased(&self.lease, shard, state)
+    }
+
+    fn flip(&mut self, flip: &Flip) -> Result<u64> {
+        match flip {
+            Flip::Move { shard, from, to } => {
+                let snap = self.dir.load()?;
+                let node = snap
+                    .nodes
+                    .iter()
+                    .find(|n| &n.name == to)
+                    .cloned()
+                    .ok_or_else(|| Error::Usage(format!("node {to} is not in the directory")))?;
+                self.dir.flip_shard(&self.lease, *shard, from, &node)
+            }
+            Flip::Split {
+                func_id,
+                old_shard,
+                new_shard,
+                mapping,
+            } => self
+                .dir
+                .split_flip(&self.lease, *func_id, *old_shard, *new_shard, mapping),
+        }
+    }
+
+    fn shard_location(&mut self, shard: u32) -> Result<Option<(String, String)>> {
+        self.dir.shard_location(shard)
+    }
+
+    fn read_only_join(&mut self, node: &str, currently: bool) -> Result<bool> {
+        self.dir.read_only_fence_join(&self.lease, node, currently)
+    }
+
+    fn read_only_held(&mut self, node: &str) -> Result<bool> {
+        self.dir.read_only_fence_held(self.lease.op, node)
+    }
+
+    fn read_only_leave(&mut self, node: &str, make_writable: &[Stmt]) -> Result<()> {
+        let lease = self.lease;
+        let mut server = Server::connect_node(self.inv, node)?;
+        self.dir.read_only_fence_leave(&lease, node, || {
+            for st in make_writable {
+                server.exec(st)?;
+            }
+            Ok(())
+        })
+    }
+}
+
+/// The operation id a dry run uses where the real one is not known yet; rendered as
+/// `<op>`.
+pub const DRY_RUN_OP: u64 = 999_999_999_001;
+/// The shard id a dry run gives a split's new shard; rendered as `<new>`.
+pub const DRY_RUN_NEW_SHARD: u32 = 999_999_001;
+
+/// Replaces the dry run's placeholder numbers with markers a reader recognises.
+pub fn mark_runtime(text: &str) -> String {
+    text.replace(&DRY_RUN_OP.to_string(), "<op>")
+        .replace(&DRY_RUN_NEW_SHARD.to_string(), "<new>")
+}
+
+/// One recorded action of a dry run.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PlannedAction {
+    /// The journaled effect it belongs to, if any.
+    pub effect: Option<String>,
+    /// The node it acts on (`directory` for the directory).
+    pub node: String,
+    /// What it does, in words.
+    pub what: String,
+    /// The statements it sends, in order (values known only at run time marked).
+    pub statements: Vec<String>,
+}
+
+/// One step of a dry run.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PlannedStep {
+    /// Position from 1.
+    pub no: u32,
+    /// Step name.
+    pub step: String,
+    /// Its actions.
+    pub actions: Vec<PlannedAction>,
+}
+
+/// What a dry run found: the steps a live run would take on these servers now.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct DryRunPlan {
+    /// move or split.
+    pub kind: String,
+    /// Shard.
+    pub shard: u32,
+    /// Source node.
+    pub source: String,
+    /// Target node.
+    pub target: String,
+    /// The server each node runs (the dialect of its statements).
+    pub flavors: BTreeMap<String, String>,
+    /// Steps.
+    pub steps: Vec<PlannedStep>,
+    /// What the run does not show or cannot know yet.
+    pub notes: Vec<String>,
+}
+
+impl DryRunPlan {
+    /// Text for people.
+    pub fn render(&self) -> String {
+        let flavors: Vec<String> = self
+            .flavors
+            .iter()
+            .map(|(n, f)| format!("{n}: {f}"))
+            .collect();
+        let mut out = format!(
+            "{} shard {} from {} to {} (dry run: read-only; {})\n",
+            self.kind,
+            self.shard,
+            self.source,
+            self.target,
+            flavors.join(", ")
+        );
+        for s in &self.steps {
+            out.push_str(&format!("{:>2}. {}\n", s.no, s.step));
+            for a in &s.actions {
+                out.push_str(&format!("      [{}] {}\n", a.node, a.what));
+                for st in &a.statements {
+                    let st = st.replace('\n', "\n            ");
+                    out.push_str(&format!("          {st}\n"));
+                }
+            }
+        }
+        for n in &self.notes {
+            out.push_str(&format!("note: {n}\n"));
+        }
+        out
+    }
+
+    /// Every statement for fleet nodes in order, as (node, statement).
+    pub fn fleet_statements(&self) -> Vec<(String, String)> {
+        self.steps
+            .iter()
+            .flat_map(|s| &s.actions)
+            .filter(|a| a.node != "directory")
+            .flat_map(|a| a.statements.iter().map(|st| (a.node.clone(), st.clone())))
+            .collect()
+    }
+}
+
+/// A new mapping in words.
+fn describe_mapping(mapping: &NewMapping) -> String {
+    match mapping {
+        NewMapping::LowerBound(k) => format!("the keys from {k} up to the next range"),
+        NewMapping::Point(p) => format!("the ring's arc ending at point {}", p.to_hex()),
+        NewMapping::Values(v) => {
+            let list: Vec<String> = v.iter().map(|k| format!("'{k}'")).collect();
+            format!("the values {}", list.join(", "))
+        }
+    }
+}
+
+/// The recording implementation: reads through read-only sessions, records every effect.
+pub struct DryRun<'a> {
+    inv: &'a Inventory,
+    dir: Directory,
+    readers: HashMap<String, Server>,
+    plan: DryRunPlan,
+    schemas: HashMap<(String, String), bool>,
+    channels: HashMap<(String, String), ChannelState>,
+    hidden: HashMap<String, HashSet<(String, String)>>,
+    read_only: HashSet<String>,
+}
+
+impl<'a> DryRun<'a> {
+    /// A dry run of `kind` for `shard` from `source` to `target`.
+    pub fn new(
+        inv: &'a Inventory,
+        dir: Directory,
+        kind: &str,
+        shard: u32,
+        source: &str,
+        target: &str,
+    ) -> DryRun<'a> {
+        DryRun {
+            inv,
+            dir,
+            readers: HashMap::new(),
+            plan: DryRunPlan {
+                kind: kind.into(),
+                shard,
+                source: source.into(),
+                target: target.into(),
+                flavors: BTreeMap::new(),
+                steps: Vec::new(),
+                notes: vec![
+                    "<op> is the operation's id and <new> a split's new shard id, known when the run starts".into(),
+                    "binary-log positions are read now; the run uses the copy's and the fence's".into(),
+                    "the copy, the catch-up, the waits and the comparison of every table run at their step; the dry run does not read the rows".into(),
+                ],
+            },
+            schemas: HashMap::new(),
+            channels: HashMap::new(),
+            hidden: HashMap::new(),
+            read_only: HashSet::new(),
+        }
+    }
+
+    /// The plan recorded so far.
+    pub fn into_plan(self) -> DryRunPlan {
+        self.plan
+    }
+
+    fn action(&mut self, effect: Option<Effect>, node: &str, what: String) {
+        let step = match self.plan.steps.last_mut() {
+            Some(s) => s,
+            None => {
+                self.plan.steps.push(PlannedStep {
+                    no: 0,
+                    step: "start".into(),
+                    actions: Vec::new(),
+                });
+                self.plan.steps.last_mut().expect("just pushed")
+            }
+        };
+        step.actions.push(PlannedAction {
+            effect: effect.map(|e| e.name().to_string()),
+            node: node.into(),
+            what: mark_runtime(&what),
+            statements: Vec::new(),
+        });
+    }
+
+    fn record(&mut self, node: &str, stmts: &[Stmt]) {
+        let needs_new = self
+            .plan
+            .steps
+            .last()
+            .and_then(|s| s.actions.last())
+            .is_none_or(|a| a.node != node);
+        if needs_new {
+            self.action(None, node, "statements".into());
+        }
+        if let Some(a) = self
+            .plan
+            .steps
+            .last_mut()
+            .and_then(|s| s.actions.last_mut())
+        {
+            a.statements
+                .extend(stmts.iter().map(|st| mark_runtime(&st.to_string())));
+        }
+    }
+}
+
+impl Effects for DryRun<'_> {
+    fn op(&self) -> u64 {
+        DRY_RUN_OP
+    }
+
+    fn is_dry_run(&self) -> bool {
+        true
+    }
+
+    fn check_lease(&self) -> Result<()> {
+        Ok(())
+    }
+
+    fn reader(&mut self, node: &str) -> Result<&mut Server> {
+        if !self.readers.contains_key(node) {
+            let mut s = Server::connect_node(self.inv, node)?;
+            s.make_read_only()?;
+            self.plan
+                .flavors
+                .insert(node.to_string(), s.flavor().to_string());
+            self.readers.insert(node.to_string(), s);
+        }
+        self.readers
+            .get_mut(node)
+            .ok_or_else(|| Error::Internal(format!("no connection to {node}")))
+    }
+
+    fn run(&mut self, node: &str, stmts: &[Stmt]) -> Result<u64> {
+        self.reader(node)?;
+        self.record(node, stmts);
+        Ok(0)
+    }
+
+    fn run_unlogged(&mut self, node: &str, stmts: &[Stmt]) -> Result<()> {
+        let mut all = vec![statements::sql_log_bin(false)];
+        all.extend(stmts.iter().cloned());
+        all.push(statements::sql_log_bin(true));
+        self.run(node, &all).map(|_| ())
+    }
+
+    fn simulate(&mut self, change: Change) {
+        match change {
+            Change::Schemas(node, schemas, exist) => {
+                for s in schemas {
+                    self.schemas.insert((node.clone(), s), exist);
+                }
+            }
+            Change::Channel(node, channel, state) => {
+                self.channels.insert((node, channel), state);
+            }
+            Change::Hidden(node, fenced, hidden) => {
+                let set = self.hidden.entry(node).or_default();
+                for (s, _, h) in fenced {
+                    if hidden {
+                        set.insert((s, h));
+                    } else {
+                        set.remove(&(s, h));
+                    }
+                }
+            }
+        }
+    }
+
+    fn schema_exists(&mut self, node: &str, schema: &Ident) -> Result<bool> {
+        if let Some(e) = self.schemas.get(&(node.to_string(), schema.to_string())) {
+            return Ok(*e);
+        }
+        self.reader(node)?.schema_exists(schema)
+    }
+
+    fn channel_state(&mut self, node: &str, channel: &Channel) -> Result<ChannelState> {
+        if let Some(s) = self.channels.get(&(node.to_string(), channel.to_string())) {
+            return Ok(*s);
+        }
+        Ok(match self.reader(node)?.channel_status(channel)? {
+            None => ChannelState::Absent,
+            Some(s) if s.sql_running => ChannelState::Running,
+            Some(_) => ChannelState::Stopped,
+        })
+    }
+
+    fn hidden_now(&mut self, node: &str, fenced: &[Fenced]) -> Result<Vec<Fenced>> {
+        match self.hidden.get(node) {
+            Some(set) => Ok(fenced
+                .iter()
+                .filter(|(s, _, h)| set.contains(&(s.clone(), h.clone())))
+                .cloned()
+                .collect()),
+            None => super::fence::hidden_now(self.reader(node)?, fenced),
+        }
+    }
+
+    fn copy(&mut self, req: CopyRequest<'_>) -> Result<CopyReport> {
+        let coordinates = self.reader(req.source)?.coordinates()?;
+        let mut tables = 0;
+        let mut rows = 0;
+        for p in req.pairs {
+            let estimates = self.reader(req.source)?.table_rows(&p.from)?;
+            tables += estimates.len();
+            rows += estimates.values().sum::<u64>();
+        }
+        self.reader(req.target)?;
+        let schemas: Vec<String> = req
+            .pairs
+            .iter()
+            .map(|p| {
+                if p.from == p.to {
+                    p.from.to_string()
+                } else {
+                    format!("{} as {}", p.from, p.to)
+                }
+            })
+            .collect();
+        let how = match req.method {
+            Method::Native => format!(
+                "native: a consistent snapshot under a momentary LOCK TABLES ... READ on the shard's tables, {} parallel readers and LOAD DATA writers",
+                req.workers
+            ),
+            Method::Dump => "dump: mariadb-dump --single-transaction piped into the client".into(),
+        };
+        let what = format!(
+            "copy {} from {} ({tables} tables, about {rows} rows), {how}; position {} (read now)",
+            schemas.join(", "),
+            req.source,
+            coordinates.position
+        );
+        let target = req.target.to_string();
+        self.action(None, &target, what);
+        self.simulate(Change::Schemas(
+            target,
+            req.pairs.iter().map(|p| p.to.to_string()).collect(),
+            true,
+        ));
+        Ok(CopyReport {
+            coordinates: Some(coordinates),
+            tables,
+            rows,
+            ..Default::default()
+        })
+    }
+
+    fn wait_for_position(
+        &mut self,
+        node: &str,
+        channel: &Channel,
+        pos: &BinlogPosition,
+        timeout: Duration,
+    ) -> Result<()> {
+        let st = self.dialect(node)?.wait_for_position(channel, pos, 2)?;
+        self.action(
+            None,
+            node,
+            format!(
+                "wait (at most {}s) until channel {channel} has applied the position read after the fence, polling:",
+                timeout.as_secs()
+            ),
+        );
+        if let Some(a) = self
+            .plan
+            .steps
+            .last_mut()
+            .and_then(|s| s.actions.last_mut())
+        {
+            a.statements
+                .push(format!("{} -- read-only", mark_runtime(&st.to_string())));
+        }
+        Ok(())
+    }
+
+    fn catch_up(
+        &mut self,
+        source: &str,
+        target: &str,
+        channel: &Channel,
+        lag_below: u64,
+        timeout: Duration,
+    ) -> Result<serde_json::Value> {
+        self.reader(source)?;
+        self.reader(target)?;
+        self.action(
+            None,
+            target,
+            format!(
+                "wait (at most {}s) until channel {channel} is within {lag_below}s of {source}",
+                timeout.as_secs()
+            ),
+        );
+        Ok(serde_json::Value::Null)
+    }
+
+    fn count_and_checksum(
+        &mut self,
+        node: &str,
+        schema: &Ident,
+        table: &Ident,
+    ) -> Result<Option<(u64, Option<u64>)>> {
+        let stmts = [
+            statements::count_rows(schema, table),
+            statements::checksum_table(schema, table),
+        ];
+        self.action(None, node, format!("compare {schema}.{table} (read-only):"));
+        if let Some(a) = self
+            .plan
+            .steps
+            .last_mut()
+            .and_then(|s| s.actions.last_mut())
+        {
+            a.statements.extend(
+                stmts
+                    .iter()
+                    .map(|st| format!("{} -- read-only", mark_runtime(&st.to_string()))),
+            );
+        }
+        Ok(None)
+    }
+
+    fn create_objects(
+        &mut self,
+        node: &str,
+        pair: &SchemaPair,
+        objects: &copy::objects::SchemaObjects,
+    ) -> Result<()> {
+        let stmts = copy::objects::after_data_statements(pair, objects);
+        self.run(node, &stmts).map(|_| ())
+    }
+
+    fn prune(&mut self, shards: &[u32]) -> Result<serde_json::Value> {
+        let list: Vec<String> = shards.iter().map(|s| s.to_string()).collect();
+        self.action(
+            None,
+            "directory",
+            format!(
+                "prune shards {}: each deletes, in keyset chunks, the rows it no longer owns (`shardctl prune --shard N --dry-run` shows them after the flip)",
+                list.join(" and ")
+            ),
+        );
+        Ok(serde_json::Value::Null)
+    }
+
+    fn step_started(&mut self, step_no: u32, name: &str) -> Result<()> {
+        self.plan.steps.push(PlannedStep {
+            no: step_no + 1,
+            step: name.into(),
+            actions: Vec::new(),
+        });
+        Ok(())
+    }
+
+    fn step_done(&mut self, _step_no: u32, _outputs: &serde_json::Value) -> Result<()> {
+        Ok(())
+    }
+
+    fn step_failed(&mut self, _step_no: u32, _error: &str) -> Result<()> {
+        Ok(())
+    }
+
+    fn set_step_outputs(&mut self, _step_no: u32, _outputs: &serde_json::Value) -> Result<()> {
+        Ok(())
+    }
+
+    fn intent(
+        &mut self,
+        _step_no: u32,
+        effect: Effect,
+        node: &str,
+        detail: &serde_json::Value,
+    ) -> Result<u32> {
+        let what = format!("{} {}", effect.name(), detail);
+        self.action(Some(effect), node, what);
+        Ok(0)
+    }
+
+    fn finished(
+        &mut self,
+        _seq: u32,
+        _state: EffectState,
+        _outputs: &serde_json::Value,
+    ) -> Result<()> {
+        Ok(())
+    }
+
+    fn set_shard_state(&mut self, shard: u32, state: ShardState) -> Result<()> {
+        self.action(
+            None,
+            "directory",
+            format!(
+                "shard {shard} state {} (directory version + 1)",
+                state.as_sql()
+            ),
+        );
+        Ok(())
+    }
+
+    fn flip(&mut self, flip: &Flip) -> Result<u64> {
+        let what = match flip {
+            Flip::Move { shard, from, to } => format!(
+                "flip: shard {shard} moves from {from} to {to}, only if this operation verified the target and still holds its lease (one transaction, directory version + 1)"
+            ),
+            Flip::Split {
+                old_shard,
+                new_shard,
+                mapping,
+                ..
+            } => format!(
+                "flip: shard {new_shard} takes {} from shard {old_shard} and comes online (one transaction, directory version + 1)",
+                describe_mapping(mapping)
+            ),
+        };
+        self.action(None, "directory", what);
+        Ok(0)
+    }
+
+    fn shard_location(&mut self, shard: u32) -> Result<Option<(String, String)>> {
+        if shard == DRY_RUN_NEW_SHARD {
+            return Ok(None);
+        }
+        self.dir.shard_location(shard)
+    }
+
+    fn read_only_join(&mut self, node: &str, currently: bool) -> Result<bool> {
+        self.action(
+            None,
+            "directory",
+            format!("register this operation as a holder of {node}'s read-only fence"),
+        );
+        self.read_only.insert(node.to_string());
+        Ok(currently)
+    }
+
+    fn read_only_held(&mut self, node: &str) -> Result<bool> {
+        Ok(self.read_only.contains(node))
+    }
+
+    fn read_only_leave(&mut self, node: &str, make_writable: &[Stmt]) -> Result<()> {
+        self.action(
+            None,
+            "directory",
+            format!("leave {node}'s read-only fence; when no other operation holds it and {node} was writable before:"),
+        );
+        self.record(node, make_writable);
+        self.read_only.remove(node);
+        Ok(())
+    }
+}

@@ -1,0 +1,332 @@
+//! The dry run follows the live run: for a move (shard fence with the native copy, read-only
+//! fence with the dump copy) and a split (onto another node, onto its own node), every
+//! statement the live run sends to a fleet node for its own effects — captured at the
+//! connection layer (`SHARDCTL_CAPTURE`) — is exactly the list the dry run printed just
+//! before, in order, once the values only known at run time (the operation id, the copy's
+//! binary-log position, a split's new shard id) are marked the same way on both sides.
+//! Reads, the bulk copy's own sessions and pruning's sessions are not effects of the
+//! procedure's own connections and are left out on both sides. The rendered dry runs are
+//! golden files (tests/snapshots/dry_run__*.snap).
+
+mod common;
+
+use common::{connect, exec, shardctl};
+use shardctl::server::{Captured, Purpose};
+use std::sync::OnceLock;
+
+fn fleet() -> &'static shardctl::sandbox::Sandbox {
+    static SB: OnceLock<shardctl::sandbox::Sandbox> = OnceLock::new();
+    SB.get_or_init(|| {
+        let sb = shardctl::sandbox::SandboxBuilder::for_tests(3)
+            .unwrap()
+            .start()
+            .unwrap();
+        let mut n1 = connect(&sb, "node1");
+        exec(
+            &mut n1,
+            &[
+                "CREATE DATABASE app",
+                "CREATE TABLE app.t (id INT PRIMARY KEY, v VARCHAR(40))",
+                "CREATE TABLE app.u (id INT PRIMARY KEY, t_id INT NOT NULL, KEY (t_id), \
+                 FOREIGN KEY (t_id) REFERENCES app.t (id))",
+                "USE app",
+                "CREATE VIEW tv AS SELECT id, v FROM t",
+                "CREATE TRIGGER t_upper BEFORE INSERT ON t FOR EACH ROW SET NEW.v = UPPER(NEW.v)",
+            ],
+        );
+        common::range_directory(
+            &sb.inventory_path(),
+            &["node1", "node2", "node3"],
+            &[("app.t", "id"), ("app.u", "t_id")],
+            &[("node1", "0"), ("node2", "1000000")],
+        );
+        exec(
+            &mut n1,
+            &[
+                "INSERT INTO app_1.t SELECT seq, MD5(seq) FROM app_1.seq_1_to_3000",
+                "INSERT INTO app_1.u SELECT seq, seq FROM app_1.seq_1_to_3000",
+            ],
+        );
+        let mut n2 = connect(&sb, "node2");
+        exec(
+            &mut n2,
+            &[
+                "INSERT INTO app_2.t SELECT seq, MD5(seq) FROM app_2.seq_1000000_to_1002000",
+                "INSERT INTO app_2.u SELECT seq, seq FROM app_2.seq_1000000_to_1002000",
+            ],
+        );
+        sb
+    })
+}
+
+fn cli(args: &[&str]) -> assert_cmd::Command {
+    let mut c = shardctl();
+    c.arg("--config").arg(fleet().inventory_path()).args(args);
+    c
+}
+
+/// Replaces the digits that follow every `prefix` with `mark`.
+fn mark_digits(text: &str, prefix: &str, mark: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find(prefix) {
+        out.push_str(&rest[..i + prefix.len()]);
+        rest = &rest[i + prefix.len()..];
+        let digits = rest.chars().take_while(char::is_ascii_digit).count();
+        if digits > 0 {
+            out.push_str(mark);
+            rest = &rest[digits..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Replaces what follows every `prefix` up to the next `end` with `mark`.
+fn mark_until(text: &str, prefix: &str, end: char, mark: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find(prefix) {
+        out.push_str(&rest[..i + prefix.len()]);
+        rest = &rest[i + prefix.len()..];
+        let n = rest.find(end).unwrap_or(rest.len());
+        out.push_str(mark);
+        rest = &rest[n..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The marks both sides share: operation ids and binary-log positions.
+fn normalize(sql: &str) -> String {
+    let s = sql
+        .split("  -- bind:")
+        .next()
+        .unwrap_or(sql)
+        .trim()
+        .to_string();
+    let s = s.replace("<op>", "");
+    let s = mark_digits(&s, "shardctl_op", "");
+    let s = mark_digits(&s, "MASTER_LOG_POS = ", "<pos>");
+    mark_until(&s, "MASTER_LOG_FILE = '", '\'', "<file>")
+}
+
+/// The dry run's statements for fleet nodes, without its read-only queries.
+fn dry_statements(plan: &serde_json::Value) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for step in plan["steps"].as_array().unwrap() {
+        for a in step["actions"].as_array().unwrap() {
+            let node = a["node"].as_str().unwrap();
+            if node == "directory" {
+                continue;
+            }
+            for st in a["statements"].as_array().unwrap() {
+                let st = st.as_str().unwrap();
+                if st.ends_with("-- read-only") {
+                    continue;
+                }
+                out.push((node.to_string(), normalize(st)));
+            }
+        }
+    }
+    out
+}
+
+/// What the live run sent for its own effects, from the capture file.
+fn live_statements(file: &std::path::Path, new_shard: Option<u32>) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(file).unwrap();
+    text.lines()
+        .map(|l| serde_json::from_str::<Captured>(l).unwrap())
+        .filter(|c| c.purpose == Purpose::Ops)
+        .filter(|c| {
+            let head = c.sql.trim_start().to_ascii_uppercase();
+            !(head.starts_with("SELECT")
+                || head.starts_with("SHOW")
+                || head.starts_with("CHECKSUM"))
+        })
+        .map(|c| {
+            let mut sql = c.sql.clone();
+            if let Some(id) = new_shard {
+                sql = sql
+                    .replace(&format!("app_{id}`"), "app_<new>`")
+                    .replace(&format!("app\\_{id}."), "app\\_<new>.")
+                    .replace(&format!("app_{id}."), "app_<new>.")
+                    .replace(&format!("app_{id}'"), "app_<new>'")
+                    .replace(&format!("app_{id}-"), "app_<new>-");
+            }
+            (c.node, normalize(&sql))
+        })
+        .collect()
+}
+
+/// Normalises a rendered dry run for a golden file: ports, positions, versions and row
+/// estimates differ between machines and runs.
+fn golden(text: &str) -> String {
+    let (head, rest) = text.split_once('\n').unwrap_or((text, ""));
+    let head = mark_until(head, "(dry run: read-only; ", ')', "<flavors>");
+    let s = mark_digits(rest, "MASTER_PORT = ", "<port>");
+    let s = mark_digits(&s, "MASTER_LOG_POS = ", "<pos>");
+    let s = mark_digits(&s, "\"pos\":", "<pos>");
+    let s = mark_digits(&s, "mysql-bin.000001', ", "<pos>");
+    let s = mark_digits(&s, "position mysql-bin.000001:", "<pos>");
+    let s = mark_digits(&s, "about ", "<n>");
+    format!("{head}\n{s}")
+}
+
+fn shard_node(shard: u32) -> String {
+    let inv = common::inventory(fleet());
+    shardctl::directory::Directory::open(&inv)
+        .unwrap()
+        .load()
+        .unwrap()
+        .shard(shard)
+        .unwrap()
+        .node
+        .clone()
+}
+
+/// Runs the dry run of `args`, then the real command with the capture on, and compares.
+fn dry_equals_live(name: &str, args: &[&str], split: bool) {
+    let mut dry_args = args.to_vec();
+    dry_args.push("--dry-run");
+    let out = cli(&dry_args).output().unwrap();
+    assert!(out.status.success(), "{name}: {out:?}");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    insta::assert_snapshot!(name, golden(&text));
+    let mut json_args = vec!["--output", "json"];
+    json_args.extend_from_slice(&dry_args);
+    let out = cli(&json_args).output().unwrap();
+    assert!(out.status.success(), "{name}: {out:?}");
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let dry = dry_statements(&plan);
+
+    let dir = tempfile::tempdir().unwrap();
+    let capture = dir.path().join("capture.jsonl");
+    let out = cli(args)
+        .env("SHARDCTL_CAPTURE", &capture)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{name}: {out:?}");
+    let new_shard = split.then(|| {
+        let inv = common::inventory(fleet());
+        let mut d = shardctl::directory::Directory::open(&inv).unwrap();
+        let op = d
+            .operations(None)
+            .unwrap()
+            .into_iter()
+            .find(|o| o.kind == shardctl::directory::journal::OpKind::Split)
+            .unwrap();
+        serde_json::from_value::<shardctl::ops::split::SplitPlan>(op.params["split"].clone())
+            .unwrap()
+            .new_shard
+    });
+    let live = live_statements(&capture, new_shard);
+    assert!(!live.is_empty(), "{name}: nothing captured");
+    if dry != live {
+        let show = |v: &[(String, String)]| {
+            v.iter()
+                .map(|(n, s)| format!("  [{n}] {s}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        panic!(
+            "{name}: the dry run and the live run differ\n--- dry run ({})\n{}\n--- live run ({})\n{}",
+            dry.len(),
+            show(&dry),
+            live.len(),
+            show(&live)
+        );
+    }
+    println!("{name}: {} statements, identical", live.len());
+}
+
+#[test]
+fn dry_runs_print_exactly_what_the_live_runs_send() {
+    fleet();
+    // A move with the shard fence and the native copy.
+    assert_eq!(shard_node(1), "node1");
+    dry_equals_live(
+        "move_shard_fence_native",
+        &[
+            "move", "--shard", "1", "--to", "node3", "--fence", "shard", "--method", "native",
+        ],
+        false,
+    );
+    assert_eq!(shard_node(1), "node3");
+    // A move with the read-only fence and the dump copy.
+    dry_equals_live(
+        "move_read_only_fence_dump",
+        &[
+            "move",
+            "--shard",
+            "1",
+            "--to",
+            "node2",
+            "--fence",
+            "read-only",
+            "--method",
+            "dump",
+        ],
+        false,
+    );
+    assert_eq!(shard_node(1), "node2");
+    // A split onto another node.
+    dry_equals_live(
+        "split_onto_another_node",
+        &["split", "--shard", "1", "--to", "node1", "--at", "1500"],
+        true,
+    );
+    // A split onto the shard's own node.
+    dry_equals_live(
+        "split_onto_its_own_node",
+        &["split", "--shard", "2", "--to", "node2", "--at", "1001000"],
+        true,
+    );
+}
+
+#[test]
+fn a_dry_run_changes_nothing_and_check_refuses_what_the_run_would() {
+    fleet();
+    let inv = common::inventory(fleet());
+    let version = shardctl::directory::Directory::open(&inv)
+        .unwrap()
+        .version()
+        .unwrap();
+    let ops = shardctl::directory::Directory::open(&inv)
+        .unwrap()
+        .operations(None)
+        .unwrap()
+        .len();
+    let to = if shard_node(2) == "node3" {
+        "node1"
+    } else {
+        "node3"
+    };
+    cli(&["move", "--shard", "2", "--to", to, "--dry-run"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("flip: shard 2"));
+    cli(&["move", "--shard", "2", "--to", to, "--check"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("preflight passed"));
+    let mut d = shardctl::directory::Directory::open(&inv).unwrap();
+    assert_eq!(d.version().unwrap(), version, "the directory is unchanged");
+    assert_eq!(d.operations(None).unwrap().len(), ops, "nothing journaled");
+    // The target already holds the shard's schema: the check refuses, as the run would.
+    let mut t = connect(fleet(), to);
+    exec(&mut t, &["CREATE DATABASE app_2"]);
+    cli(&["move", "--shard", "2", "--to", to, "--check"])
+        .assert()
+        .code(5)
+        .stderr(predicates::str::contains("already has a schema app_2"));
+    exec(&mut t, &["DROP DATABASE app_2"]);
+    // The offline mode still connects nowhere.
+    let out = shardctl()
+        .args(["--config"])
+        .arg(fleet().inventory_path())
+        .args(["move", "--shard", "2", "--to", to, "--dry-run", "--offline"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+}
