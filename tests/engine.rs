@@ -134,12 +134,17 @@ fn assert_clean_and_consistent(context: &str) {
 /// Starts `shardctl move` in the background with a fault, and returns once the fault
 /// point has been reached (its line on stderr).
 fn move_paused_at(point: &str, fence: &str) -> std::process::Child {
+    move_paused_for(point, fence, 60)
+}
+
+/// Like [`move_paused_at`], the pause ending by itself after `secs`.
+fn move_paused_for(point: &str, fence: &str, secs: u64) -> std::process::Child {
     let to = other(&node_of_shard());
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
         .arg("--config")
         .arg(fleet().inventory_path())
         .args(["move", "--shard", "1", "--to", to, "--fence", fence])
-        .env("SHARDCTL_FAULT", format!("pause=60@{point}"))
+        .env("SHARDCTL_FAULT", format!("pause={secs}@{point}"))
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -448,4 +453,130 @@ fn the_lease_is_in_the_journal() {
         .iter()
         .all(|e| e.state == shardctl::directory::journal::EffectState::Done));
     assert_clean_and_consistent("after a plain move");
+}
+
+/// Waits until `pred` holds, at most `secs` seconds.
+fn wait_for(secs: u64, what: &str, mut pred: impl FnMut() -> bool) {
+    let until = Instant::now() + Duration::from_secs(secs);
+    while !pred() {
+        assert!(Instant::now() < until, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_read_only_fence_that_went_away_is_never_flipped_on() {
+    fleet();
+    let _s = serial();
+    let source = node_of_shard();
+    let to = other(&source);
+    let child = move_paused_for("after:lock", "read-only", 3);
+    let op = last_op();
+    // The fence goes away behind shardctl's back (a restart resets read_only the same way),
+    // and a client writes to the source.
+    let mut s = connect(fleet(), &source);
+    exec(&mut s, &["SET GLOBAL read_only = OFF"]);
+    exec(
+        &mut s,
+        &["INSERT INTO app_1.t VALUES (999001, 'written while the fence was down')"],
+    );
+    // The owner goes on when its pause ends: verification or the flip's fence check
+    // refuses.
+    let out = child.wait_with_output().unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    assert_eq!(node_of_shard(), source, "no flip on a fence that went away");
+    // Resume catches up (carrying the write), fences again, verifies and flips.
+    cli(&["resume", &op.to_string()]).assert().success();
+    assert_eq!(node_of_shard(), to);
+    let mut t = connect(fleet(), to);
+    assert_eq!(
+        count(&mut t, "SELECT COUNT(*) FROM app_1.t WHERE id = 999001"),
+        1,
+        "the write made while the fence was down reached the target"
+    );
+    exec(&mut t, &["DELETE FROM app_1.t WHERE id = 999001"]);
+    assert_clean_and_consistent("after a fence that went away");
+}
+
+#[test]
+fn the_flip_is_refused_when_the_fence_no_longer_stands() {
+    fleet();
+    let _s = serial();
+    let source = node_of_shard();
+    let child = move_paused_for("after:verify", "read-only", 3);
+    let op = last_op();
+    let mut s = connect(fleet(), &source);
+    exec(&mut s, &["SET GLOBAL read_only = OFF"]);
+    exec(
+        &mut s,
+        &["INSERT INTO app_1.t VALUES (999002, 'after the verification')"],
+    );
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(REFUSED), "{out:?}");
+    let error = dir().operation(op).unwrap().error.unwrap_or_default();
+    assert!(error.contains("no longer read-only"), "{error}");
+    assert_eq!(node_of_shard(), source);
+    // What was verified no longer holds: the hand flip is refused too.
+    cli(&["flip", "--shard", "1", "--to", other(&source)])
+        .assert()
+        .code(REFUSED);
+    assert_eq!(node_of_shard(), source);
+    cli(&["abort", &op.to_string()]).assert().success();
+    exec(&mut s, &["DELETE FROM app_1.t WHERE id = 999002"]);
+    assert_clean_and_consistent("after a refused flip");
+}
+
+#[test]
+fn a_fence_statement_left_running_by_a_dead_owner_is_ended_by_the_next_one() {
+    fleet();
+    let _s = serial();
+    let source = node_of_shard();
+    let to = other(&source);
+    // A long transaction holds the shard's table: the fence's RENAME waits for it.
+    let mut blocker = connect(fleet(), &source);
+    exec(
+        &mut blocker,
+        &["START TRANSACTION", "SELECT COUNT(*) FROM app_1.t"],
+    );
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
+        .arg("--config")
+        .arg(fleet().inventory_path())
+        .args(["move", "--shard", "1", "--to", to])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut watch = connect(fleet(), &source);
+    wait_for(60, "the fence's RENAME to wait", || {
+        count(
+            &mut watch,
+            "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'RENAME TABLE%'",
+        ) > 0
+    });
+    // The owner dies while its RENAME waits on the server.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let op = last_op();
+    cli(&["abort", &op.to_string()])
+        .assert()
+        .success()
+        .stderr(predicates::str::contains(
+            "left running by an earlier owner",
+        ));
+    assert_eq!(
+        count(
+            &mut watch,
+            "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'RENAME TABLE%'",
+        ),
+        0,
+        "the dead owner's RENAME was ended before the rollback went on"
+    );
+    // The application's transaction ends: the orphaned RENAME must not run now.
+    exec(&mut blocker, &["COMMIT"]);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(
+        hidden_tables(&source),
+        0,
+        "the dead owner's RENAME ran after the abort"
+    );
+    assert_clean_and_consistent("after a dead owner's statement");
 }

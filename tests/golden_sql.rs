@@ -147,6 +147,20 @@ fn render_common() -> String {
         sql::allow_backslash_escapes().to_string(),
     );
     line("connect: version", sql::server_version().to_string());
+    line(
+        "dry run: read-only session",
+        sql::session_read_only().to_string(),
+    );
+    line("fence: server start", sql::server_started_at().to_string());
+    line("owner: session id", sql::connection_id().to_string());
+    line(
+        "owner: session alive",
+        sql::session_exists(4711).to_string(),
+    );
+    line(
+        "owner: end a dead owner's session",
+        sql::kill_connection(4711).to_string(),
+    );
 
     // prune
     let column = id("emp_no");

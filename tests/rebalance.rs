@@ -146,6 +146,52 @@ fn a_plan_spreads_the_shards_and_apply_runs_two_moves_at_once() {
         .code(3)
         .stderr(predicate::str::contains("unknown node"));
 
+    // The dry run shows each move's procedure on these servers and changes nothing.
+    let out = cli(&[
+        "--output",
+        "json",
+        "rebalance",
+        "apply",
+        plan.to_str().unwrap(),
+        "--dry-run",
+    ])
+    .success()
+    .get_output()
+    .stdout
+    .clone();
+    let dry: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(dry.as_array().unwrap().len(), 4, "{dry}");
+    assert!(dry[0]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s["step"] == "flip"));
+    cli(&["rebalance", "apply", plan.to_str().unwrap(), "--dry-run"])
+        .success()
+        .stdout(predicate::str::contains("4 moves; nothing was changed"));
+    // A move whose `from` is not where the shard lives is refused.
+    let first_from = yaml
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("from: "))
+        .unwrap()
+        .to_string();
+    let elsewhere = ["node1", "node2", "node3"]
+        .into_iter()
+        .find(|n| *n != first_from)
+        .unwrap();
+    let wrong = write_file(
+        dir.path(),
+        "wrong-from.yaml",
+        &yaml.replacen(
+            &format!("from: {first_from}"),
+            &format!("from: {elsewhere}"),
+            1,
+        ),
+    );
+    cli(&["rebalance", "apply", wrong.to_str().unwrap(), "--dry-run"])
+        .code(5)
+        .stderr(predicate::str::contains("but it lives on"));
+
     let out = cli(&[
         "--output",
         "json",

@@ -189,6 +189,11 @@ fn playbook(args: &MoveArgs) -> Result<Playbook> {
 
 pub fn run_move(ctx: &Context, args: MoveArgs) -> Result<()> {
     let pb = playbook(&args)?;
+    if pb.is_split() {
+        return Err(Error::Usage(
+            "that playbook is a split's (it prunes): use it with `shardctl split`".into(),
+        ));
+    }
     let inv = ctx.inventory()?;
     if args.dry_run && args.offline {
         let plan = crate::ops::plan::move_plan(&inv, args.shard, &args.to, &pb)?;
@@ -614,6 +619,11 @@ pub fn split(ctx: &Context, args: SplitArgs) -> Result<()> {
             }
         }
     }
+    if !pb.is_split() {
+        return Err(Error::Usage(
+            "that playbook is a move's (it drops the source): a split's playbook prunes both shards".into(),
+        ));
+    }
     let at = match (&args.at, &args.point, &args.values) {
         (Some(a), None, None) if a == "median" => SplitAt::Median,
         (Some(a), None, None) => SplitAt::Key(a.clone()),
@@ -700,6 +710,9 @@ pub enum RebalanceCommand {
         /// default limits) and apply that instead of refusing.
         #[arg(long)]
         replan: bool,
+        /// Print each move's dry run (read-only, every effect recorded) instead of moving.
+        #[arg(long, conflicts_with = "replan")]
+        dry_run: bool,
     },
 }
 
@@ -790,8 +803,22 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
             parallel,
             per_node,
             replan,
+            dry_run,
         } => {
             let mut file = crate::rebalance::load_plan(&inv, &plan)?;
+            if dry_run {
+                let plans = crate::rebalance::dry_run(&inv, &file)?;
+                match ctx.format {
+                    Format::Json => output::print_json(&plans),
+                    Format::Table => {
+                        for p in &plans {
+                            crate::out!("{}", p.render());
+                        }
+                        crate::outln!("{} moves; nothing was changed", plans.len());
+                    }
+                }
+                return Ok(());
+            }
             if replan && Directory::open(&inv)?.version()? != file.directory_version {
                 let limits = crate::rebalance::planner::Limits {
                     threshold: 0.05,

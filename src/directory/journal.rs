@@ -219,16 +219,58 @@ fn host_name() -> String {
         .unwrap_or_else(|_| "localhost".into())
 }
 
-/// This process as an owner: `host:pid`.
-pub fn owner_id() -> String {
-    format!("{}:{}", host_name(), std::process::id())
+/// This process's PID namespace (`pid:[inode]`): two processes with the same host name
+/// but different namespaces (containers) cannot see each other's pids.
+fn pid_namespace() -> String {
+    std::fs::read_link("/proc/self/ns/pid")
+        .map(|p| p.display().to_string())
+        .unwrap_or_default()
+        .trim_start_matches("pid:[")
+        .trim_end_matches(']')
+        .to_string()
 }
 
-/// True when process `pid` exists on this host.
-fn process_exists(pid: i32) -> bool {
-    // SAFETY: signal 0 only checks that the process exists and may be signalled.
-    let r = unsafe { libc::kill(pid, 0) };
-    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+/// When process `pid` started, in clock ticks since boot (field 22 of its stat), so a
+/// reused pid is told apart from the owner.
+fn process_start(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = stat.rsplit_once(')')?.1;
+    after.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// This process as an owner: `host:pid@pidns.start`, where the part after `@` tells a
+/// reused pid or another namespace apart.
+pub fn owner_id() -> String {
+    let pid = std::process::id();
+    format!(
+        "{}:{pid}@{}.{}",
+        host_name(),
+        pid_namespace(),
+        process_start(pid).unwrap_or(0)
+    )
+}
+
+/// Whether the owner `id` is certainly gone: it ran on this host, in this PID namespace,
+/// and its process no longer exists (or the pid now belongs to a later process). None
+/// when this host cannot tell (another host or namespace).
+fn owner_gone(id: &str) -> Option<String> {
+    let (host, rest) = id.split_once(':')?;
+    if host != host_name() {
+        return None;
+    }
+    let (pid, tag) = rest.split_once('@')?;
+    let (ns, start) = tag.split_once('.')?;
+    if ns.is_empty() || ns != pid_namespace() {
+        return None;
+    }
+    let pid: u32 = pid.parse().ok()?;
+    match process_start(pid) {
+        None => Some(format!("process {pid} no longer exists")),
+        Some(now) if start.parse::<u64>().ok() != Some(now) => {
+            Some(format!("process {pid} is now another program"))
+        }
+        Some(_) => None,
+    }
 }
 
 impl OperationRecord {
@@ -242,17 +284,8 @@ impl OperationRecord {
             return Owner::Released;
         }
         let age = self.heartbeat_age_secs.unwrap_or(u64::MAX);
-        if let Some((host, pid)) = owner.rsplit_once(':') {
-            if host == host_name() {
-                if let Ok(pid) = pid.parse::<i32>() {
-                    if !process_exists(pid) {
-                        return Owner::Dead {
-                            owner,
-                            why: format!("process {pid} no longer exists"),
-                        };
-                    }
-                }
-            }
+        if let Some(why) = owner_gone(&owner) {
+            return Owner::Dead { owner, why };
         }
         if age >= STALE_OWNER_SECS {
             return Owner::Dead {
@@ -634,7 +667,7 @@ impl Directory {
         let st = self.jt("operation_steps");
         self.leased(lease, |d| {
             d.server().exec(&Stmt::with(
-                format!("UPDATE {st} SET state = 'pending', finished_at = NULL WHERE op_id = ? AND step_no >= ?"),
+                format!("UPDATE {st} SET state = 'pending', outputs = NULL, finished_at = NULL WHERE op_id = ? AND step_no >= ?"),
                 vec![lease.op.into(), from_step.into()],
             ))
         })
@@ -721,12 +754,13 @@ impl Directory {
 
     /// Registers operation `lease.op` as a holder of the read-only fence on `node`, and
     /// returns whether the server was read-only before the first holder raised it
-    /// (`currently_read_only` is the server's setting now, used when nobody holds it).
+    /// (`currently_read_only` reads the server's setting while the node's registry rows
+    /// are locked, when nobody holds it yet).
     pub fn read_only_fence_join(
         &mut self,
         lease: &Lease,
         node: &str,
-        currently_read_only: bool,
+        mut currently_read_only: impl FnMut() -> Result<bool>,
     ) -> Result<bool> {
         let rof = self.jt("read_only_fences");
         self.leased(lease, |d| {
@@ -742,10 +776,10 @@ impl Directory {
             if let Some((_, was)) = holders.iter().find(|(op, _)| *op == lease.op) {
                 return Ok(*was != 0);
             }
-            let was = holders
-                .first()
-                .map(|(_, w)| *w != 0)
-                .unwrap_or(currently_read_only);
+            let was = match holders.first() {
+                Some((_, w)) => *w != 0,
+                None => currently_read_only()?,
+            };
             d.server().exec(&Stmt::with(
                 format!("INSERT INTO {rof} (node, op_id, was_read_only) VALUES (?, ?, ?)"),
                 vec![node.into(), lease.op.into(), u8::from(was).into()],
@@ -922,10 +956,17 @@ impl Directory {
                     }
                 }
             }
-            d.server().exec(&Stmt::with(
-                format!("UPDATE {locations} SET state = 'online', version = ? WHERE shard_id = ?"),
+            let changed = d.server().exec_affected(&Stmt::with(
+                format!("UPDATE {locations} SET state = 'online', version = ? WHERE shard_id = ? AND state = 'offline'"),
                 vec![version.into(), new_shard.into()],
             ))?;
+            if changed != 1 {
+                // Rolled back with the mapping: keys must never map to a shard without a
+                // location.
+                return Err(Error::Refused(format!(
+                    "split of shard {old_shard}: the new shard {new_shard} has no offline location to bring online"
+                )));
+            }
             Ok(version)
         })
     }

@@ -95,19 +95,26 @@ impl Router {
 
     /// Asks the directory for its version now and reloads if it changed. Returns true
     /// when it reloaded.
+    /// A broken directory connection is reopened; the check time only moves on success, so
+    /// [`Router::unchecked_for`] tells how stale the routes may be.
     pub fn refresh(&mut self) -> Result<bool> {
-        self.checked = Instant::now();
         let Some(dir) = self.directory.as_mut() else {
             return Ok(false);
         };
-        if dir.version()? == self.snapshot.version {
+        if dir.retrying(|d| d.version())? == self.snapshot.version {
+            self.checked = Instant::now();
             return Ok(false);
         }
-        let snapshot = dir.load()?;
+        let snapshot = dir.retrying(|d| d.load())?;
         let directory = self.directory.take();
         *self = Router::from_snapshot(snapshot);
         self.directory = directory;
         Ok(true)
+    }
+
+    /// How long since the directory's version was last confirmed.
+    pub fn unchecked_for(&self) -> Duration {
+        self.checked.elapsed()
     }
 
     /// Refreshes when the last check is older than the check interval.

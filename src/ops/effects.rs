@@ -90,6 +90,8 @@ pub enum Change {
     Channel(String, String, ChannelState),
     /// Tables hidden (true) or shown again (false) on a node.
     Hidden(String, Vec<Fenced>, bool),
+    /// A node's read-only flag.
+    ReadOnly(String, bool),
 }
 
 /// Everything a procedure does to the fleet and the directory. See the module's doc.
@@ -116,6 +118,10 @@ pub trait Effects {
     fn channel_state(&mut self, node: &str, channel: &Channel) -> Result<ChannelState>;
     /// The entries of `fenced` hidden on `node` now.
     fn hidden_now(&mut self, node: &str, fenced: &[Fenced]) -> Result<Vec<Fenced>>;
+    /// Whether `node` is read-only now.
+    fn read_only_now(&mut self, node: &str) -> Result<bool>;
+    /// Marks the steps from `from_step` on pending again: their results no longer hold.
+    fn steps_pending(&mut self, from_step: u32) -> Result<()>;
 
     /// Copies schemas between nodes; the coordinates the copy matches.
     fn copy(&mut self, req: CopyRequest<'_>) -> Result<CopyReport>;
@@ -179,8 +185,9 @@ pub trait Effects {
     fn flip(&mut self, flip: &Flip) -> Result<u64>;
     /// Where the directory places a shard now, and its state.
     fn shard_location(&mut self, shard: u32) -> Result<Option<(String, String)>>;
-    /// Joins the holders of `node`'s read-only fence; whether it was read-only before.
-    fn read_only_join(&mut self, node: &str, currently: bool) -> Result<bool>;
+    /// Joins the holders of `node`'s read-only fence; whether it was read-only before (read
+    /// from the server while the registry is locked, when nobody holds it yet).
+    fn read_only_join(&mut self, node: &str) -> Result<bool>;
     /// Whether this operation holds `node`'s read-only fence.
     fn read_only_held(&mut self, node: &str) -> Result<bool>;
     /// Leaves `node`'s read-only fence, sending `make_writable` when it was the last
@@ -202,6 +209,14 @@ pub trait Effects {
     /// The node's binary-log coordinates now.
     fn coordinates(&mut self, node: &str) -> Result<Coordinates> {
         self.reader(node)?.coordinates()
+    }
+
+    /// When the node's server started (Unix time).
+    fn server_started_at(&mut self, node: &str) -> Result<i64> {
+        Ok(self
+            .reader(node)?
+            .first::<i64>(&statements::server_started_at())?
+            .unwrap_or(0))
     }
 
     /// Creates `channel` on `node` pointing at `spec` (removing an older one first).
@@ -364,6 +379,7 @@ pub trait Effects {
     fn set_read_only(&mut self, node: &str, on: bool, timeout_secs: u64) -> Result<()> {
         let stmts = self.dialect(node)?.set_read_only_within(on, timeout_secs);
         self.run(node, &stmts)?;
+        self.simulate(Change::ReadOnly(node.into(), on));
         Ok(())
     }
 
@@ -410,6 +426,9 @@ pub struct Live<'a> {
     /// What the heartbeat learned.
     pub flags: Arc<OwnerFlags>,
     conns: HashMap<String, Server>,
+    /// Each connection's session id and its server's start time, journaled with every
+    /// intent so a later owner can end a statement this process left running.
+    sessions: HashMap<String, (u64, i64)>,
     /// The operation a split's prunes belong to.
     parent_op: u64,
 }
@@ -423,8 +442,55 @@ impl<'a> Live<'a> {
             lease,
             flags: Default::default(),
             conns: HashMap::new(),
+            sessions: HashMap::new(),
             parent_op: lease.op,
         }
+    }
+
+    /// Ends the sessions through which earlier owners of this operation started effects
+    /// that never finished: such a statement (a RENAME waiting for a lock, a SET GLOBAL)
+    /// could otherwise complete later, behind this owner's back. A session is only ended
+    /// on the server that wrote it down (same start time), so a reused id is never hit.
+    pub fn end_orphaned_sessions(
+        &mut self,
+        effects: &[crate::directory::journal::EffectRecord],
+    ) -> Result<()> {
+        for fx in effects {
+            if fx.state != EffectState::Intent || fx.epoch >= self.lease.epoch {
+                continue;
+            }
+            let Some(session) = fx.detail.get("session").and_then(|v| v.as_array()) else {
+                continue;
+            };
+            let (Some(id), Some(started)) = (
+                session.first().and_then(|v| v.as_u64()),
+                session.get(1).and_then(|v| v.as_i64()),
+            ) else {
+                continue;
+            };
+            if self.inv.node(&fx.node).is_err() {
+                continue;
+            }
+            let s = self.reader(&fx.node)?;
+            let now: i64 = s.first(&statements::server_started_at())?.unwrap_or(0);
+            if (now - started).abs() > 2 {
+                continue;
+            }
+            let alive: u64 = s.first(&statements::session_exists(id))?.unwrap_or(0);
+            if alive > 0 {
+                crate::output::log(
+                    0,
+                    &format!(
+                        "{}: ending session {id}, left running by an earlier owner ({} at epoch {})",
+                        fx.node, fx.effect, fx.epoch
+                    ),
+                );
+                if let Err(e) = s.exec(&statements::kill_connection(id)) {
+                    crate::output::log(0, &format!("{}: session {id}: {e}", fx.node));
+                }
+            }
+        }
+        Ok(())
     }
 
     fn spec(&self, node: &str) -> Result<ConnectSpec> {
@@ -448,7 +514,10 @@ impl Effects for Live<'_> {
     fn reader(&mut self, node: &str) -> Result<&mut Server> {
         let stale = self.conns.get(node).is_none_or(Server::is_broken);
         if stale {
-            let s = Server::connect_node(self.inv, node)?;
+            let mut s = Server::connect_node(self.inv, node)?;
+            let id: u64 = s.first(&statements::connection_id())?.unwrap_or(0);
+            let started: i64 = s.first(&statements::server_started_at())?.unwrap_or(0);
+            self.sessions.insert(node.to_string(), (id, started));
             self.conns.insert(node.to_string(), s);
         }
         self.conns
@@ -485,6 +554,14 @@ impl Effects for Live<'_> {
 
     fn hidden_now(&mut self, node: &str, fenced: &[Fenced]) -> Result<Vec<Fenced>> {
         super::fence::hidden_now(self.reader(node)?, fenced)
+    }
+
+    fn read_only_now(&mut self, node: &str) -> Result<bool> {
+        Ok(self.reader(node)?.settings()?.read_only)
+    }
+
+    fn steps_pending(&mut self, from_step: u32) -> Result<()> {
+        self.dir.steps_pending(&self.lease, from_step)
     }
 
     fn copy(&mut self, req: CopyRequest<'_>) -> Result<CopyReport> {
@@ -620,8 +697,15 @@ impl Effects for Live<'_> {
         detail: &serde_json::Value,
     ) -> Result<u32> {
         self.flags.check_lease()?;
+        let mut detail = detail.clone();
+        if self.inv.node(node).is_ok() {
+            self.reader(node)?;
+            if let (Some(session), Some(obj)) = (self.sessions.get(node), detail.as_object_mut()) {
+                obj.insert("session".into(), serde_json::json!([session.0, session.1]));
+            }
+        }
         self.dir
-            .effect_intent(&self.lease, step_no, effect.name(), node, detail)
+            .effect_intent(&self.lease, step_no, effect.name(), node, &detail)
     }
 
     fn finished(
@@ -664,8 +748,11 @@ impl Effects for Live<'_> {
         self.dir.shard_location(shard)
     }
 
-    fn read_only_join(&mut self, node: &str, currently: bool) -> Result<bool> {
-        self.dir.read_only_fence_join(&self.lease, node, currently)
+    fn read_only_join(&mut self, node: &str) -> Result<bool> {
+        let lease = self.lease;
+        let mut server = Server::connect_node(self.inv, node)?;
+        self.dir
+            .read_only_fence_join(&lease, node, || Ok(server.settings()?.read_only))
     }
 
     fn read_only_held(&mut self, node: &str) -> Result<bool> {
@@ -804,6 +891,7 @@ pub struct DryRun<'a> {
     channels: HashMap<(String, String), ChannelState>,
     hidden: HashMap<String, HashSet<(String, String)>>,
     read_only: HashSet<String>,
+    read_only_flag: HashMap<String, bool>,
 }
 
 impl<'a> DryRun<'a> {
@@ -837,6 +925,7 @@ impl<'a> DryRun<'a> {
             channels: HashMap::new(),
             hidden: HashMap::new(),
             read_only: HashSet::new(),
+            read_only_flag: HashMap::new(),
         }
     }
 
@@ -937,6 +1026,9 @@ impl Effects for DryRun<'_> {
             Change::Channel(node, channel, state) => {
                 self.channels.insert((node, channel), state);
             }
+            Change::ReadOnly(node, on) => {
+                self.read_only_flag.insert(node, on);
+            }
             Change::Hidden(node, fenced, hidden) => {
                 let set = self.hidden.entry(node).or_default();
                 for (s, _, h) in fenced {
@@ -977,6 +1069,17 @@ impl Effects for DryRun<'_> {
                 .collect()),
             None => super::fence::hidden_now(self.reader(node)?, fenced),
         }
+    }
+
+    fn read_only_now(&mut self, node: &str) -> Result<bool> {
+        match self.read_only_flag.get(node) {
+            Some(on) => Ok(*on),
+            None => Ok(self.reader(node)?.settings()?.read_only),
+        }
+    }
+
+    fn steps_pending(&mut self, _from_step: u32) -> Result<()> {
+        Ok(())
     }
 
     fn copy(&mut self, req: CopyRequest<'_>) -> Result<CopyReport> {
@@ -1206,7 +1309,8 @@ impl Effects for DryRun<'_> {
         self.dir.shard_location(shard)
     }
 
-    fn read_only_join(&mut self, node: &str, currently: bool) -> Result<bool> {
+    fn read_only_join(&mut self, node: &str) -> Result<bool> {
+        let currently = self.reader(node)?.settings()?.read_only;
         self.action(
             None,
             "directory",

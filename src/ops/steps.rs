@@ -226,12 +226,19 @@ pub fn lock(
     })?;
     dir.step_started(&lease, 0)?;
     let mut src = Server::connect_node(inv, &shard.node)?;
+    // What is about to be raised is journaled first, so `unlock` finds it whatever
+    // happens next.
+    dir.step_done(&lease, 0, &serde_json::json!({"fence": fence}))?;
     let raised = (|| -> Result<serde_json::Value> {
         match fence {
             Fence::ReadOnly => {
-                let now = src.settings()?.read_only;
-                let was = dir.read_only_fence_join(&lease, &shard.node, now)?;
-                src.set_read_only(true)?;
+                let mut probe = Server::connect_node(inv, &shard.node)?;
+                let was = dir.read_only_fence_join(&lease, &shard.node, || {
+                    Ok(probe.settings()?.read_only)
+                })?;
+                for st in src.dialect().set_read_only_within(true, timeout_secs) {
+                    src.exec(&st)?;
+                }
                 Ok(serde_json::json!({"fence": fence, "was_read_only": was}))
             }
             Fence::Shard => {
@@ -249,6 +256,12 @@ pub fn lock(
     let mut outputs = match raised {
         Ok(o) => o,
         Err(e) => {
+            if fence == Fence::ReadOnly {
+                let writable = src.dialect().set_read_only(false);
+                let _ = dir.read_only_fence_leave(&lease, &shard.node, || {
+                    writable.iter().try_for_each(|st| src.exec(st))
+                });
+            }
             let _ = dir.step_failed(&lease, 0, &e.to_string());
             let _ = dir.release_operation(&lease, OpState::Aborted, Some(&e.to_string()));
             return Err(e);
@@ -282,17 +295,31 @@ pub fn unlock(inv: &Inventory, shard_id: u32) -> Result<u64> {
         .map(|s| s.outputs.clone())
         .unwrap_or_default();
     let node = rec.source.clone().unwrap_or_default();
+    inv.node(&node)?;
     let mut src = Server::connect_node(inv, &node)?;
-    match outputs["fence"].as_str() {
-        Some("read-only") => {
-            dir.read_only_fence_leave(&lease, &node, || src.set_read_only(false))?;
+    let fence: Fence = serde_json::from_value(rec.params["fence"].clone()).map_err(|e| {
+        Error::Internal(format!(
+            "operation {}: unreadable fence in the journal: {e}",
+            op.id
+        ))
+    })?;
+    match fence {
+        Fence::ReadOnly => {
+            let writable = src.dialect().set_read_only(false);
+            dir.read_only_fence_leave(&lease, &node, || {
+                writable.iter().try_for_each(|st| src.exec(st))
+            })?;
         }
-        Some("shard") => {
+        Fence::Shard => {
             let fenced: Vec<crate::ops::fence::Fenced> =
                 serde_json::from_value(outputs["fenced_tables"].clone()).unwrap_or_default();
+            for (schema, table, hidden) in &fenced {
+                Ident::new("schema", schema)?;
+                Ident::new("table", table)?;
+                Ident::new("table", hidden)?;
+            }
             crate::ops::fence::lower(&mut src, &fenced)?;
         }
-        _ => {}
     }
     dir.set_shard_state_leased(&lease, shard_id, ShardState::Online)?;
     dir.release_operation(&lease, OpState::Done, None)?;

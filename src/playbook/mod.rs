@@ -200,6 +200,11 @@ impl Playbook {
         Self::parse(&path.display().to_string(), &text)
     }
 
+    /// True for a split's playbook (it prunes both shards), false for a move's.
+    pub fn is_split(&self) -> bool {
+        self.steps.iter().any(|s| matches!(s, Step::Prune(_)))
+    }
+
     /// The default split playbook.
     pub fn default_split() -> Playbook {
         Self::parse("playbooks/split.yaml", SPLIT_PLAYBOOK).expect("the embedded playbook is valid")
@@ -272,6 +277,27 @@ impl Playbook {
         if pos("unlock").unwrap() < flip {
             return bad("unlock must come after flip");
         }
+        // The guarantees: a move's old copy never takes writes again; a split's old shard
+        // rejects the keys it gave away until routers have seen the new mapping, and both
+        // halves delete what they no longer own.
+        match (pos("drop-source"), pos("prune")) {
+            (Some(_), Some(_)) => {
+                return bad("a playbook either drops the source (a move) or prunes both shards (a split), not both")
+            }
+            (None, None) => {
+                return bad("a move needs a drop-source step (the old copy must not stay writable); a split needs a prune step")
+            }
+            (None, Some(_)) => {
+                let grace = self.steps.iter().find_map(|s| match s {
+                    Step::Unlock(u) => Some(u.grace_secs),
+                    _ => None,
+                });
+                if grace == Some(0) {
+                    return bad("a split's unlock needs grace_secs of at least 1: routers must see the new mapping before the old shard takes writes again");
+                }
+            }
+            (Some(_), None) => {}
+        }
         if let Some(p) = pos("prune") {
             if p < pos("unlock").unwrap() {
                 return bad("prune must come after unlock");
@@ -310,6 +336,33 @@ mod tests {
         let text = MOVE_PLAYBOOK.replace("  - step: flip", "  - step: flip\n    force: true");
         let err = Playbook::parse("pb.yaml", &text).unwrap_err().to_string();
         assert!(err.contains("force"), "{err}");
+    }
+
+    #[test]
+    fn playbooks_that_drop_a_guarantee_are_refused() {
+        let no_drop: String = MOVE_PLAYBOOK
+            .lines()
+            .filter(|l| !l.contains("step: drop-source") && !l.contains("keep: false"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let err = Playbook::parse("pb.yaml", &no_drop)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("needs a drop-source"), "{err}");
+        let no_grace = SPLIT_PLAYBOOK.replace("grace_secs: 2", "grace_secs: 0");
+        assert_ne!(no_grace, SPLIT_PLAYBOOK);
+        let err = Playbook::parse("pb.yaml", &no_grace)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("grace_secs of at least 1"), "{err}");
+        let both = SPLIT_PLAYBOOK.replace(
+            "  - step: unlock",
+            "  - step: drop-source\n  - step: unlock",
+        );
+        let err = Playbook::parse("pb.yaml", &both).unwrap_err().to_string();
+        assert!(err.contains("not both"), "{err}");
+        assert!(Playbook::default_split().is_split());
+        assert!(!Playbook::default_move().is_split());
     }
 
     #[test]

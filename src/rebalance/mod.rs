@@ -252,6 +252,62 @@ pub struct Applied {
 
 /// Runs a plan's moves, at most `parallel` at once and at most `per_node` involving any
 /// one node. Refuses a plan made from an older directory version.
+/// Refuses a plan that does not fit the directory: a move whose `from` is not where the
+/// shard lives, a shard moved twice, a move onto the shard's own node.
+fn check_against(snap: &crate::directory::Snapshot, file: &PlanFile) -> Result<()> {
+    let mut seen = std::collections::HashSet::new();
+    for m in &file.moves {
+        let at = &snap.shard(m.shard)?.node;
+        if at != &m.from {
+            return Err(Error::Refused(format!(
+                "the plan moves shard {} from {}, but it lives on {at}",
+                m.shard, m.from
+            )));
+        }
+        if m.from == m.to {
+            return Err(Error::Refused(format!(
+                "the plan moves shard {} onto its own node {}",
+                m.shard, m.to
+            )));
+        }
+        if !seen.insert(m.shard) {
+            return Err(Error::Refused(format!(
+                "the plan moves shard {} more than once",
+                m.shard
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The dry run of a plan: each move's own dry run (the real procedure, read-only, every
+/// effect recorded), in the plan's order. Refused as `apply` would refuse: a plan made
+/// from another directory version, a move whose `from` is not where the shard lives.
+pub fn dry_run(inv: &Inventory, file: &PlanFile) -> Result<Vec<crate::ops::effects::DryRunPlan>> {
+    let mut dir = Directory::open(inv)?;
+    let now = dir.version()?;
+    if now != file.directory_version {
+        return Err(Error::Refused(format!(
+            "the plan was made from directory version {}, the directory is at {now}: plan again",
+            file.directory_version
+        )));
+    }
+    let snap = dir.load()?;
+    check_against(&snap, file)?;
+    let quiet = |_: &StepEvent| {};
+    let mut out = Vec::new();
+    for m in &file.moves {
+        out.push(Mover::dry_run_move(
+            inv,
+            m.shard,
+            &m.to,
+            Playbook::default_move(),
+            &quiet,
+        )?);
+    }
+    Ok(out)
+}
+
 pub fn apply(
     inv: &Inventory,
     file: &PlanFile,
@@ -265,13 +321,15 @@ pub fn apply(
             "--parallel and --per-node must be at least 1".into(),
         ));
     }
-    let now = Directory::open(inv)?.version()?;
+    let mut dir = Directory::open(inv)?;
+    let now = dir.version()?;
     if now != file.directory_version {
         return Err(Error::Refused(format!(
             "the plan was made from directory version {}, the directory is at {now}: plan again",
             file.directory_version
         )));
     }
+    check_against(&dir.load()?, file)?;
     let started = Instant::now();
     let state = Arc::new((
         Mutex::new((0usize, std::collections::HashMap::<String, usize>::new())),

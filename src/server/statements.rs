@@ -104,6 +104,32 @@ pub fn session_read_only() -> Stmt {
     Stmt::text("SET SESSION TRANSACTION READ ONLY")
 }
 
+/// When the server started, as a Unix time: a fence set with `SET GLOBAL` does not survive
+/// a restart, so the fence's checks compare this before and after.
+pub fn server_started_at() -> Stmt {
+    Stmt::text(
+        "SELECT CAST(UNIX_TIMESTAMP() - VARIABLE_VALUE AS SIGNED) FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'UPTIME'",
+    )
+}
+
+/// This session's id.
+pub fn connection_id() -> Stmt {
+    Stmt::text("SELECT CONNECTION_ID()")
+}
+
+/// Whether session `id` is still connected.
+pub fn session_exists(id: u64) -> Stmt {
+    Stmt::with(
+        "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = ?",
+        vec![Value::from(id)],
+    )
+}
+
+/// Ends session `id` (a statement of a dead owner still running on the server).
+pub fn kill_connection(id: u64) -> Stmt {
+    Stmt::text(format!("KILL CONNECTION {id}"))
+}
+
 /// `COMMIT`.
 pub fn commit() -> Stmt {
     Stmt::text("COMMIT")

@@ -80,6 +80,10 @@ pub struct MoveState {
     /// fence, as (schema, table, columns).
     #[serde(default)]
     pub local_columns: Vec<(String, String, Vec<String>)>,
+    /// When the source's server had started, read as the fence went up: a restart since
+    /// means a read-only fence silently went away.
+    #[serde(default)]
+    pub fenced_server_started_at: Option<i64>,
 }
 
 /// An event for progress displays and `--output json`.
@@ -539,8 +543,16 @@ impl<'a> Mover<'a, Live<'a>> {
         )?;
         let new_shard = p.split.as_ref().map(|s| s.new_shard).unwrap_or(0);
         Self::begin(inv, dir, p, on_event).inspect_err(|_| {
+            // Only a location no operation refers to is removed: once the operation is
+            // journaled, resume or abort owns it.
             if let Ok(mut d) = Directory::open(inv) {
-                let _ = d.delete_offline_shard(new_shard);
+                let referenced = d.operations(None).map(|ops| {
+                    ops.iter()
+                        .any(|o| o.params["split"]["new_shard"].as_u64() == Some(new_shard.into()))
+                });
+                if matches!(referenced, Ok(false)) {
+                    let _ = d.delete_offline_shard(new_shard);
+                }
             }
         })
     }
@@ -601,7 +613,9 @@ impl<'a> Mover<'a, Live<'a>> {
             );
         }
         let rec = dir.operation(op_id)?;
-        Self::from_record(inv, dir, lease, &rec, on_event)
+        let mut m = Self::from_record(inv, dir, lease, &rec, on_event)?;
+        m.fx.end_orphaned_sessions(&rec.effects)?;
+        Ok(m)
     }
 
     fn from_record(
@@ -808,13 +822,18 @@ impl<'a, E: Effects> Mover<'a, E> {
 }
 
 impl<'a> Mover<'a, Live<'a>> {
+    /// Keeps the lease's heartbeat going (and watches for a takeover or a stop request)
+    /// until the returned guard is dropped.
+    fn heartbeat(&self) -> Result<owner::Heartbeat> {
+        owner::Heartbeat::start(self.inv, self.fx.lease, Arc::clone(&self.fx.flags))
+    }
+
     /// Runs the steps not yet done, holding the lease (heartbeat every second) until the
     /// operation ends. On failure before the flip the fence is lifted and the shard stays
     /// on the source (a timeout also removes the channel and the copy); the lease is then
     /// released so `resume` or `abort` can take it.
     pub fn run(&mut self) -> Result<MoveState> {
-        let heartbeat =
-            owner::Heartbeat::start(self.inv, self.fx.lease, Arc::clone(&self.fx.flags))?;
+        let heartbeat = self.heartbeat()?;
         let result = self.run_steps();
         let result = match result {
             Ok(()) => self

@@ -153,6 +153,25 @@ impl<E: Effects> Mover<'_, E> {
             )));
         }
         let same = self.same_node();
+        let read_only_fence = self
+            .playbook
+            .steps
+            .iter()
+            .any(|st| matches!(st, Step::Lock(l) if l.fence == Fence::ReadOnly));
+        if read_only_fence && same {
+            return Err(Error::Refused(
+                "a split onto the shard's own node copies under the shard fence; the read-only fence cannot be used there"
+                    .into(),
+            ));
+        }
+        if read_only_fence
+            && source == self.inv.file.directory.node
+            && self.fx.dialect(&source)?.flavor().has_super_read_only()
+        {
+            return Err(Error::Refused(format!(
+                "{source} holds the sharding directory: its read-only fence (super_read_only) would stop the journal too; use the shard fence"
+            )));
+        }
         if s.server_id == t.server_id && !same {
             return Err(Error::Refused(format!(
                 "{source} and {target} share server_id {}; replication between them would drop events",
@@ -285,8 +304,7 @@ impl<E: Effects> Mover<'_, E> {
                     &source,
                     serde_json::json!({"fence": fence}),
                     |m| {
-                        let now = m.fx.settings(&source)?.read_only;
-                        m.fx.read_only_join(&source, now)?;
+                        m.fx.read_only_join(&source)?;
                         m.state.fence = Some(Fence::ReadOnly);
                         m.fx.set_read_only(&source, true, timeout_secs)
                     },
@@ -316,9 +334,53 @@ impl<E: Effects> Mover<'_, E> {
                 self.state.fence = Some(Fence::Shard);
             }
         }
+        if self.state.fenced_server_started_at.is_none() {
+            self.state.fenced_server_started_at = Some(self.fx.server_started_at(&source)?);
+        }
         let fin = self.fx.coordinates(&source)?.position;
         self.state.final_position = Some(fin.clone());
         Ok(serde_json::json!({"fence": fence, "final_position": fin}))
+    }
+
+    /// Fails unless the fence raised by the lock step still stands in full: every hidden
+    /// table there (shard fence), or the source read-only and not restarted since (a
+    /// restart silently drops `SET GLOBAL read_only`).
+    pub(super) fn fence_intact(&mut self) -> Result<()> {
+        let source = self.source.clone();
+        match self.state.fence {
+            Some(Fence::Shard) => {
+                let fenced = self.state.fenced_tables.clone();
+                let hidden = self.fx.hidden_now(&source, &fenced)?;
+                if fenced.is_empty() || hidden.len() != fenced.len() {
+                    return Err(Error::Refused(format!(
+                        "the shard fence on {source} no longer stands ({} of {} tables hidden)",
+                        hidden.len(),
+                        fenced.len()
+                    )));
+                }
+            }
+            Some(Fence::ReadOnly) => {
+                if !self.fx.read_only_now(&source)? {
+                    return Err(Error::Refused(format!(
+                        "{source} is no longer read-only: the fence went down"
+                    )));
+                }
+                let now = self.fx.server_started_at(&source)?;
+                if let Some(then) = self.state.fenced_server_started_at {
+                    if (now - then).abs() > 2 {
+                        return Err(Error::Refused(format!(
+                            "{source} restarted since the fence went up"
+                        )));
+                    }
+                }
+            }
+            None => {
+                return Err(Error::Refused(format!(
+                    "no fence stands on {source}: nothing may flip"
+                )))
+            }
+        }
+        Ok(())
     }
 
     /// Lifts the fence: the read-only hold released (the server writable again if no other
@@ -338,6 +400,15 @@ impl<E: Effects> Mover<'_, E> {
                 &source,
                 serde_json::json!({"read_only": ro_held, "fenced_tables": if shard_hidden { fenced.len() } else { 0 }}),
                 |m| {
+                    // The intent's journal write waited behind any flip still in flight:
+                    // read the directory again before the old copy takes writes.
+                    if !m.state.flipped && m.directory_flipped()? {
+                        m.state.flipped = true;
+                        return Err(Error::Refused(
+                            "the flip committed after all: the fence stays up; resume goes forward"
+                                .into(),
+                        ));
+                    }
                     if shard_hidden {
                         m.fx.lower_shard_fence(&source, &fenced)?;
                     }
@@ -355,6 +426,24 @@ impl<E: Effects> Mover<'_, E> {
             }
         }
         self.state.fence = None;
+        self.state.fenced_server_started_at = None;
+        if !self.state.flipped {
+            // Whatever was established under the fence no longer holds: a later run
+            // catches up, fences and verifies again.
+            if let Some(i) = self
+                .playbook
+                .steps
+                .iter()
+                .position(|s| matches!(s, Step::Lock(_)))
+            {
+                self.fx.steps_pending(i as u32)?;
+                for d in self.done.iter_mut().skip(i) {
+                    *d = false;
+                }
+            }
+            self.state.verified = false;
+            self.state.final_position = None;
+        }
         if !self.state.flipped || self.split.is_some() {
             self.fx.set_shard_state(self.shard.id, ShardState::Online)?;
         }
@@ -423,6 +512,7 @@ impl<E: Effects> Mover<'_, E> {
                 }
             }
             for (name, at_source) in &source_tables {
+                crate::signal::check()?;
                 let a = self.fx.count_and_checksum(&source, &p.from, at_source)?;
                 let b = self.fx.count_and_checksum(&target, &p.to, name)?;
                 if let (Some(a), Some(b)) = (a, b) {
@@ -482,7 +572,11 @@ impl<E: Effects> Mover<'_, E> {
             Effect::Flip,
             &directory_node,
             serde_json::json!({"shard": self.shard.id, "to": self.target}),
-            |m| m.fx.flip(&flip),
+            |m| {
+                // Every write the target lacks would be lost: the fence must still stand.
+                m.fence_intact()?;
+                m.fx.flip(&flip)
+            },
         );
         let version = match attempt {
             Ok(v) => v,

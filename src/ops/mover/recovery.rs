@@ -111,9 +111,23 @@ impl<'a> Mover<'a, Live<'a>> {
         if self
             .fx
             .dir
-            .read_only_fence_held(self.fx.lease.op, &self.source)?
+            .read_only_fence_held(self.fx.lease.op, &source)?
         {
-            return Ok(Some(Fence::ReadOnly));
+            // Held in the registry is not enough: the server must be read-only still and
+            // not restarted since (a restart drops the setting).
+            let started = self.fx.server_started_at(&source)?;
+            let same_boot = self
+                .state
+                .fenced_server_started_at
+                .is_none_or(|then| (started - then).abs() <= 2);
+            if (self.fx.read_only_now(&source)? && same_boot) || self.state.flipped {
+                // After the flip the hold stays until the old copy is gone (unlock).
+                return Ok(Some(Fence::ReadOnly));
+            }
+            // Down in fact: leave the registry (restoring writability if this was the
+            // last holder) so the rest of recovery starts from a clean state.
+            let writable = self.fx.dialect(&source)?.set_read_only(false);
+            self.fx.read_only_leave(&source, &writable)?;
         }
         Ok(None)
     }
@@ -169,6 +183,14 @@ impl<'a> Mover<'a, Live<'a>> {
                 .filter(|_| !self.same_node())
                 .or_else(|| self.step_index(|s| matches!(s, Step::Lock(_))));
         }
+        if self.same_node() {
+            // The copy under the fence created the new schema's triggers and views: once it
+            // has started, only a fresh schema can be filled again.
+            let rec = self.fx.dir.operation(self.fx.lease.op)?;
+            if restart.is_some() || rec.last_effect(super::Effect::LocalCopy.name()).is_some() {
+                restart = backup;
+            }
+        }
         if let Some(i) = restart {
             if self.state.fence.is_some() {
                 self.lift_fence()?;
@@ -193,7 +215,10 @@ impl<'a> Mover<'a, Live<'a>> {
 
     /// Continues a claimed operation from what the servers and the directory show.
     pub fn resume(&mut self) -> Result<MoveState> {
-        if let Err(e) = self.reconcile() {
+        let heartbeat = self.heartbeat()?;
+        let reconciled = self.reconcile();
+        drop(heartbeat);
+        if let Err(e) = reconciled {
             let e = self.recover(e);
             let _ = self.fx.dir.release_operation(
                 &self.fx.lease,
@@ -286,7 +311,10 @@ fn annotate(e: Error, note: &str) -> Error {
 pub fn abort(inv: &Inventory, op_id: u64) -> Result<()> {
     let quiet = |_: &StepEvent| {};
     let mut mover = Mover::claim(inv, op_id, "abort", &quiet)?;
-    match mover.roll_back() {
+    let heartbeat = mover.heartbeat()?;
+    let rolled_back = mover.roll_back();
+    drop(heartbeat);
+    match rolled_back {
         Ok(()) => Ok(()),
         Err(e) => {
             let _ = mover.fx.dir.release_operation(
