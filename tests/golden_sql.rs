@@ -161,6 +161,10 @@ fn render_common() -> String {
         "owner: end a dead owner's session",
         sql::kill_connection(4711).to_string(),
     );
+    line(
+        "copy: end a reader's query",
+        sql::kill_query(4711).to_string(),
+    );
 
     // prune
     let column = id("emp_no");

@@ -14,7 +14,7 @@ use super::{CopyReport, SchemaPair};
 use crate::error::{Error, Result};
 use crate::ident::Ident;
 use crate::output::log;
-use crate::server::{statements, ConnectSpec, Server, Stmt};
+use crate::server::{statements, ConnectSpec, Server};
 use mysql::Value;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -215,7 +215,7 @@ pub fn copy(
     let reader_ids: Vec<u64> = readers
         .iter_mut()
         .map(|r| {
-            r.first::<u64>(&Stmt::text("SELECT CONNECTION_ID()"))
+            r.first::<u64>(&statements::connection_id())
                 .map(|id| id.unwrap_or(0))
         })
         .collect::<Result<_>>()?;
@@ -282,7 +282,7 @@ pub fn copy(
                         && last_kill.is_none_or(|t| t.elapsed() >= Duration::from_millis(500))
                     {
                         for id in reader_ids.iter().filter(|id| **id > 0) {
-                            let _ = coordinator.exec(&Stmt::text(format!("KILL QUERY {id}")));
+                            let _ = coordinator.exec(&statements::kill_query(*id));
                         }
                         last_kill = Some(Instant::now());
                     }

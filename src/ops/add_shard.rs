@@ -11,7 +11,7 @@ use crate::directory::{
 };
 use crate::error::{Error, Result};
 use crate::ident::Ident;
-use crate::server::{Server, Stmt};
+use crate::server::{statements, Server};
 use serde::Serialize;
 
 /// How the caller places the new shard in the mapping.
@@ -190,13 +190,13 @@ fn create_from_template(server: &mut Server, target: &Ident, t: &SchemaTemplate)
         to: target.clone(),
     };
     objects::create_tables(server, &pair, &t.objects)?;
-    server.exec(&Stmt::text("SET SESSION foreign_key_checks = 0"))?;
+    server.exec(&statements::foreign_key_checks(false))?;
     let mut rows = 0;
     let filled = t.global_rows.iter().try_for_each(|(table, cols, data)| {
         rows += data.len();
         server.insert_rows(target, table, cols, data)
     });
-    server.exec(&Stmt::text("SET SESSION foreign_key_checks = 1"))?;
+    server.exec(&statements::foreign_key_checks(true))?;
     filled?;
     objects::create_after_data(server, &pair, &t.objects)?;
     Ok(rows)

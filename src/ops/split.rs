@@ -8,7 +8,7 @@ use crate::directory::{
 };
 use crate::error::{Error, Result};
 use crate::ident::Ident;
-use crate::server::{Server, Stmt};
+use crate::server::{statements, Server};
 use serde::{Deserialize, Serialize};
 
 /// Where the split goes, as asked.
@@ -104,21 +104,9 @@ fn median(
             Key::Str(s) => s.as_bytes().into(),
         }
     };
-    let mut cond = format!("{} >= ?", column.quoted());
-    let mut params = vec![value(lower)];
-    if let Some(u) = upper {
-        cond.push_str(&format!(" AND {} < ?", column.quoted()));
-        params.push(value(u));
-    }
+    let cond = statements::key_range(&column, value(lower), upper.as_ref().map(value));
     let n: u64 = server
-        .first(&Stmt::with(
-            format!(
-                "SELECT COUNT(*) FROM {}.{} WHERE {cond}",
-                schema.quoted(),
-                table.quoted()
-            ),
-            params.clone(),
-        ))?
+        .first(&statements::count_where(&schema, &table, &cond))?
         .unwrap_or(0);
     if n < 2 {
         return Err(Error::Refused(format!(
@@ -126,16 +114,7 @@ fn median(
             shard.id
         )));
     }
-    let st = Stmt::with(
-        format!(
-            "SELECT CAST({c} AS CHAR) FROM {}.{} WHERE {cond} ORDER BY {c} LIMIT 1 OFFSET {}",
-            schema.quoted(),
-            table.quoted(),
-            n / 2,
-            c = column.quoted()
-        ),
-        params,
-    );
+    let st = statements::key_at_offset(&schema, &table, &column, &cond, n / 2);
     let text: String = server.first(&st)?.unwrap_or_default();
     func.key_type.parse(&text)
 }

@@ -9,7 +9,9 @@ use crate::directory::{Directory, ShardState};
 use crate::error::{Error, Result};
 use crate::ident::{Channel, Ident};
 use crate::playbook::Fence;
-use crate::server::{BinlogPosition, ConnectSpec, Filters, Server, SourceSpec, StartAt, Stmt};
+use crate::server::{
+    statements, BinlogPosition, ConnectSpec, Filters, Server, SourceSpec, StartAt,
+};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -373,7 +375,7 @@ pub fn drop_source(inv: &Inventory, shard_id: u32, node: &str) -> Result<Vec<Str
     let mut dropped = Vec::new();
     for p in &pairs {
         if s.schema_exists(&p.from)? {
-            s.exec_unlogged(&[Stmt::text(format!("DROP DATABASE {}", p.from.quoted()))])?;
+            s.exec_unlogged(&[statements::drop_schema(&p.from)])?;
             dropped.push(p.from.to_string());
         }
     }

@@ -125,6 +125,11 @@ pub fn session_exists(id: u64) -> Stmt {
     )
 }
 
+/// Ends the statement session `id` is running (a copy's reader on Ctrl-C).
+pub fn kill_query(id: u64) -> Stmt {
+    Stmt::text(format!("KILL QUERY {id}"))
+}
+
 /// Ends session `id` (a statement of a dead owner still running on the server).
 pub fn kill_connection(id: u64) -> Stmt {
     Stmt::text(format!("KILL CONNECTION {id}"))
