@@ -94,15 +94,9 @@ pub enum Change {
     ReadOnly(String, bool),
 }
 
-/// Everything a procedure does to the fleet and the directory. See the module's doc.
-pub trait Effects {
-    /// The operation's id (a placeholder in a dry run).
-    fn op(&self) -> u64;
-    /// True for the recording implementation.
-    fn is_dry_run(&self) -> bool;
-    /// Fails once this process may no longer act for the operation.
-    fn check_lease(&self) -> Result<()>;
-
+/// What acts on the fleet's servers: connections, statements, and the verbs whose
+/// statements are built here once — for a live run, a dry run and the step subcommands.
+pub trait FleetEffects {
     /// A connection for reads on `node` (a read-only session in a dry run).
     fn reader(&mut self, node: &str) -> Result<&mut Server>;
     /// Sends `stmts` to `node` (live) or records them (dry run); the rows they changed.
@@ -120,79 +114,6 @@ pub trait Effects {
     fn hidden_now(&mut self, node: &str, fenced: &[Fenced]) -> Result<Vec<Fenced>>;
     /// Whether `node` is read-only now.
     fn read_only_now(&mut self, node: &str) -> Result<bool>;
-    /// Marks the steps from `from_step` on pending again: their results no longer hold.
-    fn steps_pending(&mut self, from_step: u32) -> Result<()>;
-
-    /// Copies schemas between nodes; the coordinates the copy matches.
-    fn copy(&mut self, req: CopyRequest<'_>) -> Result<CopyReport>;
-    /// Waits until `channel` on `node` has applied up to `pos`.
-    fn wait_for_position(
-        &mut self,
-        node: &str,
-        channel: &Channel,
-        pos: &BinlogPosition,
-        timeout: Duration,
-    ) -> Result<()>;
-    /// Waits until the channel on `target` is within `lag_below` seconds of `source`.
-    fn catch_up(
-        &mut self,
-        source: &str,
-        target: &str,
-        channel: &Channel,
-        lag_below: u64,
-        timeout: Duration,
-    ) -> Result<serde_json::Value>;
-    /// Rows and checksum of one table (None in a dry run: not measured).
-    fn count_and_checksum(
-        &mut self,
-        node: &str,
-        schema: &Ident,
-        table: &Ident,
-    ) -> Result<Option<(u64, Option<u64>)>>;
-    /// Creates the views, routines, triggers and events of `objects` in `pair.to`.
-    fn create_objects(
-        &mut self,
-        node: &str,
-        pair: &SchemaPair,
-        objects: &copy::objects::SchemaObjects,
-    ) -> Result<()>;
-    /// Deletes, on each shard, the rows it no longer owns.
-    fn prune(&mut self, shards: &[u32]) -> Result<serde_json::Value>;
-
-    /// Journals a step as started.
-    fn step_started(&mut self, step_no: u32, name: &str) -> Result<()>;
-    /// Journals a step as done with the procedure's state.
-    fn step_done(&mut self, step_no: u32, outputs: &serde_json::Value) -> Result<()>;
-    /// Journals a step as failed.
-    fn step_failed(&mut self, step_no: u32, error: &str) -> Result<()>;
-    /// Journals the procedure's state without finishing the step.
-    fn set_step_outputs(&mut self, step_no: u32, outputs: &serde_json::Value) -> Result<()>;
-    /// Journals an effect about to happen; its sequence number.
-    fn intent(
-        &mut self,
-        step_no: u32,
-        effect: Effect,
-        node: &str,
-        detail: &serde_json::Value,
-    ) -> Result<u32>;
-    /// Journals how an effect ended.
-    fn finished(&mut self, seq: u32, state: EffectState, outputs: &serde_json::Value)
-        -> Result<()>;
-
-    /// Sets a shard's state in the directory.
-    fn set_shard_state(&mut self, shard: u32, state: ShardState) -> Result<()>;
-    /// Changes the directory's placement (one transaction); the new directory version.
-    fn flip(&mut self, flip: &Flip) -> Result<u64>;
-    /// Where the directory places a shard now, and its state.
-    fn shard_location(&mut self, shard: u32) -> Result<Option<(String, String)>>;
-    /// Joins the holders of `node`'s read-only fence; whether it was read-only before (read
-    /// from the server while the registry is locked, when nobody holds it yet).
-    fn read_only_join(&mut self, node: &str) -> Result<bool>;
-    /// Whether this operation holds `node`'s read-only fence.
-    fn read_only_held(&mut self, node: &str) -> Result<bool>;
-    /// Leaves `node`'s read-only fence, sending `make_writable` when it was the last
-    /// holder and the node was writable before.
-    fn read_only_leave(&mut self, node: &str, make_writable: &[Stmt]) -> Result<()>;
 
     // ---- The verbs: their statements are built here, once, for both implementations. ----
 
@@ -222,8 +143,19 @@ pub trait Effects {
     /// Creates `channel` on `node` pointing at `spec` (removing an older one first).
     fn point_channel(&mut self, node: &str, channel: &Channel, spec: &SourceSpec) -> Result<()> {
         self.reset_channel(node, channel)?;
-        let st = self.dialect(node)?.change_source(channel, spec)?;
-        self.run(node, &[st])?;
+        self.change_source(node, channel, spec)
+    }
+
+    /// Points `channel` on `node` at `spec`, stopping it first if it runs; an existing
+    /// channel keeps its filters (the step subcommand re-points a channel this way).
+    fn change_source(&mut self, node: &str, channel: &Channel, spec: &SourceSpec) -> Result<()> {
+        let d = self.dialect(node)?;
+        let mut stmts = Vec::new();
+        if self.channel_state(node, channel)? == ChannelState::Running {
+            stmts.push(d.stop_channel(channel));
+        }
+        stmts.push(d.change_source(channel, spec)?);
+        self.run(node, &stmts)?;
         self.simulate(Change::Channel(
             node.into(),
             channel.to_string(),
@@ -402,6 +334,90 @@ pub trait Effects {
     }
 }
 
+/// Everything a procedure does to the fleet and the directory. See the module's doc.
+pub trait Effects: FleetEffects {
+    /// The operation's id (a placeholder in a dry run).
+    fn op(&self) -> u64;
+    /// True for the recording implementation.
+    fn is_dry_run(&self) -> bool;
+    /// Fails once this process may no longer act for the operation.
+    fn check_lease(&self) -> Result<()>;
+
+    /// Marks the steps from `from_step` on pending again: their results no longer hold.
+    fn steps_pending(&mut self, from_step: u32) -> Result<()>;
+
+    /// Copies schemas between nodes; the coordinates the copy matches.
+    fn copy(&mut self, req: CopyRequest<'_>) -> Result<CopyReport>;
+    /// Waits until `channel` on `node` has applied up to `pos`.
+    fn wait_for_position(
+        &mut self,
+        node: &str,
+        channel: &Channel,
+        pos: &BinlogPosition,
+        timeout: Duration,
+    ) -> Result<()>;
+    /// Waits until the channel on `target` is within `lag_below` seconds of `source`.
+    fn catch_up(
+        &mut self,
+        source: &str,
+        target: &str,
+        channel: &Channel,
+        lag_below: u64,
+        timeout: Duration,
+    ) -> Result<serde_json::Value>;
+    /// Rows and checksum of one table (None in a dry run: not measured).
+    fn count_and_checksum(
+        &mut self,
+        node: &str,
+        schema: &Ident,
+        table: &Ident,
+    ) -> Result<Option<(u64, Option<u64>)>>;
+    /// Creates the views, routines, triggers and events of `objects` in `pair.to`.
+    fn create_objects(
+        &mut self,
+        node: &str,
+        pair: &SchemaPair,
+        objects: &copy::objects::SchemaObjects,
+    ) -> Result<()>;
+    /// Deletes, on each shard, the rows it no longer owns.
+    fn prune(&mut self, shards: &[u32]) -> Result<serde_json::Value>;
+
+    /// Journals a step as started.
+    fn step_started(&mut self, step_no: u32, name: &str) -> Result<()>;
+    /// Journals a step as done with the procedure's state.
+    fn step_done(&mut self, step_no: u32, outputs: &serde_json::Value) -> Result<()>;
+    /// Journals a step as failed.
+    fn step_failed(&mut self, step_no: u32, error: &str) -> Result<()>;
+    /// Journals the procedure's state without finishing the step.
+    fn set_step_outputs(&mut self, step_no: u32, outputs: &serde_json::Value) -> Result<()>;
+    /// Journals an effect about to happen; its sequence number.
+    fn intent(
+        &mut self,
+        step_no: u32,
+        effect: Effect,
+        node: &str,
+        detail: &serde_json::Value,
+    ) -> Result<u32>;
+    /// Journals how an effect ended.
+    fn finished(&mut self, seq: u32, state: EffectState, outputs: &serde_json::Value)
+        -> Result<()>;
+
+    /// Sets a shard's state in the directory.
+    fn set_shard_state(&mut self, shard: u32, state: ShardState) -> Result<()>;
+    /// Changes the directory's placement (one transaction); the new directory version.
+    fn flip(&mut self, flip: &Flip) -> Result<u64>;
+    /// Where the directory places a shard now, and its state.
+    fn shard_location(&mut self, shard: u32) -> Result<Option<(String, String)>>;
+    /// Joins the holders of `node`'s read-only fence; whether it was read-only before (read
+    /// from the server while the registry is locked, when nobody holds it yet).
+    fn read_only_join(&mut self, node: &str) -> Result<bool>;
+    /// Whether this operation holds `node`'s read-only fence.
+    fn read_only_held(&mut self, node: &str) -> Result<bool>;
+    /// Leaves `node`'s read-only fence, sending `make_writable` when it was the last
+    /// holder and the node was writable before.
+    fn read_only_leave(&mut self, node: &str, make_writable: &[Stmt]) -> Result<()>;
+}
+
 fn hidden_tables(fenced: &[Fenced]) -> Result<Vec<statements::HiddenTable>> {
     fenced
         .iter()
@@ -415,20 +431,93 @@ fn hidden_tables(fenced: &[Fenced]) -> Result<Vec<statements::HiddenTable>> {
         .collect()
 }
 
+/// Copies schemas between two nodes by the request's method.
+pub fn copy_between(inv: &Inventory, req: CopyRequest<'_>) -> Result<CopyReport> {
+    let source = ConnectSpec::for_node(inv, inv.node(req.source)?)?;
+    let target = ConnectSpec::for_node(inv, inv.node(req.target)?)?;
+    match req.method {
+        Method::Native => {
+            let opts = copy::native::NativeOptions {
+                workers: req.workers,
+                ..Default::default()
+            };
+            copy::native::copy(&source, &target, req.pairs, opts, req.progress)
+        }
+        Method::Dump => {
+            copy::dump::copy_with_progress(&source, Some(&target), None, req.pairs, req.progress)
+        }
+    }
+}
+
+/// Waits until `channel` on `target` has applied what `source` had written moments before,
+/// within `lag_below` seconds: caught up closely enough that a fence raised now is short.
+pub fn catch_up(
+    fx: &mut impl FleetEffects,
+    source: &str,
+    target: &str,
+    channel: &Channel,
+    lag_below: u64,
+    timeout: Duration,
+) -> Result<serde_json::Value> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        crate::signal::check()?;
+        let now = fx.reader(source)?.coordinates()?.position;
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(Error::Timeout(format!(
+                "the target {target} did not catch up within {}s",
+                timeout.as_secs()
+            )));
+        }
+        let started = Instant::now();
+        let t = fx.reader(target)?;
+        t.wait_for_position(channel, &now, left)?;
+        let status = t
+            .channel_status(channel)?
+            .ok_or_else(|| Error::server(target, format!("channel {channel} disappeared")))?;
+        if let Some(e) = status.last_error() {
+            return Err(Error::server(target, format!("channel {channel}: {e}")));
+        }
+        let lag = status.seconds_behind.unwrap_or(u64::MAX);
+        if lag <= lag_below && started.elapsed() <= Duration::from_secs(lag_below.max(1)) {
+            return Ok(serde_json::json!({"position": now, "lag_secs": lag}));
+        }
+    }
+}
+
+/// Connections to the fleet's nodes that send what they are told: the acting half of a
+/// live run, and all of a step subcommand run by hand.
+pub struct Fleet<'a> {
+    inv: &'a Inventory,
+    conns: HashMap<String, Server>,
+    /// Each connection's session id and its server's start time, journaled with every
+    /// intent so a later owner can end a statement this process left running.
+    sessions: HashMap<String, (u64, i64)>,
+}
+
+impl<'a> Fleet<'a> {
+    /// No connection yet; each opens on first use.
+    pub fn new(inv: &'a Inventory) -> Fleet<'a> {
+        Fleet {
+            inv,
+            conns: HashMap::new(),
+            sessions: HashMap::new(),
+        }
+    }
+}
+
 /// The live implementation: journals through the directory under the operation's lease
 /// and acts on the servers.
 pub struct Live<'a> {
     inv: &'a Inventory,
+    fleet: Fleet<'a>,
     /// The directory connection (journal and placement).
     pub dir: Directory,
     /// The lease this process holds.
     pub lease: Lease,
     /// What the heartbeat learned.
     pub flags: Arc<OwnerFlags>,
-    conns: HashMap<String, Server>,
-    /// Each connection's session id and its server's start time, journaled with every
-    /// intent so a later owner can end a statement this process left running.
-    sessions: HashMap<String, (u64, i64)>,
     /// The operation a split's prunes belong to.
     parent_op: u64,
 }
@@ -438,11 +527,10 @@ impl<'a> Live<'a> {
     pub fn new(inv: &'a Inventory, dir: Directory, lease: Lease) -> Live<'a> {
         Live {
             inv,
+            fleet: Fleet::new(inv),
             dir,
             lease,
             flags: Default::default(),
-            conns: HashMap::new(),
-            sessions: HashMap::new(),
             parent_op: lease.op,
         }
     }
@@ -492,25 +580,9 @@ impl<'a> Live<'a> {
         }
         Ok(())
     }
-
-    fn spec(&self, node: &str) -> Result<ConnectSpec> {
-        ConnectSpec::for_node(self.inv, self.inv.node(node)?)
-    }
 }
 
-impl Effects for Live<'_> {
-    fn op(&self) -> u64 {
-        self.lease.op
-    }
-
-    fn is_dry_run(&self) -> bool {
-        false
-    }
-
-    fn check_lease(&self) -> Result<()> {
-        self.flags.check_lease()
-    }
-
+impl FleetEffects for Fleet<'_> {
     fn reader(&mut self, node: &str) -> Result<&mut Server> {
         let stale = self.conns.get(node).is_none_or(Server::is_broken);
         if stale {
@@ -559,30 +631,59 @@ impl Effects for Live<'_> {
     fn read_only_now(&mut self, node: &str) -> Result<bool> {
         Ok(self.reader(node)?.settings()?.read_only)
     }
+}
+
+impl FleetEffects for Live<'_> {
+    fn reader(&mut self, node: &str) -> Result<&mut Server> {
+        self.fleet.reader(node)
+    }
+
+    fn run(&mut self, node: &str, stmts: &[Stmt]) -> Result<u64> {
+        self.fleet.run(node, stmts)
+    }
+
+    fn run_unlogged(&mut self, node: &str, stmts: &[Stmt]) -> Result<()> {
+        self.fleet.run_unlogged(node, stmts)
+    }
+
+    fn simulate(&mut self, _change: Change) {}
+
+    fn schema_exists(&mut self, node: &str, schema: &Ident) -> Result<bool> {
+        self.fleet.schema_exists(node, schema)
+    }
+
+    fn channel_state(&mut self, node: &str, channel: &Channel) -> Result<ChannelState> {
+        self.fleet.channel_state(node, channel)
+    }
+
+    fn hidden_now(&mut self, node: &str, fenced: &[Fenced]) -> Result<Vec<Fenced>> {
+        self.fleet.hidden_now(node, fenced)
+    }
+
+    fn read_only_now(&mut self, node: &str) -> Result<bool> {
+        self.fleet.read_only_now(node)
+    }
+}
+
+impl Effects for Live<'_> {
+    fn op(&self) -> u64 {
+        self.lease.op
+    }
+
+    fn is_dry_run(&self) -> bool {
+        false
+    }
+
+    fn check_lease(&self) -> Result<()> {
+        self.flags.check_lease()
+    }
 
     fn steps_pending(&mut self, from_step: u32) -> Result<()> {
         self.dir.steps_pending(&self.lease, from_step)
     }
 
     fn copy(&mut self, req: CopyRequest<'_>) -> Result<CopyReport> {
-        let source = self.spec(req.source)?;
-        let target = self.spec(req.target)?;
-        match req.method {
-            Method::Native => {
-                let opts = copy::native::NativeOptions {
-                    workers: req.workers,
-                    ..Default::default()
-                };
-                copy::native::copy(&source, &target, req.pairs, opts, req.progress)
-            }
-            Method::Dump => copy::dump::copy_with_progress(
-                &source,
-                Some(&target),
-                None,
-                req.pairs,
-                req.progress,
-            ),
-        }
+        copy_between(self.inv, req)
     }
 
     fn wait_for_position(
@@ -603,29 +704,7 @@ impl Effects for Live<'_> {
         lag_below: u64,
         timeout: Duration,
     ) -> Result<serde_json::Value> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            crate::signal::check()?;
-            let now = self.reader(source)?.coordinates()?.position;
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(Error::Timeout(format!(
-                    "the target {target} did not catch up within {}s",
-                    timeout.as_secs()
-                )));
-            }
-            let started = Instant::now();
-            let t = self.reader(target)?;
-            t.wait_for_position(channel, &now, left)?;
-            let status = t
-                .channel_status(channel)?
-                .ok_or_else(|| Error::server(target, format!("channel {channel} disappeared")))?;
-            let lag = status.seconds_behind.unwrap_or(u64::MAX);
-            // Caught up to a position read moments ago, quickly enough: the fence will be short.
-            if lag <= lag_below && started.elapsed() <= Duration::from_secs(lag_below.max(1)) {
-                return Ok(serde_json::json!({"position": now, "lag_secs": lag}));
-            }
-        }
+        catch_up(&mut self.fleet, source, target, channel, lag_below, timeout)
     }
 
     fn count_and_checksum(
@@ -700,7 +779,9 @@ impl Effects for Live<'_> {
         let mut detail = detail.clone();
         if self.inv.node(node).is_ok() {
             self.reader(node)?;
-            if let (Some(session), Some(obj)) = (self.sessions.get(node), detail.as_object_mut()) {
+            if let (Some(session), Some(obj)) =
+                (self.fleet.sessions.get(node), detail.as_object_mut())
+            {
                 obj.insert("session".into(), serde_json::json!([session.0, session.1]));
             }
         }
@@ -976,19 +1057,7 @@ impl<'a> DryRun<'a> {
     }
 }
 
-impl Effects for DryRun<'_> {
-    fn op(&self) -> u64 {
-        DRY_RUN_OP
-    }
-
-    fn is_dry_run(&self) -> bool {
-        true
-    }
-
-    fn check_lease(&self) -> Result<()> {
-        Ok(())
-    }
-
+impl FleetEffects for DryRun<'_> {
     fn reader(&mut self, node: &str) -> Result<&mut Server> {
         if !self.readers.contains_key(node) {
             let mut s = Server::connect_node(self.inv, node)?;
@@ -1076,6 +1145,20 @@ impl Effects for DryRun<'_> {
             Some(on) => Ok(*on),
             None => Ok(self.reader(node)?.settings()?.read_only),
         }
+    }
+}
+
+impl Effects for DryRun<'_> {
+    fn op(&self) -> u64 {
+        DRY_RUN_OP
+    }
+
+    fn is_dry_run(&self) -> bool {
+        true
+    }
+
+    fn check_lease(&self) -> Result<()> {
+        Ok(())
     }
 
     fn steps_pending(&mut self, _from_step: u32) -> Result<()> {

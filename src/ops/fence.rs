@@ -4,12 +4,13 @@
 //! in-flight transactions. Clients get "table doesn't exist" and look the shard up again.
 //!
 //! The mapping from table to hidden name is decided (and journaled) before the rename;
-//! whether the fence is up is then read from the server: which hidden names exist.
+//! whether the fence is up is then read from the server: which hidden names exist. The
+//! statements themselves are the fence verbs of `ops::effects::FleetEffects`.
 
 use crate::copy::SchemaPair;
 use crate::error::Result;
 use crate::ident::Ident;
-use crate::server::{statements, Server};
+use crate::server::Server;
 use std::collections::HashSet;
 
 /// A fenced table: (schema, table, hidden name).
@@ -60,39 +61,4 @@ pub fn hidden_now(src: &mut Server, fenced: &[Fenced]) -> Result<Vec<Fenced>> {
         .filter(|(s, _, h)| now.contains(&(s.clone(), h.clone())))
         .cloned()
         .collect())
-}
-
-fn hidden_tables(fenced: &[Fenced]) -> Result<Vec<statements::HiddenTable>> {
-    fenced
-        .iter()
-        .map(|(s, t, h)| {
-            Ok(statements::HiddenTable {
-                schema: Ident::new("schema", s)?,
-                table: Ident::new("table", t)?,
-                hidden: Ident::new("table", h)?,
-            })
-        })
-        .collect()
-}
-
-/// Renames every table of `fenced` to its hidden name, unless the fence is already up
-/// (`shardctl lock`; a move or split raises it through its effects).
-pub fn raise(src: &mut Server, fenced: &[Fenced], timeout_secs: u64) -> Result<()> {
-    if fenced.is_empty() || !hidden_now(src, fenced)?.is_empty() {
-        return Ok(());
-    }
-    src.exec(&statements::lock_wait_timeout(timeout_secs))?;
-    if let Some(st) = statements::rename_to_hidden(&hidden_tables(fenced)?) {
-        src.exec_unlogged(&[st])?;
-    }
-    Ok(())
-}
-
-/// Renames back every table of `fenced` that is hidden now; how many (`shardctl unlock`).
-pub fn lower(src: &mut Server, fenced: &[Fenced]) -> Result<usize> {
-    let present = hidden_now(src, fenced)?;
-    if let Some(st) = statements::rename_from_hidden(&hidden_tables(&present)?) {
-        src.exec_unlogged(&[st])?;
-    }
-    Ok(present.len())
 }

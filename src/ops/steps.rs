@@ -8,12 +8,11 @@ use crate::directory::journal::{NewOperation, OpKind, OpState};
 use crate::directory::{Directory, ShardState};
 use crate::error::{Error, Result};
 use crate::ident::{Channel, Ident};
+use crate::ops::effects::{catch_up, copy_between, ChannelState, CopyRequest, Fleet, FleetEffects};
 use crate::playbook::Fence;
-use crate::server::{
-    statements, BinlogPosition, ConnectSpec, Filters, Server, SourceSpec, StartAt,
-};
+use crate::server::{BinlogPosition, ConnectSpec, Filters, Server, SourceSpec, StartAt};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn shard_pairs(
     inv: &Inventory,
@@ -64,19 +63,17 @@ pub fn backup(
                     )));
                 }
             }
-            match method {
-                Method::Native => copy::native::copy(
-                    &source,
-                    &target,
-                    &pairs,
-                    copy::native::NativeOptions {
-                        workers,
-                        ..Default::default()
-                    },
-                    &copy::native::Progress::default(),
-                ),
-                Method::Dump => copy::dump::copy(&source, Some(&target), None, &pairs),
-            }
+            copy_between(
+                inv,
+                CopyRequest {
+                    source: &shard.node,
+                    target: node,
+                    pairs: &pairs,
+                    method,
+                    workers,
+                    progress: &copy::native::Progress::default(),
+                },
+            )
         }
         (None, Some(dir)) => {
             if method == Method::Native {
@@ -128,13 +125,10 @@ pub fn change_master(
         start,
         connect_retry_secs: 1,
     };
-    let mut t = Server::connect_node(inv, node)?;
-    if t.channel_status(channel)?.is_some() {
-        t.stop_channel(channel)?;
-    }
-    t.change_source(channel, &spec)?;
+    let mut fleet = Fleet::new(inv);
+    fleet.change_source(node, channel, &spec)?;
     if and_start {
-        t.start_channel(channel)?;
+        fleet.start_channel(node, channel)?;
     }
     Ok(())
 }
@@ -146,9 +140,14 @@ pub fn filter(
     channel: &Channel,
     filters: &Filters,
 ) -> Result<Option<String>> {
-    let mut t = Server::connect_node(inv, node)?;
-    t.set_filters(channel, filters)?;
-    let status = t.channel_status(channel)?;
+    let mut fleet = Fleet::new(inv);
+    if fleet.channel_state(node, channel)? == ChannelState::Absent {
+        return Err(Error::Usage(format!(
+            "node {node}: channel {channel} does not exist; create it (change-master) before setting filters"
+        )));
+    }
+    fleet.set_filters(node, channel, filters)?;
+    let status = fleet.reader(node)?.channel_status(channel)?;
     let mut warning = None;
     if let Some(st) = status {
         let source = inv
@@ -176,30 +175,26 @@ pub fn wait(
     lag_below: Option<u64>,
     timeout: Duration,
 ) -> Result<()> {
-    let mut t = Server::connect_node(inv, node)?;
+    let mut fleet = Fleet::new(inv);
     match (position, lag_below) {
-        (Some(p), None) => t.wait_for_position(channel, p, timeout),
+        (Some(p), None) => fleet.reader(node)?.wait_for_position(channel, p, timeout),
         (None, Some(lag)) => {
-            let deadline = Instant::now() + timeout;
-            loop {
-                crate::signal::check()?;
-                let st = t
-                    .channel_status(channel)?
-                    .ok_or_else(|| Error::Usage(format!("node {node} has no channel {channel}")))?;
-                if let Some(e) = st.last_error() {
-                    return Err(Error::server(node, format!("channel {channel}: {e}")));
-                }
-                if st.sql_running && st.seconds_behind.is_some_and(|s| s <= lag) {
-                    return Ok(());
-                }
-                if Instant::now() >= deadline {
-                    return Err(Error::Timeout(format!(
-                        "channel {channel} on {node} stayed more than {lag}s behind for {}s",
-                        timeout.as_secs()
-                    )));
-                }
-                std::thread::sleep(Duration::from_millis(200));
-            }
+            // The same catch-up as a move's: the channel's source is found by address.
+            let st = fleet
+                .reader(node)?
+                .channel_status(channel)?
+                .ok_or_else(|| Error::Usage(format!("node {node} has no channel {channel}")))?;
+            let source = inv
+                .nodes()
+                .find(|n| format!("{}:{}", n.host(), n.port()) == st.source)
+                .map(|n| n.name.to_string())
+                .ok_or_else(|| {
+                    Error::Usage(format!(
+                        "channel {channel} on {node} reads from {}, which is no node of the inventory",
+                        st.source
+                    ))
+                })?;
+            catch_up(&mut fleet, &source, node, channel, lag, timeout).map(|_| ())
         }
         _ => Err(Error::Usage("give --position or --lag-below".into())),
     }
@@ -227,7 +222,8 @@ pub fn lock(
         parent: None,
     })?;
     dir.step_started(&lease, 0)?;
-    let mut src = Server::connect_node(inv, &shard.node)?;
+    let mut fleet = Fleet::new(inv);
+    let node = shard.node.clone();
     // What is about to be raised is journaled first, so `unlock` finds it whatever
     // happens next.
     dir.step_done(&lease, 0, &serde_json::json!({"fence": fence}))?;
@@ -238,19 +234,17 @@ pub fn lock(
                 let was = dir.read_only_fence_join(&lease, &shard.node, || {
                     Ok(probe.settings()?.read_only)
                 })?;
-                for st in src.dialect().set_read_only_within(true, timeout_secs) {
-                    src.exec(&st)?;
-                }
+                fleet.set_read_only(&node, true, timeout_secs)?;
                 Ok(serde_json::json!({"fence": fence, "was_read_only": was}))
             }
             Fence::Shard => {
-                let mapping = crate::ops::fence::mapping(&mut src, &pairs, lease.op)?;
+                let mapping = crate::ops::fence::mapping(fleet.reader(&node)?, &pairs, lease.op)?;
                 dir.step_done(
                     &lease,
                     0,
                     &serde_json::json!({"fence": fence, "fenced_tables": mapping}),
                 )?;
-                crate::ops::fence::raise(&mut src, &mapping, timeout_secs)?;
+                fleet.raise_shard_fence(&node, &mapping, timeout_secs)?;
                 Ok(serde_json::json!({"fence": fence, "fenced_tables": mapping}))
             }
         }
@@ -259,9 +253,11 @@ pub fn lock(
         Ok(o) => o,
         Err(e) => {
             if fence == Fence::ReadOnly {
-                let writable = src.dialect().set_read_only(false);
-                let _ = dir.read_only_fence_leave(&lease, &shard.node, || {
-                    writable.iter().try_for_each(|st| src.exec(st))
+                let _ = fleet.dialect(&node).and_then(|d| {
+                    let writable = d.set_read_only(false);
+                    dir.read_only_fence_leave(&lease, &node, || {
+                        fleet.run(&node, &writable).map(|_| ())
+                    })
                 });
             }
             let _ = dir.step_failed(&lease, 0, &e.to_string());
@@ -269,7 +265,7 @@ pub fn lock(
             return Err(e);
         }
     };
-    let position = src.coordinates()?.position;
+    let position = fleet.coordinates(&node)?.position;
     outputs["final_position"] = serde_json::to_value(&position).unwrap_or_default();
     dir.step_done(&lease, 0, &outputs)?;
     dir.set_shard_state_leased(&lease, shard_id, ShardState::ReadOnly)?;
@@ -298,7 +294,7 @@ pub fn unlock(inv: &Inventory, shard_id: u32) -> Result<u64> {
         .unwrap_or_default();
     let node = rec.source.clone().unwrap_or_default();
     inv.node(&node)?;
-    let mut src = Server::connect_node(inv, &node)?;
+    let mut fleet = Fleet::new(inv);
     let fence: Fence = serde_json::from_value(rec.params["fence"].clone()).map_err(|e| {
         Error::Internal(format!(
             "operation {}: unreadable fence in the journal: {e}",
@@ -307,10 +303,8 @@ pub fn unlock(inv: &Inventory, shard_id: u32) -> Result<u64> {
     })?;
     match fence {
         Fence::ReadOnly => {
-            let writable = src.dialect().set_read_only(false);
-            dir.read_only_fence_leave(&lease, &node, || {
-                writable.iter().try_for_each(|st| src.exec(st))
-            })?;
+            let writable = fleet.dialect(&node)?.set_read_only(false);
+            dir.read_only_fence_leave(&lease, &node, || fleet.run(&node, &writable).map(|_| ()))?;
         }
         Fence::Shard => {
             let fenced: Vec<crate::ops::fence::Fenced> =
@@ -320,7 +314,7 @@ pub fn unlock(inv: &Inventory, shard_id: u32) -> Result<u64> {
                 Ident::new("table", table)?;
                 Ident::new("table", hidden)?;
             }
-            crate::ops::fence::lower(&mut src, &fenced)?;
+            fleet.lower_shard_fence(&node, &fenced)?;
         }
     }
     dir.set_shard_state_leased(&lease, shard_id, ShardState::Online)?;
@@ -371,13 +365,13 @@ pub fn drop_source(inv: &Inventory, shard_id: u32, node: &str) -> Result<Vec<Str
             "shard {shard_id} lives on {node}: drop-source only removes a copy the directory no longer points at"
         )));
     }
-    let mut s = Server::connect_node(inv, node)?;
-    let mut dropped = Vec::new();
+    let mut fleet = Fleet::new(inv);
+    let mut present = Vec::new();
     for p in &pairs {
-        if s.schema_exists(&p.from)? {
-            s.exec_unlogged(&[statements::drop_schema(&p.from)])?;
-            dropped.push(p.from.to_string());
+        if fleet.schema_exists(node, &p.from)? {
+            present.push(p.from.clone());
         }
     }
-    Ok(dropped)
+    fleet.drop_schemas(node, &present, false)?;
+    Ok(present.iter().map(|s| s.to_string()).collect())
 }

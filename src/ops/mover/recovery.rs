@@ -18,7 +18,7 @@ use crate::directory::journal::{OpState, Owner};
 use crate::directory::{Directory, ShardState};
 use crate::error::{Error, Result};
 use crate::ident::Ident;
-use crate::ops::effects::{ChannelState, Effects, Live};
+use crate::ops::effects::{ChannelState, Effects, FleetEffects, Live};
 use crate::playbook::{Fence, Step};
 use std::time::{Duration, Instant};
 
