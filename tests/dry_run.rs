@@ -5,8 +5,9 @@
 //! before, in order, once the values only known at run time (the operation id, the copy's
 //! binary-log position, a split's new shard id) are marked the same way on both sides.
 //! Reads, the bulk copy's own sessions and pruning's sessions are not effects of the
-//! procedure's own connections and are left out on both sides. The rendered dry runs are
-//! golden files (tests/snapshots/dry_run__*.snap).
+//! procedure's own connections and are left out on both sides. For prune, every DELETE
+//! the live prune sends is one its dry run printed (each chunk binds its own keys). The
+//! rendered dry runs are golden files (tests/snapshots/dry_run__*.snap).
 
 mod common;
 
@@ -57,6 +58,11 @@ fn fleet() -> &'static shardctl::sandbox::Sandbox {
         );
         sb
     })
+}
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 fn cli(args: &[&str]) -> assert_cmd::Command {
@@ -243,6 +249,7 @@ fn dry_equals_live(name: &str, args: &[&str], split: bool) {
 #[test]
 fn dry_runs_print_exactly_what_the_live_runs_send() {
     fleet();
+    let _s = serial();
     // A move with the shard fence and the native copy.
     assert_eq!(shard_node(1), "node1");
     dry_equals_live(
@@ -282,11 +289,86 @@ fn dry_runs_print_exactly_what_the_live_runs_send() {
         &["split", "--shard", "2", "--to", "node2", "--at", "1001000"],
         true,
     );
+    prune_dry_run_equals_live();
+}
+
+/// Prune: every DELETE the live prune sends is one its dry run printed for that table
+/// (each chunk binds its own keys), and each table with rows to delete starts with the
+/// first one.
+fn prune_dry_run_equals_live() {
+    // Shard 1 (now [0, 1500) on node2) receives rows it does not own.
+    let node = shard_node(1);
+    let mut s = connect(fleet(), &node);
+    exec(
+        &mut s,
+        &[
+            "INSERT INTO app_1.t SELECT seq, MD5(seq) FROM app_1.seq_1600_to_4600",
+            "INSERT INTO app_1.u SELECT seq, seq FROM app_1.seq_1600_to_4600",
+        ],
+    );
+    let out = cli(&["--output", "json", "prune", "--shard", "1", "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let dry: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let capture = dir.path().join("capture.jsonl");
+    cli(&["prune", "--shard", "1", "--chunk-ms", "1"])
+        .env("SHARDCTL_CAPTURE", &capture)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&capture).unwrap();
+    let sent: Vec<String> = text
+        .lines()
+        .map(|l| serde_json::from_str::<Captured>(l).unwrap())
+        .filter(|c| c.purpose == Purpose::Prune && c.sql.starts_with("DELETE"))
+        .map(|c| c.sql)
+        .collect();
+    assert!(sent.len() >= 2, "the prune sent {} deletes", sent.len());
+    for table in dry.as_array().unwrap() {
+        let name = table["table"].as_str().unwrap();
+        let statements: Vec<&str> = table["statements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        let mine: Vec<&String> = sent
+            .iter()
+            .filter(|st| {
+                st.starts_with(&format!(
+                    "DELETE FROM `{}`.`{}`",
+                    "app_1",
+                    name.rsplit('.').next().unwrap()
+                ))
+            })
+            .collect();
+        if table["rows_to_delete"].as_u64().unwrap() > 0 {
+            assert_eq!(
+                mine.first().map(|s| s.as_str()),
+                Some(statements[0]),
+                "{name}"
+            );
+        }
+        for st in &mine {
+            assert!(
+                statements.contains(&st.as_str()),
+                "{name}: the dry run did not print {st}"
+            );
+        }
+    }
+    let mut s = connect(fleet(), &node);
+    assert_eq!(
+        common::count(&mut s, "SELECT COUNT(*) FROM app_1.t WHERE id >= 1500"),
+        0
+    );
+    println!("prune: {} deletes, each printed by the dry run", sent.len());
 }
 
 #[test]
 fn a_dry_run_changes_nothing_and_check_refuses_what_the_run_would() {
     fleet();
+    let _s = serial();
     let inv = common::inventory(fleet());
     let version = shardctl::directory::Directory::open(&inv)
         .unwrap()

@@ -553,15 +553,27 @@ pub fn prune(ctx: &Context, args: PruneArgs) -> Result<()> {
         let snap = Directory::open(&inv)?.load()?;
         let shard = snap.shard(args.shard)?.clone();
         let plans = crate::prune::plan(&inv, &snap, &shard)?;
-        let rows = crate::prune::estimate(&inv, &shard, &plans)?;
+        let tables = crate::prune::dry_run(&inv, &shard, &plans)?;
         match ctx.format {
-            Format::Json => output::print_json(&rows),
+            Format::Json => output::print_json(&tables),
             Format::Table => {
                 let mut t = output::table(&["table", "rows to delete", "predicate"]);
-                for (table, pred, n) in rows {
-                    t.add_row(vec![Cell::new(table), Cell::new(n), Cell::new(pred)]);
+                for d in &tables {
+                    t.add_row(vec![
+                        Cell::new(&d.table),
+                        Cell::new(d.rows_to_delete),
+                        Cell::new(&d.predicate),
+                    ]);
                 }
                 crate::outln!("{t}");
+                crate::outln!(
+                    "statements, in keyset chunks (each chunk's key bounds bound at run time):"
+                );
+                for d in &tables {
+                    for st in &d.statements {
+                        crate::outln!("  {st}");
+                    }
+                }
             }
         }
         return Ok(());

@@ -152,19 +152,47 @@ pub fn plan(inv: &Inventory, snap: &Snapshot, shard: &Shard) -> Result<Vec<Table
     Ok(out)
 }
 
-/// For `--dry-run`: each table's predicate and how many rows it matches now.
-pub fn estimate(
-    inv: &Inventory,
-    shard: &Shard,
-    plans: &[TablePlan],
-) -> Result<Vec<(String, String, u64)>> {
+/// What `prune --dry-run` shows for one table.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TableDryRun {
+    /// `schema.table`.
+    pub table: String,
+    /// Rows the predicate matches now.
+    pub rows_to_delete: u64,
+    /// The rows a chunk deletes: those it holds that the shard no longer owns.
+    pub predicate: String,
+    /// The statements the prune sends for it, in order: the first chunk's DELETE and every
+    /// later chunk's (each chunk's key bounds are bound at run time).
+    pub statements: Vec<String>,
+}
+
+/// For `--dry-run`: each table's predicate, how many rows it matches now, and the DELETE
+/// statements the prune would send, built as the live prune builds them.
+pub fn dry_run(inv: &Inventory, shard: &Shard, plans: &[TablePlan]) -> Result<Vec<TableDryRun>> {
     let mut server = prune_connection(inv, &shard.node)?;
+    server.make_read_only()?;
     plans
         .iter()
         .map(|p| {
             let st = statements::count_where(&p.schema, &p.table, &p.predicate);
             let n = server.first::<u64>(&st)?.unwrap_or(0);
-            Ok((p.name(), p.predicate.to_string(), n))
+            let bound = vec![Value::NULL; p.pk.len()];
+            let first =
+                statements::delete_chunk(&p.schema, &p.table, &p.pk, None, &bound, &p.predicate);
+            let next = statements::delete_chunk(
+                &p.schema,
+                &p.table,
+                &p.pk,
+                Some(&bound),
+                &bound,
+                &p.predicate,
+            );
+            Ok(TableDryRun {
+                table: p.name(),
+                rows_to_delete: n,
+                predicate: p.predicate.to_string(),
+                statements: vec![first.sql, next.sql],
+            })
         })
         .collect()
 }
