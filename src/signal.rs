@@ -11,6 +11,7 @@
 
 use crate::error::{Error, Result};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How long the first signal has to be honoured before a further one exits at once.
@@ -80,15 +81,41 @@ pub fn install() {
     }
 }
 
-/// True once a signal has arrived.
-pub fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::SeqCst)
+thread_local! {
+    /// The stop flag of the operation this thread works for, if any.
+    static SCOPE: std::cell::RefCell<Option<Arc<AtomicBool>>> = const { std::cell::RefCell::new(None) };
 }
 
-/// Records an interrupt from within the process (an operator's `shardctl stop`, a lost
-/// lease), so every wait ends at its next check as on Ctrl-C.
-pub fn interrupt() {
-    INTERRUPTED.store(true, Ordering::SeqCst);
+/// True once a signal has arrived, or the operation this thread works for was asked to
+/// stop (`shardctl stop`, a lost lease).
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+        || SCOPE.with(|s| {
+            s.borrow()
+                .as_ref()
+                .is_some_and(|f| f.load(Ordering::SeqCst))
+        })
+}
+
+/// The stop flag of the operation this thread works for, to hand to the threads it starts.
+pub fn scope() -> Option<Arc<AtomicBool>> {
+    SCOPE.with(|s| s.borrow().clone())
+}
+
+/// Makes `flag` this thread's operation stop flag for the rest of its life (a worker
+/// thread started for one operation).
+pub fn enter_scope(flag: Option<Arc<AtomicBool>>) {
+    SCOPE.with(|s| s.replace(flag));
+}
+
+/// Runs `f` with `flag` as this thread's operation stop flag: setting it interrupts this
+/// thread's waits (and those of the threads it hands the flag to), not the whole process,
+/// so one operation of several in a process (`rebalance apply`) stops alone.
+pub fn with_scope<T>(flag: Option<Arc<AtomicBool>>, f: impl FnOnce() -> T) -> T {
+    let before = SCOPE.with(|s| s.replace(flag));
+    let out = f();
+    SCOPE.with(|s| s.replace(before));
+    out
 }
 
 /// Fails with [`Error::Interrupted`] once a signal has arrived.
@@ -129,6 +156,21 @@ impl Drop for ChildGroup {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_scope_interrupts_only_its_own_threads() {
+        let flag = Arc::new(AtomicBool::new(false));
+        let (inside, other) = with_scope(Some(Arc::clone(&flag)), || {
+            flag.store(true, Ordering::SeqCst);
+            let handed = scope();
+            let child = std::thread::spawn(move || with_scope(handed, interrupted));
+            (interrupted(), child.join().unwrap())
+        });
+        assert!(inside && other, "the scope's threads see the stop");
+        let bystander = std::thread::spawn(interrupted).join().unwrap();
+        assert!(!bystander, "another operation's thread does not");
+        assert!(!interrupted(), "nor does this thread outside the scope");
+    }
 
     #[test]
     fn child_groups_take_and_free_slots() {

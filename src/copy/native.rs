@@ -266,6 +266,9 @@ pub fn copy(
     let rx = Mutex::new(rx);
     let tables_done = AtomicU64::new(0);
     let readers_left = AtomicUsize::new(readers.len());
+    // The operation's stop flag reaches every worker (see `signal::with_scope`).
+    let op_scope = crate::signal::scope();
+    let op_scope = &op_scope;
     std::thread::scope(|s| {
         // The watcher: on an interrupt or a failure, stop the readers' SELECTs on the
         // server (repeatedly, in case a reader was between tables) until all have ended.
@@ -273,6 +276,7 @@ pub fn copy(
             let (failed, fail, readers_left) = (&failed, &fail, &readers_left);
             let (coordinator, reader_ids) = (&mut coordinator, &reader_ids);
             s.spawn(move || {
+                crate::signal::enter_scope(op_scope.clone());
                 let mut last_kill: Option<Instant> = None;
                 while readers_left.load(Ordering::SeqCst) > 0 {
                     if crate::signal::interrupted() {
@@ -294,37 +298,40 @@ pub fn copy(
             let rx = &rx;
             let failed = &failed;
             let fail = &fail;
-            s.spawn(move || loop {
-                let next = rx.lock().expect("queue").recv();
-                let Ok(batch) = next else { break };
-                if crate::signal::interrupted() {
-                    fail(Error::Interrupted);
-                }
-                if failed.load(Ordering::SeqCst) {
-                    // Drain the queue so no reader blocks on a full one.
-                    continue;
-                }
-                let j = &batch.job;
-                let (written, bytes) = if j.load_data {
-                    let data = tsv(&batch.rows);
-                    let bytes = data.len() as u64;
-                    let load = statements::load_data_local(&j.to_schema, &j.table, &j.columns);
-                    (w.load_data(&load, data), bytes)
-                } else {
-                    let written = w.exec(&statements::insert_values(
-                        &j.to_schema,
-                        &j.table,
-                        &j.columns,
-                        &batch.rows,
-                    ));
-                    (written, value_bytes(&batch.rows))
-                };
-                match written {
-                    Ok(()) => {
-                        progress.add(batch.rows.len() as u64, bytes);
-                        crate::fault::point("copy");
+            s.spawn(move || {
+                crate::signal::enter_scope(op_scope.clone());
+                loop {
+                    let next = rx.lock().expect("queue").recv();
+                    let Ok(batch) = next else { break };
+                    if crate::signal::interrupted() {
+                        fail(Error::Interrupted);
                     }
-                    Err(e) => fail(e),
+                    if failed.load(Ordering::SeqCst) {
+                        // Drain the queue so no reader blocks on a full one.
+                        continue;
+                    }
+                    let j = &batch.job;
+                    let (written, bytes) = if j.load_data {
+                        let data = tsv(&batch.rows);
+                        let bytes = data.len() as u64;
+                        let load = statements::load_data_local(&j.to_schema, &j.table, &j.columns);
+                        (w.load_data(&load, data), bytes)
+                    } else {
+                        let written = w.exec(&statements::insert_values(
+                            &j.to_schema,
+                            &j.table,
+                            &j.columns,
+                            &batch.rows,
+                        ));
+                        (written, value_bytes(&batch.rows))
+                    };
+                    match written {
+                        Ok(()) => {
+                            progress.add(batch.rows.len() as u64, bytes);
+                            crate::fault::point("copy");
+                        }
+                        Err(e) => fail(e),
+                    }
                 }
             });
         }
@@ -336,6 +343,7 @@ pub fn copy(
             let tables_done = &tables_done;
             let readers_left = &readers_left;
             s.spawn(move || {
+                crate::signal::enter_scope(op_scope.clone());
                 // Counted down however the reader ends, so the watcher always stops.
                 let _left = CountDown(readers_left);
                 loop {

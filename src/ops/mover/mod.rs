@@ -834,7 +834,8 @@ impl<'a> Mover<'a, Live<'a>> {
     /// released so `resume` or `abort` can take it.
     pub fn run(&mut self) -> Result<MoveState> {
         let heartbeat = self.heartbeat()?;
-        let result = self.run_steps();
+        let result =
+            crate::signal::with_scope(Some(self.fx.flags.stop_flag()), || self.run_steps());
         let result = match result {
             Ok(()) => self
                 .fx

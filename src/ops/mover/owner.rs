@@ -17,6 +17,8 @@ use std::time::{Duration, Instant};
 #[derive(Debug, Default)]
 pub struct OwnerFlags {
     lost: AtomicBool,
+    /// Set on a stop request or a lost lease: this operation's interrupt scope.
+    stop: Arc<AtomicBool>,
 }
 
 impl OwnerFlags {
@@ -35,6 +37,11 @@ impl OwnerFlags {
     /// True once the heartbeat saw the lease taken over.
     pub fn lost(&self) -> bool {
         self.lost.load(Ordering::SeqCst)
+    }
+
+    /// The operation's stop flag, to run its work in (`signal::with_scope`).
+    pub fn stop_flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.stop)
     }
 }
 
@@ -62,7 +69,7 @@ impl Heartbeat {
                     last = Instant::now();
                     match dir.retrying(|d| d.heartbeat(&lease)) {
                         Ok((true, stop_requested)) => {
-                            if stop_requested && !crate::signal::interrupted() {
+                            if stop_requested && !flags.stop.swap(true, Ordering::SeqCst) {
                                 log(
                                     0,
                                     &format!(
@@ -70,7 +77,6 @@ impl Heartbeat {
                                         lease.op
                                     ),
                                 );
-                                crate::signal::interrupt();
                             }
                         }
                         Ok((false, _)) => {
@@ -82,8 +88,9 @@ impl Heartbeat {
                                 ),
                             );
                             flags.lost.store(true, Ordering::SeqCst);
-                            // Ends the waits early; the driver sees the lost lease first.
-                            crate::signal::interrupt();
+                            // Ends this operation's waits early; the driver sees the lost
+                            // lease first.
+                            flags.stop.store(true, Ordering::SeqCst);
                             return;
                         }
                         Err(e) => log(

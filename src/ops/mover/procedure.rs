@@ -711,10 +711,9 @@ impl<E: Effects> Mover<'_, E> {
     }
 
     fn prune_both(&mut self) -> Result<serde_json::Value> {
-        let plan = self
-            .split
-            .clone()
-            .ok_or_else(|| Error::Usage("prune is a split step".into()))?;
+        let plan = self.split.clone().ok_or_else(|| {
+            Error::Internal("a prune step in a move: the playbook check lets none through".into())
+        })?;
         let directory_node = self.inv.file.directory.node.clone();
         let shards = [plan.old_shard, plan.new_shard];
         self.effect(

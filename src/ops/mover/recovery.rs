@@ -216,7 +216,8 @@ impl<'a> Mover<'a, Live<'a>> {
     /// Continues a claimed operation from what the servers and the directory show.
     pub fn resume(&mut self) -> Result<MoveState> {
         let heartbeat = self.heartbeat()?;
-        let reconciled = self.reconcile();
+        let reconciled =
+            crate::signal::with_scope(Some(self.fx.flags.stop_flag()), || self.reconcile());
         drop(heartbeat);
         if let Err(e) = reconciled {
             let e = self.recover(e);
