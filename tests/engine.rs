@@ -193,6 +193,11 @@ fn abort_and_resume_against_a_live_owner_change_nothing_and_stop_asks_it_to_stop
             .stderr(predicates::str::contains("is driven by"))
             .stderr(predicates::str::contains(format!(":{}", child.id())));
     }
+    // The check of another move of the shard reports the operation that blocks it.
+    cli(&["move", "--shard", "1", "--to", other(&source), "--check"])
+        .assert()
+        .code(REFUSED)
+        .stderr(predicates::str::contains(format!("under operation {op}")));
     let after = dir().operation(op).unwrap();
     assert_eq!(after.epoch, before.epoch, "no takeover");
     assert_eq!(after.steps, before.steps, "no step changed");
