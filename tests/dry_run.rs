@@ -30,9 +30,9 @@ fn fleet() -> &'static shardctl::sandbox::Sandbox {
                 "CREATE TABLE app.t (id INT PRIMARY KEY, v VARCHAR(40))",
                 "CREATE TABLE app.u (id INT PRIMARY KEY, t_id INT NOT NULL, KEY (t_id), \
                  FOREIGN KEY (t_id) REFERENCES app.t (id))",
-                "USE app",
-                "CREATE VIEW tv AS SELECT id, v FROM t",
-                "CREATE TRIGGER t_upper BEFORE INSERT ON t FOR EACH ROW SET NEW.v = UPPER(NEW.v)",
+                // Written with the schema's name, as servers then keep it in the text.
+                "CREATE VIEW app.tv AS SELECT id, v FROM app.t",
+                "CREATE TRIGGER app.t_upper BEFORE INSERT ON app.t FOR EACH ROW SET NEW.v = UPPER(NEW.v)",
             ],
         );
         common::range_directory(

@@ -17,12 +17,88 @@ pub struct SchemaObjects {
     pub after_data: Vec<(String, String)>,
 }
 
-/// Rewrites references to the source schema so a definition works in the target schema.
+/// Rewrites references to the source schema so a definition works in the target schema:
+/// every `` `from`. `` and every unquoted `from.` that stands as a whole identifier (servers
+/// keep a trigger's, routine's or event's text as it was written), never inside a string,
+/// a comment or another identifier. (A table alias spelled like the schema and used as
+/// `alias.column` would be rewritten too: the text alone cannot tell them apart.)
 pub fn retarget(ddl: &str, from: &Ident, to: &Ident) -> String {
     if from == to {
         return ddl.to_string();
     }
-    ddl.replace(&format!("{}.", from.quoted()), &format!("{}.", to.quoted()))
+    let (from_name, to_quoted) = (from.as_str(), to.quoted());
+    let bytes = ddl.as_bytes();
+    let mut out = String::with_capacity(ddl.len());
+    let mut i = 0;
+    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b >= 0x80;
+    while i < bytes.len() {
+        let b = bytes[i];
+        // Strings and comments are copied as they are.
+        let skip_to = match b {
+            b'\'' | b'"' => {
+                let mut j = i + 1;
+                while j < bytes.len() && bytes[j] != b {
+                    j += if bytes[j] == b'\\' { 2 } else { 1 };
+                }
+                Some((j + 1).min(bytes.len()))
+            }
+            b'#' => Some(ddl[i..].find('\n').map_or(bytes.len(), |n| i + n)),
+            b'-' if ddl[i..].starts_with("-- ") => {
+                Some(ddl[i..].find('\n').map_or(bytes.len(), |n| i + n))
+            }
+            b'/' if ddl[i..].starts_with("/*") => Some(
+                ddl[i + 2..]
+                    .find("*/")
+                    .map_or(bytes.len(), |n| i + 2 + n + 2),
+            ),
+            _ => None,
+        };
+        if let Some(j) = skip_to {
+            out.push_str(&ddl[i..j]);
+            i = j;
+            continue;
+        }
+        if b == b'`' {
+            let mut j = i + 1;
+            while j < bytes.len() {
+                if bytes[j] == b'`' {
+                    if bytes.get(j + 1) == Some(&b'`') {
+                        j += 2;
+                        continue;
+                    }
+                    break;
+                }
+                j += 1;
+            }
+            let end = (j + 1).min(bytes.len());
+            let name = ddl[i + 1..end.saturating_sub(1).max(i + 1)].replace("``", "`");
+            if name == from_name && bytes.get(end) == Some(&b'.') {
+                out.push_str(&to_quoted);
+            } else {
+                out.push_str(&ddl[i..end]);
+            }
+            i = end;
+            continue;
+        }
+        if is_ident(b) {
+            let mut j = i;
+            while j < bytes.len() && is_ident(bytes[j]) {
+                j += 1;
+            }
+            let preceded_by_dot = i > 0 && bytes[i - 1] == b'.';
+            if &ddl[i..j] == from_name && bytes.get(j) == Some(&b'.') && !preceded_by_dot {
+                out.push_str(&to_quoted);
+            } else {
+                out.push_str(&ddl[i..j]);
+            }
+            i = j;
+            continue;
+        }
+        let ch = ddl[i..].chars().next().expect("inside the text");
+        out.push(ch);
+        i += ch.len_utf8();
+    }
+    out
 }
 
 /// Reads every object of `pair.from`.
@@ -147,4 +223,46 @@ pub fn base_tables(objects: &SchemaObjects) -> Vec<TableInfo> {
             is_view: false,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(s: &str) -> Ident {
+        Ident::new("schema", s).unwrap()
+    }
+
+    #[test]
+    fn retarget_rewrites_quoted_and_bare_schema_names_only_as_whole_identifiers() {
+        let (from, to) = (id("app_1"), id("app_7"));
+        let ddl = "CREATE DEFINER=`root`@`%` TRIGGER app_1.t_upper BEFORE INSERT ON app_1.t \
+                   FOR EACH ROW BEGIN INSERT INTO `app_1`.`log` VALUES ('app_1.t', \"app_1.x\"); \
+                   SET @x = myapp_1.f() + app_10.g(); -- app_1.t\n /* app_1.y */ END";
+        let out = retarget(ddl, &from, &to);
+        assert_eq!(
+            out,
+            "CREATE DEFINER=`root`@`%` TRIGGER `app_7`.t_upper BEFORE INSERT ON `app_7`.t \
+             FOR EACH ROW BEGIN INSERT INTO `app_7`.`log` VALUES ('app_1.t', \"app_1.x\"); \
+             SET @x = myapp_1.f() + app_10.g(); -- app_1.t\n /* app_1.y */ END"
+        );
+    }
+
+    #[test]
+    fn retarget_keeps_a_column_or_table_that_shares_the_name() {
+        let (from, to) = (id("app"), id("app_2"));
+        // `x.app.col` is a column path, `app` alone is not followed by a dot.
+        let ddl = "SELECT t.app, app.t.id, `app`.`t`.`app` FROM app.t JOIN x.app AS app";
+        assert_eq!(
+            retarget(ddl, &from, &to),
+            "SELECT t.app, `app_2`.t.id, `app_2`.`t`.`app` FROM `app_2`.t JOIN x.app AS app"
+        );
+    }
+
+    #[test]
+    fn retarget_leaves_text_alone_when_the_names_are_equal_or_absent() {
+        let a = id("app_1");
+        assert_eq!(retarget("SELECT 1", &a, &id("app_2")), "SELECT 1");
+        assert_eq!(retarget("SELECT app_1.f()", &a, &a), "SELECT app_1.f()");
+    }
 }
