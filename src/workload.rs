@@ -201,7 +201,12 @@ pub fn run(
     let mut last_ack: Vec<Option<Instant>> = vec![None; streams.len()];
     let interval = Duration::from_secs_f64(1.0 / f64::from(opts.rate.max(1)));
     let mut next = Instant::now();
-    let mut seq: u64 = started.elapsed().as_nanos() as u64 ^ (u64::from(std::process::id()) << 40);
+    // Unique across runs and processes writing the same keys: the wall clock in
+    // nanoseconds, so a duplicate (1062) can only be this run's own retried write.
+    let mut seq: u64 = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
     let mut i = 0usize;
     while !stop.load(Ordering::SeqCst) && !crate::signal::interrupted() {
         let now = Instant::now();

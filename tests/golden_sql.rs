@@ -91,6 +91,17 @@ fn render(flavor: Flavor) -> String {
             .iter()
             .map(|s| format!("bounded fence off: {s}")),
     );
+    let (lower, raise) = d.super_read_only_bracket();
+    out.extend(
+        lower
+            .iter()
+            .map(|s| format!("ddl under the fence, before: {s}")),
+    );
+    out.extend(
+        raise
+            .iter()
+            .map(|s| format!("ddl under the fence, after: {s}")),
+    );
     let text = out.join("\n");
     assert!(
         !text.contains("never-shown"),

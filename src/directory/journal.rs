@@ -238,13 +238,22 @@ fn process_start(pid: u32) -> Option<u64> {
     after.split_whitespace().nth(19)?.parse().ok()
 }
 
-/// This process as an owner: `host:pid@pidns.start`, where the part after `@` tells a
-/// reused pid or another namespace apart.
+/// This boot of the kernel: processes of another boot (or another machine with the same
+/// host name) are never judged by this one's process table.
+fn boot_id() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .map(|b| b.trim().replace('-', ""))
+        .unwrap_or_default()
+}
+
+/// This process as an owner: `host:pid@boot.pidns.start`, where the part after `@` tells
+/// another boot, another namespace or a reused pid apart.
 pub fn owner_id() -> String {
     let pid = std::process::id();
     format!(
-        "{}:{pid}@{}.{}",
+        "{}:{pid}@{}.{}.{}",
         host_name(),
+        boot_id(),
         pid_namespace(),
         process_start(pid).unwrap_or(0)
     )
@@ -259,17 +268,24 @@ fn owner_gone(id: &str) -> Option<String> {
         return None;
     }
     let (pid, tag) = rest.split_once('@')?;
-    let (ns, start) = tag.split_once('.')?;
-    if ns.is_empty() || ns != pid_namespace() {
+    let mut parts = tag.split('.');
+    let (boot, ns, start) = (parts.next()?, parts.next()?, parts.next()?);
+    if boot.is_empty() || boot != boot_id() || ns.is_empty() || ns != pid_namespace() {
         return None;
     }
     let pid: u32 = pid.parse().ok()?;
+    // SAFETY: signal 0 only asks whether the process exists and may be signalled.
+    let r = unsafe { libc::kill(pid as i32, 0) };
+    if r != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH) {
+        return Some(format!("process {pid} no longer exists"));
+    }
+    // It exists (or cannot be signalled by us): gone only if its start time is readable
+    // and differs — the pid was reused.
     match process_start(pid) {
-        None => Some(format!("process {pid} no longer exists")),
         Some(now) if start.parse::<u64>().ok() != Some(now) => {
             Some(format!("process {pid} is now another program"))
         }
-        Some(_) => None,
+        _ => None,
     }
 }
 
@@ -436,7 +452,7 @@ impl Directory {
                 heartbeat_age_secs,
             } => {
                 return Err(Error::Refused(format!(
-                    "operation {op} is driven by {owner} (heartbeat {heartbeat_age_secs}s ago): it cannot be {verb}d while its owner lives; `shardctl stop {op}` asks it to stop at its next safe point"
+                    "operation {op} is driven by {owner} (heartbeat {heartbeat_age_secs}s ago): no {verb} while its owner lives; `shardctl stop {op}` asks it to stop at its next safe point"
                 )))
             }
             Owner::Dead { owner, why } => Some(format!("{owner} ({why})")),
@@ -785,6 +801,23 @@ impl Directory {
                 vec![node.into(), lease.op.into(), u8::from(was).into()],
             ))?;
             Ok(was)
+        })
+    }
+
+    /// The holders of `node`'s read-only fence: (operation, whether the node was read-only
+    /// before the first).
+    pub fn read_only_fence_holders(&mut self, node: &str) -> Result<Vec<(u64, bool)>> {
+        let rof = self.jt("read_only_fences");
+        self.retrying(|d| {
+            Ok(d.server()
+                .rows(&Stmt::with(
+                    format!("SELECT op_id, was_read_only FROM {rof} WHERE node = ? ORDER BY op_id"),
+                    vec![node.into()],
+                ))?
+                .into_iter()
+                .filter_map(|r| mysql::from_row_opt::<(u64, u8)>(r).ok())
+                .map(|(op, was)| (op, was != 0))
+                .collect())
         })
     }
 

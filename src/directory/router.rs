@@ -107,8 +107,10 @@ impl Router {
         }
         let snapshot = dir.retrying(|d| d.load())?;
         let directory = self.directory.take();
+        let every = self.check_every;
         *self = Router::from_snapshot(snapshot);
         self.directory = directory;
+        self.check_every = every;
         Ok(true)
     }
 

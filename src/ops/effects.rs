@@ -114,6 +114,9 @@ pub trait FleetEffects {
     fn hidden_now(&mut self, node: &str, fenced: &[Fenced]) -> Result<Vec<Fenced>>;
     /// Whether `node` is read-only now.
     fn read_only_now(&mut self, node: &str) -> Result<bool>;
+    /// The base tables of `schema` on `node` that clients can reach now (not hidden by a
+    /// fence), by name.
+    fn visible_tables(&mut self, node: &str, schema: &Ident) -> Result<Vec<Ident>>;
 
     // ---- The verbs: their statements are built here, once, for both implementations. ----
 
@@ -431,6 +434,19 @@ fn hidden_tables(fenced: &[Fenced]) -> Result<Vec<statements::HiddenTable>> {
         .collect()
 }
 
+/// The base tables of `schema` that are not hidden under a fence's name.
+fn visible_tables_on(server: &mut Server, schema: &Ident) -> Result<Vec<Ident>> {
+    if !server.schema_exists(schema)? {
+        return Ok(Vec::new());
+    }
+    Ok(server
+        .tables(schema)?
+        .into_iter()
+        .filter(|t| !t.is_view && !t.name.as_str().starts_with(super::fence::HIDDEN_PREFIX))
+        .map(|t| t.name)
+        .collect())
+}
+
 /// Copies schemas between two nodes by the request's method.
 pub fn copy_between(inv: &Inventory, req: CopyRequest<'_>) -> Result<CopyReport> {
     let source = ConnectSpec::for_node(inv, inv.node(req.source)?)?;
@@ -535,16 +551,19 @@ impl<'a> Live<'a> {
         }
     }
 
-    /// Ends the sessions through which earlier owners of this operation started effects
-    /// that never finished: such a statement (a RENAME waiting for a lock, a SET GLOBAL)
-    /// could otherwise complete later, behind this owner's back. A session is only ended
-    /// on the server that wrote it down (same start time), so a reused id is never hit.
+    /// Ends the sessions through which earlier owners of this operation acted: a statement
+    /// of theirs still running (a RENAME waiting for a lock, a SET GLOBAL) could otherwise
+    /// complete later, behind this owner's back. A session is only ended on the server
+    /// that wrote it down (same start time), so a reused id is never hit.
     pub fn end_orphaned_sessions(
         &mut self,
         effects: &[crate::directory::journal::EffectRecord],
     ) -> Result<()> {
+        // Every session an earlier owner acted through, whatever its effect's journal says:
+        // a statement journaled as failed (its client gave up) may still run on the server.
+        let mut seen = HashSet::new();
         for fx in effects {
-            if fx.state != EffectState::Intent || fx.epoch >= self.lease.epoch {
+            if fx.epoch >= self.lease.epoch {
                 continue;
             }
             let Some(session) = fx.detail.get("session").and_then(|v| v.as_array()) else {
@@ -556,26 +575,48 @@ impl<'a> Live<'a> {
             ) else {
                 continue;
             };
-            if self.inv.node(&fx.node).is_err() {
+            if self.inv.node(&fx.node).is_err() || !seen.insert((fx.node.clone(), id)) {
                 continue;
             }
-            let s = self.reader(&fx.node)?;
-            let now: i64 = s.first(&statements::server_started_at())?.unwrap_or(0);
-            if (now - started).abs() > 2 {
-                continue;
-            }
-            let alive: u64 = s.first(&statements::session_exists(id))?.unwrap_or(0);
-            if alive > 0 {
+            // Best effort per node: an unreachable node cannot run anything either, and
+            // must not keep recovery from the nodes that are there.
+            if let Err(e) = self.end_session(&fx.node, id, started, &fx.effect, fx.epoch) {
                 crate::output::log(
                     0,
                     &format!(
-                        "{}: ending session {id}, left running by an earlier owner ({} at epoch {})",
-                        fx.node, fx.effect, fx.epoch
+                        "{}: could not check session {id} of an earlier owner: {e}",
+                        fx.node
                     ),
                 );
-                if let Err(e) = s.exec(&statements::kill_connection(id)) {
-                    crate::output::log(0, &format!("{}: session {id}: {e}", fx.node));
-                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends session `id` on `node` if that server has not restarted since and it is there.
+    fn end_session(
+        &mut self,
+        node: &str,
+        id: u64,
+        started: i64,
+        effect: &str,
+        epoch: u64,
+    ) -> Result<()> {
+        let s = self.reader(node)?;
+        let now: i64 = s.first(&statements::server_started_at())?.unwrap_or(0);
+        if (now - started).abs() > 2 {
+            return Ok(());
+        }
+        let alive: u64 = s.first(&statements::session_exists(id))?.unwrap_or(0);
+        if alive > 0 {
+            crate::output::log(
+                0,
+                &format!(
+                    "{node}: ending session {id}, left running by an earlier owner ({effect} at epoch {epoch})"
+                ),
+            );
+            if let Err(e) = s.exec(&statements::kill_connection(id)) {
+                crate::output::log(0, &format!("{node}: session {id}: {e}"));
             }
         }
         Ok(())
@@ -619,7 +660,7 @@ impl FleetEffects for Fleet<'_> {
     fn channel_state(&mut self, node: &str, channel: &Channel) -> Result<ChannelState> {
         Ok(match self.reader(node)?.channel_status(channel)? {
             None => ChannelState::Absent,
-            Some(s) if s.sql_running || s.io_running != "No" => ChannelState::Running,
+            Some(s) if s.sql_running => ChannelState::Running,
             Some(_) => ChannelState::Stopped,
         })
     }
@@ -630,6 +671,10 @@ impl FleetEffects for Fleet<'_> {
 
     fn read_only_now(&mut self, node: &str) -> Result<bool> {
         Ok(self.reader(node)?.settings()?.read_only)
+    }
+
+    fn visible_tables(&mut self, node: &str, schema: &Ident) -> Result<Vec<Ident>> {
+        visible_tables_on(self.reader(node)?, schema)
     }
 }
 
@@ -662,6 +707,10 @@ impl FleetEffects for Live<'_> {
 
     fn read_only_now(&mut self, node: &str) -> Result<bool> {
         self.fleet.read_only_now(node)
+    }
+
+    fn visible_tables(&mut self, node: &str, schema: &Ident) -> Result<Vec<Ident>> {
+        self.fleet.visible_tables(node, schema)
     }
 }
 
@@ -973,6 +1022,10 @@ pub struct DryRun<'a> {
     hidden: HashMap<String, HashSet<(String, String)>>,
     read_only: HashSet<String>,
     read_only_flag: HashMap<String, bool>,
+    hidden_originals: HashMap<String, HashSet<(String, String)>>,
+    /// Per node: whether it was read-only before the first holder, and whether another
+    /// operation holds its read-only fence (read from the registry at the join).
+    read_only_join: HashMap<String, (bool, bool)>,
 }
 
 impl<'a> DryRun<'a> {
@@ -1007,6 +1060,8 @@ impl<'a> DryRun<'a> {
             hidden: HashMap::new(),
             read_only: HashSet::new(),
             read_only_flag: HashMap::new(),
+            hidden_originals: HashMap::new(),
+            read_only_join: HashMap::new(),
         }
     }
 
@@ -1099,12 +1154,20 @@ impl FleetEffects for DryRun<'_> {
                 self.read_only_flag.insert(node, on);
             }
             Change::Hidden(node, fenced, hidden) => {
-                let set = self.hidden.entry(node).or_default();
-                for (s, _, h) in fenced {
+                let set = self.hidden.entry(node.clone()).or_default();
+                for (s, _, h) in &fenced {
                     if hidden {
-                        set.insert((s, h));
+                        set.insert((s.clone(), h.clone()));
                     } else {
-                        set.remove(&(s, h));
+                        set.remove(&(s.clone(), h.clone()));
+                    }
+                }
+                let originals = self.hidden_originals.entry(node).or_default();
+                for (s, t, _) in fenced {
+                    if hidden {
+                        originals.insert((s, t));
+                    } else {
+                        originals.remove(&(s, t));
                     }
                 }
             }
@@ -1145,6 +1208,17 @@ impl FleetEffects for DryRun<'_> {
             Some(on) => Ok(*on),
             None => Ok(self.reader(node)?.settings()?.read_only),
         }
+    }
+
+    fn visible_tables(&mut self, node: &str, schema: &Ident) -> Result<Vec<Ident>> {
+        if let Some(false) = self.schemas.get(&(node.to_string(), schema.to_string())) {
+            return Ok(Vec::new());
+        }
+        let hidden = self.hidden_originals.get(node).cloned().unwrap_or_default();
+        Ok(visible_tables_on(self.reader(node)?, schema)?
+            .into_iter()
+            .filter(|t| !hidden.contains(&(schema.to_string(), t.to_string())))
+            .collect())
     }
 }
 
@@ -1394,6 +1468,10 @@ impl Effects for DryRun<'_> {
 
     fn read_only_join(&mut self, node: &str) -> Result<bool> {
         let currently = self.reader(node)?.settings()?.read_only;
+        let holders = self.dir.read_only_fence_holders(node)?;
+        let was = holders.first().map(|(_, w)| *w).unwrap_or(currently);
+        self.read_only_join
+            .insert(node.to_string(), (was, !holders.is_empty()));
         self.action(
             None,
             "directory",
@@ -1408,12 +1486,20 @@ impl Effects for DryRun<'_> {
     }
 
     fn read_only_leave(&mut self, node: &str, make_writable: &[Stmt]) -> Result<()> {
-        self.action(
-            None,
-            "directory",
-            format!("leave {node}'s read-only fence; when no other operation holds it and {node} was writable before:"),
-        );
-        self.record(node, make_writable);
+        let (was, others) = self
+            .read_only_join
+            .get(node)
+            .copied()
+            .unwrap_or((false, false));
+        let what = if was || others {
+            format!("leave {node}'s read-only fence; it stays read-only (another operation holds it, or it was read-only before)")
+        } else {
+            format!("leave {node}'s read-only fence, the last holder: {node} becomes writable")
+        };
+        self.action(None, "directory", what);
+        if !(was || others) {
+            self.record(node, make_writable);
+        }
         self.read_only.remove(node);
         Ok(())
     }

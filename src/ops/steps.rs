@@ -259,6 +259,15 @@ pub fn lock(
                         fleet.run(&node, &writable).map(|_| ())
                     })
                 });
+            } else if let Ok(rec) = dir.operation(lease.op) {
+                // The RENAME may have happened although its reply was lost: put the tables
+                // back, or nobody could (the operation ends aborted).
+                let fenced: Vec<crate::ops::fence::Fenced> = rec
+                    .steps
+                    .first()
+                    .and_then(|s| serde_json::from_value(s.outputs["fenced_tables"].clone()).ok())
+                    .unwrap_or_default();
+                let _ = fleet.lower_shard_fence(&node, &fenced);
             }
             let _ = dir.step_failed(&lease, 0, &e.to_string());
             let _ = dir.release_operation(&lease, OpState::Aborted, Some(&e.to_string()));
@@ -343,17 +352,7 @@ pub fn flip(inv: &Inventory, shard_id: u32, to: &str) -> Result<u64> {
             rec.target.unwrap_or_default()
         )));
     }
-    let snap = dir.load()?;
-    let node = snap
-        .nodes
-        .iter()
-        .find(|n| n.name == to)
-        .cloned()
-        .ok_or_else(|| Error::Usage(format!("node {to} is not in the directory")))?;
-    let (lease, _) = dir.claim_operation(op.id, "flip")?;
-    let r = dir.flip_shard(&lease, shard_id, rec.source.as_deref().unwrap_or(""), &node);
-    dir.release_operation(&lease, OpState::Failed, None)?;
-    r
+    crate::ops::mover::flip_by_hand(inv, op.id)
 }
 
 /// `drop-source`: removes the shard's old copy from `node` — refused while the directory

@@ -425,6 +425,21 @@ impl Dialect {
     /// read lock, which waits for running write transactions and table locks; with the
     /// bound a long transaction makes it fail (error 1205) after N seconds instead of
     /// waiting for as long as the server's default (a year).
+    /// Around DDL the fence's own account must run while the read-only fence stands (the
+    /// old copy's drop after the flip): MySQL's `super_read_only` refuses even that account,
+    /// so it is lowered to plain `read_only` (which still stops ordinary accounts) and raised
+    /// again after. Empty where the flavor has no `super_read_only`.
+    pub fn super_read_only_bracket(&self) -> (Vec<Stmt>, Vec<Stmt>) {
+        if self.flavor.has_super_read_only() {
+            (
+                vec![Stmt::text("SET GLOBAL super_read_only = OFF")],
+                vec![Stmt::text("SET GLOBAL super_read_only = ON")],
+            )
+        } else {
+            (Vec::new(), Vec::new())
+        }
+    }
+
     pub fn set_read_only_within(&self, on: bool, lock_wait_secs: u64) -> Vec<Stmt> {
         let mut out = vec![super::statements::lock_wait_timeout(lock_wait_secs)];
         out.extend(self.set_read_only(on));

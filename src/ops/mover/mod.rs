@@ -29,7 +29,7 @@ mod procedure;
 mod recovery;
 
 pub use owner::OwnerFlags;
-pub use recovery::{abort, stop, StopOutcome};
+pub use recovery::{abort, flip_by_hand, stop, StopOutcome};
 
 use crate::config::Inventory;
 use crate::copy::{self, SchemaPair};
@@ -532,17 +532,25 @@ impl<'a> Mover<'a, Live<'a>> {
                 crate::ops::plan::check_move(inv, shard_id, to)?;
             }
         }
-        let p = prepare_split(
+        let inserted = std::cell::Cell::new(None);
+        let started = prepare_split(
             inv,
             &mut dir,
             shard_id,
             to,
             at,
             playbook,
-            |d, shard, node| d.insert_offline_location(shard.func_id, node),
-        )?;
-        let new_shard = p.split.as_ref().map(|s| s.new_shard).unwrap_or(0);
-        Self::begin(inv, dir, p, on_event).inspect_err(|_| {
+            |d, shard, node| {
+                let id = d.insert_offline_location(shard.func_id, node)?;
+                inserted.set(Some(id));
+                Ok(id)
+            },
+        )
+        .and_then(|p| Self::begin(inv, dir, p, on_event));
+        let Some(new_shard) = inserted.get() else {
+            return started;
+        };
+        started.inspect_err(|_| {
             // Only a location no operation refers to is removed: once the operation is
             // journaled, resume or abort owns it.
             if let Ok(mut d) = Directory::open(inv) {

@@ -358,6 +358,16 @@ impl<E: Effects> Mover<'_, E> {
                         fenced.len()
                     )));
                 }
+                // A table created (or re-created by a client) in the shard's schemas since
+                // the fence went up takes writes the target never sees.
+                for p in self.pairs.clone() {
+                    if let Some(t) = self.fx.visible_tables(&source, &p.from)?.first() {
+                        return Err(Error::Refused(format!(
+                            "{}.{t} appeared on {source} under the shard fence: its writes would not reach the target",
+                            p.from
+                        )));
+                    }
+                }
             }
             Some(Fence::ReadOnly) => {
                 if !self.fx.read_only_now(&source)? {
@@ -409,11 +419,26 @@ impl<E: Effects> Mover<'_, E> {
                                 .into(),
                         ));
                     }
+                    if !m.state.flipped {
+                        // Before the fence comes down: nothing verified under it may be
+                        // flipped on afterwards, whatever happens next.
+                        m.forget_fenced_steps()?;
+                    }
                     if shard_hidden {
                         m.fx.lower_shard_fence(&source, &fenced)?;
                     }
                     if ro_held {
-                        let writable = m.fx.dialect(&source)?.set_read_only(false);
+                        // A server restarted since the fence went up came back read-only or
+                        // not by its own configuration: leave it as it is.
+                        let restarted = match m.state.fenced_server_started_at {
+                            Some(then) => (m.fx.server_started_at(&source)? - then).abs() > 2,
+                            None => false,
+                        };
+                        let writable = if restarted {
+                            Vec::new()
+                        } else {
+                            m.fx.dialect(&source)?.set_read_only(false)
+                        };
                         m.fx.read_only_leave(&source, &writable)?;
                     }
                     Ok(())
@@ -428,25 +453,31 @@ impl<E: Effects> Mover<'_, E> {
         self.state.fence = None;
         self.state.fenced_server_started_at = None;
         if !self.state.flipped {
-            // Whatever was established under the fence no longer holds: a later run
-            // catches up, fences and verifies again.
-            if let Some(i) = self
-                .playbook
-                .steps
-                .iter()
-                .position(|s| matches!(s, Step::Lock(_)))
-            {
-                self.fx.steps_pending(i as u32)?;
-                for d in self.done.iter_mut().skip(i) {
-                    *d = false;
-                }
-            }
-            self.state.verified = false;
-            self.state.final_position = None;
+            self.forget_fenced_steps()?;
         }
         if !self.state.flipped || self.split.is_some() {
             self.fx.set_shard_state(self.shard.id, ShardState::Online)?;
         }
+        Ok(())
+    }
+
+    /// Marks the steps from the lock on pending (in the journal and here): whatever was
+    /// established under the fence no longer holds once it comes down, so a later run
+    /// catches up, fences and verifies again, and nothing can flip on the old verification.
+    fn forget_fenced_steps(&mut self) -> Result<()> {
+        if let Some(i) = self
+            .playbook
+            .steps
+            .iter()
+            .position(|s| matches!(s, Step::Lock(_)))
+        {
+            self.fx.steps_pending(i as u32)?;
+            for d in self.done.iter_mut().skip(i) {
+                *d = false;
+            }
+        }
+        self.state.verified = false;
+        self.state.final_position = None;
         Ok(())
     }
 
@@ -547,7 +578,7 @@ impl<E: Effects> Mover<'_, E> {
         }
     }
 
-    fn flip(&mut self) -> Result<serde_json::Value> {
+    pub(super) fn flip(&mut self) -> Result<serde_json::Value> {
         if !self.state.verified {
             return Err(Error::Refused(format!(
                 "operation {}: the target has not been verified",
@@ -748,20 +779,12 @@ impl<E: Effects> Mover<'_, E> {
                     }
                     if keep {
                         let tables: Vec<statements::HiddenTable> =
-                            m.fx.reader(&source)?
-                                .tables(&p.from)?
+                            m.fx.visible_tables(&source, &p.from)?
                                 .into_iter()
-                                .filter(|t| {
-                                    !t.is_view
-                                        && !t
-                                            .name
-                                            .as_str()
-                                            .starts_with(crate::ops::fence::HIDDEN_PREFIX)
-                                })
                                 .enumerate()
                                 .map(|(i, t)| statements::HiddenTable {
                                     schema: p.from.clone(),
-                                    table: t.name,
+                                    table: t,
                                     hidden: statements::hidden_table_name(op, 1000 + i),
                                 })
                                 .collect();
@@ -769,7 +792,22 @@ impl<E: Effects> Mover<'_, E> {
                             m.fx.run_unlogged(&source, &[st])?;
                         }
                     } else {
-                        m.fx.drop_schemas(&source, std::slice::from_ref(&p.from), false)?;
+                        // Under MySQL's super_read_only the drop is refused even to this
+                        // account: plain read_only holds the fence meanwhile.
+                        let (lower, raise) = if m.state.fence == Some(Fence::ReadOnly) {
+                            m.fx.dialect(&source)?.super_read_only_bracket()
+                        } else {
+                            (Vec::new(), Vec::new())
+                        };
+                        if !lower.is_empty() {
+                            m.fx.run(&source, &lower)?;
+                        }
+                        let dropped =
+                            m.fx.drop_schemas(&source, std::slice::from_ref(&p.from), false);
+                        if !raise.is_empty() {
+                            m.fx.run(&source, &raise)?;
+                        }
+                        dropped?;
                     }
                 }
                 Ok(())

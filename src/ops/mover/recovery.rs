@@ -56,6 +56,13 @@ impl<'a> Mover<'a, Live<'a>> {
         if let Err(u) = self.lift_fence() {
             notes.push(format!("lifting the fence failed too: {u}"));
         }
+        if self.state.flipped {
+            // The flip committed after all (found while lowering): only forward from here.
+            return annotate(
+                e,
+                "the flip committed after all; `shardctl resume` goes forward",
+            );
+        }
         if matches!(e, Error::Timeout(_)) {
             match self.roll_back_copy() {
                 Ok(()) => notes.push(
@@ -124,9 +131,14 @@ impl<'a> Mover<'a, Live<'a>> {
                 // After the flip the hold stays until the old copy is gone (unlock).
                 return Ok(Some(Fence::ReadOnly));
             }
-            // Down in fact: leave the registry (restoring writability if this was the
-            // last holder) so the rest of recovery starts from a clean state.
-            let writable = self.fx.dialect(&source)?.set_read_only(false);
+            // Down in fact: leave the registry so the rest of recovery starts from a clean
+            // state — making the server writable only if it is the same boot (a restarted
+            // server's setting is its own: it may have come back read-only on purpose).
+            let writable = if same_boot {
+                self.fx.dialect(&source)?.set_read_only(false)
+            } else {
+                Vec::new()
+            };
             self.fx.read_only_leave(&source, &writable)?;
         }
         Ok(None)
@@ -218,16 +230,20 @@ impl<'a> Mover<'a, Live<'a>> {
         let heartbeat = self.heartbeat()?;
         let reconciled =
             crate::signal::with_scope(Some(self.fx.flags.stop_flag()), || self.reconcile());
-        drop(heartbeat);
         if let Err(e) = reconciled {
+            // The heartbeat goes on while recovery lowers what it must.
             let e = self.recover(e);
-            let _ = self.fx.dir.release_operation(
-                &self.fx.lease,
-                OpState::Failed,
-                Some(&e.to_string()),
-            );
+            if !matches!(e, Error::LeaseLost(_)) {
+                let _ = self.fx.dir.release_operation(
+                    &self.fx.lease,
+                    self.end_state,
+                    Some(&e.to_string()),
+                );
+            }
+            drop(heartbeat);
             return Err(e);
         }
+        drop(heartbeat);
         self.run()
     }
 
@@ -326,6 +342,38 @@ pub fn abort(inv: &Inventory, op_id: u64) -> Result<()> {
             Err(e)
         }
     }
+}
+
+/// `shardctl flip`: the flip step of a move, by hand, on the same terms as the move's own —
+/// taken over from a dead owner (never a live one), only after its verification and only
+/// while the fence it verified under still stands in full. Returns the directory version.
+pub fn flip_by_hand(inv: &Inventory, op_id: u64) -> Result<u64> {
+    let quiet = |_: &StepEvent| {};
+    let mut m = Mover::claim(inv, op_id, "flip", &quiet)?;
+    let heartbeat = m.heartbeat()?;
+    let result = (|| -> Result<u64> {
+        m.fence_mapping_from_journal()?;
+        if m.directory_flipped()? {
+            return Err(Error::Usage(format!(
+                "operation {op_id} has flipped already: `shardctl resume {op_id}` finishes it"
+            )));
+        }
+        m.state.fence = m.fence_now()?;
+        let verify = m.step_index(|s| matches!(s, Step::Verify(_)));
+        m.state.verified = verify.is_some_and(|i| m.done.get(i).copied().unwrap_or(false));
+        m.step_no = m
+            .step_index(|s| matches!(s, Step::Flip(_)))
+            .unwrap_or_default() as u32;
+        let out = m.flip()?;
+        Ok(out["version"].as_u64().unwrap_or(0))
+    })();
+    let _ = m.fx.dir.release_operation(
+        &m.fx.lease,
+        OpState::Failed,
+        result.as_ref().err().map(|e| e.to_string()).as_deref(),
+    );
+    drop(heartbeat);
+    result
 }
 
 /// What `shardctl stop` found.
