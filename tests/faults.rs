@@ -530,6 +530,31 @@ fn rows_routed_to(router: &Router, shard: u32, node: &str, context: &str) -> i64
     n
 }
 
+/// `shardctl lookup` of the shard's smallest key of `t` names the shard and its node.
+fn lookup_agrees(shard: u32, node: &str, context: &str) {
+    let key = count(
+        &mut server(node),
+        &format!("SELECT MIN(id) FROM app_{shard}.t"),
+    );
+    let out = cli(&[
+        "--output",
+        "json",
+        "lookup",
+        "--function",
+        "f",
+        &key.to_string(),
+    ])
+    .output()
+    .unwrap();
+    assert!(out.status.success(), "{context}: lookup {key}: {out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["route"]["shard_id"].as_u64(), v["route"]["node"].as_str()),
+        (Some(u64::from(shard)), Some(node)),
+        "{context}: shardctl lookup {key}"
+    );
+}
+
 /// What one run must leave: `op` and every operation it started finished, no hidden
 /// table in the shards' schemas, no channel of `op`, no read_only; each of `shards` (an
 /// aborted split's new shard is gone from the directory) has its schemas on its node
@@ -577,6 +602,7 @@ fn assert_settled(context: &str, op: u64, shards: &[u32], rows: i64) {
             );
             if home.as_deref() == Some(node) {
                 total += rows_routed_to(&router, id, node, context);
+                lookup_agrees(id, node, context);
             }
         }
     }
