@@ -19,11 +19,8 @@
 //! node the directory names and nowhere else, every row sits in the shard the Router
 //! gives its key, and every write the workload saw acknowledged is there.
 //!
-//! Two checks fail on bugs of src/ and are marked KNOWN BUG where they stand: a Ctrl-C
-//! after the last step exits 0 (`ctrl_c_after_the_last_step_exits_130`), and the Router
-//! never reconnects to a restarted directory (the last check of
-//! `the_directory_node_killed_mid_move_...`). `FAULTS_ONLY='"done:flip", "abort"'` runs
-//! only the matching cases of a test (see `run_all`).
+//! `FAULTS_ONLY='"done:flip", "abort"'` runs only the matching cases of a test (see
+//! `run_all`).
 
 mod common;
 
@@ -873,6 +870,25 @@ fn ctrl_c_after(run: Run, step: &str) -> Duration {
     send(-p.pid(), libc::SIGINT);
     let (code, took) = p.exit_within(Duration::from_secs(5));
     let text = p.stderr();
+    let last_step = match run {
+        Run::Move(_) => step_names(&Playbook::default_move()).pop(),
+        Run::Split => step_names(&Playbook::default_split()).pop(),
+    };
+    if last_step.as_deref() == Some(step) {
+        // Past the last safe point there is nothing left to stop: the operation finishes.
+        assert_eq!(
+            code, 0,
+            "{context}: exit code after {took:?}; stderr:\n{text}"
+        );
+        load.finish(&context);
+        let kind = match run {
+            Run::Move(_) => OpKind::Move,
+            Run::Split => OpKind::Split,
+        };
+        let rec = last_op_of(shard, kind);
+        assert_eq!(rec.state.as_sql(), "done", "{context}");
+        return took;
+    }
     assert_eq!(
         code, INTERRUPTED,
         "{context}: exit code after {took:?}; stderr:\n{text}"
@@ -930,13 +946,10 @@ fn ctrl_c_in_every_step_of_a_split() {
     ctrl_c_in_every_step(Run::Split, &Playbook::default_split());
 }
 
-/// KNOWN BUG (src/ops/mover/mod.rs, `Mover::run_steps`): a Ctrl-C that arrives after the
-/// last step's safe point (`after:reset-replication` of a move, `after:prune` of a split)
-/// is swallowed: the process prints "interrupted: stopping at the next safe point", then
-/// finishes and exits 0, where every other step exits 130 naming the operation. The state
-/// it leaves is right (the operation is done); the exit code and message are not.
+/// A Ctrl-C after the last step's safe point (`after:reset-replication` of a move,
+/// `after:prune` of a split) has nothing left to stop: the operation finishes, exit 0.
 #[test]
-fn ctrl_c_after_the_last_step_exits_130() {
+fn ctrl_c_after_the_last_step_lets_the_operation_finish() {
     fleet();
     let _s = serial();
     let last = |pb: Playbook| step_names(&pb).pop().unwrap();
@@ -1013,18 +1026,12 @@ fn directory_killed_at(point: &str) {
     let report = load.finish_safe(&context);
     assert_eq!(node_of(MOVED), to, "{context}");
     assert_settled(&context, op, &[MOVED], ROWS);
-    // KNOWN BUG (src/directory/router.rs, `Router::refresh`): the Router's directory
-    // connection broke when node1 died and is never opened again, so the workload keeps
-    // the snapshot from before the outage, never sees the flip `resume` made, writes to
-    // the old source (1049 once its copy is dropped) and gives a write up after 120 s.
-    assert_none_given_up(
-        &report,
-        &format!("{context} (KNOWN BUG: the Router never reconnects to the directory)"),
-    );
+    // The Router reopens its directory connection after the outage and sees the flip.
+    assert_none_given_up(&report, &context);
 }
 
-/// Safety holds (exit 4, fence up, nothing acknowledged lost, resume finishes); the last
-/// check fails on a known bug of the Router (see `directory_killed_at`).
+/// Safety holds (exit 4, fence up, nothing acknowledged lost, resume finishes), and the
+/// workload's Router finds the directory again.
 #[test]
 fn the_directory_node_killed_mid_move_keeps_the_fence_up_and_resume_finishes() {
     fleet();
