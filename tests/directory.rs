@@ -27,8 +27,7 @@ fn fleet() -> &'static Sandbox {
     static SB: OnceLock<Sandbox> = OnceLock::new();
     SB.get_or_init(|| {
         let sb = SandboxBuilder::for_tests(4).unwrap().start().unwrap();
-        load_fixture(&sb, "employees/employees-schema.sql", None);
-        load_fixture(&sb, "employees/departments-data.sql", Some("employees"));
+        load_fixture(&sb, "company.sql", None);
         let inv = sb.inventory_path();
         let run = |args: &[&str]| {
             shardctl()

@@ -1,6 +1,7 @@
 //! `shardctl move` on real servers: under a workload with each fence, with both copy
-//! methods on the sakila schema, after crashes (resume), on Ctrl-C, on abort, and refusing
-//! bad input without changing anything.
+//! methods on a schema holding every kind of object (tests/fixtures/every_object.sql),
+//! after crashes (resume), on Ctrl-C, on abort, and refusing bad input without changing
+//! anything.
 
 mod common;
 
@@ -28,8 +29,7 @@ fn fleet() -> &'static Sandbox {
     static SB: OnceLock<Sandbox> = OnceLock::new();
     SB.get_or_init(|| {
         let sb = SandboxBuilder::for_tests(3).unwrap().start().unwrap();
-        load_fixture(&sb, "employees/employees-schema.sql", None);
-        load_fixture(&sb, "employees/departments-data.sql", Some("employees"));
+        load_fixture(&sb, "company.sql", None);
         let inv = sb.inventory_path();
         let run = |args: &[&str]| {
             shardctl()
@@ -469,8 +469,9 @@ fn a_source_without_binary_log_is_refused() {
         .stderr(predicates::str::contains("node1 must log in ROW format"));
 }
 
-/// Every object of a schema: table rows and checksums, and the definitions of views,
-/// routines and triggers.
+/// Every object of a schema: table rows and checksums, and the definitions of tables,
+/// views, routines, triggers and events as `SHOW CREATE` prints them (definers and SQL
+/// SECURITY included), with the schema's own name left out.
 fn signature(server: &mut Server, schema: &str) -> Vec<String> {
     let id = shardctl::ident::Ident::new("schema", schema).unwrap();
     let mut out = Vec::new();
@@ -494,6 +495,7 @@ fn signature(server: &mut Server, schema: &str) -> Vec<String> {
         ObjectKind::Function,
         ObjectKind::Procedure,
         ObjectKind::Trigger,
+        ObjectKind::Event,
     ] {
         for name in server.objects(&id, kind).unwrap() {
             let ddl = server.show_create_object(&id, kind, &name).unwrap();
@@ -506,89 +508,289 @@ fn signature(server: &mut Server, schema: &str) -> Vec<String> {
     out
 }
 
-#[test]
-fn sakila_moves_with_both_methods_and_keeps_every_object() {
-    fleet();
-    let _s = serial();
+/// One row as text, NULL as `NULL`.
+fn row_text(row: mysql::Row) -> String {
+    row.unwrap()
+        .into_iter()
+        .map(|v| match v {
+            mysql::Value::NULL => "NULL".to_string(),
+            mysql::Value::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
+            other => format!("{other:?}"),
+        })
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
+/// What `SHOW CREATE` leaves out: the context each object was created in (the schema's
+/// default character set; each routine's, trigger's, view's and event's definer, SQL
+/// SECURITY, sql_mode, character_set_client, collation_connection and database collation;
+/// triggers' order, events' time zone and schedule), and what the routines and views
+/// answer in it.
+fn creation_context(server: &mut Server, schema: &str) -> Vec<String> {
+    let queries = [
+        "SELECT 'schema', default_character_set_name, default_collation_name \
+         FROM information_schema.schemata WHERE schema_name = ?",
+        "SELECT 'routine', routine_type, routine_name, definer, security_type, sql_mode, \
+         character_set_client, collation_connection, database_collation, sql_data_access, \
+         is_deterministic, routine_comment \
+         FROM information_schema.routines WHERE routine_schema = ? ORDER BY routine_name",
+        "SELECT 'trigger', event_object_table, action_timing, event_manipulation, action_order, \
+         trigger_name, definer, sql_mode, character_set_client, collation_connection, \
+         database_collation \
+         FROM information_schema.triggers WHERE trigger_schema = ? \
+         ORDER BY event_object_table, action_timing, event_manipulation, action_order",
+        "SELECT 'view', table_name, definer, security_type, check_option, algorithm, \
+         character_set_client, collation_connection \
+         FROM information_schema.views WHERE table_schema = ? ORDER BY table_name",
+        "SELECT 'event', event_name, definer, time_zone, sql_mode, character_set_client, \
+         collation_connection, database_collation, status, on_completion, execute_at, \
+         interval_value, interval_field, starts, ends, event_comment \
+         FROM information_schema.events WHERE event_schema = ? ORDER BY event_name",
+    ];
+    let mut out = Vec::new();
+    for sql in queries {
+        let rows = server
+            .rows(&Stmt::with(sql, vec![schema.into()]))
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        out.extend(rows.into_iter().map(row_text));
+    }
+    // Behaviour that depends on that context: `label` concatenates only under its own
+    // PIPES_AS_CONCAT and takes utf8mb4 arguments only in a utf8mb4 schema; `same_letter`
+    // compares under its case-sensitive collation.
+    let s = format!("`{schema}`");
+    for sql in [
+        format!("SELECT {s}.label('a', 'b')"),
+        format!("SELECT {s}.label('日本', '😀')"),
+        format!("SELECT {s}.same_letter()"),
+        format!("SELECT COUNT(*), GROUP_CONCAT(name ORDER BY id) FROM {s}.active_vip"),
+        format!("SELECT labels FROM {s}.place_summary ORDER BY customer_id"),
+    ] {
+        let answer = match server.rows(&Stmt::text(sql.clone())) {
+            Ok(rows) => rows
+                .into_iter()
+                .map(row_text)
+                .collect::<Vec<_>>()
+                .join(", "),
+            Err(e) => format!("error: {e}"),
+        };
+        out.push(format!("{sql} -> {answer}"));
+    }
+    let call = format!("CALL {s}.order_totals(1, @orders, @total)");
+    let answer = server
+        .exec(&Stmt::text(call.clone()))
+        .and_then(|_| {
+            server.rows(&Stmt::text(
+                "SELECT CONCAT_WS(' ', @orders, @total)".to_string(),
+            ))
+        })
+        .map(|rows| {
+            rows.into_iter()
+                .map(row_text)
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_else(|e| format!("error: {e}"));
+    out.push(format!("{call} -> {answer}"));
+    out.into_iter()
+        .map(|l| l.replace(&format!("`{schema}`"), "`<schema>`"))
+        .collect()
+}
+
+/// A new shard of function `obj` on node1 holding tests/fixtures/every_object.sql, and its
+/// schema name. The logical schema `objects` on node1 is a one-table stub that `shard add`
+/// uses as its template; the shard's schema is then replaced by the fixture loaded under
+/// the shard's name by the `mariadb` client, so every object keeps the creation context the
+/// fixture gives it. (`shard add` cannot take the fixture itself as template: it fills the
+/// unmapped tables with `INSERT`s that name generated columns, error 1906, and re-creates
+/// routines like the native copy below.)
+fn every_object_shard(lower_bound: &str) -> (String, String) {
     let sb = fleet();
-    load_fixture(sb, "sakila/sakila-schema.sql", None);
-    load_fixture(sb, "sakila/sakila-data.sql", None);
-    let run = |args: &[&str]| cli(args).assert().success();
-    run(&[
-        "function", "add", "store", "--type", "range", "--key", "int",
-    ]);
-    run(&[
-        "table",
-        "add",
-        "sakila.customer",
-        "--function",
-        "store",
-        "--column",
-        "customer_id",
-    ]);
+    static FUNCTION: OnceLock<()> = OnceLock::new();
+    FUNCTION.get_or_init(|| {
+        let mut n1 = connect(sb, "node1");
+        exec(
+            &mut n1,
+            &[
+                "CREATE DATABASE objects",
+                "CREATE TABLE objects.customer (id INT NOT NULL PRIMARY KEY)",
+            ],
+        );
+        cli(&["function", "add", "obj", "--type", "range", "--key", "int"])
+            .assert()
+            .success();
+        cli(&[
+            "table",
+            "add",
+            "objects.customer",
+            "--function",
+            "obj",
+            "--column",
+            "id",
+        ])
+        .assert()
+        .success();
+    });
     let out = cli(&[
         "--output",
         "json",
         "shard",
         "add",
         "--function",
-        "store",
+        "obj",
         "--node",
         "node1",
         "--lower-bound",
-        "0",
+        lower_bound,
+        "--template-node",
+        "node1",
     ])
     .output()
     .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let id = v["shard_id"].as_u64().unwrap();
-    let schema = format!("sakila_{id}");
+    let id = v["shard_id"].as_u64().unwrap().to_string();
+    let schema = format!("objects_{id}");
     let mut n1 = connect(sb, "node1");
-    // MariaDB skips the fixture's MySQL-only `/*!50705 location GEOMETRY */` column, so the
-    // spatial column and its index are added here, with points derived from each row.
-    exec(
-        &mut n1,
-        &[
-            &format!("ALTER TABLE {schema}.address ADD COLUMN location POINT NULL"),
-            &format!("UPDATE {schema}.address SET location = POINT(address_id / 10, city_id / 10)"),
-            &format!("ALTER TABLE {schema}.address MODIFY location POINT NOT NULL, ADD SPATIAL INDEX idx_location (location)"),
-        ],
-    );
-    exec(
-        &mut n1,
-        &[
-            "SET SESSION foreign_key_checks = 0",
-            &format!("INSERT INTO {schema}.customer SELECT * FROM sakila.customer"),
-            "SET SESSION foreign_key_checks = 1",
-        ],
-    );
-    let before = signature(&mut n1, &schema);
-    assert!(
-        before.iter().any(|l| l.starts_with("Trigger ins_film")),
-        "{before:?}"
-    );
-    assert!(
-        before.iter().any(|l| l.contains("FULLTEXT")),
-        "the FULLTEXT index is part of the copy"
-    );
-    assert!(
-        before.iter().any(|l| l.contains("SPATIAL KEY")),
-        "the spatial column is part of the copy"
-    );
-    assert!(before
+    exec(&mut n1, &[&format!("DROP DATABASE {schema}")]);
+    common::load_fixture_as(sb, "node1", "every_object.sql", "objects", &schema);
+    (id, schema)
+}
+
+/// The fixture really holds what the comparison is about.
+fn assert_every_kind_present(signature: &[String], context: &[String]) {
+    let has = |prefix: &str, needle: &str| {
+        signature
+            .iter()
+            .any(|l| l.starts_with(prefix) && l.contains(needle))
+    };
+    assert!(has("ddl customer", "FULLTEXT KEY"), "{signature:?}");
+    assert!(has("ddl place", "SPATIAL KEY"), "{signature:?}");
+    assert!(has("ddl customer", "VIRTUAL") && has("ddl customer", "STORED"));
+    assert!(has("ddl customer", "INVISIBLE"));
+    assert!(has("ddl ledger", "PARTITION BY RANGE"));
+    assert!(has("ddl blobs", "CHARSET=binary") && has("ddl region", "CHARSET=latin1"));
+    assert!(has("view active_vip", "SQL SECURITY INVOKER"));
+    assert!(has("Function label", "DEFINER=`shardctl`@`%`"));
+    assert!(has("Procedure order_totals", "CURSOR"));
+    assert!(has("Trigger orders_a_second", "BEFORE INSERT"));
+    assert!(has("Event purge_audit", "ON COMPLETION PRESERVE DISABLE"));
+    let modes: std::collections::BTreeSet<&str> = context
         .iter()
-        .any(|l| l.starts_with("table rental 16044") || l.starts_with("table rental")));
-    let id_s = id.to_string();
-    run(&[
-        "move", "--shard", &id_s, "--to", "node2", "--method", "native",
-    ]);
+        .filter_map(|l| {
+            let fields: Vec<&str> = l.split(" | ").collect();
+            match fields[0] {
+                "routine" => Some(fields[5]),
+                "trigger" => Some(fields[7]),
+                _ => None,
+            }
+        })
+        .collect();
+    assert!(modes.len() >= 5, "sql_modes {modes:?} in {context:?}");
+    assert!(
+        context
+            .iter()
+            .any(|l| l.starts_with("SELECT `<schema>`.label('a', 'b') -> a/b")),
+        "{context:?}"
+    );
+}
+
+#[test]
+fn every_object_moves_with_both_methods_and_keeps_every_object() {
+    fleet();
+    let _s = serial();
+    let sb = fleet();
+    let (id, schema) = every_object_shard("0");
+    let mut n1 = connect(sb, "node1");
+    let before = signature(&mut n1, &schema);
+    let context = creation_context(&mut n1, &schema);
+    assert_every_kind_present(&before, &context);
+
+    // mariadb-dump carries every object in its creation context.
+    cli(&["move", "--shard", &id, "--to", "node2", "--method", "dump"])
+        .assert()
+        .success();
     let mut n2 = connect(sb, "node2");
     assert_eq!(signature(&mut n2, &schema), before);
-    run(&[
-        "move", "--shard", &id_s, "--to", "node3", "--method", "dump",
-    ]);
+    assert_eq!(creation_context(&mut n2, &schema), context);
+
+    // The native copy, minus what it cannot carry yet (see the ignored test below): the
+    // function created under ANSI_QUOTES, non-ASCII text in latin1 columns (made `?` by a
+    // non-strict conversion) and YEAR 0000 are taken out first; the creation context is not
+    // compared.
+    exec(
+        &mut n2,
+        &[
+            &format!("DROP FUNCTION {schema}.same_letter"),
+            "SET SESSION sql_mode = ''",
+            &format!("UPDATE {schema}.region SET name = CONVERT(name USING ascii)"),
+            &format!("UPDATE {schema}.texts SET l1 = CONVERT(l1 USING ascii)"),
+            &format!("UPDATE {schema}.moments SET y = NULL WHERE y = 0"),
+        ],
+    );
+    let before = signature(&mut n2, &schema);
+    cli(&[
+        "move", "--shard", &id, "--to", "node3", "--method", "native",
+    ])
+    .assert()
+    .success();
     let mut n3 = connect(sb, "node3");
     assert_eq!(signature(&mut n3, &schema), before);
+}
+
+/// Fails today: the native copy re-creates objects from `SHOW CREATE` text in its own
+/// session and copies rows with `LOAD DATA ... CHARACTER SET binary` from a utf8mb4 reader.
+/// On every_object.sql, MariaDB 10.11:
+/// - the move fails creating function `same_letter` (created under ANSI_QUOTES: `SHOW
+///   CREATE FUNCTION` prints `DEFINER="app"@"%" FUNCTION "same_letter"()`, error 1064
+///   at `"same_letter"` in the copy's session);
+/// - without it, verification fails: latin1 columns (`region.name`, `texts.l1`) arrive
+///   double-encoded (`Zürich` 5A FC 72.. becomes 5A C3 BC 72..), and YEAR 0000
+///   (`moments.y`) arrives as 2000;
+/// - the target schema is created with the server's default character set (latin1 on the
+///   sandbox) instead of utf8mb4_unicode_ci, so routine parameters declared without a
+///   character set become latin1 (`label('日本', '😀')` fails with error 1366);
+/// - every routine, trigger, view and event gets the copy session's sql_mode
+///   (STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_AUTO_CREATE_USER,
+///   NO_ENGINE_SUBSTITUTION), character_set_client utf8mb4 and collation_connection
+///   utf8mb4_general_ci instead of its own (`label('a', 'b')` loses PIPES_AS_CONCAT and
+///   fails with 1292 instead of answering `a/b`);
+/// - events get time_zone SYSTEM instead of +05:30 / -08:00 (same STARTS / AT text, so
+///   they fire at another instant);
+/// - the two BEFORE INSERT triggers on `orders` swap order (`orders_a_second` becomes
+///   action_order 1): they are re-created in name order and `SHOW CREATE TRIGGER` does not
+///   print FOLLOWS.
+#[test]
+#[ignore = "native copy bugs: creation context, latin1 text, YEAR 0000 (see the comment)"]
+fn every_object_moves_natively_with_its_creation_context() {
+    fleet();
+    let _s = serial();
+    let sb = fleet();
+    let (id, schema) = every_object_shard("1000000");
+    let mut n1 = connect(sb, "node1");
+    let before = signature(&mut n1, &schema);
+    let context = creation_context(&mut n1, &schema);
+    assert_every_kind_present(&before, &context);
+    let out = cli(&[
+        "move", "--shard", &id, "--to", "node2", "--method", "native",
+    ])
+    .output()
+    .unwrap();
+    let mut n2 = connect(sb, "node2");
+    if !out.status.success() {
+        // Leave nothing behind for the other tests, then report what differed.
+        let op = last_op().to_string();
+        let _ = cli(&["abort", &op]).output();
+        panic!(
+            "the native move failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert_eq!(signature(&mut n2, &schema), before);
+    assert_eq!(creation_context(&mut n2, &schema), context);
 }
 
 #[test]

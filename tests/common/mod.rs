@@ -67,14 +67,35 @@ pub fn write_file(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
     p
 }
 
-/// Loads a file of `../shared/fixtures` into node1 through the server's own client, as the
-/// fixtures' README asks (never edited).
+/// The project's own fixtures (`tests/fixtures`).
+pub fn fixture_path(file: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(file)
+}
+
+/// Loads a file of `tests/fixtures` into node1 through the server's own client.
 pub fn load_fixture(sb: &Sandbox, file: &str, db: Option<&str>) {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/fixtures")
-        .join(file);
-    let input = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let port = sb.node("node1").expect("node1").port.to_string();
+    let path = fixture_path(file);
+    let text = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    run_client(sb, "node1", file, &text, db);
+}
+
+/// Loads a file of `tests/fixtures` into `node` under another schema name: every
+/// `` `from` `` in the file (the fixture names its schema only that way) becomes `` `to` ``.
+pub fn load_fixture_as(sb: &Sandbox, node: &str, file: &str, from: &str, to: &str) {
+    let path = fixture_path(file);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let renamed = text.replace(&format!("`{from}`"), &format!("`{to}`"));
+    assert_ne!(renamed, text, "{file} never names `{from}`");
+    run_client(sb, node, file, renamed.as_bytes(), None);
+}
+
+/// Runs the `mariadb` client on `node` with the sandbox's admin option file, `input` on
+/// its standard input.
+fn run_client(sb: &Sandbox, node: &str, what: &str, input: &[u8], db: Option<&str>) {
+    use std::io::Write;
+    let port = sb.node(node).expect("sandbox node").port.to_string();
     let mut cmd = std::process::Command::new("mariadb");
     cmd.arg(format!(
         "--defaults-extra-file={}",
@@ -84,12 +105,23 @@ pub fn load_fixture(sb: &Sandbox, file: &str, db: Option<&str>) {
     if let Some(db) = db {
         cmd.arg(db);
     }
-    let out = cmd.stdin(input).output().expect("run the mariadb client");
+    let mut child = cmd
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run the mariadb client");
+    let mut stdin = child.stdin.take().expect("client stdin");
+    let input = input.to_vec();
+    let feeder = std::thread::spawn(move || stdin.write_all(&input));
+    let out = child.wait_with_output().expect("the mariadb client ends");
+    let fed = feeder.join().expect("stdin feeder");
     assert!(
         out.status.success(),
-        "{file}: {}",
+        "{what}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+    fed.unwrap_or_else(|e| panic!("{what}: writing to the client: {e}"));
 }
 
 /// A range directory built through the command line: `init`, the nodes, function `f` over
