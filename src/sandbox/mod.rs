@@ -129,6 +129,10 @@ impl SandboxNode {
     pub fn error_log(&self) -> PathBuf {
         self.dir.join("error.log")
     }
+    /// The server's own temporary directory.
+    pub fn tmp_dir(&self) -> PathBuf {
+        self.dir.join("tmp")
+    }
     /// True when the recorded pid is alive and is this node's server.
     pub fn running(&self) -> bool {
         self.pid
@@ -439,7 +443,7 @@ impl Sandbox {
             process::initialise_datadir(&self.state.binaries, &template)?;
         }
         for node in &self.state.nodes {
-            fs::create_dir_all(&node.dir)
+            fs::create_dir_all(node.tmp_dir())
                 .map_err(|e| Error::io(format!("cannot create {}", node.dir.display()), e))?;
             if !node.datadir().exists() {
                 process::copy_tree(&template, &node.datadir())?;
@@ -628,6 +632,9 @@ fn server_config(bin: &Binaries, node: &SandboxNode, extra: &[String]) -> String
         "bind-address=127.0.0.1".into(),
         format!("socket={}", node.socket().display()),
         format!("pid-file={}", node.dir.join("mysqld.pid").display()),
+        // Its own temporary directory: at start-up a server deletes every `#sql*` file in
+        // its tmpdir, which in a shared /tmp are other servers' temporary tables.
+        format!("tmpdir={}", node.tmp_dir().display()),
         format!("log-error={}", node.error_log().display()),
         format!("server-id={}", node.server_id),
         "log-bin=mysql-bin".into(),

@@ -49,10 +49,26 @@ fn run_with_timeout(mut cmd: Command, what: &str, timeout: Duration) -> Result<(
             Some(status) if status.success() => return Ok(()),
             Some(status) => {
                 let text = std::fs::read_to_string(out.path()).unwrap_or_default();
-                let tail: Vec<&str> = text.lines().rev().take(3).collect();
+                // The server's own errors (and a crash's signal line) say why; the tail
+                // often only says where to report it.
+                let mut lines: Vec<&str> = text
+                    .lines()
+                    .filter(|l| {
+                        l.contains("[ERROR]") || l.contains("got signal") || l.contains("Assertion")
+                    })
+                    .take(4)
+                    .collect();
+                lines.extend(
+                    text.lines()
+                        .rev()
+                        .take(2)
+                        .collect::<Vec<_>>()
+                        .into_iter()
+                        .rev(),
+                );
                 return Err(Error::Config(format!(
                     "{what} failed ({status}): {}",
-                    tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
+                    lines.join(" | ")
                 )));
             }
             None if Instant::now() > deadline => {
@@ -72,11 +88,39 @@ fn run_with_timeout(mut cmd: Command, what: &str, timeout: Duration) -> Result<(
 pub(super) fn initialise_datadir(bin: &Binaries, target: &Path) -> Result<()> {
     let staging = target.with_extension("partial");
     let _ = std::fs::remove_dir_all(&staging);
+    let cmd = initialise_command(bin, &staging);
+    if let Err(first) = run_with_timeout(cmd, "initialising a data directory", INIT_TIMEOUT) {
+        // Seen a few times on a loaded machine: the bootstrap server crashes. A second
+        // try from scratch has always worked; its failure is the one reported.
+        crate::output::log(0, &format!("sandbox: {first}; trying once more"));
+        let _ = std::fs::remove_dir_all(&staging);
+        std::thread::sleep(Duration::from_secs(1));
+        run_with_timeout(
+            initialise_command(bin, &staging),
+            "initialising a data directory",
+            INIT_TIMEOUT,
+        )?;
+    }
+    std::fs::rename(&staging, target).map_err(|e| Error::io("cannot place the data directory", e))
+}
+
+/// A temporary directory of the bootstrap's own beside `staging` (created): servers delete
+/// every `#sql*` file of their tmpdir at start-up, so two bootstraps sharing /tmp break each
+/// other's temporary tables.
+fn private_tmp(staging: &Path) -> std::path::PathBuf {
+    let dir = staging.with_extension("tmp");
+    let _ = std::fs::create_dir_all(&dir);
+    dir
+}
+
+/// The command that creates an empty data directory at `staging`.
+fn initialise_command(bin: &Binaries, staging: &Path) -> Command {
     let mut cmd = match bin.engine {
         Engine::MariaDb => {
             let mut c = Command::new(bin.install_db.as_ref().expect("MariaDB has install_db"));
             c.arg("--no-defaults")
                 .arg(format!("--datadir={}", staging.display()))
+                .arg(format!("--tmpdir={}", private_tmp(staging).display()))
                 .arg("--auth-root-authentication-method=normal")
                 .arg("--skip-test-db");
             c
@@ -85,15 +129,15 @@ pub(super) fn initialise_datadir(bin: &Binaries, target: &Path) -> Result<()> {
             let mut c = Command::new(&bin.server);
             c.arg("--no-defaults")
                 .arg("--initialize-insecure")
-                .arg(format!("--datadir={}", staging.display()));
+                .arg(format!("--datadir={}", staging.display()))
+                .arg(format!("--tmpdir={}", private_tmp(staging).display()));
             c
         }
     };
     if running_as_root() {
         cmd.arg("--user=root");
     }
-    run_with_timeout(cmd, "initialising a data directory", INIT_TIMEOUT)?;
-    std::fs::rename(&staging, target).map_err(|e| Error::io("cannot place the data directory", e))
+    cmd
 }
 
 /// Copies a directory tree, preserving modes.
