@@ -780,20 +780,12 @@ impl Directory {
     ) -> Result<bool> {
         let rof = self.jt("read_only_fences");
         self.leased(lease, |d| {
-            let holders: Vec<(u64, u8)> = d
-                .server()
-                .rows(&Stmt::with(
-                    format!("SELECT op_id, was_read_only FROM {rof} WHERE node = ? FOR UPDATE"),
-                    vec![node.into()],
-                ))?
-                .into_iter()
-                .filter_map(|r| mysql::from_row_opt(r).ok())
-                .collect();
+            let holders = d.fence_holders(node, true)?;
             if let Some((_, was)) = holders.iter().find(|(op, _)| *op == lease.op) {
-                return Ok(*was != 0);
+                return Ok(*was);
             }
             let was = match holders.first() {
-                Some((_, w)) => *w != 0,
+                Some((_, w)) => *w,
                 None => currently_read_only()?,
             };
             d.server().exec(&Stmt::with(
@@ -807,18 +799,26 @@ impl Directory {
     /// The holders of `node`'s read-only fence: (operation, whether the node was read-only
     /// before the first).
     pub fn read_only_fence_holders(&mut self, node: &str) -> Result<Vec<(u64, bool)>> {
+        self.retrying(|d| d.fence_holders(node, false))
+    }
+
+    /// The holders of `node`'s read-only fence, locked until the transaction ends when
+    /// `lock` is set.
+    fn fence_holders(&mut self, node: &str, lock: bool) -> Result<Vec<(u64, bool)>> {
         let rof = self.jt("read_only_fences");
-        self.retrying(|d| {
-            Ok(d.server()
-                .rows(&Stmt::with(
-                    format!("SELECT op_id, was_read_only FROM {rof} WHERE node = ? ORDER BY op_id"),
-                    vec![node.into()],
-                ))?
-                .into_iter()
-                .filter_map(|r| mysql::from_row_opt::<(u64, u8)>(r).ok())
-                .map(|(op, was)| (op, was != 0))
-                .collect())
-        })
+        let lock = if lock { " FOR UPDATE" } else { "" };
+        Ok(self
+            .server()
+            .rows(&Stmt::with(
+                format!(
+                    "SELECT op_id, was_read_only FROM {rof} WHERE node = ? ORDER BY op_id{lock}"
+                ),
+                vec![node.into()],
+            ))?
+            .into_iter()
+            .filter_map(|r| mysql::from_row_opt::<(u64, u8)>(r).ok())
+            .map(|(op, was)| (op, was != 0))
+            .collect())
     }
 
     /// True when operation `op` holds the read-only fence on `node`.
@@ -846,19 +846,11 @@ impl Directory {
     ) -> Result<()> {
         let rof = self.jt("read_only_fences");
         self.leased(lease, |d| {
-            let holders: Vec<(u64, u8)> = d
-                .server()
-                .rows(&Stmt::with(
-                    format!("SELECT op_id, was_read_only FROM {rof} WHERE node = ? FOR UPDATE"),
-                    vec![node.into()],
-                ))?
-                .into_iter()
-                .filter_map(|r| mysql::from_row_opt(r).ok())
-                .collect();
+            let holders = d.fence_holders(node, true)?;
             let Some((_, was)) = holders.iter().find(|(op, _)| *op == lease.op) else {
                 return Ok(());
             };
-            if holders.len() == 1 && *was == 0 {
+            if holders.len() == 1 && !*was {
                 make_writable()?;
             }
             d.server().exec(&Stmt::with(

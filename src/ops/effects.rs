@@ -158,36 +158,31 @@ pub trait FleetEffects {
             stmts.push(d.stop_channel(channel));
         }
         stmts.push(d.change_source(channel, spec)?);
-        self.run(node, &stmts)?;
-        self.simulate(Change::Channel(
-            node.into(),
-            channel.to_string(),
-            ChannelState::Stopped,
-        ));
-        Ok(())
+        self.channel_statements(node, channel, &stmts, ChannelState::Stopped)
     }
 
     /// Starts `channel`.
     fn start_channel(&mut self, node: &str, channel: &Channel) -> Result<()> {
         let st = self.dialect(node)?.start_channel(channel);
-        self.run(node, &[st])?;
-        self.simulate(Change::Channel(
-            node.into(),
-            channel.to_string(),
-            ChannelState::Running,
-        ));
-        Ok(())
+        self.channel_statements(node, channel, &[st], ChannelState::Running)
     }
 
     /// Stops `channel`.
     fn stop_channel(&mut self, node: &str, channel: &Channel) -> Result<()> {
         let st = self.dialect(node)?.stop_channel(channel);
-        self.run(node, &[st])?;
-        self.simulate(Change::Channel(
-            node.into(),
-            channel.to_string(),
-            ChannelState::Stopped,
-        ));
+        self.channel_statements(node, channel, &[st], ChannelState::Stopped)
+    }
+
+    /// Sends statements that leave `channel` in `after`.
+    fn channel_statements(
+        &mut self,
+        node: &str,
+        channel: &Channel,
+        stmts: &[Stmt],
+        after: ChannelState,
+    ) -> Result<()> {
+        self.run(node, stmts)?;
+        self.simulate(Change::Channel(node.into(), channel.to_string(), after));
         Ok(())
     }
 
@@ -221,13 +216,7 @@ pub trait FleetEffects {
         let mut stmts = vec![d.stop_channel(channel)];
         stmts.extend(d.set_filters(channel, &Filters::default())?);
         stmts.push(d.reset_channel(channel));
-        self.run(node, &stmts)?;
-        self.simulate(Change::Channel(
-            node.into(),
-            channel.to_string(),
-            ChannelState::Absent,
-        ));
-        Ok(())
+        self.channel_statements(node, channel, &stmts, ChannelState::Absent)
     }
 
     /// Drops schemas that exist on `node` (unlogged when `logged` is false).
@@ -432,6 +421,15 @@ fn hidden_tables(fenced: &[Fenced]) -> Result<Vec<statements::HiddenTable>> {
             })
         })
         .collect()
+}
+
+/// Where `channel` stands on a server: running only when its applier runs.
+fn channel_state_on(server: &mut Server, channel: &Channel) -> Result<ChannelState> {
+    Ok(match server.channel_status(channel)? {
+        None => ChannelState::Absent,
+        Some(s) if s.sql_running => ChannelState::Running,
+        Some(_) => ChannelState::Stopped,
+    })
 }
 
 /// The base tables of `schema` that are not hidden under a fence's name.
@@ -658,11 +656,7 @@ impl FleetEffects for Fleet<'_> {
     }
 
     fn channel_state(&mut self, node: &str, channel: &Channel) -> Result<ChannelState> {
-        Ok(match self.reader(node)?.channel_status(channel)? {
-            None => ChannelState::Absent,
-            Some(s) if s.sql_running => ChannelState::Running,
-            Some(_) => ChannelState::Stopped,
-        })
+        channel_state_on(self.reader(node)?, channel)
     }
 
     fn hidden_now(&mut self, node: &str, fenced: &[Fenced]) -> Result<Vec<Fenced>> {
@@ -1185,11 +1179,7 @@ impl FleetEffects for DryRun<'_> {
         if let Some(s) = self.channels.get(&(node.to_string(), channel.to_string())) {
             return Ok(*s);
         }
-        Ok(match self.reader(node)?.channel_status(channel)? {
-            None => ChannelState::Absent,
-            Some(s) if s.sql_running => ChannelState::Running,
-            Some(_) => ChannelState::Stopped,
-        })
+        channel_state_on(self.reader(node)?, channel)
     }
 
     fn hidden_now(&mut self, node: &str, fenced: &[Fenced]) -> Result<Vec<Fenced>> {
