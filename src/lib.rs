@@ -18,6 +18,7 @@ pub mod sandbox;
 pub mod server;
 pub mod signal;
 pub mod status;
+pub mod verify;
 pub mod workload;
 
 pub use error::{Error, ExitCode, Result};

@@ -24,6 +24,7 @@ use crate::server::replication::{Coordinates, ServerSettings};
 use crate::server::{
     statements, BinlogPosition, ConnectSpec, Dialect, Filters, Server, SourceSpec, Stmt,
 };
+use crate::verify::{Hold, TablePair, VerifyOptions, VerifyReport};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
@@ -79,6 +80,21 @@ pub struct CopyRequest<'a> {
     pub workers: usize,
     /// Counters for progress displays.
     pub progress: &'a copy::Progress,
+}
+
+/// A comparison of tables between two nodes (see [`crate::verify`]).
+pub struct VerifyRequest<'a> {
+    /// Source node.
+    pub source: &'a str,
+    /// Target node.
+    pub target: &'a str,
+    /// The tables, named on each side.
+    pub tables: &'a [TablePair],
+    /// The channel to hold at a consistent point for each round; None when the data
+    /// stands still (under a fence, or a copy on one node).
+    pub channel: Option<&'a Channel>,
+    /// Workers, chunk size, snapshot age.
+    pub opts: VerifyOptions,
 }
 
 /// What a recorded effect changes in the dry run's model of the servers.
@@ -364,6 +380,11 @@ pub trait Effects: FleetEffects {
         schema: &Ident,
         table: &Ident,
     ) -> Result<Option<(u64, Option<u64>)>>;
+    /// Compares tables chunk by chunk (holding the channel at a consistent point when
+    /// one is given). A dry run records the channel holds and what it would compare.
+    fn verify(&mut self, req: VerifyRequest<'_>) -> Result<VerifyReport>;
+    /// The directory as it reads now.
+    fn directory_snapshot(&mut self) -> Result<crate::directory::Snapshot>;
     /// Creates the views, routines, triggers and events of `objects` in `pair.to`.
     fn create_objects(
         &mut self,
@@ -759,6 +780,30 @@ impl Effects for Live<'_> {
         self.reader(node)?
             .count_and_checksum(schema, table)
             .map(Some)
+    }
+
+    fn verify(&mut self, req: VerifyRequest<'_>) -> Result<VerifyReport> {
+        let source = ConnectSpec::for_node(self.inv, self.inv.node(req.source)?)?;
+        let target = ConnectSpec::for_node(self.inv, self.inv.node(req.target)?)?;
+        let fleet = &mut self.fleet;
+        let node = req.target;
+        let channel = req.channel;
+        let mut hold = |h: Hold| -> Result<()> {
+            let Some(channel) = channel else {
+                return Ok(());
+            };
+            let dialect = fleet.reader(node)?.dialect();
+            fleet.run(
+                node,
+                &crate::verify::hold_statements(&dialect, channel, &h)?,
+            )?;
+            Ok(())
+        };
+        crate::verify::verify(&source, &target, req.tables, channel, &req.opts, &mut hold)
+    }
+
+    fn directory_snapshot(&mut self) -> Result<crate::directory::Snapshot> {
+        self.dir.load()
     }
 
     fn create_objects(
@@ -1351,6 +1396,42 @@ impl Effects for DryRun<'_> {
             );
         }
         Ok(None)
+    }
+
+    fn verify(&mut self, req: VerifyRequest<'_>) -> Result<VerifyReport> {
+        let what = format!(
+            "compare {} table(s) in primary-key chunks of {} rows, {} worker(s) with a snapshot on each side (read-only){}",
+            req.tables.len(),
+            req.opts.chunk_rows,
+            req.opts.workers,
+            if req.channel.is_some() {
+                format!(
+                    "; each round: LOCK TABLES ... READ on the source's {} table(s) while the snapshots open and the position is read, snapshots at most {}s old",
+                    req.tables.len(),
+                    req.opts.max_snapshot_secs
+                )
+            } else {
+                String::new()
+            }
+        );
+        self.action(None, req.source, what);
+        if let Some(channel) = req.channel {
+            // A round's holds, at the source's position as it reads now.
+            let point = self.coordinates(req.source)?.position;
+            let dialect = self.dialect(req.target)?;
+            for h in [Hold::Pause, Hold::RunUntil(point), Hold::Release] {
+                let stmts = crate::verify::hold_statements(&dialect, channel, &h)?;
+                self.run(req.target, &stmts)?;
+            }
+        }
+        Ok(VerifyReport {
+            tables: req.tables.len(),
+            ..Default::default()
+        })
+    }
+
+    fn directory_snapshot(&mut self) -> Result<crate::directory::Snapshot> {
+        self.dir.load()
     }
 
     fn create_objects(

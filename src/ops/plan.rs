@@ -141,7 +141,18 @@ pub fn move_plan(inv: &Inventory, shard: u32, to: &str, pb: &Playbook) -> Result
                     v
                 }
             }),
-            Step::Verify(_) => (format!("{source}, {to}"), vec!["for every table, both sides: SELECT COUNT(*) and CHECKSUM TABLE; any difference stops the move".into()]),
+            Step::Verify(v) => (format!("{source}, {to}"), vec![
+                format!("{to}: {}", d.stop_applier(&channel)),
+                format!("{source}: LOCK TABLES <the shard's tables> READ; {} worker snapshots (START TRANSACTION WITH CONSISTENT SNAPSHOT); {}; UNLOCK TABLES", v.workers, d.binlog_coordinates()),
+                format!("{to}: START ... SQL_THREAD UNTIL <that position>; {} worker snapshots once it is there; the applier released", v.workers),
+                format!("both: every table compared in primary-key chunks of {} rows (COUNT, BIT_XOR and SUM of a CRC32 of every column); any difference stops the move before the fence", v.chunk_rows),
+            ]),
+            Step::Confirm(_) => (format!("{source}, {to}"), vec![
+                "under the fence: the same tables with the same definitions on both sides; tables created since the verified point compared in full; the verified point recent enough".into(),
+            ]),
+            Step::Guard(_) => (source.clone(), vec![
+                "SET SESSION sql_log_bin = 0; on every sharded table of the old shard: BEFORE INSERT/UPDATE/DELETE triggers that refuse keys it no longer owns (SQLSTATE 45000)".into(),
+            ]),
             Step::Flip(_) => ("directory".into(), vec![
                 "in one transaction: refuse unless this operation's verify step is done; UPDATE locations SET node, host, port, state = 'online', version = <new version> WHERE shard_id = ? AND node = <source>".into(),
             ]),

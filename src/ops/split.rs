@@ -219,3 +219,48 @@ pub fn plan(inv: &Inventory, snap: &Snapshot, shard: &Shard, at: &SplitAt) -> Re
         )),
     }
 }
+
+/// `snap` as it reads once `plan` has flipped: the new shard's range, ring point or values
+/// in place (a snapshot that already holds them is returned as is). The guard step builds
+/// the old shard's new ownership from it, identically in a live run (after the flip) and a
+/// dry run (which flips nothing).
+pub fn after_split(mut snap: Snapshot, func_id: u32, plan: &SplitPlan) -> Result<Snapshot> {
+    use crate::directory::{HashRow, ListRow, RangeRow};
+    let new = plan.new_shard;
+    let mapped = snap.ranges.iter().any(|r| r.shard_id == new)
+        || snap.points.iter().any(|p| p.shard_id == new)
+        || snap.lists.iter().any(|l| l.shard_id == new);
+    if mapped {
+        return Ok(snap);
+    }
+    match &plan.mapping {
+        SplitMapping::LowerBound { key } => snap.ranges.push(RangeRow {
+            func_id,
+            lower_bound: key.clone(),
+            shard_id: new,
+        }),
+        SplitMapping::Point { hex } => snap.points.push(HashRow {
+            func_id,
+            point: RingPoint::from_hex(hex)?,
+            shard_id: new,
+        }),
+        SplitMapping::Values { values } => {
+            for l in snap.lists.iter_mut() {
+                if l.func_id == func_id && l.shard_id == plan.old_shard && values.contains(&l.value)
+                {
+                    l.shard_id = new;
+                }
+            }
+            if !snap.lists.iter().any(|l| l.shard_id == new) {
+                for v in values {
+                    snap.lists.push(ListRow {
+                        func_id,
+                        value: v.clone(),
+                        shard_id: new,
+                    });
+                }
+            }
+        }
+    }
+    Ok(snap)
+}

@@ -92,15 +92,44 @@ fn default_lock_timeout() -> u64 {
     10
 }
 
-/// `unlock` parameters.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// `verify` parameters: the comparison at a consistent point, before the fence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct UnlockParams {
-    /// After a split's flip, wait this long before the old shard takes writes again, so
-    /// routers (which re-read the directory version at least this often) stop sending it
-    /// keys it no longer owns.
-    #[serde(default)]
-    pub grace_secs: u64,
+pub struct VerifyParams {
+    /// Parallel workers, each with a snapshot on both sides.
+    #[serde(default = "default_workers")]
+    pub workers: usize,
+    /// Rows per compared chunk.
+    #[serde(default = "default_chunk_rows")]
+    pub chunk_rows: u64,
+    /// A round of snapshots is used at most this long; a new consistent point continues.
+    #[serde(default = "default_max_snapshot_secs")]
+    pub max_snapshot_secs: u64,
+    /// The verified point may be at most this old when the fence goes up; older, the
+    /// lock step verifies again first.
+    #[serde(default = "default_max_age_secs")]
+    pub max_age_secs: u64,
+}
+
+impl Default for VerifyParams {
+    fn default() -> Self {
+        VerifyParams {
+            workers: default_workers(),
+            chunk_rows: default_chunk_rows(),
+            max_snapshot_secs: default_max_snapshot_secs(),
+            max_age_secs: default_max_age_secs(),
+        }
+    }
+}
+
+fn default_chunk_rows() -> u64 {
+    10_000
+}
+fn default_max_snapshot_secs() -> u64 {
+    300
+}
+fn default_max_age_secs() -> u64 {
+    600
 }
 
 /// `drop-source` parameters.
@@ -130,14 +159,19 @@ pub enum Step {
     Wait(WaitParams),
     /// Raise the fence and read the final position.
     Lock(LockParams),
-    /// Compare counts and checksums.
-    Verify(NoParams),
+    /// Compare every table in chunks at a consistent point, outside the fence.
+    Verify(VerifyParams),
+    /// Under the fence: the sets of tables and objects match, what changed since the
+    /// verified point arrived, nothing escaped.
+    Confirm(NoParams),
+    /// After a split's flip: the old shard refuses the keys it gave away.
+    Guard(NoParams),
     /// Point the directory at the target.
     Flip(NoParams),
     /// Move the source copy out of the way (and drop it).
     DropSource(DropSourceParams),
     /// Lift the fence.
-    Unlock(UnlockParams),
+    Unlock(NoParams),
     /// Remove the channel and its filters.
     ResetReplication(NoParams),
     /// Delete, on both shards of a split, the rows each no longer owns.
@@ -156,6 +190,8 @@ impl Step {
             Step::Wait(_) => "wait",
             Step::Lock(_) => "lock",
             Step::Verify(_) => "verify",
+            Step::Confirm(_) => "confirm",
+            Step::Guard(_) => "guard",
             Step::Flip(_) => "flip",
             Step::DropSource(_) => "drop-source",
             Step::Unlock(_) => "unlock",
@@ -243,8 +279,9 @@ impl Playbook {
             "backup",
             "change-master",
             "start-replication",
-            "lock",
             "verify",
+            "lock",
+            "confirm",
             "flip",
             "unlock",
         ];
@@ -253,16 +290,34 @@ impl Playbook {
                 return bad(&format!("a move needs a {r} step"));
             }
         }
-        let (lock, verify, flip) = (
-            pos("lock").unwrap(),
+        let (verify, lock, confirm, flip) = (
             pos("verify").unwrap(),
+            pos("lock").unwrap(),
+            pos("confirm").unwrap(),
             pos("flip").unwrap(),
         );
         let Some(final_wait) = final_wait else {
             return bad("a move needs a `wait` with `until: final` after the lock");
         };
-        if !(lock < final_wait && final_wait < verify && verify < flip) {
-            return bad("the order must be lock, wait until final, verify, flip");
+        if !(pos("start-replication").unwrap() < verify
+            && verify < lock
+            && lock < final_wait
+            && final_wait < confirm
+            && confirm < flip)
+        {
+            return bad("the order must be start-replication, verify, lock, wait until final, confirm, flip (verify compares outside the fence; confirm checks under it)");
+        }
+        for s in &self.steps {
+            if let Step::Verify(v) = s {
+                if v.workers == 0 || v.workers > 64 {
+                    return bad("verify workers must be 1 to 64");
+                }
+                if v.chunk_rows == 0 || v.max_snapshot_secs == 0 || v.max_age_secs == 0 {
+                    return bad(
+                        "verify chunk_rows, max_snapshot_secs and max_age_secs must be above 0",
+                    );
+                }
+            }
         }
         if let Some(d) = pos("drop-source") {
             if d < flip {
@@ -278,8 +333,8 @@ impl Playbook {
             return bad("unlock must come after flip");
         }
         // The guarantees: a move's old copy never takes writes again; a split's old shard
-        // rejects the keys it gave away until routers have seen the new mapping, and both
-        // halves delete what they no longer own.
+        // refuses the keys it gave away before its fence lifts, and both halves delete
+        // what they no longer own.
         match (pos("drop-source"), pos("prune")) {
             (Some(_), Some(_)) => {
                 return bad("a playbook either drops the source (a move) or prunes both shards (a split), not both")
@@ -287,16 +342,15 @@ impl Playbook {
             (None, None) => {
                 return bad("a move needs a drop-source step (the old copy must not stay writable); a split needs a prune step")
             }
-            (None, Some(_)) => {
-                let grace = self.steps.iter().find_map(|s| match s {
-                    Step::Unlock(u) => Some(u.grace_secs),
-                    _ => None,
-                });
-                if grace == Some(0) {
-                    return bad("a split's unlock needs grace_secs of at least 1: routers must see the new mapping before the old shard takes writes again");
+            (None, Some(_)) => match pos("guard") {
+                Some(g) if flip < g && g < pos("unlock").unwrap() => {}
+                _ => return bad("a split needs a guard step between flip and unlock: the old shard must refuse the keys it gave away before it takes writes again"),
+            },
+            (Some(_), None) => {
+                if pos("guard").is_some() {
+                    return bad("guard belongs to a split: a move drops the old copy instead");
                 }
             }
-            (Some(_), None) => {}
         }
         if let Some(p) = pos("prune") {
             if p < pos("unlock").unwrap() {
@@ -318,7 +372,7 @@ mod tests {
     fn the_default_playbook_is_valid() {
         let pb = Playbook::default_move();
         assert_eq!(pb.steps.first().unwrap().name(), "preflight");
-        assert_eq!(pb.steps.len(), 13);
+        assert_eq!(pb.steps.len(), 14);
     }
 
     #[test]
@@ -349,12 +403,22 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("needs a drop-source"), "{err}");
-        let no_grace = SPLIT_PLAYBOOK.replace("grace_secs: 2", "grace_secs: 0");
-        assert_ne!(no_grace, SPLIT_PLAYBOOK);
-        let err = Playbook::parse("pb.yaml", &no_grace)
+        let no_guard: String = SPLIT_PLAYBOOK
+            .lines()
+            .filter(|l| !l.contains("step: guard"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_ne!(no_guard, SPLIT_PLAYBOOK);
+        let err = Playbook::parse("pb.yaml", &no_guard)
             .unwrap_err()
             .to_string();
-        assert!(err.contains("grace_secs of at least 1"), "{err}");
+        assert!(err.contains("needs a guard step"), "{err}");
+        let old_style =
+            SPLIT_PLAYBOOK.replace("  - step: unlock", "  - step: unlock\n    grace_secs: 2");
+        let err = Playbook::parse("pb.yaml", &old_style)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("grace_secs"), "{err}");
         let both = SPLIT_PLAYBOOK.replace(
             "  - step: unlock",
             "  - step: drop-source\n  - step: unlock",
@@ -367,7 +431,8 @@ mod tests {
 
     #[test]
     fn unsafe_orders_are_refused() {
-        let text = MOVE_PLAYBOOK.replace("  - step: verify", "  - step: unlock\n  - step: verify");
+        let text =
+            MOVE_PLAYBOOK.replace("  - step: confirm", "  - step: unlock\n  - step: confirm");
         let err = Playbook::parse("pb.yaml", &text).unwrap_err().to_string();
         assert!(
             err.contains("before unlock") || err.contains("unlock must come after flip"),
@@ -375,10 +440,14 @@ mod tests {
         );
         let text: String = MOVE_PLAYBOOK
             .lines()
-            .filter(|l| !l.starts_with("  - step: verify"))
+            .filter(|l| !l.starts_with("  - step: confirm"))
             .map(|l| format!("{l}\n"))
             .collect();
         let err = Playbook::parse("pb.yaml", &text).unwrap_err().to_string();
-        assert!(err.contains("needs a verify step"), "{err}");
+        assert!(err.contains("needs a confirm step"), "{err}");
+        // The old order (verify under the fence) names the new one.
+        let text = "name: move\nsteps:\n  - step: backup\n  - step: change-master\n  - step: start-replication\n  - step: lock\n  - step: wait\n    until: final\n  - step: verify\n  - step: confirm\n  - step: flip\n  - step: drop-source\n  - step: unlock\n";
+        let err = Playbook::parse("pb.yaml", text).unwrap_err().to_string();
+        assert!(err.contains("the order must be"), "{err}");
     }
 }

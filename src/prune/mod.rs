@@ -590,5 +590,7 @@ pub fn run(
 fn prune_connection(inv: &Inventory, node: &str) -> Result<Server> {
     let mut s = Server::connect_node(inv, node)?;
     s.set_purpose(crate::server::Purpose::Prune);
+    // A split's guards let this session delete the rows the shard gave away.
+    s.exec(&crate::server::statements::mark_pruning_session())?;
     Ok(s)
 }

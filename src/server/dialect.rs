@@ -2,6 +2,7 @@
 //! runs print exactly what a real run sends, and golden tests pin it per flavor.
 
 use super::flavor::Flavor;
+use super::statements;
 use crate::error::{Error, Result};
 use crate::ident::{check_binlog_file, check_gtid_set, check_host, string_literal, Channel, Ident};
 use mysql::Value;
@@ -279,6 +280,60 @@ impl Dialect {
     /// Stops both threads of one channel.
     pub fn stop_channel(&self, channel: &Channel) -> Stmt {
         self.channel_verb("STOP", channel, "")
+    }
+
+    /// Stops only the applier (SQL thread) of one channel; the receiver keeps reading.
+    pub fn stop_applier(&self, channel: &Channel) -> Stmt {
+        self.channel_verb("STOP", channel, " SQL_THREAD")
+    }
+
+    /// Starts the applier of one channel so that it applies the source's events up to
+    /// `pos` and no further: it stops before the first event past it (and, when nothing
+    /// follows, stays exactly there).
+    pub fn start_applier_until(&self, channel: &Channel, pos: &BinlogPosition) -> Result<Stmt> {
+        check_binlog_file(&pos.file)?;
+        let prefix = if self.flavor.uses_change_replication_source() {
+            "SOURCE"
+        } else {
+            "MASTER"
+        };
+        Ok(self.channel_verb(
+            "START",
+            channel,
+            &format!(
+                " SQL_THREAD UNTIL {prefix}_LOG_FILE = {}, {prefix}_LOG_POS = {}",
+                string_literal(&pos.file),
+                pos.pos
+            ),
+        ))
+    }
+
+    /// Installs (or replaces) the guard trigger of `table` for `event`: see
+    /// [`statements::guard_trigger`]. MySQL has no `CREATE OR REPLACE TRIGGER`: the old
+    /// one is dropped first.
+    #[allow(clippy::too_many_arguments)]
+    pub fn install_guard(
+        &self,
+        schema: &Ident,
+        table: &Ident,
+        event: statements::GuardEvent,
+        column: &Ident,
+        not_owned: &statements::Condition,
+        shard: u32,
+    ) -> Vec<Stmt> {
+        if self.flavor.is_mariadb() {
+            vec![statements::guard_trigger(
+                schema, table, event, column, not_owned, shard, true,
+            )]
+        } else {
+            vec![
+                statements::drop_trigger_if_exists(
+                    schema,
+                    &statements::guard_trigger_name(table, event),
+                ),
+                statements::guard_trigger(schema, table, event, column, not_owned, shard, false),
+            ]
+        }
     }
 
     /// Removes one channel entirely (RESET ... ALL), leaving the others alone.

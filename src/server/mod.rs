@@ -96,6 +96,8 @@ pub enum Purpose {
     Copy,
     /// Pruning's chunked reads and deletes.
     Prune,
+    /// Verification's snapshot readers and its momentary lock.
+    Verify,
 }
 
 /// One statement as the capture records it: the node, the connection's purpose and the

@@ -62,6 +62,9 @@ pub struct ChannelStatus {
     pub wild_do_table: String,
     /// replicate-rewrite-db in force.
     pub rewrite_db: String,
+    /// The applier's stop condition (`None` when it has none; MySQL calls it
+    /// Until_Condition too).
+    pub until_condition: String,
 }
 
 impl ChannelStatus {
@@ -71,6 +74,12 @@ impl ChannelStatus {
             && self.sql_running
             && self.last_io_error.is_empty()
             && self.last_sql_error.is_empty()
+    }
+
+    /// The applier is stopped, or runs only up to a position: a verification held it
+    /// there and has not released it (a crash in between leaves it so).
+    pub fn applier_held(&self) -> bool {
+        !self.sql_running || !matches!(self.until_condition.as_str(), "" | "None")
     }
 
     /// The last error, receiver or applier, if any.
@@ -113,6 +122,7 @@ impl ChannelStatus {
             do_db: s(&["Replicate_Do_DB"]),
             wild_do_table: s(&["Replicate_Wild_Do_Table"]),
             rewrite_db: s(&["Replicate_Rewrite_DB"]),
+            until_condition: s(&["Until_Condition"]),
         }
     }
 }

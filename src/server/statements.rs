@@ -653,6 +653,246 @@ pub fn delete_chunk(
 }
 
 // ---------------------------------------------------------------------------------------
+// Verification: chunked comparison of two snapshots.
+
+/// `SET SESSION time_zone = '+00:00'`: TIMESTAMP values read the same on every node.
+pub fn session_utc() -> Stmt {
+    Stmt::text("SET SESSION time_zone = '+00:00'")
+}
+
+/// Every column of a table (generated and invisible ones included), in table order.
+pub fn all_columns(schema: &Ident, table: &Ident) -> Stmt {
+    Stmt::with(
+        "SELECT COLUMN_NAME FROM information_schema.COLUMNS \
+         WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION",
+        vec![Value::from(schema.as_str()), Value::from(table.as_str())],
+    )
+}
+
+/// The primary key `rows` rows past `after` (from the start when None), in key order: the
+/// inclusive upper bound of the next chunk. No row means fewer remain: the chunk then runs
+/// to the end of the table. An index range scan of at most `rows` entries.
+pub fn chunk_upper_bound(
+    schema: &Ident,
+    table: &Ident,
+    pk: &[Ident],
+    after: Option<&[Value]>,
+    rows: u64,
+) -> Stmt {
+    let pk_list = column_list(pk);
+    let (cond, params) = match after {
+        Some(v) => {
+            let c = keyset(pk, v, Keyset::After);
+            (format!(" WHERE {}", c.sql), c.params)
+        }
+        None => (String::new(), Vec::new()),
+    };
+    Stmt::with(
+        format!(
+            "SELECT {pk_list} FROM {}{cond} ORDER BY {pk_list} LIMIT 1 OFFSET {}",
+            qualified(schema, table),
+            rows.max(1) - 1
+        ),
+        params,
+    )
+}
+
+/// The rows of one chunk, `(after, up_to]` by primary key (open ends when None), as three
+/// numbers: the row count, and the BIT_XOR and the SUM of a CRC32 over every column of
+/// each row. Each column is read as its bytes (`CAST(... AS BINARY)`, so no collation or
+/// character-set conversion hides a difference) with NULL markers after the values, so
+/// NULL and the empty string differ. XOR and SUM do not depend on row order; a row changed
+/// on one side changes both.
+pub fn chunk_checksum(
+    schema: &Ident,
+    table: &Ident,
+    columns: &[Ident],
+    pk: &[Ident],
+    after: Option<&[Value]>,
+    up_to: Option<&[Value]>,
+) -> Stmt {
+    let values = columns
+        .iter()
+        .map(|c| format!("CAST({} AS BINARY)", c.quoted()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let nulls = columns
+        .iter()
+        .map(|c| format!("ISNULL({})", c.quoted()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let row = format!("CRC32(CONCAT_WS('#', {values}, CONCAT({nulls})))");
+    let conds: Vec<Condition> = after
+        .map(|v| keyset(pk, v, Keyset::After))
+        .into_iter()
+        .chain(up_to.map(|v| keyset(pk, v, Keyset::UpTo)))
+        .collect();
+    let filter = if conds.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " WHERE {}",
+            conds
+                .iter()
+                .map(|c| c.sql.as_str())
+                .collect::<Vec<_>>()
+                .join(" AND ")
+        )
+    };
+    Stmt::with(
+        format!(
+            "SELECT COUNT(*), CAST(COALESCE(BIT_XOR({row}), 0) AS UNSIGNED), \
+             CAST(COALESCE(SUM({row}), 0) AS UNSIGNED) FROM {}{filter}",
+            qualified(schema, table)
+        ),
+        conds.into_iter().flat_map(|c| c.params).collect(),
+    )
+}
+
+// ---------------------------------------------------------------------------------------
+// Guards: after a split, the old shard refuses keys it gave away.
+
+/// The write a guard trigger checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GuardEvent {
+    /// New rows: `NEW` must hold an owned key.
+    Insert,
+    /// Changed rows: both `OLD` and `NEW` must.
+    Update,
+    /// Deleted rows: `OLD` must (pruning sessions excepted).
+    Delete,
+}
+
+impl GuardEvent {
+    /// Every event, in the order guards are created.
+    pub const ALL: [GuardEvent; 3] = [GuardEvent::Insert, GuardEvent::Update, GuardEvent::Delete];
+
+    fn keyword(self) -> &'static str {
+        match self {
+            GuardEvent::Insert => "INSERT",
+            GuardEvent::Update => "UPDATE",
+            GuardEvent::Delete => "DELETE",
+        }
+    }
+
+    fn letter(self) -> char {
+        match self {
+            GuardEvent::Insert => 'i',
+            GuardEvent::Update => 'u',
+            GuardEvent::Delete => 'd',
+        }
+    }
+}
+
+/// What a guard's error says; routers take a message with this prefix (error 1644,
+/// SQLSTATE 45000) as the cue to re-read the directory.
+pub const GUARD_MESSAGE_PREFIX: &str = "shardctl: ";
+
+/// The session variable a prune sets: the guards let its deletes through (they remove
+/// exactly the rows the shard no longer owns).
+pub fn mark_pruning_session() -> Stmt {
+    Stmt::text("SET @shardctl_pruning = 1")
+}
+
+/// The guard trigger's name for `table` and `event`: `shardctl_guard_<i|u|d>_<table>`,
+/// the table's part shortened with a hash of the whole name when it would not fit.
+pub fn guard_trigger_name(table: &Ident, event: GuardEvent) -> Ident {
+    let prefix = format!("shardctl_guard_{}_", event.letter());
+    let mut name = format!("{prefix}{table}");
+    if name.len() > crate::ident::MAX_IDENT_LEN {
+        // FNV-1a: stable across versions and platforms.
+        let hash = table
+            .as_str()
+            .bytes()
+            .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+            });
+        let keep = crate::ident::MAX_IDENT_LEN - prefix.len() - 9;
+        name = format!("{prefix}{}_{:08x}", &table.as_str()[..keep], hash as u32);
+    }
+    Ident::new("trigger", &name).expect("built from a valid identifier")
+}
+
+/// A bound value written as a literal, for the trigger bodies whose grammar takes no
+/// placeholders. Keys are integers or text.
+fn key_literal(v: &Value) -> String {
+    match v {
+        Value::Int(i) => i.to_string(),
+        Value::UInt(u) => u.to_string(),
+        Value::Bytes(b) => crate::ident::string_literal(&String::from_utf8_lossy(b)),
+        Value::NULL => "NULL".into(),
+        other => crate::ident::string_literal(&other.as_sql(false)),
+    }
+}
+
+/// `cond` (built by [`not_owned`] over `column`) about the row image `row` (`NEW`/`OLD`),
+/// its placeholders replaced by literals.
+fn guard_condition(cond: &Condition, column: &Ident, row: &str) -> String {
+    let sql = cond
+        .sql
+        .replace(&column.quoted(), &format!("{row}.{}", column.quoted()));
+    let mut out = String::with_capacity(sql.len());
+    let mut params = cond.params.iter();
+    for c in sql.chars() {
+        if c == '?' {
+            out.push_str(
+                &params
+                    .next()
+                    .map(key_literal)
+                    .unwrap_or_else(|| "NULL".into()),
+            );
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The guard trigger that makes `schema.table` refuse a write of a row whose `column` holds
+/// a key `not_owned` matches (a [`not_owned`] condition over the bare column): SQLSTATE
+/// 45000, "shardctl: shard N does not own this key; re-read the directory". `replace`
+/// writes `CREATE OR REPLACE` (MariaDB; MySQL drops the old one first, see the dialect).
+pub fn guard_trigger(
+    schema: &Ident,
+    table: &Ident,
+    event: GuardEvent,
+    column: &Ident,
+    not_owned: &Condition,
+    shard: u32,
+    replace: bool,
+) -> Stmt {
+    let refused = match event {
+        GuardEvent::Insert => guard_condition(not_owned, column, "NEW"),
+        GuardEvent::Update => format!(
+            "({} OR {})",
+            guard_condition(not_owned, column, "OLD"),
+            guard_condition(not_owned, column, "NEW")
+        ),
+        GuardEvent::Delete => guard_condition(not_owned, column, "OLD"),
+    };
+    Stmt::text(format!(
+        "CREATE {}TRIGGER {}.{} BEFORE {} ON {} FOR EACH ROW \
+         IF @shardctl_pruning IS NULL AND {refused} THEN \
+         SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = '{GUARD_MESSAGE_PREFIX}shard {shard} does not own this key; re-read the directory'; \
+         END IF",
+        if replace { "OR REPLACE " } else { "" },
+        schema.quoted(),
+        guard_trigger_name(table, event).quoted(),
+        event.keyword(),
+        qualified(schema, table),
+    ))
+}
+
+/// `DROP TRIGGER IF EXISTS s.name`.
+pub fn drop_trigger_if_exists(schema: &Ident, name: &Ident) -> Stmt {
+    Stmt::text(format!(
+        "DROP TRIGGER IF EXISTS {}.{}",
+        schema.quoted(),
+        name.quoted()
+    ))
+}
+
+// ---------------------------------------------------------------------------------------
 // Split: the median of a shard's range.
 
 /// The rows whose `column` lies in `[lower, upper)`, or from `lower` on when `upper` is

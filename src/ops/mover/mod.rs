@@ -64,8 +64,11 @@ pub struct MoveState {
     pub final_position: Option<BinlogPosition>,
     /// Milliseconds from fence up to fence lifted (or to flip for the shard fence).
     pub fence_millis: Option<u64>,
-    /// Every table matched.
+    /// Confirmed under the fence: the flip may go ahead.
     pub verified: bool,
+    /// The last verification at a consistent point, outside the fence.
+    #[serde(default)]
+    pub verified_point: Option<VerifiedPoint>,
     /// The directory points at the target.
     pub flipped: bool,
     /// The source copy is gone (or renamed out of reach).
@@ -84,6 +87,17 @@ pub struct MoveState {
     /// means a read-only fence silently went away.
     #[serde(default)]
     pub fenced_server_started_at: Option<i64>,
+}
+
+/// Where the `verify` step found the target equal to the source.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct VerifiedPoint {
+    /// When its first round's snapshots opened (Unix time).
+    pub at_unix: i64,
+    /// The source position of its last round.
+    pub position: Option<BinlogPosition>,
+    /// The tables it compared, `schema.table` on the target.
+    pub tables: Vec<String>,
 }
 
 /// An event for progress displays and `--output json`.
@@ -136,6 +150,10 @@ pub enum Effect {
     LocalPrepare,
     /// Same-node split: rows copied under the fence.
     LocalCopy,
+    /// The channel held at a consistent point while a verification's snapshots open.
+    HoldChannel,
+    /// A split's old shard: guard triggers refusing the keys it gave away.
+    Guard,
 }
 
 impl Effect {
@@ -156,13 +174,17 @@ impl Effect {
             Effect::Prune => "prune",
             Effect::LocalPrepare => "local-prepare",
             Effect::LocalCopy => "local-copy",
+            Effect::HoldChannel => "hold-channel",
+            Effect::Guard => "guard",
         }
     }
 
     /// The effects a step has, in order, onto another node or onto the shard's own node.
     pub fn of_step(step: &Step, same_node: bool) -> &'static [Effect] {
         match (step, same_node) {
-            (Step::Preflight(_) | Step::Verify(_), _) => &[],
+            (Step::Preflight(_) | Step::Confirm(_), _) => &[],
+            (Step::Verify(_), false) => &[Effect::HoldChannel],
+            (Step::Guard(_), _) => &[Effect::Guard],
             (Step::Backup(_), false) => &[Effect::Copy],
             (Step::Backup(_), true) => &[Effect::LocalPrepare],
             (Step::ChangeMaster(_), false) => &[Effect::PointChannel],

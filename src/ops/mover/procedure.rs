@@ -2,15 +2,17 @@
 //! it checks what is already in place and does only what is missing. Every change goes
 //! through [`Effects`] inside [`Mover::effect`], so a dry run follows exactly this code.
 
+use super::VerifiedPoint;
 use super::{Effect, Mover};
 use crate::copy::{self, Method};
 use crate::directory::ShardState;
 use crate::error::{Error, Result};
 use crate::ident::Ident;
-use crate::ops::effects::{ChannelState, CopyRequest, Effects, Flip};
+use crate::ops::effects::{ChannelState, CopyRequest, Effects, Flip, VerifyRequest};
 use crate::output::log;
-use crate::playbook::{Fence, Step};
+use crate::playbook::{Fence, Step, VerifyParams};
 use crate::server::{statements, ConnectSpec, Filters, Server, SourceSpec, StartAt};
+use crate::verify::{Hold, TablePair, VerifyOptions, VerifyReport};
 use std::time::{Duration, Instant};
 
 impl<E: Effects> Mover<'_, E> {
@@ -70,24 +72,13 @@ impl<E: Effects> Mover<'_, E> {
                 }
             }
             Step::Lock(l) => self.lock(l.fence, l.timeout_secs),
-            Step::Verify(_) => self.verify(),
+            Step::Verify(p) => self.verify(p),
+            Step::Confirm(_) => self.confirm(),
+            Step::Guard(_) => self.guard(),
             Step::Flip(_) => self.flip(),
             Step::Prune(_) => self.prune_both(),
             Step::DropSource(d) => self.drop_source(d.keep),
-            Step::Unlock(u) => {
-                if self.split.is_some()
-                    && self.state.flipped
-                    && self.state.fence.is_some()
-                    && !self.fx.is_dry_run()
-                {
-                    // Clients that routed before the flip must not write keys the old shard
-                    // no longer owns: they get "table doesn't exist" until they refresh.
-                    let until = Instant::now() + Duration::from_secs(u.grace_secs);
-                    while Instant::now() < until {
-                        crate::signal::check()?;
-                        std::thread::sleep(Duration::from_millis(50));
-                    }
-                }
+            Step::Unlock(_) => {
                 self.lift_fence()?;
                 Ok(serde_json::json!({"fence_millis": self.state.fence_millis}))
             }
@@ -291,6 +282,9 @@ impl<E: Effects> Mover<'_, E> {
     }
 
     fn lock(&mut self, fence: Fence, timeout_secs: u64) -> Result<serde_json::Value> {
+        if self.state.fence.is_none() {
+            self.reverify_if_stale()?;
+        }
         self.fx
             .set_shard_state(self.shard.id, ShardState::ReadOnly)?;
         if self.fence_started.is_none() {
@@ -481,14 +475,13 @@ impl<E: Effects> Mover<'_, E> {
         Ok(())
     }
 
-    /// Compares every table of the shard on both sides: the set of tables (every table on
-    /// the source must be on the target, and no other), then rows and checksums.
-    fn verify(&mut self) -> Result<serde_json::Value> {
-        let (source, target) = (self.source.clone(), self.target.clone());
-        let mut checked = Vec::new();
+    /// The shard's base tables as compared now: on the source under their current names
+    /// (hidden ones under the shard fence), on the target under the shard's names.
+    fn table_pairs(&mut self) -> Result<Vec<TablePair>> {
+        let source = self.source.clone();
+        let mut out = Vec::new();
         for p in self.pairs.clone() {
-            // (name on the target, name on the source now)
-            let source_tables: Vec<(Ident, Ident)> = match self.state.fence {
+            let names: Vec<(Ident, Ident)> = match self.state.fence {
                 Some(Fence::Shard) => self
                     .state
                     .fenced_tables
@@ -511,54 +504,318 @@ impl<E: Effects> Mover<'_, E> {
                     .map(|t| (t.name.clone(), t.name))
                     .collect(),
             };
-            // The dry run's target copy exists only in its model: the set is compared when
-            // the run gets there.
-            if !self.fx.is_dry_run() {
-                let target_tables: Vec<Ident> = if self.fx.schema_exists(&target, &p.to)? {
-                    self.fx
-                        .reader(&target)?
-                        .tables(&p.to)?
-                        .into_iter()
-                        .filter(|t| !t.is_view)
-                        .map(|t| t.name)
-                        .collect()
-                } else {
-                    Vec::new()
-                };
-                for (name, _) in &source_tables {
-                    if !target_tables.contains(name) {
-                        return Err(Error::Refused(format!(
-                            "verification failed: {}.{name} is on the source but not on the target {target}",
-                            p.to
-                        )));
-                    }
-                }
-                for t in &target_tables {
-                    if !source_tables.iter().any(|(n, _)| n == t) {
-                        return Err(Error::Refused(format!(
-                            "verification failed: {}.{t} is on the target {target} but not on the source",
-                            p.to
-                        )));
-                    }
-                }
+            for (name, at_source) in names {
+                out.push(TablePair {
+                    source_schema: p.from.clone(),
+                    source_table: at_source,
+                    target_schema: p.to.clone(),
+                    target_table: name,
+                });
             }
-            for (name, at_source) in &source_tables {
-                crate::signal::check()?;
-                let a = self.fx.count_and_checksum(&source, &p.from, at_source)?;
-                let b = self.fx.count_and_checksum(&target, &p.to, name)?;
-                if let (Some(a), Some(b)) = (a, b) {
-                    if a != b {
-                        return Err(Error::Refused(format!(
-                            "verification failed for {}.{name}: source {} rows (checksum {:?}), target {} rows (checksum {:?})",
-                            p.to, a.0, a.1, b.0, b.1
-                        )));
-                    }
-                    checked.push(serde_json::json!({"table": format!("{}.{name}", p.to), "rows": a.0, "checksum": a.1}));
+        }
+        Ok(out)
+    }
+
+    /// Every table of `tables` is on the target, and the target has no other (a table
+    /// created or dropped on the source must have reached the target through the channel).
+    /// With `structure`, each table's definition must read the same on both sides too.
+    fn check_table_sets(&mut self, tables: &[TablePair], structure: bool) -> Result<()> {
+        // The dry run's target copy exists only in its model.
+        if self.fx.is_dry_run() {
+            return Ok(());
+        }
+        let (source, target) = (self.source.clone(), self.target.clone());
+        for p in self.pairs.clone() {
+            let on_target: Vec<Ident> = if self.fx.schema_exists(&target, &p.to)? {
+                self.fx
+                    .reader(&target)?
+                    .tables(&p.to)?
+                    .into_iter()
+                    .filter(|t| !t.is_view)
+                    .map(|t| t.name)
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let expected: Vec<&TablePair> =
+                tables.iter().filter(|t| t.target_schema == p.to).collect();
+            if let Some(t) = expected
+                .iter()
+                .find(|t| !on_target.contains(&t.target_table))
+            {
+                return Err(Error::Refused(format!(
+                    "verification failed: {} is on the source {source} but not on the target {target}",
+                    t.name()
+                )));
+            }
+            if let Some(t) = on_target
+                .iter()
+                .find(|t| !expected.iter().any(|e| &e.target_table == *t))
+            {
+                return Err(Error::Refused(format!(
+                    "verification failed: {}.{t} is on the target {target} but not on the source {source}",
+                    p.to
+                )));
+            }
+        }
+        if structure {
+            for t in tables {
+                let a = self.fx.reader(&source)?.first::<(String, String)>(
+                    &statements::show_create_table(&t.source_schema, &t.source_table, false),
+                )?;
+                let b = self.fx.reader(&target)?.first::<(String, String)>(
+                    &statements::show_create_table(&t.target_schema, &t.target_table, false),
+                )?;
+                // Under the shard fence the source's tables (and the foreign keys between
+                // them) carry hidden names: read them back as the shard's names.
+                let renames: Vec<(String, String)> = self
+                    .state
+                    .fenced_tables
+                    .iter()
+                    .filter(|(s, _, _)| s == t.source_schema.as_str())
+                    .map(|(_, name, hidden)| (hidden.clone(), name.clone()))
+                    .collect();
+                let a = a.map(|(_, ddl)| comparable_definition(&ddl, &renames));
+                let b = b.map(|(_, ddl)| comparable_definition(&ddl, &[]));
+                if a != b {
+                    return Err(Error::Refused(format!(
+                        "verification failed: {} is defined differently on the source {source} and the target {target} (DDL that did not reach the target?)",
+                        t.name()
+                    )));
                 }
             }
         }
+        Ok(())
+    }
+
+    /// The `verify` step: every table compared in primary-key chunks at a consistent point,
+    /// outside the fence (see [`crate::verify`]). Records the verified point; any
+    /// difference stops the operation before the fence, the shard online on the source.
+    pub(super) fn verify(&mut self, p: &VerifyParams) -> Result<serde_json::Value> {
+        if self.same_node() {
+            return Ok(
+                serde_json::json!({"skipped": "same node: the copy is made and compared under the fence (confirm)"}),
+            );
+        }
+        self.release_channel_if_held()?;
+        let tables = self.table_pairs()?;
+        self.check_table_sets(&tables, true)?;
+        let (source, target, channel) = (
+            self.source.clone(),
+            self.target.clone(),
+            self.channel.clone(),
+        );
+        let opts = verify_options(p);
+        let started_at = unix_now();
+        let report = self.effect(
+            Effect::HoldChannel,
+            &target,
+            serde_json::json!({"channel": channel, "tables": tables.len()}),
+            |m| {
+                m.fx.verify(VerifyRequest {
+                    source: &source,
+                    target: &target,
+                    tables: &tables,
+                    channel: Some(&channel),
+                    opts,
+                })
+            },
+        )?;
+        refuse_differences(&report)?;
+        self.state.verified_point = Some(VerifiedPoint {
+            at_unix: started_at,
+            position: report.points.last().cloned(),
+            tables: tables.iter().map(TablePair::name).collect(),
+        });
+        Ok(serde_json::json!({
+            "tables": report.tables,
+            "chunks": report.chunks,
+            "rows": report.rows,
+            "rounds": report.points.len(),
+            "max_lock_millis": report.max_lock_millis,
+            "millis": report.millis,
+        }))
+    }
+
+    /// A verification run before a crash may have left the channel's applier stopped or
+    /// running only up to its point: let it run freely again.
+    fn release_channel_if_held(&mut self) -> Result<()> {
+        if self.fx.is_dry_run() {
+            return Ok(());
+        }
+        let (target, channel) = (self.target.clone(), self.channel.clone());
+        let held = self
+            .fx
+            .reader(&target)?
+            .channel_status(&channel)?
+            .is_some_and(|s| s.applier_held());
+        if held {
+            self.effect(
+                Effect::StartChannel,
+                &target,
+                serde_json::json!({"channel": channel, "release": true}),
+                |m| {
+                    let dialect = m.fx.dialect(&target)?;
+                    let stmts = crate::verify::hold_statements(&dialect, &channel, &Hold::Release)?;
+                    m.fx.run(&target, &stmts).map(|_| ())
+                },
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Before the fence goes up: verifies again when the verified point is older than
+    /// the playbook allows (or missing).
+    pub(super) fn reverify_if_stale(&mut self) -> Result<()> {
+        if self.same_node() {
+            return Ok(());
+        }
+        let Some(p) = self.playbook.steps.iter().find_map(|s| match s {
+            Step::Verify(p) => Some(p.clone()),
+            _ => None,
+        }) else {
+            return Ok(());
+        };
+        let stale = match &self.state.verified_point {
+            Some(v) => unix_now() - v.at_unix > p.max_age_secs as i64,
+            None => true,
+        };
+        if stale {
+            log(
+                1,
+                "the verified point is too old: verifying again before the fence",
+            );
+            self.verify(&p)?;
+        }
+        Ok(())
+    }
+
+    /// The `confirm` step, under the fence: the target holds exactly the source's tables
+    /// with the same definitions; tables the verification did not cover (created since
+    /// its point) are compared in full now (their rows are what changed since); the
+    /// verified point is recent. Then the flip may go ahead.
+    pub(super) fn confirm(&mut self) -> Result<serde_json::Value> {
+        let max_age = self
+            .playbook
+            .steps
+            .iter()
+            .find_map(|s| match s {
+                Step::Verify(p) => Some(p.max_age_secs),
+                _ => None,
+            })
+            .unwrap_or(600);
+        if !self.same_node() && !self.fx.is_dry_run() {
+            match &self.state.verified_point {
+                Some(v) if unix_now() - v.at_unix <= max_age as i64 => {}
+                Some(v) => {
+                    return Err(Error::Refused(format!(
+                        "the verified point is {}s old (max_age_secs {max_age}): the fence goes down and the next run verifies again",
+                        unix_now() - v.at_unix
+                    )))
+                }
+                None => {
+                    return Err(Error::Refused(
+                        "nothing was verified before the fence: the verify step must run first".into(),
+                    ))
+                }
+            }
+        }
+        let tables = self.table_pairs()?;
+        self.check_table_sets(&tables, true)?;
+        let verified: Vec<String> = self
+            .state
+            .verified_point
+            .as_ref()
+            .map(|v| v.tables.clone())
+            .unwrap_or_default();
+        let unverified: Vec<TablePair> = if self.same_node() {
+            tables.clone()
+        } else {
+            tables
+                .iter()
+                .filter(|t| !verified.contains(&t.name()))
+                .cloned()
+                .collect()
+        };
+        let mut compared = serde_json::Value::Null;
+        if !unverified.is_empty() {
+            let (source, target) = (self.source.clone(), self.target.clone());
+            let opts = self
+                .playbook
+                .steps
+                .iter()
+                .find_map(|s| match s {
+                    Step::Verify(p) => Some(verify_options(p)),
+                    _ => None,
+                })
+                .unwrap_or_default();
+            let report = self.fx.verify(VerifyRequest {
+                source: &source,
+                target: &target,
+                tables: &unverified,
+                channel: None,
+                opts,
+            })?;
+            refuse_differences(&report)?;
+            compared = serde_json::json!({"tables": unverified.iter().map(TablePair::name).collect::<Vec<_>>(), "rows": report.rows});
+        }
         self.state.verified = true;
-        Ok(serde_json::json!({"tables": checked}))
+        Ok(serde_json::json!({"tables": tables.len(), "compared_under_fence": compared}))
+    }
+
+    /// The `guard` step of a split, after the flip and before the fence lifts: every
+    /// sharded table of the old shard refuses (error 1644, SQLSTATE 45000) an insert,
+    /// update or delete of a row whose key the shard no longer owns, so a client routing
+    /// on a stale directory gets an error instead of a write that the prune would remove.
+    /// Unlogged, like the fences. Pruning sessions pass (`@shardctl_pruning`).
+    pub(super) fn guard(&mut self) -> Result<serde_json::Value> {
+        let Some(plan) = self.split.clone() else {
+            return Ok(serde_json::json!({"skipped": "a move drops the old copy instead"}));
+        };
+        let snap = crate::ops::split::after_split(
+            self.fx.directory_snapshot()?,
+            self.shard.func_id,
+            &plan,
+        )?;
+        let old = crate::directory::Shard {
+            id: plan.old_shard,
+            ..self.shard.clone()
+        };
+        let source = self.source.clone();
+        let dialect = self.fx.dialect(&source)?;
+        let mut stmts = Vec::new();
+        let mut guarded = Vec::new();
+        for t in snap.tables.iter().filter(|t| t.func_id == old.func_id) {
+            let schema = Ident::new("schema", &crate::directory::shard_schema(&t.schema, old.id))?;
+            let table = Ident::new("table", &t.table)?;
+            // Under the shard fence the table has its hidden name; the trigger follows it
+            // back when the fence lifts.
+            let current = self
+                .state
+                .fenced_tables
+                .iter()
+                .find(|(s, n, _)| s == schema.as_str() && n == table.as_str())
+                .map(|(_, _, h)| Ident::new("table", h))
+                .transpose()?
+                .unwrap_or_else(|| table.clone());
+            let column = Ident::new("column", &t.column)?;
+            let not_owned = crate::prune::predicate::not_owned(&snap, &old, &column)?;
+            for event in statements::GuardEvent::ALL {
+                stmts.extend(
+                    dialect.install_guard(&schema, &current, event, &column, &not_owned, old.id),
+                );
+            }
+            guarded.push(format!("{schema}.{table}"));
+        }
+        if !stmts.is_empty() {
+            self.effect(
+                Effect::Guard,
+                &source,
+                serde_json::json!({"tables": guarded}),
+                |m| m.fx.run_unlogged(&source, &stmts),
+            )?;
+        }
+        Ok(serde_json::json!({"guarded": guarded}))
     }
 
     /// True when the directory already shows this operation's flip.
@@ -815,5 +1072,81 @@ impl<E: Effects> Mover<'_, E> {
         )?;
         self.state.source_dropped = true;
         Ok(serde_json::json!({"kept": keep}))
+    }
+}
+
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+fn verify_options(p: &VerifyParams) -> VerifyOptions {
+    VerifyOptions {
+        workers: p.workers,
+        chunk_rows: p.chunk_rows,
+        max_snapshot_secs: p.max_snapshot_secs,
+        ..VerifyOptions::default()
+    }
+}
+
+/// Fails naming every differing chunk (table and primary-key range).
+fn refuse_differences(report: &VerifyReport) -> Result<()> {
+    if report.differences.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Refused(format!(
+        "verification failed: {}",
+        report
+            .differences
+            .iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join("; ")
+    )))
+}
+
+/// A table's definition as compared between the two sides: hidden names read back as the
+/// shard's (`renames`: hidden, name) and the AUTO_INCREMENT counter (which rolled-back
+/// inserts advance on the source alone) left out.
+fn comparable_definition(ddl: &str, renames: &[(String, String)]) -> String {
+    let mut ddl = ddl.to_string();
+    for (hidden, name) in renames {
+        ddl = ddl.replace(&format!("`{hidden}`"), &format!("`{name}`"));
+    }
+    let mut out = String::with_capacity(ddl.len());
+    let mut rest = ddl.as_str();
+    while let Some(i) = rest.find(" AUTO_INCREMENT=") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + " AUTO_INCREMENT=".len()..];
+        let digits = after.chars().take_while(|c| c.is_ascii_digit()).count();
+        rest = &after[digits..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn definitions_compare_without_name_and_counter() {
+        let renames = vec![
+            ("__shardctl_op1_0".to_string(), "t".to_string()),
+            ("__shardctl_op1_1".to_string(), "p".to_string()),
+        ];
+        let a = "CREATE TABLE `t` (\n  `id` int NOT NULL AUTO_INCREMENT,\n  FOREIGN KEY (`id`) REFERENCES `p` (`id`)\n) ENGINE=InnoDB AUTO_INCREMENT=17 DEFAULT CHARSET=latin1";
+        let b = "CREATE TABLE `__shardctl_op1_0` (\n  `id` int NOT NULL AUTO_INCREMENT,\n  FOREIGN KEY (`id`) REFERENCES `__shardctl_op1_1` (`id`)\n) ENGINE=InnoDB AUTO_INCREMENT=9 DEFAULT CHARSET=latin1";
+        assert_eq!(
+            comparable_definition(a, &[]),
+            comparable_definition(b, &renames)
+        );
+        let c = b.replace("latin1", "utf8mb4");
+        assert_ne!(
+            comparable_definition(a, &[]),
+            comparable_definition(&c, &renames)
+        );
     }
 }
