@@ -316,22 +316,26 @@ impl Dialect {
         &self,
         schema: &Ident,
         table: &Ident,
+        current: &Ident,
         event: statements::GuardEvent,
         column: &Ident,
         not_owned: &statements::Condition,
         shard: u32,
     ) -> Vec<Stmt> {
+        let create = |replace| {
+            statements::guard_trigger(
+                schema, table, current, event, column, not_owned, shard, replace,
+            )
+        };
         if self.flavor.is_mariadb() {
-            vec![statements::guard_trigger(
-                schema, table, event, column, not_owned, shard, true,
-            )]
+            vec![create(true)]
         } else {
             vec![
                 statements::drop_trigger_if_exists(
                     schema,
                     &statements::guard_trigger_name(table, event),
                 ),
-                statements::guard_trigger(schema, table, event, column, not_owned, shard, false),
+                create(false),
             ]
         }
     }

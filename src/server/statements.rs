@@ -848,13 +848,16 @@ fn guard_condition(cond: &Condition, column: &Ident, row: &str) -> String {
     out
 }
 
-/// The guard trigger that makes `schema.table` refuse a write of a row whose `column` holds
+/// The guard trigger that makes `schema.table` (named `current` now: a fence may have
+/// hidden it; the trigger follows it back) refuse a write of a row whose `column` holds
 /// a key `not_owned` matches (a [`not_owned`] condition over the bare column): SQLSTATE
 /// 45000, "shardctl: shard N does not own this key; re-read the directory". `replace`
 /// writes `CREATE OR REPLACE` (MariaDB; MySQL drops the old one first, see the dialect).
+#[allow(clippy::too_many_arguments)]
 pub fn guard_trigger(
     schema: &Ident,
     table: &Ident,
+    current: &Ident,
     event: GuardEvent,
     column: &Ident,
     not_owned: &Condition,
@@ -879,7 +882,7 @@ pub fn guard_trigger(
         schema.quoted(),
         guard_trigger_name(table, event).quoted(),
         event.keyword(),
-        qualified(schema, table),
+        qualified(schema, current),
     ))
 }
 

@@ -801,9 +801,9 @@ impl<E: Effects> Mover<'_, E> {
             let column = Ident::new("column", &t.column)?;
             let not_owned = crate::prune::predicate::not_owned(&snap, &old, &column)?;
             for event in statements::GuardEvent::ALL {
-                stmts.extend(
-                    dialect.install_guard(&schema, &current, event, &column, &not_owned, old.id),
-                );
+                stmts.extend(dialect.install_guard(
+                    &schema, &table, &current, event, &column, &not_owned, old.id,
+                ));
             }
             guarded.push(format!("{schema}.{table}"));
         }
@@ -1114,6 +1114,8 @@ fn comparable_definition(ddl: &str, renames: &[(String, String)]) -> String {
     let mut ddl = ddl.to_string();
     for (hidden, name) in renames {
         ddl = ddl.replace(&format!("`{hidden}`"), &format!("`{name}`"));
+        // InnoDB renames generated foreign-key names along with their table.
+        ddl = ddl.replace(&format!("`{hidden}_ibfk_"), &format!("`{name}_ibfk_"));
     }
     let mut out = String::with_capacity(ddl.len());
     let mut rest = ddl.as_str();
@@ -1139,6 +1141,12 @@ mod tests {
         ];
         let a = "CREATE TABLE `t` (\n  `id` int NOT NULL AUTO_INCREMENT,\n  FOREIGN KEY (`id`) REFERENCES `p` (`id`)\n) ENGINE=InnoDB AUTO_INCREMENT=17 DEFAULT CHARSET=latin1";
         let b = "CREATE TABLE `__shardctl_op1_0` (\n  `id` int NOT NULL AUTO_INCREMENT,\n  FOREIGN KEY (`id`) REFERENCES `__shardctl_op1_1` (`id`)\n) ENGINE=InnoDB AUTO_INCREMENT=9 DEFAULT CHARSET=latin1";
+        let fk_a = "CONSTRAINT `t_ibfk_1` FOREIGN KEY (`id`) REFERENCES `p` (`id`)";
+        let fk_b = "CONSTRAINT `__shardctl_op1_0_ibfk_1` FOREIGN KEY (`id`) REFERENCES `__shardctl_op1_1` (`id`)";
+        assert_eq!(
+            comparable_definition(fk_a, &[]),
+            comparable_definition(fk_b, &renames)
+        );
         assert_eq!(
             comparable_definition(a, &[]),
             comparable_definition(b, &renames)

@@ -1,0 +1,434 @@
+//! Cut-over at any size (issue 10) on real servers: clients that still route on the
+//! directory as it was before a move or split get an error for every write the old location
+//! no longer owns; verification outside the fence stops a move on an injected difference,
+//! carries a table created during the move, refuses one that cannot have reached the
+//! target, and verifies again when its point is too old.
+
+mod common;
+
+use common::{connect, exec, exec_unlogged, shardctl, write_file};
+use predicates::prelude::*;
+use shardctl::directory::{Key, Router};
+use shardctl::sandbox::{Sandbox, SandboxBuilder};
+use shardctl::server::{Server, Stmt};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Three nodes; a range (`r`, `rdb`), a hash (`h`, `hdb`) and a list (`l`, `ldb`)
+/// function of two shards each on node1 and node2, `items` filled through the router.
+fn fleet() -> &'static Sandbox {
+    static SB: OnceLock<Sandbox> = OnceLock::new();
+    SB.get_or_init(|| {
+        let sb = SandboxBuilder::for_tests(3).unwrap().start().unwrap();
+        let mut n1 = connect(&sb, "node1");
+        for (db, key) in [("rdb", "BIGINT"), ("hdb", "BIGINT"), ("ldb", "VARBINARY(16)")] {
+            exec(
+                &mut n1,
+                &[
+                    &format!("CREATE DATABASE {db}"),
+                    &format!("CREATE TABLE {db}.items (k {key} NOT NULL, n INT NOT NULL, note VARCHAR(40) NULL, PRIMARY KEY (k, n))"),
+                ],
+            );
+        }
+        let inv = sb.inventory_path();
+        let run = |args: &[&str]| {
+            shardctl().arg("--config").arg(&inv).args(args).assert().success();
+        };
+        run(&["init"]);
+        for n in ["node1", "node2", "node3"] {
+            run(&["node", "add", n]);
+        }
+        for (f, t, k, db) in [
+            ("r", "range", "int", "rdb"),
+            ("h", "hash", "int", "hdb"),
+            ("l", "list", "string", "ldb"),
+        ] {
+            run(&["function", "add", f, "--type", t, "--key", k]);
+            run(&["table", "add", &format!("{db}.items"), "--function", f, "--column", "k"]);
+        }
+        run(&["shard", "add", "--function", "r", "--node", "node1", "--lower-bound", "0"]);
+        run(&["shard", "add", "--function", "r", "--node", "node2", "--lower-bound", "100000"]);
+        run(&["shard", "add", "--function", "h", "--node", "node1", "--point", "auto"]);
+        run(&["shard", "add", "--function", "h", "--node", "node2", "--point", "auto"]);
+        run(&["shard", "add", "--function", "l", "--node", "node1", "--values", "a,b,c,d"]);
+        run(&["shard", "add", "--function", "l", "--node", "node2", "--values", "e,f"]);
+        let keys: Vec<(&str, &str, Vec<Key>)> = vec![
+            ("r", "rdb", (0..2000).map(|i| Key::Int(i * 7)).chain((0..300).map(|i| Key::Int(100_000 + i))).collect()),
+            ("h", "hdb", (0..2000).map(Key::Int).collect()),
+            ("l", "ldb", ["a", "b", "c", "d", "e", "f"].iter().map(|s| Key::Str(s.to_string())).collect()),
+        ];
+        let inventory = common::inventory(&sb);
+        let router = Router::connect(&inventory).unwrap();
+        for (f, db, ks) in keys {
+            for k in ks {
+                let shard = router.shard_for_function(f, &k).unwrap();
+                let mut s = connect(&sb, &shard.node);
+                let rows = if matches!(k, Key::Str(_)) { 20 } else { 1 };
+                for n in 0..rows {
+                    s.exec(&Stmt::with(
+                        format!("INSERT INTO {db}_{}.items (k, n) VALUES (?, ?)", shard.id),
+                        vec![value(&k), n.into()],
+                    ))
+                    .unwrap();
+                }
+            }
+        }
+        sb
+    })
+}
+
+fn value(k: &Key) -> mysql::Value {
+    match k {
+        Key::Int(i) => (*i).into(),
+        Key::Str(s) => s.as_str().into(),
+    }
+}
+
+fn cli(args: &[&str]) -> assert_cmd::Command {
+    let mut c = shardctl();
+    c.arg("--config").arg(fleet().inventory_path()).args(args);
+    c
+}
+
+fn router() -> Router {
+    Router::connect(&common::inventory(fleet())).unwrap()
+}
+
+/// The node and id of the shard holding `key` now.
+fn owner(function: &str, key: &Key) -> (String, u32) {
+    let r = router();
+    let s = r.shard_for_function(function, key).unwrap();
+    (s.node.clone(), s.id)
+}
+
+fn last_op() -> u64 {
+    let out = cli(&["--output", "json", "ops"]).output().unwrap();
+    let ops: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    ops.as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|o| o["id"].as_u64())
+        .max()
+        .unwrap()
+}
+
+/// An insert through a connection opened before the operation, into the schema the client
+/// had cached: the error code, or None when the server took the write.
+fn stale_insert(conn: &mut Server, schema: &str, key: &Key, n: i64) -> Option<u16> {
+    let r = conn.try_rows(&Stmt::with(
+        format!("INSERT INTO {schema}.items (k, n, note) VALUES (?, ?, 'stale')"),
+        vec![value(key), n.into()],
+    ));
+    match r {
+        Ok(_) => None,
+        Err(mysql::Error::MySqlError(e)) => {
+            if e.code == 1644 {
+                assert!(
+                    e.message.starts_with("shardctl: ")
+                        && e.message.contains("re-read the directory"),
+                    "a guard's message tells the client what to do: {}",
+                    e.message
+                );
+            }
+            Some(e.code)
+        }
+        Err(e) => panic!("unexpected error kind: {e}"),
+    }
+}
+
+/// Rows written by stale clients anywhere (must be none for keys the target owns).
+fn stale_rows(db: &str) -> i64 {
+    let snap = router().snapshot().clone();
+    let mut total = 0;
+    for shard in &snap.shards {
+        let mut s = connect(fleet(), &shard.node);
+        let exists = common::count(
+            &mut s,
+            &format!(
+                "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = '{db}_{}' AND TABLE_NAME = 'items'",
+                shard.id
+            ),
+        );
+        if exists == 1 {
+            total += common::count(
+                &mut s,
+                &format!(
+                    "SELECT COUNT(*) FROM {db}_{}.items WHERE note = 'stale'",
+                    shard.id
+                ),
+            );
+        }
+    }
+    total
+}
+
+#[test]
+fn stale_clients_get_errors_after_a_move_with_either_fence() {
+    let _g = serial();
+    let key = Key::Int(100_010);
+    for (fence, to) in [("shard", "node3"), ("read-only", "node2")] {
+        let (node, shard) = owner("r", &key);
+        let mut stale = connect(fleet(), &node);
+        cli(&[
+            "move",
+            "--shard",
+            &shard.to_string(),
+            "--to",
+            to,
+            "--fence",
+            fence,
+        ])
+        .assert()
+        .success();
+        assert_eq!(owner("r", &key).0, to);
+        let code = stale_insert(&mut stale, &format!("rdb_{shard}"), &key, 9_000);
+        assert!(
+            matches!(code, Some(1146) | Some(1049)),
+            "a stale write after a move with the {fence} fence must fail with table/database unknown, got {code:?}"
+        );
+    }
+    assert_eq!(stale_rows("rdb"), 0);
+}
+
+/// Splits shard `old` of `function` onto node3 at `at` (CLI arguments); before it, a client
+/// connects to the old location; after it, that client writes one key of each half.
+fn split_with_a_stale_client(function: &str, db: &str, old: u32, at: &[&str], keys: &[Key]) {
+    let (node, _) = router()
+        .snapshot()
+        .shards
+        .iter()
+        .find(|s| s.id == old)
+        .map(|s| (s.node.clone(), s.id))
+        .unwrap();
+    let mut stale = connect(fleet(), &node);
+    let mut args = vec!["split", "--shard"];
+    let old_s = old.to_string();
+    args.push(&old_s);
+    args.extend(["--to", "node3"]);
+    args.extend(at);
+    cli(&args).assert().success();
+    let (mut refused, mut taken) = (0, 0);
+    for (i, key) in keys.iter().enumerate() {
+        let (_, now) = owner(function, key);
+        let code = stale_insert(&mut stale, &format!("{db}_{old}"), key, 50_000 + i as i64);
+        if now == old {
+            assert_eq!(
+                code, None,
+                "the old shard still owns {key:?}: the write is taken"
+            );
+            taken += 1;
+        } else {
+            assert_eq!(
+                code,
+                Some(1644),
+                "{key:?} now belongs to shard {now}: a stale write to shard {old} must be refused"
+            );
+            refused += 1;
+        }
+    }
+    assert!(
+        refused > 0 && taken > 0,
+        "the keys cross the split point ({refused} refused, {taken} taken)"
+    );
+    // Every stale write that was taken is one the old shard owns: nothing was pruned away.
+    let mut s = connect(fleet(), &node);
+    let kept = common::count(
+        &mut s,
+        &format!("SELECT COUNT(*) FROM {db}_{old}.items WHERE note = 'stale'"),
+    );
+    assert_eq!(kept, taken);
+}
+
+#[test]
+fn stale_clients_get_errors_after_range_hash_and_list_splits() {
+    let _g = serial();
+    let (_, range_shard) = owner("r", &Key::Int(10));
+    let keys: Vec<Key> = (0..20).map(|i| Key::Int(i * 700)).collect();
+    split_with_a_stale_client("r", "rdb", range_shard, &["--at", "7000"], &keys);
+    let (_, hash_shard) = owner("h", &Key::Int(1));
+    let keys: Vec<Key> = (0..40).map(Key::Int).collect();
+    split_with_a_stale_client("h", "hdb", hash_shard, &[], &keys);
+    let (_, list_shard) = owner("l", &Key::Str("a".into()));
+    let keys: Vec<Key> = ["a", "b", "c", "d"]
+        .iter()
+        .map(|s| Key::Str(s.to_string()))
+        .collect();
+    split_with_a_stale_client("l", "ldb", list_shard, &["--values", "c,d"], &keys);
+}
+
+#[test]
+fn stale_updates_and_deletes_of_given_away_rows_are_refused_until_the_prune() {
+    let _g = serial();
+    let (node, old) = owner("r", &Key::Int(100_050));
+    let mut stale = connect(fleet(), &node);
+    cli(&[
+        "split",
+        "--shard",
+        &old.to_string(),
+        "--to",
+        "node1",
+        "--at",
+        "100150",
+    ])
+    .env("SHARDCTL_FAULT", "crash@after:unlock")
+    .assert()
+    .failure();
+    let op = last_op();
+    // The old shard still holds the given-away rows (no prune yet); its guards refuse them.
+    for sql in [
+        "UPDATE rdb_{old}.items SET note = 'stale' WHERE k = 100200",
+        "DELETE FROM rdb_{old}.items WHERE k = 100200",
+        "UPDATE rdb_{old}.items SET k = 100201 WHERE k = 100020",
+    ] {
+        let sql = sql.replace("{old}", &old.to_string());
+        match stale.try_rows(&Stmt::text(sql.clone())) {
+            Err(mysql::Error::MySqlError(e)) => assert_eq!(e.code, 1644, "{sql}: {}", e.message),
+            other => panic!("{sql}: a write of a given-away key must be refused, got {other:?}"),
+        }
+    }
+    // Its own rows take writes.
+    stale
+        .exec(&Stmt::text(format!(
+            "UPDATE rdb_{old}.items SET note = NULL WHERE k = 100010"
+        )))
+        .unwrap();
+    // The prune passes the guards and completes the split.
+    cli(&["resume", &op.to_string()]).assert().success();
+    let mut s = connect(fleet(), &node);
+    assert_eq!(
+        common::count(
+            &mut s,
+            &format!("SELECT COUNT(*) FROM rdb_{old}.items WHERE k >= 100150")
+        ),
+        0
+    );
+}
+
+#[test]
+fn an_injected_difference_blocks_the_flip_and_names_the_rows() {
+    let _g = serial();
+    let key = Key::Int(100_020);
+    let (source, shard) = owner("r", &key);
+    let to = if source == "node2" { "node3" } else { "node2" };
+    cli(&["move", "--shard", &shard.to_string(), "--to", to])
+        .env("SHARDCTL_FAULT", "crash@after:start-replication")
+        .assert()
+        .failure();
+    let op = last_op();
+    // The copy on the target differs in one row, behind the channel's back.
+    let mut t = connect(fleet(), to);
+    exec(
+        &mut t,
+        &[&format!(
+            "UPDATE rdb_{shard}.items SET note = 'injected' WHERE k = 100020"
+        )],
+    );
+    cli(&["resume", &op.to_string()]).assert().code(5).stderr(
+        predicate::str::contains("verification failed")
+            .and(predicate::str::contains(format!("rdb_{shard}.items")))
+            .and(predicate::str::contains("primary key in")),
+    );
+    assert_eq!(owner("r", &key).0, source, "nothing flipped");
+    let mut s = connect(fleet(), &source);
+    assert_eq!(
+        common::count(
+            &mut s,
+            &format!("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'rdb_{shard}' AND TABLE_NAME LIKE '\\_\\_shardctl%'")
+        ),
+        0,
+        "the fence never went up"
+    );
+    cli(&["abort", &op.to_string()]).assert().success();
+}
+
+#[test]
+fn a_table_created_during_the_move_is_carried_and_an_unlogged_one_refused() {
+    let _g = serial();
+    let key = Key::Int(100_030);
+    let (source, shard) = owner("r", &key);
+    let to = if source == "node2" { "node3" } else { "node2" };
+    // Logged: the channel carries it; confirm compares it in full under the fence.
+    cli(&["move", "--shard", &shard.to_string(), "--to", to])
+        .env("SHARDCTL_FAULT", "crash@after:verify")
+        .assert()
+        .failure();
+    let op = last_op();
+    let mut s = connect(fleet(), &source);
+    exec(
+        &mut s,
+        &[
+            &format!("CREATE TABLE rdb_{shard}.late (id INT PRIMARY KEY, v VARCHAR(10))"),
+            &format!("INSERT INTO rdb_{shard}.late VALUES (1, 'x'), (2, NULL)"),
+        ],
+    );
+    cli(&["resume", &op.to_string()]).assert().success();
+    let mut t = connect(fleet(), to);
+    assert_eq!(
+        common::count(&mut t, &format!("SELECT COUNT(*) FROM rdb_{shard}.late")),
+        2
+    );
+
+    // Unlogged: it never reaches the target; the flip is refused, the shard stays.
+    let source = to.to_string();
+    let to = if source == "node2" { "node3" } else { "node2" };
+    cli(&["move", "--shard", &shard.to_string(), "--to", to])
+        .env("SHARDCTL_FAULT", "crash@after:verify")
+        .assert()
+        .failure();
+    let op = last_op();
+    let mut s = connect(fleet(), &source);
+    exec_unlogged(
+        &mut s,
+        &[&format!(
+            "CREATE TABLE rdb_{shard}.hidden_from_binlog (id INT PRIMARY KEY)"
+        )],
+    );
+    cli(&["resume", &op.to_string()])
+        .assert()
+        .code(5)
+        .stderr(predicate::str::contains(format!(
+            "rdb_{shard}.hidden_from_binlog is on the source"
+        )));
+    assert_eq!(owner("r", &key).0, source);
+    cli(&["abort", &op.to_string()]).assert().success();
+    exec(
+        &mut s,
+        &[&format!("DROP TABLE rdb_{shard}.hidden_from_binlog")],
+    );
+}
+
+#[test]
+fn a_verified_point_older_than_allowed_is_verified_again_before_the_fence() {
+    let _g = serial();
+    let key = Key::Int(100_040);
+    let (source, shard) = owner("r", &key);
+    let to = if source == "node2" { "node3" } else { "node2" };
+    let dir = tempfile::tempdir().unwrap();
+    let playbook =
+        shardctl::playbook::MOVE_PLAYBOOK.replace("max_age_secs: 600", "max_age_secs: 1");
+    assert_ne!(playbook, shardctl::playbook::MOVE_PLAYBOOK);
+    let path = write_file(dir.path(), "move.yaml", &playbook);
+    cli(&[
+        "move",
+        "--shard",
+        &shard.to_string(),
+        "--to",
+        to,
+        "--playbook",
+        path.to_str().unwrap(),
+    ])
+    .env("SHARDCTL_FAULT", "crash@after:verify")
+    .assert()
+    .failure();
+    let op = last_op();
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    cli(&["-v", "resume", &op.to_string()])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("verified point is too old"));
+    assert_eq!(owner("r", &key).0, to);
+}
