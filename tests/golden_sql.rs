@@ -102,6 +102,41 @@ fn render(flavor: Flavor) -> String {
             .iter()
             .map(|s| format!("ddl under the fence, after: {s}")),
     );
+    out.push(format!(
+        "verify: pause the applier: {}",
+        d.stop_applier(&ch)
+    ));
+    out.push(format!(
+        "verify: apply up to the point: {}",
+        shown(d.start_applier_until(&ch, &pos))
+    ));
+    let guard_schema = Ident::new("schema", "employees_7").unwrap();
+    let guard_table = Ident::new("table", "salaries").unwrap();
+    let hidden = Ident::new("table", "_shardctl_op9_0").unwrap();
+    let guard_column = Ident::new("column", "emp_no").unwrap();
+    let not_owned = shardctl::server::statements::not_owned(
+        &guard_column,
+        KeyKind::Int,
+        &NotOwned::OutsideRange {
+            lower: Value::Int(10000),
+            upper: Some(Value::Int(20000)),
+        },
+    );
+    for event in shardctl::server::statements::GuardEvent::ALL {
+        out.extend(
+            d.install_guard(
+                &guard_schema,
+                &guard_table,
+                &hidden,
+                event,
+                &guard_column,
+                &not_owned,
+                7,
+            )
+            .iter()
+            .map(|s| format!("split guard {event:?}: {s}")),
+        );
+    }
     let text = out.join("\n");
     assert!(
         !text.contains("never-shown"),
@@ -463,6 +498,85 @@ fn render_common() -> String {
     line(
         "split: median",
         sql::key_at_offset(&schema, &table, &column, &range, 4321).to_string(),
+    );
+
+    // verification
+    line("verify: session time zone", sql::session_utc().to_string());
+    line(
+        "verify: columns",
+        sql::all_columns(&schema, &table).to_string(),
+    );
+    line(
+        "verify: first chunk bound",
+        sql::chunk_upper_bound(&schema, &table, &pk, None, 10000).to_string(),
+    );
+    line(
+        "verify: next chunk bound",
+        sql::chunk_upper_bound(&schema, &table, &pk, Some(&key), 10000).to_string(),
+    );
+    let cols = [id("emp_no"), id("salary"), id("from_date")];
+    line(
+        "verify: middle chunk",
+        sql::chunk_checksum(&schema, &table, &cols, &pk, Some(&key), Some(&upper)).to_string(),
+    );
+    line(
+        "verify: last chunk",
+        sql::chunk_checksum(&schema, &table, &cols, &pk, Some(&upper), None).to_string(),
+    );
+    line(
+        "verify: table without primary key",
+        sql::chunk_checksum(&schema, &titles, &cols, &[], None, None).to_string(),
+    );
+    line(
+        "prune: pass the split's guards",
+        sql::mark_pruning_session().to_string(),
+    );
+    line(
+        "guard: a long table's trigger name",
+        sql::guard_trigger_name(
+            &id("a_table_name_long_enough_to_push_the_trigger_name_over_64_chars"),
+            sql::GuardEvent::Update,
+        )
+        .to_string(),
+    );
+    line(
+        "guard: hash arc, string key",
+        sql::guard_trigger(
+            &schema,
+            &table,
+            &table,
+            sql::GuardEvent::Insert,
+            &id("k"),
+            &sql::not_owned(
+                &id("k"),
+                KeyKind::Bytes,
+                &NotOwned::OutsideWrappedArc {
+                    after: Value::from("f0000000000000000000000000000000"),
+                    up_to: Value::from("10000000000000000000000000000000"),
+                },
+            ),
+            3,
+            true,
+        )
+        .to_string(),
+    );
+    line(
+        "guard: list with a quote",
+        sql::guard_trigger(
+            &schema,
+            &table,
+            &table,
+            sql::GuardEvent::Delete,
+            &id("k"),
+            &sql::not_owned(
+                &id("k"),
+                KeyKind::Bytes,
+                &NotOwned::NotIn(vec![Value::from("o'brien"), Value::from("a\\b")]),
+            ),
+            3,
+            true,
+        )
+        .to_string(),
     );
 
     // workload
