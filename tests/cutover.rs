@@ -432,3 +432,67 @@ fn a_verified_point_older_than_allowed_is_verified_again_before_the_fence() {
         .stderr(predicate::str::contains("verified point is too old"));
     assert_eq!(owner("r", &key).0, to);
 }
+
+#[test]
+fn ddl_during_the_move_is_carried_and_a_table_created_under_the_fence_is_refused_then_carried() {
+    let _g = serial();
+    let key = Key::Int(100_060);
+    let (source, shard) = owner("r", &key);
+    let to = if source == "node2" { "node3" } else { "node2" };
+    // An ALTER between the verification and the fence reaches the target through the
+    // channel; confirm finds the definitions equal.
+    cli(&["move", "--shard", &shard.to_string(), "--to", to])
+        .env("SHARDCTL_FAULT", "crash@after:verify")
+        .assert()
+        .failure();
+    let op = last_op();
+    let mut s = connect(fleet(), &source);
+    exec(
+        &mut s,
+        &[&format!(
+            "ALTER TABLE rdb_{shard}.items ADD COLUMN extra INT NULL"
+        )],
+    );
+    cli(&["resume", &op.to_string()]).assert().success();
+    let mut t = connect(fleet(), to);
+    assert_eq!(
+        common::count(
+            &mut t,
+            &format!("SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'rdb_{shard}' AND TABLE_NAME = 'items' AND COLUMN_NAME = 'extra'")
+        ),
+        1
+    );
+
+    // A table created while the shard fence is up takes writes the flip would lose: the
+    // flip is refused; the next run fences it too and carries it.
+    let source = to.to_string();
+    let to = if source == "node2" { "node3" } else { "node2" };
+    cli(&["move", "--shard", &shard.to_string(), "--to", to])
+        .env("SHARDCTL_FAULT", "crash@after:lock")
+        .assert()
+        .failure();
+    let op = last_op();
+    let mut s = connect(fleet(), &source);
+    exec(
+        &mut s,
+        &[
+            &format!("CREATE TABLE rdb_{shard}.under_fence (id INT PRIMARY KEY)"),
+            &format!("INSERT INTO rdb_{shard}.under_fence VALUES (7)"),
+        ],
+    );
+    cli(&["resume", &op.to_string()])
+        .assert()
+        .code(5)
+        .stderr(predicate::str::contains("under_fence"));
+    assert_eq!(owner("r", &key).0, source, "nothing flipped");
+    cli(&["resume", &op.to_string()]).assert().success();
+    assert_eq!(owner("r", &key).0, to);
+    let mut t = connect(fleet(), to);
+    assert_eq!(
+        common::count(
+            &mut t,
+            &format!("SELECT COUNT(*) FROM rdb_{shard}.under_fence WHERE id = 7")
+        ),
+        1
+    );
+}
