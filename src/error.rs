@@ -81,6 +81,12 @@ pub enum Error {
 }
 
 impl Error {
+    /// A server's "lock wait timeout exceeded" (1205): the statement gave up waiting for a
+    /// lock and may be tried again.
+    pub fn is_lock_wait_timeout(&self) -> bool {
+        matches!(self, Error::Server { message, .. } if message.starts_with("error 1205 ("))
+    }
+
     /// The exit code this error maps to.
     pub fn exit_code(&self) -> ExitCode {
         match self {

@@ -59,8 +59,9 @@ pub struct VerifyOptions {
     /// A round's snapshots are not used for longer than this; a new consistent point
     /// continues the comparison.
     pub max_snapshot_secs: u64,
-    /// Longest wait for the momentary lock on the source's tables, and for the target to
-    /// reach the consistent point.
+    /// Longest wait for the momentary lock on the source's tables in one attempt: writers
+    /// queue behind a waiting lock, so it gives up soon and tries again (up to
+    /// [`LOCK_ATTEMPTS`] times) rather than stall them behind a long transaction.
     pub lock_wait_secs: u64,
     /// Longest wait for the target to reach the consistent point.
     pub reach_timeout_secs: u64,
@@ -72,7 +73,7 @@ impl Default for VerifyOptions {
             workers: 4,
             chunk_rows: 10_000,
             max_snapshot_secs: 300,
-            lock_wait_secs: 10,
+            lock_wait_secs: 1,
             reach_timeout_secs: 60,
         }
     }
@@ -142,6 +143,9 @@ pub struct VerifyReport {
     /// Chunks that differ (at most [`MAX_DIFFERENCES`]).
     pub differences: Vec<ChunkDifference>,
 }
+
+/// Attempts at the momentary lock before a round gives up.
+pub const LOCK_ATTEMPTS: u32 = 10;
 
 /// Comparison stops after this many differing chunks.
 pub const MAX_DIFFERENCES: usize = 10;
@@ -284,10 +288,19 @@ fn open_round(
             .iter()
             .map(|t| (&t.source_schema, &t.source_table))
             .collect();
-        let locked = Instant::now();
-        if let Some(lock) = statements::lock_tables_read(&list) {
-            coordinator.exec(&lock)?;
-        }
+        let mut attempt = 0;
+        let locked = loop {
+            crate::signal::check()?;
+            let started = Instant::now();
+            match statements::lock_tables_read(&list).map(|lock| coordinator.exec(&lock)) {
+                None | Some(Ok(())) => break started,
+                Some(Err(e)) if attempt + 1 < LOCK_ATTEMPTS && e.is_lock_wait_timeout() => {
+                    attempt += 1;
+                    std::thread::sleep(Duration::from_millis(200 * u64::from(attempt)));
+                }
+                Some(Err(e)) => return Err(e),
+            }
+        };
         let at_point = (|| {
             for s in sources.iter_mut() {
                 open_snapshot(s)?;

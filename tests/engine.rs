@@ -446,6 +446,7 @@ fn the_lease_is_in_the_journal() {
             "point-channel",
             "set-filters",
             "start-channel",
+            "hold-channel",
             "raise-fence",
             "stop-channel",
             "flip",
@@ -508,7 +509,7 @@ fn the_flip_is_refused_when_the_fence_no_longer_stands() {
     fleet();
     let _s = serial();
     let source = node_of_shard();
-    let child = move_paused_for("after:verify", "read-only", 3);
+    let child = move_paused_for("after:confirm", "read-only", 3);
     let op = last_op();
     let mut s = connect(fleet(), &source);
     exec(&mut s, &["SET GLOBAL read_only = OFF"]);

@@ -794,6 +794,11 @@ pub fn mark_pruning_session() -> Stmt {
     Stmt::text("SET @shardctl_pruning = 1")
 }
 
+/// Whether a trigger is one of the split guards (their names are shardctl's).
+pub fn is_guard_trigger(name: &str) -> bool {
+    name.starts_with("shardctl_guard_")
+}
+
 /// The guard trigger's name for `table` and `event`: `shardctl_guard_<i|u|d>_<table>`,
 /// the table's part shortened with a hash of the whole name when it would not fit.
 pub fn guard_trigger_name(table: &Ident, event: GuardEvent) -> Ident {
