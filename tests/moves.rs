@@ -122,13 +122,24 @@ fn last_op() -> u64 {
 }
 
 fn move_under_workload(key: i64, to: &str, extra: &[&str]) -> (workload::Report, u32, String) {
+    move_under(key, to, extra, false)
+}
+
+/// A move under the workload, its routers fresh or stale; every acknowledged write is
+/// where the directory now says its key lives, none acknowledged by a shard not owning it.
+fn move_under(
+    key: i64,
+    to: &str,
+    extra: &[&str],
+    stale_router: bool,
+) -> (workload::Report, u32, String) {
     let (shard, from) = shard_of(key);
     let running = workload::spawn(
         inventory(),
         workload::Options {
-            function: "emp".into(),
             rate: 300,
-            write_timeout: Duration::from_secs(60),
+            stale_router,
+            ..workload::Options::new("emp")
         },
     )
     .unwrap();
@@ -144,7 +155,10 @@ fn move_under_workload(key: i64, to: &str, extra: &[&str]) -> (workload::Report,
         "move failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let missing = workload::missing_acks(&inventory(), "emp", &report.acks).unwrap();
+    let mut report = report;
+    let check = report.check(&inventory(), "emp").unwrap();
+    let missing = check.missing;
+    assert_eq!(report.wrong_shard_writes, 0, "{:?}", check.wrong_shard);
     assert!(
         missing.is_empty(),
         "{} acknowledged writes lost: {:?}",
@@ -178,15 +192,73 @@ fn a_move_under_load_with_the_shard_fence_loses_nothing_and_spares_other_shards(
     let (_, other_node) = shard_of(30000);
     let (from_shard, from_node) = shard_of(10000);
     assert_eq!(other_node, from_node);
+    let (other_shard, _) = shard_of(30000);
     let (report, moved, _) = move_under_workload(10000, "node3", &["--fence", "shard"]);
     assert_eq!(moved, from_shard);
-    let other = report.streams.iter().find(|s| s.key == "30000").unwrap();
+    // One stream per shard, each with its own thread and connection.
+    assert_eq!(report.streams.len(), 4, "{:?}", report.streams);
+    let stream = |shard: u32| {
+        report
+            .streams
+            .iter()
+            .position(|s| s.shard_at_start == shard)
+            .unwrap()
+    };
+    let (o, m) = (stream(other_shard), stream(from_shard));
+    let (other, mine) = (&report.streams[o], &report.streams[m]);
     assert_eq!(
         other.failed_attempts, 0,
         "a write to another shard on the source failed"
     );
-    let mine = report.streams.iter().find(|s| s.key == "10000").unwrap();
     assert!(mine.acked > 50);
+    assert!(mine.failed_attempts > 0, "the fence never stopped a write");
+    // The moved shard's longest pause is its own: the other shard on the same node kept
+    // writing through it, and paused less.
+    let (from, to) = mine.longest_pause.unwrap();
+    let during = report
+        .acks
+        .iter()
+        .filter(|a| a.stream == o && a.at > from && a.at < to)
+        .count();
+    assert!(
+        during > 0,
+        "no write of shard {other_shard} during the {} ms pause of the moved shard",
+        mine.max_pause_ms
+    );
+    assert!(
+        other.max_pause_ms < mine.max_pause_ms,
+        "shard {other_shard} paused {} ms, the moved shard {} ms",
+        other.max_pause_ms,
+        mine.max_pause_ms
+    );
+}
+
+#[test]
+fn a_stale_router_writes_nothing_to_the_wrong_shard_across_a_move() {
+    fleet();
+    let _s = serial();
+    let (shard, from) = shard_of(20000);
+    let to = if from == "node1" { "node2" } else { "node1" };
+    // move_under asserts wrong_shard_writes == 0 and nothing missing.
+    let (report, moved, _) = move_under(20000, to, &["--fence", "shard"], true);
+    assert_eq!(moved, shard);
+    assert!(report.stale_router);
+    let mine = report
+        .streams
+        .iter()
+        .find(|s| s.shard_at_start == shard)
+        .unwrap();
+    // Its router re-read the directory only because a server's error told it to, and
+    // then wrote to the new location.
+    assert!(mine.reloads > 0, "{mine:?}");
+    assert!(mine.failed_attempts > 0, "{mine:?}");
+    assert!(
+        report.acks.iter().any(|a| a.shard == shard && a.node == to),
+        "no write reached the moved shard on {to}"
+    );
+    for s in report.streams.iter().filter(|s| s.shard_at_start != shard) {
+        assert_eq!(s.reloads, 0, "a stale router re-read the directory: {s:?}");
+    }
 }
 
 #[test]
