@@ -261,6 +261,87 @@ fn a_stale_router_writes_nothing_to_the_wrong_shard_across_a_move() {
     }
 }
 
+/// Changes the lower bound of `shard` from `from` to `to` in the directory by hand, as one
+/// change (the version bumps), moving no data.
+fn set_lower_bound(shard: u32, from: i64, to: i64) {
+    let inv = inventory();
+    let ranges = format!("`{}`.ranges", inv.file.directory.schema);
+    let mut d = Directory::open(&inv).unwrap();
+    d.change(|d, _| {
+        d.server().exec(&Stmt::with(
+            format!("UPDATE {ranges} SET lower_bound = ? WHERE shard_id = ? AND lower_bound = ?"),
+            vec![to.into(), shard.into(), from.into()],
+        ))
+    })
+    .unwrap();
+}
+
+/// Puts a lower bound back when dropped, even if the test fails.
+struct RestoreBound(u32, i64, i64);
+
+impl Drop for RestoreBound {
+    fn drop(&mut self) {
+        set_lower_bound(self.0, self.1, self.2);
+    }
+}
+
+#[test]
+fn a_stale_router_that_writes_to_a_shard_no_longer_owning_the_key_is_counted() {
+    fleet();
+    let _s = serial();
+    // Keys [5000, 10000) move by hand from the shard of 0 to the shard of 10000 (no data
+    // moved, no fence, no guard): a stale router keeps writing them to the shard of 0,
+    // which accepts them; the check must count each as a wrong-shard write.
+    let (owner, owner_node) = shard_of(0);
+    let (next, _) = shard_of(10000);
+    let running = workload::spawn(
+        inventory(),
+        workload::Options {
+            rate: 400,
+            stale_router: true,
+            ..workload::Options::new("emp")
+        },
+    )
+    .unwrap();
+    set_lower_bound(next, 10000, 5000);
+    let _restore = RestoreBound(next, 5000, 10000);
+    std::thread::sleep(Duration::from_millis(1500));
+    let mut report = running.stop().unwrap();
+    let check = report.check(&inventory(), "emp").unwrap();
+    assert!(report.wrong_shard_writes > 0, "{:?}", report.streams);
+    assert_eq!(report.wrong_shard_writes, check.wrong_shard.len() as u64);
+    for a in &check.wrong_shard {
+        assert!(
+            a.key >= Key::Int(5000) && a.key < Key::Int(10000),
+            "{a:?} is not a key that changed hands"
+        );
+        assert_eq!(
+            (a.shard, a.node.as_str()),
+            (owner, owner_node.as_str()),
+            "{a:?}"
+        );
+    }
+    let stream = report
+        .streams
+        .iter()
+        .find(|s| s.shard_at_start == owner)
+        .unwrap();
+    assert_eq!(stream.wrong_shard_writes, report.wrong_shard_writes);
+    assert_eq!(
+        stream.reloads, 0,
+        "no error told the stale router to re-read"
+    );
+    // The same writes, checked against the directory as it was, are all in place.
+    drop(_restore);
+    report.check(&inventory(), "emp").unwrap();
+    assert_eq!(
+        (report.missing, report.wrong_shard_writes),
+        (0, 0),
+        "{:?}",
+        report.streams
+    );
+}
+
 #[test]
 fn a_move_under_load_with_the_read_only_fence_loses_nothing() {
     fleet();
