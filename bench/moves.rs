@@ -196,9 +196,8 @@ fn pause_bench(sb: &Sandbox, inv: &Inventory, moves: usize) -> Vec<String> {
             let running = shardctl::workload::spawn(
                 inv.clone(),
                 shardctl::workload::Options {
-                    function: "acct".into(),
                     rate: 500,
-                    write_timeout: Duration::from_secs(60),
+                    ..shardctl::workload::Options::new("acct")
                 },
             )
             .unwrap();

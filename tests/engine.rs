@@ -338,9 +338,8 @@ fn crash_and_recover(point: &str, fence: &str, then: &str) -> bool {
     let running = workload::spawn(
         inv.clone(),
         workload::Options {
-            function: "f".into(),
             rate: 100,
-            write_timeout: Duration::from_secs(60),
+            ..workload::Options::new("f")
         },
     )
     .unwrap();

@@ -39,7 +39,7 @@ use std::os::unix::process::CommandExt;
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{mpsc, Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -203,37 +203,29 @@ fn moved_shard_keys() -> Vec<i64> {
 // ---------------------------------------------------------------------------------------
 // The workload
 
-/// The library's workload over chosen keys (spread over both halves of a split), with the
-/// Router re-reading the directory every 500 ms (below the split's 2 s grace).
+/// The library's workload over chosen keys (spread over both halves of a split), one
+/// stream per key, each Router re-reading the directory every 500 ms (below the split's
+/// 2 s grace).
 struct Load {
-    stop: Arc<AtomicBool>,
-    handle: Option<std::thread::JoinHandle<shardctl::Result<workload::Report>>>,
+    running: Option<workload::Running>,
 }
 
 impl Load {
     fn start(keys: &[i64]) -> Load {
-        let inv = inventory();
-        let mut router = Router::connect(&inv).unwrap();
-        router.set_check_interval(Duration::from_millis(500));
-        let streams: Vec<(u32, Key)> = keys
-            .iter()
-            .map(|k| {
-                let key = Key::Int(*k);
-                (router.shard_for_function("f", &key).unwrap().id, key)
-            })
-            .collect();
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&stop);
-        let opts = workload::Options {
-            function: "f".into(),
-            rate: 100,
-            write_timeout: Duration::from_secs(120),
-        };
-        let handle = std::thread::spawn(move || workload::run(&inv, router, streams, &opts, &flag));
+        let running = workload::spawn(
+            inventory(),
+            workload::Options {
+                rate: 100,
+                write_timeout: Duration::from_secs(120),
+                check_interval: Duration::from_millis(500),
+                keys: Some(keys.iter().map(|k| Key::Int(*k)).collect()),
+                ..workload::Options::new("f")
+            },
+        )
+        .unwrap();
         std::thread::sleep(Duration::from_millis(300));
         Load {
-            stop,
-            handle: Some(handle),
+            running: Some(running),
         }
     }
 
@@ -248,20 +240,19 @@ impl Load {
     /// Like [`Load::finish`], without the check that no write was given up.
     fn finish_safe(mut self, context: &str) -> workload::Report {
         std::thread::sleep(Duration::from_millis(300));
-        self.stop.store(true, Ordering::SeqCst);
-        let report = self
-            .handle
+        let mut report = self
+            .running
             .take()
             .unwrap()
-            .join()
-            .expect("workload thread")
+            .stop()
             .unwrap_or_else(|e| panic!("{context}: workload: {e}"));
         assert!(report.acked > 0, "{context}: the workload wrote nothing");
-        let missing = workload::missing_acks(&inventory(), "f", &report.acks).unwrap();
+        let check = report.check(&inventory(), "f").unwrap();
         assert!(
-            missing.is_empty(),
-            "{context}: {} acknowledged writes lost: {missing:?}",
-            missing.len()
+            check.missing.is_empty(),
+            "{context}: {} acknowledged writes lost: {:?}",
+            check.missing.len(),
+            check.missing
         );
         report
     }
@@ -274,12 +265,6 @@ fn assert_none_given_up(report: &workload::Report, context: &str) {
         "{context}: writes given up after 120 s of retries: {:?}",
         report.streams
     );
-}
-
-impl Drop for Load {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-    }
 }
 
 // ---------------------------------------------------------------------------------------

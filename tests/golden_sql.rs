@@ -597,6 +597,10 @@ fn render_common() -> String {
         "workload check",
         sql::workload_seqs(&schema, &workload, Value::from("w17")).to_string(),
     );
+    line(
+        "workload check, one run",
+        sql::workload_seqs_between(&schema, &workload, 1000, 1999).to_string(),
+    );
     out.join("\n")
 }
 

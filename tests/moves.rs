@@ -122,13 +122,25 @@ fn last_op() -> u64 {
 }
 
 fn move_under_workload(key: i64, to: &str, extra: &[&str]) -> (workload::Report, u32, String) {
+    move_under(key, to, extra, false, None)
+}
+
+/// A move under the workload, its routers fresh or stale; every acknowledged write is
+/// where the directory now says its key lives, none acknowledged by a shard not owning it.
+fn move_under(
+    key: i64,
+    to: &str,
+    extra: &[&str],
+    stale_router: bool,
+    fault: Option<&str>,
+) -> (workload::Report, u32, String) {
     let (shard, from) = shard_of(key);
     let running = workload::spawn(
         inventory(),
         workload::Options {
-            function: "emp".into(),
             rate: 300,
-            write_timeout: Duration::from_secs(60),
+            stale_router,
+            ..workload::Options::new("emp")
         },
     )
     .unwrap();
@@ -136,7 +148,11 @@ fn move_under_workload(key: i64, to: &str, extra: &[&str]) -> (workload::Report,
     let shard_s = shard.to_string();
     let mut args = vec!["move", "--shard", shard_s.as_str(), "--to", to];
     args.extend_from_slice(extra);
-    let out = cli(&args).output().unwrap();
+    let mut cmd = cli(&args);
+    if let Some(f) = fault {
+        cmd.env("SHARDCTL_FAULT", f);
+    }
+    let out = cmd.output().unwrap();
     std::thread::sleep(Duration::from_millis(800));
     let report = running.stop().unwrap();
     assert!(
@@ -144,7 +160,10 @@ fn move_under_workload(key: i64, to: &str, extra: &[&str]) -> (workload::Report,
         "move failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let missing = workload::missing_acks(&inventory(), "emp", &report.acks).unwrap();
+    let mut report = report;
+    let check = report.check(&inventory(), "emp").unwrap();
+    let missing = check.missing;
+    assert_eq!(report.wrong_shard_writes, 0, "{:?}", check.wrong_shard);
     assert!(
         missing.is_empty(),
         "{} acknowledged writes lost: {:?}",
@@ -175,18 +194,169 @@ fn a_move_under_load_with_the_shard_fence_loses_nothing_and_spares_other_shards(
     fleet();
     let _s = serial();
     // Shards 10000.. and 30000.. share node2; move the first, the second must not notice.
-    let (_, other_node) = shard_of(30000);
+    let (other_shard, other_node) = shard_of(30000);
     let (from_shard, from_node) = shard_of(10000);
     assert_eq!(other_node, from_node);
-    let (report, moved, _) = move_under_workload(10000, "node3", &["--fence", "shard"]);
+    // The fence stays up a second longer than it needs (a pause after the lock step), so
+    // the moved shard's pause is long whatever the machine's load.
+    let (report, moved, _) = move_under(
+        10000,
+        "node3",
+        &["--fence", "shard"],
+        false,
+        Some("pause=1@after:lock"),
+    );
     assert_eq!(moved, from_shard);
-    let other = report.streams.iter().find(|s| s.key == "30000").unwrap();
+    // One stream per shard, each with its own thread and connection.
+    assert_eq!(report.streams.len(), 4, "{:?}", report.streams);
+    let stream = |shard: u32| {
+        report
+            .streams
+            .iter()
+            .position(|s| s.shard_at_start == shard)
+            .unwrap()
+    };
+    let (o, m) = (stream(other_shard), stream(from_shard));
+    let (other, mine) = (&report.streams[o], &report.streams[m]);
     assert_eq!(
         other.failed_attempts, 0,
         "a write to another shard on the source failed"
     );
-    let mine = report.streams.iter().find(|s| s.key == "10000").unwrap();
     assert!(mine.acked > 50);
+    assert!(mine.failed_attempts > 0, "the fence never stopped a write");
+    // The moved shard's longest pause is its own: every other shard (one of them on the
+    // same node) kept writing through it, and paused less.
+    let (from, to) = mine.longest_pause.unwrap();
+    assert!(mine.max_pause_ms >= 1000, "{mine:?}");
+    for (i, s) in report.streams.iter().enumerate().filter(|(i, _)| *i != m) {
+        let during = report
+            .acks
+            .iter()
+            .filter(|a| a.stream == i && a.at > from && a.at < to)
+            .count();
+        assert!(
+            during > 0,
+            "no write of shard {} during the {} ms pause of the moved shard",
+            s.shard_at_start,
+            mine.max_pause_ms
+        );
+        assert!(
+            s.max_pause_ms < mine.max_pause_ms,
+            "shard {} paused {} ms, the moved shard {} ms",
+            s.shard_at_start,
+            s.max_pause_ms,
+            mine.max_pause_ms
+        );
+    }
+}
+
+#[test]
+fn a_stale_router_writes_nothing_to_the_wrong_shard_across_a_move() {
+    fleet();
+    let _s = serial();
+    let (shard, from) = shard_of(20000);
+    let to = if from == "node1" { "node2" } else { "node1" };
+    // move_under asserts wrong_shard_writes == 0 and nothing missing.
+    let (report, moved, _) = move_under(20000, to, &["--fence", "shard"], true, None);
+    assert_eq!(moved, shard);
+    assert!(report.stale_router);
+    let mine = report
+        .streams
+        .iter()
+        .find(|s| s.shard_at_start == shard)
+        .unwrap();
+    // Its router re-read the directory only because a server's error told it to, and
+    // then wrote to the new location.
+    assert!(mine.reloads > 0, "{mine:?}");
+    assert!(mine.failed_attempts > 0, "{mine:?}");
+    assert!(
+        report.acks.iter().any(|a| a.shard == shard && a.node == to),
+        "no write reached the moved shard on {to}"
+    );
+    for s in report.streams.iter().filter(|s| s.shard_at_start != shard) {
+        assert_eq!(s.reloads, 0, "a stale router re-read the directory: {s:?}");
+    }
+}
+
+/// Changes the lower bound of `shard` from `from` to `to` in the directory by hand, as one
+/// change (the version bumps), moving no data.
+fn set_lower_bound(shard: u32, from: i64, to: i64) {
+    let inv = inventory();
+    let ranges = format!("`{}`.ranges", inv.file.directory.schema);
+    let mut d = Directory::open(&inv).unwrap();
+    d.change(|d, _| {
+        d.server().exec(&Stmt::with(
+            format!("UPDATE {ranges} SET lower_bound = ? WHERE shard_id = ? AND lower_bound = ?"),
+            vec![to.into(), shard.into(), from.into()],
+        ))
+    })
+    .unwrap();
+}
+
+/// Puts a lower bound back when dropped, even if the test fails.
+struct RestoreBound(u32, i64, i64);
+
+impl Drop for RestoreBound {
+    fn drop(&mut self) {
+        set_lower_bound(self.0, self.1, self.2);
+    }
+}
+
+#[test]
+fn a_stale_router_that_writes_to_a_shard_no_longer_owning_the_key_is_counted() {
+    fleet();
+    let _s = serial();
+    // Keys [5000, 10000) move by hand from the shard of 0 to the shard of 10000 (no data
+    // moved, no fence, no guard): a stale router keeps writing them to the shard of 0,
+    // which accepts them; the check must count each as a wrong-shard write.
+    let (owner, owner_node) = shard_of(0);
+    let (next, _) = shard_of(10000);
+    let running = workload::spawn(
+        inventory(),
+        workload::Options {
+            rate: 400,
+            stale_router: true,
+            ..workload::Options::new("emp")
+        },
+    )
+    .unwrap();
+    set_lower_bound(next, 10000, 5000);
+    let _restore = RestoreBound(next, 5000, 10000);
+    std::thread::sleep(Duration::from_millis(1500));
+    let mut report = running.stop().unwrap();
+    let check = report.check(&inventory(), "emp").unwrap();
+    assert!(report.wrong_shard_writes > 0, "{:?}", report.streams);
+    assert_eq!(report.wrong_shard_writes, check.wrong_shard.len() as u64);
+    for a in &check.wrong_shard {
+        assert!(
+            a.key >= Key::Int(5000) && a.key < Key::Int(10000),
+            "{a:?} is not a key that changed hands"
+        );
+        assert_eq!(
+            (a.shard, a.node.as_str()),
+            (owner, owner_node.as_str()),
+            "{a:?}"
+        );
+    }
+    let stream = report
+        .streams
+        .iter()
+        .find(|s| s.shard_at_start == owner)
+        .unwrap();
+    assert_eq!(stream.wrong_shard_writes, report.wrong_shard_writes);
+    assert_eq!(
+        stream.reloads, 0,
+        "no error told the stale router to re-read"
+    );
+    // The same writes, checked against the directory as it was, are all in place.
+    drop(_restore);
+    report.check(&inventory(), "emp").unwrap();
+    assert_eq!(
+        (report.missing, report.wrong_shard_writes),
+        (0, 0),
+        "{:?}",
+        report.streams
+    );
 }
 
 #[test]

@@ -12,7 +12,7 @@ use shardctl::sandbox::{Sandbox, SandboxBuilder};
 use shardctl::server::Stmt;
 use shardctl::workload;
 use std::sync::{Mutex, MutexGuard, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 fn serial() -> MutexGuard<'static, ()> {
     static LOCK: Mutex<()> = Mutex::new(());
@@ -130,22 +130,36 @@ fn rows_are_where_lookup_says(function: &str, db: &str) -> usize {
 }
 
 fn split_under_workload(function: &str, db: &str, args: &[&str]) -> u32 {
+    split_under(function, db, args, false).0
+}
+
+/// A split under the workload (routers fresh or stale): every acknowledged write is where
+/// the directory now says its key lives, none was acknowledged by a shard not owning it.
+/// Returns the new shard, the workload's report and when the split ran.
+fn split_under(
+    function: &str,
+    db: &str,
+    args: &[&str],
+    stale_router: bool,
+) -> (u32, workload::Report, (Instant, Instant)) {
     let before = rows_are_where_lookup_says(function, db);
     let running = workload::spawn(
         inventory(),
         workload::Options {
-            function: function.into(),
             rate: 200,
-            write_timeout: Duration::from_secs(60),
+            stale_router,
+            ..workload::Options::new(function)
         },
     )
     .unwrap();
     std::thread::sleep(Duration::from_millis(700));
+    let began = Instant::now();
     let out = cli(&[&["--output", "json"][..], args].concat())
         .output()
         .unwrap();
+    let ended = Instant::now();
     std::thread::sleep(Duration::from_millis(700));
-    let report = running.stop().unwrap();
+    let mut report = running.stop().unwrap();
     assert!(
         out.status.success(),
         "split failed: {}",
@@ -155,25 +169,50 @@ fn split_under_workload(function: &str, db: &str, args: &[&str]) -> u32 {
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     let start = text.rfind("\n{\n").map(|i| i + 1).unwrap_or(0);
     let v: serde_json::Value = serde_json::from_str(&text[start..]).unwrap();
-    let missing = workload::missing_acks(&inventory(), function, &report.acks).unwrap();
-    assert!(missing.is_empty(), "lost acknowledged writes: {missing:?}");
+    let check = report.check(&inventory(), function).unwrap();
+    assert!(
+        check.missing.is_empty(),
+        "lost acknowledged writes: {:?}",
+        check.missing
+    );
+    assert_eq!(report.wrong_shard_writes, 0, "{:?}", check.wrong_shard);
     assert!(report.streams.iter().all(|s| s.lost == 0));
     assert_eq!(
         rows_are_where_lookup_says(function, db),
         before,
         "no row lost or duplicated"
     );
-    v["new_shard"].as_u64().unwrap() as u32
+    (
+        v["new_shard"].as_u64().unwrap() as u32,
+        report,
+        (began, ended),
+    )
+}
+
+/// The keys of the stream of `shard` acknowledged between `from` and `to`.
+fn keys_written(report: &workload::Report, shard: u32, (from, to): (Instant, Instant)) -> Vec<Key> {
+    let stream = report
+        .streams
+        .iter()
+        .position(|s| s.shard_at_start == shard)
+        .unwrap();
+    report
+        .acks
+        .iter()
+        .filter(|a| a.stream == stream && a.at >= from && a.at <= to)
+        .map(|a| a.key.clone())
+        .collect()
 }
 
 #[test]
 fn a_range_shard_splits_at_its_median_under_load() {
     fleet();
     let _s = serial();
-    let new = split_under_workload(
+    let (new, report, window) = split_under(
         "r",
         "rdb",
         &["split", "--shard", "1", "--to", "node3", "--at", "median"],
+        false,
     );
     let snap = Directory::open(&inventory()).unwrap().load().unwrap();
     let cov = shardctl::directory::coverage(&snap, snap.function("r").unwrap(), new);
@@ -183,6 +222,21 @@ fn a_range_shard_splits_at_its_median_under_load() {
         "the median of 0, 3, ..., 11997"
     );
     assert_eq!(snap.shard(new).unwrap().node, "node3");
+    // The stream of shard 1 wrote keys on both sides of the split point while the split
+    // ran, and its keys above it reached the new shard afterwards, through the router.
+    let during = keys_written(&report, 1, window);
+    let below = during.iter().filter(|k| **k < Key::Int(6000)).count();
+    let above = during.iter().filter(|k| **k >= Key::Int(6000)).count();
+    assert!(
+        below > 0 && above > 0,
+        "during the split: {below} keys below 6000, {above} above"
+    );
+    let stream = report
+        .streams
+        .iter()
+        .find(|s| s.shard_at_start == 1)
+        .unwrap();
+    assert_eq!(stream.shards_written, vec![1, new], "{stream:?}");
 }
 
 #[test]
@@ -192,16 +246,24 @@ fn a_hash_shard_splits_in_the_middle_of_its_arc_under_load() {
     let snap = Directory::open(&inventory()).unwrap().load().unwrap();
     let f = snap.function("h").unwrap().clone();
     let shard = snap.shards_of(f.id).next().unwrap().id;
-    let new = split_under_workload(
+    let (new, report, window) = split_under(
         "h",
         "hdb",
         &["split", "--shard", &shard.to_string(), "--to", "node3"],
+        false,
     );
     let snap = Directory::open(&inventory()).unwrap().load().unwrap();
     match shardctl::directory::coverage(&snap, snap.function("h").unwrap(), new) {
         shardctl::directory::Coverage::Arc { .. } => {}
         other => panic!("{other:?}"),
     }
+    // While the split ran, the shard's stream wrote keys of both halves of its arc.
+    let r = Router::connect(&inventory()).unwrap();
+    let halves: std::collections::BTreeSet<u32> = keys_written(&report, shard, window)
+        .iter()
+        .map(|k| r.shard_for_function("h", k).unwrap().id)
+        .collect();
+    assert_eq!(halves, [shard, new].into_iter().collect(), "{halves:?}");
 }
 
 #[test]

@@ -104,10 +104,11 @@ pub enum Command {
     /// Operations in the journal, or one with its steps.
     #[command(after_help = "Example:\n  shardctl ops\n  shardctl ops 12 --output json")]
     Ops(mv::OpsArgs),
-    /// Write through the router at a steady rate, retrying as the chapter's application does;
-    /// report acknowledged writes, the longest pause per shard, and any write lost.
+    /// Write through the router at a steady rate, one thread and connection per shard's key
+    /// stream, retrying as the chapter's application does; report acknowledged writes, each
+    /// stream's longest pause, any write lost and any written to a shard not owning its key.
     #[command(
-        after_help = "Example:\n  shardctl workload --function emp --setup --rate 500 --seconds 30"
+        after_help = "Example:\n  shardctl workload --function emp --setup --rate 500 --seconds 30\n  shardctl workload --function emp --stale-router --seconds 30 --output json"
     )]
     Workload(mv::WorkloadArgs),
     /// Delete the rows a shard no longer owns, in throttled, checkpointed primary-key chunks.

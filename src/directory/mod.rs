@@ -10,5 +10,5 @@ pub mod store;
 
 pub use lookup::{coverage, Coverage, Index};
 pub use model::*;
-pub use router::{Route, Router};
+pub use router::{is_refresh_error, Route, Router};
 pub use store::{Directory, NewMapping, TablePlacement};

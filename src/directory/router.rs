@@ -1,7 +1,8 @@
 //! The router: loads the directory once, answers lookups in memory, and reloads when the
 //! directory version changes. Applications (and shardctl's workload generator) use it,
-//! following the chapter's rule: on a read-only, table-doesn't-exist or lost-connection
-//! error, call [`Router::refresh`] and look the shard up again.
+//! following the chapter's rule: on a read-only, table-doesn't-exist, lost-connection or
+//! wrong-shard error ([`is_refresh_error`]), call [`Router::refresh`] (or
+//! [`Router::refresh_after`]) and look the shard up again.
 
 use super::lookup::Index;
 use super::model::{Key, Shard, ShardState, Snapshot};
@@ -11,6 +12,47 @@ use crate::error::{Error, Result};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
+
+/// Client-side error numbers of a connection that broke or could not be made (CR_*):
+/// can't connect (2002, 2003), server has gone away (2006), lost connection during a query
+/// (2013, 2027 malformed packet, 2055 lost connection at a system call).
+pub const LOST_CONNECTION_CODES: [u16; 6] = [2002, 2003, 2006, 2013, 2027, 2055];
+
+/// The message prefix of the wrong-shard guard: a shard's triggers reject a key the shard
+/// no longer owns with `SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'shardctl: shard <id>
+/// does not own this key; re-read the directory'` (error 1644, ER_SIGNAL_EXCEPTION).
+pub const GUARD_MESSAGE_PREFIX: &str = "shardctl: ";
+
+/// The chapter's retry rule: true when a server (or client) error means the location the
+/// router gave may be stale, so the application should re-read the directory
+/// ([`Router::refresh`]), look the key up again and retry:
+/// - 1290 (read-only, ER_OPTION_PREVENTS_STATEMENT) and 1836 (ER_READ_ONLY_MODE): the
+///   read-only fence;
+/// - 1146 (table doesn't exist) and 1049 (unknown database): the shard fence, or a moved
+///   shard's old copy dropped;
+/// - lost connection ([`LOST_CONNECTION_CODES`]): the node may be gone;
+/// - 1644 (a `SIGNAL`) whose message starts with `shardctl: `: the wrong-shard guard. A
+///   `SIGNAL` of the application's own triggers is not a reason to re-read the directory.
+pub fn is_refresh_error(code: u16, message: &str) -> bool {
+    match code {
+        1146 | 1049 | 1290 | 1836 => true,
+        1644 => message.starts_with(GUARD_MESSAGE_PREFIX),
+        c => LOST_CONNECTION_CODES.contains(&c),
+    }
+}
+
+/// [`is_refresh_error`] for an error of the `mysql` driver: a server error by its number
+/// and message; any other failure (I/O, a closed socket, a broken packet) is a lost
+/// connection.
+pub fn is_refresh_mysql_error(e: &mysql::Error) -> bool {
+    match e {
+        mysql::Error::MySqlError(me) => is_refresh_error(me.code, &me.message),
+        mysql::Error::IoError(_) | mysql::Error::DriverError(_) | mysql::Error::CodecError(_) => {
+            true
+        }
+        _ => false,
+    }
+}
 
 /// Where a key lives.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -114,6 +156,18 @@ impl Router {
         Ok(true)
     }
 
+    /// The chapter's retry rule after a failed statement: when [`is_refresh_error`] says
+    /// the location may be stale, re-reads the directory (reloading it if its version
+    /// changed) and returns whether it reloaded; any other error leaves the routes as they
+    /// are (the caller retries or gives up on its own terms).
+    pub fn refresh_after(&mut self, code: u16, message: &str) -> Result<bool> {
+        if is_refresh_error(code, message) {
+            self.refresh()
+        } else {
+            Ok(false)
+        }
+    }
+
     /// How long since the directory's version was last confirmed.
     pub fn unchecked_for(&self) -> Duration {
         self.checked.elapsed()
@@ -174,6 +228,31 @@ impl Router {
             port: shard.port,
             state: shard.state,
             schemas: self.snapshot.shard_schemas(shard),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refresh_errors_are_the_chapters_and_the_guards() {
+        for code in [1146, 1049, 1290, 1836, 2002, 2003, 2006, 2013, 2027, 2055] {
+            assert!(is_refresh_error(code, "whatever"), "{code}");
+        }
+        let guard = "shardctl: shard 7 does not own this key; re-read the directory";
+        assert!(is_refresh_error(1644, guard));
+        // A SIGNAL of the application's own triggers is not about routing.
+        assert!(!is_refresh_error(1644, "balance may not go negative"));
+        assert!(!is_refresh_error(
+            1644,
+            "Shardctl: shard 7 does not own this key"
+        ));
+        assert!(!is_refresh_error(1644, " shardctl: shard 7"));
+        // Errors a retry may cure without a new route, and errors no retry cures.
+        for code in [1062, 1205, 1213, 1142, 1064, 0] {
+            assert!(!is_refresh_error(code, guard), "{code}");
         }
     }
 }

@@ -976,6 +976,18 @@ pub fn workload_seqs(schema: &Ident, table: &Ident, key: Value) -> Stmt {
     )
 }
 
+/// The sequence numbers in `[from, to]` present in the workload's table (one run's
+/// writes: each run draws its sequence numbers from one counter).
+pub fn workload_seqs_between(schema: &Ident, table: &Ident, from: u64, to: u64) -> Stmt {
+    Stmt::with(
+        format!(
+            "SELECT seq FROM {} WHERE seq BETWEEN ? AND ?",
+            qualified(schema, table)
+        ),
+        vec![Value::from(from), Value::from(to)],
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
