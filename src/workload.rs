@@ -57,7 +57,7 @@ pub struct Options {
     /// error that says to ([`crate::directory::router::is_refresh_error`]).
     pub stale_router: bool,
     /// How often a fresh router asks the directory for its version (ignored when
-    /// `stale_router`). Keep it below a split's grace (2 s).
+    /// `stale_router`; a split's guards refuse what a router this late would misroute).
     pub check_interval: Duration,
     /// One stream per fixed key instead of one stream per shard over its key space.
     pub keys: Option<Vec<Key>>,

@@ -31,6 +31,7 @@ fn fleet() -> &'static Sandbox {
                 &[
                     &format!("CREATE DATABASE {db}"),
                     &format!("CREATE TABLE {db}.items (k {key} NOT NULL, n INT NOT NULL, note VARCHAR(40) NULL, PRIMARY KEY (k, n))"),
+                    &format!("CREATE TABLE {db}.shardctl_workload (k {key} NOT NULL, seq BIGINT UNSIGNED NOT NULL, at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), PRIMARY KEY (k, seq))"),
                 ],
             );
         }
@@ -48,7 +49,9 @@ fn fleet() -> &'static Sandbox {
             ("l", "list", "string", "ldb"),
         ] {
             run(&["function", "add", f, "--type", t, "--key", k]);
-            run(&["table", "add", &format!("{db}.items"), "--function", f, "--column", "k"]);
+            for table in ["items", "shardctl_workload"] {
+                run(&["table", "add", &format!("{db}.{table}"), "--function", f, "--column", "k"]);
+            }
         }
         run(&["shard", "add", "--function", "r", "--node", "node1", "--lower-bound", "0"]);
         run(&["shard", "add", "--function", "r", "--node", "node2", "--lower-bound", "100000"]);
@@ -140,8 +143,8 @@ fn stale_insert(conn: &mut Server, schema: &str, key: &Key, n: i64) -> Option<u1
     }
 }
 
-/// Rows written by stale clients anywhere (must be none for keys the target owns).
-fn stale_rows(db: &str) -> i64 {
+/// Rows written by stale clients anywhere with this `n`.
+fn stale_rows(db: &str, n: i64) -> i64 {
     let snap = router().snapshot().clone();
     let mut total = 0;
     for shard in &snap.shards {
@@ -191,7 +194,11 @@ fn stale_clients_get_errors_after_a_move_with_either_fence() {
             "a stale write after a move with the {fence} fence must fail with table/database unknown, got {code:?}"
         );
     }
-    assert_eq!(stale_rows("rdb"), 0);
+    assert_eq!(
+        stale_rows("rdb", 9_000),
+        0,
+        "no stale write landed anywhere"
+    );
 }
 
 /// Splits shard `old` of `function` onto node3 at `at` (CLI arguments); before it, a client
@@ -494,5 +501,77 @@ fn ddl_during_the_move_is_carried_and_a_table_created_under_the_fence_is_refused
             &format!("SELECT COUNT(*) FROM rdb_{shard}.under_fence WHERE id = 7")
         ),
         1
+    );
+}
+
+/// A workload whose routers never re-read the directory on their own (only after an error
+/// that says to) runs through a split; every acknowledged write is where the directory now
+/// says its key lives.
+fn stale_router_workload_through(function: &str, args: &[&str]) {
+    let running = shardctl::workload::spawn(
+        common::inventory(fleet()),
+        shardctl::workload::Options {
+            rate: 300,
+            stale_router: true,
+            ..shardctl::workload::Options::new(function)
+        },
+    )
+    .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    cli(args).assert().success();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    let mut report = running.stop().unwrap();
+    let check = report.check(&common::inventory(fleet()), function).unwrap();
+    assert!(
+        check.missing.is_empty(),
+        "{function}: lost writes {:?}",
+        check.missing
+    );
+    assert_eq!(
+        report.wrong_shard_writes, 0,
+        "{function}: writes acknowledged by a shard that does not own the key: {:?}",
+        check.wrong_shard
+    );
+    assert!(report.acked > 0);
+    assert!(
+        report.streams.iter().any(|s| s.reloads > 0 && s.shards_written.len() > 1),
+        "{function}: a stale stream was told to re-read the directory and then wrote the new shard: {:?}",
+        report.streams
+    );
+}
+
+#[test]
+fn stale_router_workloads_through_range_hash_and_list_splits_write_nothing_to_the_wrong_shard() {
+    let _g = serial();
+    let (_, range_shard) = owner("r", &Key::Int(50));
+    stale_router_workload_through(
+        "r",
+        &[
+            "split",
+            "--shard",
+            &range_shard.to_string(),
+            "--to",
+            "node3",
+            "--at",
+            "median",
+        ],
+    );
+    let (_, hash_shard) = owner("h", &Key::Int(7));
+    stale_router_workload_through(
+        "h",
+        &["split", "--shard", &hash_shard.to_string(), "--to", "node3"],
+    );
+    let (_, list_shard) = owner("l", &Key::Str("e".into()));
+    stale_router_workload_through(
+        "l",
+        &[
+            "split",
+            "--shard",
+            &list_shard.to_string(),
+            "--to",
+            "node3",
+            "--values",
+            "f",
+        ],
     );
 }

@@ -204,8 +204,7 @@ fn moved_shard_keys() -> Vec<i64> {
 // The workload
 
 /// The library's workload over chosen keys (spread over both halves of a split), one
-/// stream per key, each Router re-reading the directory every 500 ms (below the split's
-/// 2 s grace).
+/// stream per key, each Router re-reading the directory every 500 ms.
 struct Load {
     running: Option<workload::Running>,
 }
