@@ -160,7 +160,7 @@ fn stale_rows(db: &str, n: i64) -> i64 {
             total += common::count(
                 &mut s,
                 &format!(
-                    "SELECT COUNT(*) FROM {db}_{}.items WHERE note = 'stale'",
+                    "SELECT COUNT(*) FROM {db}_{}.items WHERE note = 'stale' AND n = {n}",
                     shard.id
                 ),
             );
@@ -245,7 +245,7 @@ fn split_with_a_stale_client(function: &str, db: &str, old: u32, at: &[&str], ke
     let mut s = connect(fleet(), &node);
     let kept = common::count(
         &mut s,
-        &format!("SELECT COUNT(*) FROM {db}_{old}.items WHERE note = 'stale'"),
+        &format!("SELECT COUNT(*) FROM {db}_{old}.items WHERE note = 'stale' AND n >= 50000"),
     );
     assert_eq!(kept, taken);
 }
@@ -254,8 +254,8 @@ fn split_with_a_stale_client(function: &str, db: &str, old: u32, at: &[&str], ke
 fn stale_clients_get_errors_after_range_hash_and_list_splits() {
     let _g = serial();
     let (_, range_shard) = owner("r", &Key::Int(10));
-    let keys: Vec<Key> = (0..20).map(|i| Key::Int(i * 700)).collect();
-    split_with_a_stale_client("r", "rdb", range_shard, &["--at", "7000"], &keys);
+    let keys: Vec<Key> = (0..40).map(|i| Key::Int(i * 350)).collect();
+    split_with_a_stale_client("r", "rdb", range_shard, &["--at", "median"], &keys);
     let (_, hash_shard) = owner("h", &Key::Int(1));
     let keys: Vec<Key> = (0..40).map(Key::Int).collect();
     split_with_a_stale_client("h", "hdb", hash_shard, &[], &keys);
