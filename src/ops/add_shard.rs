@@ -303,6 +303,14 @@ pub fn add_shard(inv: &Inventory, req: &AddShard) -> Result<Added> {
     match outcome {
         Ok((tables, global_rows)) => {
             dir.set_shard_state(shard_id, ShardState::Online)?;
+            // The events were created disabled; those enabled in the template come alive
+            // now that the shard is online.
+            for tmpl in &templates {
+                let stmts = objects::enable_events_statements(&tmpl.objects.enabled_events);
+                for st in &stmts {
+                    target.exec(st)?;
+                }
+            }
             Ok(Added {
                 shard_id,
                 node: req.node.clone(),

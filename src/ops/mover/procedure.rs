@@ -578,7 +578,41 @@ impl<E: Effects> Mover<'_, E> {
         }
     }
 
+    /// The flip step: the directory flipped (unless it already is: a run resumed after a
+    /// crash between the flip and the events), then the events enabled on the target.
     pub(super) fn flip(&mut self) -> Result<serde_json::Value> {
+        let mut out = if self.state.flipped {
+            serde_json::json!({"node": self.target, "flipped_before": true})
+        } else {
+            self.flip_directory()?
+        };
+        out["events_enabled"] = self.enable_events()?.into();
+        Ok(out)
+    }
+
+    /// After the flip: enables on the target the events enabled on the source (the copy
+    /// created them disabled, so no copy runs an event before it owns the shard). Always
+    /// journaled, idempotent. Returns how many.
+    fn enable_events(&mut self) -> Result<usize> {
+        let (source, target) = (self.source.clone(), self.target.clone());
+        let mut events = Vec::new();
+        for p in self.pairs.clone() {
+            events.extend(copy::objects::enabled_events(self.fx.reader(&source)?, &p)?);
+        }
+        let names: Vec<String> = events
+            .iter()
+            .map(|e| format!("{}.{}", e.schema, e.name))
+            .collect();
+        self.effect(
+            Effect::EnableEvents,
+            &target,
+            serde_json::json!({"events": names}),
+            |m| m.fx.enable_events(&target, &events),
+        )?;
+        Ok(events.len())
+    }
+
+    fn flip_directory(&mut self) -> Result<serde_json::Value> {
         if !self.state.verified {
             return Err(Error::Refused(format!(
                 "operation {}: the target has not been verified",
@@ -674,8 +708,8 @@ impl<E: Effects> Mover<'_, E> {
                         ));
                     }
                     m.fx.create_tables(&source, &p, &objects)?;
-                    for (_, ddl) in &objects.after_data {
-                        m.state.local_ddl.push((p.to.to_string(), ddl.clone()));
+                    for obj in &objects.after_data {
+                        m.state.local_ddl.push((p.to.to_string(), obj.clone()));
                     }
                 }
                 Ok(())
@@ -723,14 +757,15 @@ impl<E: Effects> Mover<'_, E> {
                 }
                 for p in m.pairs.clone() {
                     let objects = copy::objects::SchemaObjects {
-                        tables: Vec::new(),
+                        charset: m.fx.reader(&source)?.schema_charset(&p.from)?,
                         after_data: m
                             .state
                             .local_ddl
                             .iter()
                             .filter(|(s, _)| s == p.to.as_str())
-                            .map(|(_, d)| ("object".to_string(), d.clone()))
+                            .map(|(_, d)| d.clone())
                             .collect(),
+                        ..Default::default()
                     };
                     m.fx.create_objects(&source, &p, &objects)?;
                 }
