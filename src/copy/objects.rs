@@ -620,6 +620,19 @@ mod tests {
     }
 
     #[test]
+    fn double_quoted_identifiers_are_back_quoted_strings_kept() {
+        assert_eq!(
+            backquote_identifiers(
+                "CREATE DEFINER=\"app\"@\"%\" EVENT \"a\"\"b`c\" ON SCHEDULE AT 'x \\' \"y\"' DO SELECT `q\"`"
+            ),
+            "CREATE DEFINER=`app`@`%` EVENT `a\"b``c` ON SCHEDULE AT 'x \\' \"y\"' DO SELECT `q\"`"
+        );
+        assert!(has_ansi_quotes("REAL_AS_FLOAT,ANSI_QUOTES"));
+        assert!(has_ansi_quotes("ANSI"));
+        assert!(!has_ansi_quotes("NO_ANSI_QUOTES_HERE,TRADITIONAL"));
+    }
+
+    #[test]
     fn retarget_leaves_text_alone_when_the_names_are_equal_or_absent() {
         let a = id("app_1");
         assert_eq!(retarget("SELECT 1", &a, &id("app_2")), "SELECT 1");
