@@ -33,6 +33,10 @@ fn fleet() -> &'static shardctl::sandbox::Sandbox {
                 // Written with the schema's name, as servers then keep it in the text.
                 "CREATE VIEW app.tv AS SELECT id, v FROM app.t",
                 "CREATE TRIGGER app.t_upper BEFORE INSERT ON app.t FOR EACH ROW SET NEW.v = UPPER(NEW.v)",
+                // Enabled: a copy creates it disabled, the flip's enable-events enables it
+                // (its first run is years away; the sandbox's scheduler is off anyway).
+                "CREATE EVENT app.tidy ON SCHEDULE EVERY 1 DAY STARTS '2031-01-01 00:00:00' \
+                 ON COMPLETION PRESERVE ENABLE DO DELETE FROM app.t WHERE id < 0",
             ],
         );
         common::range_directory(

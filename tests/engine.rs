@@ -449,6 +449,7 @@ fn the_lease_is_in_the_journal() {
             "raise-fence",
             "stop-channel",
             "flip",
+            "enable-events",
             "drop-source",
             "reset-channel"
         ]

@@ -439,6 +439,98 @@ fn render_common() -> String {
         "objects: replay",
         sql::replay_definition("CREATE TABLE `titles` (`emp_no` int NOT NULL)").to_string(),
     );
+    let value = |what: &str, v: &str| sql::ContextValue::new(what, v).unwrap();
+    let (cs, coll) = (value("cs", "utf8mb4"), value("coll", "utf8mb4_unicode_ci"));
+    line(
+        "objects: schema with its defaults",
+        sql::create_schema_with_charset(&to, &cs, &coll).to_string(),
+    );
+    line(
+        "objects: schema collation",
+        sql::alter_schema_collation(&to, &value("coll", "latin1_swedish_ci")).to_string(),
+    );
+    line(
+        "objects: save session",
+        sql::save_session_context().to_string(),
+    );
+    line(
+        "objects: restore session",
+        sql::restore_session_context().to_string(),
+    );
+    let event_context = sql::CreationContext {
+        character_set_client: value("cs", "latin1"),
+        collation_connection: value("coll", "latin1_swedish_ci"),
+        sql_mode: Some(value("mode", "ANSI_QUOTES,NO_ENGINE_SUBSTITUTION")),
+        time_zone: Some(value("tz", "+05:30")),
+    };
+    line(
+        "objects: event context",
+        sql::session_context(&event_context).to_string(),
+    );
+    line(
+        "objects: view context",
+        sql::session_context(&sql::CreationContext {
+            sql_mode: None,
+            time_zone: None,
+            ..event_context.clone()
+        })
+        .to_string(),
+    );
+    line(
+        "objects: enable event",
+        sql::enable_event(&to, &id("purge_audit"), "app@%").to_string(),
+    );
+    line(
+        "objects: enable event of a role",
+        sql::enable_event(&to, &id("purge_audit"), "ops_role").to_string(),
+    );
+    line(
+        "objects: refused setting",
+        sql::ContextValue::new("sql_mode", "x'; DROP")
+            .map(|v| v.to_string())
+            .unwrap_or_else(|e| e.to_string()),
+    );
+    line(
+        "copy: reader session",
+        sql::copy_reader_session().to_string(),
+    );
+    line(
+        "copy: writer settings",
+        sql::copy_writer_session().to_string(),
+    );
+    line(
+        "copy: year columns",
+        sql::year_columns(&schema, &table).to_string(),
+    );
+    line(
+        "catalog: session sql_mode",
+        sql::session_sql_mode().to_string(),
+    );
+    line(
+        "catalog: schema charset",
+        sql::schema_charset(&schema).to_string(),
+    );
+    line(
+        "catalog: triggers in firing order",
+        sql::triggers_in_order(&schema).to_string(),
+    );
+    line(
+        "catalog: events status",
+        sql::events_status(&schema).to_string(),
+    );
+    line("compare: views", sql::views_described(&schema).to_string());
+    line(
+        "compare: triggers",
+        sql::triggers_described(&schema).to_string(),
+    );
+    line(
+        "compare: routines",
+        sql::routines_described(&schema).to_string(),
+    );
+    line(
+        "compare: events",
+        sql::events_described(&schema).to_string(),
+    );
 
     // schemas, logging, the move's preflight
     line(

@@ -10,6 +10,7 @@
 //! reaps them with a bounded wait.
 
 use super::connect_for_copy;
+use super::objects;
 use super::{CopyReport, Progress, SchemaPair};
 use crate::error::{Error, Result};
 use crate::server::dialect::BinlogPosition;
@@ -75,8 +76,9 @@ fn option_file(spec: &ConnectSpec) -> Result<tempfile::NamedTempFile> {
     Ok(f)
 }
 
-/// The dump command line (no secrets in it).
-pub fn dump_command(spec_file: &Path, schemas: &[SchemaPair]) -> Result<Command> {
+/// The dump command line (no secrets in it). Events are left out when `events` is false:
+/// a copy into a target creates them itself, DISABLED (see [`copy_with_progress`]).
+pub fn dump_command(spec_file: &Path, schemas: &[SchemaPair], events: bool) -> Result<Command> {
     let mut cmd = Command::new(tool(&["mariadb-dump", "mysqldump"])?);
     cmd.arg(format!("--defaults-extra-file={}", spec_file.display()))
         .args([
@@ -84,13 +86,38 @@ pub fn dump_command(spec_file: &Path, schemas: &[SchemaPair]) -> Result<Command>
             "--master-data=2",
             "--routines",
             "--triggers",
-            "--events",
+            if events { "--events" } else { "--skip-events" },
             "--hex-blob",
             "--skip-lock-tables",
             "--databases",
         ])
         .args(schemas.iter().map(|p| p.from.as_str()));
     Ok(cmd)
+}
+
+/// Creates the events of `pairs` on `target` as the source has them, but DISABLED, each in
+/// its own creation context (the dump carried everything else): a copy must never run an
+/// event before it owns the shard. The move enables them after its flip.
+fn create_events_disabled(
+    source: &ConnectSpec,
+    target: &ConnectSpec,
+    pairs: &[SchemaPair],
+) -> Result<()> {
+    let mut src = connect_for_copy(source)?;
+    let mut tgt = connect_for_copy(target)?;
+    for p in pairs {
+        let events = objects::read_events(&mut src, p)?;
+        if events.is_empty() {
+            continue;
+        }
+        let objs = objects::SchemaObjects {
+            charset: src.schema_charset(&p.from)?,
+            after_data: events,
+            ..Default::default()
+        };
+        objects::create_after_data(&mut tgt, p, &objs)?;
+    }
+    Ok(())
 }
 
 /// Reads `-- CHANGE MASTER TO MASTER_LOG_FILE='f', MASTER_LOG_POS=n;` from a dump header.
@@ -143,7 +170,9 @@ pub fn copy_with_progress(
         .max(MIN_IDLE);
     let src_cnf = option_file(source)?;
     let tgt_cnf = target.map(option_file).transpose()?;
-    let mut dump_cmd = dump_command(src_cnf.path(), pairs)?;
+    // Into a target: events are created afterwards, disabled. Into a file (a backup made
+    // by hand): the file carries them as they are.
+    let mut dump_cmd = dump_command(src_cnf.path(), pairs, target.is_none())?;
     dump_cmd.stdin(Stdio::null()).stdout(Stdio::piped());
     let mut dump = Tool::spawn("the dump tool", dump_cmd)?;
     let mut client = None;
@@ -234,6 +263,10 @@ pub fn copy_with_progress(
     }
     let position = coords
         .ok_or_else(|| Error::server(&source.name, "the dump carries no binary-log coordinates"))?;
+    if let Some(t) = target {
+        crate::signal::check()?;
+        create_events_disabled(source, t, pairs)?;
+    }
     progress.finish();
     Ok(CopyReport {
         coordinates: Some(Coordinates {

@@ -51,6 +51,8 @@ struct TableJob {
     to_schema: Ident,
     table: Ident,
     columns: Arc<Vec<Ident>>,
+    /// For each column: a YEAR, written with four digits.
+    years: Arc<Vec<bool>>,
     order_by: Vec<Ident>,
     /// Load with LOAD DATA LOCAL INFILE (no spatial or BIT columns, and the target allows it).
     load_data: bool,
@@ -84,10 +86,13 @@ fn push_escaped(out: &mut Vec<u8>, bytes: &[u8]) {
     }
 }
 
-/// One value in LOAD DATA's tab-separated form.
-fn push_field(out: &mut Vec<u8>, v: &Value) {
+/// One value in LOAD DATA's tab-separated form; `year` for a YEAR column (LOAD DATA reads
+/// `0` as 2000, `0000` as 0000).
+fn push_field(out: &mut Vec<u8>, v: &Value, year: bool) {
     use std::io::Write;
     let _ = match v {
+        Value::Int(i) if year => write!(out, "{i:04}"),
+        Value::UInt(u) if year => write!(out, "{u:04}"),
         Value::NULL => {
             out.extend_from_slice(b"\\N");
             Ok(())
@@ -117,15 +122,15 @@ fn push_field(out: &mut Vec<u8>, v: &Value) {
     };
 }
 
-/// A batch as LOAD DATA input.
-fn tsv(rows: &[Vec<Value>]) -> Vec<u8> {
+/// A batch as LOAD DATA input; `years` marks the YEAR columns.
+fn tsv(rows: &[Vec<Value>], years: &[bool]) -> Vec<u8> {
     let mut out = Vec::with_capacity(rows.len() * 64);
     for row in rows {
         for (i, v) in row.iter().enumerate() {
             if i > 0 {
                 out.push(b'\t');
             }
-            push_field(&mut out, v);
+            push_field(&mut out, v, years.get(i).copied().unwrap_or(false));
         }
         out.push(b'\n');
     }
@@ -185,6 +190,8 @@ pub fn copy(
         let sizes = coordinator.table_rows(&pair.from)?;
         for t in objects::base_tables(&objs) {
             let columns = coordinator.writable_columns(&pair.from, &t.name)?;
+            let year_columns = coordinator.year_columns(&pair.from, &t.name)?;
+            let years = columns.iter().map(|c| year_columns.contains(c)).collect();
             let order_by = coordinator.primary_key(&pair.from, &t.name)?;
             let types = coordinator.column_types(&pair.from, &t.name)?;
             let load_data =
@@ -196,6 +203,7 @@ pub fn copy(
                 to_schema: pair.to.clone(),
                 table: t.name,
                 columns: Arc::new(columns),
+                years: Arc::new(years),
                 order_by,
                 load_data,
                 estimate: rows,
@@ -215,6 +223,9 @@ pub fn copy(
     let reader_ids: Vec<u64> = readers
         .iter_mut()
         .map(|r| {
+            // Values as stored (each string in its column's character set), timestamps
+            // in UTC: the writers take them as they come.
+            r.exec(&statements::copy_reader_session())?;
             r.first::<u64>(&statements::connection_id())
                 .map(|id| id.unwrap_or(0))
         })
@@ -261,6 +272,7 @@ pub fn copy(
         .collect::<Result<_>>()?;
     for w in &mut writers {
         w.exec(&statements::bulk_load_session())?;
+        w.exec(&statements::copy_writer_session())?;
     }
     let (tx, rx) = mpsc::sync_channel::<Batch>(workers * 4);
     let rx = Mutex::new(rx);
@@ -312,7 +324,7 @@ pub fn copy(
                     }
                     let j = &batch.job;
                     let (written, bytes) = if j.load_data {
-                        let data = tsv(&batch.rows);
+                        let data = tsv(&batch.rows, &j.years);
                         let bytes = data.len() as u64;
                         let load = statements::load_data_local(&j.to_schema, &j.table, &j.columns);
                         (w.load_data(&load, data), bytes)
@@ -442,8 +454,14 @@ mod tests {
             Value::Double(0.1),
         ]];
         assert_eq!(
-            String::from_utf8(tsv(&rows)).unwrap(),
+            String::from_utf8(tsv(&rows, &[])).unwrap(),
             "-5\t\\N\ta\\tb\\nc\\\\d\\0e\\rf\t\\\\N\t2024-02-29\t2024-02-29 13:05:09.000120\t-26:03:04.000000\t0.1\n"
+        );
+        // YEAR 0 is written 0000 (LOAD DATA reads `0` as 2000), other years as they are.
+        let rows = vec![vec![Value::Int(0), Value::Int(0), Value::Int(1901)]];
+        assert_eq!(
+            String::from_utf8(tsv(&rows, &[true, false, true])).unwrap(),
+            "0000\t0\t1901\n"
         );
     }
 }

@@ -166,8 +166,8 @@ fn read_template(
     let mut objects = objects::read(server, &pair)?;
     // A template shard's split guards name its own key range: a new shard must not
     // refuse the keys it is given.
-    objects.after_data.retain(|(label, _)| {
-        !label
+    objects.after_data.retain(|o| {
+        !o.label
             .strip_prefix("trigger ")
             .is_some_and(crate::server::statements::is_guard_trigger)
     });
@@ -310,6 +310,14 @@ pub fn add_shard(inv: &Inventory, req: &AddShard) -> Result<Added> {
     match outcome {
         Ok((tables, global_rows)) => {
             dir.set_shard_state(shard_id, ShardState::Online)?;
+            // The events were created disabled; those enabled in the template come alive
+            // now that the shard is online.
+            for tmpl in &templates {
+                let stmts = objects::enable_events_statements(&tmpl.objects.enabled_events);
+                for st in &stmts {
+                    target.exec(st)?;
+                }
+            }
             Ok(Added {
                 shard_id,
                 node: req.node.clone(),

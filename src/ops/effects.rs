@@ -323,6 +323,16 @@ pub trait FleetEffects {
         Ok(())
     }
 
+    /// Enables `events` on `node` (each in its own creation context); nothing when there
+    /// are none. Idempotent.
+    fn enable_events(&mut self, node: &str, events: &[copy::objects::EventToEnable]) -> Result<()> {
+        let stmts = copy::objects::enable_events_statements(events);
+        if !stmts.is_empty() {
+            self.run(node, &stmts)?;
+        }
+        Ok(())
+    }
+
     /// Same-node split: copies one table's rows from its hidden name into the new schema.
     fn copy_rows_within(
         &mut self,

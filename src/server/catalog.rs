@@ -2,6 +2,7 @@
 //! foreign keys. The statements are built in statements.rs (common to every flavor); this
 //! module runs them and reads their results.
 
+use super::statements::{ContextValue, CreationContext};
 use super::{col_string, statements, Server};
 use crate::error::{Error, Result};
 use crate::ident::Ident;
@@ -43,7 +44,8 @@ pub struct ForeignKeyColumn {
 }
 
 /// A stored object other than a table or view.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ObjectKind {
     /// A trigger.
     Trigger,
@@ -67,6 +69,64 @@ impl ObjectKind {
     }
 }
 
+/// A view or one of the [`ObjectKind`]s: what carries a creation context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DefinedKind {
+    /// A view.
+    View,
+    /// A trigger, routine or event.
+    Object(ObjectKind),
+}
+
+impl std::fmt::Display for DefinedKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = match self {
+            DefinedKind::View => "view",
+            DefinedKind::Object(ObjectKind::Trigger) => "trigger",
+            DefinedKind::Object(ObjectKind::Procedure) => "procedure",
+            DefinedKind::Object(ObjectKind::Function) => "function",
+            DefinedKind::Object(ObjectKind::Event) => "event",
+        };
+        f.write_str(s)
+    }
+}
+
+/// A definition as `SHOW CREATE` gives it, with its creation context.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawDefinition {
+    /// Its text, in UTF-8.
+    pub ddl: String,
+    /// The session it was created in.
+    pub context: CreationContext,
+    /// The collation its schema had then (routines, triggers, events).
+    pub database_collation: Option<ContextValue>,
+}
+
+impl RawDefinition {
+    /// True when the UTF-8 text is byte for byte what was written: its
+    /// `character_set_client` is UTF-8 (utf8mb3, utf8mb4), or the text is ASCII (every
+    /// character set a client can use reads ASCII alike). Otherwise re-creating it from
+    /// this text in its own `character_set_client` would change its non-ASCII characters.
+    pub fn as_written(&self) -> bool {
+        let cs = self.context.character_set_client.as_str();
+        self.ddl.is_ascii() || cs.starts_with("utf8")
+    }
+}
+
+/// An event's status and what enabling it needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventStatus {
+    /// Its name.
+    pub name: Ident,
+    /// ENABLED (not DISABLED, nor SLAVESIDE_DISABLED).
+    pub enabled: bool,
+    /// Its definer, `user@host`.
+    pub definer: String,
+    /// The session it was created in.
+    pub context: CreationContext,
+}
+
 impl Server {
     /// Columns of a table that can be written (generated columns left out), in order.
     pub fn writable_columns(&mut self, schema: &Ident, table: &Ident) -> Result<Vec<Ident>> {
@@ -87,6 +147,19 @@ impl Server {
         self.rows(&st)?
             .into_iter()
             .map(|r| mysql::from_row_opt::<String>(r).map_err(|e| Error::server(self.name(), e)))
+            .collect()
+    }
+
+    /// The YEAR columns of a table.
+    pub fn year_columns(&mut self, schema: &Ident, table: &Ident) -> Result<Vec<Ident>> {
+        let st = statements::year_columns(schema, table);
+        self.rows(&st)?
+            .into_iter()
+            .map(|r| {
+                let name: String =
+                    mysql::from_row_opt(r).map_err(|e| Error::server(self.name(), e))?;
+                Ident::new("column", &name)
+            })
             .collect()
     }
 
@@ -142,6 +215,131 @@ impl Server {
                     format!("no definition for {kind:?} {schema}.{name}"),
                 )
             })
+    }
+
+    /// A schema's default character set and collation (None when it does not exist).
+    pub fn schema_charset(
+        &mut self,
+        schema: &Ident,
+    ) -> Result<Option<(ContextValue, ContextValue)>> {
+        let st = statements::schema_charset(schema);
+        let Some(row) = self.rows(&st)?.into_iter().next() else {
+            return Ok(None);
+        };
+        let (cs, coll): (String, String) =
+            mysql::from_row_opt(row).map_err(|e| Error::server(self.name(), e))?;
+        Ok(Some((
+            ContextValue::new("character set", &cs)?,
+            ContextValue::new("collation", &coll)?,
+        )))
+    }
+
+    /// The names of a schema's triggers in the order they fire (table, timing, event,
+    /// ACTION_ORDER).
+    pub fn triggers_in_order(&mut self, schema: &Ident) -> Result<Vec<Ident>> {
+        self.rows(&statements::triggers_in_order(schema))?
+            .into_iter()
+            .map(|r| {
+                let name: String =
+                    mysql::from_row_opt(r).map_err(|e| Error::server(self.name(), e))?;
+                Ident::new("trigger", &name)
+            })
+            .collect()
+    }
+
+    /// A schema's events: name, whether enabled, definer and creation context.
+    pub fn events_status(&mut self, schema: &Ident) -> Result<Vec<EventStatus>> {
+        let st = statements::events_status(schema);
+        let mut out = Vec::new();
+        for row in self.rows(&st)? {
+            let (name, status, definer, client, connection, mode, tz): (
+                String,
+                String,
+                String,
+                String,
+                String,
+                String,
+                String,
+            ) = mysql::from_row_opt(row).map_err(|e| Error::server(self.name(), e))?;
+            out.push(EventStatus {
+                name: Ident::new("event", &name)?,
+                enabled: status == "ENABLED",
+                definer,
+                context: CreationContext {
+                    character_set_client: ContextValue::new("character_set_client", &client)?,
+                    collation_connection: ContextValue::new("collation_connection", &connection)?,
+                    sql_mode: Some(ContextValue::new("sql_mode", &mode)?),
+                    time_zone: Some(ContextValue::new("time_zone", &tz)?),
+                },
+            });
+        }
+        Ok(out)
+    }
+
+    /// The session's sql_mode (`SHOW CREATE VIEW` and `SHOW CREATE EVENT` quote names by
+    /// it: with ANSI_QUOTES, in double quotes).
+    pub fn session_sql_mode(&mut self) -> Result<String> {
+        Ok(self
+            .first::<String>(&statements::session_sql_mode())?
+            .unwrap_or_default())
+    }
+
+    /// A view's, routine's, trigger's or event's definition (`SHOW CREATE`) with its
+    /// creation context. The text arrives in UTF-8, converted from its own
+    /// `character_set_client`: the same bytes as written when that is a UTF-8 character set
+    /// or the text is ASCII ([`RawDefinition::as_written`]).
+    pub fn show_create_raw(
+        &mut self,
+        schema: &Ident,
+        kind: DefinedKind,
+        name: &Ident,
+    ) -> Result<RawDefinition> {
+        let st = match kind {
+            DefinedKind::View => statements::show_create_table(schema, name, true),
+            DefinedKind::Object(k) => statements::show_create_object(schema, k, name),
+        };
+        let rows = self.rows(&st)?;
+        let row = rows.into_iter().next().ok_or_else(|| {
+            Error::server(
+                self.name(),
+                format!("no definition for {kind} {schema}.{name}"),
+            )
+        })?;
+        let text = |names: &[&str]| col_string(&row, names);
+        let ddl = text(&[
+            "Create View",
+            "Create Procedure",
+            "Create Function",
+            "SQL Original Statement",
+            "Create Event",
+        ])
+        .ok_or_else(|| {
+            Error::server(
+                self.name(),
+                format!("{kind} {schema}.{name}: its definition is hidden (the account lacks the privilege to read it)"),
+            )
+        })?;
+        let value = |what: &str, v: Option<String>| -> Result<Option<ContextValue>> {
+            v.map(|v| ContextValue::new(what, &v)).transpose()
+        };
+        let client = value("character_set_client", text(&["character_set_client"]))?;
+        let connection = value("collation_connection", text(&["collation_connection"]))?;
+        let (Some(character_set_client), Some(collation_connection)) = (client, connection) else {
+            return Err(Error::server(
+                self.name(),
+                format!("{kind} {schema}.{name}: SHOW CREATE gave no creation context"),
+            ));
+        };
+        Ok(RawDefinition {
+            ddl,
+            context: CreationContext {
+                character_set_client,
+                collation_connection,
+                sql_mode: value("sql_mode", text(&["sql_mode"]))?,
+                time_zone: value("time_zone", text(&["time_zone"]))?,
+            },
+            database_collation: value("Database Collation", text(&["Database Collation"]))?,
+        })
     }
 
     /// Table I/O per schema from performance_schema (None when it is off on the node).
@@ -284,24 +482,22 @@ impl Server {
             .collect()
     }
 
-    /// Rows of a table as values, for copying small global tables.
+    /// The writable columns of a table and its rows as values, for copying small global
+    /// tables.
     pub fn read_all(
         &mut self,
         schema: &Ident,
         table: &Ident,
     ) -> Result<(Vec<String>, Vec<Vec<Value>>)> {
-        let st = statements::select_all(schema, table);
+        // Named columns: INVISIBLE ones included (`SELECT *` skips them), generated ones
+        // left out (they cannot be written).
+        let columns = self.writable_columns(schema, table)?;
+        let st = statements::select_table(schema, table, &columns, &[]);
         let rows = self.rows(&st)?;
-        let columns = rows
-            .first()
-            .map(|r| {
-                r.columns_ref()
-                    .iter()
-                    .map(|c| c.name_str().to_string())
-                    .collect()
-            })
-            .unwrap_or_default();
-        Ok((columns, rows.into_iter().map(|r| r.unwrap()).collect()))
+        Ok((
+            columns.iter().map(|c| c.to_string()).collect(),
+            rows.into_iter().map(|r| r.unwrap()).collect(),
+        ))
     }
 
     /// Inserts rows with multi-row INSERTs of bound values.

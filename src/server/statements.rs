@@ -197,14 +197,200 @@ pub fn replay_definition(ddl: &str) -> Stmt {
     Stmt::text(ddl)
 }
 
+/// `CREATE DATABASE IF NOT EXISTS schema CHARACTER SET cs COLLATE collation`: a copy's
+/// schema with the source schema's defaults (tables, routines and events created in it
+/// without their own character set take it).
+pub fn create_schema_with_charset(
+    schema: &Ident,
+    charset: &ContextValue,
+    collation: &ContextValue,
+) -> Stmt {
+    Stmt::text(format!(
+        "CREATE DATABASE IF NOT EXISTS {} CHARACTER SET {} COLLATE {}",
+        schema.quoted(),
+        charset.as_str(),
+        collation.as_str()
+    ))
+}
+
+/// `ALTER DATABASE schema COLLATE collation`: a routine, trigger or event keeps the
+/// collation its schema had when it was created (`Database Collation`), so one created
+/// under another default is re-created between two of these, as mariadb-dump does.
+pub fn alter_schema_collation(schema: &Ident, collation: &ContextValue) -> Stmt {
+    Stmt::text(format!(
+        "ALTER DATABASE {} COLLATE {}",
+        schema.quoted(),
+        collation.as_str()
+    ))
+}
+
+// ---------------------------------------------------------------------------------------
+// Creation context: the session settings a view, routine, trigger or event keeps from the
+// session that created it.
+
+/// A session setting read from a server's catalog (a character set, a collation, an
+/// sql_mode, a time zone), checked to need no quoting: ASCII letters, digits and
+/// `_ , + - : / .`, at most 1024 characters. Such a value reads the same under every
+/// sql_mode (ANSI_QUOTES, NO_BACKSLASH_ESCAPES) and in every ASCII-based client
+/// character set.
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(try_from = "String", into = "String")]
+pub struct ContextValue(String);
+
+impl ContextValue {
+    /// Validates `value`; `what` names the setting in the error.
+    pub fn new(what: &str, value: &str) -> crate::error::Result<Self> {
+        let ok = value.len() <= 1024
+            && value
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_,+-:/.".contains(c));
+        if !ok {
+            return Err(crate::error::Error::Usage(format!(
+                "unexpected {what} {value:?}: only ASCII letters, digits and _ , + - : / . are accepted"
+            )));
+        }
+        Ok(ContextValue(value.to_string()))
+    }
+
+    /// The value.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// As a quoted string literal (no character in it needs escaping).
+    fn literal(&self) -> String {
+        format!("'{}'", self.0)
+    }
+}
+
+impl TryFrom<String> for ContextValue {
+    type Error = crate::error::Error;
+    fn try_from(s: String) -> crate::error::Result<Self> {
+        ContextValue::new("session setting", &s)
+    }
+}
+
+impl From<ContextValue> for String {
+    fn from(v: ContextValue) -> String {
+        v.0
+    }
+}
+
+impl fmt::Display for ContextValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The session an object was created in, as its catalog rows record it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CreationContext {
+    /// `character_set_client`: the character set its text was written in.
+    pub character_set_client: ContextValue,
+    /// `collation_connection`: how its string literals compare.
+    pub collation_connection: ContextValue,
+    /// `sql_mode` (routines, triggers and events; views keep none).
+    pub sql_mode: Option<ContextValue>,
+    /// `time_zone` (events: their schedule is read in it).
+    pub time_zone: Option<ContextValue>,
+}
+
+/// Saves the session's sql_mode, client character set, connection collation and time zone
+/// in user variables, for [`restore_session_context`] after objects were created in their
+/// own contexts.
+pub fn save_session_context() -> Stmt {
+    Stmt::text(
+        "SET @shardctl_sql_mode = @@SESSION.sql_mode, @shardctl_cs_client = @@SESSION.character_set_client, \
+         @shardctl_collation_connection = @@SESSION.collation_connection, @shardctl_time_zone = @@SESSION.time_zone",
+    )
+}
+
+/// Restores what [`save_session_context`] saved.
+pub fn restore_session_context() -> Stmt {
+    Stmt::text(
+        "SET SESSION character_set_client = @shardctl_cs_client, collation_connection = @shardctl_collation_connection, \
+         time_zone = @shardctl_time_zone, sql_mode = @shardctl_sql_mode",
+    )
+}
+
+/// Sets the session to an object's creation context (sql_mode last, so the statement
+/// itself is read under the session's previous mode; its values need no quoting under any).
+pub fn session_context(ctx: &CreationContext) -> Stmt {
+    let mut sets = vec![
+        format!(
+            "character_set_client = {}",
+            ctx.character_set_client.literal()
+        ),
+        format!(
+            "collation_connection = {}",
+            ctx.collation_connection.literal()
+        ),
+    ];
+    if let Some(tz) = &ctx.time_zone {
+        sets.push(format!("time_zone = {}", tz.literal()));
+    }
+    if let Some(mode) = &ctx.sql_mode {
+        sets.push(format!("sql_mode = {}", mode.literal()));
+    }
+    Stmt::text(format!("SET SESSION {}", sets.join(", ")))
+}
+
+/// The session's sql_mode.
+pub fn session_sql_mode() -> Stmt {
+    Stmt::text("SELECT @@SESSION.sql_mode")
+}
+
+/// `user@host` (as information_schema writes a definer) as `` `user`@`host` ``; a role
+/// (no `@`) as `` `role` ``.
+pub fn definer_clause(definer: &str) -> String {
+    let quote = |s: &str| format!("`{}`", s.replace('`', "``"));
+    match definer.rsplit_once('@') {
+        Some((user, host)) => format!("{}@{}", quote(user), quote(host)),
+        None => quote(definer),
+    }
+}
+
+/// `ALTER DEFINER=... EVENT s.e ENABLE`: an event created disabled on a target comes alive
+/// after the flip. The definer is named (ALTER EVENT would otherwise make the session's
+/// account the definer); send it in the event's [`session_context`] (it would otherwise
+/// take the session's client character set and collation too).
+pub fn enable_event(schema: &Ident, event: &Ident, definer: &str) -> Stmt {
+    Stmt::text(format!(
+        "ALTER DEFINER={} EVENT {} ENABLE",
+        definer_clause(definer),
+        qualified(schema, event)
+    ))
+}
+
+/// The copy's writer sessions: values arrive as the bytes the readers got (`SET NAMES
+/// binary`: no conversion on the way in), timestamps in UTC as the readers read them, a 0
+/// in an AUTO_INCREMENT column stays 0, and no value is silently changed (strict).
+pub fn copy_writer_session() -> Stmt {
+    Stmt::text(
+        "SET NAMES binary, SESSION time_zone = '+00:00', \
+         sql_mode = 'NO_AUTO_VALUE_ON_ZERO,STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'",
+    )
+}
+
+/// The copy's reader sessions: string values as stored, in their column's own character
+/// set (no conversion on the way out), timestamps in UTC.
+pub fn copy_reader_session() -> Stmt {
+    Stmt::text("SET SESSION character_set_results = binary, time_zone = '+00:00'")
+}
+
 // ---------------------------------------------------------------------------------------
 // Catalog reads: names are bound values here, compared with information_schema's columns.
 
-/// The columns of a table that can be written (generated columns left out), in order.
+/// The columns of a table that can be written, in order: INVISIBLE columns included,
+/// generated (VIRTUAL / STORED) columns left out (MySQL's DEFAULT_GENERATED marks a plain
+/// column with an expression default, which is written).
 pub fn writable_columns(schema: &Ident, table: &Ident) -> Stmt {
     Stmt::with(
         "SELECT column_name FROM information_schema.columns WHERE table_schema = ? AND table_name = ? \
-         AND extra NOT LIKE '%GENERATED%' ORDER BY ordinal_position",
+         AND extra NOT LIKE '%VIRTUAL GENERATED%' AND extra NOT LIKE '%STORED GENERATED%' \
+         ORDER BY ordinal_position",
         vec![Value::from(schema.as_str()), Value::from(table.as_str())],
     )
 }
@@ -214,6 +400,16 @@ pub fn column_types(schema: &Ident, table: &Ident) -> Stmt {
     Stmt::with(
         "SELECT LOWER(data_type) FROM information_schema.columns WHERE table_schema = ? AND table_name = ? \
          ORDER BY ordinal_position",
+        vec![Value::from(schema.as_str()), Value::from(table.as_str())],
+    )
+}
+
+/// The YEAR columns of a table: LOAD DATA reads a field `0` as the year 2000, so the copy
+/// writes their values with four digits (`0000`).
+pub fn year_columns(schema: &Ident, table: &Ident) -> Stmt {
+    Stmt::with(
+        "SELECT column_name FROM information_schema.columns WHERE table_schema = ? AND table_name = ? \
+         AND LOWER(data_type) = 'year' ORDER BY ordinal_position",
         vec![Value::from(schema.as_str()), Value::from(table.as_str())],
     )
 }
@@ -257,6 +453,78 @@ pub fn show_create_object(schema: &Ident, kind: ObjectKind, name: &Ident) -> Stm
         kind.keyword(),
         qualified(schema, name)
     ))
+}
+
+/// A schema's default character set and collation.
+pub fn schema_charset(schema: &Ident) -> Stmt {
+    Stmt::with(
+        "SELECT default_character_set_name, default_collation_name FROM information_schema.schemata \
+         WHERE schema_name = ?",
+        vec![Value::from(schema.as_str())],
+    )
+}
+
+/// A schema's triggers in the order they fire: by table, timing, event and ACTION_ORDER
+/// (re-created in this order, each one after those before it, they keep their order).
+pub fn triggers_in_order(schema: &Ident) -> Stmt {
+    Stmt::with(
+        "SELECT trigger_name FROM information_schema.triggers WHERE trigger_schema = ? \
+         ORDER BY event_object_table, action_timing, event_manipulation, action_order",
+        vec![Value::from(schema.as_str())],
+    )
+}
+
+/// A schema's events with what enabling one needs: name, status, definer and creation
+/// context, in name order.
+pub fn events_status(schema: &Ident) -> Stmt {
+    Stmt::with(
+        "SELECT event_name, status, definer, character_set_client, collation_connection, sql_mode, time_zone \
+         FROM information_schema.events WHERE event_schema = ? ORDER BY event_name",
+        vec![Value::from(schema.as_str())],
+    )
+}
+
+/// A schema's views as information_schema describes them (compared field by field).
+pub fn views_described(schema: &Ident) -> Stmt {
+    Stmt::with(
+        "SELECT table_name, definer, security_type, check_option, algorithm, \
+         character_set_client, collation_connection \
+         FROM information_schema.views WHERE table_schema = ? ORDER BY table_name",
+        vec![Value::from(schema.as_str())],
+    )
+}
+
+/// A schema's triggers as information_schema describes them.
+pub fn triggers_described(schema: &Ident) -> Stmt {
+    Stmt::with(
+        "SELECT trigger_name, event_object_table, action_timing, event_manipulation, \
+         CAST(action_order AS CHAR), action_orientation, definer, sql_mode, character_set_client, \
+         collation_connection, database_collation \
+         FROM information_schema.triggers WHERE trigger_schema = ? ORDER BY trigger_name",
+        vec![Value::from(schema.as_str())],
+    )
+}
+
+/// A schema's procedures and functions as information_schema describes them.
+pub fn routines_described(schema: &Ident) -> Stmt {
+    Stmt::with(
+        "SELECT routine_name, routine_type, definer, security_type, sql_data_access, is_deterministic, \
+         routine_comment, sql_mode, character_set_client, collation_connection, database_collation \
+         FROM information_schema.routines WHERE routine_schema = ? ORDER BY routine_type, routine_name",
+        vec![Value::from(schema.as_str())],
+    )
+}
+
+/// A schema's events as information_schema describes them (times as text, in the event's
+/// own time zone).
+pub fn events_described(schema: &Ident) -> Stmt {
+    Stmt::with(
+        "SELECT event_name, definer, time_zone, event_type, CAST(execute_at AS CHAR), \
+         CAST(interval_value AS CHAR), interval_field, CAST(starts AS CHAR), CAST(ends AS CHAR), status, \
+         on_completion, event_comment, sql_mode, character_set_client, collation_connection, database_collation \
+         FROM information_schema.events WHERE event_schema = ? ORDER BY event_name",
+        vec![Value::from(schema.as_str())],
+    )
 }
 
 /// The tables and views of a schema with their types, in name order.

@@ -76,9 +76,9 @@ pub struct MoveState {
     /// Whether target schemas were created by this operation.
     pub target_created: bool,
     /// A split on one node: views, routines, triggers and events to create after the copy
-    /// made under the fence, as (schema, definition).
+    /// made under the fence, as (schema, definition with its creation context).
     #[serde(default)]
-    pub local_ddl: Vec<(String, String)>,
+    pub local_ddl: Vec<(String, crate::copy::objects::ObjectDef)>,
     /// A split on one node: the columns each table's rows are copied by, read before the
     /// fence, as (schema, table, columns).
     #[serde(default)]
@@ -136,6 +136,8 @@ pub enum Effect {
     RaiseFence,
     /// The directory points at the target.
     Flip,
+    /// The events enabled on the source enabled on the target (created disabled there).
+    EnableEvents,
     /// The old copy dropped (or renamed out of reach).
     DropSource,
     /// The write fence lifted.
@@ -167,6 +169,7 @@ impl Effect {
             Effect::StopChannel => "stop-channel",
             Effect::RaiseFence => "raise-fence",
             Effect::Flip => "flip",
+            Effect::EnableEvents => "enable-events",
             Effect::DropSource => "drop-source",
             Effect::LowerFence => "lower-fence",
             Effect::ResetChannel => "reset-channel",
@@ -193,7 +196,7 @@ impl Effect {
             (Step::Wait(w), false) if w.until.is_some() => &[Effect::StopChannel],
             (Step::Lock(_), false) => &[Effect::RaiseFence],
             (Step::Lock(_), true) => &[Effect::RaiseFence, Effect::LocalCopy],
-            (Step::Flip(_), _) => &[Effect::Flip],
+            (Step::Flip(_), _) => &[Effect::Flip, Effect::EnableEvents],
             (Step::DropSource(_), _) => &[Effect::DropSource],
             (Step::Unlock(_), _) => &[Effect::LowerFence],
             (Step::ResetReplication(_), false) => &[Effect::ResetChannel],

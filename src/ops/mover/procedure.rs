@@ -11,7 +11,7 @@ use crate::ident::Ident;
 use crate::ops::effects::{ChannelState, CopyRequest, Effects, Flip, VerifyRequest};
 use crate::output::log;
 use crate::playbook::{Fence, Step, VerifyParams};
-use crate::server::{statements, ConnectSpec, Filters, Server, SourceSpec, StartAt};
+use crate::server::{definitions, statements, ConnectSpec, Filters, Server, SourceSpec, StartAt};
 use crate::verify::{Hold, TablePair, VerifyOptions, VerifyReport};
 use std::time::{Duration, Instant};
 
@@ -759,8 +759,53 @@ impl<E: Effects> Mover<'_, E> {
             refuse_differences(&report)?;
             compared = serde_json::json!({"tables": unverified.iter().map(TablePair::name).collect::<Vec<_>>(), "rows": report.rows});
         }
+        let objects = self.compare_definitions()?;
         self.state.verified = true;
-        Ok(serde_json::json!({"tables": tables.len(), "compared_under_fence": compared}))
+        Ok(
+            serde_json::json!({"tables": tables.len(), "objects": objects, "compared_under_fence": compared}),
+        )
+    }
+
+    /// Under the fence: the views, routines, triggers and events of every schema read the
+    /// same on both sides, creation context included (a target event is DISABLE until the
+    /// flip). The channel carries views and triggers; a routine or event changed on the
+    /// source during the move is refused here rather than lost. Returns the objects compared.
+    fn compare_definitions(&mut self) -> Result<usize> {
+        if self.fx.is_dry_run() {
+            return Ok(0);
+        }
+        let (source, target) = (self.source.clone(), self.target.clone());
+        let mut compared = 0;
+        for p in self.pairs.clone() {
+            let renamed: Vec<(String, String)> = self
+                .state
+                .fenced_tables
+                .iter()
+                .filter(|(s, _, _)| s == p.from.as_str())
+                .map(|(_, name, hidden)| (hidden.clone(), name.clone()))
+                .collect();
+            let a =
+                definitions::read_definitions_renamed(self.fx.reader(&source)?, &p.from, &renamed)?;
+            let b = definitions::read_definitions(self.fx.reader(&target)?, &p.to)?;
+            let diffs = definitions::diff_definitions(
+                &a,
+                &b,
+                definitions::EventStatusCheck::TargetDisabledBeforeFlip,
+            );
+            if !diffs.is_empty() {
+                return Err(Error::Refused(format!(
+                    "verification failed: {} differs on the target {target}: {}",
+                    p.to,
+                    diffs
+                        .iter()
+                        .map(|d| d.to_string())
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                )));
+            }
+            compared += a.objects.len();
+        }
+        Ok(compared)
     }
 
     /// The `guard` step of a split, after the flip and before the fence lifts: every
@@ -835,7 +880,41 @@ impl<E: Effects> Mover<'_, E> {
         }
     }
 
+    /// The flip step: the directory flipped (unless it already is: a run resumed after a
+    /// crash between the flip and the events), then the events enabled on the target.
     pub(super) fn flip(&mut self) -> Result<serde_json::Value> {
+        let mut out = if self.state.flipped {
+            serde_json::json!({"node": self.target, "flipped_before": true})
+        } else {
+            self.flip_directory()?
+        };
+        out["events_enabled"] = self.enable_events()?.into();
+        Ok(out)
+    }
+
+    /// After the flip: enables on the target the events enabled on the source (the copy
+    /// created them disabled, so no copy runs an event before it owns the shard). Always
+    /// journaled, idempotent. Returns how many.
+    fn enable_events(&mut self) -> Result<usize> {
+        let (source, target) = (self.source.clone(), self.target.clone());
+        let mut events = Vec::new();
+        for p in self.pairs.clone() {
+            events.extend(copy::objects::enabled_events(self.fx.reader(&source)?, &p)?);
+        }
+        let names: Vec<String> = events
+            .iter()
+            .map(|e| format!("{}.{}", e.schema, e.name))
+            .collect();
+        self.effect(
+            Effect::EnableEvents,
+            &target,
+            serde_json::json!({"events": names}),
+            |m| m.fx.enable_events(&target, &events),
+        )?;
+        Ok(events.len())
+    }
+
+    fn flip_directory(&mut self) -> Result<serde_json::Value> {
         if !self.state.verified {
             return Err(Error::Refused(format!(
                 "operation {}: the target has not been verified",
@@ -931,8 +1010,8 @@ impl<E: Effects> Mover<'_, E> {
                         ));
                     }
                     m.fx.create_tables(&source, &p, &objects)?;
-                    for (_, ddl) in &objects.after_data {
-                        m.state.local_ddl.push((p.to.to_string(), ddl.clone()));
+                    for obj in &objects.after_data {
+                        m.state.local_ddl.push((p.to.to_string(), obj.clone()));
                     }
                 }
                 Ok(())
@@ -980,14 +1059,15 @@ impl<E: Effects> Mover<'_, E> {
                 }
                 for p in m.pairs.clone() {
                     let objects = copy::objects::SchemaObjects {
-                        tables: Vec::new(),
+                        charset: m.fx.reader(&source)?.schema_charset(&p.from)?,
                         after_data: m
                             .state
                             .local_ddl
                             .iter()
                             .filter(|(s, _)| s == p.to.as_str())
-                            .map(|(_, d)| ("object".to_string(), d.clone()))
+                            .map(|(_, d)| d.clone())
                             .collect(),
+                        ..Default::default()
                     };
                     m.fx.create_objects(&source, &p, &objects)?;
                 }

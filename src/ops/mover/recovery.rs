@@ -155,9 +155,10 @@ impl<'a> Mover<'a, Live<'a>> {
         self.state.flipped = self.directory_flipped()?;
         self.state.fence = self.fence_now()?;
         if self.state.flipped {
-            // Forward only: everything up to the flip stands.
+            // Forward only: everything before the flip stands; the flip step itself, unless
+            // journaled done, runs again to enable the events (it does not flip twice).
             if let Some(i) = self.step_index(|s| matches!(s, Step::Flip(_))) {
-                for d in self.done.iter_mut().take(i + 1) {
+                for d in self.done.iter_mut().take(i) {
                     *d = true;
                 }
             }

@@ -1,0 +1,731 @@
+//! A schema's views, triggers, routines and events with their full definitions and
+//! creation contexts, read from one node, and the comparison of two such sets: what a
+//! copy's verification checks beyond rows ("compare sets, not only rows").
+//!
+//! Each object is described by named fields: its `SHOW CREATE` text (`definition`, with
+//! the schema's own name replaced by a placeholder, so `db_3` and its copy `db_7` compare
+//! equal; an event's ENABLE / DISABLE masked there, its `status` being a field of its own)
+//! and every column of information_schema that records how and in which session it was
+//! created (definer, SQL SECURITY, sql_mode, character_set_client, collation_connection,
+//! database collation, a trigger's ACTION_ORDER, an event's schedule and time zone). The
+//! schema itself is one more object, with its default character set and collation.
+//! Creation and alteration times and an event's originating server are not compared.
+//!
+//! [`read_definitions`] reads one side (any [`Server`], a dry run's read-only session
+//! included); [`diff_definitions`] is pure; [`compare_objects`] does both.
+
+use super::catalog::{ObjectKind, TableInfo};
+use super::{col_string, statements, Server};
+use crate::copy::objects::{event_status_span, has_ansi_quotes, retarget_for_mode};
+use crate::error::{Error, Result};
+use crate::ident::Ident;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// What an object is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ObjectType {
+    /// The schema itself (its default character set and collation).
+    Schema,
+    /// A view.
+    View,
+    /// A stored function.
+    Function,
+    /// A stored procedure.
+    Procedure,
+    /// A trigger.
+    Trigger,
+    /// An event.
+    Event,
+}
+
+impl fmt::Display for ObjectType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ObjectType::Schema => "schema",
+            ObjectType::View => "view",
+            ObjectType::Function => "function",
+            ObjectType::Procedure => "procedure",
+            ObjectType::Trigger => "trigger",
+            ObjectType::Event => "event",
+        })
+    }
+}
+
+/// One object as read from a node: its fields by name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DefinedObject {
+    /// What it is.
+    pub kind: ObjectType,
+    /// Its name (the schema object: empty).
+    pub name: String,
+    /// Its fields: `definition` and the catalog's columns, lower case.
+    pub fields: BTreeMap<String, String>,
+}
+
+/// The objects of one schema on one node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SchemaDefinitions {
+    /// The schema's name there.
+    pub schema: String,
+    /// The schema object (absent when the schema does not exist) and every view, function,
+    /// procedure, trigger and event of it.
+    pub objects: Vec<DefinedObject>,
+}
+
+/// How events' status is compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventStatusCheck {
+    /// Equal on both sides (after the flip: the target's events were enabled).
+    #[default]
+    Equal,
+    /// Before the flip: a target event DISABLED where the source's is ENABLED is expected
+    /// (a copy creates its events disabled); any other difference counts.
+    TargetDisabledBeforeFlip,
+}
+
+/// One difference between the source's and the target's objects.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ObjectDifference {
+    /// What the object is.
+    pub kind: ObjectType,
+    /// Its name (empty for the schema itself).
+    pub name: String,
+    /// The field that differs; `exists` when the object is on one side only.
+    pub field: String,
+    /// The source's value (None: the object or field is not there).
+    pub source: Option<String>,
+    /// The target's value (None: the object or field is not there).
+    pub target: Option<String>,
+}
+
+impl fmt::Display for ObjectDifference {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let shown = |v: &Option<String>| match v {
+            Some(v) => format!("{v:?}"),
+            None => "absent".to_string(),
+        };
+        let what = if self.name.is_empty() {
+            self.kind.to_string()
+        } else {
+            format!("{} {}", self.kind, self.name)
+        };
+        if self.field == "exists" {
+            let side = if self.source.is_some() {
+                "on the source only"
+            } else {
+                "on the target only"
+            };
+            return write!(f, "{what}: {side}");
+        }
+        write!(
+            f,
+            "{what}: {} differs: source {}, target {}",
+            self.field,
+            shown(&self.source),
+            shown(&self.target)
+        )
+    }
+}
+
+/// The name every definition's own schema is given before comparing.
+const SCHEMA_PLACEHOLDER: &str = "__shardctl_schema__";
+
+/// A definition's text made comparable: its own schema's name as a qualifier (quoted or
+/// bare, read under its sql_mode's quoting) left out; every quoted
+/// plain identifier written bare (the server re-quotes a trigger's table when it is
+/// renamed); tables named in `renamed` (now → own name: a shard fence's hidden names) given
+/// their own names; an event's status keyword masked.
+pub fn normalise_definition(
+    text: &str,
+    schema: &Ident,
+    sql_mode: Option<&str>,
+    is_event: bool,
+    renamed: &BTreeMap<String, String>,
+) -> String {
+    let placeholder = Ident::new("schema", SCHEMA_PLACEHOLDER).expect("a plain identifier");
+    let retargeted = retarget_for_mode(text, schema, &placeholder, sql_mode);
+    // A reference to the object's own schema means the same qualified or not (and SHOW
+    // CREATE VIEW leaves the qualifier out when the session's default schema is the view's).
+    let out = plain_identifiers(&retargeted, sql_mode.is_some_and(has_ansi_quotes), renamed)
+        .replace(&format!("{SCHEMA_PLACEHOLDER}."), "");
+    if !is_event {
+        return out;
+    }
+    match event_status_span(&out) {
+        Some(span) => format!("{}<status>{}", &out[..span.start], &out[span.end..]),
+        None => out,
+    }
+}
+
+/// Writes quoted identifiers that need no quotes bare and the others back-quoted, and
+/// renames those in `renamed`; strings and comments are left as they are.
+fn plain_identifiers(text: &str, ansi_quotes: bool, renamed: &BTreeMap<String, String>) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'$';
+    let plain = |name: &str| {
+        !name.is_empty() && name.bytes().all(is_ident) && !name.bytes().all(|b| b.is_ascii_digit())
+    };
+    let name_of = |name: &str| {
+        renamed
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| name.to_string())
+    };
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let quote_ident = b == b'`' || (b == b'"' && ansi_quotes);
+        let skip_to = match b {
+            b'\'' | b'"' if !quote_ident => {
+                let mut j = i + 1;
+                while j < bytes.len() && bytes[j] != b {
+                    j += if bytes[j] == b'\\' { 2 } else { 1 };
+                }
+                Some((j + 1).min(bytes.len()))
+            }
+            b'#' => Some(text[i..].find('\n').map_or(bytes.len(), |n| i + n)),
+            b'-' if text[i..].starts_with("-- ") => {
+                Some(text[i..].find('\n').map_or(bytes.len(), |n| i + n))
+            }
+            b'/' if text[i..].starts_with("/*") => Some(
+                text[i + 2..]
+                    .find("*/")
+                    .map_or(bytes.len(), |n| i + 2 + n + 2),
+            ),
+            _ => None,
+        };
+        if let Some(j) = skip_to {
+            out.push_str(&text[i..j]);
+            i = j;
+            continue;
+        }
+        if quote_ident {
+            let mut j = i + 1;
+            while j < bytes.len() {
+                if bytes[j] == b {
+                    if bytes.get(j + 1) == Some(&b) {
+                        j += 2;
+                        continue;
+                    }
+                    break;
+                }
+                j += 1;
+            }
+            let end = (j + 1).min(bytes.len());
+            let q = if b == b'"' { "\"" } else { "`" };
+            let inner = text[i + 1..end.saturating_sub(1).max(i + 1)].replace(&q.repeat(2), q);
+            if plain(&inner) {
+                out.push_str(&name_of(&inner));
+            } else {
+                // Any other name in back-quotes, however it was quoted.
+                out.push('`');
+                out.push_str(&inner.replace('`', "``"));
+                out.push('`');
+            }
+            i = end;
+            continue;
+        }
+        if is_ident(b) {
+            let mut j = i;
+            while j < bytes.len() && is_ident(bytes[j]) {
+                j += 1;
+            }
+            out.push_str(&name_of(&text[i..j]));
+            i = j;
+            continue;
+        }
+        let ch = text[i..].chars().next().expect("inside the text");
+        out.push(ch);
+        i += ch.len_utf8();
+    }
+    out
+}
+
+/// Rows of a catalog statement as text (NULL as None), by column position.
+fn text_rows(server: &mut Server, st: &super::Stmt) -> Result<Vec<Vec<Option<String>>>> {
+    Ok(server
+        .rows(st)?
+        .into_iter()
+        .map(|r| {
+            r.unwrap()
+                .into_iter()
+                .map(|v| match v {
+                    mysql::Value::NULL => None,
+                    mysql::Value::Bytes(b) => Some(String::from_utf8_lossy(&b).into_owned()),
+                    other => Some(other.as_sql(true).trim_matches('\'').to_string()),
+                })
+                .collect()
+        })
+        .collect())
+}
+
+/// Builds an object from a catalog row: `names` names its columns after the first (the
+/// object's name), NULL shown as `NULL`.
+fn described(kind: ObjectType, names: &[&str], row: &[Option<String>]) -> DefinedObject {
+    let fields = names
+        .iter()
+        .zip(row.iter().skip(1))
+        .map(|(n, v)| {
+            (
+                n.to_string(),
+                v.clone().unwrap_or_else(|| "NULL".to_string()),
+            )
+        })
+        .collect();
+    DefinedObject {
+        kind,
+        name: row.first().cloned().flatten().unwrap_or_default(),
+        fields,
+    }
+}
+
+/// Reads the schema object, views, functions, procedures, triggers and events of `schema`
+/// on `server`, definitions normalised (see [`normalise_definition`]). A schema that does
+/// not exist reads as no object at all.
+pub fn read_definitions(server: &mut Server, schema: &Ident) -> Result<SchemaDefinitions> {
+    read_definitions_renamed(server, schema, &[])
+}
+
+/// [`read_definitions`] of a schema whose tables are renamed now, as (name now, own name):
+/// the source under a shard fence, whose triggers follow their tables to the hidden names.
+pub fn read_definitions_renamed(
+    server: &mut Server,
+    schema: &Ident,
+    renamed: &[(String, String)],
+) -> Result<SchemaDefinitions> {
+    let renamed: BTreeMap<String, String> = renamed.iter().cloned().collect();
+    // SHOW CREATE VIEW and an event's head quote names by the reading session's sql_mode.
+    let session_mode = server.session_sql_mode()?;
+    let mut objects = Vec::new();
+    let Some((charset, collation)) = server.schema_charset(schema)? else {
+        return Ok(SchemaDefinitions {
+            schema: schema.to_string(),
+            objects,
+        });
+    };
+    objects.push(DefinedObject {
+        kind: ObjectType::Schema,
+        name: String::new(),
+        fields: BTreeMap::from([
+            ("default_character_set".to_string(), charset.to_string()),
+            ("default_collation".to_string(), collation.to_string()),
+        ]),
+    });
+
+    // (IS_UPDATABLE is left out: it follows the state of the tables, a fence's included.)
+    let view_fields = [
+        "definer",
+        "security_type",
+        "check_option",
+        "algorithm",
+        "character_set_client",
+        "collation_connection",
+    ];
+    for row in text_rows(server, &statements::views_described(schema))? {
+        let mut o = described(ObjectType::View, &view_fields, &row);
+        let name = Ident::new("view", &o.name)?;
+        let ddl = server.show_create(
+            schema,
+            &TableInfo {
+                name,
+                is_view: true,
+            },
+        )?;
+        o.fields.insert(
+            "definition".into(),
+            normalise_definition(&ddl, schema, Some(&session_mode), false, &renamed),
+        );
+        objects.push(o);
+    }
+
+    let routine_fields = [
+        "routine_type",
+        "definer",
+        "security_type",
+        "sql_data_access",
+        "is_deterministic",
+        "comment",
+        "sql_mode",
+        "character_set_client",
+        "collation_connection",
+        "database_collation",
+    ];
+    for row in text_rows(server, &statements::routines_described(schema))? {
+        let mut o = described(ObjectType::Function, &routine_fields, &row);
+        let kind = if o.fields.get("routine_type").map(String::as_str) == Some("PROCEDURE") {
+            o.kind = ObjectType::Procedure;
+            ObjectKind::Procedure
+        } else {
+            ObjectKind::Function
+        };
+        with_definition(server, schema, kind, &mut o, &renamed, None)?;
+        objects.push(o);
+    }
+
+    let trigger_fields = [
+        "table",
+        "timing",
+        "event",
+        "action_order",
+        "action_orientation",
+        "definer",
+        "sql_mode",
+        "character_set_client",
+        "collation_connection",
+        "database_collation",
+    ];
+    for row in text_rows(server, &statements::triggers_described(schema))? {
+        let mut o = described(ObjectType::Trigger, &trigger_fields, &row);
+        if let Some(own) = o.fields.get("table").and_then(|t| renamed.get(t)) {
+            o.fields.insert("table".into(), own.clone());
+        }
+        with_definition(server, schema, ObjectKind::Trigger, &mut o, &renamed, None)?;
+        objects.push(o);
+    }
+
+    let event_fields = [
+        "definer",
+        "time_zone",
+        "event_type",
+        "execute_at",
+        "interval_value",
+        "interval_field",
+        "starts",
+        "ends",
+        "status",
+        "on_completion",
+        "comment",
+        "sql_mode",
+        "character_set_client",
+        "collation_connection",
+        "database_collation",
+    ];
+    for row in text_rows(server, &statements::events_described(schema))? {
+        let mut o = described(ObjectType::Event, &event_fields, &row);
+        // Its head is quoted by the session, its body by its own sql_mode.
+        let quoting = has_ansi_quotes(&session_mode).then_some("ANSI_QUOTES");
+        with_definition(server, schema, ObjectKind::Event, &mut o, &renamed, quoting)?;
+        objects.push(o);
+    }
+    Ok(SchemaDefinitions {
+        schema: schema.to_string(),
+        objects,
+    })
+}
+
+/// Adds `definition`: the object's `SHOW CREATE` text, normalised under `quoting` (an
+/// sql_mode) when given, else under the object's own sql_mode.
+fn with_definition(
+    server: &mut Server,
+    schema: &Ident,
+    kind: ObjectKind,
+    o: &mut DefinedObject,
+    renamed: &BTreeMap<String, String>,
+    quoting: Option<&str>,
+) -> Result<()> {
+    let name = Ident::new(kind.keyword(), &o.name)?;
+    let st = statements::show_create_object(schema, kind, &name);
+    let rows = server.rows(&st)?;
+    let ddl = rows
+        .first()
+        .and_then(|r| {
+            col_string(
+                r,
+                &[
+                    "SQL Original Statement",
+                    "Create Procedure",
+                    "Create Function",
+                    "Create Event",
+                ],
+            )
+        })
+        .ok_or_else(|| {
+            Error::server(
+                server.name(),
+                format!("no definition for {} {schema}.{name}", o.kind),
+            )
+        })?;
+    let mode = quoting
+        .map(str::to_string)
+        .or_else(|| o.fields.get("sql_mode").cloned());
+    o.fields.insert(
+        "definition".into(),
+        normalise_definition(
+            &ddl,
+            schema,
+            mode.as_deref(),
+            kind == ObjectKind::Event,
+            renamed,
+        ),
+    );
+    Ok(())
+}
+
+/// Every difference between two schemas' objects, in object order (kind, then name), each
+/// naming the object and the field. Pure.
+pub fn diff_definitions(
+    source: &SchemaDefinitions,
+    target: &SchemaDefinitions,
+    events: EventStatusCheck,
+) -> Vec<ObjectDifference> {
+    let index = |d: &SchemaDefinitions| -> BTreeMap<(ObjectType, String), DefinedObject> {
+        d.objects
+            .iter()
+            .map(|o| ((o.kind, o.name.clone()), o.clone()))
+            .collect()
+    };
+    let (a, b) = (index(source), index(target));
+    let mut keys: Vec<&(ObjectType, String)> = a.keys().chain(b.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let mut out = Vec::new();
+    for key in keys {
+        let (kind, name) = key.clone();
+        let (s, t) = match (a.get(key), b.get(key)) {
+            (Some(s), Some(t)) => (s, t),
+            (s, t) => {
+                out.push(ObjectDifference {
+                    kind,
+                    name,
+                    field: "exists".into(),
+                    source: s.map(|_| "yes".to_string()),
+                    target: t.map(|_| "yes".to_string()),
+                });
+                continue;
+            }
+        };
+        let mut fields: Vec<&String> = s.fields.keys().chain(t.fields.keys()).collect();
+        fields.sort();
+        fields.dedup();
+        for field in fields {
+            let (sv, tv) = (s.fields.get(field), t.fields.get(field));
+            if sv == tv {
+                continue;
+            }
+            let expected = kind == ObjectType::Event
+                && field == "status"
+                && events == EventStatusCheck::TargetDisabledBeforeFlip
+                && sv.map(String::as_str) == Some("ENABLED")
+                && tv.map(String::as_str) == Some("DISABLED");
+            if expected {
+                continue;
+            }
+            out.push(ObjectDifference {
+                kind,
+                name: name.clone(),
+                field: field.clone(),
+                source: sv.cloned(),
+                target: tv.cloned(),
+            });
+        }
+    }
+    out
+}
+
+/// How [`compare_objects`] compares.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CompareOptions {
+    /// Events' status (see [`EventStatusCheck`]).
+    pub events: EventStatusCheck,
+    /// Tables of the source schema renamed now, as (name now, own name): a shard fence's
+    /// hidden names (`MoveState::fenced_tables` of that schema).
+    pub source_renamed: Vec<(String, String)>,
+}
+
+/// Compares the views, functions, procedures, triggers and events of `source_schema` on
+/// `source` with those of `target_schema` on `target` (and the schemas' default character
+/// set and collation): every difference, naming the object and the field; empty when they
+/// match. Schema names inside definitions are normalised, so a split's `db_3` compares
+/// with its copy `db_7`; see [`CompareOptions`] for events' status and a fenced source.
+pub fn compare_objects(
+    source: &mut Server,
+    source_schema: &Ident,
+    target: &mut Server,
+    target_schema: &Ident,
+    options: &CompareOptions,
+) -> Result<Vec<ObjectDifference>> {
+    let a = read_definitions_renamed(source, source_schema, &options.source_renamed)?;
+    let b = read_definitions(target, target_schema)?;
+    Ok(diff_definitions(&a, &b, options.events))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(s: &str) -> Ident {
+        Ident::new("schema", s).unwrap()
+    }
+
+    fn obj(kind: ObjectType, name: &str, fields: &[(&str, &str)]) -> DefinedObject {
+        DefinedObject {
+            kind,
+            name: name.into(),
+            fields: fields
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        }
+    }
+
+    fn defs(schema: &str, objects: Vec<DefinedObject>) -> SchemaDefinitions {
+        SchemaDefinitions {
+            schema: schema.into(),
+            objects,
+        }
+    }
+
+    #[test]
+    fn definitions_in_differently_named_schemas_normalise_alike() {
+        let (db3, db7) = (id("db_3"), id("db_7"));
+        let none = BTreeMap::new();
+        let norm = |text: &str, schema: &Ident, mode: Option<&str>, event: bool| {
+            normalise_definition(text, schema, mode, event, &none)
+        };
+        // A view as the server prints it.
+        assert_eq!(
+            norm(
+                "CREATE VIEW `db_3`.`v` AS select `db_3`.`t`.`id` AS `id` from `db_3`.`t`",
+                &db3,
+                None,
+                false
+            ),
+            norm(
+                "CREATE VIEW `db_7`.`v` AS select `db_7`.`t`.`id` AS `id` from `db_7`.`t`",
+                &db7,
+                None,
+                false
+            )
+        );
+        // The copy writes a bare `db_3.t` as `db_7`.t; strings stay as they are.
+        let a = norm("INSERT INTO db_3.t VALUES ('db_3.t')", &db3, None, false);
+        assert_eq!(
+            a,
+            norm("INSERT INTO `db_7`.t VALUES ('db_3.t')", &db7, None, false)
+        );
+        assert_eq!(a, "INSERT INTO t VALUES ('db_3.t')");
+        // Qualified by its own schema or not, the same.
+        assert_eq!(
+            a,
+            norm("INSERT INTO `t` VALUES ('db_3.t')", &db7, None, false)
+        );
+        // Under ANSI_QUOTES a double-quoted name is a name, otherwise a string.
+        assert_eq!(
+            norm("SELECT * FROM \"db_3\".t", &db3, Some("ANSI_QUOTES"), false),
+            norm("SELECT * FROM `db_7`.t", &db7, Some("ANSI_QUOTES"), false)
+        );
+        assert_ne!(
+            norm("SELECT \"db_3\"", &db3, None, false),
+            norm("SELECT \"db_7\"", &db7, None, false)
+        );
+        // Another schema's name stays what it is.
+        assert_ne!(
+            norm("SELECT * FROM db_4.t", &db3, None, false),
+            norm("SELECT * FROM db_5.t", &db7, None, false)
+        );
+        // An event's status is masked in its text.
+        let e = "CREATE EVENT `e` ON SCHEDULE AT '2035-12-31 23:59:00' ON COMPLETION PRESERVE ENABLE DO SELECT 1";
+        assert_eq!(
+            norm(e, &db3, None, true),
+            norm(&e.replace("ENABLE", "DISABLE"), &db7, None, true)
+        );
+        assert!(norm(e, &db3, None, true).contains("PRESERVE <status> DO"));
+    }
+
+    #[test]
+    fn a_fenced_source_compares_under_its_tables_own_names() {
+        let db3 = id("db_3");
+        let renamed = BTreeMap::from([("_shardctl_op1_10".to_string(), "scratch".to_string())]);
+        let fenced = normalise_definition(
+            "CREATE TRIGGER g BEFORE DELETE ON `_shardctl_op1_10` FOR EACH ROW SET @x = '_shardctl_op1_10'",
+            &db3,
+            None,
+            false,
+            &renamed,
+        );
+        let copied = normalise_definition(
+            "CREATE TRIGGER g BEFORE DELETE ON scratch FOR EACH ROW SET @x = '_shardctl_op1_10'",
+            &db3,
+            None,
+            false,
+            &BTreeMap::new(),
+        );
+        assert_eq!(fenced, copied);
+        // A name that needs its quotes keeps them.
+        let kept = normalise_definition("SELECT `a b`, `x`", &db3, None, false, &renamed);
+        assert_eq!(kept, "SELECT `a b`, x");
+        let ansi = normalise_definition(
+            "SELECT \"a b\", \"x\"",
+            &db3,
+            Some("ANSI_QUOTES"),
+            false,
+            &renamed,
+        );
+        assert_eq!(ansi, kept);
+    }
+
+    #[test]
+    fn differences_name_the_object_and_the_field() {
+        let source = defs(
+            "db_3",
+            vec![
+                obj(
+                    ObjectType::Schema,
+                    "",
+                    &[("default_collation", "utf8mb4_unicode_ci")],
+                ),
+                obj(
+                    ObjectType::Trigger,
+                    "t1",
+                    &[("sql_mode", "ANSI_QUOTES"), ("action_order", "2")],
+                ),
+                obj(ObjectType::Event, "e_on", &[("status", "ENABLED")]),
+                obj(ObjectType::Event, "e_off", &[("status", "DISABLED")]),
+                obj(ObjectType::View, "only_here", &[]),
+            ],
+        );
+        let target = defs(
+            "db_7",
+            vec![
+                obj(
+                    ObjectType::Schema,
+                    "",
+                    &[("default_collation", "latin1_swedish_ci")],
+                ),
+                obj(
+                    ObjectType::Trigger,
+                    "t1",
+                    &[("sql_mode", "STRICT_TRANS_TABLES"), ("action_order", "2")],
+                ),
+                obj(ObjectType::Event, "e_on", &[("status", "DISABLED")]),
+                obj(ObjectType::Event, "e_off", &[("status", "ENABLED")]),
+                obj(ObjectType::Function, "only_there", &[]),
+            ],
+        );
+        let before = diff_definitions(&source, &target, EventStatusCheck::TargetDisabledBeforeFlip);
+        let shown: Vec<String> = before.iter().map(|d| d.to_string()).collect();
+        assert_eq!(
+            shown,
+            vec![
+                "schema: default_collation differs: source \"utf8mb4_unicode_ci\", target \"latin1_swedish_ci\"",
+                "view only_here: on the source only",
+                "function only_there: on the target only",
+                "trigger t1: sql_mode differs: source \"ANSI_QUOTES\", target \"STRICT_TRANS_TABLES\"",
+                "event e_off: status differs: source \"DISABLED\", target \"ENABLED\"",
+            ]
+        );
+        // After the flip every status counts.
+        let after = diff_definitions(&source, &target, EventStatusCheck::Equal);
+        assert_eq!(after.len(), before.len() + 1);
+        assert!(after
+            .iter()
+            .any(|d| d.kind == ObjectType::Event && d.name == "e_on" && d.field == "status"));
+        // Equal sets: nothing.
+        assert!(diff_definitions(&source, &source, EventStatusCheck::Equal).is_empty());
+    }
+}
