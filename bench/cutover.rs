@@ -100,19 +100,18 @@ struct Load {
 }
 
 impl Load {
-    fn start(inv: &Inventory, streams: Vec<(u32, Key)>, rate: u32) -> Load {
+    fn start(inv: &Inventory, keys: Vec<Key>, rate: u32) -> Load {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
-        let mut router = Router::connect(inv).unwrap();
-        router.set_check_interval(Duration::from_millis(500));
         let inv = inv.clone();
         let handle = std::thread::spawn(move || {
             let opts = Options {
-                function: FUNCTION.into(),
                 rate,
-                write_timeout: Duration::from_secs(60),
+                keys: Some(keys),
+                check_interval: Duration::from_millis(500),
+                ..Options::new(FUNCTION)
             };
-            workload::run(&inv, router, streams, &opts, &flag)
+            workload::run(&inv, &opts, &flag)
         });
         Load { stop, handle }
     }
@@ -207,8 +206,8 @@ impl Fleet {
     fn measure(&self, shard: u32, key: i64, rows: u64, kind: &str, args: &[&str]) -> Run {
         let source = self.node_of(shard);
         let neighbour = self.neighbours[&source].clone();
-        let moving = Load::start(&self.inv, vec![(shard, Key::Int(key))], MOVING_RATE);
-        let near = Load::start(&self.inv, vec![neighbour], NEIGHBOUR_RATE);
+        let moving = Load::start(&self.inv, vec![Key::Int(key)], MOVING_RATE);
+        let near = Load::start(&self.inv, vec![neighbour.1], NEIGHBOUR_RATE);
         std::thread::sleep(Duration::from_millis(1500));
         let t = Instant::now();
         shardctl(&self.inv_path, args);

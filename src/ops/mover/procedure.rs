@@ -80,7 +80,10 @@ impl<E: Effects> Mover<'_, E> {
             Step::DropSource(d) => self.drop_source(d.keep),
             Step::Unlock(_) => {
                 self.lift_fence()?;
-                Ok(serde_json::json!({"fence_millis": self.state.fence_millis}))
+                let dropped = self.drop_old_copy()?;
+                Ok(
+                    serde_json::json!({"fence_millis": self.state.fence_millis, "old_copy_dropped": dropped}),
+                )
             }
             Step::ResetReplication(_) => {
                 self.reset_channel()?;
@@ -1092,6 +1095,37 @@ impl<E: Effects> Mover<'_, E> {
         )
     }
 
+    /// After a move's fence is down: drops the old copy that drop-source only renamed out
+    /// of reach (the read-only fence; `keep: false`). Nothing to do otherwise. Returns
+    /// whether it dropped anything.
+    fn drop_old_copy(&mut self) -> Result<bool> {
+        let keep = self
+            .playbook
+            .steps
+            .iter()
+            .any(|s| matches!(s, Step::DropSource(d) if d.keep));
+        if self.split.is_some() || !self.state.flipped || keep {
+            return Ok(false);
+        }
+        let source = self.source.clone();
+        let mut left = Vec::new();
+        for p in self.pairs.clone() {
+            if self.fx.schema_exists(&source, &p.from)? {
+                left.push(p.from.clone());
+            }
+        }
+        if left.is_empty() {
+            return Ok(false);
+        }
+        self.effect(
+            Effect::DropOldCopy,
+            &source,
+            serde_json::json!({"schemas": left}),
+            |m| m.fx.drop_schemas(&source, &left, false),
+        )?;
+        Ok(true)
+    }
+
     fn drop_source(&mut self, keep: bool) -> Result<serde_json::Value> {
         if self.split.is_some() {
             return Err(Error::Refused(
@@ -1114,7 +1148,11 @@ impl<E: Effects> Mover<'_, E> {
                     if !m.fx.schema_exists(&source, &p.from)? {
                         continue;
                     }
-                    if keep {
+                    // Under the read-only fence the whole server waits while it stands:
+                    // the old copy is only renamed out of reach now (one RENAME, whatever
+                    // its size) and dropped by the unlock step once the fence is down.
+                    let hide_only = keep || m.state.fence == Some(Fence::ReadOnly);
+                    if hide_only {
                         let tables: Vec<statements::HiddenTable> =
                             m.fx.visible_tables(&source, &p.from)?
                                 .into_iter()
@@ -1126,7 +1164,21 @@ impl<E: Effects> Mover<'_, E> {
                                 })
                                 .collect();
                         if let Some(st) = statements::rename_to_hidden(&tables) {
-                            m.fx.run_unlogged(&source, &[st])?;
+                            // MySQL's super_read_only refuses the RENAME even to this
+                            // account: plain read_only holds the fence meanwhile.
+                            let (lower, raise) = if m.state.fence == Some(Fence::ReadOnly) {
+                                m.fx.dialect(&source)?.super_read_only_bracket()
+                            } else {
+                                (Vec::new(), Vec::new())
+                            };
+                            if !lower.is_empty() {
+                                m.fx.run(&source, &lower)?;
+                            }
+                            let renamed = m.fx.run_unlogged(&source, &[st]);
+                            if !raise.is_empty() {
+                                m.fx.run(&source, &raise)?;
+                            }
+                            renamed?;
                         }
                     } else {
                         // Under MySQL's super_read_only the drop is refused even to this
