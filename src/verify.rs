@@ -101,26 +101,24 @@ pub struct ChunkDifference {
     pub after: String,
     /// See `after`.
     pub up_to: String,
-    /// Rows, XOR and SUM of row CRCs on the source.
-    pub source: (u64, u64, u64),
+    /// Rows and the XOR of row CRCs on the source.
+    pub source: (u64, u64),
     /// The same on the target.
-    pub target: (u64, u64, u64),
+    pub target: (u64, u64),
 }
 
 impl std::fmt::Display for ChunkDifference {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} rows with primary key in ({}, {}]: source {} rows (crc {:08x}/{}), target {} rows (crc {:08x}/{})",
+            "{} rows with primary key in ({}, {}]: source {} rows (crc {:08x}), target {} rows (crc {:08x})",
             self.table,
             self.after,
             self.up_to,
             self.source.0,
             self.source.1,
-            self.source.2,
             self.target.0,
-            self.target.1,
-            self.target.2
+            self.target.1
         )
     }
 }
@@ -498,7 +496,7 @@ fn compare_next_chunk(
             up_to,
         )
     };
-    let sum = |s: &mut Server, schema: &Ident, table: &Ident| -> Result<(u64, u64, u64)> {
+    let sum = |s: &mut Server, schema: &Ident, table: &Ident| -> Result<(u64, u64)> {
         let st = statements::chunk_checksum(
             schema,
             table,
@@ -507,7 +505,7 @@ fn compare_next_chunk(
             after.as_deref(),
             up_to.as_deref(),
         );
-        Ok(s.first::<(u64, u64, u64)>(&st)?.unwrap_or((0, 0, 0)))
+        Ok(s.first::<(u64, u64)>(&st)?.unwrap_or((0, 0)))
     };
     let a = sum(&mut w.source, &pair.source_schema, &pair.source_table)?;
     let b = sum(&mut w.target, &pair.target_schema, &pair.target_table)?;

@@ -965,12 +965,12 @@ pub fn chunk_upper_bound(
     )
 }
 
-/// The rows of one chunk, `(after, up_to]` by primary key (open ends when None), as three
-/// numbers: the row count, and the BIT_XOR and the SUM of a CRC32 over every column of
-/// each row. Each column is read as its bytes (`CAST(... AS BINARY)`, so no collation or
-/// character-set conversion hides a difference) with NULL markers after the values, so
-/// NULL and the empty string differ. XOR and SUM do not depend on row order; a row changed
-/// on one side changes both.
+/// The rows of one chunk, `(after, up_to]` by primary key (open ends when None), as two
+/// numbers: the row count and the BIT_XOR of a CRC32 over every column of each row (as
+/// pt-table-checksum and Spirit do; a second aggregate of the same hash doubled the
+/// comparison's CPU time). Each column is read as its bytes (`CAST(... AS BINARY)`, so no
+/// collation or character-set conversion hides a difference) with NULL markers after the
+/// values, so NULL and the empty string differ. XOR does not depend on row order.
 pub fn chunk_checksum(
     schema: &Ident,
     table: &Ident,
@@ -1009,8 +1009,7 @@ pub fn chunk_checksum(
     };
     Stmt::with(
         format!(
-            "SELECT COUNT(*), CAST(COALESCE(BIT_XOR({row}), 0) AS UNSIGNED), \
-             CAST(COALESCE(SUM({row}), 0) AS UNSIGNED) FROM {}{filter}",
+            "SELECT COUNT(*), CAST(COALESCE(BIT_XOR({row}), 0) AS UNSIGNED) FROM {}{filter}",
             qualified(schema, table)
         ),
         conds.into_iter().flat_map(|c| c.params).collect(),
