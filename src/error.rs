@@ -81,6 +81,12 @@ pub enum Error {
 }
 
 impl Error {
+    /// A server's "deadlock found" (1213): the statement was rolled back whole and may be
+    /// sent again.
+    pub fn is_deadlock(&self) -> bool {
+        matches!(self, Error::Server { message, .. } if message.starts_with("error 1213 ("))
+    }
+
     /// A server's "lock wait timeout exceeded" (1205): the statement gave up waiting for a
     /// lock and may be tried again.
     pub fn is_lock_wait_timeout(&self) -> bool {

@@ -74,7 +74,7 @@ impl Default for VerifyOptions {
             chunk_rows: 10_000,
             max_snapshot_secs: 300,
             lock_wait_secs: 1,
-            reach_timeout_secs: 60,
+            reach_timeout_secs: 300,
         }
     }
 }
@@ -101,24 +101,26 @@ pub struct ChunkDifference {
     pub after: String,
     /// See `after`.
     pub up_to: String,
-    /// Rows and the XOR of row CRCs on the source.
-    pub source: (u64, u64),
+    /// Rows, the XOR of row CRCs and (tables without a primary key) their SUM, on the source.
+    pub source: (u64, u64, u64),
     /// The same on the target.
-    pub target: (u64, u64),
+    pub target: (u64, u64, u64),
 }
 
 impl std::fmt::Display for ChunkDifference {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} rows with primary key in ({}, {}]: source {} rows (crc {:08x}), target {} rows (crc {:08x})",
+            "{} rows with primary key in ({}, {}]: source {} rows (crc {:08x}/{}), target {} rows (crc {:08x}/{})",
             self.table,
             self.after,
             self.up_to,
             self.source.0,
             self.source.1,
+            self.source.2,
             self.target.0,
-            self.target.1
+            self.target.1,
+            self.target.2
         )
     }
 }
@@ -141,6 +143,9 @@ pub struct VerifyReport {
     /// Chunks that differ (at most [`MAX_DIFFERENCES`]).
     pub differences: Vec<ChunkDifference>,
 }
+
+/// The coordinator's idle limit while it holds the momentary lock.
+pub const LOCK_SESSION_IDLE_SECS: u64 = 10;
 
 /// Attempts at the momentary lock before a round gives up.
 pub const LOCK_ATTEMPTS: u32 = 10;
@@ -282,6 +287,9 @@ fn open_round(
         // open and the position is read.
         let mut coordinator = connect(source)?;
         coordinator.exec(&statements::lock_wait_timeout(opts.lock_wait_secs))?;
+        // Should this process stall or lose its network while it holds the lock, the
+        // server ends the session (and the lock) within seconds, not hours.
+        coordinator.exec(&statements::session_wait_timeout(LOCK_SESSION_IDLE_SECS))?;
         let list: Vec<(&Ident, &Ident)> = tables
             .iter()
             .map(|t| (&t.source_schema, &t.source_table))
@@ -358,8 +366,10 @@ fn wait_until_at(
             _ => {}
         }
         if Instant::now() >= deadline {
-            return Err(Error::Timeout(format!(
-                "the target did not reach the consistent point {point} within {}s (applied up to {})",
+            // Not a timeout of the operation (which would discard the copy): the copy is
+            // sound, the verification is simply tried again by `resume`.
+            return Err(Error::Refused(format!(
+                "verification: the target did not reach the consistent point {point} within {}s (applied up to {}); `resume` verifies again",
                 opts.reach_timeout_secs,
                 status
                     .executed
@@ -496,7 +506,7 @@ fn compare_next_chunk(
             up_to,
         )
     };
-    let sum = |s: &mut Server, schema: &Ident, table: &Ident| -> Result<(u64, u64)> {
+    let sum = |s: &mut Server, schema: &Ident, table: &Ident| -> Result<(u64, u64, u64)> {
         let st = statements::chunk_checksum(
             schema,
             table,
@@ -505,7 +515,7 @@ fn compare_next_chunk(
             after.as_deref(),
             up_to.as_deref(),
         );
-        Ok(s.first::<(u64, u64)>(&st)?.unwrap_or((0, 0)))
+        Ok(s.first::<(u64, u64, u64)>(&st)?.unwrap_or((0, 0, 0)))
     };
     let a = sum(&mut w.source, &pair.source_schema, &pair.source_table)?;
     let b = sum(&mut w.target, &pair.target_schema, &pair.target_table)?;

@@ -575,3 +575,35 @@ fn stale_router_workloads_through_range_hash_and_list_splits_write_nothing_to_th
         ],
     );
 }
+
+#[test]
+fn a_column_filled_differently_on_each_side_after_the_verified_point_blocks_the_flip() {
+    let _g = serial();
+    let key = Key::Int(100_070);
+    let (source, shard) = owner("r", &key);
+    let to = if source == "node2" { "node3" } else { "node2" };
+    cli(&["move", "--shard", &shard.to_string(), "--to", to])
+        .env("SHARDCTL_FAULT", "crash@after:verify")
+        .assert()
+        .failure();
+    let op = last_op();
+    // Logged as a statement: each server fills the new column with its own UUIDs. The
+    // definitions then read the same on both sides; the rows do not.
+    let mut s = connect(fleet(), &source);
+    exec(
+        &mut s,
+        &[&format!(
+            "ALTER TABLE rdb_{shard}.items ADD COLUMN tag VARCHAR(36) NULL DEFAULT (UUID())"
+        )],
+    );
+    cli(&["resume", &op.to_string()]).assert().code(5).stderr(
+        predicate::str::contains("verification failed")
+            .and(predicate::str::contains(format!("rdb_{shard}.items"))),
+    );
+    assert_eq!(owner("r", &key).0, source, "nothing flipped");
+    cli(&["abort", &op.to_string()]).assert().success();
+    exec(
+        &mut s,
+        &[&format!("ALTER TABLE rdb_{shard}.items DROP COLUMN tag")],
+    );
+}

@@ -323,19 +323,35 @@ pub fn copy(
                         continue;
                     }
                     let j = &batch.job;
-                    let (written, bytes) = if j.load_data {
-                        let data = tsv(&batch.rows, &j.years);
-                        let bytes = data.len() as u64;
-                        let load = statements::load_data_local(&j.to_schema, &j.table, &j.columns);
-                        (w.load_data(&load, data), bytes)
-                    } else {
-                        let written = w.exec(&statements::insert_values(
-                            &j.to_schema,
-                            &j.table,
-                            &j.columns,
-                            &batch.rows,
-                        ));
-                        (written, value_bytes(&batch.rows))
+                    let write = |w: &mut Server| {
+                        if j.load_data {
+                            let data = tsv(&batch.rows, &j.years);
+                            let bytes = data.len() as u64;
+                            let load =
+                                statements::load_data_local(&j.to_schema, &j.table, &j.columns);
+                            (w.load_data(&load, data), bytes)
+                        } else {
+                            let written = w.exec(&statements::insert_values(
+                                &j.to_schema,
+                                &j.table,
+                                &j.columns,
+                                &batch.rows,
+                            ));
+                            (written, value_bytes(&batch.rows))
+                        }
+                    };
+                    // Two writers loading one table can deadlock (InnoDB rolls the victim's
+                    // statement back whole): the batch is simply written again.
+                    let mut attempt = 0;
+                    let (written, bytes) = loop {
+                        let (written, bytes) = write(&mut w);
+                        match written {
+                            Err(e) if attempt < 5 && e.is_deadlock() => {
+                                attempt += 1;
+                                std::thread::sleep(Duration::from_millis(20 * attempt));
+                            }
+                            written => break (written, bytes),
+                        }
                     };
                     match written {
                         Ok(()) => {

@@ -796,12 +796,16 @@ impl Effects for Live<'_> {
         let source = ConnectSpec::for_node(self.inv, self.inv.node(req.source)?)?;
         let target = ConnectSpec::for_node(self.inv, self.inv.node(req.target)?)?;
         let fleet = &mut self.fleet;
+        let flags = Arc::clone(&self.flags);
         let node = req.target;
         let channel = req.channel;
         let mut hold = |h: Hold| -> Result<()> {
             let Some(channel) = channel else {
                 return Ok(());
             };
+            // A process whose operation was taken over touches no server: the new owner
+            // releases the channel itself.
+            flags.check_lease()?;
             let dialect = fleet.reader(node)?.dialect();
             fleet.run(
                 node,

@@ -923,6 +923,11 @@ pub fn delete_chunk(
 // ---------------------------------------------------------------------------------------
 // Verification: chunked comparison of two snapshots.
 
+/// `SET SESSION wait_timeout = N`: the server ends the session after N idle seconds.
+pub fn session_wait_timeout(secs: u64) -> Stmt {
+    Stmt::text(format!("SET SESSION wait_timeout = {secs}"))
+}
+
 /// `SET SESSION time_zone = '+00:00'`: TIMESTAMP values read the same on every node.
 pub fn session_utc() -> Stmt {
     Stmt::text("SET SESSION time_zone = '+00:00'")
@@ -965,12 +970,13 @@ pub fn chunk_upper_bound(
     )
 }
 
-/// The rows of one chunk, `(after, up_to]` by primary key (open ends when None), as two
-/// numbers: the row count and the BIT_XOR of a CRC32 over every column of each row (as
+/// The rows of one chunk, `(after, up_to]` by primary key (open ends when None), as three
+/// numbers: the row count, the BIT_XOR of a CRC32 over every column of each row (as
 /// pt-table-checksum and Spirit do; a second aggregate of the same hash doubled the
 /// comparison's CPU time). Each column is read as its bytes (`CAST(... AS BINARY)`, so no
 /// collation or character-set conversion hides a difference) with NULL markers after the
-/// values, so NULL and the empty string differ. XOR does not depend on row order.
+/// values, so NULL and the empty string differ. XOR does not depend on row order. The
+/// third is the SUM of the same hashes for a table without a primary key, else 0.
 pub fn chunk_checksum(
     schema: &Ident,
     table: &Ident,
@@ -990,6 +996,13 @@ pub fn chunk_checksum(
         .collect::<Vec<_>>()
         .join(", ");
     let row = format!("CRC32(CONCAT_WS('#', {values}, CONCAT({nulls})))");
+    // Without a primary key a table can hold a row twice, and XOR cancels pairs: the SUM
+    // of the same hashes sees them. Keyed tables skip it (it doubles the hashing).
+    let dups = if pk.is_empty() {
+        format!("CAST(COALESCE(SUM({row}), 0) AS UNSIGNED)")
+    } else {
+        "0".to_string()
+    };
     let conds: Vec<Condition> = after
         .map(|v| keyset(pk, v, Keyset::After))
         .into_iter()
@@ -1009,7 +1022,7 @@ pub fn chunk_checksum(
     };
     Stmt::with(
         format!(
-            "SELECT COUNT(*), CAST(COALESCE(BIT_XOR({row}), 0) AS UNSIGNED) FROM {}{filter}",
+            "SELECT COUNT(*), CAST(COALESCE(BIT_XOR({row}), 0) AS UNSIGNED), {dups} FROM {}{filter}",
             qualified(schema, table)
         ),
         conds.into_iter().flat_map(|c| c.params).collect(),

@@ -98,6 +98,10 @@ pub struct VerifiedPoint {
     pub position: Option<BinlogPosition>,
     /// The tables it compared, `schema.table` on the target.
     pub tables: Vec<String>,
+    /// Each table's definition on the source as compared then (`confirm` compares a table
+    /// whose definition changed since in full).
+    #[serde(default)]
+    pub definitions: Vec<(String, String)>,
 }
 
 /// An event for progress displays and `--output json`.
@@ -156,10 +160,6 @@ pub enum Effect {
     HoldChannel,
     /// A split's old shard: guard triggers refusing the keys it gave away.
     Guard,
-    /// A move under the read-only fence: the old copy, renamed out of reach by drop-source,
-    /// dropped once the fence is down (dropping a large schema takes long; the server need
-    /// not stay read-only for it).
-    DropOldCopy,
 }
 
 impl Effect {
@@ -183,7 +183,6 @@ impl Effect {
             Effect::LocalCopy => "local-copy",
             Effect::HoldChannel => "hold-channel",
             Effect::Guard => "guard",
-            Effect::DropOldCopy => "drop-old-copy",
         }
     }
 
@@ -203,7 +202,7 @@ impl Effect {
             (Step::Lock(_), true) => &[Effect::RaiseFence, Effect::LocalCopy],
             (Step::Flip(_), _) => &[Effect::Flip, Effect::EnableEvents],
             (Step::DropSource(_), _) => &[Effect::DropSource],
-            (Step::Unlock(_), _) => &[Effect::LowerFence, Effect::DropOldCopy],
+            (Step::Unlock(_), _) => &[Effect::LowerFence],
             (Step::ResetReplication(_), false) => &[Effect::ResetChannel],
             (Step::Prune(_), _) => &[Effect::Prune],
             _ => &[],
@@ -228,8 +227,7 @@ pub fn fault_points(playbook: &Playbook, same_node: bool) -> Vec<String> {
             .any(|s| matches!(s, Step::DropSource(d) if !d.keep));
     for step in &playbook.steps {
         for e in Effect::of_step(step, same_node) {
-            // Nor does it leave an old copy to drop after the fence: drop-source dropped it.
-            if shard_fenced_move && matches!(*e, Effect::LowerFence | Effect::DropOldCopy) {
+            if shard_fenced_move && *e == Effect::LowerFence {
                 continue;
             }
             for at in ["before", "done", "journaled"] {

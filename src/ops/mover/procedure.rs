@@ -80,10 +80,7 @@ impl<E: Effects> Mover<'_, E> {
             Step::DropSource(d) => self.drop_source(d.keep),
             Step::Unlock(_) => {
                 self.lift_fence()?;
-                let dropped = self.drop_old_copy()?;
-                Ok(
-                    serde_json::json!({"fence_millis": self.state.fence_millis, "old_copy_dropped": dropped}),
-                )
+                Ok(serde_json::json!({"fence_millis": self.state.fence_millis}))
             }
             Step::ResetReplication(_) => {
                 self.reset_channel()?;
@@ -522,11 +519,16 @@ impl<E: Effects> Mover<'_, E> {
     /// Every table of `tables` is on the target, and the target has no other (a table
     /// created or dropped on the source must have reached the target through the channel).
     /// With `structure`, each table's definition must read the same on both sides too.
-    fn check_table_sets(&mut self, tables: &[TablePair], structure: bool) -> Result<()> {
+    fn check_table_sets(
+        &mut self,
+        tables: &[TablePair],
+        structure: bool,
+    ) -> Result<Vec<(String, String)>> {
         // The dry run's target copy exists only in its model.
         if self.fx.is_dry_run() {
-            return Ok(());
+            return Ok(Vec::new());
         }
+        let mut definitions = Vec::new();
         let (source, target) = (self.source.clone(), self.target.clone());
         for p in self.pairs.clone() {
             let on_target: Vec<Ident> = if self.fx.schema_exists(&target, &p.to)? {
@@ -580,6 +582,7 @@ impl<E: Effects> Mover<'_, E> {
                     .collect();
                 let a = a.map(|(_, ddl)| comparable_definition(&ddl, &renames));
                 let b = b.map(|(_, ddl)| comparable_definition(&ddl, &[]));
+                definitions.push((t.name(), a.clone().unwrap_or_default()));
                 if a != b {
                     return Err(Error::Refused(format!(
                         "verification failed: {} is defined differently on the source {source} and the target {target} (DDL that did not reach the target?)",
@@ -588,7 +591,7 @@ impl<E: Effects> Mover<'_, E> {
                 }
             }
         }
-        Ok(())
+        Ok(definitions)
     }
 
     /// The `verify` step: every table compared in primary-key chunks at a consistent point,
@@ -602,14 +605,13 @@ impl<E: Effects> Mover<'_, E> {
         }
         self.release_channel_if_held()?;
         let tables = self.table_pairs()?;
-        self.check_table_sets(&tables, true)?;
         let (source, target, channel) = (
             self.source.clone(),
             self.target.clone(),
             self.channel.clone(),
         );
         let opts = verify_options(p);
-        let started_at = unix_now();
+        let definitions = self.check_table_sets(&tables, true)?;
         let report = self.effect(
             Effect::HoldChannel,
             &target,
@@ -625,10 +627,13 @@ impl<E: Effects> Mover<'_, E> {
             },
         )?;
         refuse_differences(&report)?;
+        // Its age counts from the end: each round's snapshots were at most
+        // max_snapshot_secs old, and the channel has applied everything since.
         self.state.verified_point = Some(VerifiedPoint {
-            at_unix: started_at,
+            at_unix: unix_now(),
             position: report.points.last().cloned(),
             tables: tables.iter().map(TablePair::name).collect(),
+            definitions,
         });
         Ok(serde_json::json!({
             "tables": report.tables,
@@ -724,19 +729,27 @@ impl<E: Effects> Mover<'_, E> {
             }
         }
         let tables = self.table_pairs()?;
-        self.check_table_sets(&tables, true)?;
-        let verified: Vec<String> = self
+        let now = self.check_table_sets(&tables, true)?;
+        let (verified, then): (Vec<String>, Vec<(String, String)>) = self
             .state
             .verified_point
             .as_ref()
-            .map(|v| v.tables.clone())
+            .map(|v| (v.tables.clone(), v.definitions.clone()))
             .unwrap_or_default();
+        // A table altered since the verified point (even to the same definition on both
+        // sides: a column added with a non-deterministic default fills differently) is
+        // compared again in full, as is one created since.
+        let altered = |name: &str| {
+            let before = then.iter().find(|(n, _)| n == name).map(|(_, d)| d);
+            let after = now.iter().find(|(n, _)| n == name).map(|(_, d)| d);
+            before.is_some() && before != after
+        };
         let unverified: Vec<TablePair> = if self.same_node() {
             tables.clone()
         } else {
             tables
                 .iter()
-                .filter(|t| !verified.contains(&t.name()))
+                .filter(|t| !verified.contains(&t.name()) || altered(&t.name()))
                 .cloned()
                 .collect()
         };
@@ -860,7 +873,25 @@ impl<E: Effects> Mover<'_, E> {
                 Effect::Guard,
                 &source,
                 serde_json::json!({"tables": guarded}),
-                |m| m.fx.run_unlogged(&source, &stmts),
+                |m| {
+                    // CREATE TRIGGER waits for the table's readers: bounded like the
+                    // fence. Under MySQL's super_read_only it is refused even to this
+                    // account: plain read_only holds the fence meanwhile.
+                    m.fx.run(&source, &[statements::lock_wait_timeout(10)])?;
+                    let (lower, raise) = if m.state.fence == Some(Fence::ReadOnly) {
+                        m.fx.dialect(&source)?.super_read_only_bracket()
+                    } else {
+                        (Vec::new(), Vec::new())
+                    };
+                    if !lower.is_empty() {
+                        m.fx.run(&source, &lower)?;
+                    }
+                    let installed = m.fx.run_unlogged(&source, &stmts);
+                    if !raise.is_empty() {
+                        m.fx.run(&source, &raise)?;
+                    }
+                    installed
+                },
             )?;
         }
         Ok(serde_json::json!({"guarded": guarded}))
@@ -1095,37 +1126,6 @@ impl<E: Effects> Mover<'_, E> {
         )
     }
 
-    /// After a move's fence is down: drops the old copy that drop-source only renamed out
-    /// of reach (the read-only fence; `keep: false`). Nothing to do otherwise. Returns
-    /// whether it dropped anything.
-    fn drop_old_copy(&mut self) -> Result<bool> {
-        let keep = self
-            .playbook
-            .steps
-            .iter()
-            .any(|s| matches!(s, Step::DropSource(d) if d.keep));
-        if self.split.is_some() || !self.state.flipped || keep {
-            return Ok(false);
-        }
-        let source = self.source.clone();
-        let mut left = Vec::new();
-        for p in self.pairs.clone() {
-            if self.fx.schema_exists(&source, &p.from)? {
-                left.push(p.from.clone());
-            }
-        }
-        if left.is_empty() {
-            return Ok(false);
-        }
-        self.effect(
-            Effect::DropOldCopy,
-            &source,
-            serde_json::json!({"schemas": left}),
-            |m| m.fx.drop_schemas(&source, &left, false),
-        )?;
-        Ok(true)
-    }
-
     fn drop_source(&mut self, keep: bool) -> Result<serde_json::Value> {
         if self.split.is_some() {
             return Err(Error::Refused(
@@ -1148,11 +1148,7 @@ impl<E: Effects> Mover<'_, E> {
                     if !m.fx.schema_exists(&source, &p.from)? {
                         continue;
                     }
-                    // Under the read-only fence the whole server waits while it stands:
-                    // the old copy is only renamed out of reach now (one RENAME, whatever
-                    // its size) and dropped by the unlock step once the fence is down.
-                    let hide_only = keep || m.state.fence == Some(Fence::ReadOnly);
-                    if hide_only {
+                    if keep {
                         let tables: Vec<statements::HiddenTable> =
                             m.fx.visible_tables(&source, &p.from)?
                                 .into_iter()
@@ -1164,21 +1160,7 @@ impl<E: Effects> Mover<'_, E> {
                                 })
                                 .collect();
                         if let Some(st) = statements::rename_to_hidden(&tables) {
-                            // MySQL's super_read_only refuses the RENAME even to this
-                            // account: plain read_only holds the fence meanwhile.
-                            let (lower, raise) = if m.state.fence == Some(Fence::ReadOnly) {
-                                m.fx.dialect(&source)?.super_read_only_bracket()
-                            } else {
-                                (Vec::new(), Vec::new())
-                            };
-                            if !lower.is_empty() {
-                                m.fx.run(&source, &lower)?;
-                            }
-                            let renamed = m.fx.run_unlogged(&source, &[st]);
-                            if !raise.is_empty() {
-                                m.fx.run(&source, &raise)?;
-                            }
-                            renamed?;
+                            m.fx.run_unlogged(&source, &[st])?;
                         }
                     } else {
                         // Under MySQL's super_read_only the drop is refused even to this
