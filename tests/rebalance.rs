@@ -203,10 +203,22 @@ fn a_plan_spreads_the_shards_and_apply_runs_two_moves_at_once() {
         "--per-node",
         "2",
     ])
-    .success()
     .get_output()
-    .stdout
     .clone();
+    if !out.status.success() {
+        // Name the failed move's own error, not only "1 of 4 moves failed".
+        let ops = cli(&["--output", "json", "ops"])
+            .get_output()
+            .stdout
+            .clone();
+        panic!(
+            "rebalance apply failed: {}\n{}\nops: {}",
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&ops)
+        );
+    }
+    let out = out.stdout;
     let applied: serde_json::Value = serde_json::from_slice(&out).unwrap();
     let moves = applied.as_array().unwrap();
     assert_eq!(moves.len(), 4);

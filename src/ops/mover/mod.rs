@@ -98,8 +98,8 @@ pub struct VerifiedPoint {
     pub position: Option<BinlogPosition>,
     /// The tables it compared, `schema.table` on the target.
     pub tables: Vec<String>,
-    /// Each table's definition on the source as compared then (`confirm` compares a table
-    /// whose definition changed since in full).
+    /// A digest of each table's definition on the source as compared then (`confirm`
+    /// compares a table whose definition changed since in full).
     #[serde(default)]
     pub definitions: Vec<(String, String)>,
 }

@@ -582,7 +582,8 @@ impl<E: Effects> Mover<'_, E> {
                     .collect();
                 let a = a.map(|(_, ddl)| comparable_definition(&ddl, &renames));
                 let b = b.map(|(_, ddl)| comparable_definition(&ddl, &[]));
-                definitions.push((t.name(), a.clone().unwrap_or_default()));
+                // A digest: the journal keeps it (definitions may hold any text).
+                definitions.push((t.name(), definition_digest(a.as_deref().unwrap_or(""))));
                 if a != b {
                     return Err(Error::Refused(format!(
                         "verification failed: {} is defined differently on the source {source} and the target {target} (DDL that did not reach the target?)",
@@ -1187,6 +1188,14 @@ impl<E: Effects> Mover<'_, E> {
         self.state.source_dropped = true;
         Ok(serde_json::json!({"kept": keep}))
     }
+}
+
+/// A stable 64-bit digest (FNV-1a) of a table's comparable definition, as hex.
+fn definition_digest(text: &str) -> String {
+    let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("{hash:016x}")
 }
 
 fn unix_now() -> i64 {
