@@ -853,6 +853,17 @@ pub fn keyset(pk: &[Ident], values: &[Value], side: Keyset) -> Condition {
     }
 }
 
+/// ` WHERE <keyset after>` and its values, or nothing when `after` is None (from the start).
+fn where_after(pk: &[Ident], after: Option<&[Value]>) -> (String, Vec<Value>) {
+    match after {
+        Some(v) => {
+            let c = keyset(pk, v, Keyset::After);
+            (format!(" WHERE {}", c.sql), c.params)
+        }
+        None => (String::new(), Vec::new()),
+    }
+}
+
 /// `SELECT COUNT(*) FROM s.t WHERE cond`.
 pub fn count_where(schema: &Ident, table: &Ident, cond: &Condition) -> Stmt {
     Stmt::with(
@@ -875,13 +886,7 @@ pub fn next_chunk_keys(
     limit: u64,
 ) -> Stmt {
     let pk_list = column_list(pk);
-    let (cond, params) = match after {
-        Some(v) => {
-            let c = keyset(pk, v, Keyset::After);
-            (format!(" WHERE {}", c.sql), c.params)
-        }
-        None => (String::new(), Vec::new()),
-    };
+    let (cond, params) = where_after(pk, after);
     Stmt::with(
         format!(
             "SELECT {pk_list} FROM {}{cond} ORDER BY {pk_list} LIMIT {limit}",
@@ -953,13 +958,7 @@ pub fn chunk_upper_bound(
     rows: u64,
 ) -> Stmt {
     let pk_list = column_list(pk);
-    let (cond, params) = match after {
-        Some(v) => {
-            let c = keyset(pk, v, Keyset::After);
-            (format!(" WHERE {}", c.sql), c.params)
-        }
-        None => (String::new(), Vec::new()),
-    };
+    let (cond, params) = where_after(pk, after);
     Stmt::with(
         format!(
             "SELECT {pk_list} FROM {}{cond} ORDER BY {pk_list} LIMIT 1 OFFSET {}",

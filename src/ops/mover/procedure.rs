@@ -516,6 +516,16 @@ impl<E: Effects> Mover<'_, E> {
         Ok(out)
     }
 
+    /// The shard fence's renames in `schema`, as (hidden name, own name).
+    fn hidden_names(&self, schema: &Ident) -> Vec<(String, String)> {
+        self.state
+            .fenced_tables
+            .iter()
+            .filter(|(s, _, _)| s == schema.as_str())
+            .map(|(_, name, hidden)| (hidden.clone(), name.clone()))
+            .collect()
+    }
+
     /// Every table of `tables` is on the target, and the target has no other (a table
     /// created or dropped on the source must have reached the target through the channel).
     /// With `structure`, each table's definition must read the same on both sides too.
@@ -573,13 +583,7 @@ impl<E: Effects> Mover<'_, E> {
                 )?;
                 // Under the shard fence the source's tables (and the foreign keys between
                 // them) carry hidden names: read them back as the shard's names.
-                let renames: Vec<(String, String)> = self
-                    .state
-                    .fenced_tables
-                    .iter()
-                    .filter(|(s, _, _)| s == t.source_schema.as_str())
-                    .map(|(_, name, hidden)| (hidden.clone(), name.clone()))
-                    .collect();
+                let renames = self.hidden_names(&t.source_schema);
                 let a = a.map(|(_, ddl)| comparable_definition(&ddl, &renames));
                 let b = b.map(|(_, ddl)| comparable_definition(&ddl, &[]));
                 // A digest: the journal keeps it (definitions may hold any text).
@@ -794,13 +798,7 @@ impl<E: Effects> Mover<'_, E> {
         let (source, target) = (self.source.clone(), self.target.clone());
         let mut compared = 0;
         for p in self.pairs.clone() {
-            let renamed: Vec<(String, String)> = self
-                .state
-                .fenced_tables
-                .iter()
-                .filter(|(s, _, _)| s == p.from.as_str())
-                .map(|(_, name, hidden)| (hidden.clone(), name.clone()))
-                .collect();
+            let renamed = self.hidden_names(&p.from);
             let a =
                 definitions::read_definitions_renamed(self.fx.reader(&source)?, &p.from, &renamed)?;
             let b = definitions::read_definitions(self.fx.reader(&target)?, &p.to)?;
