@@ -19,7 +19,8 @@
 //! - `CUTOVER_RUNS_LARGE` (default `CUTOVER_RUNS`): moves per fence for sizes above 1,000,000;
 //! - `CUTOVER_SPLIT_SIZES` (default `10000,1000000`): shards that are split after their moves,
 //!   then both halves split again (three splits per size);
-//! - `CUTOVER_SPLIT_DEPTH` (default 2): 1 splits only the shard, 2 also its halves.
+//! - `CUTOVER_SPLIT_DEPTH` (default 2): 1 splits only the shard, 2 also its halves;
+//! - `CUTOVER_BUFFER_POOL` (default `1G`): each server's InnoDB buffer pool.
 
 use shardctl::config::Inventory;
 use shardctl::directory::journal::{OpKind, OperationRecord};
@@ -267,6 +268,7 @@ impl Fleet {
 fn setup(sizes: &[u64]) -> (shardctl::sandbox::Sandbox, Fleet, Vec<u32>) {
     let sb = shardctl::sandbox::SandboxBuilder::for_tests(3)
         .unwrap()
+        .extra_config(format!("innodb-buffer-pool-size={}", buffer_pool()))
         .start()
         .unwrap();
     let inv_path = sb.inventory_path();
@@ -379,6 +381,13 @@ fn med(v: &[u64]) -> f64 {
     median(&v.iter().map(|&x| x as f64).collect::<Vec<_>>())
 }
 
+/// Each server's InnoDB buffer pool (`CUTOVER_BUFFER_POOL`, default 1G): the sandbox's
+/// 64M cannot hold a 5,000,000-row shard's secondary index, which makes the copy (not the
+/// cut-over) disk-bound.
+fn buffer_pool() -> String {
+    std::env::var("CUTOVER_BUFFER_POOL").unwrap_or_else(|_| "1G".into())
+}
+
 fn main() {
     let sizes = env_list("CUTOVER_SIZES", "10000,1000000,5000000");
     let runs = env_num("CUTOVER_RUNS", 5) as usize;
@@ -451,6 +460,7 @@ fn report(all: &[Run], sizes: &[u64], total_s: f64) {
         sh(". /etc/os-release && echo $PRETTY_NAME"),
         sh("mariadbd --version | sed 's/^.*Ver //; s/ for .*$//'")
     );
+    println!("- Each server's InnoDB buffer pool: {}.", buffer_pool());
     println!("- Whole run: {total_s:.0} s.\n");
 
     println!("Write pause of the moving shard (milliseconds; median, then each run):\n");

@@ -117,6 +117,7 @@ fn normalize(sql: &str) -> String {
         .to_string();
     let s = s.replace("<op>", "");
     let s = mark_digits(&s, "shardctl_op", "");
+    let s = mark_digits(&s, "shardctl_trash_op", "");
     let s = mark_digits(&s, "MASTER_LOG_POS = ", "<pos>");
     mark_until(&s, "MASTER_LOG_FILE = '", '\'', "<file>")
 }

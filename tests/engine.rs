@@ -99,6 +99,11 @@ fn assert_clean_and_consistent(context: &str) {
             "SELECT COUNT(*) FROM information_schema.tables WHERE table_name LIKE '\\_shardctl\\_op%'",
         );
         assert_eq!(hidden, 0, "{context}: hidden tables left on {node}");
+        let trash = count(
+            &mut s,
+            "SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name LIKE '\\_shardctl\\_trash%'",
+        );
+        assert_eq!(trash, 0, "{context}: the old copy's trash left on {node}");
         let channels = s.rows(&Stmt::text("SHOW ALL SLAVES STATUS")).unwrap().len();
         assert_eq!(channels, 0, "{context}: a channel left on {node}");
         let ro = count(&mut s, "SELECT @@GLOBAL.read_only");
@@ -451,6 +456,7 @@ fn the_lease_is_in_the_journal() {
             "flip",
             "enable-events",
             "drop-source",
+            "drop-trash",
             "reset-channel"
         ]
     );

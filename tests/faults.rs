@@ -619,6 +619,15 @@ fn assert_fleet_clean(context: &str) {
     for node in ["node1", "node2", "node3"] {
         let mut s = server(node);
         assert_eq!(hidden_tables(&mut s, None), 0, "{context}: {node}");
+        assert_eq!(
+            count(
+                &mut s,
+                "SELECT COUNT(*) FROM information_schema.schemata \
+                 WHERE schema_name LIKE '\\_shardctl\\_trash%'"
+            ),
+            0,
+            "{context}: the old copy's trash left on {node}"
+        );
         let channels = s.rows(&Stmt::text("SHOW ALL SLAVES STATUS")).unwrap().len();
         assert_eq!(channels, 0, "{context}: channels left on {node}");
         assert_eq!(count(&mut s, "SELECT @@GLOBAL.read_only"), 0, "{context}");

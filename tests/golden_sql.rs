@@ -567,6 +567,19 @@ fn render_common() -> String {
         "drop-source keep",
         shown_opt(sql::rename_to_hidden(&hidden[..1])),
     );
+    let trash = sql::trash_schema_name(12, 0);
+    line(
+        "drop-source: old copy moved out",
+        shown_opt(sql::move_tables(
+            &schema,
+            &[table.clone(), titles.clone()],
+            &trash,
+        )),
+    );
+    line(
+        "drop-source: nothing to move",
+        shown_opt(sql::move_tables(&schema, &[], &trash)),
+    );
     line(
         "same-node copy: empty",
         sql::delete_all_rows(&to, &table).to_string(),

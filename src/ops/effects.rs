@@ -263,6 +263,45 @@ pub trait FleetEffects {
         Ok(())
     }
 
+    /// Takes `schema` out of every client's reach at once, whatever its size: its triggers
+    /// dropped (a table cannot change schema with them), its base `tables` (under the
+    /// names they have now) moved into `trash` in one `RENAME TABLE`, and the emptied
+    /// schema (views, routines, events, any table not listed) dropped. Unlogged, like the
+    /// old copy's drop it stands for; [`Self::drop_schemas`] on `trash` later does the slow
+    /// part. Nothing when `schema` is gone already.
+    fn discard_schema(
+        &mut self,
+        node: &str,
+        schema: &Ident,
+        tables: &[Ident],
+        trash: &Ident,
+    ) -> Result<()> {
+        if !self.schema_exists(node, schema)? {
+            return Ok(());
+        }
+        let mut stmts: Vec<Stmt> = self
+            .reader(node)?
+            .triggers_in_order(schema)?
+            .iter()
+            .map(|t| statements::drop_trigger_if_exists(schema, t))
+            .collect();
+        if let Some(moved) = statements::move_tables(schema, tables, trash) {
+            stmts.push(statements::create_schema_if_not_exists(trash));
+            stmts.push(moved);
+        }
+        stmts.push(statements::drop_schema_if_exists(schema));
+        self.run_unlogged(node, &stmts)?;
+        self.simulate(Change::Schemas(
+            node.into(),
+            vec![schema.to_string()],
+            false,
+        ));
+        if !tables.is_empty() {
+            self.simulate(Change::Schemas(node.into(), vec![trash.to_string()], true));
+        }
+        Ok(())
+    }
+
     /// Creates `pair.to` on `node` with the (empty) tables of `objects`.
     fn create_tables(
         &mut self,

@@ -77,6 +77,10 @@ pub fn move_plan(inv: &Inventory, shard: u32, to: &str, pb: &Playbook) -> Result
         .as_ref()
         .and_then(|r| r.user.clone())
         .unwrap_or_else(|| "<replication user>".into());
+    let drops_source = pb
+        .steps
+        .iter()
+        .any(|s| matches!(s, Step::DropSource(k) if !k.keep));
     let mut steps = Vec::new();
     for (i, step) in pb.steps.iter().enumerate() {
         let (node, actions): (String, Vec<String>) = match step {
@@ -159,11 +163,14 @@ pub fn move_plan(inv: &Inventory, shard: u32, to: &str, pb: &Playbook) -> Result
             Step::DropSource(k) => (source.clone(), vec![if k.keep {
                 "SET SESSION sql_log_bin = 0; tables stay renamed out of reach".into()
             } else {
-                "SET SESSION sql_log_bin = 0; DROP DATABASE <each schema of the shard>".into()
+                "SET SESSION sql_log_bin = 0; on each schema of the shard: DROP TRIGGER each trigger; RENAME TABLE <its tables> TO _shardctl_trash_op<op>_<n>.<same names>; DROP DATABASE <the emptied schema>".into()
             }]),
             Step::Unlock(_) => (source.clone(), {
                 let mut v = vec!["shard fence: nothing to undo after the flip (the old copy is gone)".to_string()];
                 v.extend(d.set_read_only(false).iter().map(|s| format!("read-only fence: {s}")));
+                if drops_source {
+                    v.push("then, the fence lifted: SET SESSION sql_log_bin = 0; DROP DATABASE _shardctl_trash_op<op>_<n> (the old copy's tables)".into());
+                }
                 v
             }),
             Step::Prune(_) => (format!("{source}, {to}"), vec![

@@ -722,6 +722,31 @@ pub fn rename_from_hidden(tables: &[HiddenTable]) -> Option<Stmt> {
     rename(tables.iter().map(|h| (&h.schema, &h.hidden, &h.table)))
 }
 
+/// The schema the `n`th schema of an operation's old copy is moved into under the fence:
+/// `_shardctl_trash_op<op>_<n>`. Dropping a large table takes time and stalls the server;
+/// renaming it takes none, so the drop itself happens once the fence is lifted. Always a
+/// valid identifier (at most 56 characters).
+pub fn trash_schema_name(op: u64, n: usize) -> Ident {
+    Ident::new("schema", &format!("{TRASH_SCHEMA_PREFIX}{op}_{n}")).expect(
+        "_shardctl_trash_op<digits>_<digits> is a plain identifier of at most 56 characters",
+    )
+}
+
+/// The prefix of every [`trash_schema_name`].
+pub const TRASH_SCHEMA_PREFIX: &str = "_shardctl_trash_op";
+
+/// One atomic `RENAME TABLE from.t TO to.t, ...` of every table listed: the old copy's base
+/// tables moved out of the shard's schema (which is then dropped, emptied, under the fence).
+/// A table with triggers cannot change schema: drop them first. Send it unlogged. None when
+/// there is nothing to move.
+pub fn move_tables(from: &Ident, tables: &[Ident], to: &Ident) -> Option<Stmt> {
+    let list: Vec<String> = tables
+        .iter()
+        .map(|t| format!("{} TO {}", qualified(from, t), qualified(to, t)))
+        .collect();
+    (!list.is_empty()).then(|| Stmt::text(format!("RENAME TABLE {}", list.join(", "))))
+}
+
 fn rename<'a>(pairs: impl Iterator<Item = (&'a Ident, &'a Ident, &'a Ident)>) -> Option<Stmt> {
     let list: Vec<String> = pairs
         .map(|(schema, from, to)| {

@@ -142,8 +142,11 @@ pub enum Effect {
     Flip,
     /// The events enabled on the source enabled on the target (created disabled there).
     EnableEvents,
-    /// The old copy dropped (or renamed out of reach).
+    /// The old copy taken out of reach: its tables moved into a trash schema and its
+    /// schemas dropped (or, kept, its tables renamed out of reach).
     DropSource,
+    /// The trash schemas of the old copy dropped, once the fence is lifted.
+    DropTrash,
     /// The write fence lifted.
     LowerFence,
     /// The channel and its filters removed.
@@ -175,6 +178,7 @@ impl Effect {
             Effect::Flip => "flip",
             Effect::EnableEvents => "enable-events",
             Effect::DropSource => "drop-source",
+            Effect::DropTrash => "drop-trash",
             Effect::LowerFence => "lower-fence",
             Effect::ResetChannel => "reset-channel",
             Effect::DropTarget => "drop-target",
@@ -202,7 +206,7 @@ impl Effect {
             (Step::Lock(_), true) => &[Effect::RaiseFence, Effect::LocalCopy],
             (Step::Flip(_), _) => &[Effect::Flip, Effect::EnableEvents],
             (Step::DropSource(_), _) => &[Effect::DropSource],
-            (Step::Unlock(_), _) => &[Effect::LowerFence],
+            (Step::Unlock(_), _) => &[Effect::LowerFence, Effect::DropTrash],
             (Step::ResetReplication(_), false) => &[Effect::ResetChannel],
             (Step::Prune(_), _) => &[Effect::Prune],
             _ => &[],
@@ -217,17 +221,22 @@ pub fn fault_points(playbook: &Playbook, same_node: bool) -> Vec<String> {
     let mut out = Vec::new();
     let mut seen = std::collections::HashSet::new();
     // A move under the shard fence never lowers it: the hidden tables go with the old copy.
-    let shard_fenced_move = playbook
+    // Only a playbook that drops the old copy leaves trash to drop.
+    let drops_source = playbook
         .steps
         .iter()
-        .any(|s| matches!(s, Step::Lock(l) if l.fence == Fence::Shard))
+        .any(|s| matches!(s, Step::DropSource(d) if !d.keep));
+    let shard_fenced_move = drops_source
         && playbook
             .steps
             .iter()
-            .any(|s| matches!(s, Step::DropSource(d) if !d.keep));
+            .any(|s| matches!(s, Step::Lock(l) if l.fence == Fence::Shard));
     for step in &playbook.steps {
         for e in Effect::of_step(step, same_node) {
             if shard_fenced_move && *e == Effect::LowerFence {
+                continue;
+            }
+            if !drops_source && *e == Effect::DropTrash {
                 continue;
             }
             for at in ["before", "done", "journaled"] {

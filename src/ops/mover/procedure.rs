@@ -80,7 +80,10 @@ impl<E: Effects> Mover<'_, E> {
             Step::DropSource(d) => self.drop_source(d.keep),
             Step::Unlock(_) => {
                 self.lift_fence()?;
-                Ok(serde_json::json!({"fence_millis": self.state.fence_millis}))
+                let dropped = self.drop_trash()?;
+                Ok(
+                    serde_json::json!({"fence_millis": self.state.fence_millis, "trash_dropped": dropped}),
+                )
             }
             Step::ResetReplication(_) => {
                 self.reset_channel()?;
@@ -877,19 +880,10 @@ impl<E: Effects> Mover<'_, E> {
                     // fence. Under MySQL's super_read_only it is refused even to this
                     // account: plain read_only holds the fence meanwhile.
                     m.fx.run(&source, &[statements::lock_wait_timeout(10)])?;
-                    let (lower, raise) = if m.state.fence == Some(Fence::ReadOnly) {
-                        m.fx.dialect(&source)?.super_read_only_bracket()
-                    } else {
-                        (Vec::new(), Vec::new())
-                    };
-                    if !lower.is_empty() {
-                        m.fx.run(&source, &lower)?;
-                    }
-                    let installed = m.fx.run_unlogged(&source, &stmts);
-                    if !raise.is_empty() {
-                        m.fx.run(&source, &raise)?;
-                    }
-                    installed
+                    let held = m.state.fence == Some(Fence::ReadOnly);
+                    m.with_super_read_only_lowered(&source, held, |m| {
+                        m.fx.run_unlogged(&source, &stmts)
+                    })
                 },
             )?;
         }
@@ -1143,7 +1137,7 @@ impl<E: Effects> Mover<'_, E> {
             serde_json::json!({"keep": keep}),
             |m| {
                 let op = m.fx.op();
-                for p in m.pairs.clone() {
+                for (i, p) in m.pairs.clone().into_iter().enumerate() {
                     if !m.fx.schema_exists(&source, &p.from)? {
                         continue;
                     }
@@ -1162,22 +1156,21 @@ impl<E: Effects> Mover<'_, E> {
                             m.fx.run_unlogged(&source, &[st])?;
                         }
                     } else {
-                        // Under MySQL's super_read_only the drop is refused even to this
-                        // account: plain read_only holds the fence meanwhile.
-                        let (lower, raise) = if m.state.fence == Some(Fence::ReadOnly) {
-                            m.fx.dialect(&source)?.super_read_only_bracket()
-                        } else {
-                            (Vec::new(), Vec::new())
-                        };
-                        if !lower.is_empty() {
-                            m.fx.run(&source, &lower)?;
+                        // Under the fence only what takes no time whatever the size: the
+                        // tables renamed into a trash schema, the emptied schema dropped.
+                        // Clients that still hold this location get "unknown database".
+                        let trash = statements::trash_schema_name(op, i);
+                        let mut tables = m.fx.visible_tables(&source, &p.from)?;
+                        let fenced = m.state.fenced_tables.clone();
+                        for (schema, _, hidden) in m.fx.hidden_now(&source, &fenced)? {
+                            if schema == p.from.as_str() {
+                                tables.push(Ident::new("table", &hidden)?);
+                            }
                         }
-                        let dropped =
-                            m.fx.drop_schemas(&source, std::slice::from_ref(&p.from), false);
-                        if !raise.is_empty() {
-                            m.fx.run(&source, &raise)?;
-                        }
-                        dropped?;
+                        let held = m.state.fence == Some(Fence::ReadOnly);
+                        m.with_super_read_only_lowered(&source, held, |m| {
+                            m.fx.discard_schema(&source, &p.from, &tables, &trash)
+                        })?;
                     }
                 }
                 Ok(())
@@ -1185,6 +1178,62 @@ impl<E: Effects> Mover<'_, E> {
         )?;
         self.state.source_dropped = true;
         Ok(serde_json::json!({"kept": keep}))
+    }
+
+    /// Drops the trash schemas drop-source left on the source (the slow part of dropping
+    /// the old copy), once the fence is lifted. Reads the server, so it is safe to run
+    /// again; the number dropped.
+    fn drop_trash(&mut self) -> Result<usize> {
+        let source = self.source.clone();
+        let op = self.fx.op();
+        let mut present = Vec::new();
+        for i in 0..self.pairs.len() {
+            let trash = statements::trash_schema_name(op, i);
+            if self.fx.schema_exists(&source, &trash)? {
+                present.push(trash);
+            }
+        }
+        if present.is_empty() {
+            return Ok(0);
+        }
+        let names: Vec<String> = present.iter().map(|s| s.to_string()).collect();
+        self.effect(
+            Effect::DropTrash,
+            &source,
+            serde_json::json!({"schemas": names}),
+            |m| {
+                // Another operation may still hold the server read-only.
+                let held = m.fx.read_only_now(&source)?;
+                m.with_super_read_only_lowered(&source, held, |m| {
+                    m.fx.drop_schemas(&source, &present, false)
+                })
+            },
+        )?;
+        Ok(present.len())
+    }
+
+    /// Runs `f` with MySQL's super_read_only lowered around it when `held`: DDL is refused
+    /// under it even to this account, while plain read_only keeps clients out meanwhile.
+    /// MariaDB has no super_read_only: `f` alone.
+    fn with_super_read_only_lowered(
+        &mut self,
+        node: &str,
+        held: bool,
+        f: impl FnOnce(&mut Self) -> Result<()>,
+    ) -> Result<()> {
+        let (lower, raise) = if held {
+            self.fx.dialect(node)?.super_read_only_bracket()
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        if !lower.is_empty() {
+            self.fx.run(node, &lower)?;
+        }
+        let out = f(self);
+        if !raise.is_empty() {
+            self.fx.run(node, &raise)?;
+        }
+        out
     }
 }
 
