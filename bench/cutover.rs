@@ -234,10 +234,15 @@ impl Fleet {
             } else {
                 s.name.clone()
             };
+            let mut millis = s.millis.unwrap_or(0);
             if s.name == "unlock" {
                 fence_ms = s.outputs["fence_millis"].as_u64();
+                // The old copy's trash is dropped within the step, once the fence is lifted.
+                let trash = s.outputs["trash_drop_millis"].as_u64().unwrap_or(0);
+                millis = millis.saturating_sub(trash);
+                *steps.entry("drop-trash".to_string()).or_insert(0) += trash;
             }
-            *steps.entry(name).or_insert(0) += s.millis.unwrap_or(0);
+            *steps.entry(name).or_insert(0) += millis;
         }
         let run = Run {
             rows,
@@ -568,11 +573,11 @@ fn report(all: &[Run], sizes: &[u64], total_s: f64) {
     }
 
     println!("\nEach operation (milliseconds):\n");
-    println!("| op | rows | operation | fence_millis | pause | neighbour pause / failed | backup | verify | lock | wait final | confirm | flip | drop-source | guard | unlock | wall s |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| op | rows | operation | fence_millis | pause | neighbour pause / failed | backup | verify | lock | wait final | confirm | flip | drop-source | guard | unlock | drop-trash (fence lifted) | wall s |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for r in all {
         println!(
-            "| {} | {} | {} | {} | {} | {} / {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} |",
+            "| {} | {} | {} | {} | {} | {} / {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} |",
             r.op,
             r.rows,
             r.kind,
@@ -589,6 +594,7 @@ fn report(all: &[Run], sizes: &[u64], total_s: f64) {
             r.step("drop-source"),
             r.step("guard"),
             r.step("unlock"),
+            r.step("drop-trash"),
             r.wall_s
         );
     }

@@ -80,10 +80,13 @@ impl<E: Effects> Mover<'_, E> {
             Step::DropSource(d) => self.drop_source(d.keep),
             Step::Unlock(_) => {
                 self.lift_fence()?;
+                let started = std::time::Instant::now();
                 let dropped = self.drop_trash()?;
-                Ok(
-                    serde_json::json!({"fence_millis": self.state.fence_millis, "trash_dropped": dropped}),
-                )
+                Ok(serde_json::json!({
+                    "fence_millis": self.state.fence_millis,
+                    "trash_dropped": dropped,
+                    "trash_drop_millis": started.elapsed().as_millis() as u64,
+                }))
             }
             Step::ResetReplication(_) => {
                 self.reset_channel()?;
