@@ -64,6 +64,9 @@ pub struct MoveState {
     pub final_position: Option<BinlogPosition>,
     /// Milliseconds from fence up to fence lifted (or to flip for the shard fence).
     pub fence_millis: Option<u64>,
+    /// Milliseconds the old copy's trash took to drop, after the fence was lifted.
+    #[serde(default)]
+    pub trash_drop_millis: Option<u64>,
     /// Confirmed under the fence: the flip may go ahead.
     pub verified: bool,
     /// The last verification at a consistent point, outside the fence.

@@ -82,10 +82,13 @@ impl<E: Effects> Mover<'_, E> {
                 self.lift_fence()?;
                 let started = std::time::Instant::now();
                 let dropped = self.drop_trash()?;
+                if dropped > 0 {
+                    self.state.trash_drop_millis = Some(started.elapsed().as_millis() as u64);
+                }
                 Ok(serde_json::json!({
                     "fence_millis": self.state.fence_millis,
                     "trash_dropped": dropped,
-                    "trash_drop_millis": started.elapsed().as_millis() as u64,
+                    "trash_drop_millis": self.state.trash_drop_millis,
                 }))
             }
             Step::ResetReplication(_) => {
