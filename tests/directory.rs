@@ -754,3 +754,402 @@ fn a_directory_newer_than_the_binary_is_refused() {
         .unwrap();
     assert_eq!(n, 0);
 }
+
+/// Runs `args` with another directory schema in the inventory.
+fn init_into(schema: &str) -> assert_cmd::assert::Assert {
+    let path = fleet().inventory_path();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("schema: shardctl"), "{text}");
+    let other = path.with_file_name(format!("inventory-{schema}.yaml"));
+    std::fs::write(
+        &other,
+        text.replace("schema: shardctl", &format!("schema: {schema}")),
+    )
+    .unwrap();
+    shardctl().arg("--config").arg(&other).arg("init").assert()
+}
+
+#[test]
+fn init_refuses_system_schemas_and_schemas_it_did_not_create() {
+    fleet();
+    let _serial = serial();
+    for (schema, code, needle) in [
+        ("mysql", USAGE, "is a system schema"),
+        ("performance_schema", USAGE, "is a system schema"),
+        (
+            "employees",
+            REFUSED,
+            "already holds tables and is not a shardctl directory",
+        ),
+    ] {
+        let out = init_into(schema).code(code).get_output().clone();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim_end().lines().count(), 1, "{schema}: {err}");
+        assert!(err.contains(needle), "{schema}: {err}");
+    }
+    let mut s = connect(fleet(), "node1");
+    for schema in ["mysql", "employees"] {
+        let n: i64 = s
+            .first(&Stmt::with(
+                "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = 'schema_version'",
+                vec![schema.into()],
+            ))
+            .unwrap()
+            .unwrap();
+        assert_eq!(n, 0, "init wrote into {schema}");
+    }
+}
+
+#[test]
+fn table_add_checks_schema_table_column_and_type_on_the_servers() {
+    fleet();
+    let _serial = serial();
+    logical_schema("wdb", "INT");
+    logical_schema("sdb", "VARCHAR(8)");
+    let mut s = connect(fleet(), "node1");
+    exec(
+        &mut s,
+        &["CREATE OR REPLACE VIEW wdb.vv AS SELECT k FROM wdb.items"],
+    );
+    ok(&["function", "add", "wfn", "--type", "range", "--key", "int"]);
+    let sharded = |t: &str, col: &str| {
+        vec![
+            "table".to_string(),
+            "add".into(),
+            t.into(),
+            "--function".into(),
+            "wfn".into(),
+            "--column".into(),
+            col.into(),
+        ]
+    };
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec![
+                "table".into(),
+                "add".into(),
+                "nodb.items".into(),
+                "--global".into(),
+            ],
+            "schema nodb not found on node node1 (the template)",
+        ),
+        (
+            sharded("wdb.nothere", "k"),
+            "table wdb.nothere not found on node node1",
+        ),
+        (
+            vec![
+                "table".into(),
+                "add".into(),
+                "wdb.vv".into(),
+                "--global".into(),
+            ],
+            "wdb.vv on node node1 (the template) is a view",
+        ),
+        (
+            sharded("wdb.items", "nope"),
+            "column nope not found in wdb.items",
+        ),
+        (
+            sharded("sdb.items", "k"),
+            "column sdb.items.k is varchar: function wfn takes INT keys",
+        ),
+        (
+            vec![
+                "table".into(),
+                "add".into(),
+                "wdb.items".into(),
+                "--global".into(),
+                "--template-node".into(),
+                "node9".into(),
+            ],
+            "node9",
+        ),
+    ];
+    for (args, needle) in &cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        refused(&args, USAGE, needle);
+    }
+    ok(&[
+        "table",
+        "add",
+        "wdb.items",
+        "--function",
+        "wfn",
+        "--column",
+        "k",
+    ]);
+    // The directory compares names without regard to case: a clear refusal, not error 1062.
+    refused(
+        &["table", "add", "WDB.Items", "--global"],
+        USAGE,
+        "table WDB.Items is already mapped (sharded)",
+    );
+}
+
+#[test]
+fn shard_add_refuses_to_take_keys_whose_rows_stay_behind() {
+    fleet();
+    let _serial = serial();
+    logical_schema("vdb", "INT");
+    ok(&["function", "add", "vfn", "--type", "range", "--key", "int"]);
+    ok(&[
+        "table",
+        "add",
+        "vdb.items",
+        "--function",
+        "vfn",
+        "--column",
+        "k",
+    ]);
+    let add = |node: &str, bound: &str| {
+        json(&[
+            "shard",
+            "add",
+            "--function",
+            "vfn",
+            "--node",
+            node,
+            "--lower-bound",
+            bound,
+        ])["shard_id"]
+            .as_u64()
+            .unwrap() as u32
+    };
+    let first = add("node2", "0");
+    let mut s = connect(fleet(), "node2");
+    exec(
+        &mut s,
+        &[&format!(
+            "INSERT INTO vdb_{first}.items SELECT seq, seq FROM vdb_{first}.seq_0_to_999"
+        )],
+    );
+    let schemas_before = |s: &mut Server| -> i64 {
+        s.first(&Stmt::text(
+            "SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name LIKE 'vdb\\_%'",
+        ))
+        .unwrap()
+        .unwrap()
+    };
+    let (n2, n3) = (
+        schemas_before(&mut s),
+        schemas_before(&mut connect(fleet(), "node3")),
+    );
+    refused(
+        &[
+            "shard",
+            "add",
+            "--function",
+            "vfn",
+            "--node",
+            "node3",
+            "--lower-bound",
+            "500",
+        ],
+        REFUSED,
+        &format!(
+            "shard {first} holds rows the new shard would take (vdb_{first}.items has k = 500)"
+        ),
+    );
+    assert_eq!(schemas_before(&mut s), n2);
+    assert_eq!(schemas_before(&mut connect(fleet(), "node3")), n3);
+    // Above every row: nothing is taken.
+    let second = add("node3", "5000");
+    // Removal: refused while rows would be orphaned, done when the shard is empty.
+    refused(
+        &["shard", "remove", "--shard", &first.to_string()],
+        REFUSED,
+        &format!("shard {first} holds rows (vdb_{first}.items on node2)"),
+    );
+    refused(
+        &["table", "remove", "vdb.items"],
+        REFUSED,
+        &format!("vdb_{first}.items on node2 holds rows"),
+    );
+    refused(
+        &["function", "remove", "vfn"],
+        REFUSED,
+        "function vfn still has shards",
+    );
+    let out = ok(&["shard", "remove", "--shard", &second.to_string()]);
+    assert!(
+        out.contains(&format!("dropped vdb_{second} on node3")),
+        "{out}"
+    );
+    assert_eq!(schemas_before(&mut connect(fleet(), "node3")), n3);
+    refused(
+        &["shard", "remove", "--shard", &second.to_string()],
+        USAGE,
+        &format!("shard {second} is not in the directory"),
+    );
+    // The removed shard's keys fall back to the first shard.
+    let router = Router::connect(&inventory()).unwrap();
+    assert_eq!(
+        router
+            .shard_for_function("vfn", &Key::Int(7000))
+            .unwrap()
+            .id,
+        first
+    );
+}
+
+#[test]
+fn a_hash_point_that_takes_rows_is_refused() {
+    fleet();
+    let _serial = serial();
+    logical_schema("hpdb", "VARCHAR(16)");
+    ok(&[
+        "function", "add", "hfn", "--type", "hash", "--key", "string",
+    ]);
+    ok(&[
+        "table",
+        "add",
+        "hpdb.items",
+        "--function",
+        "hfn",
+        "--column",
+        "k",
+    ]);
+    let v = json(&[
+        "shard",
+        "add",
+        "--function",
+        "hfn",
+        "--node",
+        "node2",
+        "--point",
+        "auto",
+    ]);
+    let first = v["shard_id"].as_u64().unwrap();
+    let mut s = connect(fleet(), "node2");
+    exec(
+        &mut s,
+        &[&format!(
+            "INSERT INTO hpdb_{first}.items SELECT CONCAT('key', seq), seq FROM hpdb_{first}.seq_0_to_299"
+        )],
+    );
+    refused(
+        &[
+            "shard",
+            "add",
+            "--function",
+            "hfn",
+            "--node",
+            "node3",
+            "--point",
+            "auto",
+        ],
+        REFUSED,
+        &format!("shard {first} holds rows the new shard would take"),
+    );
+}
+
+#[test]
+fn list_values_are_trimmed_and_never_empty() {
+    fleet();
+    let _serial = serial();
+    logical_schema("ldb2", "VARCHAR(8)");
+    ok(&[
+        "function", "add", "lfn2", "--type", "list", "--key", "string",
+    ]);
+    ok(&[
+        "table",
+        "add",
+        "ldb2.items",
+        "--function",
+        "lfn2",
+        "--column",
+        "k",
+    ]);
+    refused(
+        &[
+            "shard",
+            "add",
+            "--function",
+            "lfn2",
+            "--node",
+            "node2",
+            "--values",
+            "a,,b",
+        ],
+        USAGE,
+        "--values: value 2 of 3 is empty",
+    );
+    refused(
+        &[
+            "shard",
+            "add",
+            "--function",
+            "lfn2",
+            "--node",
+            "node2",
+            "--values",
+            " ,x",
+        ],
+        USAGE,
+        "--values: value 1 of 2 is empty",
+    );
+    ok(&[
+        "shard",
+        "add",
+        "--function",
+        "lfn2",
+        "--node",
+        "node2",
+        "--values",
+        " se , no",
+    ]);
+    let router = Router::connect(&inventory()).unwrap();
+    router
+        .shard_for_function("lfn2", &Key::Str("se".into()))
+        .unwrap();
+    router
+        .shard_for_function("lfn2", &Key::Str("no".into()))
+        .unwrap();
+}
+
+#[test]
+fn names_too_long_for_a_shard_and_port_zero_are_refused_before_any_change() {
+    fleet();
+    let _serial = serial();
+    let long = "l".repeat(63);
+    logical_schema(&long, "INT");
+    ok(&[
+        "function", "add", "longfn", "--type", "range", "--key", "int",
+    ]);
+    ok(&[
+        "table",
+        "add",
+        &format!("{long}.items"),
+        "--function",
+        "longfn",
+        "--column",
+        "k",
+    ]);
+    refused(
+        &[
+            "shard",
+            "add",
+            "--function",
+            "longfn",
+            "--node",
+            "node2",
+            "--lower-bound",
+            "0",
+        ],
+        USAGE,
+        "would be longer than 64 characters",
+    );
+    assert!(
+        !ok(&["shard", "list"]).contains("longfn"),
+        "a refused shard add left a shard behind"
+    );
+    ok(&["table", "remove", &format!("{long}.items")]);
+    ok(&["function", "remove", "longfn"]);
+    refused(&["function", "remove", "longfn"], USAGE, "longfn");
+    refused(
+        &["node", "add", "node4", "--port", "0"],
+        USAGE,
+        "port 0 is not a port",
+    );
+}

@@ -57,6 +57,12 @@ pub enum FunctionCommand {
     /// List partition functions.
     #[command(after_help = "Example:\n  shardctl function list")]
     List,
+    /// Remove a partition function that has no shard and maps no table.
+    #[command(after_help = "Example:\n  shardctl function remove emp")]
+    Remove {
+        /// Function name.
+        name: String,
+    },
 }
 
 /// `table` subcommands.
@@ -78,10 +84,20 @@ pub enum TableCommand {
         /// A global table.
         #[arg(long)]
         global: bool,
+        /// Node whose logical schema holds the table while no shard of its schema exists
+        /// (default: the directory node). Once shards exist, the table is looked for in one.
+        #[arg(long)]
+        template_node: Option<String>,
     },
     /// List mapped tables.
     #[command(after_help = "Example:\n  shardctl table list")]
     List,
+    /// Unmap a table; refused for a sharded table while any shard's copy holds rows.
+    #[command(after_help = "Example:\n  shardctl table remove employees.salaries")]
+    Remove {
+        /// SCHEMA.TABLE.
+        table: String,
+    },
 }
 
 /// `shard` subcommands.
@@ -115,6 +131,14 @@ pub enum ShardCommand {
     /// List shards with what they cover.
     #[command(after_help = "Example:\n  shardctl shard list --output json")]
     List,
+    /// Remove a shard that holds no rows (or never came online) and drop its schemas;
+    /// its keys fall to the shards next to it.
+    #[command(after_help = "Example:\n  shardctl shard remove --shard 7")]
+    Remove {
+        /// Shard id.
+        #[arg(long)]
+        shard: u32,
+    },
 }
 
 fn split_table(text: &str) -> Result<(Ident, Ident)> {
@@ -209,6 +233,9 @@ pub fn function(ctx: &Context, cmd: FunctionCommand) -> Result<()> {
                 key_type.as_sql()
             );
         }
+        FunctionCommand::Remove { name } => {
+            crate::outln!("{}", crate::ops::remove::remove_function(&inv, &name)?);
+        }
         FunctionCommand::List => {
             let snap = Directory::open(&inv)?.load()?;
             match ctx.format {
@@ -248,6 +275,7 @@ pub fn table(ctx: &Context, cmd: TableCommand) -> Result<()> {
             function,
             column,
             global,
+            template_node,
         } => {
             let (schema, name) = split_table(&table)?;
             let placement = match (function, column, global) {
@@ -262,7 +290,13 @@ pub fn table(ctx: &Context, cmd: TableCommand) -> Result<()> {
                     ))
                 }
             };
-            Directory::open(&inv)?.add_table(&schema, &name, &placement)?;
+            crate::ops::add_table::add_table(
+                &inv,
+                &schema,
+                &name,
+                &placement,
+                template_node.as_deref(),
+            )?;
             crate::outln!(
                 "table {schema}.{name} mapped ({})",
                 match placement {
@@ -270,6 +304,13 @@ pub fn table(ctx: &Context, cmd: TableCommand) -> Result<()> {
                     TablePlacement::Sharded { function, column } =>
                         format!("sharded by {function} on {column}"),
                 }
+            );
+        }
+        TableCommand::Remove { table } => {
+            let (schema, name) = split_table(&table)?;
+            crate::outln!(
+                "{}",
+                crate::ops::remove::remove_table(&inv, &schema, &name)?
             );
         }
         TableCommand::List => {
@@ -345,6 +386,9 @@ pub fn shard(ctx: &Context, cmd: ShardCommand) -> Result<()> {
                     added.global_rows
                 ),
             }
+        }
+        ShardCommand::Remove { shard } => {
+            crate::outln!("{}", crate::ops::remove::remove_shard(&inv, shard)?);
         }
         ShardCommand::List => {
             let snap = Directory::open(&inv)?.load()?;

@@ -384,6 +384,20 @@ impl Snapshot {
             .collect()
     }
 
+    /// How `schema.table` is mapped already, if it is (`sharded` or `global`), compared as
+    /// the directory's columns compare names: without regard to case.
+    pub fn mapped_as(&self, schema: &str, table: &str) -> Option<&'static str> {
+        let same =
+            |s: &str, t: &str| s.eq_ignore_ascii_case(schema) && t.eq_ignore_ascii_case(table);
+        if self.tables.iter().any(|t| same(&t.schema, &t.table)) {
+            Some("sharded")
+        } else if self.globals.iter().any(|g| same(&g.schema, &g.table)) {
+            Some("global")
+        } else {
+            None
+        }
+    }
+
     /// Shards of a function.
     pub fn shards_of(&self, func_id: u32) -> impl Iterator<Item = &Shard> {
         self.shards.iter().filter(move |s| s.func_id == func_id)

@@ -49,6 +49,9 @@ pub enum TablePlacement {
     Global,
 }
 
+/// Schemas that belong to the server: never a directory.
+const SYSTEM_SCHEMAS: [&str; 4] = ["mysql", "information_schema", "performance_schema", "sys"];
+
 fn key_value(key: &Key) -> Value {
     match key {
         Key::Int(i) => Value::from(*i),
@@ -172,7 +175,25 @@ impl Directory {
 
     /// Creates or migrates the directory. Idempotent. Returns (version before, version after).
     pub fn init(&mut self) -> Result<(u32, u32)> {
-        let before = self.schema_version()?.unwrap_or(0);
+        let name = self.schema.as_str().to_ascii_lowercase();
+        if SYSTEM_SCHEMAS.contains(&name.as_str()) {
+            return Err(Error::Usage(format!(
+                "directory.schema {} is a system schema: choose a schema of its own (e.g. shardctl)",
+                self.schema
+            )));
+        }
+        let version = self.schema_version()?;
+        let schema = self.schema.clone();
+        if version.is_none()
+            && self.server.schema_exists(&schema)?
+            && !self.server.tables(&schema)?.is_empty()
+        {
+            return Err(Error::Refused(format!(
+                "schema {schema} on {} already holds tables and is not a shardctl directory: choose another directory.schema",
+                self.server.name()
+            )));
+        }
+        let before = version.unwrap_or(0);
         if before > SCHEMA_VERSION {
             return Err(self.too_new(before));
         }
@@ -368,6 +389,23 @@ impl Directory {
     /// Registers a node (the address applications use to reach it).
     pub fn add_node(&mut self, name: &str, host: &str, port: u16) -> Result<()> {
         crate::ident::check_host(host)?;
+        if port == 0 {
+            return Err(Error::Usage(format!(
+                "node {name}: port 0 is not a port applications can connect to"
+            )));
+        }
+        // The directory compares names without regard to case: say which spelling it has.
+        if let Some(n) = self
+            .load()?
+            .nodes
+            .iter()
+            .find(|n| n.name.eq_ignore_ascii_case(name))
+        {
+            return Err(Error::Usage(format!(
+                "node {name:?} is already in the directory (as {:?})",
+                n.name
+            )));
+        }
         let table = self.t("nodes");
         self.change(|d, _| {
             d.server
@@ -449,17 +487,9 @@ impl Directory {
         placement: &TablePlacement,
     ) -> Result<()> {
         let snap = self.load()?;
-        let already_sharded = snap
-            .sharded_table(schema.as_str(), table.as_str())
-            .is_some();
-        let already_global = snap
-            .globals
-            .iter()
-            .any(|g| g.schema == schema.as_str() && g.table == table.as_str());
-        if already_sharded || already_global {
+        if let Some(kind) = snap.mapped_as(schema.as_str(), table.as_str()) {
             return Err(Error::Usage(format!(
-                "table {schema}.{table} is already mapped ({})",
-                if already_sharded { "sharded" } else { "global" }
+                "table {schema}.{table} is already mapped ({kind})"
             )));
         }
         let (columns, globals) = (self.t("columns"), self.t("global_tables"));
@@ -553,6 +583,47 @@ impl Directory {
                 format!("UPDATE {locations} SET state = ?, version = ? WHERE shard_id = ?"),
                 vec![state.as_sql().into(), version.into(), shard_id.into()],
             ))
+        })
+    }
+
+    /// Removes a table's mapping (sharded or global), as the directory spells it.
+    pub fn remove_table(&mut self, schema: &str, table: &str) -> Result<()> {
+        let (columns, globals) = (self.t("columns"), self.t("global_tables"));
+        self.change(|d, _| {
+            for t in [&columns, &globals] {
+                d.server.exec(&Stmt::with(
+                    format!("DELETE FROM {t} WHERE schema_name = ? AND table_name = ?"),
+                    vec![schema.into(), table.into()],
+                ))?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Removes a partition function (the caller checked it has no shard and no table).
+    pub fn remove_function(&mut self, func_id: u32) -> Result<()> {
+        let table = self.t("partition_functions");
+        self.change(|d, _| {
+            d.server.exec(&Stmt::with(
+                format!("DELETE FROM {table} WHERE func_id = ?"),
+                vec![func_id.into()],
+            ))
+        })
+    }
+
+    /// Removes a shard, its mapping and location, whatever its state (the caller checked
+    /// it holds no rows).
+    pub fn delete_shard(&mut self, shard_id: u32) -> Result<()> {
+        let tables = ["ranges", "hashes", "lists"].map(|t| self.t(t));
+        let locations = self.t("locations");
+        self.change(|d, _| {
+            for t in tables.iter().chain(std::iter::once(&locations)) {
+                d.server.exec(&Stmt::with(
+                    format!("DELETE FROM {t} WHERE shard_id = ?"),
+                    vec![shard_id.into()],
+                ))?;
+            }
+            Ok(())
         })
     }
 

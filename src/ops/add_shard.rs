@@ -6,8 +6,8 @@ use crate::config::Inventory;
 use crate::copy::objects::{self, SchemaObjects};
 use crate::copy::SchemaPair;
 use crate::directory::{
-    shard_schema, DirNode, Directory, Function, Key, NewMapping, RingPoint, ShardState,
-    ShardingType, Snapshot,
+    coverage, shard_schema, Coverage, DirNode, Directory, Function, Key, NewMapping, RingPoint,
+    ShardState, ShardingType, Snapshot,
 };
 use crate::error::{Error, Result};
 use crate::ident::Ident;
@@ -121,7 +121,15 @@ pub fn resolve_mapping(
                 return Err(Error::Usage("--values needs at least one value".into()));
             }
             let mut keys: Vec<Key> = Vec::new();
-            for v in values {
+            for (i, v) in values.iter().enumerate() {
+                let v = v.trim();
+                if v.is_empty() {
+                    return Err(Error::Usage(format!(
+                        "--values: value {} of {} is empty",
+                        i + 1,
+                        values.len()
+                    )));
+                }
                 let k = func.key_type.parse(v)?;
                 if keys.contains(&k) {
                     return Err(Error::Usage(format!("value {k} is given twice")));
@@ -143,6 +151,103 @@ pub fn resolve_mapping(
         (ShardingType::Range, _) => Err(wrong("--lower-bound")),
         (ShardingType::Hash, _) => Err(wrong("--point auto|HEX")),
         (ShardingType::List, _) => Err(wrong("--values")),
+    }
+}
+
+/// `snap` with `mapping` given to a shard `id` of `func` (not otherwise in the snapshot).
+fn with_new_mapping(
+    mut snap: Snapshot,
+    func: &Function,
+    mapping: &NewMapping,
+    id: u32,
+) -> Snapshot {
+    use crate::directory::{HashRow, ListRow, RangeRow};
+    match mapping {
+        NewMapping::LowerBound(key) => snap.ranges.push(RangeRow {
+            func_id: func.id,
+            lower_bound: key.clone(),
+            shard_id: id,
+        }),
+        NewMapping::Point(point) => snap.points.push(HashRow {
+            func_id: func.id,
+            point: *point,
+            shard_id: id,
+        }),
+        NewMapping::Values(values) => snap.lists.extend(values.iter().map(|v| ListRow {
+            func_id: func.id,
+            value: v.clone(),
+            shard_id: id,
+        })),
+    }
+    snap
+}
+
+/// Refuses a mapping that takes keys from a shard holding rows with them: those rows
+/// would stay where they are while lookups send their keys to the new, empty shard (and a
+/// prune of the old shard would delete them). Moving keys with their rows is a split.
+/// Reads one row at most per sharded table of each shard that gives keys away.
+fn refuse_taking_rows(
+    inv: &Inventory,
+    snap: &Snapshot,
+    func: &Function,
+    mapping: &NewMapping,
+) -> Result<()> {
+    let after = with_new_mapping(snap.clone(), func, mapping, u32::MAX);
+    let columns: Vec<(Ident, Ident, Ident)> = snap
+        .tables
+        .iter()
+        .filter(|t| t.func_id == func.id)
+        .map(|t| {
+            Ok((
+                Ident::new("schema", &t.schema)?,
+                Ident::new("table", &t.table)?,
+                Ident::new("column", &t.column)?,
+            ))
+        })
+        .collect::<Result<_>>()?;
+    for shard in snap.shards_of(func.id) {
+        if matches!(coverage(snap, func, shard.id), Coverage::None) {
+            continue;
+        }
+        let mut server: Option<Server> = None;
+        for (schema, table, column) in &columns {
+            let before = crate::prune::predicate::not_owned(snap, shard, column)?;
+            let now = crate::prune::predicate::not_owned(&after, shard, column)?;
+            if before == now {
+                continue;
+            }
+            let physical = Ident::new("schema", &shard_schema(schema.as_str(), shard.id))?;
+            let server = match &mut server {
+                Some(s) => s,
+                None => server.insert(Server::connect_node(inv, &shard.node)?),
+            };
+            if !server.schema_exists(&physical)? {
+                continue;
+            }
+            let cond = statements::newly_not_owned(&before, &now);
+            let found = server.first::<mysql::Value>(&statements::first_key_where(
+                &physical, table, column, &cond,
+            ))?;
+            if let Some(key) = found {
+                return Err(Error::Refused(format!(
+                    "shard {} holds rows the new shard would take ({physical}.{table} has {column} = {}): adding it would strand them; split the shard instead (`shardctl split --shard {}`)",
+                    shard.id,
+                    key_text(&key),
+                    shard.id
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A key read back from a server, as an operator would type it.
+fn key_text(v: &mysql::Value) -> String {
+    match v {
+        mysql::Value::Int(i) => i.to_string(),
+        mysql::Value::UInt(u) => u.to_string(),
+        mysql::Value::Bytes(b) => format!("{:?}", String::from_utf8_lossy(b)),
+        other => other.as_sql(false),
     }
 }
 
@@ -218,7 +323,7 @@ pub fn add_shard(inv: &Inventory, req: &AddShard) -> Result<Added> {
     let node: DirNode = snap
         .nodes
         .iter()
-        .find(|n| n.name == req.node)
+        .find(|n| n.name.eq_ignore_ascii_case(&req.node))
         .cloned()
         .ok_or_else(|| {
             Error::Usage(format!(
@@ -226,14 +331,28 @@ pub fn add_shard(inv: &Inventory, req: &AddShard) -> Result<Added> {
                 req.node, req.node
             ))
         })?;
-    inv.node(&req.node)?;
+    inv.node(&node.name)?;
     let mapping = resolve_mapping(&snap, &func, &req.placement)?;
+    refuse_taking_rows(inv, &snap, &func, &mapping)?;
     let logical = snap.function_schemas(func.id);
     if logical.is_empty() {
         return Err(Error::Usage(format!(
             "function {} has no sharded tables yet: map them with `shardctl table add SCHEMA.TABLE --function {} --column COL`",
             func.name, func.name
         )));
+    }
+
+    // The shard's id is only known once it is inserted; ids grow, so the next one has at
+    // least as many digits as the largest so far plus one.
+    let next_id = snap.shards.iter().map(|s| s.id).max().unwrap_or(0) + 1;
+    for l in &logical {
+        let name = shard_schema(l, next_id);
+        if name.len() > crate::ident::MAX_IDENT_LEN {
+            return Err(Error::Usage(format!(
+                "the shard's schema name {name} would be longer than {} characters: schema {l} is too long to shard",
+                crate::ident::MAX_IDENT_LEN
+            )));
+        }
     }
 
     // Check every template before changing anything.
@@ -262,12 +381,19 @@ pub fn add_shard(inv: &Inventory, req: &AddShard) -> Result<Added> {
         }
         templates.push((l.clone(), source_schema));
     }
-    let mut target = Server::connect_node(inv, &req.node)?;
+    let mut target = Server::connect_node(inv, &node.name)?;
     let shard_id = dir.insert_shard(&func, &node, &mapping)?;
-    let targets: Vec<Ident> = logical
+    let targets: Vec<Ident> = match logical
         .iter()
         .map(|l| Ident::new("schema", &shard_schema(l, shard_id)))
-        .collect::<Result<_>>()?;
+        .collect::<Result<_>>()
+    {
+        Ok(t) => t,
+        Err(e) => {
+            let _ = dir.delete_offline_shard(shard_id);
+            return Err(e);
+        }
+    };
     let read: Result<Vec<SchemaTemplate>> = templates
         .iter()
         .zip(&targets)
@@ -287,7 +413,7 @@ pub fn add_shard(inv: &Inventory, req: &AddShard) -> Result<Added> {
             if target.schema_exists(t)? {
                 return Err(Error::Refused(format!(
                     "schema {t} already exists on node {}; it is not shardctl's to overwrite",
-                    req.node
+                    node.name
                 )));
             }
         }
@@ -320,7 +446,7 @@ pub fn add_shard(inv: &Inventory, req: &AddShard) -> Result<Added> {
             }
             Ok(Added {
                 shard_id,
-                node: req.node.clone(),
+                node: node.name.clone(),
                 schemas: targets.iter().map(|t| t.to_string()).collect(),
                 tables,
                 global_rows,

@@ -2,9 +2,11 @@
 //! before its first change, and undoes its own partial work when a later step fails.
 
 pub mod add_shard;
+pub mod add_table;
 pub mod effects;
 pub mod fence;
 pub mod mover;
 pub mod plan;
+pub mod remove;
 pub mod split;
 pub mod steps;

@@ -889,6 +889,56 @@ fn where_after(pk: &[Ident], after: Option<&[Value]>) -> (String, Vec<Value>) {
     }
 }
 
+/// The rows `before` does not match and `after` does: rows a shard owns now and would no
+/// longer own after a mapping change (both are [`not_owned`] conditions over the same
+/// column, under the mapping before and after).
+pub fn newly_not_owned(before: &Condition, after: &Condition) -> Condition {
+    let mut params = before.params.clone();
+    params.extend(after.params.iter().cloned());
+    Condition {
+        sql: format!("(NOT {} AND {})", before.sql, after.sql),
+        params,
+    }
+}
+
+/// `SELECT column FROM s.t WHERE cond LIMIT 1`: one key matching `cond`, if any (a
+/// refusal names it).
+pub fn first_key_where(schema: &Ident, table: &Ident, column: &Ident, cond: &Condition) -> Stmt {
+    Stmt::with(
+        format!(
+            "SELECT {} FROM {} WHERE {} LIMIT 1",
+            column.quoted(),
+            qualified(schema, table),
+            cond.sql
+        ),
+        cond.params.clone(),
+    )
+}
+
+/// `SELECT 1 FROM s.t LIMIT 1`: a row when the table holds any.
+pub fn any_row(schema: &Ident, table: &Ident) -> Stmt {
+    Stmt::text(format!(
+        "SELECT 1 FROM {} LIMIT 1",
+        qualified(schema, table)
+    ))
+}
+
+/// The type of one column (`information_schema.columns.data_type`, e.g. `int`,
+/// `varchar`), with whether its table is a base table; no row when the column (or table)
+/// does not exist.
+pub fn column_data_type(schema: &Ident, table: &Ident, column: &Ident) -> Stmt {
+    Stmt::with(
+        "SELECT c.data_type, t.table_type FROM information_schema.columns c \
+         JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name \
+         WHERE c.table_schema = ? AND c.table_name = ? AND c.column_name = ?",
+        vec![
+            Value::from(schema.as_str()),
+            Value::from(table.as_str()),
+            Value::from(column.as_str()),
+        ],
+    )
+}
+
 /// `SELECT COUNT(*) FROM s.t WHERE cond`.
 pub fn count_where(schema: &Ident, table: &Ident, cond: &Condition) -> Stmt {
     Stmt::with(
