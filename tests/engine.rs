@@ -592,3 +592,57 @@ fn a_fence_statement_left_running_by_a_dead_owner_is_ended_by_the_next_one() {
     );
     assert_clean_and_consistent("after a dead owner's statement");
 }
+
+/// A name read back from the journal reaches SQL only as a validated identifier: a journal
+/// row edited to smuggle SQL into a hidden table name stops `resume` with one line and
+/// changes nothing; put back, the operation finishes.
+#[test]
+fn a_tampered_journal_name_is_refused_before_any_statement() {
+    fleet();
+    let _s = serial();
+    let source = node_of_shard();
+    let mut child = move_paused_for("after:lock", "shard", 3);
+    let op = last_op();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let mut d = connect(fleet(), "node1");
+    let step_of = |d: &mut shardctl::server::Server| -> (u32, String) {
+        d.first::<(u32, String)>(&Stmt::with(
+            "SELECT step_no, outputs FROM shardctl.operation_steps WHERE op_id = ? AND outputs IS NOT NULL ORDER BY step_no DESC LIMIT 1",
+            vec![op.into()],
+        ))
+        .unwrap()
+        .unwrap()
+    };
+    let (step, original) = step_of(&mut d);
+    let mut state: serde_json::Value = serde_json::from_str(&original).unwrap();
+    assert!(
+        state["fenced_tables"][0][2].is_string(),
+        "the journal names the hidden tables: {state}"
+    );
+    state["fenced_tables"][0][2] = "x` TO `y`; DROP DATABASE app_1; --".into();
+    let set = |d: &mut shardctl::server::Server, text: &str| {
+        d.exec(&Stmt::with(
+            "UPDATE shardctl.operation_steps SET outputs = ? WHERE op_id = ? AND step_no = ?",
+            vec![text.into(), op.into(), step.into()],
+        ))
+        .unwrap();
+    };
+    set(&mut d, &state.to_string());
+    let out = cli(&["resume", &op.to_string()]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("invalid table name"), "{err}");
+    let mut s = connect(fleet(), &source);
+    assert_eq!(
+        count(
+            &mut s,
+            "SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = 'app_1'"
+        ),
+        1,
+        "the shard's schema is still there"
+    );
+    set(&mut d, &original);
+    cli(&["resume", &op.to_string()]).assert().success();
+    assert_clean_and_consistent("after a tampered journal was put back");
+}
