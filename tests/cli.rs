@@ -394,3 +394,119 @@ fn sandbox_lifecycle_and_its_refusals() {
         .success();
     assert!(!dir.exists());
 }
+
+#[test]
+fn completions_and_man_pages_are_generated_from_the_commands() {
+    let out = shardctl().args(["completions", "bash"]).assert().success();
+    let script = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    for word in ["move", "split", "prune", "rebalance", "--fence"] {
+        assert!(script.contains(word), "bash completion lacks {word}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_file(dir.path(), "shardctl.bash", &script);
+    let syntax = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(syntax.status.success(), "{syntax:?}");
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        shardctl()
+            .args(["completions", shell])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("shardctl"));
+    }
+    shardctl()
+        .args(["completions", "tcsh"])
+        .assert()
+        .code(USAGE)
+        .stderr(predicate::str::contains("tcsh"));
+
+    let page = shardctl().arg("man").assert().success();
+    let page = String::from_utf8_lossy(&page.get_output().stdout).to_string();
+    assert!(page.contains(".TH shardctl 1"), "{page}");
+    for sub in [
+        "move",
+        "split",
+        "prune",
+        "resume",
+        "abort",
+        "completions",
+        "man",
+    ] {
+        assert!(
+            page.contains(&format!("shardctl\\-{sub}(1)")),
+            "the man page does not list {sub}"
+        );
+    }
+    shardctl()
+        .args(["man", "move"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(".TH shardctl-move 1"))
+        .stdout(predicate::str::contains("shardctl move"))
+        .stdout(predicate::str::contains("\\-\\-config"))
+        .stdout(predicate::str::contains("\\-\\-fence"));
+    let out = shardctl().args(["man", "nosuch"]).assert().code(USAGE);
+    assert!(one_line(&out.get_output().stderr).contains("no command \"nosuch\""));
+}
+
+#[test]
+fn config_check_connects_to_every_node_and_names_the_one_that_fails() {
+    let sb = sandbox3();
+    let inv = sb.inventory_path();
+    let out = shardctl()
+        .args(["--config", inv.to_str().unwrap(), "config", "check"])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    for node in ["node1", "node2", "node3"] {
+        assert!(text.contains(node), "{text}");
+    }
+    assert!(text.contains("MariaDB"), "{text}");
+
+    // One more node, on a port nothing listens on.
+    let port = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let mut yaml: serde_yaml::Value =
+        serde_yaml::from_str(&std::fs::read_to_string(&inv).unwrap()).unwrap();
+    let dead: serde_yaml::Value =
+        serde_yaml::from_str(&format!("host: 127.0.0.1\nport: {port}\nuser: shardctl")).unwrap();
+    yaml["nodes"]
+        .as_mapping_mut()
+        .unwrap()
+        .insert("deadnode".into(), dead);
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_file(
+        dir.path(),
+        "inv.yaml",
+        &serde_yaml::to_string(&yaml).unwrap(),
+    );
+    let out = shardctl()
+        .args([
+            "--config",
+            path.to_str().unwrap(),
+            "--output",
+            "json",
+            "config",
+            "check",
+        ])
+        .assert()
+        .code(SERVER)
+        .get_output()
+        .clone();
+    let err = one_line(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "node deadnode: cannot connect to 127.0.0.1:{port}"
+        )),
+        "{err}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let nodes = v["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 4);
+    assert_eq!(nodes.iter().filter(|n| n["ok"] == true).count(), 3, "{v}");
+}

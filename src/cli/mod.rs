@@ -2,6 +2,7 @@
 //! and print; the library does the work.
 
 mod directory;
+mod meta;
 mod mv;
 mod sandbox;
 mod status;
@@ -124,6 +125,26 @@ pub enum Command {
         after_help = "Example:\n  shardctl --config sandbox/shardctl.yaml status\n  shardctl status --node node2 --output json"
     )]
     Status(status::StatusArgs),
+    /// The inventory: `config check` parses it and connects to every node.
+    #[command(subcommand)]
+    Config(meta::ConfigCommand),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    #[command(
+        after_help = "Example:\n  shardctl completions bash > /etc/bash_completion.d/shardctl\n  shardctl completions zsh > ~/.zfunc/_shardctl"
+    )]
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): shardctl's, or one command's.
+    #[command(
+        after_help = "Example:\n  shardctl man > shardctl.1 && man ./shardctl.1\n  shardctl man move > shardctl-move.1"
+    )]
+    Man {
+        /// A command whose page to print (e.g. `move`).
+        command: Option<String>,
+    },
 }
 
 /// Shared context handed to handlers.
@@ -169,5 +190,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Shard(cmd) => directory::shard(&ctx, cmd),
         Command::Lookup(args) => directory::lookup(&ctx, args),
         Command::Analyze(args) => directory::analyze(&ctx, args),
+        Command::Config(cmd) => meta::config(&ctx, cmd),
+        Command::Completions { shell } => meta::completions(shell),
+        Command::Man { command } => meta::man(command.as_deref()),
     }
 }
