@@ -396,48 +396,220 @@ pub struct ClientOptions {
     pub password: Option<String>,
 }
 
-/// Reads the `[client]` group of a MySQL option file (the format of `~/.my.cnf`).
+/// Reads the `[client]` group of a MySQL option file (the format of `~/.my.cnf`), as
+/// strictly as the server's own client: an option outside any group, a group header
+/// without its `]`, a line that is not `name`, `name = value`, a comment or an
+/// `!include` / `!includedir` directive, an unclosed quote, and a file without a
+/// `[client]` group are errors naming the file and line.
 pub fn read_option_file(path: &Path) -> Result<ClientOptions> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Error::Config(format!("cannot read option file {}: {e}", path.display())))?;
-    Ok(parse_option_file(&text))
+    let mut out = ClientOptions::default();
+    let mut seen_client = false;
+    read_option_file_into(path, 0, &mut out, &mut seen_client)?;
+    if !seen_client {
+        return Err(Error::Config(format!(
+            "option file {}: no [client] group (shardctl reads user and password from it)",
+            path.display()
+        )));
+    }
+    Ok(out)
 }
 
-fn parse_option_file(text: &str) -> ClientOptions {
-    let mut out = ClientOptions::default();
-    let mut in_client = false;
-    for line in text.lines() {
-        let line = line.trim();
+fn read_option_file_into(
+    path: &Path,
+    depth: usize,
+    out: &mut ClientOptions,
+    seen_client: &mut bool,
+) -> Result<()> {
+    if depth > 10 {
+        return Err(Error::Config(format!(
+            "option file {}: !include nested more than 10 deep",
+            path.display()
+        )));
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::Config(format!("cannot read option file {}: {e}", path.display())))?;
+    for item in parse_option_file(&text)
+        .map_err(|(line, why)| Error::Config(format!("{}:{line}: {why}", path.display())))?
+    {
+        match item {
+            OptionItem::Client { user, password } => {
+                *seen_client = true;
+                if user.is_some() {
+                    out.user = user;
+                }
+                if password.is_some() {
+                    out.password = password;
+                }
+            }
+            OptionItem::Include(file) => {
+                let file = path.parent().unwrap_or(Path::new(".")).join(file);
+                read_option_file_into(&file, depth + 1, out, seen_client)?;
+            }
+            OptionItem::IncludeDir(dir) => {
+                let dir = path.parent().unwrap_or(Path::new(".")).join(dir);
+                let mut files: Vec<_> = std::fs::read_dir(&dir)
+                    .map_err(|e| {
+                        Error::Config(format!(
+                            "cannot read option directory {}: {e}",
+                            dir.display()
+                        ))
+                    })?
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.extension().is_some_and(|x| x == "cnf"))
+                    .collect();
+                files.sort();
+                for f in files {
+                    read_option_file_into(&f, depth + 1, out, seen_client)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What one option file gives, in order.
+#[derive(Debug, PartialEq)]
+enum OptionItem {
+    /// A `[client]` group (possibly empty).
+    Client {
+        user: Option<String>,
+        password: Option<String>,
+    },
+    /// `!include FILE`.
+    Include(String),
+    /// `!includedir DIR`.
+    IncludeDir(String),
+}
+
+/// Parses option-file text; an error is (line number, why).
+fn parse_option_file(text: &str) -> std::result::Result<Vec<OptionItem>, (usize, String)> {
+    let mut items = Vec::new();
+    let mut group: Option<String> = None;
+    for (i, raw) in text.lines().enumerate() {
+        let no = i + 1;
+        let line = raw.trim();
         if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
             continue;
         }
-        if line.starts_with('[') {
-            in_client = line.trim_matches(|c| c == '[' || c == ']').trim() == "client";
+        if let Some(rest) = line.strip_prefix('!') {
+            let (directive, arg) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+            let arg = arg.trim();
+            if arg.is_empty() {
+                return Err((no, format!("!{directive} needs a path")));
+            }
+            match directive {
+                "include" => items.push(OptionItem::Include(arg.to_string())),
+                "includedir" => items.push(OptionItem::IncludeDir(arg.to_string())),
+                _ => return Err((no, format!("unknown directive !{directive}"))),
+            }
             continue;
         }
-        if !in_client {
+        if let Some(rest) = line.strip_prefix('[') {
+            let Some((name, after)) = rest.split_once(']') else {
+                return Err((no, format!("group header {line:?} has no closing ]")));
+            };
+            let after = after.trim();
+            if !(after.is_empty() || after.starts_with('#')) {
+                return Err((no, format!("text after the group header: {after:?}")));
+            }
+            let name = name.trim();
+            if name.is_empty() {
+                return Err((no, "empty group name []".into()));
+            }
+            if name == "client" {
+                items.push(OptionItem::Client {
+                    user: None,
+                    password: None,
+                });
+            }
+            group = Some(name.to_string());
             continue;
         }
-        let Some((key, value)) = line.split_once('=') else {
-            continue;
+        let Some(g) = &group else {
+            return Err((no, "option outside any [group]".into()));
         };
-        let value = unquote(value.trim());
-        match key.trim().replace('-', "_").as_str() {
-            "user" => out.user = Some(value),
-            "password" => out.password = Some(value),
-            _ => {}
+        let (key, value) = match line.split_once('=') {
+            Some((k, v)) => (k.trim(), Some(v.trim())),
+            None => (strip_comment(line).trim(), None),
+        };
+        if key.is_empty()
+            || !key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return Err((
+                no,
+                format!(
+                    "not an option (name or name = value): {:?}",
+                    first_words(line)
+                ),
+            ));
+        }
+        let value = match value {
+            Some(v) => Some(option_value(v).map_err(|why| (no, why))?),
+            None => None,
+        };
+        if g != "client" {
+            continue;
+        }
+        if let Some(OptionItem::Client { user, password }) = items.last_mut() {
+            match key.replace('-', "_").as_str() {
+                "user" => *user = value,
+                "password" => *password = value,
+                _ => {}
+            }
         }
     }
-    out
+    Ok(items)
 }
 
-fn unquote(v: &str) -> String {
-    for q in ['"', '\''] {
-        if v.len() >= 2 && v.starts_with(q) && v.ends_with(q) {
-            return v[1..v.len() - 1].to_string();
+/// At most the first 20 characters of a line, for messages (never a whole secret line).
+fn first_words(line: &str) -> String {
+    let mut s: String = line.chars().take(20).collect();
+    if s.len() < line.len() {
+        s.push_str("...");
+    }
+    s
+}
+
+/// An unquoted value ends at a `#` comment.
+fn strip_comment(v: &str) -> &str {
+    match v.find('#') {
+        Some(i) => &v[..i],
+        None => v,
+    }
+}
+
+/// A value as the client reads it: quoted ('..' or "..", backslash escapes inside, only a
+/// comment after it) or bare (up to a `#` comment, trailing blanks removed).
+fn option_value(v: &str) -> std::result::Result<String, String> {
+    let Some(q) = v.chars().next().filter(|c| *c == '"' || *c == '\'') else {
+        return Ok(strip_comment(v).trim_end().to_string());
+    };
+    let mut out = String::new();
+    let mut chars = v[1..].chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some('r') => out.push('\r'),
+                Some('b') => out.push('\u{8}'),
+                Some('s') => out.push(' '),
+                Some(other) => out.push(other),
+                None => return Err("a value ends with a lone backslash".into()),
+            },
+            c if c == q => {
+                let rest = chars.as_str().trim();
+                if !(rest.is_empty() || rest.starts_with('#')) {
+                    return Err("text after a quoted value".into());
+                }
+                return Ok(out);
+            }
+            c => out.push(c),
         }
     }
-    v.to_string()
+    Err(format!("a value's {q} quote is never closed"))
 }
 
 /// Connection timeouts taken from the defaults.
@@ -532,11 +704,46 @@ nodes:
 
     #[test]
     fn option_files_give_user_and_password() {
-        let opts = parse_option_file(
-            "[mysqld]\nuser=mysql\n[client]\nuser = app\npassword = \"p#w=d\"\n[mysql]\npassword=x\n",
+        let items = parse_option_file(
+            "# c\n[mysqld]\nuser=mysql\nskip-networking\n[client]\nuser = app\npassword = \"p#w=d\"  # note\n[mysql]\npassword=x\n",
+        )
+        .unwrap();
+        assert_eq!(
+            items,
+            vec![OptionItem::Client {
+                user: Some("app".into()),
+                password: Some("p#w=d".into())
+            }]
         );
-        assert_eq!(opts.user.as_deref(), Some("app"));
-        assert_eq!(opts.password.as_deref(), Some("p#w=d"));
+        let items = parse_option_file("[client]\npassword=a b # c\n!include other.cnf\n").unwrap();
+        assert_eq!(
+            items[0],
+            OptionItem::Client {
+                user: None,
+                password: Some("a b".into())
+            }
+        );
+        assert_eq!(items[1], OptionItem::Include("other.cnf".into()));
+    }
+
+    #[test]
+    fn option_files_are_parsed_strictly() {
+        for (text, line, want) in [
+            ("garbage in a file\n", 1, "option outside any [group]"),
+            ("[client\nuser=a\n", 1, "has no closing ]"),
+            (
+                "[client]\nuser=a\nthis is not an option\n",
+                3,
+                "not an option",
+            ),
+            ("[client]\npassword=\"abc\n", 2, "never closed"),
+            ("[client]\n!inclde x\n", 2, "unknown directive"),
+            ("[client] x\n", 1, "text after the group header"),
+        ] {
+            let (no, why) = parse_option_file(text).unwrap_err();
+            assert_eq!(no, line, "{text:?}: {why}");
+            assert!(why.contains(want), "{text:?}: {why}");
+        }
     }
 
     #[test]

@@ -4,9 +4,59 @@
 //! at a known place) or `hang` / `hang=SECS` (it waits 30 s or SECS ignoring interrupts, as
 //! a step stuck on an unresponsive server would). POINTs are `after:<step>` and `copy`
 //! (inside the copy: the native method after each batch written, the dump method once, after
-//! the first INSERT reaches the client). Unset, every point is a no-op.
+//! the first INSERT reaches the client), `prune-chunk`, and `before:`, `done:` or
+//! `journaled:` followed by an effect's name. Unset, every point is a no-op; set, every
+//! entry must name a known action and point ([`check_env`]), so a typo never silently
+//! tests nothing.
 
 use std::time::{Duration, Instant};
+
+/// Checks `SHARDCTL_FAULT`: each entry is `ACTION@POINT` with a known action and point.
+pub fn check_env() -> crate::error::Result<()> {
+    let Ok(spec) = std::env::var("SHARDCTL_FAULT") else {
+        return Ok(());
+    };
+    check_spec(&spec).map_err(|e| crate::error::Error::Usage(format!("SHARDCTL_FAULT: {e}")))
+}
+
+fn check_spec(spec: &str) -> Result<(), String> {
+    for entry in spec.split(',').map(str::trim) {
+        let Some((action, at)) = entry.split_once('@') else {
+            return Err(format!("entry {entry:?} is not ACTION@POINT"));
+        };
+        let (name, secs) = match action.split_once('=') {
+            Some((a, n)) => (a, Some(n)),
+            None => (action, None),
+        };
+        match (name, secs) {
+            ("crash", None) => {}
+            ("pause" | "hang", None) => {}
+            ("pause" | "hang", Some(n)) if n.parse::<u64>().is_ok() => {}
+            ("pause" | "hang", Some(n)) => {
+                return Err(format!("entry {entry:?}: {n:?} is not a number of seconds"))
+            }
+            _ => {
+                return Err(format!(
+                    "entry {entry:?}: unknown action {action:?} (crash, pause[=SECS], hang[=SECS])"
+                ))
+            }
+        }
+        let known = match at.split_once(':') {
+            Some(("before" | "done" | "journaled", e)) => {
+                crate::ops::mover::Effect::ALL.iter().any(|x| x.name() == e)
+            }
+            Some(("after", s)) => crate::playbook::STEP_NAMES.contains(&s),
+            Some(_) => false,
+            None => at == "copy" || at == "prune-chunk",
+        };
+        if !known {
+            return Err(format!(
+                "entry {entry:?}: unknown point {at:?} (before:|done:|journaled:EFFECT, after:STEP, copy, prune-chunk)"
+            ));
+        }
+    }
+    Ok(())
+}
 
 /// Passes a fault point.
 pub fn point(name: &str) {
@@ -41,6 +91,26 @@ pub fn point(name: &str) {
                 std::thread::sleep(Duration::from_secs(secs));
             }
             _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_spec;
+
+    #[test]
+    fn unknown_entries_are_named() {
+        assert!(check_spec("crash@before:flip, pause=3@after:lock,hang@copy").is_ok());
+        for (spec, want) in [
+            ("crash@before:flp", "unknown point \"before:flp\""),
+            ("explode@after:lock", "unknown action \"explode\""),
+            ("pause=x@copy", "\"x\" is not a number"),
+            ("crash", "is not ACTION@POINT"),
+            ("crash@after:nothing", "unknown point"),
+        ] {
+            let e = check_spec(spec).unwrap_err();
+            assert!(e.contains(want), "{spec}: {e}");
         }
     }
 }

@@ -562,7 +562,7 @@ pub fn analyze(ctx: &Context, args: AnalyzeArgs) -> Result<()> {
 #[derive(Debug, clap::Args)]
 pub struct SampleArgs {
     /// Number of employees to write.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
     pub count: u32,
     /// First emp_no.
     #[arg(long, default_value_t = 10001, allow_hyphen_values = true)]

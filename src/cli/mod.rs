@@ -162,9 +162,44 @@ impl Context {
     }
 }
 
+/// `--max-moves`, `--parallel`, ...: a count of at least 1.
+fn at_least_one(s: &str) -> std::result::Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("{s:?} is not a whole number")),
+    }
+}
+
+/// Copy and verification workers: 1 to 64.
+fn workers(s: &str) -> std::result::Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=64).contains(&n) => Ok(n),
+        _ => Err(format!("{s:?}: workers must be 1 to 64")),
+    }
+}
+
+/// `sandbox up --nodes`: 1 to 9 servers.
+fn sandbox_nodes(s: &str) -> std::result::Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=9).contains(&n) => Ok(n),
+        _ => Err(format!("{s:?}: a sandbox has 1 to 9 nodes")),
+    }
+}
+
+/// `--threshold`: a finite fraction, 0 or more.
+fn non_negative_f64(s: &str) -> std::result::Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(f) if f.is_finite() && f >= 0.0 => Ok(f),
+        Ok(_) => Err(format!("{s} must be 0 or more")),
+        Err(_) => Err(format!("{s:?} is not a number")),
+    }
+}
+
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> Result<()> {
     output::init(cli.verbose, cli.color);
+    crate::fault::check_env()?;
     let ctx = Context {
         config: cli.config,
         format: cli.output,

@@ -399,10 +399,10 @@ pub struct WorkloadArgs {
     pub function: String,
     /// Writes per second, all streams together (one stream and thread per shard, each
     /// writing its share over its shard's whole key space).
-    #[arg(long, default_value_t = 500)]
+    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..))]
     pub rate: u32,
     /// How long to run, seconds.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
     pub seconds: u64,
     /// Create the workload table in every shard first.
     #[arg(long)]
@@ -503,16 +503,16 @@ pub struct PruneArgs {
     #[arg(long)]
     pub dry_run: bool,
     /// Target time of one chunk, milliseconds.
-    #[arg(long, default_value_t = 500)]
+    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u64).range(1..))]
     pub chunk_ms: u64,
     /// Pause while a replica of the node lags more than this (seconds).
     #[arg(long, default_value_t = 1)]
     pub max_lag: u64,
     /// Pause while the node has more running threads than this.
-    #[arg(long, default_value_t = 25)]
+    #[arg(long, default_value_t = 25, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_threads_running: u64,
     /// Give up (resumably) after waiting this long for the throttle, seconds.
-    #[arg(long, default_value_t = 600)]
+    #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
     pub throttle_timeout: u64,
 }
 
@@ -707,10 +707,10 @@ pub enum RebalanceCommand {
         #[arg(long, value_enum, default_value_t = crate::rebalance::Weight::Size)]
         by: crate::rebalance::Weight,
         /// Accept nodes up to (1 + F) times the average utilisation.
-        #[arg(long, default_value_t = 0.05, allow_hyphen_values = true)]
+        #[arg(long, default_value_t = 0.05, allow_hyphen_values = true, value_parser = super::non_negative_f64)]
         threshold: f64,
         /// At most this many moves.
-        #[arg(long)]
+        #[arg(long, value_parser = super::at_least_one)]
         max_moves: Option<usize>,
         /// Move every shard off this node (repeatable).
         #[arg(long)]
@@ -734,13 +734,14 @@ pub enum RebalanceCommand {
         /// The plan file.
         plan: PathBuf,
         /// Moves at once.
-        #[arg(long, default_value_t = 1)]
+        #[arg(long, default_value_t = 1, value_parser = super::at_least_one)]
         parallel: usize,
         /// Moves a node takes part in at once.
-        #[arg(long, default_value_t = 1)]
+        #[arg(long, default_value_t = 1, value_parser = super::at_least_one)]
         per_node: usize,
-        /// When the directory changed since the plan was made, plan again (same weight,
-        /// default limits) and apply that instead of refusing.
+        /// When the directory changed since the plan was made, plan again (same weight and
+        /// the limits recorded in the plan: threshold, max moves, drains, exclusions), print
+        /// the new moves and apply them instead of refusing.
         #[arg(long)]
         replan: bool,
         /// Print each move's dry run (read-only, every effect recorded) instead of moving.
@@ -770,11 +771,12 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
                 threshold,
                 max_moves,
             };
+            let metrics_path = metrics.clone();
             let metrics = metrics
                 .as_deref()
                 .map(crate::rebalance::read_metrics)
                 .transpose()?;
-            let (plan, file) = crate::rebalance::plan_fleet_with(
+            let (plan, mut file) = crate::rebalance::plan_fleet_with(
                 &inv,
                 by,
                 metrics.as_ref(),
@@ -782,6 +784,13 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
                 &drain,
                 &exclude_shard,
             )?;
+            file.limits = Some(crate::rebalance::PlanLimits {
+                threshold,
+                max_moves,
+                drain: drain.clone(),
+                exclude_shard: exclude_shard.clone(),
+                metrics: metrics_path,
+            });
             if let Some(path) = &out {
                 let text =
                     serde_yaml::to_string(&file).map_err(|e| Error::Config(e.to_string()))?;
@@ -853,12 +862,45 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
                 return Ok(());
             }
             if replan && Directory::open(&inv)?.version()? != file.directory_version {
-                let limits = crate::rebalance::planner::Limits {
-                    threshold: 0.05,
-                    max_moves: None,
+                let Some(limits) = file.limits.clone() else {
+                    return Err(Error::Config(format!(
+                        "{}: the plan records no limits to plan again under: make a new one with `shardctl rebalance plan`",
+                        plan.display()
+                    )));
                 };
-                file = crate::rebalance::plan_fleet(&inv, file.by, &limits, &[], &[])?.1;
-                crate::errln!("shardctl: the directory changed since the plan was made; planned again: {} moves", file.moves.len());
+                let metrics = limits
+                    .metrics
+                    .as_deref()
+                    .map(crate::rebalance::read_metrics)
+                    .transpose()?;
+                let old_moves = file.moves.len();
+                file = crate::rebalance::plan_fleet_with(
+                    &inv,
+                    file.by,
+                    metrics.as_ref(),
+                    &limits.limits(),
+                    &limits.drain,
+                    &limits.exclude_shard,
+                )?
+                .1;
+                file.limits = Some(limits.clone());
+                crate::errln!(
+                    "shardctl: the directory changed since the plan was made; planned again under its limits (threshold {}, max moves {}{}{}): {} moves (the old plan had {old_moves})",
+                    limits.threshold,
+                    limits.max_moves.map(|m| m.to_string()).unwrap_or_else(|| "none".into()),
+                    if limits.drain.is_empty() { String::new() } else { format!(", drain {}", limits.drain.join(" ")) },
+                    if limits.exclude_shard.is_empty() { String::new() } else { format!(", excluded shards {}", limits.exclude_shard.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(" ")) },
+                    file.moves.len()
+                );
+                for m in &file.moves {
+                    crate::errln!(
+                        "  move shard {} from {} to {} (weight {})",
+                        m.shard,
+                        m.from,
+                        m.to,
+                        m.weight
+                    );
+                }
             }
             let print = printer(ctx.format, None);
             let quiet = |e: &StepEvent| {

@@ -15,13 +15,13 @@ pub enum SandboxCommand {
     )]
     Up {
         /// Number of servers.
-        #[arg(long, default_value_t = 3)]
+        #[arg(long, default_value_t = 3, value_parser = super::sandbox_nodes)]
         nodes: usize,
         /// Where the sandbox lives.
         #[arg(long, default_value = DEFAULT_DIR)]
         dir: PathBuf,
         /// Port of the first server; the others follow.
-        #[arg(long, default_value_t = DEFAULT_BASE_PORT)]
+        #[arg(long, default_value_t = DEFAULT_BASE_PORT, value_parser = clap::value_parser!(u16).range(1024..))]
         base_port: u16,
     },
     /// Show the sandbox's servers and whether they run.
@@ -86,10 +86,18 @@ pub fn run(ctx: &Context, cmd: SandboxCommand) -> Result<()> {
             dir,
             base_port,
         } => {
+            let existed = dir.exists();
             let sb = SandboxBuilder::new(&dir)
                 .nodes(nodes)
                 .base_port(base_port)
-                .start()?;
+                .start()
+                .inspect_err(|_| {
+                    // A refused start leaves no empty directory behind (remove_dir only
+                    // removes an empty one: nothing a partial start wrote is lost).
+                    if !existed {
+                        let _ = std::fs::remove_dir(&dir);
+                    }
+                })?;
             print_nodes(ctx, &sb);
             if ctx.format == Format::Table {
                 crate::outln!(

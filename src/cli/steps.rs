@@ -33,7 +33,7 @@ pub enum StepCommand {
         #[arg(long)]
         to: Option<PathBuf>,
         /// Parallel workers (native).
-        #[arg(long, default_value_t = 4)]
+        #[arg(long, default_value_t = 4, value_parser = super::workers)]
         workers: usize,
     },
     /// Limit a channel to some schemas (wild-do-table `schema.%`), dynamically.
@@ -101,7 +101,7 @@ pub enum StepCommand {
         #[arg(long)]
         lag_below: Option<u64>,
         /// Give up after this many seconds.
-        #[arg(long)]
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         timeout: u64,
     },
     /// Raise the write fence on a shard's node (journaled; `unlock` lifts it).
@@ -116,7 +116,7 @@ pub enum StepCommand {
         #[arg(long, value_enum, default_value_t = Fence::Shard)]
         fence: Fence,
         /// Longest wait for in-flight transactions, seconds.
-        #[arg(long, default_value_t = 10)]
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
         timeout: u64,
     },
     /// Lift the fence `lock` raised.
@@ -266,7 +266,7 @@ pub fn run(ctx: &Context, cmd: StepCommand) -> Result<()> {
         } => {
             let (op, position) = steps::lock(&inv, shard, fence, timeout)?;
             say(
-                format!("shard {shard} fenced ({fence:?}, operation {op}); source position {position}; lift with `shardctl unlock --shard {shard}`"),
+                format!("shard {shard} fenced ({} fence, operation {op}); source position {position}; lift with `shardctl unlock --shard {shard}`", match fence { Fence::Shard => "shard", Fence::ReadOnly => "read-only" }),
                 serde_json::json!({"op": op, "final_position": position.to_string()}),
             );
         }

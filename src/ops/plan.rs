@@ -1,11 +1,10 @@
 //! The dry run and the check of a move. The dry run connects nowhere: it validates the
 //! inventory and playbook and prints every step with the statements it will send (runtime
-//! values such as coordinates shown as placeholders, secrets masked). The check connects
-//! read-only and runs the preflight.
+//! values such as coordinates shown as placeholders, secrets masked). `--check` is the
+//! live dry run (`Mover::dry_run_move`), not this.
 
 use crate::config::Inventory;
-use crate::directory::Directory;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::ident::{Channel, Ident};
 use crate::playbook::{Fence, Playbook, Step};
 use crate::server::{BinlogPosition, Dialect, Filters, Flavor, SourceSpec, StartAt, Vendor};
@@ -77,10 +76,18 @@ pub fn move_plan(inv: &Inventory, shard: u32, to: &str, pb: &Playbook) -> Result
         .as_ref()
         .and_then(|r| r.user.clone())
         .unwrap_or_else(|| "<replication user>".into());
-    let drops_source = pb
+    let drops_trash = pb
         .steps
         .iter()
         .any(|s| matches!(s, Step::DropSource(k) if !k.keep));
+    let fence = pb
+        .steps
+        .iter()
+        .find_map(|s| match s {
+            Step::Lock(l) => Some(l.fence),
+            _ => None,
+        })
+        .unwrap_or(Fence::Shard);
     let mut steps = Vec::new();
     for (i, step) in pb.steps.iter().enumerate() {
         let (node, actions): (String, Vec<String>) = match step {
@@ -160,15 +167,20 @@ pub fn move_plan(inv: &Inventory, shard: u32, to: &str, pb: &Playbook) -> Result
             Step::Flip(_) => ("directory".into(), vec![
                 "in one transaction: refuse unless this operation's verify step is done; UPDATE locations SET node, host, port, state = 'online', version = <new version> WHERE shard_id = ? AND node = <source>".into(),
             ]),
-            Step::DropSource(k) => (source.clone(), vec![if k.keep {
-                "SET SESSION sql_log_bin = 0; tables stay renamed out of reach".into()
-            } else {
-                "SET SESSION sql_log_bin = 0; on each schema of the shard: DROP TRIGGER each trigger; RENAME TABLE <its tables> TO _shardctl_trash_op<op>_<n>.<same names>; DROP DATABASE <the emptied schema>".into()
-            }]),
+            Step::DropSource(k) => (source.clone(), vec![
+                "SET SESSION sql_log_bin = 0; on each schema of the shard: DROP TRIGGER each trigger; RENAME TABLE <its tables> TO _shardctl_trash_op<op>_<n>.<same names>; DROP DATABASE <the emptied schema>".into(),
+                if k.keep {
+                    "keep: true: the old copy's tables are kept in _shardctl_trash_op<op>_<n> (no client reaches them by the shard's names); drop that schema by hand".into()
+                } else {
+                    "unlock drops _shardctl_trash_op<op>_<n> once the fence is lifted".into()
+                },
+            ]),
             Step::Unlock(_) => (source.clone(), {
-                let mut v = vec!["shard fence: nothing to undo after the flip (the old copy is gone)".to_string()];
-                v.extend(d.set_read_only(false).iter().map(|s| format!("read-only fence: {s}")));
-                if drops_source {
+                let mut v = match fence {
+                    Fence::Shard => vec!["shard fence: nothing to rename back after the flip (the hidden tables went with the old copy)".to_string()],
+                    Fence::ReadOnly => d.set_read_only(false).iter().map(|s| format!("read-only fence: {s}")).collect(),
+                };
+                if drops_trash {
                     v.push("then, the fence lifted: SET SESSION sql_log_bin = 0; DROP DATABASE _shardctl_trash_op<op>_<n> (the old copy's tables)".into());
                 }
                 v
@@ -196,62 +208,4 @@ pub fn move_plan(inv: &Inventory, shard: u32, to: &str, pb: &Playbook) -> Result
         assumed_flavor: flavor.to_string(),
         steps,
     })
-}
-
-/// Connects read-only and runs the preflight of a move; returns what was checked.
-pub fn check_move(inv: &Inventory, shard_id: u32, to: &str) -> Result<Vec<String>> {
-    let mut dir = Directory::open(inv)?;
-    let snap = dir.load()?;
-    let shard = crate::ops::mover::check_request(inv, &snap, shard_id, to)?;
-    if let Some(op) = dir
-        .active_operations()?
-        .into_iter()
-        .find(|o| o.shard_id == Some(shard_id))
-    {
-        return Err(Error::Refused(format!(
-            "shard {shard_id} is under operation {} ({}, {}): resume or abort it first",
-            op.id, op.kind, op.state
-        )));
-    }
-    let mut src = crate::server::Server::connect_node(inv, &shard.node)?;
-    let mut tgt = crate::server::Server::connect_node(inv, to)?;
-    let (s, t) = (src.settings()?, tgt.settings()?);
-    let mut out = vec![format!("shard {shard_id} is online on {}", shard.node)];
-    if !s.log_bin || s.binlog_format != "ROW" {
-        return Err(Error::Refused(format!(
-            "the source {} must log in ROW format (log_bin {}, format {})",
-            shard.node, s.log_bin, s.binlog_format
-        )));
-    }
-    out.push(format!("{}: binary log on, ROW format", shard.node));
-    if s.server_id == t.server_id {
-        return Err(Error::Refused(format!(
-            "{} and {to} share server_id {}",
-            shard.node, s.server_id
-        )));
-    }
-    out.push(format!(
-        "server_id {} and {} differ",
-        s.server_id, t.server_id
-    ));
-    for schema in snap.shard_schemas(&shard) {
-        let id = Ident::new("schema", &schema)?;
-        if tgt.schema_exists(&id)? {
-            return Err(Error::Refused(format!(
-                "the target {to} already has a schema {schema}"
-            )));
-        }
-    }
-    out.push(format!("{to} has none of the shard's schemas"));
-    let creds = inv.replication_credentials()?;
-    let mut spec = crate::server::ConnectSpec::for_node(inv, inv.node(&shard.node)?)?;
-    spec.credentials = creds;
-    crate::server::Server::connect(&spec).map_err(|e| {
-        Error::Refused(format!(
-            "the replication account cannot connect to the source {}: {e}",
-            shard.node
-        ))
-    })?;
-    out.push("the replication account connects to the source".into());
-    Ok(out)
 }

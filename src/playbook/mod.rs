@@ -136,7 +136,9 @@ fn default_max_age_secs() -> u64 {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DropSourceParams {
-    /// Keep the renamed copy instead of dropping it.
+    /// Keep the old copy's tables instead of dropping them: they stay in the trash schema
+    /// `_shardctl_trash_op<op>_<n>` on the source (out of every client's reach: the shard's
+    /// own schema is dropped either way) for the operator to drop by hand.
     #[serde(default)]
     pub keep: bool,
 }
@@ -178,6 +180,25 @@ pub enum Step {
     Prune(NoParams),
 }
 
+/// Every step's name, as written in playbooks.
+pub const STEP_NAMES: [&str; 15] = [
+    "preflight",
+    "backup",
+    "change-master",
+    "filter",
+    "start-replication",
+    "wait",
+    "lock",
+    "verify",
+    "confirm",
+    "guard",
+    "flip",
+    "drop-source",
+    "unlock",
+    "reset-replication",
+    "prune",
+];
+
 impl Step {
     /// The step's name as written in playbooks.
     pub fn name(&self) -> &'static str {
@@ -212,9 +233,10 @@ pub struct Playbook {
 }
 
 impl Playbook {
-    /// Parses and checks playbook text; `origin` names it in messages.
+    /// Parses and checks playbook text; `origin` names it in messages. A wrong field is
+    /// named by its path and line: `pb.yaml:15:5: steps[7].lock.timeout_secs: ...`.
     pub fn parse(origin: &str, text: &str) -> Result<Playbook> {
-        let pb: Playbook = serde_yaml::from_str(text).map_err(|e| {
+        let located = |e: &serde_yaml::Error| {
             let msg = e.to_string();
             let msg = match msg.rfind(" at line ") {
                 Some(i) => msg[..i].to_string(),
@@ -224,7 +246,23 @@ impl Playbook {
                 Some(l) => Error::Config(format!("{origin}:{}:{}: {msg}", l.line(), l.column())),
                 None => Error::Config(format!("{origin}: {msg}")),
             }
-        })?;
+        };
+        let value: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| located(&e))?;
+        let pb: Playbook = match serde_yaml::from_value(value.clone()) {
+            Ok(pb) => pb,
+            Err(e) => {
+                return Err(match locate_step_error(&value, text) {
+                    Some((path, line, msg)) => match line {
+                        Some(l) => Error::Config(format!("{origin}:{l}: {path}: {msg}")),
+                        None => Error::Config(format!("{origin}: {path}: {msg}")),
+                    },
+                    None => match serde_yaml::from_str::<Playbook>(text) {
+                        Err(e) => located(&e),
+                        Ok(_) => Error::Config(format!("{origin}: {e}")),
+                    },
+                })
+            }
+        };
         pb.check(origin)?;
         Ok(pb)
     }
@@ -275,20 +313,55 @@ impl Playbook {
         }
         let pos = |name: &str| self.position(|s| s.name() == name);
         let final_wait = self.position(|s| matches!(s, Step::Wait(w) if w.until.is_some()));
+        // Each step the guarantees rest on, with what its absence would cost.
         let required = [
-            "backup",
-            "change-master",
-            "start-replication",
-            "verify",
-            "lock",
-            "confirm",
-            "flip",
-            "unlock",
+            (
+                "preflight",
+                "nothing would check the servers before the first change",
+            ),
+            ("backup", "there would be no copy"),
+            ("change-master", "no channel would keep the copy current"),
+            (
+                "filter",
+                "the channel would replay every schema of the source on the target",
+            ),
+            ("start-replication", "the channel would never run"),
+            ("verify", "the copy would never be compared with the source"),
+            ("lock", "no fence would stop writes to the old copy"),
+            (
+                "confirm",
+                "nothing under the fence would check what changed since the verification",
+            ),
+            ("flip", "the directory would never point at the copy"),
+            ("unlock", "the fence would never be lifted"),
+            ("reset-replication", "the channel would stay on the target"),
         ];
-        for r in required {
+        for (r, why) in required {
             if pos(r).is_none() {
-                return bad(&format!("a move needs a {r} step"));
+                return bad(&format!("the playbook has no {r} step: {why}"));
             }
+        }
+        for (i, s) in self.steps.iter().enumerate() {
+            if let Step::Lock(l) = s {
+                if l.timeout_secs == 0 {
+                    return bad(&format!("steps[{i}].lock.timeout_secs: must be above 0"));
+                }
+            }
+            let once = !matches!(s, Step::Wait(_));
+            if once && self.steps.iter().filter(|t| t.name() == s.name()).count() > 1 {
+                return bad(&format!("steps[{i}]: {} appears more than once", s.name()));
+            }
+        }
+        if pos("preflight") != Some(0) {
+            return bad("preflight must be the first step: nothing may change before it");
+        }
+        if !(pos("change-master").unwrap() < pos("filter").unwrap()
+            && pos("filter").unwrap() < pos("start-replication").unwrap())
+        {
+            return bad("filter must come between change-master and start-replication: an unfiltered channel replays every schema of the source");
+        }
+        if pos("reset-replication").unwrap() < pos("unlock").unwrap() {
+            return bad("reset-replication must come after unlock: the channel carries the shard until the flip");
         }
         let (verify, lock, confirm, flip) = (
             pos("verify").unwrap(),
@@ -297,7 +370,7 @@ impl Playbook {
             pos("flip").unwrap(),
         );
         let Some(final_wait) = final_wait else {
-            return bad("a move needs a `wait` with `until: final` after the lock");
+            return bad("the playbook has no final wait (`step: wait` with `until: final` after the lock): the flip would not wait for the last writes");
         };
         if !(pos("start-replication").unwrap() < verify
             && verify < lock
@@ -340,7 +413,7 @@ impl Playbook {
                 return bad("a playbook either drops the source (a move) or prunes both shards (a split), not both")
             }
             (None, None) => {
-                return bad("a move needs a drop-source step (the old copy must not stay writable); a split needs a prune step")
+                return bad("the playbook has no drop-source step: the old copy would stay writable after the flip (a split's playbook has prune instead)")
             }
             (None, Some(_)) => match pos("guard") {
                 Some(g) if flip < g && g < pos("unlock").unwrap() => {}
@@ -362,6 +435,100 @@ impl Playbook {
         }
         Ok(())
     }
+}
+
+/// The step and field a playbook's value fails on: (path, line, why). Each step is read
+/// on its own, then each of its fields alone with its `step:` tag, so the message names
+/// `steps[i].<step>.<field>` rather than the step's first line.
+fn locate_step_error(
+    value: &serde_yaml::Value,
+    text: &str,
+) -> Option<(String, Option<usize>, String)> {
+    let steps = value.get("steps")?.as_sequence()?;
+    for (i, item) in steps.iter().enumerate() {
+        let Err(e) = serde_yaml::from_value::<Step>(item.clone()) else {
+            continue;
+        };
+        let Some(map) = item.as_mapping() else {
+            return Some((
+                format!("steps[{i}]"),
+                item_line(text, i, None),
+                e.to_string(),
+            ));
+        };
+        let tag = map.get("step").and_then(|t| t.as_str());
+        let Some(tag) = tag.filter(|t| STEP_NAMES.contains(t)) else {
+            return Some((
+                format!("steps[{i}].step"),
+                item_line(text, i, Some("step")),
+                e.to_string(),
+            ));
+        };
+        for (k, v) in map {
+            let Some(key) = k.as_str().filter(|k| *k != "step") else {
+                continue;
+            };
+            let mut one = serde_yaml::Mapping::new();
+            one.insert("step".into(), tag.into());
+            one.insert(k.clone(), v.clone());
+            if let Err(e) = serde_yaml::from_value::<Step>(serde_yaml::Value::Mapping(one)) {
+                let path = format!("steps[{i}].{tag}.{key}");
+                return Some((path, item_line(text, i, Some(key)), e.to_string()));
+            }
+        }
+        return Some((
+            format!("steps[{i}]"),
+            item_line(text, i, None),
+            e.to_string(),
+        ));
+    }
+    None
+}
+
+/// The line (from 1) of the `i`th item of the block sequence under `steps:`, or of its
+/// `key:` line; None for text written in another style.
+fn item_line(text: &str, i: usize, key: Option<&str>) -> Option<usize> {
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines.iter().position(|l| l.trim_end() == "steps:")?;
+    let mut indent = None;
+    let mut items = Vec::new();
+    let mut end = lines.len();
+    for (no, l) in lines.iter().enumerate().skip(start + 1) {
+        let t = l.trim_start();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        let ind = l.len() - t.len();
+        match indent {
+            None if t.starts_with("- ") => {
+                indent = Some(ind);
+                items.push(no);
+            }
+            Some(x) if ind == x && t.starts_with("- ") => items.push(no),
+            Some(x) if ind <= x => {
+                end = no;
+                break;
+            }
+            _ => {}
+        }
+    }
+    let from = *items.get(i)?;
+    let to = items.get(i + 1).copied().unwrap_or(end);
+    find_key(&lines, from, to, key)
+}
+
+fn find_key(lines: &[&str], from: usize, to: usize, key: Option<&str>) -> Option<usize> {
+    let Some(key) = key else {
+        return Some(from + 1);
+    };
+    (from..to)
+        .find(|&no| {
+            let t = lines[no].trim_start().trim_start_matches("- ").trim_start();
+            t.strip_prefix(key)
+                .is_some_and(|r| r.trim_start().starts_with(':'))
+        })
+        .map(|no| no + 1)
+        .or(Some(from + 1))
 }
 
 #[cfg(test)]
@@ -402,7 +569,7 @@ mod tests {
         let err = Playbook::parse("pb.yaml", &no_drop)
             .unwrap_err()
             .to_string();
-        assert!(err.contains("needs a drop-source"), "{err}");
+        assert!(err.contains("no drop-source step"), "{err}");
         let no_guard: String = SPLIT_PLAYBOOK
             .lines()
             .filter(|l| !l.contains("step: guard"))
@@ -435,7 +602,9 @@ mod tests {
             MOVE_PLAYBOOK.replace("  - step: confirm", "  - step: unlock\n  - step: confirm");
         let err = Playbook::parse("pb.yaml", &text).unwrap_err().to_string();
         assert!(
-            err.contains("before unlock") || err.contains("unlock must come after flip"),
+            err.contains("before unlock")
+                || err.contains("unlock must come after flip")
+                || err.contains("unlock appears more than once"),
             "{err}"
         );
         let text: String = MOVE_PLAYBOOK
@@ -444,10 +613,128 @@ mod tests {
             .map(|l| format!("{l}\n"))
             .collect();
         let err = Playbook::parse("pb.yaml", &text).unwrap_err().to_string();
-        assert!(err.contains("needs a confirm step"), "{err}");
+        assert!(err.contains("no confirm step"), "{err}");
         // The old order (verify under the fence) names the new one.
-        let text = "name: move\nsteps:\n  - step: backup\n  - step: change-master\n  - step: start-replication\n  - step: lock\n  - step: wait\n    until: final\n  - step: verify\n  - step: confirm\n  - step: flip\n  - step: drop-source\n  - step: unlock\n";
+        let text = "name: move\nsteps:\n  - step: preflight\n  - step: backup\n  - step: change-master\n  - step: filter\n  - step: start-replication\n  - step: lock\n  - step: wait\n    until: final\n  - step: verify\n  - step: confirm\n  - step: flip\n  - step: drop-source\n  - step: unlock\n  - step: reset-replication\n";
         let err = Playbook::parse("pb.yaml", text).unwrap_err().to_string();
         assert!(err.contains("the order must be"), "{err}");
+    }
+
+    /// The default move playbook without the step `name` and its parameters.
+    fn without(name: &str) -> String {
+        let mut skipping = false;
+        let mut text = String::new();
+        for l in MOVE_PLAYBOOK.lines() {
+            if l.starts_with("  - step: ") {
+                skipping = l.split_whitespace().nth(2) == Some(name);
+            }
+            if !skipping {
+                text.push_str(l);
+                text.push('\n');
+            }
+        }
+        assert_ne!(text, MOVE_PLAYBOOK, "{name}");
+        text
+    }
+
+    #[test]
+    fn each_missing_guarantee_is_named() {
+        let cases: &[(String, &str)] = &[
+            (without("verify"), "no verify step"),
+            (without("preflight"), "no preflight step"),
+            (without("filter"), "no filter step"),
+            (without("reset-replication"), "no reset-replication step"),
+            (without("drop-source"), "no drop-source step"),
+            (
+                MOVE_PLAYBOOK.replace("    until: final\n", "    lag_below_secs: 0\n"),
+                "no final wait",
+            ),
+            (
+                MOVE_PLAYBOOK.replace("  - step: confirm", "  - step: confirm\n  - step: confirm"),
+                "confirm appears more than once",
+            ),
+            (
+                MOVE_PLAYBOOK.replace(
+                    "    fence: shard\n    timeout_secs: 10",
+                    "    fence: shard\n    timeout_secs: 0",
+                ),
+                "steps[7].lock.timeout_secs: must be above 0",
+            ),
+        ];
+        for (text, want) in cases {
+            let err = Playbook::parse("pb.yaml", text).unwrap_err();
+            let msg = err.to_string();
+            assert!(
+                msg.starts_with("pb.yaml:") && msg.contains(want),
+                "{want}: {msg}"
+            );
+            assert!(!msg.contains('\n'), "{msg}");
+            assert_eq!(err.exit_code(), crate::error::ExitCode::Config);
+        }
+    }
+
+    #[test]
+    fn field_errors_name_the_field_path_and_its_line() {
+        let text = MOVE_PLAYBOOK.replace(
+            "    fence: shard\n    timeout_secs: 10",
+            "    fence: shard\n    timeout_secs: soon",
+        );
+        let err = Playbook::parse("pb.yaml", &text).unwrap_err().to_string();
+        let line = text
+            .lines()
+            .position(|l| l.contains("timeout_secs: soon"))
+            .unwrap()
+            + 1;
+        assert!(
+            err.starts_with(&format!("pb.yaml:{line}: steps[7].lock.timeout_secs: ")),
+            "{err}"
+        );
+        let text = MOVE_PLAYBOOK.replace("    fence: shard", "    fence: everything");
+        let err = Playbook::parse("pb.yaml", &text).unwrap_err().to_string();
+        assert!(err.contains("steps[7].lock.fence: "), "{err}");
+        let text = MOVE_PLAYBOOK.replace("chunk_rows: 10000", "chunk_rows: -5");
+        let err = Playbook::parse("pb.yaml", &text).unwrap_err().to_string();
+        assert!(err.contains("steps[6].verify.chunk_rows: "), "{err}");
+        let text = MOVE_PLAYBOOK.replace("step: verify", "step: verfy");
+        let err = Playbook::parse("pb.yaml", &text).unwrap_err().to_string();
+        assert!(
+            err.contains("steps[6].step: ") && err.contains("verfy"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn keep_leaves_no_old_copy_reachable_and_the_plan_says_so() {
+        let text = MOVE_PLAYBOOK.replace("keep: false", "keep: true");
+        let pb = Playbook::parse("pb.yaml", &text).expect("keep: true is a valid move");
+        let inv = crate::config::Inventory::parse(
+            std::path::Path::new("inv.yaml"),
+            "directory:\n  node: a\nnodes:\n  a:\n    port: 3307\n    user: u\n    password: p\n  b:\n    port: 3308\n    user: u\n    password: p\n",
+        )
+        .unwrap();
+        let plan = crate::ops::plan::move_plan(&inv, 1, "b", &pb)
+            .unwrap()
+            .render();
+        assert!(
+            plan.contains("DROP DATABASE <the emptied schema>"),
+            "{plan}"
+        );
+        assert!(plan.contains("keep: true"), "{plan}");
+        assert!(!plan.contains("DROP DATABASE _shardctl_trash"), "{plan}");
+        assert!(!plan.contains("read-only fence"), "{plan}");
+        let plan = crate::ops::plan::move_plan(&inv, 1, "b", &Playbook::default_move())
+            .unwrap()
+            .render();
+        assert!(plan.contains("DROP DATABASE _shardctl_trash"), "{plan}");
+        // Without keep, the drop of the trash is a fault point; with it, there is none.
+        let points = crate::ops::mover::fault_points(&pb, false);
+        assert!(
+            !points.iter().any(|p| p.contains("drop-trash")),
+            "{points:?}"
+        );
+        assert!(
+            !points.iter().any(|p| p.contains("lower-fence")),
+            "{points:?}"
+        );
     }
 }

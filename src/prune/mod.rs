@@ -364,8 +364,12 @@ impl Throttle {
                 return Ok(started.elapsed());
             }
             if started.elapsed() > self.opts.throttle_timeout {
+                let lag = match lag {
+                    Some(l) => format!("{l}s"),
+                    None => "unknown".to_string(),
+                };
                 return Err(Error::Timeout(format!(
-                    "prune on {} waited {}s for the throttle (replica lag {lag:?}, threads running {running})",
+                    "prune on {} waited {}s for the throttle (replica lag {lag}, threads running {running})",
                     self.node,
                     self.opts.throttle_timeout.as_secs()
                 )));

@@ -37,6 +37,39 @@ pub struct PlanFile {
     pub by: Weight,
     /// The moves, as `move` steps.
     pub moves: Vec<PlannedMove>,
+    /// The limits the plan was made under; `apply --replan` plans again under the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<PlanLimits>,
+}
+
+/// The limits of `rebalance plan`, recorded in the plan file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanLimits {
+    /// `--threshold`.
+    pub threshold: f64,
+    /// `--max-moves`.
+    #[serde(default)]
+    pub max_moves: Option<usize>,
+    /// `--drain`.
+    #[serde(default)]
+    pub drain: Vec<String>,
+    /// `--exclude-shard`.
+    #[serde(default)]
+    pub exclude_shard: Vec<u32>,
+    /// `--metrics`.
+    #[serde(default)]
+    pub metrics: Option<std::path::PathBuf>,
+}
+
+impl PlanLimits {
+    /// The planner's limits.
+    pub fn limits(&self) -> Limits {
+        Limits {
+            threshold: self.threshold,
+            max_moves: self.max_moves,
+        }
+    }
 }
 
 /// One planned move.
@@ -197,6 +230,7 @@ pub fn plan_fleet_with(
                 weight: m.size,
             })
             .collect(),
+        limits: None,
     };
     Ok((plan, file))
 }
@@ -213,21 +247,22 @@ pub fn load_plan(inv: &Inventory, path: &std::path::Path) -> Result<PlanFile> {
         Error::Config(format!("{}{loc}: {e}", path.display()))
     })?;
     let snap = Directory::open(inv)?.load()?;
-    for m in &file.moves {
+    let at = |i: usize, field: &str| format!("{}: moves[{i}].{field}", path.display());
+    for (i, m) in file.moves.iter().enumerate() {
         if m.step != "move" {
             return Err(Error::Config(format!(
-                "{}: unknown step {:?}",
-                path.display(),
+                "{}: unknown step {:?} (only move)",
+                at(i, "step"),
                 m.step
             )));
         }
         snap.shard(m.shard)
-            .map_err(|_| Error::Config(format!("{}: unknown shard {}", path.display(), m.shard)))?;
-        for n in [&m.from, &m.to] {
+            .map_err(|_| Error::Config(format!("{}: unknown shard {}", at(i, "shard"), m.shard)))?;
+        for (field, n) in [("from", &m.from), ("to", &m.to)] {
             if !snap.nodes.iter().any(|d| &d.name == n) {
                 return Err(Error::Config(format!(
                     "{}: unknown node {n:?}",
-                    path.display()
+                    at(i, field)
                 )));
             }
         }
@@ -255,25 +290,25 @@ pub struct Applied {
 /// Refuses a plan that does not fit the directory: a move whose `from` is not where the
 /// shard lives, a shard moved twice, a move onto the shard's own node.
 fn check_against(snap: &crate::directory::Snapshot, file: &PlanFile) -> Result<()> {
-    let mut seen = std::collections::HashSet::new();
-    for m in &file.moves {
+    let mut seen = std::collections::HashMap::new();
+    for (i, m) in file.moves.iter().enumerate() {
+        if let Some(first) = seen.insert(m.shard, i) {
+            return Err(Error::Refused(format!(
+                "moves[{i}]: the plan moves shard {} more than once (also moves[{first}])",
+                m.shard
+            )));
+        }
         let at = &snap.shard(m.shard)?.node;
         if at != &m.from {
             return Err(Error::Refused(format!(
-                "the plan moves shard {} from {}, but it lives on {at}",
+                "moves[{i}]: the plan moves shard {} from {}, but it lives on {at}",
                 m.shard, m.from
             )));
         }
         if m.from == m.to {
             return Err(Error::Refused(format!(
-                "the plan moves shard {} onto its own node {}",
+                "moves[{i}]: the plan moves shard {} onto its own node {}",
                 m.shard, m.to
-            )));
-        }
-        if !seen.insert(m.shard) {
-            return Err(Error::Refused(format!(
-                "the plan moves shard {} more than once",
-                m.shard
             )));
         }
     }

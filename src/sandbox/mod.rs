@@ -698,7 +698,8 @@ fn bootstrap_accounts(node: &SandboxNode, secrets: &Secrets) -> Result<()> {
         .user(Some("root"))
         .read_timeout(Some(Duration::from_secs(30)))
         .write_timeout(Some(Duration::from_secs(30)));
-    let mut conn = mysql::Conn::new(opts).map_err(|e| Error::server(&node.name, e))?;
+    let mut conn = mysql::Conn::new(opts)
+        .map_err(|e| Error::server(&node.name, crate::server::describe(&e)))?;
     let admin = crate::ident::string_literal(&secrets.admin);
     let repl = crate::ident::string_literal(&secrets.repl);
     let app = crate::ident::string_literal(&secrets.app);

@@ -135,7 +135,7 @@ impl Server {
             .into_iter()
             .map(|r| {
                 let name: String =
-                    mysql::from_row_opt(r).map_err(|e| Error::server(self.name(), e))?;
+                    mysql::from_row_opt(r).map_err(|e| super::row_error(self.name(), e))?;
                 Ident::new("column", &name)
             })
             .collect()
@@ -146,7 +146,7 @@ impl Server {
         let st = statements::column_types(schema, table);
         self.rows(&st)?
             .into_iter()
-            .map(|r| mysql::from_row_opt::<String>(r).map_err(|e| Error::server(self.name(), e)))
+            .map(|r| mysql::from_row_opt::<String>(r).map_err(|e| super::row_error(self.name(), e)))
             .collect()
     }
 
@@ -157,7 +157,7 @@ impl Server {
             .into_iter()
             .map(|r| {
                 let name: String =
-                    mysql::from_row_opt(r).map_err(|e| Error::server(self.name(), e))?;
+                    mysql::from_row_opt(r).map_err(|e| super::row_error(self.name(), e))?;
                 Ident::new("column", &name)
             })
             .collect()
@@ -170,7 +170,7 @@ impl Server {
             .into_iter()
             .map(|r| {
                 let name: String =
-                    mysql::from_row_opt(r).map_err(|e| Error::server(self.name(), e))?;
+                    mysql::from_row_opt(r).map_err(|e| super::row_error(self.name(), e))?;
                 Ident::new("column", &name)
             })
             .collect()
@@ -182,7 +182,7 @@ impl Server {
             .into_iter()
             .map(|r| {
                 let name: String =
-                    mysql::from_row_opt(r).map_err(|e| Error::server(self.name(), e))?;
+                    mysql::from_row_opt(r).map_err(|e| super::row_error(self.name(), e))?;
                 Ident::new(kind.keyword(), &name)
             })
             .collect()
@@ -227,7 +227,7 @@ impl Server {
             return Ok(None);
         };
         let (cs, coll): (String, String) =
-            mysql::from_row_opt(row).map_err(|e| Error::server(self.name(), e))?;
+            mysql::from_row_opt(row).map_err(|e| super::row_error(self.name(), e))?;
         Ok(Some((
             ContextValue::new("character set", &cs)?,
             ContextValue::new("collation", &coll)?,
@@ -241,7 +241,7 @@ impl Server {
             .into_iter()
             .map(|r| {
                 let name: String =
-                    mysql::from_row_opt(r).map_err(|e| Error::server(self.name(), e))?;
+                    mysql::from_row_opt(r).map_err(|e| super::row_error(self.name(), e))?;
                 Ident::new("trigger", &name)
             })
             .collect()
@@ -260,7 +260,7 @@ impl Server {
                 String,
                 String,
                 String,
-            ) = mysql::from_row_opt(row).map_err(|e| Error::server(self.name(), e))?;
+            ) = mysql::from_row_opt(row).map_err(|e| super::row_error(self.name(), e))?;
             out.push(EventStatus {
                 name: Ident::new("event", &name)?,
                 enabled: status == "ENABLED",
@@ -354,7 +354,7 @@ impl Server {
         let mut out = BTreeMap::new();
         for row in self.rows(&st)? {
             let (schema, n): (String, u64) =
-                mysql::from_row_opt(row).map_err(|e| Error::server(self.name(), e))?;
+                mysql::from_row_opt(row).map_err(|e| super::row_error(self.name(), e))?;
             out.insert(schema, n);
         }
         Ok(Some(out))
@@ -427,7 +427,7 @@ impl Server {
         let mut out = BTreeMap::new();
         for row in self.rows(&st)? {
             let (schema, tables, rows, bytes): (String, u64, u64, u64) =
-                mysql::from_row_opt(row).map_err(|e| Error::server(self.name(), e))?;
+                mysql::from_row_opt(row).map_err(|e| super::row_error(self.name(), e))?;
             out.insert(
                 schema,
                 SchemaSize {
@@ -446,7 +446,7 @@ impl Server {
         let mut out = BTreeMap::new();
         for row in self.rows(&st)? {
             let (name, rows): (String, u64) =
-                mysql::from_row_opt(row).map_err(|e| Error::server(self.name(), e))?;
+                mysql::from_row_opt(row).map_err(|e| super::row_error(self.name(), e))?;
             out.insert(name, rows);
         }
         Ok(out)

@@ -177,12 +177,34 @@ fn is_timeout(e: &(dyn std::error::Error + 'static)) -> bool {
     text.contains("os error 11)") || text.contains("os error 110)")
 }
 
-fn describe(e: &mysql::Error) -> String {
-    match e {
+/// A row of the server's answer that does not have the expected shape: the message names
+/// the node, never the row's values.
+pub fn row_error(node: &str, e: mysql::FromRowError) -> Error {
+    Error::server(
+        node,
+        format!(
+            "an answer row of {} columns had an unexpected type",
+            e.0.len()
+        ),
+    )
+}
+
+/// One readable line for a driver or server error: the server's code, state and message,
+/// or the driver's own words without the crate's `DriverError { ... }` wrapping.
+pub fn describe(e: &mysql::Error) -> String {
+    let text = match e {
         mysql::Error::MySqlError(me) => format!("error {} ({}): {}", me.code, me.state, me.message),
         other if is_timeout(other) => "timed out waiting for the server".to_string(),
-        other => other.to_string().replace('\n', " "),
-    }
+        mysql::Error::IoError(io) => io.to_string(),
+        mysql::Error::DriverError(d) => d.to_string(),
+        mysql::Error::CodecError(c) => c.to_string(),
+        mysql::Error::UrlError(u) => u.to_string(),
+        mysql::Error::TlsError(t) => format!("TLS: {t}"),
+        mysql::Error::FromValueError(_) | mysql::Error::FromRowError(_) => {
+            "a value of unexpected type in the server's answer".to_string()
+        }
+    };
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 impl Server {

@@ -281,7 +281,12 @@ impl Server {
                 Some(1) if !mariadb => Ok(false),
                 other => Err(Error::server(
                     server.name(),
-                    format!("GTID wait returned {other:?}"),
+                    format!(
+                        "the GTID wait returned {}",
+                        other
+                            .map(|n| n.to_string())
+                            .unwrap_or_else(|| "NULL".into())
+                    ),
                 )),
             }
         })

@@ -146,7 +146,7 @@ pub enum Effect {
     /// The events enabled on the source enabled on the target (created disabled there).
     EnableEvents,
     /// The old copy taken out of reach: its tables moved into a trash schema and its
-    /// schemas dropped (or, kept, its tables renamed out of reach).
+    /// schemas dropped.
     DropSource,
     /// The trash schemas of the old copy dropped, once the fence is lifted.
     DropTrash,
@@ -169,6 +169,28 @@ pub enum Effect {
 }
 
 impl Effect {
+    /// Every effect.
+    pub const ALL: [Effect; 18] = [
+        Effect::Copy,
+        Effect::PointChannel,
+        Effect::SetFilters,
+        Effect::StartChannel,
+        Effect::StopChannel,
+        Effect::RaiseFence,
+        Effect::Flip,
+        Effect::EnableEvents,
+        Effect::DropSource,
+        Effect::DropTrash,
+        Effect::LowerFence,
+        Effect::ResetChannel,
+        Effect::DropTarget,
+        Effect::Prune,
+        Effect::LocalPrepare,
+        Effect::LocalCopy,
+        Effect::HoldChannel,
+        Effect::Guard,
+    ];
+
     /// Its name in the journal and in fault points.
     pub fn name(self) -> &'static str {
         match self {
@@ -224,12 +246,15 @@ pub fn fault_points(playbook: &Playbook, same_node: bool) -> Vec<String> {
     let mut out = Vec::new();
     let mut seen = std::collections::HashSet::new();
     // A move under the shard fence never lowers it: the hidden tables go with the old copy.
-    // Only a playbook that drops the old copy leaves trash to drop.
-    let drops_source = playbook
+    // Only a playbook that drops the old copy (no `keep`) drops its trash.
+    let drops_trash = playbook
         .steps
         .iter()
         .any(|s| matches!(s, Step::DropSource(d) if !d.keep));
-    let shard_fenced_move = drops_source
+    let shard_fenced_move = playbook
+        .steps
+        .iter()
+        .any(|s| matches!(s, Step::DropSource(_)))
         && playbook
             .steps
             .iter()
@@ -239,7 +264,7 @@ pub fn fault_points(playbook: &Playbook, same_node: bool) -> Vec<String> {
             if shard_fenced_move && *e == Effect::LowerFence {
                 continue;
             }
-            if !drops_source && *e == Effect::DropTrash {
+            if !drops_trash && *e == Effect::DropTrash {
                 continue;
             }
             for at in ["before", "done", "journaled"] {
@@ -368,6 +393,7 @@ pub fn check_request(inv: &Inventory, snap: &Snapshot, shard_id: u32, to: &str) 
 }
 
 /// What a new operation is, before it is journaled.
+#[derive(Clone)]
 struct Planned {
     kind: OpKind,
     shard: Shard,
@@ -484,7 +510,22 @@ impl<'a, E: Effects> Mover<'a, E> {
     }
 }
 
+fn no_events(_: &StepEvent) {}
+
 impl<'a> Mover<'a, DryRun<'a>> {
+    /// The procedure's own preflight step, its effects recorded and the servers only read:
+    /// the real run calls it before it journals anything, so a request the preflight
+    /// refuses leaves no operation and no directory change behind — and `--check` (the
+    /// whole dry run) refuses exactly what the real run refuses up front.
+    fn preflight_only(inv: &'a Inventory, p: &Planned) -> Result<()> {
+        let dir = Directory::open(inv)?;
+        let kind = p.kind.as_sql();
+        let fx = DryRun::new(inv, dir, kind, p.shard.id, &p.shard.node, &p.target);
+        let done = vec![false; p.playbook.steps.len()];
+        let mut m = Self::construct(inv, fx, p.clone(), MoveState::default(), done, &no_events);
+        m.preflight().map(|_| ())
+    }
+
     /// The dry run of a move: the same procedure, its effects recorded, the servers only
     /// read (read-only sessions). Nothing is journaled; nothing changes anywhere.
     pub fn dry_run_move(
@@ -548,7 +589,7 @@ impl<'a> Mover<'a, Live<'a>> {
         let p = prepare_move(inv, &mut dir, shard_id, to, playbook)?;
         if preflight {
             // Refuse bad input before the journal or the shard's state change.
-            crate::ops::plan::check_move(inv, shard_id, to)?;
+            Mover::<'_, DryRun<'_>>::preflight_only(inv, &p)?;
         }
         Self::begin(inv, dir, p, on_event)
     }
@@ -564,15 +605,18 @@ impl<'a> Mover<'a, Live<'a>> {
         on_event: &'a dyn Fn(&StepEvent),
     ) -> Result<Mover<'a>> {
         let mut dir = Directory::open(inv)?;
-        {
-            // Refuse bad input before anything is written.
-            refuse_if_busy(&mut dir, shard_id)?;
-            let snap = dir.load()?;
-            let shard = snap.shard(shard_id)?;
-            if shard.node != to {
-                crate::ops::plan::check_move(inv, shard_id, to)?;
-            }
-        }
+        // Refuse bad input before anything is written: the request and the procedure's own
+        // preflight, read-only, with the new shard's id still a placeholder.
+        let dry = prepare_split(
+            inv,
+            &mut dir,
+            shard_id,
+            to,
+            at,
+            playbook.clone(),
+            |_, _, _| Ok(crate::ops::effects::DRY_RUN_NEW_SHARD),
+        )?;
+        Mover::<'_, DryRun<'_>>::preflight_only(inv, &dry)?;
         let inserted = std::cell::Cell::new(None);
         let started = prepare_split(
             inv,

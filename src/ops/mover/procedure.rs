@@ -80,8 +80,14 @@ impl<E: Effects> Mover<'_, E> {
             Step::DropSource(d) => self.drop_source(d.keep),
             Step::Unlock(_) => {
                 self.lift_fence()?;
+                // `keep: true`: the old copy's tables stay in the trash schemas (out of
+                // every client's reach, the shard's schema gone) for the operator to drop.
                 let started = std::time::Instant::now();
-                let dropped = self.drop_trash()?;
+                let dropped = if self.keeps_old_copy() {
+                    0
+                } else {
+                    self.drop_trash()?
+                };
                 if dropped > 0 {
                     self.state.trash_drop_millis = Some(started.elapsed().as_millis() as u64);
                 }
@@ -137,7 +143,7 @@ impl<E: Effects> Mover<'_, E> {
         Ok(detail)
     }
 
-    fn preflight(&mut self) -> Result<serde_json::Value> {
+    pub(super) fn preflight(&mut self) -> Result<serde_json::Value> {
         let (source, target) = (self.source.clone(), self.target.clone());
         let s = self.fx.settings(&source)?;
         let t = self.fx.settings(&target)?;
@@ -171,6 +177,19 @@ impl<E: Effects> Mover<'_, E> {
             return Err(Error::Refused(format!(
                 "{source} holds the sharding directory: its read-only fence (super_read_only) would stop the journal too; use the shard fence"
             )));
+        }
+        // A copy under new names (a split) needs the native method: the dump tools keep
+        // the source's schema names.
+        let renames = self.pairs.iter().any(|p| p.from != p.to);
+        let dump = self
+            .playbook
+            .steps
+            .iter()
+            .any(|st| matches!(st, Step::Backup(b) if b.method == Method::Dump));
+        if renames && dump && !same {
+            return Err(Error::Refused(
+                "a split copies under new schema names, which the dump method cannot: use method: native in the backup step".into(),
+            ));
         }
         if s.server_id == t.server_id && !same {
             return Err(Error::Refused(format!(
@@ -1147,43 +1166,36 @@ impl<E: Effects> Mover<'_, E> {
                     if !m.fx.schema_exists(&source, &p.from)? {
                         continue;
                     }
-                    if keep {
-                        let tables: Vec<statements::HiddenTable> =
-                            m.fx.visible_tables(&source, &p.from)?
-                                .into_iter()
-                                .enumerate()
-                                .map(|(i, t)| statements::HiddenTable {
-                                    schema: p.from.clone(),
-                                    table: t,
-                                    hidden: statements::hidden_table_name(op, 1000 + i),
-                                })
-                                .collect();
-                        if let Some(st) = statements::rename_to_hidden(&tables) {
-                            m.fx.run_unlogged(&source, &[st])?;
+                    // Under the fence only what takes no time whatever the size: the
+                    // tables renamed into a trash schema, the emptied schema dropped.
+                    // Clients that still hold this location get "unknown database" (with
+                    // `keep` too: the trash is then left for the operator, not dropped).
+                    let trash = statements::trash_schema_name(op, i);
+                    let mut tables = m.fx.visible_tables(&source, &p.from)?;
+                    let fenced = m.state.fenced_tables.clone();
+                    for (schema, _, hidden) in m.fx.hidden_now(&source, &fenced)? {
+                        if schema == p.from.as_str() {
+                            tables.push(Ident::new("table", &hidden)?);
                         }
-                    } else {
-                        // Under the fence only what takes no time whatever the size: the
-                        // tables renamed into a trash schema, the emptied schema dropped.
-                        // Clients that still hold this location get "unknown database".
-                        let trash = statements::trash_schema_name(op, i);
-                        let mut tables = m.fx.visible_tables(&source, &p.from)?;
-                        let fenced = m.state.fenced_tables.clone();
-                        for (schema, _, hidden) in m.fx.hidden_now(&source, &fenced)? {
-                            if schema == p.from.as_str() {
-                                tables.push(Ident::new("table", &hidden)?);
-                            }
-                        }
-                        let held = m.state.fence == Some(Fence::ReadOnly);
-                        m.with_super_read_only_lowered(&source, held, |m| {
-                            m.fx.discard_schema(&source, &p.from, &tables, &trash)
-                        })?;
                     }
+                    let held = m.state.fence == Some(Fence::ReadOnly);
+                    m.with_super_read_only_lowered(&source, held, |m| {
+                        m.fx.discard_schema(&source, &p.from, &tables, &trash)
+                    })?;
                 }
                 Ok(())
             },
         )?;
         self.state.source_dropped = true;
         Ok(serde_json::json!({"kept": keep}))
+    }
+
+    /// True when the playbook's drop-source says `keep: true`.
+    fn keeps_old_copy(&self) -> bool {
+        self.playbook
+            .steps
+            .iter()
+            .any(|s| matches!(s, Step::DropSource(d) if d.keep))
     }
 
     /// Drops the trash schemas drop-source left on the source (the slow part of dropping

@@ -1,0 +1,531 @@
+//! Bad input to the operations, on one real sandbox: each case is refused with its
+//! documented exit code and one line naming the culprit, and changes nothing — the
+//! directory's version and the journal's operations are as before, and so are the servers
+//! where the case could touch them. `docs/SAFETY.md` ("Bad input") lists every case.
+
+mod common;
+
+use common::{connect, count, exec, exec_unlogged, inventory, sandbox3, shardctl, write_file};
+use predicates::prelude::*;
+use shardctl::directory::Directory;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+const USAGE: i32 = 2;
+const CONFIG: i32 = 3;
+const SERVER: i32 = 4;
+const REFUSED: i32 = 5;
+
+/// One case at a time: a case that changes the directory on purpose (the replan) must not
+/// run while another checks that nothing changed.
+fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The fleet: `app.t` sharded by range over shards 1, 2, 3 on node1 and 4 on node3 (whose
+/// schema is then dropped by hand, so its move fails the preflight).
+fn fleet() -> &'static Path {
+    static DONE: OnceLock<PathBuf> = OnceLock::new();
+    DONE.get_or_init(|| {
+        let sb = sandbox3();
+        let mut n1 = connect(sb, "node1");
+        exec(
+            &mut n1,
+            &[
+                "CREATE DATABASE app",
+                "CREATE TABLE app.t (id INT PRIMARY KEY, v INT)",
+            ],
+        );
+        let inv = sb.inventory_path();
+        common::range_directory(
+            &inv,
+            &["node1", "node2", "node3"],
+            &[("app.t", "id")],
+            &[
+                ("node1", "0"),
+                ("node1", "1000"),
+                ("node1", "2000"),
+                ("node3", "3000"),
+            ],
+        );
+        exec(
+            &mut n1,
+            &["INSERT INTO app_1.t SELECT seq, 1 FROM app_1.seq_1_to_50"],
+        );
+        exec_unlogged(&mut connect(sb, "node3"), &["DROP DATABASE app_4"]);
+        inv
+    })
+}
+
+/// What a refused command must leave as it was: the directory version and the number of
+/// operations in the journal.
+fn state() -> (u64, i64) {
+    let inv = inventory(sandbox3());
+    let version = Directory::open(&inv).unwrap().version().unwrap();
+    let ops = count(
+        &mut connect(sandbox3(), "node1"),
+        "SELECT COUNT(*) FROM shardctl.operations",
+    );
+    (version, ops)
+}
+
+/// Runs `shardctl --config <fleet> ARGS` and checks: exit `code`, stderr one line holding
+/// every `words`, nothing changed.
+fn refused(args: &[&str], code: i32, words: &[&str]) {
+    refused_with(args, &[], code, words)
+}
+
+fn refused_with(args: &[&str], env: &[(&str, &str)], code: i32, words: &[&str]) {
+    let inv = fleet();
+    let before = state();
+    let mut cmd = shardctl();
+    cmd.arg("--config").arg(inv).args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.assert().code(code).get_output().clone();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let line = stderr.trim_end();
+    // clap's own errors add a usage block; ours are one line.
+    let first = if code == USAGE && line.starts_with("error:") {
+        line.lines().next().unwrap_or_default()
+    } else {
+        assert!(
+            !line.contains('\n'),
+            "{args:?}: more than one line: {stderr}"
+        );
+        line
+    };
+    for w in words {
+        assert!(first.contains(w), "{args:?}: {w:?} not in {first:?}");
+    }
+    for bad in ["DriverError", "Some(", "MySqlError {", "IoError {"] {
+        assert!(!first.contains(bad), "{args:?}: debug formatting: {first}");
+    }
+    assert_eq!(
+        state(),
+        before,
+        "{args:?} changed the directory or the journal"
+    );
+}
+
+fn dir() -> &'static tempfile::TempDir {
+    static D: OnceLock<tempfile::TempDir> = OnceLock::new();
+    D.get_or_init(|| tempfile::tempdir().unwrap())
+}
+
+/// The default move playbook with `from` replaced by `to`, written to a file.
+fn move_playbook(name: &str, from: &str, to: &str) -> String {
+    let text = shardctl::playbook::MOVE_PLAYBOOK.replace(from, to);
+    assert_ne!(text, shardctl::playbook::MOVE_PLAYBOOK, "{from}");
+    write_file(dir().path(), name, &text)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The default move playbook without the step `step` and its parameters, written to a file.
+fn without(name: &str, step: &str) -> String {
+    let mut skipping = false;
+    let mut text = String::new();
+    for l in shardctl::playbook::MOVE_PLAYBOOK.lines() {
+        if l.starts_with("  - step: ") {
+            skipping = l.split_whitespace().nth(2) == Some(step);
+        }
+        if !skipping {
+            text.push_str(l);
+            text.push('\n');
+        }
+    }
+    assert_ne!(text, shardctl::playbook::MOVE_PLAYBOOK, "{step}");
+    write_file(dir().path(), name, &text)
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[test]
+fn playbooks_that_drop_a_guarantee_are_refused_naming_the_step() {
+    let _g = serial();
+    fleet();
+    let mv = |pb: &str| {
+        vec![
+            "move",
+            "--shard",
+            "1",
+            "--to",
+            "node2",
+            "--playbook",
+            pb.to_string().leak(),
+        ]
+    };
+    let cases: Vec<(String, Vec<&str>)> = vec![
+        (
+            without("no-drop.yaml", "drop-source"),
+            vec!["no-drop.yaml", "no drop-source step", "writable"],
+        ),
+        (
+            without("no-verify.yaml", "verify"),
+            vec!["no-verify.yaml", "no verify step"],
+        ),
+        (
+            without("no-confirm.yaml", "confirm"),
+            vec!["no confirm step"],
+        ),
+        (
+            move_playbook(
+                "no-final.yaml",
+                "    until: final\n",
+                "    lag_below_secs: 1\n",
+            ),
+            vec!["no final wait"],
+        ),
+        (
+            move_playbook("type.yaml", "timeout_secs: 10", "timeout_secs: soon"),
+            vec!["type.yaml:", "steps[7].lock.timeout_secs: invalid type"],
+        ),
+        (
+            move_playbook("step.yaml", "step: verify", "step: verfy"),
+            vec!["steps[6].step: ", "verfy"],
+        ),
+    ];
+    for (pb, words) in cases {
+        let args = mv(&pb);
+        refused(&args, CONFIG, &words);
+        let mut check = args.clone();
+        check.push("--check");
+        refused(&check, CONFIG, &words);
+    }
+}
+
+#[test]
+fn a_move_or_split_refused_at_preflight_leaves_no_operation() {
+    let _g = serial();
+    fleet();
+    // The shard's schema is missing on its node: --check and the real run refuse alike.
+    for extra in [&[][..], &["--check"][..]] {
+        let mut args = vec!["move", "--shard", "4", "--to", "node2"];
+        args.extend_from_slice(extra);
+        refused(&args, REFUSED, &["the source node3 has no schema app_4"]);
+    }
+    // The target already has the shard's schema.
+    let mut n2 = connect(sandbox3(), "node2");
+    exec_unlogged(&mut n2, &["CREATE DATABASE app_1"]);
+    for extra in [&[][..], &["--check"][..]] {
+        let mut args = vec!["move", "--shard", "1", "--to", "node2"];
+        args.extend_from_slice(extra);
+        refused(
+            &args,
+            REFUSED,
+            &["the target node2 already has a schema app_1"],
+        );
+    }
+    exec_unlogged(&mut n2, &["DROP DATABASE app_1"]);
+    // A split whose playbook copies with the dump tools (which keep schema names).
+    let pb = shardctl::playbook::SPLIT_PLAYBOOK.replace("method: native", "method: dump");
+    let pb = write_file(dir().path(), "split-dump.yaml", &pb);
+    for extra in [&[][..], &["--check"][..]] {
+        let mut args = vec![
+            "split",
+            "--shard",
+            "1",
+            "--to",
+            "node2",
+            "--at",
+            "20",
+            "--playbook",
+            pb.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        refused(&args, REFUSED, &["dump method cannot", "method: native"]);
+    }
+    assert!(!connect(sandbox3(), "node2")
+        .schema_exists(&shardctl::ident::Ident::new("schema", "app_5").unwrap())
+        .unwrap());
+}
+
+#[test]
+fn rebalance_plans_that_do_not_fit_the_directory_are_refused() {
+    let _g = serial();
+    fleet();
+    let version = state().0;
+    let plan = |name: &str, moves: &str| {
+        let text = format!("directory_version: {version}\nby: count\nmoves:\n{moves}");
+        write_file(dir().path(), name, &text)
+            .to_string_lossy()
+            .into_owned()
+    };
+    let m = |shard: u32, from: &str, to: &str| {
+        format!("- step: move\n  shard: {shard}\n  from: {from}\n  to: {to}\n  weight: 1\n")
+    };
+    let cases = [
+        (
+            plan("from.yaml", &m(1, "node2", "node3")),
+            REFUSED,
+            vec!["moves[0]: ", "shard 1 from node2, but it lives on node1"],
+        ),
+        (
+            plan(
+                "twice.yaml",
+                &(m(1, "node1", "node2") + &m(1, "node1", "node3")),
+            ),
+            REFUSED,
+            vec!["moves[1]: ", "shard 1 more than once (also moves[0])"],
+        ),
+        (
+            plan("own.yaml", &m(2, "node1", "node1")),
+            REFUSED,
+            vec!["moves[0]: ", "onto its own node node1"],
+        ),
+        (
+            plan("shard.yaml", &m(99, "node1", "node2")),
+            CONFIG,
+            vec!["shard.yaml: moves[0].shard: unknown shard 99"],
+        ),
+        (
+            plan("node.yaml", &m(1, "node1", "node9")),
+            CONFIG,
+            vec!["node.yaml: moves[0].to: unknown node \"node9\""],
+        ),
+    ];
+    for (file, code, words) in cases {
+        refused(&["rebalance", "apply", &file], code, &words);
+        refused(&["rebalance", "apply", &file, "--dry-run"], code, &words);
+    }
+    refused(
+        &["rebalance", "apply", "x.yaml", "--parallel", "0"],
+        USAGE,
+        &["--parallel", "at least 1"],
+    );
+    refused(
+        &["rebalance", "plan", "--max-moves", "0"],
+        USAGE,
+        &["--max-moves", "at least 1"],
+    );
+}
+
+#[test]
+fn replan_keeps_the_plans_limits_and_prints_the_new_plan() {
+    let _g = serial();
+    let inv = fleet();
+    let cli = |args: &[&str]| shardctl().arg("--config").arg(inv).args(args).assert();
+    let file = dir().path().join("limited.yaml");
+    let f = file.to_str().unwrap();
+    // Every shard of node1 excluded: nothing to move under these limits ...
+    cli(&[
+        "rebalance",
+        "plan",
+        "--by",
+        "count",
+        "--max-moves",
+        "1",
+        "--exclude-shard",
+        "1",
+        "--exclude-shard",
+        "2",
+        "--exclude-shard",
+        "3",
+        "--out",
+        f,
+    ])
+    .success();
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.contains("max_moves: 1") && text.contains("exclude_shard"),
+        "{text}"
+    );
+    // ... while the default limits would move some.
+    let out = cli(&["--output", "json", "rebalance", "plan", "--by", "count"])
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert!(!v["plan"]["moves"].as_array().unwrap().is_empty(), "{v}");
+    // The directory changes; --replan plans again under the recorded limits.
+    cli(&[
+        "function",
+        "add",
+        "replan_bump",
+        "--type",
+        "hash",
+        "--key",
+        "int",
+    ])
+    .success();
+    let before = state();
+    cli(&["rebalance", "apply", f, "--replan"])
+        .success()
+        .stderr(
+            predicate::str::contains("max moves 1")
+                .and(predicate::str::contains("excluded shards 1 2 3"))
+                .and(predicate::str::contains("): 0 moves")),
+        );
+    assert_eq!(state(), before, "nothing was moved");
+    // A plan without recorded limits cannot be planned again.
+    let old = text
+        .lines()
+        .take_while(|l| !l.starts_with("limits:"))
+        .map(|l| format!("{l}\n"))
+        .collect::<String>();
+    let old = write_file(dir().path(), "old.yaml", &old);
+    refused(
+        &["rebalance", "apply", old.to_str().unwrap(), "--replan"],
+        CONFIG,
+        &["old.yaml", "records no limits"],
+    );
+}
+
+#[test]
+fn limits_of_zero_and_unknown_fault_points_are_refused() {
+    let _g = serial();
+    fleet();
+    for (args, words) in [
+        (
+            &["prune", "--shard", "1", "--chunk-ms", "0"][..],
+            &["--chunk-ms"][..],
+        ),
+        (
+            &["prune", "--shard", "1", "--max-threads-running", "0"],
+            &["--max-threads-running"],
+        ),
+        (
+            &["prune", "--shard", "1", "--throttle-timeout", "0"],
+            &["--throttle-timeout"],
+        ),
+        (&["workload", "--function", "f", "--rate", "0"], &["--rate"]),
+        (
+            &["rebalance", "plan", "--threshold", "-0.5"],
+            &["must be 0 or more"],
+        ),
+        (&["lock", "--shard", "1", "--timeout", "0"], &["--timeout"]),
+        (
+            &["sandbox", "up", "--nodes", "0", "--dir", "/nonexistent/x"],
+            &["1 to 9 nodes"],
+        ),
+    ] {
+        refused(args, USAGE, words);
+    }
+    refused_with(
+        &["ops"],
+        &[("SHARDCTL_FAULT", "crash@before:flp")],
+        USAGE,
+        &["SHARDCTL_FAULT", "unknown point \"before:flp\""],
+    );
+    refused_with(
+        &["ops"],
+        &[("SHARDCTL_FAULT", "explode@after:lock")],
+        USAGE,
+        &["SHARDCTL_FAULT", "unknown action \"explode\""],
+    );
+}
+
+#[test]
+fn option_files_and_driver_errors_name_file_line_and_node() {
+    let _g = serial();
+    let inv = fleet();
+    let text = std::fs::read_to_string(inv).unwrap();
+    let admin = sandbox3().dir().join("client.cnf");
+    let admin = admin.to_str().unwrap();
+    assert!(text.contains(admin), "{text}");
+    let with_file = |name: &str, content: &str| {
+        let cnf = write_file(dir().path(), &format!("{name}.cnf"), content);
+        let inv = text.replace(admin, cnf.to_str().unwrap());
+        write_file(dir().path(), &format!("{name}.yaml"), &inv)
+    };
+    for (name, content, words) in [
+        (
+            "garbage",
+            "this is not an option file\n",
+            &["garbage.cnf:1: option outside any [group]"][..],
+        ),
+        (
+            "unclosed",
+            "[client\nuser=root\n",
+            &["unclosed.cnf:1: group header \"[client\" has no closing ]"],
+        ),
+        (
+            "noise",
+            "[client]\nuser=root\npassword = x y z\nhello world\n",
+            &["noise.cnf:4: not an option"],
+        ),
+        (
+            "noclient",
+            "[mysqld]\nuser=mysql\n",
+            &["noclient.cnf", "no [client] group"],
+        ),
+    ] {
+        let cfg = with_file(name, content);
+        let before = state();
+        let out = shardctl()
+            .arg("--config")
+            .arg(&cfg)
+            .arg("ops")
+            .assert()
+            .code(CONFIG)
+            .get_output()
+            .clone();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.trim_end().contains('\n'), "{err}");
+        for w in words {
+            assert!(err.contains(w), "{w}: {err}");
+        }
+        assert_eq!(state(), before);
+    }
+    // A node nobody listens on: one line naming the node and the address, no debug text.
+    let port = sandbox3().node("node1").unwrap().port;
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let free = closed.local_addr().unwrap().port();
+    drop(closed);
+    let cfg = write_file(
+        dir().path(),
+        "closed.yaml",
+        &text.replacen(&format!("port: {port}"), &format!("port: {free}"), 1),
+    );
+    let out = shardctl()
+        .arg("--config")
+        .arg(&cfg)
+        .arg("ops")
+        .assert()
+        .code(SERVER)
+        .get_output()
+        .clone();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("shardctl: node node1: cannot connect to 127.0.0.1:")
+            && !err.contains("DriverError")
+            && !err.trim_end().contains('\n'),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_refused_sandbox_up_leaves_no_directory() {
+    let _g = serial();
+    let taken = sandbox3().node("node1").unwrap().port.to_string();
+    let target = dir().path().join("never-created");
+    shardctl()
+        .args([
+            "sandbox",
+            "up",
+            "--nodes",
+            "1",
+            "--base-port",
+            &taken,
+            "--dir",
+        ])
+        .arg(&target)
+        .assert()
+        .code(REFUSED)
+        .stderr(
+            predicate::str::contains(format!("port {taken}"))
+                .and(predicate::str::contains("is taken")),
+        );
+    assert!(!target.exists(), "{} was left behind", target.display());
+    shardctl()
+        .args(["sandbox", "up", "--base-port", "80", "--dir"])
+        .arg(&target)
+        .assert()
+        .code(USAGE)
+        .stderr(predicate::str::contains("--base-port"));
+    assert!(!target.exists());
+}
