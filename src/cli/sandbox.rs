@@ -23,6 +23,10 @@ pub enum SandboxCommand {
         /// Port of the first server; the others follow.
         #[arg(long, default_value_t = DEFAULT_BASE_PORT)]
         base_port: u16,
+        /// Serve TLS with a CA and certificate made in DIR/tls; the inventory asks for TLS,
+        /// so replication channels and dump tools use it, verifying the certificate.
+        #[arg(long)]
+        tls: bool,
     },
     /// Show the sandbox's servers and whether they run.
     #[command(after_help = "Example:\n  shardctl sandbox status --dir sandbox")]
@@ -85,10 +89,12 @@ pub fn run(ctx: &Context, cmd: SandboxCommand) -> Result<()> {
             nodes,
             dir,
             base_port,
+            tls,
         } => {
             let sb = SandboxBuilder::new(&dir)
                 .nodes(nodes)
                 .base_port(base_port)
+                .tls(tls)
                 .start()?;
             print_nodes(ctx, &sb);
             if ctx.format == Format::Table {
