@@ -61,9 +61,27 @@ pub struct TlsSpec {
     /// CA certificate (PEM) to verify the server with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ca_file: Option<PathBuf>,
-    /// Skip certificate verification (test setups only).
+    /// Client certificate (PEM) a replication channel presents to this node as its source,
+    /// with `key_file`. The path must hold on the replica's host too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cert_file: Option<PathBuf>,
+    /// The client certificate's private key (PEM).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_file: Option<PathBuf>,
+    /// Skip certificate verification of shardctl's own connections (test setups only);
+    /// a replication channel always verifies its source's certificate.
     #[serde(default)]
     pub insecure: bool,
+}
+
+/// TLS settings of a replication channel reading from a node whose inventory enables TLS:
+/// the files the replica uses (paths as the replica's host sees them).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChannelTls {
+    /// CA certificate that verifies the source's certificate.
+    pub ca_file: String,
+    /// Client certificate and key, when the source asks for one.
+    pub cert_and_key: Option<(String, String)>,
 }
 
 /// How to reach a node's host over ssh (used by remote steps).
@@ -253,6 +271,9 @@ impl Inventory {
                 }
             }
             check_account(&node.account).map_err(|m| bad(format!("node {name}: {m}")))?;
+            if let Some(tls) = &node.tls {
+                check_tls(tls).map_err(|m| bad(format!("node {name}: {m}")))?;
+            }
         }
         if !self.file.nodes.contains_key(&self.file.directory.node) {
             return Err(bad(format!(
@@ -352,6 +373,55 @@ impl NodeRef<'_> {
     pub fn credentials(&self) -> Result<Credentials> {
         resolve_account(&self.spec.account, &format!("node {}", self.name))
     }
+
+    /// TLS for a replication channel reading from this node: None when its inventory does
+    /// not enable TLS; an error when it does without a CA file, since the channel always
+    /// verifies the source's certificate (`insecure` covers shardctl's own connections only).
+    pub fn channel_tls(&self) -> Result<Option<ChannelTls>> {
+        let Some(tls) = self.spec.tls.as_ref().filter(|t| t.enabled) else {
+            return Ok(None);
+        };
+        let path = |p: &Path, what: &str| -> Result<String> {
+            p.to_str().map(str::to_string).ok_or_else(|| {
+                Error::Config(format!("node {}: tls.{what} is not valid UTF-8", self.name))
+            })
+        };
+        let ca = tls.ca_file.as_deref().ok_or_else(|| {
+            Error::Config(format!(
+                "node {}: tls.enabled needs tls.ca_file for a replication channel (the source's certificate is always verified)",
+                self.name
+            ))
+        })?;
+        let cert_and_key = match (&tls.cert_file, &tls.key_file) {
+            (Some(c), Some(k)) => Some((path(c, "cert_file")?, path(k, "key_file")?)),
+            _ => None,
+        };
+        Ok(Some(ChannelTls {
+            ca_file: path(ca, "ca_file")?,
+            cert_and_key,
+        }))
+    }
+}
+
+fn check_tls(tls: &TlsSpec) -> std::result::Result<(), String> {
+    if tls.cert_file.is_some() != tls.key_file.is_some() {
+        return Err("tls: give cert_file and key_file together".into());
+    }
+    for (what, p) in [
+        ("ca_file", &tls.ca_file),
+        ("cert_file", &tls.cert_file),
+        ("key_file", &tls.key_file),
+    ] {
+        if let Some(p) = p {
+            let text = p.to_str().unwrap_or("");
+            if text.is_empty() || text.chars().any(|c| c.is_control()) {
+                return Err(format!(
+                    "tls.{what}: give a UTF-8 path without control characters"
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn check_account(spec: &AccountSpec) -> std::result::Result<(), String> {
@@ -414,6 +484,52 @@ pub fn read_option_file(path: &Path) -> Result<ClientOptions> {
     Ok(out)
 }
 
+/// The warning for a password file that group or others may read, if it is one.
+pub fn permission_warning(path: &Path) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path).ok()?.permissions().mode() & 0o777;
+    (mode & 0o077 != 0).then(|| {
+        format!(
+            "option file {} is readable by group or others (mode {mode:04o}); it holds a password: chmod 600 it",
+            path.display()
+        )
+    })
+}
+
+/// Warns once per file, on stderr, when an option file is readable by group or others.
+fn warn_if_readable(path: &Path) {
+    if let Some(warning) = permission_warning(path) {
+        static WARNED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+        let mut warned = WARNED.lock().unwrap_or_else(|p| p.into_inner());
+        if !warned.iter().any(|p| p == path) {
+            warned.push(path.to_path_buf());
+            crate::output::write_err(&format!("shardctl: warning: {warning}\n"));
+        }
+    }
+}
+
+/// One `key="value"` line of an option file, the value quoted and escaped as the server's
+/// client reads it back (`\\` and `\"`). Refused: line breaks and NUL, which no escape
+/// carries through every client's parser, and empty or odd keys.
+pub fn option_line(key: &str, value: &str) -> Result<String> {
+    if key.is_empty()
+        || !key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err(Error::Config(format!("invalid option name {key:?}")));
+    }
+    if value.chars().any(|c| matches!(c, '\n' | '\r' | '\0')) {
+        return Err(Error::Config(format!(
+            "option {key}: the value holds a line break or NUL, which an option file cannot carry"
+        )));
+    }
+    Ok(format!(
+        "{key}=\"{}\"\n",
+        value.replace('\\', "\\\\").replace('"', "\\\"")
+    ))
+}
+
 fn read_option_file_into(
     path: &Path,
     depth: usize,
@@ -428,6 +544,7 @@ fn read_option_file_into(
     }
     let text = std::fs::read_to_string(path)
         .map_err(|e| Error::Config(format!("cannot read option file {}: {e}", path.display())))?;
+    warn_if_readable(path);
     for item in parse_option_file(&text)
         .map_err(|(line, why)| Error::Config(format!("{}:{line}: {why}", path.display())))?
     {
@@ -744,6 +861,84 @@ nodes:
             assert_eq!(no, line, "{text:?}: {why}");
             assert!(why.contains(want), "{text:?}: {why}");
         }
+    }
+
+    #[test]
+    fn option_lines_escape_and_read_back() {
+        for value in [
+            "plain",
+            "q\"uote",
+            "back\\slash",
+            "it's",
+            "trail\\",
+            " spaced ",
+        ] {
+            let line = option_line("password", value).unwrap();
+            let items = parse_option_file(&format!("[client]\n{line}")).unwrap();
+            assert_eq!(
+                items,
+                vec![OptionItem::Client {
+                    user: None,
+                    password: Some(value.into())
+                }],
+                "{line}"
+            );
+        }
+        for bad in ["two\nlines", "cr\r", "nul\0"] {
+            let err = option_line("password", bad).unwrap_err().to_string();
+            assert!(err.contains("line break or NUL"), "{err}");
+            assert!(!err.contains(bad), "{err}");
+        }
+        assert!(option_line("pass word", "x").is_err());
+    }
+
+    #[test]
+    fn readable_option_files_are_named_in_a_warning() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("my.cnf");
+        std::fs::write(&path, "[client]\nuser=a\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let w = permission_warning(&path).unwrap();
+        assert!(w.contains("my.cnf") && w.contains("0644"), "{w}");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(permission_warning(&path), None);
+    }
+
+    #[test]
+    fn channel_tls_needs_a_ca_and_pairs_cert_with_key() {
+        let text = GOOD.replace(
+            "    port: 3307\n",
+            "    port: 3307\n    tls:\n      enabled: true\n      insecure: true\n",
+        );
+        let inv = parse(&text).unwrap();
+        let err = inv
+            .node("a")
+            .unwrap()
+            .channel_tls()
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("tls.ca_file"), "{err}");
+        assert_eq!(inv.node("b").unwrap().channel_tls().unwrap(), None);
+        let text = GOOD.replace(
+            "    port: 3307\n",
+            "    port: 3307\n    tls:\n      enabled: true\n      ca_file: /ca.pem\n      cert_file: /c.pem\n",
+        );
+        let err = parse(&text).unwrap_err().to_string();
+        assert!(err.contains("cert_file and key_file together"), "{err}");
+        let text = GOOD.replace(
+            "    port: 3307\n",
+            "    port: 3307\n    tls:\n      enabled: true\n      ca_file: /ca.pem\n",
+        );
+        let tls = parse(&text)
+            .unwrap()
+            .node("a")
+            .unwrap()
+            .channel_tls()
+            .unwrap()
+            .unwrap();
+        assert_eq!(tls.ca_file, "/ca.pem");
+        assert_eq!(tls.cert_and_key, None);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The exact SQL shardctl sends for each supported flavor, pinned as golden files.
 
 use mysql::Value;
+use shardctl::config::ChannelTls;
 use shardctl::ident::{Channel, Ident};
 use shardctl::server::catalog::ObjectKind;
 use shardctl::server::statements::{self as sql, KeyKind, Keyset, NotOwned};
@@ -20,6 +21,11 @@ fn render(flavor: Flavor) -> String {
         password: "never-shown".into(),
         start,
         connect_retry_secs: 5,
+        tls: None,
+    };
+    let tls_spec = |start, client_cert: bool| SourceSpec {
+        tls: Some(tls(client_cert)),
+        ..spec(start)
     };
     let filters = Filters {
         do_db: vec![Ident::new("schema", "employees_7").unwrap()],
@@ -49,6 +55,18 @@ fn render(flavor: Flavor) -> String {
             "change source by gtid: {}",
             shown(d.change_source(&ch, &spec(StartAt::GtidAutoPosition)))
         ),
+        format!(
+            "change source over TLS (CA only): {}",
+            shown(d.change_source(&ch, &tls_spec(StartAt::Position(pos.clone()), false)))
+        ),
+        format!(
+            "change source over TLS (client certificate): {}",
+            shown(d.change_source(&ch, &tls_spec(StartAt::Position(pos.clone()), true)))
+        ),
+        format!(
+            "change source by gtid over TLS: {}",
+            shown(d.change_source(&ch, &tls_spec(StartAt::GtidAutoPosition, false)))
+        ),
         format!("start: {}", d.start_channel(&ch)),
         format!("stop: {}", d.stop_channel(&ch)),
         format!("reset: {}", d.reset_channel(&ch)),
@@ -72,26 +90,16 @@ fn render(flavor: Flavor) -> String {
         Err(e) => out.push(format!("clear filters: unsupported: {e}")),
     }
     out.extend(
-        d.set_read_only(true)
-            .iter()
-            .map(|s| format!("fence on: {s}")),
-    );
-    out.extend(
-        d.set_read_only(false)
-            .iter()
-            .map(|s| format!("fence off: {s}")),
-    );
-    out.extend(
-        d.set_read_only_within(true, 5)
+        d.set_read_only(true, 5)
             .iter()
             .map(|s| format!("bounded fence on: {s}")),
     );
     out.extend(
-        d.set_read_only_within(false, 5)
+        d.set_read_only(false, 5)
             .iter()
             .map(|s| format!("bounded fence off: {s}")),
     );
-    let (lower, raise) = d.super_read_only_bracket();
+    let (lower, raise) = d.super_read_only_bracket(5);
     out.extend(
         lower
             .iter()
@@ -143,6 +151,69 @@ fn render(flavor: Flavor) -> String {
         "a password leaked into display SQL"
     );
     text
+}
+
+/// The TLS settings of a source node's inventory, as the channel gets them.
+fn tls(client_cert: bool) -> ChannelTls {
+    ChannelTls {
+        ca_file: "/etc/shardctl/tls/ca.pem".into(),
+        cert_and_key: client_cert.then(|| {
+            (
+                "/etc/shardctl/tls/replica.pem".into(),
+                "/etc/shardctl/tls/replica-key.pem".into(),
+            )
+        }),
+    }
+}
+
+const FLAVORS: [(Vendor, u16, u16, u16); 5] = [
+    (Vendor::MariaDb, 10, 11, 6),
+    (Vendor::MariaDb, 11, 4, 2),
+    (Vendor::MySql, 5, 7, 44),
+    (Vendor::MySql, 8, 0, 36),
+    (Vendor::MySql, 8, 4, 0),
+];
+
+/// No unauthenticated key exchange: no flavor asks the source for its RSA public key
+/// (GET_SOURCE_PUBLIC_KEY / GET_MASTER_PUBLIC_KEY trusts any key a man in the middle
+/// sends), with or without TLS; with TLS every flavor verifies the source's certificate.
+#[test]
+fn channels_never_fetch_the_source_key_and_verify_tls() {
+    let ch = Channel::new("c").unwrap();
+    for (vendor, major, minor, patch) in FLAVORS {
+        let d = Dialect::new(Flavor::new(vendor, major, minor, patch));
+        for tls in [None, Some(tls(false)), Some(tls(true))] {
+            for start in [
+                StartAt::Position("b.000001:4".parse().unwrap()),
+                StartAt::GtidAutoPosition,
+            ] {
+                let spec = SourceSpec {
+                    host: "10.0.0.5".into(),
+                    port: 3306,
+                    user: "repl".into(),
+                    password: "p".into(),
+                    start,
+                    connect_retry_secs: 1,
+                    tls: tls.clone(),
+                };
+                let Ok(st) = d.change_source(&ch, &spec) else {
+                    continue;
+                };
+                assert!(!st.sql.contains("PUBLIC_KEY"), "{}", st.sql);
+                if tls.is_some() {
+                    assert!(st.sql.contains("SSL = 1"), "{}", st.sql);
+                    assert!(st.sql.contains("SSL_VERIFY_SERVER_CERT = 1"), "{}", st.sql);
+                    assert!(
+                        st.sql.contains("SSL_CA = '/etc/shardctl/tls/ca.pem'"),
+                        "{}",
+                        st.sql
+                    );
+                } else {
+                    assert!(!st.sql.contains("SSL"), "{}", st.sql);
+                }
+            }
+        }
+    }
 }
 
 #[test]

@@ -23,6 +23,7 @@ fn channel_from(target: &mut Server, source: &str, name: &str, schemas: &[&str])
         password: creds.password.expose().to_string(),
         start: StartAt::Position(start),
         connect_retry_secs: 1,
+        tls: None,
     };
     target.change_source(&ch, &spec).unwrap();
     let filters = Filters {
@@ -202,31 +203,31 @@ fn resetting_one_channel_leaves_the_other_running() {
 fn read_only_fence_blocks_writes_and_lifts() {
     let sb = sandbox3();
     let mut s = connect(sb, "node3");
+    // A shard-like schema name: the sandbox's application account has DML on those only.
     exec(
         &mut s,
         &[
-            "CREATE DATABASE IF NOT EXISTS ro_db",
-            "CREATE TABLE IF NOT EXISTS ro_db.t (id INT PRIMARY KEY)",
-            "CREATE USER IF NOT EXISTS 'ro_tester'@'%' IDENTIFIED BY 'ro_tester'",
-            "GRANT INSERT, SELECT ON ro_db.* TO 'ro_tester'@'%'",
+            "CREATE DATABASE IF NOT EXISTS ro_db_1",
+            "CREATE TABLE IF NOT EXISTS ro_db_1.t (id INT PRIMARY KEY)",
         ],
     );
     s.set_read_only(true).unwrap();
     assert!(s.settings().unwrap().read_only);
     let port = sb.node("node3").unwrap().port;
+    let app_creds = inventory(sb).application_credentials("node3").unwrap();
     let mut app = mysql::Conn::new(
         mysql::OptsBuilder::new()
             .ip_or_hostname(Some("127.0.0.1"))
             .tcp_port(port)
-            .user(Some("ro_tester"))
-            .pass(Some("ro_tester")),
+            .user(Some(app_creds.user.clone()))
+            .pass(Some(app_creds.password.expose().to_string())),
     )
     .unwrap();
     use mysql::prelude::Queryable;
     let err = app
-        .query_drop("INSERT INTO ro_db.t VALUES (7)")
+        .query_drop("INSERT INTO ro_db_1.t VALUES (7)")
         .unwrap_err();
     assert_eq!(shardctl::server::server_error_code(&err), Some(1290));
     s.set_read_only(false).unwrap();
-    app.query_drop("INSERT INTO ro_db.t VALUES (7)").unwrap();
+    app.query_drop("INSERT INTO ro_db_1.t VALUES (7)").unwrap();
 }

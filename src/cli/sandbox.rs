@@ -23,6 +23,10 @@ pub enum SandboxCommand {
         /// Port of the first server; the others follow.
         #[arg(long, default_value_t = DEFAULT_BASE_PORT, value_parser = clap::value_parser!(u16).range(1024..))]
         base_port: u16,
+        /// Serve TLS with a CA and certificate made in DIR/tls; the inventory asks for TLS,
+        /// so replication channels and dump tools use it, verifying the certificate.
+        #[arg(long)]
+        tls: bool,
     },
     /// Show the sandbox's servers and whether they run.
     #[command(after_help = "Example:\n  shardctl sandbox status --dir sandbox")]
@@ -85,11 +89,13 @@ pub fn run(ctx: &Context, cmd: SandboxCommand) -> Result<()> {
             nodes,
             dir,
             base_port,
+            tls,
         } => {
             let existed = dir.exists();
             let sb = SandboxBuilder::new(&dir)
                 .nodes(nodes)
                 .base_port(base_port)
+                .tls(tls)
                 .start()
                 .inspect_err(|_| {
                     // A refused start leaves no empty directory behind (remove_dir only

@@ -49,31 +49,61 @@ fn tool(names: &[&str]) -> Result<PathBuf> {
     )))
 }
 
-/// A 0600 option file with the connection's account, host and port.
+/// A 0600 option file with the connection's account, host and port, and its TLS settings
+/// when the node's inventory enables TLS. Every value is quoted and escaped; a value no
+/// option file can carry (a line break) is refused.
 fn option_file(spec: &ConnectSpec) -> Result<tempfile::NamedTempFile> {
     let f = tempfile::Builder::new()
         .prefix("shardctl-")
         .suffix(".cnf")
         .tempfile()
         .map_err(|e| Error::io("cannot create an option file", e))?;
-    let mut text = format!(
-        "[client]\nuser={}\npassword=\"{}\"\n",
-        spec.credentials.user,
-        spec.credentials
-            .password
-            .expose()
-            .replace('\\', "\\\\")
-            .replace('"', "\\\"")
-    );
-    match &spec.socket {
-        Some(s) => text.push_str(&format!("socket={}\n", s.display())),
-        None => text.push_str(&format!(
-            "host={}\nport={}\nprotocol=tcp\n",
-            spec.host, spec.port
-        )),
-    }
-    crate::sandbox::write_private(f.path(), &text)?;
+    crate::sandbox::write_private(f.path(), &option_file_text(spec)?)?;
     Ok(f)
+}
+
+/// The text of [`option_file`].
+pub fn option_file_text(spec: &ConnectSpec) -> Result<String> {
+    use crate::config::option_line;
+    let path = |p: &Path| {
+        p.to_str().map(str::to_string).ok_or_else(|| {
+            Error::Config(format!(
+                "node {}: the path {} is not valid UTF-8",
+                spec.name,
+                p.display()
+            ))
+        })
+    };
+    let mut text = String::from("[client]\n");
+    text.push_str(&option_line("user", &spec.credentials.user)?);
+    text.push_str(&option_line(
+        "password",
+        spec.credentials.password.expose(),
+    )?);
+    match &spec.socket {
+        Some(s) => text.push_str(&option_line("socket", &path(s)?)?),
+        None => {
+            text.push_str(&option_line("host", &spec.host)?);
+            text.push_str(&option_line("port", &spec.port.to_string())?);
+            text.push_str(&option_line("protocol", "tcp")?);
+        }
+    }
+    if let Some(tls) = spec.tls.as_ref().filter(|t| t.enabled) {
+        text.push_str("ssl=1\n");
+        for (key, file) in [
+            ("ssl-ca", &tls.ca_file),
+            ("ssl-cert", &tls.cert_file),
+            ("ssl-key", &tls.key_file),
+        ] {
+            if let Some(file) = file {
+                text.push_str(&option_line(key, &path(file)?)?);
+            }
+        }
+        if !tls.insecure {
+            text.push_str("ssl-verify-server-cert=1\n");
+        }
+    }
+    Ok(text)
 }
 
 /// The dump command line (no secrets in it). Events are left out when `events` is false:

@@ -279,12 +279,15 @@ pub trait FleetEffects {
         if !self.schema_exists(node, schema)? {
             return Ok(());
         }
-        let mut stmts: Vec<Stmt> = self
-            .reader(node)?
-            .triggers_in_order(schema)?
-            .iter()
-            .map(|t| statements::drop_trigger_if_exists(schema, t))
-            .collect();
+        let mut stmts: Vec<Stmt> = vec![statements::lock_wait_timeout(
+            statements::FENCE_LOCK_WAIT_SECS,
+        )];
+        stmts.extend(
+            self.reader(node)?
+                .triggers_in_order(schema)?
+                .iter()
+                .map(|t| statements::drop_trigger_if_exists(schema, t)),
+        );
         if let Some(moved) = statements::move_tables(schema, tables, trash) {
             stmts.push(statements::create_schema_if_not_exists(trash));
             stmts.push(moved);
@@ -348,7 +351,8 @@ pub trait FleetEffects {
             return Ok(0);
         }
         if let Some(st) = statements::rename_from_hidden(&hidden_tables(&present)?) {
-            self.run_unlogged(node, &[st])?;
+            let bound = statements::lock_wait_timeout(statements::FENCE_LOCK_WAIT_SECS);
+            self.run_unlogged(node, &[bound, st])?;
         }
         self.simulate(Change::Hidden(node.into(), present.clone(), false));
         Ok(present.len())
@@ -356,7 +360,7 @@ pub trait FleetEffects {
 
     /// Sets the node's read-only flag, waiting at most `timeout_secs` for locks.
     fn set_read_only(&mut self, node: &str, on: bool, timeout_secs: u64) -> Result<()> {
-        let stmts = self.dialect(node)?.set_read_only_within(on, timeout_secs);
+        let stmts = self.dialect(node)?.set_read_only(on, timeout_secs);
         self.run(node, &stmts)?;
         self.simulate(Change::ReadOnly(node.into(), on));
         Ok(())

@@ -118,6 +118,7 @@ pub fn move_plan(inv: &Inventory, shard: u32, to: &str, pb: &Playbook) -> Result
                     password: "secret".into(),
                     start: StartAt::Position(BinlogPosition { file: FILE_MARK.into(), pos: POS_MARK }),
                     connect_retry_secs: 1,
+                    tls: None,
                 };
                 (to.to_string(), vec![
                     d.reset_channel(&channel).to_string(),
@@ -147,7 +148,7 @@ pub fn move_plan(inv: &Inventory, shard: u32, to: &str, pb: &Playbook) -> Result
                 ],
                 Fence::ReadOnly => {
                     let mut v = vec!["directory: shard state read_only".to_string()];
-                    v.extend(d.set_read_only(true).iter().map(|s| s.to_string()));
+                    v.extend(d.set_read_only(true, l.timeout_secs).iter().map(|s| s.to_string()));
                     v.push(d.binlog_coordinates().to_string());
                     v
                 }
@@ -168,7 +169,7 @@ pub fn move_plan(inv: &Inventory, shard: u32, to: &str, pb: &Playbook) -> Result
                 "in one transaction: refuse unless this operation's verify step is done; UPDATE locations SET node, host, port, state = 'online', version = <new version> WHERE shard_id = ? AND node = <source>".into(),
             ]),
             Step::DropSource(k) => (source.clone(), vec![
-                "SET SESSION sql_log_bin = 0; on each schema of the shard: DROP TRIGGER each trigger; RENAME TABLE <its tables> TO _shardctl_trash_op<op>_<n>.<same names>; DROP DATABASE <the emptied schema>".into(),
+                format!("SET SESSION lock_wait_timeout = {}; SET SESSION sql_log_bin = 0; on each schema of the shard: DROP TRIGGER each trigger; RENAME TABLE <its tables> TO _shardctl_trash_op<op>_<n>.<same names>; DROP DATABASE <the emptied schema>", crate::server::statements::FENCE_LOCK_WAIT_SECS),
                 if k.keep {
                     "keep: true: the old copy's tables are kept in _shardctl_trash_op<op>_<n> (no client reaches them by the shard's names); drop that schema by hand".into()
                 } else {
@@ -178,7 +179,7 @@ pub fn move_plan(inv: &Inventory, shard: u32, to: &str, pb: &Playbook) -> Result
             Step::Unlock(_) => (source.clone(), {
                 let mut v = match fence {
                     Fence::Shard => vec!["shard fence: nothing to rename back after the flip (the hidden tables went with the old copy)".to_string()],
-                    Fence::ReadOnly => d.set_read_only(false).iter().map(|s| format!("read-only fence: {s}")).collect(),
+                    Fence::ReadOnly => d.set_read_only(false, crate::server::statements::FENCE_LOCK_WAIT_SECS).iter().map(|s| format!("read-only fence: {s}")).collect(),
                 };
                 if drops_trash {
                     v.push("then, the fence lifted: SET SESSION sql_log_bin = 0; DROP DATABASE _shardctl_trash_op<op>_<n> (the old copy's tables)".into());

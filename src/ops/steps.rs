@@ -124,6 +124,7 @@ pub fn change_master(
         password: creds.password.expose().to_string(),
         start,
         connect_retry_secs: 1,
+        tls: src.channel_tls()?,
     };
     let mut fleet = Fleet::new(inv);
     fleet.change_source(node, channel, &spec)?;
@@ -254,7 +255,8 @@ pub fn lock(
         Err(e) => {
             if fence == Fence::ReadOnly {
                 let _ = fleet.dialect(&node).and_then(|d| {
-                    let writable = d.set_read_only(false);
+                    let writable =
+                        d.set_read_only(false, crate::server::statements::FENCE_LOCK_WAIT_SECS);
                     dir.read_only_fence_leave(&lease, &node, || {
                         fleet.run(&node, &writable).map(|_| ())
                     })
@@ -312,7 +314,9 @@ pub fn unlock(inv: &Inventory, shard_id: u32) -> Result<u64> {
     })?;
     match fence {
         Fence::ReadOnly => {
-            let writable = fleet.dialect(&node)?.set_read_only(false);
+            let writable = fleet
+                .dialect(&node)?
+                .set_read_only(false, crate::server::statements::FENCE_LOCK_WAIT_SECS);
             dir.read_only_fence_leave(&lease, &node, || fleet.run(&node, &writable).map(|_| ()))?;
         }
         Fence::Shard => {

@@ -29,7 +29,7 @@ fn running_as_root() -> bool {
 }
 
 /// Runs `cmd` to completion within `timeout`, failing with its last output lines.
-fn run_with_timeout(mut cmd: Command, what: &str, timeout: Duration) -> Result<()> {
+pub(super) fn run_with_timeout(mut cmd: Command, what: &str, timeout: Duration) -> Result<()> {
     let out =
         tempfile::NamedTempFile::new().map_err(|e| Error::io("cannot create a temp file", e))?;
     let err_file = out

@@ -3,6 +3,7 @@
 
 use super::flavor::Flavor;
 use super::statements;
+use crate::config::ChannelTls;
 use crate::error::{Error, Result};
 use crate::ident::{check_binlog_file, check_gtid_set, check_host, string_literal, Channel, Ident};
 use mysql::Value;
@@ -110,6 +111,9 @@ pub struct SourceSpec {
     pub start: StartAt,
     /// Seconds between reconnection attempts.
     pub connect_retry_secs: u32,
+    /// TLS, when the source's inventory enables it: the channel then encrypts and verifies
+    /// the source's certificate.
+    pub tls: Option<ChannelTls>,
 }
 
 /// Per-channel replication filters.
@@ -229,13 +233,23 @@ impl Dialect {
                 opts.push(format!("{} = 1", k("AUTO_POSITION")));
             }
         }
-        if self.flavor.vendor == super::flavor::Vendor::MySql && self.flavor.version.major >= 8 {
-            // caching_sha2_password over a plain connection needs the server's RSA key.
+        if let Some(tls) = &spec.tls {
+            opts.push(format!("{} = 1", k("SSL")));
             opts.push(format!(
-                "GET_{}_PUBLIC_KEY = 1",
-                if new_names { "SOURCE" } else { "MASTER" }
+                "{} = {}",
+                k("SSL_CA"),
+                string_literal(&tls.ca_file)
             ));
+            if let Some((cert, key)) = &tls.cert_and_key {
+                opts.push(format!("{} = {}", k("SSL_CERT"), string_literal(cert)));
+                opts.push(format!("{} = {}", k("SSL_KEY"), string_literal(key)));
+            }
+            opts.push(format!("{} = 1", k("SSL_VERIFY_SERVER_CERT")));
         }
+        // Never GET_SOURCE_PUBLIC_KEY / GET_MASTER_PUBLIC_KEY: over a plain connection it
+        // trusts whatever RSA key the other end sends (a man in the middle learns the
+        // password); over TLS it is not needed. MySQL 8 sources whose replication account
+        // uses caching_sha2_password therefore need TLS in the inventory.
         let body = opts.join(", ");
         let template = if self.flavor.is_mariadb() {
             format!(
@@ -461,48 +475,48 @@ impl Dialect {
         }
     }
 
-    /// Makes the whole server read-only (or writable again). On MySQL super_read_only also
+    /// Makes the whole server read-only (or writable again), with a bounded wait: first
+    /// `SET SESSION lock_wait_timeout = N` (at least 1). Turning read_only on takes the
+    /// global read lock, which waits for running write transactions and table locks; with
+    /// the bound a long transaction makes it fail (error 1205) after N seconds instead of
+    /// waiting for as long as the server's default (a year). On MySQL super_read_only also
     /// stops accounts with SUPER.
-    pub fn set_read_only(&self, on: bool) -> Vec<Stmt> {
+    pub fn set_read_only(&self, on: bool, lock_wait_secs: u64) -> Vec<Stmt> {
+        let mut out = vec![statements::lock_wait_timeout(lock_wait_secs)];
         let v = if on { "ON" } else { "OFF" };
         if self.flavor.has_super_read_only() {
             if on {
-                vec![Stmt::text("SET GLOBAL super_read_only = ON")]
+                out.push(Stmt::text("SET GLOBAL super_read_only = ON"));
             } else {
-                vec![
-                    Stmt::text("SET GLOBAL super_read_only = OFF"),
-                    Stmt::text("SET GLOBAL read_only = OFF"),
-                ]
+                out.push(Stmt::text("SET GLOBAL super_read_only = OFF"));
+                out.push(Stmt::text("SET GLOBAL read_only = OFF"));
             }
         } else {
-            vec![Stmt::text(format!("SET GLOBAL read_only = {v}"))]
+            out.push(Stmt::text(format!("SET GLOBAL read_only = {v}")));
         }
+        out
     }
 
-    /// The read-only fence with a bounded wait: `SET SESSION lock_wait_timeout = N` (at
-    /// least 1), then [`Dialect::set_read_only`]. Turning read_only on takes the global
-    /// read lock, which waits for running write transactions and table locks; with the
-    /// bound a long transaction makes it fail (error 1205) after N seconds instead of
-    /// waiting for as long as the server's default (a year).
     /// Around DDL the fence's own account must run while the read-only fence stands (the
     /// old copy's drop after the flip): MySQL's `super_read_only` refuses even that account,
     /// so it is lowered to plain `read_only` (which still stops ordinary accounts) and raised
-    /// again after. Empty where the flavor has no `super_read_only`.
-    pub fn super_read_only_bracket(&self) -> (Vec<Stmt>, Vec<Stmt>) {
+    /// again after, each side bounded by `lock_wait_timeout` like the fence itself. Empty
+    /// where the flavor has no `super_read_only`.
+    pub fn super_read_only_bracket(&self, lock_wait_secs: u64) -> (Vec<Stmt>, Vec<Stmt>) {
         if self.flavor.has_super_read_only() {
             (
-                vec![Stmt::text("SET GLOBAL super_read_only = OFF")],
-                vec![Stmt::text("SET GLOBAL super_read_only = ON")],
+                vec![
+                    statements::lock_wait_timeout(lock_wait_secs),
+                    Stmt::text("SET GLOBAL super_read_only = OFF"),
+                ],
+                vec![
+                    statements::lock_wait_timeout(lock_wait_secs),
+                    Stmt::text("SET GLOBAL super_read_only = ON"),
+                ],
             )
         } else {
             (Vec::new(), Vec::new())
         }
-    }
-
-    pub fn set_read_only_within(&self, on: bool, lock_wait_secs: u64) -> Vec<Stmt> {
-        let mut out = vec![super::statements::lock_wait_timeout(lock_wait_secs)];
-        out.extend(self.set_read_only(on));
-        out
     }
 }
 
@@ -538,6 +552,7 @@ mod tests {
             password: "s3cr'et".into(),
             start: StartAt::Position("b.000001:4".parse().unwrap()),
             connect_retry_secs: 5,
+            tls: None,
         };
         let st = d.change_source(&Channel::new("c").unwrap(), &spec).unwrap();
         assert!(st.sql.contains("'s3cr''et'"));
@@ -555,6 +570,7 @@ mod tests {
             password: "x".into(),
             start: StartAt::GtidAutoPosition,
             connect_retry_secs: 5,
+            tls: None,
         };
         assert!(d.change_source(&Channel::new("c").unwrap(), &spec).is_err());
     }

@@ -317,9 +317,11 @@ impl Server {
         }
     }
 
-    /// Sets or clears the server-wide read-only fence.
+    /// Sets or clears the server-wide read-only fence, waiting at most
+    /// [`FENCE_LOCK_WAIT_SECS`](super::statements::FENCE_LOCK_WAIT_SECS) for locks.
     pub fn set_read_only(&mut self, on: bool) -> Result<()> {
-        for st in self.dialect().set_read_only(on) {
+        let bound = super::statements::FENCE_LOCK_WAIT_SECS;
+        for st in self.dialect().set_read_only(on, bound) {
             self.exec(&st)?;
         }
         Ok(())

@@ -49,6 +49,10 @@ pub fn allow_backslash_escapes() -> Stmt {
     Stmt::text("SET SESSION sql_mode = REPLACE(@@SESSION.sql_mode, 'NO_BACKSLASH_ESCAPES', '')")
 }
 
+/// How long a fence statement that comes without a timeout of its own (lifting a fence,
+/// the old copy's rename under it) waits for metadata locks, in seconds.
+pub const FENCE_LOCK_WAIT_SECS: u64 = 10;
+
 /// `SET SESSION lock_wait_timeout = N` (at least one second): bounds how long the session's
 /// next DDL, `LOCK TABLES` or `RENAME TABLE` waits for metadata locks held by others.
 pub fn lock_wait_timeout(secs: u64) -> Stmt {

@@ -273,6 +273,7 @@ impl<E: Effects> Mover<'_, E> {
             password: creds.password.expose().to_string(),
             start: StartAt::Position(coords.position.clone()),
             connect_retry_secs: 1,
+            tls: src.channel_tls()?,
         };
         let (target, channel) = (self.target.clone(), self.channel.clone());
         let detail = serde_json::json!({"channel": channel, "from": coords.position});
@@ -459,7 +460,9 @@ impl<E: Effects> Mover<'_, E> {
                         let writable = if restarted {
                             Vec::new()
                         } else {
-                            m.fx.dialect(&source)?.set_read_only(false)
+                            m.fx
+                                .dialect(&source)?
+                                .set_read_only(false, statements::FENCE_LOCK_WAIT_SECS)
                         };
                         m.fx.read_only_leave(&source, &writable)?;
                     }
@@ -1240,7 +1243,9 @@ impl<E: Effects> Mover<'_, E> {
         f: impl FnOnce(&mut Self) -> Result<()>,
     ) -> Result<()> {
         let (lower, raise) = if held {
-            self.fx.dialect(node)?.super_read_only_bracket()
+            self.fx
+                .dialect(node)?
+                .super_read_only_bracket(statements::FENCE_LOCK_WAIT_SECS)
         } else {
             (Vec::new(), Vec::new())
         };

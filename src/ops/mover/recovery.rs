@@ -135,7 +135,9 @@ impl<'a> Mover<'a, Live<'a>> {
             // state — making the server writable only if it is the same boot (a restarted
             // server's setting is its own: it may have come back read-only on purpose).
             let writable = if same_boot {
-                self.fx.dialect(&source)?.set_read_only(false)
+                self.fx
+                    .dialect(&source)?
+                    .set_read_only(false, crate::server::statements::FENCE_LOCK_WAIT_SECS)
             } else {
                 Vec::new()
             };
