@@ -220,6 +220,49 @@ fn a_move_or_split_refused_at_preflight_leaves_no_operation() {
         );
     }
     exec_unlogged(&mut n2, &["DROP DATABASE app_1"]);
+    // The target shares the source's GTID domain and skips duplicates: it would skip the
+    // shard's events numbered below its own. Then the same with strict mode.
+    let mut n1 = connect(sandbox3(), "node1");
+    let domain: i64 = n1
+        .first(&shardctl::server::Stmt::text(
+            "SELECT @@GLOBAL.gtid_domain_id",
+        ))
+        .unwrap()
+        .unwrap();
+    let own: i64 = n2
+        .first(&shardctl::server::Stmt::text(
+            "SELECT @@GLOBAL.gtid_domain_id",
+        ))
+        .unwrap()
+        .unwrap();
+    for (setting, words) in [
+        ("gtid_ignore_duplicates", "would skip the shard's events"),
+        ("gtid_strict_mode", "would stop at the first event"),
+    ] {
+        exec(
+            &mut n2,
+            &[
+                &format!("SET GLOBAL gtid_domain_id = {domain}"),
+                &format!("SET GLOBAL {setting} = ON"),
+            ],
+        );
+        for extra in [&[][..], &["--check"][..]] {
+            let mut args = vec!["move", "--shard", "1", "--to", "node2"];
+            args.extend_from_slice(extra);
+            refused(
+                &args,
+                REFUSED,
+                &[&format!("share gtid_domain_id {domain}"), setting, words],
+            );
+        }
+        exec(
+            &mut n2,
+            &[
+                &format!("SET GLOBAL {setting} = OFF"),
+                &format!("SET GLOBAL gtid_domain_id = {own}"),
+            ],
+        );
+    }
     // A split whose playbook copies with the dump tools (which keep schema names).
     let pb = shardctl::playbook::SPLIT_PLAYBOOK.replace("method: native", "method: dump");
     let pb = write_file(dir().path(), "split-dump.yaml", &pb);

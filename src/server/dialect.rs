@@ -170,8 +170,13 @@ impl Dialect {
         } else {
             "0"
         };
+        let gtid = if self.flavor.is_mariadb() {
+            "@@GLOBAL.gtid_domain_id, @@GLOBAL.gtid_strict_mode, @@GLOBAL.gtid_ignore_duplicates"
+        } else {
+            "NULL, 0, 0"
+        };
         Stmt::text(format!(
-            "SELECT @@GLOBAL.version, @@GLOBAL.server_id, @@GLOBAL.log_bin, @@GLOBAL.binlog_format, @@GLOBAL.read_only, {super_ro}"
+            "SELECT @@GLOBAL.version, @@GLOBAL.server_id, @@GLOBAL.log_bin, @@GLOBAL.binlog_format, @@GLOBAL.read_only, {super_ro}, {gtid}"
         ))
     }
 

@@ -24,6 +24,20 @@ pub struct ServerSettings {
     pub read_only: bool,
     /// `@@super_read_only` (always false on MariaDB).
     pub super_read_only: bool,
+    /// MariaDB's GTID domain settings (None on MySQL, whose GTIDs have no domains).
+    pub gtid: Option<GtidDomain>,
+}
+
+/// What decides how a MariaDB server applies events of a GTID domain it also writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct GtidDomain {
+    /// `@@gtid_domain_id`: the domain of the server's own transactions.
+    pub domain_id: u32,
+    /// `@@gtid_strict_mode`: out-of-order sequence numbers in a domain stop replication.
+    pub strict_mode: bool,
+    /// `@@gtid_ignore_duplicates`: events at or below a domain's current sequence number are
+    /// skipped.
+    pub ignore_duplicates: bool,
 }
 
 /// Binary-log coordinates with the GTID state at that point.
@@ -137,8 +151,9 @@ impl Server {
     /// Identity and binary-log settings.
     pub fn settings(&mut self) -> Result<ServerSettings> {
         let st = self.dialect().server_settings();
-        let row: Option<(String, u64, u8, String, u8, u8)> = self.first(&st)?;
-        let (version, server_id, log_bin, binlog_format, read_only, super_ro) =
+        type Row = (String, u64, u8, String, u8, u8, Option<u32>, u8, u8);
+        let row: Option<Row> = self.first(&st)?;
+        let (version, server_id, log_bin, binlog_format, read_only, super_ro, domain, strict, dups) =
             row.ok_or_else(|| Error::server(self.name(), "no answer to the settings query"))?;
         Ok(ServerSettings {
             version,
@@ -147,6 +162,11 @@ impl Server {
             binlog_format,
             read_only: read_only != 0,
             super_read_only: super_ro != 0,
+            gtid: domain.map(|domain_id| GtidDomain {
+                domain_id,
+                strict_mode: strict != 0,
+                ignore_duplicates: dups != 0,
+            }),
         })
     }
 

@@ -60,10 +60,13 @@ pub fn shardctl() -> assert_cmd::Command {
     cmd
 }
 
-/// Writes `text` to `dir/name` and returns the path.
+/// Writes `text` to `dir/name`, readable by its owner only (0600, as option files holding
+/// passwords should be: shardctl warns about any other mode), and returns the path.
 pub fn write_file(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
     let p = dir.join(name);
     std::fs::write(&p, text).expect("write test file");
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).expect("chmod 600");
     p
 }
 

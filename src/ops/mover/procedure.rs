@@ -197,6 +197,25 @@ impl<E: Effects> Mover<'_, E> {
                 s.server_id
             )));
         }
+        if let (Some(sg), Some(tg)) = (s.gtid, t.gtid) {
+            // The channel reads by file and offset, but the target still applies and logs
+            // the source's events under their GTIDs. In a domain the target shares, strict
+            // mode stops the channel at the first sequence number out of order, and
+            // ignore-duplicates skips every event numbered at or below the target's own.
+            let risk = if tg.ignore_duplicates {
+                Some("gtid_ignore_duplicates: it would skip the shard's events numbered below its own, losing writes")
+            } else if tg.strict_mode {
+                Some("gtid_strict_mode: the channel would stop at the first event numbered below its own")
+            } else {
+                None
+            };
+            if let (true, Some(risk)) = (sg.domain_id == tg.domain_id && !same, risk) {
+                return Err(Error::Refused(format!(
+                    "{source} and {target} share gtid_domain_id {} and {target} has {risk}; give each server its own gtid_domain_id",
+                    sg.domain_id
+                )));
+            }
+        }
         for p in self.pairs.clone() {
             if self.fx.schema_exists(&target, &p.to)? {
                 return Err(Error::Refused(format!(
