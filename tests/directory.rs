@@ -1106,6 +1106,23 @@ fn list_values_are_trimmed_and_never_empty() {
     router
         .shard_for_function("lfn2", &Key::Str("no".into()))
         .unwrap();
+    // Node names are compared as the directory compares them: NODE3 is node3.
+    let v = json(&[
+        "shard",
+        "add",
+        "--function",
+        "lfn2",
+        "--node",
+        "NODE3",
+        "--values",
+        "fi",
+    ]);
+    assert_eq!(v["node"], "node3", "{v}");
+    refused(
+        &["node", "add", "node3"],
+        USAGE,
+        "node \"node3\" is already in the directory",
+    );
 }
 
 #[test]
