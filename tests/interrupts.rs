@@ -38,7 +38,8 @@ const CLOSED_PIPE: u32 = 4;
 const LIBRARY_PROGRESS: u32 = 5;
 const MOVER_PROGRESS: u32 = 6;
 const SECOND_SIGNAL: u32 = 7;
-const SHARD_ROWS: [u64; 7] = [SMALL, LARGE, LARGE, SMALL, MEDIUM, MEDIUM, SMALL];
+const STALLED_DUMP: u32 = 8;
+const SHARD_ROWS: [u64; 8] = [SMALL, LARGE, LARGE, SMALL, MEDIUM, MEDIUM, SMALL, SMALL];
 
 /// One test at a time: the timings below assume the machine is not busy with another move.
 fn serial() -> MutexGuard<'static, ()> {
@@ -743,4 +744,62 @@ fn a_move_feeds_its_copy_counters_to_the_progress_display() {
     assert!(end.bytes > 0 && end.finished);
     assert_eq!(state.copied_rows, MEDIUM);
     assert_moved(MOVER_PROGRESS);
+}
+
+/// The dump tools are child processes with a bound: one that moves nothing (here blocked by
+/// another session's write lock on the shard's table) is killed once the idle limit passes
+/// (the inventory's read timeout, at least 30 s), and the move rolls itself back before any
+/// fence: the shard stays where it was, the partial copy is dropped.
+#[test]
+fn a_dump_that_moves_nothing_is_killed_at_the_idle_limit() {
+    fleet();
+    let _s = serial();
+    // The same inventory with 10 s read and write timeouts: the idle limit is its floor, 30 s.
+    let text = std::fs::read_to_string(fleet().inventory_path()).unwrap();
+    let mut yaml: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
+    yaml["defaults"]["read_timeout_secs"] = 10.into();
+    yaml["defaults"]["write_timeout_secs"] = 10.into();
+    let dir = tempfile::tempdir().unwrap();
+    let inv = common::write_file(
+        dir.path(),
+        "inv.yaml",
+        &serde_yaml::to_string(&yaml).unwrap(),
+    );
+    let mut locker = connect(fleet(), "node1");
+    exec(
+        &mut locker,
+        &[&format!("LOCK TABLES app_{STALLED_DUMP}.t WRITE")],
+    );
+    let started = Instant::now();
+    let shard = STALLED_DUMP.to_string();
+    let out = common::shardctl()
+        .arg("--config")
+        .arg(&inv)
+        .args([
+            "move", "--shard", &shard, "--to", "node2", "--method", "dump",
+        ])
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    exec(&mut locker, &["UNLOCK TABLES"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(6), "{err}");
+    assert!(
+        err.contains("the dump copy moved nothing for 30 s"),
+        "{err}"
+    );
+    assert!(err.contains("rolled back"), "{err}");
+    assert!(took < Duration::from_secs(60), "{took:?}");
+    assert_eq!(node_of(STALLED_DUMP), "node1");
+    let mut n2 = connect(fleet(), "node2");
+    assert_eq!(
+        count(
+            &mut n2,
+            &format!(
+                "SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = 'app_{STALLED_DUMP}'"
+            )
+        ),
+        0,
+        "the partial copy is dropped"
+    );
 }
