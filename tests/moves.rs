@@ -637,7 +637,9 @@ fn a_source_without_binary_log_is_refused() {
     );
     run(&["move", "--shard", "1", "--to", "node2"])
         .code(REFUSED)
-        .stderr(predicates::str::contains("node1 must log in ROW format"));
+        .stderr(predicates::str::contains(
+            "binary logging is off on the source node1",
+        ));
 }
 
 /// Every object of a schema: table rows and checksums, and the definitions of tables,
