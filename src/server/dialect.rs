@@ -171,7 +171,7 @@ impl Dialect {
             "0"
         };
         let gtid = if self.flavor.is_mariadb() {
-            "@@GLOBAL.gtid_domain_id, @@GLOBAL.gtid_strict_mode, @@GLOBAL.gtid_ignore_duplicates"
+            "@@GLOBAL.gtid_domain_id, @@GLOBAL.gtid_strict_mode, @@GLOBAL.log_slave_updates"
         } else {
             "NULL, 0, 0"
         };

@@ -35,9 +35,27 @@ pub struct GtidDomain {
     pub domain_id: u32,
     /// `@@gtid_strict_mode`: out-of-order sequence numbers in a domain stop replication.
     pub strict_mode: bool,
-    /// `@@gtid_ignore_duplicates`: events at or below a domain's current sequence number are
-    /// skipped.
-    pub ignore_duplicates: bool,
+    /// `@@log_slave_updates`: events applied by a channel are written to the server's own
+    /// binary log (where strict mode checks their sequence numbers).
+    pub log_slave_updates: bool,
+}
+
+impl GtidDomain {
+    /// Why a channel from a server with `source`'s settings into one with these could not
+    /// carry the shard, if it could not: with strict mode and `log_slave_updates`, the
+    /// target logs the source's events under their own GTIDs and stops at the first whose
+    /// sequence number, in a domain it also writes, is not above its own. (Channels start
+    /// at a file and offset, so `gtid_ignore_duplicates` does not apply to them.)
+    pub fn conflict_with_source(&self, source: &GtidDomain) -> Option<String> {
+        (self.strict_mode && self.log_slave_updates && self.domain_id == source.domain_id).then(
+            || {
+                format!(
+                    "both write gtid_domain_id {} and the target has gtid_strict_mode and log_slave_updates: the channel would stop at the first of the source's events numbered below the target's own",
+                    self.domain_id
+                )
+            },
+        )
+    }
 }
 
 /// Binary-log coordinates with the GTID state at that point.
@@ -153,7 +171,7 @@ impl Server {
         let st = self.dialect().server_settings();
         type Row = (String, u64, u8, String, u8, u8, Option<u32>, u8, u8);
         let row: Option<Row> = self.first(&st)?;
-        let (version, server_id, log_bin, binlog_format, read_only, super_ro, domain, strict, dups) =
+        let (version, server_id, log_bin, binlog_format, read_only, super_ro, domain, strict, lsu) =
             row.ok_or_else(|| Error::server(self.name(), "no answer to the settings query"))?;
         Ok(ServerSettings {
             version,
@@ -165,7 +183,7 @@ impl Server {
             gtid: domain.map(|domain_id| GtidDomain {
                 domain_id,
                 strict_mode: strict != 0,
-                ignore_duplicates: dups != 0,
+                log_slave_updates: lsu != 0,
             }),
         })
     }
@@ -353,5 +371,36 @@ impl Server {
         let r = stmts.iter().try_for_each(|st| self.exec(st));
         self.exec(&super::statements::sql_log_bin(true))?;
         r
+    }
+}
+
+#[cfg(test)]
+mod gtid_tests {
+    use super::GtidDomain;
+
+    fn domain(domain_id: u32, strict_mode: bool, log_slave_updates: bool) -> GtidDomain {
+        GtidDomain {
+            domain_id,
+            strict_mode,
+            log_slave_updates,
+        }
+    }
+
+    #[test]
+    fn only_a_strict_logging_target_in_the_sources_domain_conflicts() {
+        let source = domain(0, false, false);
+        assert!(domain(0, true, true)
+            .conflict_with_source(&source)
+            .unwrap()
+            .contains("gtid_domain_id 0"));
+        assert!(domain(1, true, true)
+            .conflict_with_source(&source)
+            .is_none());
+        assert!(domain(0, true, false)
+            .conflict_with_source(&source)
+            .is_none());
+        assert!(domain(0, false, true)
+            .conflict_with_source(&source)
+            .is_none());
     }
 }

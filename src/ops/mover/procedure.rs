@@ -197,23 +197,9 @@ impl<E: Effects> Mover<'_, E> {
                 s.server_id
             )));
         }
-        if let (Some(sg), Some(tg)) = (s.gtid, t.gtid) {
-            // The channel reads by file and offset, but the target still applies and logs
-            // the source's events under their GTIDs. In a domain the target shares, strict
-            // mode stops the channel at the first sequence number out of order, and
-            // ignore-duplicates skips every event numbered at or below the target's own.
-            let risk = if tg.ignore_duplicates {
-                Some("gtid_ignore_duplicates: it would skip the shard's events numbered below its own, losing writes")
-            } else if tg.strict_mode {
-                Some("gtid_strict_mode: the channel would stop at the first event numbered below its own")
-            } else {
-                None
-            };
-            if let (true, Some(risk)) = (sg.domain_id == tg.domain_id && !same, risk) {
-                return Err(Error::Refused(format!(
-                    "{source} and {target} share gtid_domain_id {} and {target} has {risk}; give each server its own gtid_domain_id",
-                    sg.domain_id
-                )));
+        if let (Some(sg), Some(tg), false) = (s.gtid, t.gtid, same) {
+            if let Some(why) = tg.conflict_with_source(&sg) {
+                return Err(Error::Refused(format!("{source} and {target}: {why}")));
             }
         }
         for p in self.pairs.clone() {
@@ -1236,32 +1222,41 @@ impl<E: Effects> Mover<'_, E> {
         if present.is_empty() {
             return Ok(0);
         }
+        // Another operation's read-only fence may hold the server under MySQL's
+        // super_read_only, which refuses the drop even to this account. Lowering it here
+        // could race with that fence being lifted and leave the server read-only for good:
+        // leave the trash (out of every client's reach) for a later resume instead.
+        if self.fx.settings(&source)?.super_read_only {
+            return Err(Error::Refused(format!(
+                "{source} is super_read_only (another operation's read-only fence): the old copy's trash ({}) is left; `shardctl resume` drops it once the fence is lifted",
+                present.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", ")
+            )));
+        }
         let names: Vec<String> = present.iter().map(|s| s.to_string()).collect();
         self.effect(
             Effect::DropTrash,
             &source,
             serde_json::json!({"schemas": names}),
-            |m| {
-                // Another operation may still hold the server read-only.
-                let held = m.fx.read_only_now(&source)?;
-                m.with_super_read_only_lowered(&source, held, |m| {
-                    m.fx.drop_schemas(&source, &present, false)
-                })
-            },
+            |m| m.fx.drop_schemas(&source, &present, false),
         )?;
         Ok(present.len())
     }
 
-    /// Runs `f` with MySQL's super_read_only lowered around it when `held`: DDL is refused
-    /// under it even to this account, while plain read_only keeps clients out meanwhile.
-    /// MariaDB has no super_read_only: `f` alone.
+    /// Runs `f` with MySQL's super_read_only lowered around it when `held` (this operation's
+    /// read-only fence stands) and the server is super_read_only now: DDL is refused under
+    /// it even to this account, while plain read_only keeps clients out meanwhile. Only a
+    /// value that was on is put back (a server restarted since the fence came back
+    /// writable, and stays so). MariaDB has no super_read_only: `f` alone.
     fn with_super_read_only_lowered(
         &mut self,
         node: &str,
         held: bool,
         f: impl FnOnce(&mut Self) -> Result<()>,
     ) -> Result<()> {
-        let (lower, raise) = if held {
+        let on = held
+            && self.fx.dialect(node)?.flavor().has_super_read_only()
+            && self.fx.settings(node)?.super_read_only;
+        let (lower, raise) = if on {
             self.fx
                 .dialect(node)?
                 .super_read_only_bracket(statements::FENCE_LOCK_WAIT_SECS)
