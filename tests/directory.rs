@@ -955,11 +955,56 @@ fn shard_add_refuses_to_take_keys_whose_rows_stay_behind() {
     assert_eq!(schemas_before(&mut connect(fleet(), "node3")), n3);
     // Above every row: nothing is taken.
     let second = add("node3", "5000");
+    // A table whose copy on the first shard holds a key the first shard does not own (the
+    // second owns 5000 and up) is not mapped: a prune would delete that row.
+    exec(
+        &mut s,
+        &[
+            &format!("CREATE TABLE vdb_{first}.other (k INT PRIMARY KEY)"),
+            &format!("INSERT INTO vdb_{first}.other VALUES (7), (6000)"),
+        ],
+    );
+    refused(
+        &[
+            "table",
+            "add",
+            "vdb.other",
+            "--function",
+            "vfn",
+            "--column",
+            "k",
+        ],
+        REFUSED,
+        &format!("vdb_{first}.other on node2 holds k = 6000 which shard {first} does not own"),
+    );
+    exec(&mut s, &[&format!("DROP TABLE vdb_{first}.other")]);
+    // While an operation runs (here a fence raised by hand), removals wait.
+    ok(&["lock", "--shard", &first.to_string()]);
+    refused(
+        &["shard", "remove", "--shard", &second.to_string()],
+        REFUSED,
+        &format!("shard remove {second} waits for operation"),
+    );
+    refused(
+        &["table", "remove", "vdb.items"],
+        REFUSED,
+        "table remove vdb.items waits for operation",
+    );
+    ok(&["unlock", "--shard", &first.to_string()]);
     // Removal: refused while rows would be orphaned, done when the shard is empty.
     refused(
         &["shard", "remove", "--shard", &first.to_string()],
         REFUSED,
         &format!("shard {first} holds rows (vdb_{first}.items on node2)"),
+    );
+    // Refused under its own fence, the shard's tables are back under their names.
+    assert_eq!(
+        s.first::<i64>(&Stmt::text(format!(
+            "SELECT COUNT(*) FROM vdb_{first}.items"
+        )))
+        .unwrap()
+        .unwrap(),
+        1000
     );
     refused(
         &["table", "remove", "vdb.items"],

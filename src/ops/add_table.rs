@@ -142,7 +142,48 @@ pub fn add_table(
         }
     }
     drop(server);
+    if let (Some(func), TablePlacement::Sharded { column, .. }) = (&function, placement) {
+        refuse_rows_elsewhere(inv, &snap, func, schema, table, column)?;
+    }
     dir.add_table(schema, table, placement)
+}
+
+/// Refuses a sharded table whose existing copy on some shard holds a key that shard does
+/// not own (a former global table, rows placed by another key): a later prune would delete
+/// those rows, which may be their only copy. Reads one row at most per shard.
+fn refuse_rows_elsewhere(
+    inv: &Inventory,
+    snap: &Snapshot,
+    func: &crate::directory::Function,
+    schema: &Ident,
+    table: &Ident,
+    column: &Ident,
+) -> Result<()> {
+    for shard in snap.shards_of(func.id) {
+        if matches!(
+            crate::directory::coverage(snap, func, shard.id),
+            crate::directory::Coverage::None
+        ) {
+            continue;
+        }
+        let physical = Ident::new("schema", &shard_schema(schema.as_str(), shard.id))?;
+        let mut server = Server::connect_node(inv, &shard.node)?;
+        if !server.tables(&physical)?.iter().any(|t| t.name == *table) {
+            continue;
+        }
+        let cond = crate::prune::predicate::not_owned(snap, shard, column)?;
+        if let Some(key) = server.first::<mysql::Value>(&statements::first_key_where(
+            &physical, table, column, &cond,
+        ))? {
+            return Err(Error::Refused(format!(
+                "{physical}.{table} on {} holds {column} = {} which shard {} does not own: mapped, that row would be pruned; move such rows to their shard first",
+                shard.node,
+                key.as_sql(false),
+                shard.id
+            )));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

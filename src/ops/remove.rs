@@ -2,10 +2,10 @@
 //! refused while it would leave rows the directory no longer routes to.
 
 use crate::config::Inventory;
-use crate::directory::{shard_schema, Directory, ShardState, Snapshot};
+use crate::directory::{shard_schema, Directory, Snapshot};
 use crate::error::{Error, Result};
 use crate::ident::Ident;
-use crate::server::{statements, Server};
+use crate::server::{statements, Server, Stmt};
 
 /// The first table among `tables` (in `schema` on `server`) that holds a row.
 fn first_non_empty(server: &mut Server, schema: &Ident, tables: &[Ident]) -> Result<Option<Ident>> {
@@ -24,14 +24,13 @@ fn first_non_empty(server: &mut Server, schema: &Ident, tables: &[Ident]) -> Res
     Ok(None)
 }
 
-fn refuse_if_busy(dir: &mut Directory, shard_id: u32) -> Result<()> {
-    if let Some(op) = dir
-        .active_operations()?
-        .into_iter()
-        .find(|o| o.shard_id == Some(shard_id))
-    {
+/// Refused while any operation is unfinished: a move's fence hides a shard's tables (they
+/// would read as empty), and a split's new shard is offline and named by no operation's
+/// shard id until its flip.
+fn refuse_while_operations_run(dir: &mut Directory, what: &str) -> Result<()> {
+    if let Some(op) = dir.active_operations()?.into_iter().next() {
         return Err(Error::Refused(format!(
-            "shard {shard_id} is in operation {} ({}, {}): finish or abort it first",
+            "{what} waits for operation {} ({}, {}) to finish or be aborted",
             op.id, op.kind, op.state
         )));
     }
@@ -53,6 +52,7 @@ pub fn remove_table(inv: &Inventory, schema: &Ident, table: &Ident) -> Result<St
         .find(|t| same(&t.schema, &t.table))
         .cloned()
     {
+        refuse_while_operations_run(&mut dir, &format!("table remove {schema}.{table}"))?;
         let name = Ident::new("table", &t.table)?;
         for shard in snap.shards_of(t.func_id) {
             let physical = Ident::new("schema", &shard_schema(&t.schema, shard.id))?;
@@ -128,31 +128,64 @@ pub fn remove_shard(inv: &Inventory, shard_id: u32) -> Result<String> {
         .find(|s| s.id == shard_id)
         .cloned()
         .ok_or_else(|| Error::Usage(format!("shard {shard_id} is not in the directory")))?;
-    refuse_if_busy(&mut dir, shard_id)?;
-    let logical = snap.function_schemas(shard.func_id);
+    refuse_while_operations_run(&mut dir, &format!("shard remove {shard_id}"))?;
     let mut server = Server::connect_node(inv, &shard.node)?;
     let mut schemas = Vec::new();
-    for l in &logical {
-        let physical = Ident::new("schema", &shard_schema(l, shard.id))?;
-        let sharded: Vec<Ident> = snap
-            .tables
-            .iter()
-            .filter(|t| t.func_id == shard.func_id && t.schema == *l)
-            .map(|t| Ident::new("table", &t.table))
-            .collect::<Result<_>>()?;
-        if shard.state != ShardState::Offline {
-            if let Some(t) = first_non_empty(&mut server, &physical, &sharded)? {
-                return Err(Error::Refused(format!(
-                    "shard {shard_id} holds rows ({physical}.{t} on {}): move its rows first (split or merge), or keep it",
-                    shard.node
-                )));
-            }
+    let mut hidden: Vec<statements::HiddenTable> = Vec::new();
+    for l in snap.function_schemas(shard.func_id) {
+        let physical = Ident::new("schema", &shard_schema(&l, shard.id))?;
+        if !server.schema_exists(&physical)? {
+            continue;
         }
-        if server.schema_exists(&physical)? {
-            schemas.push(physical);
+        for t in server.tables(&physical)?.into_iter().filter(|t| !t.is_view) {
+            let n = hidden.len();
+            hidden.push(statements::HiddenTable {
+                schema: physical.clone(),
+                table: t.name,
+                hidden: statements::removed_table_name(shard.id, n),
+            });
+        }
+        schemas.push(physical);
+    }
+    // The shard fence first: from here on a write to the shard fails (clients re-read the
+    // directory and retry) instead of landing in a table about to be dropped. The rows are
+    // counted under it; then the mapping goes, then the schemas.
+    let bounded = |st: Stmt| {
+        vec![
+            statements::lock_wait_timeout(statements::FENCE_LOCK_WAIT_SECS),
+            st,
+        ]
+    };
+    if let Some(st) = statements::rename_to_hidden(&hidden) {
+        server.exec_unlogged(&bounded(st))?;
+    }
+    let sharded = |h: &statements::HiddenTable| {
+        snap.tables.iter().any(|t| {
+            t.func_id == shard.func_id
+                && shard_schema(&t.schema, shard.id) == h.schema.as_str()
+                && t.table == h.table.as_str()
+        })
+    };
+    let mut holding = None;
+    for h in hidden.iter().filter(|h| sharded(h)) {
+        if server
+            .first::<i64>(&statements::any_row(&h.schema, &h.hidden))?
+            .is_some()
+        {
+            holding = Some(format!("{}.{}", h.schema, h.table));
+            break;
         }
     }
-    // Directory first: once no route leads to the schemas, dropping them loses nothing.
+    if let Some(t) = holding {
+        if let Some(st) = statements::rename_from_hidden(&hidden) {
+            server.exec_unlogged(&bounded(st))?;
+        }
+        return Err(Error::Refused(format!(
+            "shard {shard_id} holds rows ({t} on {}): move its rows first (split or merge), or keep it",
+            shard.node
+        )));
+    }
+    // Directory next: once no route leads to the schemas, dropping them loses nothing.
     dir.delete_shard(shard_id)?;
     for s in &schemas {
         server.exec(&statements::drop_schema_if_exists(s))?;

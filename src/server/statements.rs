@@ -710,6 +710,13 @@ pub fn hidden_table_name(op: u64, n: usize) -> Ident {
         .expect("_shardctl_op<digits>_<digits> is a plain identifier of at most 53 characters")
 }
 
+/// The name `shard remove` hides the `n`th table of shard `shard` under while it counts its
+/// rows: `_shardctl_rm<shard>_<n>` (at most 35 characters).
+pub fn removed_table_name(shard: u32, n: usize) -> Ident {
+    Ident::new("table", &format!("_shardctl_rm{shard}_{n}"))
+        .expect("_shardctl_rm<digits>_<digits> is a plain identifier of at most 35 characters")
+}
+
 /// One atomic `RENAME TABLE s.t TO s.hidden, ...` of every table listed. Two uses:
 /// raising the shard fence (clients of the shard get error 1146 and look it up again; send
 /// [`lock_wait_timeout`] first so it waits a bounded time for in-flight transactions), and
