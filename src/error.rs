@@ -23,6 +23,22 @@ pub enum ExitCode {
     Interrupted = 130,
 }
 
+impl ExitCode {
+    /// Its name in JSON error reports (`usage`, `config`, `server`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            ExitCode::Ok => "ok",
+            ExitCode::Internal => "internal",
+            ExitCode::Usage => "usage",
+            ExitCode::Config => "config",
+            ExitCode::Server => "server",
+            ExitCode::Refused => "refused",
+            ExitCode::Timeout => "timeout",
+            ExitCode::Interrupted => "interrupted",
+        }
+    }
+}
+
 /// Everything that can go wrong in the library. Messages are one line and name the culprit.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

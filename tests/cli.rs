@@ -510,3 +510,36 @@ fn config_check_connects_to_every_node_and_names_the_one_that_fails() {
     assert_eq!(nodes.len(), 4);
     assert_eq!(nodes.iter().filter(|n| n["ok"] == true).count(), 3, "{v}");
 }
+
+#[test]
+fn errors_under_json_output_are_one_json_object_on_stderr() {
+    let out = shardctl()
+        .args([
+            "--output",
+            "json",
+            "--config",
+            "/nonexistent/shardctl.yaml",
+            "status",
+        ])
+        .assert()
+        .code(CONFIG)
+        .get_output()
+        .clone();
+    let line = one_line(&out.stderr);
+    let v: serde_json::Value = serde_json::from_str(line.trim()).unwrap();
+    assert_eq!(v["error"]["kind"], "config", "{v}");
+    assert_eq!(v["error"]["exit_code"], CONFIG, "{v}");
+    assert!(v["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("cannot read inventory /nonexistent/shardctl.yaml"));
+    assert!(out.stdout.is_empty());
+    // The same failure in text: one plain line.
+    let out = shardctl()
+        .args(["--config", "/nonexistent/shardctl.yaml", "status"])
+        .assert()
+        .code(CONFIG)
+        .get_output()
+        .clone();
+    assert!(one_line(&out.stderr).starts_with("shardctl: cannot read inventory"));
+}

@@ -196,6 +196,24 @@ fn non_negative_f64(s: &str) -> std::result::Result<f64, String> {
     }
 }
 
+/// The line a failed command leaves on stderr: `shardctl: MESSAGE`, or under `--output
+/// json` one JSON object, `{"error": {"kind": "refused", "exit_code": 5, "message": ...}}`,
+/// so a script reading JSON never has to parse text.
+pub fn error_line(format: Format, e: &crate::error::Error) -> String {
+    match format {
+        Format::Table => format!("shardctl: {e}"),
+        Format::Json => {
+            let code = e.exit_code();
+            serde_json::json!({"error": {
+                "kind": code.name(),
+                "exit_code": code as i32,
+                "message": e.to_string(),
+            }})
+            .to_string()
+        }
+    }
+}
+
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> Result<()> {
     output::init(cli.verbose, cli.color);
