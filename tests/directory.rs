@@ -1027,6 +1027,25 @@ fn shard_add_refuses_to_take_keys_whose_rows_stay_behind() {
         USAGE,
         &format!("shard {second} is not in the directory"),
     );
+    // A table an interrupted `shard remove` left hidden (its own name lost): its rows
+    // refuse the removal, naming it; empty, the removal finishes.
+    let third = add("node3", "9000");
+    let leftover = format!("vdb_{third}._shardctl_rm{third}_1_0");
+    let mut n3 = connect(fleet(), "node3");
+    exec(
+        &mut n3,
+        &[
+            &format!("CREATE TABLE {leftover} (k INT PRIMARY KEY)"),
+            &format!("INSERT INTO {leftover} VALUES (9001)"),
+        ],
+    );
+    refused(
+        &["shard", "remove", "--shard", &third.to_string()],
+        REFUSED,
+        &format!("{leftover}, left hidden by an interrupted shard remove"),
+    );
+    exec(&mut n3, &[&format!("DELETE FROM {leftover}")]);
+    ok(&["shard", "remove", "--shard", &third.to_string()]);
     // The removed shard's keys fall back to the first shard.
     let router = Router::connect(&inventory()).unwrap();
     assert_eq!(

@@ -132,17 +132,28 @@ pub fn remove_shard(inv: &Inventory, shard_id: u32) -> Result<String> {
     let mut server = Server::connect_node(inv, &shard.node)?;
     let mut schemas = Vec::new();
     let mut hidden: Vec<statements::HiddenTable> = Vec::new();
+    // Tables an interrupted `shard remove` left hidden: their own names are lost, so any
+    // row in them refuses the removal.
+    let mut leftover: Vec<(Ident, Ident)> = Vec::new();
+    let run = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
     for l in snap.function_schemas(shard.func_id) {
         let physical = Ident::new("schema", &shard_schema(&l, shard.id))?;
         if !server.schema_exists(&physical)? {
             continue;
         }
         for t in server.tables(&physical)?.into_iter().filter(|t| !t.is_view) {
+            if statements::is_removed_table_name(t.name.as_str()) {
+                leftover.push((physical.clone(), t.name));
+                continue;
+            }
             let n = hidden.len();
             hidden.push(statements::HiddenTable {
                 schema: physical.clone(),
                 table: t.name,
-                hidden: statements::removed_table_name(shard.id, n),
+                hidden: statements::removed_table_name(shard.id, run, n),
             });
         }
         schemas.push(physical);
@@ -174,6 +185,19 @@ pub fn remove_shard(inv: &Inventory, shard_id: u32) -> Result<String> {
         {
             holding = Some(format!("{}.{}", h.schema, h.table));
             break;
+        }
+    }
+    for (schema, table) in &leftover {
+        if holding.is_some() {
+            break;
+        }
+        if server
+            .first::<i64>(&statements::any_row(schema, table))?
+            .is_some()
+        {
+            holding = Some(format!(
+                "{schema}.{table}, left hidden by an interrupted shard remove: rename it back"
+            ));
         }
     }
     if let Some(t) = holding {

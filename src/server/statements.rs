@@ -711,11 +711,20 @@ pub fn hidden_table_name(op: u64, n: usize) -> Ident {
 }
 
 /// The name `shard remove` hides the `n`th table of shard `shard` under while it counts its
-/// rows: `_shardctl_rm<shard>_<n>` (at most 35 characters).
-pub fn removed_table_name(shard: u32, n: usize) -> Ident {
-    Ident::new("table", &format!("_shardctl_rm{shard}_{n}"))
-        .expect("_shardctl_rm<digits>_<digits> is a plain identifier of at most 35 characters")
+/// rows, in the run started at Unix time `run`: `_shardctl_rm<shard>_<run>_<n>` (at most 46
+/// characters; a later run never reuses a name an interrupted one left).
+pub fn removed_table_name(shard: u32, run: u64, n: usize) -> Ident {
+    Ident::new("table", &format!("{REMOVED_PREFIX}{shard}_{run}_{n}")).expect(
+        "_shardctl_rm<digits>_<digits>_<digits> is a plain identifier of at most 46 characters",
+    )
 }
+
+/// Whether `name` is one [`removed_table_name`] gives.
+pub fn is_removed_table_name(name: &str) -> bool {
+    name.starts_with(REMOVED_PREFIX)
+}
+
+const REMOVED_PREFIX: &str = "_shardctl_rm";
 
 /// One atomic `RENAME TABLE s.t TO s.hidden, ...` of every table listed. Two uses:
 /// raising the shard fence (clients of the shard get error 1146 and look it up again; send
