@@ -467,10 +467,7 @@ fn config_check_connects_to_every_node_and_names_the_one_that_fails() {
     assert!(text.contains("MariaDB"), "{text}");
 
     // One more node, on a port nothing listens on.
-    let port = {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    let port = free_port();
     let mut yaml: serde_yaml::Value =
         serde_yaml::from_str(&std::fs::read_to_string(&inv).unwrap()).unwrap();
     let dead: serde_yaml::Value =

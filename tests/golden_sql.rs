@@ -676,6 +676,43 @@ fn render_common() -> String {
         sql::key_at_offset(&schema, &table, &column, &range, 4321).to_string(),
     );
 
+    // directory changes checked against the servers: shard add, table add, shard remove
+    let before = sql::not_owned(
+        &column,
+        KeyKind::Int,
+        &NotOwned::OutsideRange {
+            lower: Value::Int(0),
+            upper: None,
+        },
+    );
+    let after = sql::not_owned(
+        &column,
+        KeyKind::Int,
+        &NotOwned::OutsideRange {
+            lower: Value::Int(0),
+            upper: Some(Value::Int(500)),
+        },
+    );
+    line(
+        "shard add: a key the new shard would take",
+        sql::first_key_where(
+            &schema,
+            &table,
+            &column,
+            &sql::newly_not_owned(&before, &after),
+        )
+        .to_string(),
+    );
+    line(
+        "table add: column type",
+        sql::column_data_type(&schema, &table, &column).to_string(),
+    );
+    line("remove: any row", sql::any_row(&schema, &table).to_string());
+    line(
+        "shard remove: hidden name",
+        sql::removed_table_name(7, 1795000000, 2).to_string(),
+    );
+
     // verification
     line("verify: session time zone", sql::session_utc().to_string());
     line(

@@ -242,7 +242,7 @@ fn refuse_taking_rows(
 }
 
 /// A key read back from a server, as an operator would type it.
-fn key_text(v: &mysql::Value) -> String {
+pub(crate) fn key_text(v: &mysql::Value) -> String {
     match v {
         mysql::Value::Int(i) => i.to_string(),
         mysql::Value::UInt(u) => u.to_string(),

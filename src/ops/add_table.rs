@@ -178,7 +178,7 @@ fn refuse_rows_elsewhere(
             return Err(Error::Refused(format!(
                 "{physical}.{table} on {} holds {column} = {} which shard {} does not own: mapped, that row would be pruned; move such rows to their shard first",
                 shard.node,
-                key.as_sql(false),
+                crate::ops::add_shard::key_text(&key),
                 shard.id
             )));
         }

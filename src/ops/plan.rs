@@ -76,10 +76,7 @@ pub fn move_plan(inv: &Inventory, shard: u32, to: &str, pb: &Playbook) -> Result
         .as_ref()
         .and_then(|r| r.user.clone())
         .unwrap_or_else(|| "<replication user>".into());
-    let drops_trash = pb
-        .steps
-        .iter()
-        .any(|s| matches!(s, Step::DropSource(k) if !k.keep));
+    let drops_trash = pb.drops_old_copy();
     let fence = pb
         .steps
         .iter()

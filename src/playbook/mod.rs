@@ -289,6 +289,14 @@ impl Playbook {
         Self::parse("playbooks/move.yaml", MOVE_PLAYBOOK).expect("the embedded playbook is valid")
     }
 
+    /// Whether `drop-source` ends with the old copy dropped: present, without `keep` (which
+    /// leaves its trash schema for the operator).
+    pub fn drops_old_copy(&self) -> bool {
+        self.steps
+            .iter()
+            .any(|s| matches!(s, Step::DropSource(d) if !d.keep))
+    }
+
     fn position(&self, f: impl Fn(&Step) -> bool) -> Option<usize> {
         self.steps.iter().position(f)
     }

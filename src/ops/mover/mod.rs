@@ -247,10 +247,7 @@ pub fn fault_points(playbook: &Playbook, same_node: bool) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
     // A move under the shard fence never lowers it: the hidden tables go with the old copy.
     // Only a playbook that drops the old copy (no `keep`) drops its trash.
-    let drops_trash = playbook
-        .steps
-        .iter()
-        .any(|s| matches!(s, Step::DropSource(d) if !d.keep));
+    let drops_trash = playbook.drops_old_copy();
     let shard_fenced_move = playbook
         .steps
         .iter()

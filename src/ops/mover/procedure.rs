@@ -83,10 +83,10 @@ impl<E: Effects> Mover<'_, E> {
                 // `keep: true`: the old copy's tables stay in the trash schemas (out of
                 // every client's reach, the shard's schema gone) for the operator to drop.
                 let started = std::time::Instant::now();
-                let dropped = if self.keeps_old_copy() {
-                    0
-                } else {
+                let dropped = if self.playbook.drops_old_copy() {
                     self.drop_trash()?
+                } else {
+                    0
                 };
                 if dropped > 0 {
                     self.state.trash_drop_millis = Some(started.elapsed().as_millis() as u64);
@@ -1196,14 +1196,6 @@ impl<E: Effects> Mover<'_, E> {
         )?;
         self.state.source_dropped = true;
         Ok(serde_json::json!({"kept": keep}))
-    }
-
-    /// True when the playbook's drop-source says `keep: true`.
-    fn keeps_old_copy(&self) -> bool {
-        self.playbook
-            .steps
-            .iter()
-            .any(|s| matches!(s, Step::DropSource(d) if d.keep))
     }
 
     /// Drops the trash schemas drop-source left on the source (the slow part of dropping
