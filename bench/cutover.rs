@@ -72,6 +72,7 @@ fn exec(s: &mut Server, sql: &str) {
 
 fn shardctl(inv_path: &std::path::Path, args: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_shardctl"))
+        .env("SHARDCTL_YES", "1")
         .arg("--config")
         .arg(inv_path)
         .args(args)

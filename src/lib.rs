@@ -2,6 +2,7 @@
 //! directory. The binary is a thin shell over this library.
 
 pub mod cli;
+pub mod clock;
 pub mod config;
 pub mod copy;
 pub mod directory;

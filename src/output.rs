@@ -8,9 +8,12 @@
 use comfy_table::{presets, Cell, Color, ContentArrangement, Table};
 use serde::Serialize;
 use std::io::{IsTerminal, Write};
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 
 static VERBOSITY: AtomicU8 = AtomicU8::new(0);
+/// The replication lag the running catch-up last read, for the progress display
+/// (`u64::MAX`: none read).
+static LAG_SECS: AtomicU64 = AtomicU64::new(u64::MAX);
 static COLOR: AtomicBool = AtomicBool::new(false);
 
 /// Output format for results on stdout.
@@ -45,6 +48,16 @@ pub fn init(verbosity: u8, color: ColorChoice) {
         ColorChoice::Auto => !no_color && std::io::stdout().is_terminal(),
     };
     COLOR.store(on, Ordering::Relaxed);
+}
+
+/// Records the lag a catch-up read (None: the server did not know), for the progress bar.
+pub fn note_lag(secs: Option<u64>) {
+    LAG_SECS.store(secs.unwrap_or(u64::MAX), Ordering::Relaxed);
+}
+
+/// The lag a catch-up last read.
+pub fn last_lag() -> Option<u64> {
+    Some(LAG_SECS.load(Ordering::Relaxed)).filter(|&s| s != u64::MAX)
 }
 
 /// True when output may be coloured.
@@ -110,10 +123,22 @@ pub fn table(headers: &[&str]) -> Table {
     t.load_preset(presets::UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_header(headers.iter().map(Cell::new));
-    if !color_enabled() {
+    if color_enabled() {
+        // `--color always` colours a table that goes to a pipe or a file too.
+        t.enforce_styling();
+    } else {
         t.force_no_tty();
     }
     t
+}
+
+/// `text` in green (good) or red (bad) when colour is on, else as it is.
+pub fn paint(text: &str, good: bool) -> String {
+    if color_enabled() {
+        format!("\x1b[{}m{text}\x1b[0m", if good { 32 } else { 31 })
+    } else {
+        text.to_string()
+    }
 }
 
 /// A cell coloured by a health verdict when colour is on.
@@ -124,6 +149,47 @@ pub fn status_cell(text: &str, good: bool) -> Cell {
     } else {
         cell
     }
+}
+
+/// The version of the JSON contract (docs/JSON.md). It goes up when a field changes its
+/// meaning or goes away; new fields may appear within a version.
+pub const JSON_VERSION: u32 = 1;
+
+/// One command's result as a JSON document: `body`'s fields with `json_version` and
+/// `command` beside them. A body that is not an object goes under `result`.
+pub fn document(command: &str, body: serde_json::Value) -> serde_json::Value {
+    let mut doc = match body {
+        serde_json::Value::Object(map) => map,
+        other => {
+            let mut map = serde_json::Map::new();
+            map.insert("result".into(), other);
+            map
+        }
+    };
+    doc.insert("json_version".into(), JSON_VERSION.into());
+    doc.insert("command".into(), command.into());
+    serde_json::Value::Object(doc)
+}
+
+/// Prints one command's result document (see [`document`]) as pretty JSON on stdout.
+pub fn print_document(command: &str, body: serde_json::Value) {
+    print_json(&document(command, body));
+}
+
+/// One line of a streaming command's JSON Lines output: `body`'s fields with
+/// `json_version`, `command`, `event` and `at` (RFC 3339 UTC) beside them.
+pub fn event_line(command: &str, event: &str, body: serde_json::Value) -> String {
+    let mut doc = document(command, body);
+    if let serde_json::Value::Object(map) = &mut doc {
+        map.insert("event".into(), event.into());
+        map.insert("at".into(), crate::clock::now().into());
+    }
+    doc.to_string()
+}
+
+/// Prints one event line (see [`event_line`]) on stdout.
+pub fn print_event(command: &str, event: &str, body: serde_json::Value) {
+    write_out(&format!("{}\n", event_line(command, event, body)));
 }
 
 /// Prints `value` as pretty JSON on stdout.

@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, Serialize)]
 pub struct NodeReport {
     /// Inventory name.
+    #[serde(rename = "node")]
     pub name: String,
     /// `host:port` or socket.
     pub address: String,
@@ -129,6 +130,7 @@ pub fn gather_nodes(inv: &Inventory, names: &[String]) -> Result<Gathered> {
 #[derive(Debug, Clone, Serialize)]
 pub struct ShardReport {
     /// Shard id.
+    #[serde(rename = "shard")]
     pub id: u32,
     /// Function name.
     pub function: String,

@@ -221,7 +221,7 @@ fn status_shows_every_sandbox_node_as_table_and_json() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let nodes = v["nodes"].as_array().unwrap();
     assert_eq!(nodes.len(), 1);
-    assert_eq!(nodes[0]["name"], "node2");
+    assert_eq!(nodes[0]["node"], "node2");
     assert_eq!(nodes[0]["settings"]["server_id"], 2);
     assert_eq!(nodes[0]["settings"]["binlog_format"], "ROW");
     let text = String::from_utf8_lossy(&out.stdout);
@@ -539,4 +539,68 @@ fn errors_under_json_output_are_one_json_object_on_stderr() {
         .get_output()
         .clone();
     assert!(one_line(&out.stderr).starts_with("shardctl: cannot read inventory"));
+}
+
+/// The completion scripts and man pages kept in docs/generated are what the command
+/// definitions generate now (`scripts/gen-docs` rewrites them), and each man page renders
+/// without a warning.
+#[test]
+fn the_generated_completions_and_man_pages_in_the_repository_are_current() {
+    use clap::CommandFactory;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/generated");
+    let update = std::env::var_os("SHARDCTL_UPDATE_GENERATED").is_some();
+    let mut files: Vec<(std::path::PathBuf, Vec<u8>)> = Vec::new();
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let out = shardctl().args(["completions", shell]).assert().success();
+        files.push((
+            root.join(format!("completions/shardctl.{shell}")),
+            out.get_output().stdout.clone(),
+        ));
+    }
+    let out = shardctl().arg("man").assert().success();
+    files.push((root.join("man/shardctl.1"), out.get_output().stdout.clone()));
+    for sub in shardctl::cli::Cli::command().get_subcommands() {
+        let name = sub.get_name().to_string();
+        let out = shardctl().args(["man", &name]).assert().success();
+        files.push((
+            root.join(format!("man/shardctl-{name}.1")),
+            out.get_output().stdout.clone(),
+        ));
+    }
+    let mut stale = Vec::new();
+    for (path, text) in &files {
+        if update {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        } else if std::fs::read(path).ok().as_deref() != Some(text.as_slice()) {
+            stale.push(path.display().to_string());
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "out of date (run scripts/gen-docs): {stale:?}"
+    );
+    let pages = files.iter().filter(|(p, _)| p.extension().is_some_and(|e| e == "1"));
+    for (path, _) in pages {
+        let render = std::process::Command::new("groff")
+            .args(["-man", "-Tutf8", "-ww", "-z"])
+            .arg(path)
+            .output();
+        match render {
+            Ok(out) => assert!(
+                out.status.success() && out.stderr.is_empty(),
+                "{}: {}",
+                path.display(),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+            Err(e) => panic!("groff is needed to check the man pages (scripts/setup installs it): {e}"),
+        }
+    }
+    let bash = root.join("completions/shardctl.bash");
+    let syntax = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(&bash)
+        .output()
+        .unwrap();
+    assert!(syntax.status.success(), "{syntax:?}");
 }

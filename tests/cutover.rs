@@ -111,10 +111,11 @@ fn owner(function: &str, key: &Key) -> (String, u32) {
 fn last_op() -> u64 {
     let out = cli(&["--output", "json", "ops"]).output().unwrap();
     let ops: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    ops.as_array()
+    ops["operations"]
+        .as_array()
         .unwrap()
         .iter()
-        .filter_map(|o| o["id"].as_u64())
+        .filter_map(|o| o["op"].as_u64())
         .max()
         .unwrap()
 }

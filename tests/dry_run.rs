@@ -212,7 +212,7 @@ fn dry_equals_live(name: &str, args: &[&str], split: bool) {
     let out = cli(&json_args).output().unwrap();
     assert!(out.status.success(), "{name}: {out:?}");
     let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let dry = dry_statements(&plan);
+    let dry = dry_statements(&plan["plan"]);
 
     let dir = tempfile::tempdir().unwrap();
     let capture = dir.path().join("capture.jsonl");
@@ -335,7 +335,7 @@ fn prune_dry_run_equals_live() {
         .map(|c| c.sql)
         .collect();
     assert!(sent.len() >= 2, "the prune sent {} deletes", sent.len());
-    for table in dry.as_array().unwrap() {
+    for table in dry["tables"].as_array().unwrap() {
         let name = table["table"].as_str().unwrap();
         let statements: Vec<&str> = table["statements"]
             .as_array()

@@ -146,6 +146,7 @@ fn move_paused_at(point: &str, fence: &str) -> std::process::Child {
 fn move_paused_for(point: &str, fence: &str, secs: u64) -> std::process::Child {
     let to = other(&node_of_shard());
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
+        .env("SHARDCTL_YES", "1")
         .arg("--config")
         .arg(fleet().inventory_path())
         .args(["move", "--shard", "1", "--to", to, "--fence", fence])
@@ -551,6 +552,7 @@ fn a_fence_statement_left_running_by_a_dead_owner_is_ended_by_the_next_one() {
         &["START TRANSACTION", "SELECT COUNT(*) FROM app_1.t"],
     );
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
+        .env("SHARDCTL_YES", "1")
         .arg("--config")
         .arg(fleet().inventory_path())
         .args(["move", "--shard", "1", "--to", to])

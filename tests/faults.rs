@@ -281,6 +281,7 @@ struct Proc {
 fn spawn(args: &[&str], fault: Option<&str>, marker: Option<String>) -> Proc {
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("shardctl"));
     cmd.env_remove("SHARDCTL_CONFIG")
+        .env("SHARDCTL_YES", "1")
         .env_remove("SHARDCTL_FAULT")
         .env("NO_COLOR", "1")
         .arg("--config")
@@ -388,6 +389,7 @@ fn concurrently(runs: &[Vec<String>]) -> Vec<(String, i32, String)> {
         .iter()
         .map(|args| {
             let c = Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
+                .env("SHARDCTL_YES", "1")
                 .env_remove("SHARDCTL_CONFIG")
                 .env_remove("SHARDCTL_FAULT")
                 .env("NO_COLOR", "1")
@@ -536,7 +538,7 @@ fn lookup_agrees(shard: u32, node: &str, context: &str) {
     assert!(out.status.success(), "{context}: lookup {key}: {out:?}");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
-        (v["route"]["shard_id"].as_u64(), v["route"]["node"].as_str()),
+        (v["shard"].as_u64(), v["node"].as_str()),
         (Some(u64::from(shard)), Some(node)),
         "{context}: shardctl lookup {key}"
     );

@@ -130,6 +130,7 @@ impl std::ops::DerefMut for Running {
 fn spawn_move(shard: u32, args: &[&str], fault: Option<&str>) -> Running {
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("shardctl"));
     cmd.env_remove("SHARDCTL_CONFIG")
+        .env("SHARDCTL_YES", "1")
         .env_remove("SHARDCTL_FAULT")
         .env("NO_COLOR", "1")
         .arg("--config")
@@ -512,6 +513,7 @@ fn a_move_whose_output_pipe_closes_early_still_finishes() {
     let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
     let mut child = Running(
         Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
+            .env("SHARDCTL_YES", "1")
             .env_remove("SHARDCTL_CONFIG")
             .env_remove("SHARDCTL_FAULT")
             .env("NO_COLOR", "1")
@@ -594,6 +596,7 @@ fn results_into_a_closed_pipe_neither_panic_nor_fail() {
     for args in &runs {
         // stdout closed: the result is lost, the command still succeeds without a panic.
         let out = Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
+            .env("SHARDCTL_YES", "1")
             .env_remove("SHARDCTL_CONFIG")
             .env("NO_COLOR", "1")
             .args(args)
@@ -607,6 +610,7 @@ fn results_into_a_closed_pipe_neither_panic_nor_fail() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
         // stderr closed too, with logs on (-vv): still no panic (exit 101) and exit 0.
         let status = Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
+            .env("SHARDCTL_YES", "1")
             .env_remove("SHARDCTL_CONFIG")
             .env("NO_COLOR", "1")
             .arg("-vv")
@@ -620,6 +624,7 @@ fn results_into_a_closed_pipe_neither_panic_nor_fail() {
     }
     // A failing command into closed pipes keeps its own exit code.
     let status = Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
+        .env("SHARDCTL_YES", "1")
         .env_remove("SHARDCTL_CONFIG")
         .arg("--config")
         .arg(&config)

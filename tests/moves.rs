@@ -453,7 +453,7 @@ fn abort_before_the_flip_returns_everything() {
         .output()
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&ops.stdout).unwrap();
-    assert_eq!(v[0]["state"], "aborted");
+    assert_eq!(v["operation"]["state"], "aborted");
     // The shard can be moved again.
     cli(&["move", "--shard", &shard.to_string(), "--to", to, "--check"])
         .assert()
@@ -468,6 +468,7 @@ fn ctrl_c_with_the_fence_up_lifts_it() {
     let (shard, from) = shard_of(10000);
     let to = if from == "node1" { "node2" } else { "node1" };
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
+        .env("SHARDCTL_YES", "1")
         .arg("--config")
         .arg(fleet().inventory_path())
         .args(["move", "--shard", &shard.to_string(), "--to", to])
@@ -823,7 +824,7 @@ fn every_object_shard(lower_bound: &str) -> (String, String) {
         String::from_utf8_lossy(&out.stderr)
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let id = v["shard_id"].as_u64().unwrap().to_string();
+    let id = v["shard"].as_u64().unwrap().to_string();
     let schema = format!("objects_{id}");
     let mut n1 = connect(sb, "node1");
     exec(&mut n1, &[&format!("DROP DATABASE {schema}")]);
@@ -1164,6 +1165,7 @@ fn a_catch_up_that_never_finishes_times_out_and_leaves_the_shard_untouched() {
     assert_ne!(pb, shardctl::playbook::MOVE_PLAYBOOK);
     let pb = common::write_file(dir.path(), "slow.yaml", &pb);
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
+        .env("SHARDCTL_YES", "1")
         .arg("--config")
         .arg(fleet().inventory_path())
         .args([
@@ -1260,6 +1262,7 @@ fn a_target_server_killed_during_the_copy_fails_cleanly_and_resumes() {
     );
 
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
+        .env("SHARDCTL_YES", "1")
         .arg("--config")
         .arg(&inv)
         .args(["move", "--shard", "1", "--to", "node2"])

@@ -92,8 +92,8 @@ fn prune_deletes_exactly_the_rows_a_shard_no_longer_owns_and_resumes_after_a_cra
             .clone(),
     )
     .unwrap();
-    let op = ops[0]["id"].as_u64().unwrap();
-    assert_eq!(ops[0]["kind"], "prune");
+    let op = ops["operations"][0]["op"].as_u64().unwrap();
+    assert_eq!(ops["operations"][0]["kind"], "prune");
     cli(&["move", "--shard", "2", "--to", "node1"]).code(predicate::ne(0));
     cli(&["resume", &op.to_string()]).success();
     assert_eq!(count(&mut n1, "SELECT COUNT(*) FROM app_2.acct"), 2000);
@@ -205,7 +205,11 @@ fn prune_refuses_a_table_without_primary_key_and_waits_for_lagging_replicas() {
             .clone(),
     )
     .unwrap();
-    cli(&["resume", &ops[0]["id"].as_u64().unwrap().to_string()]).success();
+    cli(&[
+        "resume",
+        &ops["operations"][0]["op"].as_u64().unwrap().to_string(),
+    ])
+    .success();
     assert_eq!(count(&mut n1, "SELECT COUNT(*) FROM app_1.acct"), 100);
     cli(&[
         "wait",

@@ -163,12 +163,12 @@ fn a_plan_spreads_the_shards_and_apply_runs_two_moves_at_once() {
     .stdout
     .clone();
     let dry: serde_json::Value = serde_json::from_slice(&out).unwrap();
-    assert_eq!(dry.as_array().unwrap().len(), 4, "{dry}");
-    assert!(dry[0]["steps"]
+    assert_eq!(dry["plans"].as_array().unwrap().len(), 4, "{dry}");
+    assert!(dry["plans"][0]["steps"]
         .as_array()
         .unwrap()
         .iter()
-        .any(|s| s["step"] == "flip"));
+        .any(|s| s["name"] == "flip"));
     cli(&["rebalance", "apply", plan.to_str().unwrap(), "--dry-run"])
         .success()
         .stdout(predicate::str::contains("4 moves; nothing was changed"));
@@ -222,15 +222,28 @@ fn a_plan_spreads_the_shards_and_apply_runs_two_moves_at_once() {
         );
     }
     let out = out.stdout;
-    let applied: serde_json::Value = serde_json::from_slice(&out).unwrap();
-    let moves = applied.as_array().unwrap();
+    // JSON Lines: one `move_finished` event per move, then the summary.
+    let text = String::from_utf8_lossy(&out).to_string();
+    let events: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let finished = events
+        .iter()
+        .filter(|e| e["event"] == "move_finished")
+        .count();
+    assert_eq!(finished, 4, "{text}");
+    let applied = events.last().unwrap().clone();
+    assert_eq!(applied["event"], "summary", "{text}");
+    assert_eq!(applied["outcome"], "applied", "{text}");
+    let moves = applied["moves"].as_array().unwrap();
     assert_eq!(moves.len(), 4);
     assert!(moves.iter().all(|m| m["error"].is_null()), "{applied}");
     let overlap = moves.iter().any(|a| {
         moves.iter().any(|b| {
             a["shard"] != b["shard"]
-                && a["started"].as_f64() < b["ended"].as_f64()
-                && b["started"].as_f64() < a["ended"].as_f64()
+                && a["started_ms"].as_u64() < b["ended_ms"].as_u64()
+                && b["started_ms"].as_u64() < a["ended_ms"].as_u64()
         })
     });
     assert!(overlap, "two moves ran at once: {applied}");

@@ -165,10 +165,14 @@ fn split_under(
         "split failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    // One JSON object per step event, then the result.
+    // One JSON line per step event, then the summary event.
     let text = String::from_utf8_lossy(&out.stdout).to_string();
-    let start = text.rfind("\n{\n").map(|i| i + 1).unwrap_or(0);
-    let v: serde_json::Value = serde_json::from_str(&text[start..]).unwrap();
+    let v: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        (v["event"].as_str(), v["outcome"].as_str()),
+        (Some("summary"), Some("split")),
+        "{v}"
+    );
     let check = report.check(&inventory(), function).unwrap();
     assert!(
         check.missing.is_empty(),

@@ -119,7 +119,11 @@ fn the_chapters_procedure_step_by_step() {
     .stdout
     .clone();
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
-    let fin = v["final_position"].as_str().unwrap().to_string();
+    let fin = format!(
+        "{}:{}",
+        v["final_position"]["file"].as_str().unwrap(),
+        v["final_position"]["pos"]
+    );
     assert!(
         exec_fails(&mut n1, "INSERT INTO app_1.t VALUES (5, 5)"),
         "the fence stops writes"

@@ -1,6 +1,6 @@
 //! Handlers for the directory commands: init, node, function, table, shard, lookup, analyze.
 
-use super::Context;
+use super::{views, Context};
 use crate::directory::{coverage, Directory, Key, KeyType, Router, ShardingType, TablePlacement};
 use crate::error::{Error, Result};
 use crate::ident::Ident;
@@ -170,12 +170,16 @@ pub fn init(ctx: &Context) -> Result<()> {
             dir.schema()
         )
     };
-    match ctx.format {
-        Format::Json => output::print_json(
-            &serde_json::json!({"schema_version_before": before, "schema_version": after}),
-        ),
-        Format::Table => crate::outln!("{msg}"),
-    }
+    ctx.show(
+        "init",
+        serde_json::json!({
+            "node": inv.file.directory.node,
+            "directory_schema": dir.schema().to_string(),
+            "schema_version_before": before,
+            "schema_version": after,
+        }),
+        || crate::outln!("{msg}"),
+    );
     Ok(())
 }
 
@@ -189,16 +193,31 @@ pub fn node(ctx: &Context, cmd: NodeCommand) -> Result<()> {
             // Check it answers before registering it.
             Server::connect_node(&inv, &name)?;
             Directory::open(&inv)?.add_node(&name, &host, port)?;
-            crate::outln!("node {name} added ({host}:{port})");
+            ctx.show(
+                "node add",
+                serde_json::json!({"node": name, "host": host, "port": port, "address": format!("{host}:{port}")}),
+                || crate::outln!("node {name} added ({host}:{port})"),
+            );
         }
         NodeCommand::Remove { name } => {
             Directory::open(&inv)?.remove_node(&name)?;
-            crate::outln!("node {name} removed");
+            ctx.show(
+                "node remove",
+                serde_json::json!({"node": name, "removed": true}),
+                || crate::outln!("node {name} removed"),
+            );
         }
         NodeCommand::List => {
             let snap = Directory::open(&inv)?.load()?;
+            let nodes: Vec<_> = snap
+                .nodes
+                .iter()
+                .map(|n| views::node(n, Some(&snap)))
+                .collect();
             match ctx.format {
-                Format::Json => output::print_json(&snap.nodes),
+                Format::Json => {
+                    output::print_document("node list", serde_json::json!({"nodes": nodes}))
+                }
                 Format::Table => {
                     let mut t = output::table(&["node", "address", "shards"]);
                     for n in &snap.nodes {
@@ -227,19 +246,40 @@ pub fn function(ctx: &Context, cmd: FunctionCommand) -> Result<()> {
         } => {
             let name = Ident::new("function", &name)?;
             let id = Directory::open(&inv)?.add_function(&name, sharding_type, key_type)?;
-            crate::outln!(
-                "function {name} added (id {id}, {}, {} keys)",
-                sharding_type.as_sql(),
-                key_type.as_sql()
-            );
+            let added = crate::directory::Function {
+                id,
+                name: name.to_string(),
+                sharding_type,
+                key_type,
+            };
+            ctx.show("function add", views::function(&added, None), || {
+                crate::outln!(
+                    "function {name} added (id {id}, {}, {} keys)",
+                    sharding_type.as_sql(),
+                    key_type.as_sql()
+                )
+            });
         }
         FunctionCommand::Remove { name } => {
-            crate::outln!("{}", crate::ops::remove::remove_function(&inv, &name)?);
+            let message = crate::ops::remove::remove_function(&inv, &name)?;
+            ctx.show(
+                "function remove",
+                serde_json::json!({"function": name, "removed": true, "message": message}),
+                || crate::outln!("{message}"),
+            );
         }
         FunctionCommand::List => {
             let snap = Directory::open(&inv)?.load()?;
+            let functions: Vec<_> = snap
+                .functions
+                .iter()
+                .map(|f| views::function(f, Some(&snap)))
+                .collect();
             match ctx.format {
-                Format::Json => output::print_json(&snap.functions),
+                Format::Json => output::print_document(
+                    "function list",
+                    serde_json::json!({"functions": functions}),
+                ),
                 Format::Table => {
                     let mut t =
                         output::table(&["id", "function", "type", "key", "shards", "tables"]);
@@ -297,28 +337,51 @@ pub fn table(ctx: &Context, cmd: TableCommand) -> Result<()> {
                 &placement,
                 template_node.as_deref(),
             )?;
-            crate::outln!(
-                "table {schema}.{name} mapped ({})",
-                match placement {
-                    TablePlacement::Global => "global".to_string(),
-                    TablePlacement::Sharded { function, column } =>
-                        format!("sharded by {function} on {column}"),
+            let view = match &placement {
+                TablePlacement::Global => views::global_table(schema.as_str(), name.as_str()),
+                TablePlacement::Sharded { function, column } => {
+                    views::sharded_table(schema.as_str(), name.as_str(), function, column.as_str())
                 }
-            );
+            };
+            ctx.show("table add", view, || {
+                crate::outln!(
+                    "table {schema}.{name} mapped ({})",
+                    match &placement {
+                        TablePlacement::Global => "global".to_string(),
+                        TablePlacement::Sharded { function, column } =>
+                            format!("sharded by {function} on {column}"),
+                    }
+                )
+            });
         }
         TableCommand::Remove { table } => {
             let (schema, name) = split_table(&table)?;
-            crate::outln!(
-                "{}",
-                crate::ops::remove::remove_table(&inv, &schema, &name)?
+            let message = crate::ops::remove::remove_table(&inv, &schema, &name)?;
+            ctx.show(
+                "table remove",
+                serde_json::json!({"table": format!("{schema}.{name}"), "removed": true, "message": message}),
+                || crate::outln!("{message}"),
             );
         }
         TableCommand::List => {
             let snap = Directory::open(&inv)?.load()?;
             match ctx.format {
-                Format::Json => output::print_json(
-                    &serde_json::json!({"sharded": snap.tables, "global": snap.globals}),
-                ),
+                Format::Json => {
+                    let tables: Vec<_> = snap
+                        .tables
+                        .iter()
+                        .map(|t| {
+                            let f = snap.function_by_id(t.func_id).map(|f| f.name.as_str());
+                            views::sharded_table(&t.schema, &t.table, f.unwrap_or("?"), &t.column)
+                        })
+                        .chain(
+                            snap.globals
+                                .iter()
+                                .map(|g| views::global_table(&g.schema, &g.table)),
+                        )
+                        .collect();
+                    output::print_document("table list", serde_json::json!({"tables": tables}))
+                }
                 Format::Table => {
                     let mut t = output::table(&["table", "placement"]);
                     for s in &snap.tables {
@@ -376,7 +439,16 @@ pub fn shard(ctx: &Context, cmd: ShardCommand) -> Result<()> {
                 },
             )?;
             match ctx.format {
-                Format::Json => output::print_json(&added),
+                Format::Json => output::print_document(
+                    "shard add",
+                    serde_json::json!({
+                        "shard": added.shard_id,
+                        "node": added.node,
+                        "schemas": added.schemas,
+                        "tables": added.tables,
+                        "global_rows": added.global_rows,
+                    }),
+                ),
                 Format::Table => crate::outln!(
                     "shard {} added on {}: {} ({} tables, {} global rows copied)",
                     added.shard_id,
@@ -388,24 +460,20 @@ pub fn shard(ctx: &Context, cmd: ShardCommand) -> Result<()> {
             }
         }
         ShardCommand::Remove { shard } => {
-            crate::outln!("{}", crate::ops::remove::remove_shard(&inv, shard)?);
+            let message = crate::ops::remove::remove_shard(&inv, shard)?;
+            ctx.show(
+                "shard remove",
+                serde_json::json!({"shard": shard, "removed": true, "message": message}),
+                || crate::outln!("{message}"),
+            );
         }
         ShardCommand::List => {
             let snap = Directory::open(&inv)?.load()?;
-            let rows: Vec<serde_json::Value> = snap
-                .shards
-                .iter()
-                .map(|s| {
-                    let f = snap.function_by_id(s.func_id);
-                    serde_json::json!({
-                        "id": s.id, "function": f.map(|f| f.name.clone()), "node": s.node,
-                        "coverage": f.map(|f| coverage(&snap, f, s.id)), "state": s.state,
-                        "schemas": snap.shard_schemas(s), "version": s.version,
-                    })
-                })
-                .collect();
+            let shards: Vec<_> = snap.shards.iter().map(|s| views::shard(s, &snap)).collect();
             match ctx.format {
-                Format::Json => output::print_json(&rows),
+                Format::Json => {
+                    output::print_document("shard list", serde_json::json!({"shards": shards}))
+                }
                 Format::Table => {
                     let mut t =
                         output::table(&["shard", "function", "covers", "node", "schemas", "state"]);
@@ -477,9 +545,14 @@ pub fn lookup(ctx: &Context, args: LookupArgs) -> Result<()> {
     };
     let route = router.route(shard);
     match ctx.format {
-        Format::Json => output::print_json(&serde_json::json!({
-            "key": args.key, "route": route, "coverage": coverage(snap, func, shard.id),
-        })),
+        Format::Json => output::print_document(
+            "lookup",
+            views::route(
+                &args.key,
+                &route,
+                serde_json::json!(coverage(snap, func, shard.id)),
+            ),
+        ),
         Format::Table => {
             let mut t = output::table(&[
                 "key", "shard", "function", "node", "address", "schemas", "state",
@@ -525,7 +598,21 @@ pub fn analyze(ctx: &Context, args: AnalyzeArgs) -> Result<()> {
     let candidates = crate::directory::analyze::candidates(&fks, &rows);
     match ctx.format {
         Format::Json => {
-            output::print_json(&serde_json::json!({"schema": schema, "candidates": candidates}))
+            let candidates: Vec<_> = candidates
+                .iter()
+                .map(|c| {
+                    serde_json::json!({
+                        "columns": c.columns,
+                        "tables": c.tables.iter().map(|(t, rows)| serde_json::json!({"table": t, "rows": rows})).collect::<Vec<_>>(),
+                        "rows": c.rows,
+                        "conflicts": c.conflicts,
+                    })
+                })
+                .collect();
+            output::print_document(
+                "analyze",
+                serde_json::json!({"node": node, "schema": schema.to_string(), "candidates": candidates}),
+            )
         }
         Format::Table => {
             if candidates.is_empty() {
@@ -586,7 +673,13 @@ pub fn sample(ctx: &Context, args: SampleArgs) -> Result<()> {
         .collect();
     let loaded = crate::sample::load_employees(&inv, &router, &emp_nos)?;
     match ctx.format {
-        Format::Json => output::print_json(&loaded),
+        Format::Json => output::print_document(
+            "sample",
+            serde_json::json!({
+                "employees": loaded.employees,
+                "shards": loaded.rows_per_shard.iter().map(|(s, rows)| serde_json::json!({"shard": s, "rows": rows})).collect::<Vec<_>>(),
+            }),
+        ),
         Format::Table => {
             let per: Vec<String> = loaded
                 .rows_per_shard

@@ -81,11 +81,14 @@ pub fn config(ctx: &Context, cmd: ConfigCommand) -> Result<()> {
                 }
             }
             match ctx.format {
-                Format::Json => output::print_json(&serde_json::json!({
-                    "config": ctx.config.display().to_string(),
-                    "directory": {"node": inv.file.directory.node, "schema": inv.file.directory.schema},
-                    "nodes": rows,
-                })),
+                Format::Json => output::print_document(
+                    "config check",
+                    serde_json::json!({
+                        "config": ctx.config.display().to_string(),
+                        "directory": {"node": inv.file.directory.node, "schema": inv.file.directory.schema},
+                        "nodes": rows,
+                    }),
+                ),
                 Format::Table => {
                     let mut t = output::table(&["node", "address", "server"]);
                     for r in &rows {

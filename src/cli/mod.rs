@@ -7,12 +7,16 @@ mod mv;
 mod sandbox;
 mod status;
 mod steps;
+mod views;
 
 use crate::config::{Inventory, DEFAULT_CONFIG};
 use crate::error::Result;
 use crate::output::{self, ColorChoice, Format};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
+
+/// The heading global options are listed under, after each command's own options.
+const GLOBAL: &str = "Global options";
 
 /// Shard management for MySQL and MariaDB fleets sharded through a sharding directory.
 #[derive(Debug, Parser)]
@@ -23,17 +27,21 @@ use std::path::PathBuf;
 )]
 pub struct Cli {
     /// Inventory file.
-    #[arg(long, global = true, env = "SHARDCTL_CONFIG", default_value = DEFAULT_CONFIG)]
+    #[arg(long, global = true, env = "SHARDCTL_CONFIG", default_value = DEFAULT_CONFIG, help_heading = GLOBAL)]
     pub config: PathBuf,
-    /// Output format for results.
-    #[arg(long, global = true, value_enum, default_value_t = Format::Table)]
+    /// Output format for results: table, or json (docs/JSON.md).
+    #[arg(long, global = true, value_enum, default_value_t = Format::Table, hide_possible_values = true, help_heading = GLOBAL)]
     pub output: Format,
-    /// When to use colour (NO_COLOR is honoured by `auto`).
-    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    /// When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, hide_possible_values = true, help_heading = GLOBAL)]
     pub color: ColorChoice,
     /// More logs on stderr (-v statements, -vv everything).
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    #[arg(short, long, global = true, action = clap::ArgAction::Count, help_heading = GLOBAL)]
     pub verbose: u8,
+    /// Run destructive commands (move, split, prune, rebalance apply, drop-source, abort)
+    /// without asking; required when stdin is not a terminal.
+    #[arg(short = 'y', long, global = true, env = "SHARDCTL_YES", value_parser = clap::builder::FalseyValueParser::new(), help_heading = GLOBAL)]
+    pub yes: bool,
     /// The command.
     #[command(subcommand)]
     pub command: Command,
@@ -153,12 +161,23 @@ pub struct Context {
     pub config: PathBuf,
     /// Output format.
     pub format: Format,
+    /// `--yes`: destructive commands run without asking.
+    pub yes: bool,
 }
 
 impl Context {
     /// Loads the inventory.
     pub fn inventory(&self) -> Result<Inventory> {
         Inventory::load(&self.config)
+    }
+
+    /// Shows a command's result: under `--output json` one document (`body` with the
+    /// contract's version and the command's name, docs/JSON.md), else what `text` prints.
+    pub fn show(&self, command: &str, body: serde_json::Value, text: impl FnOnce()) {
+        match self.format {
+            Format::Json => output::print_document(command, body),
+            Format::Table => text(),
+        }
     }
 }
 
@@ -196,12 +215,41 @@ fn non_negative_f64(s: &str) -> std::result::Result<f64, String> {
     }
 }
 
+/// Asks before a destructive command changes anything: with `--yes` it goes ahead; on a
+/// terminal it shows `what` and reads the answer (only `y` or `yes` goes ahead); without a
+/// terminal it refuses (exit 2), so a script that forgot `--yes` never half-expects a
+/// question. `--dry-run` and `--check` never get here.
+pub fn confirm(ctx: &Context, what: &str) -> Result<()> {
+    use std::io::{BufRead, IsTerminal};
+    if ctx.yes {
+        return Ok(());
+    }
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        return Err(crate::error::Error::Usage(format!(
+            "this would {what}; nothing was done: pass --yes (or set SHARDCTL_YES=1) to run it without a terminal, or --dry-run to see each statement"
+        )));
+    }
+    output::write_err(&format!("shardctl: this will {what}.\nContinue? [y/N] "));
+    let mut answer = String::new();
+    stdin
+        .lock()
+        .read_line(&mut answer)
+        .map_err(|e| crate::error::Error::io("cannot read the answer", e))?;
+    match answer.trim().to_ascii_lowercase().as_str() {
+        "y" | "yes" => Ok(()),
+        _ => Err(crate::error::Error::Usage(
+            "not confirmed: nothing was done".into(),
+        )),
+    }
+}
+
 /// The line a failed command leaves on stderr: `shardctl: MESSAGE`, or under `--output
 /// json` one JSON object, `{"error": {"kind": "refused", "exit_code": 5, "message": ...}}`,
 /// so a script reading JSON never has to parse text.
 pub fn error_line(format: Format, e: &crate::error::Error) -> String {
     match format {
-        Format::Table => format!("shardctl: {e}"),
+        Format::Table => format!("{} {e}", output::paint("shardctl:", false)),
         Format::Json => {
             let code = e.exit_code();
             serde_json::json!({"error": {
@@ -221,6 +269,7 @@ pub fn run(cli: Cli) -> Result<()> {
     let ctx = Context {
         config: cli.config,
         format: cli.output,
+        yes: cli.yes,
     };
     match cli.command {
         Command::Sandbox(cmd) => sandbox::run(&ctx, cmd),

@@ -1,11 +1,11 @@
 //! Handlers for `move`, `resume`, `abort` and `ops`.
 
-use super::Context;
+use super::{views, Context};
 use crate::copy::Method;
 use crate::directory::journal::{OpKind, OpState, StepState};
 use crate::directory::Directory;
 use crate::error::{Error, Result};
-use crate::ops::mover::{self, Mover, StepEvent};
+use crate::ops::mover::{self, Mover, StepEvent, StepEventKind};
 use crate::output::{self, Format};
 use crate::playbook::{Fence, Playbook, Step};
 use comfy_table::Cell;
@@ -44,28 +44,65 @@ pub struct MoveArgs {
 }
 
 /// Prints a dry run's plan.
-fn print_dry_run(ctx: &Context, plan: &crate::ops::effects::DryRunPlan) {
+fn print_dry_run(ctx: &Context, command: &str, plan: &crate::ops::effects::DryRunPlan) {
     match ctx.format {
-        Format::Json => output::print_json(plan),
+        Format::Json => output::print_document(command, serde_json::json!({"plan": plan})),
         Format::Table => crate::out!("{}", plan.render()),
     }
 }
 
+/// Prints what `--check` found: the plan's outline, or under `--output json` also a
+/// refusal as `{"ok": false, "refusal": {...}}` on stdout (the error goes to stderr too), so
+/// a CI job reading stdout always gets an answer.
+fn report_check(
+    ctx: &Context,
+    command: &str,
+    plan: Result<crate::ops::effects::DryRunPlan>,
+) -> Result<()> {
+    match plan {
+        Ok(plan) => {
+            print_check(ctx, command, &plan);
+            Ok(())
+        }
+        Err(e) => {
+            if ctx.format == Format::Json {
+                output::print_document(
+                    command,
+                    serde_json::json!({
+                        "ok": false,
+                        "refusal": {
+                            "kind": e.exit_code().name(),
+                            "exit_code": e.exit_code() as i32,
+                            "message": e.to_string(),
+                        },
+                    }),
+                );
+            }
+            Err(e)
+        }
+    }
+}
+
 /// Prints what `--check` found.
-fn print_check(ctx: &Context, plan: &crate::ops::effects::DryRunPlan) {
+fn print_check(ctx: &Context, command: &str, plan: &crate::ops::effects::DryRunPlan) {
     let steps: Vec<&str> = plan.steps.iter().map(|s| s.step.as_str()).collect();
     match ctx.format {
-        Format::Json => output::print_json(&serde_json::json!({
-            "ok": true,
-            "kind": plan.kind,
-            "shard": plan.shard,
-            "source": plan.source,
-            "target": plan.target,
-            "flavors": plan.flavors,
-            "steps": steps,
-        })),
+        Format::Json => output::print_document(
+            command,
+            serde_json::json!({
+                "ok": true,
+                "kind": plan.kind,
+                "shard": plan.shard,
+                "from": plan.source,
+                "to": plan.target,
+                "flavors": plan.flavors,
+                "steps": steps,
+                "refusal": null,
+            }),
+        ),
         Format::Table => crate::outln!(
-            "ok  {} of shard {} from {} to {}: preflight passed, {} steps would run ({})",
+            "{}  {} of shard {} from {} to {}: preflight passed, {} steps would run ({})",
+            output::paint("ok", true),
             plan.kind,
             plan.shard,
             plan.source,
@@ -76,38 +113,140 @@ fn print_check(ctx: &Context, plan: &crate::ops::effects::DryRunPlan) {
     }
 }
 
-/// Step events: one JSON object per event on stdout, or lines on stderr (through the
-/// progress bar when stderr is a terminal, so they do not tear it).
-fn printer(format: Format, bar: Option<indicatif::ProgressBar>) -> impl Fn(&StepEvent) {
+/// What the progress bar shows besides the copy: the running step and since when, and
+/// since when the write fence has been up.
+#[derive(Default)]
+struct StepDisplay {
+    step: std::sync::Mutex<Option<(u32, String)>>,
+    fence_since: std::sync::Mutex<Option<std::time::Instant>>,
+}
+
+impl StepDisplay {
+    fn note(&self, e: &StepEvent) {
+        if let Ok(mut step) = self.step.lock() {
+            *step = (e.event == StepEventKind::Started).then(|| (e.step_no + 1, e.step.clone()));
+        }
+        if let Ok(mut fence) = self.fence_since.lock() {
+            match (e.step.as_str(), e.event) {
+                ("lock", StepEventKind::Done) => *fence = Some(std::time::Instant::now()),
+                ("unlock", StepEventKind::Done) | (_, StepEventKind::Failed) => *fence = None,
+                _ => {}
+            }
+        }
+    }
+
+    /// The bar's text: copy counters while copying, the lag while catching up, how long
+    /// the fence has been up while it is.
+    fn render(&self, copy: &crate::copy::ProgressSnapshot) -> String {
+        let step = self.step.lock().ok().and_then(|s| s.clone());
+        let mut parts = Vec::new();
+        match &step {
+            Some((_, name)) if name == "backup" => parts.push(copy.render()),
+            Some((_, name)) if name == "wait" => parts.push(match output::last_lag() {
+                Some(secs) => format!("replica lag {secs}s"),
+                None => "replica lag ?".to_string(),
+            }),
+            _ => {}
+        }
+        if let Some(since) = self.fence_since.lock().ok().and_then(|f| *f) {
+            parts.push(format!("fence up {} ms", since.elapsed().as_millis()));
+        }
+        parts.join("  ")
+    }
+}
+
+/// Step events. Under `--output json`: one JSON line per event on stdout
+/// (`step_started`, `step_done`, `step_failed`; docs/JSON.md). Otherwise one line per
+/// finished step on stderr (printed above the bar on a terminal, so it does not tear it);
+/// the running step is shown in the bar, or logged at `-v` off a terminal.
+fn printer(
+    command: &'static str,
+    format: Format,
+    bar: Option<(indicatif::ProgressBar, std::sync::Arc<StepDisplay>)>,
+) -> impl Fn(&StepEvent) {
     move |e: &StepEvent| {
-        let line = match (format, e.event.as_str(), e.millis) {
-            (Format::Json, _, _) => {
-                crate::outln!("{}", serde_json::to_string(e).unwrap_or_default());
-                return;
+        if format == Format::Json {
+            output::print_event(
+                command,
+                &format!("step_{}", e.event.as_str()),
+                serde_json::json!({
+                    "op": e.op,
+                    "step": e.step_no + 1,
+                    "name": e.step,
+                    "elapsed_ms": e.millis,
+                    "detail": e.detail,
+                }),
+            );
+            return;
+        }
+        if let Some((_, display)) = &bar {
+            display.note(e);
+        }
+        if e.event == StepEventKind::Started {
+            match &bar {
+                Some((b, _)) => {
+                    b.set_message(format!("op {} step {} {}", e.op, e.step_no + 1, e.step))
+                }
+                None => output::log(
+                    1,
+                    &format!("op {} step {:>2} {} started", e.op, e.step_no + 1, e.step),
+                ),
             }
-            (_, "started", _) => {
-                format!("op {} step {:>2} {:<18} ...", e.op, e.step_no + 1, e.step)
-            }
-            (_, ev, Some(ms)) => format!(
-                "op {} step {:>2} {:<18} {ev} in {ms} ms",
-                e.op,
-                e.step_no + 1,
-                e.step
-            ),
-            (_, ev, None) => format!("op {} step {:>2} {:<18} {ev}", e.op, e.step_no + 1, e.step),
-        };
-        if let Some(b) = &bar {
-            b.set_message(format!("step {} {}", e.step_no + 1, e.step));
-            b.println(line);
-        } else {
-            crate::errln!("{line}");
+            return;
+        }
+        let mut line = format!(
+            "op {} step {:>2} {:<18} {} in {} ms",
+            e.op,
+            e.step_no + 1,
+            e.step,
+            e.event.as_str(),
+            e.millis.unwrap_or(0)
+        );
+        if let Some(error) = e.detail.get("error").and_then(|v| v.as_str()) {
+            line.push_str(": ");
+            line.push_str(error);
+        }
+        match &bar {
+            Some((b, _)) => b.println(line),
+            None => crate::errln!("{line}"),
         }
     }
 }
 
-/// A bar for the copy (rows done/total, bytes, rates, ETA: see
-/// [`crate::copy::ProgressSnapshot::render`]) and the current step, on a terminal only.
-fn progress_bar(format: Format) -> Option<indicatif::ProgressBar> {
+/// The last line of a streaming command under `--output json`: the `summary` event, with
+/// `outcome` and, when it failed, the error (which also goes to stderr as usual).
+fn print_summary(
+    command: &'static str,
+    format: Format,
+    outcome: std::result::Result<&str, &Error>,
+    fields: serde_json::Value,
+) {
+    if format != Format::Json {
+        return;
+    }
+    let mut body = fields;
+    match outcome {
+        Ok(word) => body["outcome"] = word.into(),
+        Err(e) => {
+            body["outcome"] = match e {
+                Error::Interrupted | Error::InterruptedAt(_) => "interrupted",
+                _ => "failed",
+            }
+            .into();
+            body["error"] = serde_json::json!({
+                "kind": e.exit_code().name(),
+                "exit_code": e.exit_code() as i32,
+                "message": e.to_string(),
+            });
+        }
+    }
+    output::print_event(command, "summary", body);
+}
+
+/// The operation's bar on a terminal (stderr), None elsewhere: the running step, then the
+/// copy's rows done/total, bytes, rates and ETA ([`crate::copy::ProgressSnapshot::render`]),
+/// the replica's lag while catching up, the fence's age while it is up.
+fn progress_bar(format: Format) -> Option<(indicatif::ProgressBar, std::sync::Arc<StepDisplay>)> {
     use std::io::IsTerminal;
     if format != Format::Table || !std::io::stderr().is_terminal() {
         return None;
@@ -115,17 +254,18 @@ fn progress_bar(format: Format) -> Option<indicatif::ProgressBar> {
     let bar = indicatif::ProgressBar::new(0);
     bar.set_style(
         indicatif::ProgressStyle::with_template(
-            "{spinner} {msg:28} [{bar:30}] {prefix} ({elapsed})",
+            "{spinner} {msg:32} [{bar:30}] {prefix} ({elapsed})",
         )
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     bar.enable_steady_tick(std::time::Duration::from_millis(120));
-    Some(bar)
+    Some((bar, Default::default()))
 }
 
-/// Runs `work` on the mover while a thread feeds its copy counters into the bar.
+/// Runs `work` on the mover while a thread redraws the bar from its copy counters and the
+/// step display, ten times a second; the bar is cleared when the work ends.
 fn with_copy_bar<T>(
-    bar: Option<indicatif::ProgressBar>,
+    bar: Option<(indicatif::ProgressBar, std::sync::Arc<StepDisplay>)>,
     mover: &mut Mover<'_>,
     work: impl FnOnce(&mut Mover<'_>) -> T,
 ) -> T {
@@ -134,12 +274,13 @@ fn with_copy_bar<T>(
     let done = AtomicBool::new(false);
     std::thread::scope(|s| {
         s.spawn(|| {
-            let Some(bar) = bar else { return };
+            let Some((bar, display)) = bar else { return };
             while !done.load(Ordering::Relaxed) {
                 let snap = progress.snapshot();
-                bar.set_length(snap.total_shown());
+                // Before the copy begins its total is 0, which a bar would draw as full.
+                bar.set_length(snap.total_shown().max(1));
                 bar.set_position(snap.rows);
-                bar.set_prefix(snap.render());
+                bar.set_prefix(display.render(&snap));
                 std::thread::sleep(std::time::Duration::from_millis(100));
             }
             bar.finish_and_clear();
@@ -198,26 +339,43 @@ pub fn run_move(ctx: &Context, args: MoveArgs) -> Result<()> {
     if args.dry_run && args.offline {
         let plan = crate::ops::plan::move_plan(&inv, args.shard, &args.to, &pb)?;
         match ctx.format {
-            Format::Json => output::print_json(&plan),
+            Format::Json => output::print_document("move", serde_json::json!({"plan": plan})),
             Format::Table => crate::out!("{}", plan.render()),
         }
         return Ok(());
     }
-    if args.dry_run || args.check {
-        let quiet = |_: &StepEvent| {};
+    let quiet = |_: &StepEvent| {};
+    if args.check {
+        return report_check(
+            ctx,
+            "move",
+            Mover::dry_run_move(&inv, args.shard, &args.to, pb, &quiet),
+        );
+    }
+    if args.dry_run {
         let plan = Mover::dry_run_move(&inv, args.shard, &args.to, pb, &quiet)?;
-        if args.check {
-            print_check(ctx, &plan);
-        } else {
-            print_dry_run(ctx, &plan);
-        }
+        print_dry_run(ctx, "move", &plan);
         return Ok(());
     }
+    super::confirm(
+        ctx,
+        &format!(
+            "move shard {} to {}: copy it, fence its writes for the cut-over, point the directory at the copy and drop the old copy",
+            args.shard, args.to
+        ),
+    )?;
     let bar = progress_bar(ctx.format);
-    let print = printer(ctx.format, bar.clone());
+    let print = printer("move", ctx.format, bar.clone());
     let mut m = Mover::start(&inv, args.shard, &args.to, pb, &print)?;
-    let state = with_copy_bar(bar, &mut m, |m| m.run())
-        .map_err(|e| name_interrupted(e, m.op(), m.state().flipped))?;
+    let result = with_copy_bar(bar, &mut m, |m| m.run())
+        .map_err(|e| name_interrupted(e, m.op(), m.state().flipped));
+    print_summary(
+        "move",
+        ctx.format,
+        result.as_ref().map(|_| "moved"),
+        summary_fields(&m),
+    );
+    let state = result?;
     if ctx.format == Format::Table {
         crate::outln!(
             "shard {} moved to {} (operation {}, {} rows copied, write fence {} ms)",
@@ -229,6 +387,21 @@ pub fn run_move(ctx: &Context, args: MoveArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// What the summary event of a move, split or resume reports besides its outcome.
+fn summary_fields(m: &Mover<'_>) -> serde_json::Value {
+    let state = m.state();
+    serde_json::json!({
+        "op": m.op(),
+        "shard": m.shard_id(),
+        "from": m.source(),
+        "to": m.target(),
+        "new_shard": m.split().map(|p| p.new_shard),
+        "copied_rows": state.copied_rows,
+        "fence_ms": state.fence_millis,
+        "flipped": state.flipped,
+    })
 }
 
 /// Arguments of `resume`.
@@ -251,23 +424,32 @@ pub fn resume(ctx: &Context, args: ResumeArgs) -> Result<()> {
         let shard = rec
             .shard_id
             .ok_or_else(|| Error::Internal("prune without a shard".into()))?;
-        let bars = prune_bars(ctx.format);
+        let bars = PruneBars::new(ctx.format);
         let reports = crate::prune::run(
             &inv,
             shard,
             Some(args.op),
             &crate::prune::Options::default(),
-            &bars,
+            &|t, w, d, e| bars.update(t, w, d, e),
             None,
-        )?;
-        print_prune(ctx, &reports);
+        );
+        bars.finish();
+        let reports = reports?;
+        print_prune(ctx, shard, &reports);
         return Ok(());
     }
     let bar = progress_bar(ctx.format);
-    let print = printer(ctx.format, bar.clone());
+    let print = printer("resume", ctx.format, bar.clone());
     let mut m = Mover::claim(&inv, args.op, "resume", &print)?;
-    let state = with_copy_bar(bar, &mut m, |m| m.resume())
-        .map_err(|e| name_interrupted(e, args.op, m.state().flipped))?;
+    let result = with_copy_bar(bar, &mut m, |m| m.resume())
+        .map_err(|e| name_interrupted(e, args.op, m.state().flipped));
+    print_summary(
+        "resume",
+        ctx.format,
+        result.as_ref().map(|_| "finished"),
+        summary_fields(&m),
+    );
+    let state = result?;
     if ctx.format == Format::Table {
         crate::outln!(
             "operation {} finished (flipped: {})",
@@ -287,13 +469,24 @@ pub struct AbortArgs {
 
 pub fn abort(ctx: &Context, args: AbortArgs) -> Result<()> {
     let inv = ctx.inventory()?;
-    mover::abort(&inv, args.op)?;
-    if ctx.format == Format::Table {
-        crate::outln!(
-            "operation {} aborted: fence lifted, channel removed, target copy dropped, shard online on its source",
+    super::confirm(
+        ctx,
+        &format!(
+            "abort operation {}: lift its fence, remove its channel and drop the copy it made",
             args.op
-        );
-    }
+        ),
+    )?;
+    mover::abort(&inv, args.op)?;
+    ctx.show(
+        "abort",
+        serde_json::json!({"op": args.op, "outcome": "aborted"}),
+        || {
+            crate::outln!(
+                "operation {} aborted: fence lifted, channel removed, target copy dropped, shard online on its source",
+                args.op
+            )
+        },
+    );
     Ok(())
 }
 
@@ -311,7 +504,10 @@ pub fn stop(ctx: &Context, args: StopArgs) -> Result<()> {
     let inv = ctx.inventory()?;
     let outcome = mover::stop(&inv, args.op, std::time::Duration::from_secs(args.wait))?;
     match ctx.format {
-        Format::Json => output::print_json(&serde_json::json!({"op": args.op, "outcome": outcome})),
+        Format::Json => output::print_document(
+            "stop",
+            serde_json::json!({"op": args.op, "outcome": outcome}),
+        ),
         Format::Table => crate::outln!(
             "operation {}: {}",
             args.op,
@@ -334,47 +530,97 @@ pub fn stop(ctx: &Context, args: StopArgs) -> Result<()> {
 /// Arguments of `ops`.
 #[derive(Debug, clap::Args)]
 pub struct OpsArgs {
-    /// Show one operation with its steps.
+    /// Show one operation with its steps and effects.
     pub op: Option<u64>,
+    /// Only operations in this state (repeatable).
+    #[arg(long, value_enum)]
+    pub state: Vec<OpStateArg>,
+    /// Only operations of this kind (repeatable).
+    #[arg(long, value_enum)]
+    pub kind: Vec<OpKindArg>,
+    /// Only operations on this shard.
+    #[arg(long)]
+    pub shard: Option<u32>,
+    /// At most this many operations, newest first.
+    #[arg(long, default_value_t = 50, value_parser = super::at_least_one)]
+    pub limit: usize,
+}
+
+/// `ops --state`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OpStateArg {
+    /// Being run, or whose owner died while running it.
+    Running,
+    /// A step failed; resume or abort it.
+    Failed,
+    /// Finished.
+    Done,
+    /// Rolled back.
+    Aborted,
+}
+
+impl OpStateArg {
+    fn matches(self, state: OpState) -> bool {
+        matches!(
+            (self, state),
+            (OpStateArg::Running, OpState::Running)
+                | (OpStateArg::Failed, OpState::Failed)
+                | (OpStateArg::Done, OpState::Done)
+                | (OpStateArg::Aborted, OpState::Aborted)
+        )
+    }
+}
+
+/// `ops --kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OpKindArg {
+    /// Moves (also those of a rebalance).
+    Move,
+    /// Splits.
+    Split,
+    /// Prunes.
+    Prune,
+    /// Fences raised by hand (`shardctl lock`).
+    Lock,
+}
+
+impl OpKindArg {
+    fn matches(self, kind: OpKind) -> bool {
+        matches!(
+            (self, kind),
+            (OpKindArg::Move, OpKind::Move)
+                | (OpKindArg::Split, OpKind::Split)
+                | (OpKindArg::Prune, OpKind::Prune)
+                | (OpKindArg::Lock, OpKind::Lock)
+        )
+    }
+}
+
+/// `2026-11-22T15:34:19.123Z` as `2026-11-22 15:34:19` for tables.
+fn short_time(millis: Option<i64>) -> String {
+    millis
+        .map(|m| {
+            let t = crate::clock::rfc3339_millis(m);
+            t.get(..19).unwrap_or(&t).replace('T', " ")
+        })
+        .unwrap_or_default()
 }
 
 pub fn ops(ctx: &Context, args: OpsArgs) -> Result<()> {
     let inv = ctx.inventory()?;
     let mut dir = Directory::open(&inv)?;
-    let ops = dir.operations(args.op)?;
-    if args.op.is_some() && ops.is_empty() {
-        return Err(Error::Usage(format!(
-            "no operation {}",
-            args.op.unwrap_or(0)
-        )));
-    }
-    match ctx.format {
-        Format::Json => output::print_json(&ops),
-        Format::Table => {
-            let mut t = output::table(&[
-                "op", "kind", "shard", "from", "to", "state", "step", "owner", "error",
-            ]);
-            for o in &ops {
-                let current = o
-                    .steps
-                    .iter()
-                    .find(|s| s.state != StepState::Done)
-                    .map(|s| format!("{} {} ({})", s.step_no + 1, s.name, s.state))
-                    .unwrap_or_else(|| "all done".into());
-                t.add_row(vec![
-                    Cell::new(o.id),
-                    Cell::new(o.kind),
-                    Cell::new(o.shard_id.map(|s| s.to_string()).unwrap_or_default()),
-                    Cell::new(o.source.as_deref().unwrap_or("")),
-                    Cell::new(o.target.as_deref().unwrap_or("")),
-                    output::status_cell(o.state.as_sql(), o.state == OpState::Done),
-                    Cell::new(current),
-                    Cell::new(o.owner.as_deref().unwrap_or("")),
-                    Cell::new(o.error.as_deref().unwrap_or("")),
-                ]);
-            }
-            crate::outln!("{t}");
-            if let Some(o) = ops.first().filter(|_| args.op.is_some()) {
+    let mut ops = dir.operations(args.op)?;
+    if let Some(op) = args.op {
+        let Some(o) = ops.first() else {
+            return Err(Error::Usage(format!("no operation {op}")));
+        };
+        match ctx.format {
+            Format::Json => output::print_document(
+                "ops",
+                serde_json::json!({"operation": views::operation_detail(o)}),
+            ),
+            Format::Table => {
+                print_ops_table(std::slice::from_ref(o));
                 let mut t = output::table(&["step", "name", "state", "ms"]);
                 for s in &o.steps {
                     t.add_row(vec![
@@ -387,8 +633,59 @@ pub fn ops(ctx: &Context, args: OpsArgs) -> Result<()> {
                 crate::outln!("{t}");
             }
         }
+        return Ok(());
+    }
+    ops.retain(|o| {
+        (args.state.is_empty() || args.state.iter().any(|s| s.matches(o.state)))
+            && (args.kind.is_empty() || args.kind.iter().any(|k| k.matches(o.kind)))
+            && args.shard.is_none_or(|s| o.shard_id == Some(s))
+    });
+    ops.truncate(args.limit);
+    match ctx.format {
+        Format::Json => output::print_document(
+            "ops",
+            serde_json::json!({"operations": ops.iter().map(views::operation).collect::<Vec<_>>()}),
+        ),
+        Format::Table => print_ops_table(&ops),
     }
     Ok(())
+}
+
+fn print_ops_table(ops: &[crate::directory::journal::OperationRecord]) {
+    let mut t = output::table(&[
+        "op", "kind", "shard", "from", "to", "state", "step", "started", "updated", "owner",
+        "error",
+    ]);
+    for o in ops {
+        let current = o
+            .steps
+            .iter()
+            .find(|s| s.state != StepState::Done)
+            .map(|s| {
+                format!(
+                    "{}/{} {} ({})",
+                    s.step_no + 1,
+                    o.steps.len(),
+                    s.name,
+                    s.state
+                )
+            })
+            .unwrap_or_else(|| "all done".into());
+        t.add_row(vec![
+            Cell::new(o.id),
+            Cell::new(o.kind),
+            Cell::new(o.shard_id.map(|s| s.to_string()).unwrap_or_default()),
+            Cell::new(o.source.as_deref().unwrap_or("")),
+            Cell::new(o.target.as_deref().unwrap_or("")),
+            output::status_cell(o.state.as_sql(), o.state == OpState::Done),
+            Cell::new(current),
+            Cell::new(short_time(o.created_at_millis)),
+            Cell::new(short_time(o.updated_at_millis)),
+            Cell::new(o.owner.as_deref().unwrap_or("")),
+            Cell::new(o.error.as_deref().unwrap_or("")),
+        ]);
+    }
+    crate::outln!("{t}");
 }
 
 /// Arguments of `workload`.
@@ -439,11 +736,10 @@ pub fn workload(ctx: &Context, args: WorkloadArgs) -> Result<()> {
     let mut report = running.stop()?;
     report.check(&inv, &args.function)?;
     match ctx.format {
-        Format::Json => output::print_json(&serde_json::json!({
-            "report": report,
-            "missing": report.missing,
-            "wrong_shard_writes": report.wrong_shard_writes,
-        })),
+        Format::Json => output::print_document(
+            "workload",
+            serde_json::json!({"function": args.function, "report": report}),
+        ),
         Format::Table => {
             let mut t = output::table(&[
                 "keys",
@@ -516,35 +812,90 @@ pub struct PruneArgs {
     pub throttle_timeout: u64,
 }
 
-fn prune_bars(format: Format) -> impl Fn(&str, u64, u64, u64) {
-    use std::io::IsTerminal;
-    let on = format == Format::Table && std::io::stderr().is_terminal();
-    let bars: std::sync::Mutex<std::collections::HashMap<String, indicatif::ProgressBar>> =
-        Default::default();
-    move |table: &str, walked: u64, deleted: u64, estimate: u64| {
-        if !on {
+/// The prune's bar on a terminal: one table at a time (rows walked of its estimate,
+/// rows deleted, deletion rate); when the prune moves on to the next table the finished
+/// one leaves a line above the bar, and [`PruneBars::finish`] clears the last one.
+struct PruneBars {
+    on: bool,
+    current: std::sync::Mutex<Option<(String, indicatif::ProgressBar, u64, std::time::Instant)>>,
+}
+
+impl PruneBars {
+    fn new(format: Format) -> PruneBars {
+        use std::io::IsTerminal;
+        PruneBars {
+            on: format == Format::Table && std::io::stderr().is_terminal(),
+            current: Default::default(),
+        }
+    }
+
+    fn update(&self, table: &str, walked: u64, deleted: u64, estimate: u64) {
+        if !self.on {
             return;
         }
-        let mut bars = bars.lock().expect("bars");
-        let bar = bars.entry(table.to_string()).or_insert_with(|| {
+        let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
+        if current.as_ref().is_some_and(|(t, ..)| t != table) {
+            Self::close(current.take());
+        }
+        let (_, bar, last_deleted, started) = current.get_or_insert_with(|| {
             let b = indicatif::ProgressBar::new(estimate.max(1));
             b.set_style(
                 indicatif::ProgressStyle::with_template(
-                    "{msg:32} [{bar:30}] {human_pos}/{human_len} walked {per_sec} eta {eta}",
+                    "{msg:40} [{bar:30}] {human_pos}/{human_len} rows walked {prefix} ({elapsed})",
                 )
                 .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
             );
-            b
+            b.enable_steady_tick(std::time::Duration::from_millis(120));
+            (table.to_string(), b, 0, std::time::Instant::now())
         });
+        *last_deleted = deleted;
+        let rate = deleted as f64 / started.elapsed().as_secs_f64().max(0.001);
         bar.set_length(estimate.max(walked));
         bar.set_position(walked);
-        bar.set_message(format!("{table} ({deleted} deleted)"));
+        bar.set_message(format!(
+            "{table}: {} deleted",
+            indicatif::HumanCount(deleted)
+        ));
+        bar.set_prefix(format!(
+            "{}/s deleted",
+            indicatif::HumanCount(rate.round() as u64)
+        ));
+    }
+
+    fn close(done: Option<(String, indicatif::ProgressBar, u64, std::time::Instant)>) {
+        if let Some((table, bar, deleted, started)) = done {
+            bar.finish_and_clear();
+            crate::errln!(
+                "{table}: {} rows deleted in {:.1}s",
+                indicatif::HumanCount(deleted),
+                started.elapsed().as_secs_f64()
+            );
+        }
+    }
+
+    /// Clears the last table's bar (leaving its line).
+    fn finish(&self) {
+        let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
+        Self::close(current.take());
     }
 }
 
-fn print_prune(ctx: &Context, reports: &[crate::prune::TableReport]) {
+fn print_prune(ctx: &Context, shard: u32, reports: &[crate::prune::TableReport]) {
     match ctx.format {
-        Format::Json => output::print_json(&reports),
+        Format::Json => output::print_document(
+            "prune",
+            serde_json::json!({
+                "shard": shard,
+                "deleted": reports.iter().map(|r| r.deleted).sum::<u64>(),
+                "tables": reports.iter().map(|r| serde_json::json!({
+                    "table": r.table,
+                    "deleted": r.deleted,
+                    "walked": r.walked,
+                    "chunks": r.chunks,
+                    "throttled_ms": (r.throttled_secs * 1000.0).round() as u64,
+                })).collect::<Vec<_>>(),
+            }),
+        ),
         Format::Table => {
             let mut t = output::table(&["table", "deleted", "walked", "chunks", "throttled"]);
             for r in reports {
@@ -576,7 +927,15 @@ pub fn prune(ctx: &Context, args: PruneArgs) -> Result<()> {
         let plans = crate::prune::plan(&inv, &snap, &shard)?;
         let tables = crate::prune::dry_run(&inv, &shard, &plans)?;
         match ctx.format {
-            Format::Json => output::print_json(&tables),
+            Format::Json => output::print_document(
+                "prune",
+                serde_json::json!({
+                    "shard": args.shard,
+                    "dry_run": true,
+                    "rows_to_delete": tables.iter().map(|t| t.rows_to_delete).sum::<u64>(),
+                    "tables": tables,
+                }),
+            ),
             Format::Table => {
                 let mut t = output::table(&["table", "rows to delete", "predicate"]);
                 for d in &tables {
@@ -599,9 +958,25 @@ pub fn prune(ctx: &Context, args: PruneArgs) -> Result<()> {
         }
         return Ok(());
     }
-    let bars = prune_bars(ctx.format);
-    let reports = crate::prune::run(&inv, args.shard, None, &opts, &bars, None)?;
-    print_prune(ctx, &reports);
+    super::confirm(
+        ctx,
+        &format!(
+            "delete from shard {} every row whose key it no longer owns",
+            args.shard
+        ),
+    )?;
+    let bars = PruneBars::new(ctx.format);
+    let reports = crate::prune::run(
+        &inv,
+        args.shard,
+        None,
+        &opts,
+        &|t, w, d, e| bars.update(t, w, d, e),
+        None,
+    );
+    bars.finish();
+    let reports = reports?;
+    print_prune(ctx, args.shard, &reports);
     Ok(())
 }
 
@@ -664,26 +1039,43 @@ pub fn split(ctx: &Context, args: SplitArgs) -> Result<()> {
         (None, None, Some(v)) => SplitAt::Values(v.clone()),
         _ => return Err(Error::Usage("give one of --at, --point or --values".into())),
     };
-    if args.dry_run || args.check {
-        let quiet = |_: &StepEvent| {};
+    let quiet = |_: &StepEvent| {};
+    if args.check {
+        return report_check(
+            ctx,
+            "split",
+            Mover::dry_run_split(&inv, args.shard, &args.to, &at, pb, &quiet),
+        );
+    }
+    if args.dry_run {
         let plan = Mover::dry_run_split(&inv, args.shard, &args.to, &at, pb, &quiet)?;
-        if args.check {
-            print_check(ctx, &plan);
-        } else {
-            print_dry_run(ctx, &plan);
-        }
+        print_dry_run(ctx, "split", &plan);
         return Ok(());
     }
+    super::confirm(
+        ctx,
+        &format!(
+            "split shard {}: copy part of its key space to a new shard on {}, fence its writes for the cut-over, point the directory at both, then delete from each the rows it no longer owns",
+            args.shard, args.to
+        ),
+    )?;
     let bar = progress_bar(ctx.format);
-    let print = printer(ctx.format, bar.clone());
+    let print = printer("split", ctx.format, bar.clone());
     let mut m = Mover::start_split(&inv, args.shard, &args.to, &at, pb, &print)?;
     let new_shard = m.split().map(|p| p.new_shard).unwrap_or(0);
-    let state = with_copy_bar(bar, &mut m, |m| m.run())
-        .map_err(|e| name_interrupted(e, m.op(), m.state().flipped))?;
+    let result = with_copy_bar(bar, &mut m, |m| m.run())
+        .map_err(|e| name_interrupted(e, m.op(), m.state().flipped));
+    let mut fields = summary_fields(&m);
+    fields["split"] = serde_json::json!(m.split());
+    print_summary(
+        "split",
+        ctx.format,
+        result.as_ref().map(|_| "split"),
+        fields,
+    );
+    let state = result?;
     match ctx.format {
-        Format::Json => output::print_json(
-            &serde_json::json!({"op": m.op(), "new_shard": new_shard, "split": m.split()}),
-        ),
+        Format::Json => {}
         Format::Table => crate::outln!(
             "shard {} split: new shard {new_shard} on {} (operation {}, write fence {} ms)",
             args.shard,
@@ -798,9 +1190,15 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
                     .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
             }
             match ctx.format {
-                Format::Json => {
-                    output::print_json(&serde_json::json!({"plan": plan, "file": file}))
-                }
+                Format::Json => output::print_document(
+                    "rebalance plan",
+                    serde_json::json!({
+                        "by": by,
+                        "directory_version": file.directory_version,
+                        "plan": plan,
+                        "out": out,
+                    }),
+                ),
                 Format::Table => {
                     let peak = plan
                         .nodes
@@ -851,7 +1249,10 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
             if dry_run {
                 let plans = crate::rebalance::dry_run(&inv, &file)?;
                 match ctx.format {
-                    Format::Json => output::print_json(&plans),
+                    Format::Json => output::print_document(
+                        "rebalance apply",
+                        serde_json::json!({"plans": plans}),
+                    ),
                     Format::Table => {
                         for p in &plans {
                             crate::out!("{}", p.render());
@@ -902,28 +1303,103 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
                     );
                 }
             }
-            let print = printer(ctx.format, None);
+            super::confirm(
+                ctx,
+                &format!(
+                    "run {} moves of {} (each copies a shard, fences its writes for the cut-over and drops the old copy)",
+                    file.moves.len(),
+                    plan.display()
+                ),
+            )?;
+            let print = printer("rebalance apply", ctx.format, None);
+            let apply_bar = {
+                use std::io::IsTerminal;
+                (ctx.format == Format::Table && std::io::stderr().is_terminal()).then(|| {
+                    let b = indicatif::ProgressBar::new(file.moves.len() as u64);
+                    b.set_style(
+                        indicatif::ProgressStyle::with_template(
+                            "{spinner} {pos}/{len} moves [{bar:20}] {msg} ({elapsed})",
+                        )
+                        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+                    );
+                    b.enable_steady_tick(std::time::Duration::from_millis(120));
+                    b
+                })
+            };
             let quiet = |e: &StepEvent| {
-                if e.event == "failed" {
+                if e.event == StepEventKind::Failed {
                     print(e);
                 }
-            };
-            let progress = |a: &crate::rebalance::Applied, done: usize, total: usize| {
-                if ctx.format == Format::Table {
-                    crate::errln!(
-                        "move {done}/{total}: shard {} to {} {} in {:.1}s",
-                        a.shard,
-                        a.to,
-                        if a.error.is_some() { "failed" } else { "done" },
-                        a.ended - a.started
-                    );
+                if let Some(b) = &apply_bar {
+                    b.set_message(format!(
+                        "op {}: step {} {} {}",
+                        e.op,
+                        e.step_no + 1,
+                        e.step,
+                        e.event.as_str()
+                    ));
                 }
             };
+            let progress =
+                |a: &crate::rebalance::Applied, done: usize, total: usize| match ctx.format {
+                    Format::Json => output::print_event(
+                        "rebalance apply",
+                        "move_finished",
+                        serde_json::json!({
+                            "shard": a.shard,
+                            "to": a.to,
+                            "moves_finished": done,
+                            "moves": total,
+                            "elapsed_ms": ((a.ended - a.started) * 1000.0).round() as u64,
+                            "error": a.error,
+                        }),
+                    ),
+                    Format::Table => {
+                        let line = format!(
+                            "move {done}/{total}: shard {} to {} {} in {:.1}s",
+                            a.shard,
+                            a.to,
+                            if a.error.is_some() { "failed" } else { "done" },
+                            a.ended - a.started
+                        );
+                        match &apply_bar {
+                            Some(b) => {
+                                b.set_position(done as u64);
+                                b.println(line);
+                            }
+                            None => crate::errln!("{line}"),
+                        }
+                    }
+                };
             let applied =
-                crate::rebalance::apply(&inv, &file, parallel, per_node, &quiet, &progress)?;
-            let failed = applied.iter().filter(|a| a.error.is_some()).count();
+                crate::rebalance::apply(&inv, &file, parallel, per_node, &quiet, &progress);
+            if let Some(b) = &apply_bar {
+                b.finish_and_clear();
+            }
+            let summary = serde_json::json!({
+                "moves": applied.as_ref().map(|a| a.iter().map(|a| serde_json::json!({
+                    "shard": a.shard,
+                    "to": a.to,
+                    "started_ms": (a.started * 1000.0).round() as u64,
+                    "ended_ms": (a.ended * 1000.0).round() as u64,
+                    "error": a.error,
+                })).collect::<Vec<_>>()).unwrap_or_default(),
+            });
+            let failed = applied
+                .as_ref()
+                .map(|a| a.iter().filter(|a| a.error.is_some()).count())
+                .unwrap_or(0);
+            print_summary(
+                "rebalance apply",
+                ctx.format,
+                applied
+                    .as_ref()
+                    .map(|_| if failed > 0 { "failed" } else { "applied" }),
+                summary,
+            );
+            let applied = applied?;
             match ctx.format {
-                Format::Json => output::print_json(&applied),
+                Format::Json => {}
                 Format::Table => {
                     let mut t = output::table(&["shard", "to", "start", "end", "result"]);
                     for a in &applied {

@@ -47,20 +47,23 @@ pub enum SandboxCommand {
     },
 }
 
-fn print_nodes(ctx: &Context, sb: &Sandbox) {
+fn print_nodes(ctx: &Context, command: &str, sb: &Sandbox) {
     match ctx.format {
-        Format::Json => output::print_json(&serde_json::json!({
-            "dir": sb.dir(),
-            "inventory": sb.inventory_path(),
-            "nodes": sb.nodes().iter().map(|n| serde_json::json!({
-                "name": n.name,
-                "address": format!("127.0.0.1:{}", n.port),
-                "server_id": n.server_id,
-                "pid": n.pid.filter(|_| n.running()),
-                "running": n.running(),
-                "dir": n.dir,
-            })).collect::<Vec<_>>(),
-        })),
+        Format::Json => output::print_document(
+            command,
+            serde_json::json!({
+                "dir": sb.dir(),
+                "inventory": sb.inventory_path(),
+                "nodes": sb.nodes().iter().map(|n| serde_json::json!({
+                    "node": n.name,
+                    "address": format!("127.0.0.1:{}", n.port),
+                    "server_id": n.server_id,
+                    "pid": n.pid.filter(|_| n.running()),
+                    "running": n.running(),
+                    "dir": n.dir,
+                })).collect::<Vec<_>>(),
+            }),
+        ),
         Format::Table => {
             let mut t = output::table(&["node", "address", "server_id", "pid", "state"]);
             for n in sb.nodes() {
@@ -104,7 +107,7 @@ pub fn run(ctx: &Context, cmd: SandboxCommand) -> Result<()> {
                         let _ = std::fs::remove_dir(&dir);
                     }
                 })?;
-            print_nodes(ctx, &sb);
+            print_nodes(ctx, "sandbox up", &sb);
             if ctx.format == Format::Table {
                 crate::outln!(
                     "Inventory: {inv}\nTry:  shardctl --config {inv} status\nStop: shardctl sandbox down --dir {dir}",
@@ -116,7 +119,7 @@ pub fn run(ctx: &Context, cmd: SandboxCommand) -> Result<()> {
         }
         SandboxCommand::Status { dir } => {
             let sb = Sandbox::open(&dir)?;
-            print_nodes(ctx, &sb);
+            print_nodes(ctx, "sandbox status", &sb);
             Ok(())
         }
         SandboxCommand::Down { dir, purge } => {
@@ -127,7 +130,10 @@ pub fn run(ctx: &Context, cmd: SandboxCommand) -> Result<()> {
                     if purge { ", data removed" } else { "" }
                 );
             } else {
-                output::print_json(&serde_json::json!({"stopped": stopped, "purged": purge}));
+                output::print_document(
+                    "sandbox down",
+                    serde_json::json!({"stopped": stopped, "purged": purge}),
+                );
             }
             Ok(())
         }

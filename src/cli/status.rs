@@ -51,7 +51,7 @@ pub fn run(ctx: &Context, args: StatusArgs) -> Result<()> {
     let inv = ctx.inventory()?;
     let fleet = gather_fleet(&inv, &args.nodes)?;
     match ctx.format {
-        Format::Json => output::print_json(&fleet),
+        Format::Json => output::print_document("status", serde_json::json!(fleet)),
         Format::Table => {
             let mut t = output::table(&[
                 "node",

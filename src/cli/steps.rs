@@ -5,7 +5,7 @@ use crate::copy::Method;
 use crate::error::{Error, Result};
 use crate::ident::{Channel, Ident};
 use crate::ops::steps;
-use crate::output::{self, Format};
+
 use crate::playbook::Fence;
 use crate::server::{BinlogPosition, Filters};
 use std::path::PathBuf;
@@ -157,9 +157,8 @@ fn idents(what: &str, names: &[String]) -> Result<Vec<Ident>> {
 
 pub fn run(ctx: &Context, cmd: StepCommand) -> Result<()> {
     let inv = ctx.inventory()?;
-    let say = |text: String, json: serde_json::Value| match ctx.format {
-        Format::Json => output::print_json(&json),
-        Format::Table => crate::outln!("{text}"),
+    let say = |command: &str, text: String, json: serde_json::Value| {
+        ctx.show(command, json, || crate::outln!("{text}"))
     };
     match cmd {
         StepCommand::Backup {
@@ -176,11 +175,17 @@ pub fn run(ctx: &Context, cmd: StepCommand) -> Result<()> {
                 .map(|c| c.position.to_string())
                 .unwrap_or_default();
             say(
+                "backup",
                 format!(
                     "shard {shard} copied ({} rows in {} ms); source position {pos}",
                     r.rows, r.millis
                 ),
-                serde_json::to_value(&r).unwrap_or_default(),
+                serde_json::json!({
+                    "shard": shard,
+                    "rows": r.rows,
+                    "elapsed_ms": r.millis,
+                    "coordinates": r.coordinates,
+                }),
             );
         }
         StepCommand::Filter {
@@ -209,6 +214,7 @@ pub fn run(ctx: &Context, cmd: StepCommand) -> Result<()> {
                 crate::errln!("shardctl: warning: {w}");
             }
             say(
+                "filter",
                 format!("channel {channel} on {node} filtered"),
                 serde_json::json!({"channel": channel, "node": node}),
             );
@@ -230,11 +236,12 @@ pub fn run(ctx: &Context, cmd: StepCommand) -> Result<()> {
                 !no_start,
             )?;
             say(
+                "change-master",
                 format!(
                     "channel {channel} on {node} reads {from} from {position}{}",
                     if no_start { " (not started)" } else { "" }
                 ),
-                serde_json::json!({"channel": channel}),
+                serde_json::json!({"channel": channel, "node": node, "from": from, "started": !no_start}),
             );
         }
         StepCommand::Wait {
@@ -255,8 +262,9 @@ pub fn run(ctx: &Context, cmd: StepCommand) -> Result<()> {
                 Duration::from_secs(timeout),
             )?;
             say(
+                "wait",
                 format!("channel {channel} on {node} caught up"),
-                serde_json::json!({"caught_up": true}),
+                serde_json::json!({"channel": channel, "node": node, "caught_up": true}),
             );
         }
         StepCommand::Lock {
@@ -266,27 +274,35 @@ pub fn run(ctx: &Context, cmd: StepCommand) -> Result<()> {
         } => {
             let (op, position) = steps::lock(&inv, shard, fence, timeout)?;
             say(
+                "lock",
                 format!("shard {shard} fenced ({} fence, operation {op}); source position {position}; lift with `shardctl unlock --shard {shard}`", match fence { Fence::Shard => "shard", Fence::ReadOnly => "read-only" }),
-                serde_json::json!({"op": op, "final_position": position.to_string()}),
+                serde_json::json!({"op": op, "shard": shard, "fence": fence, "final_position": position}),
             );
         }
         StepCommand::Unlock { shard } => {
             let op = steps::unlock(&inv, shard)?;
             say(
+                "unlock",
                 format!("shard {shard} unfenced (operation {op} done)"),
-                serde_json::json!({"op": op}),
+                serde_json::json!({"op": op, "shard": shard}),
             );
         }
         StepCommand::Flip { shard, to } => {
             let v = steps::flip(&inv, shard, &to)?;
             say(
+                "flip",
                 format!("shard {shard} now on {to} (directory version {v})"),
-                serde_json::json!({"version": v}),
+                serde_json::json!({"shard": shard, "node": to, "directory_version": v}),
             );
         }
         StepCommand::DropSource { shard, node } => {
+            super::confirm(
+                ctx,
+                &format!("drop shard {shard}'s old copy (its schemas) from {node}"),
+            )?;
             let dropped = steps::drop_source(&inv, shard, &node)?;
             say(
+                "drop-source",
                 format!(
                     "dropped on {node}: {}",
                     if dropped.is_empty() {
@@ -295,7 +311,7 @@ pub fn run(ctx: &Context, cmd: StepCommand) -> Result<()> {
                         dropped.join(", ")
                     }
                 ),
-                serde_json::json!({"dropped": dropped}),
+                serde_json::json!({"shard": shard, "node": node, "dropped": dropped}),
             );
         }
     }

@@ -172,6 +172,11 @@ pub struct OperationRecord {
     pub params: serde_json::Value,
     /// Last error.
     pub error: Option<String>,
+    /// When it was journaled, milliseconds since the Unix epoch.
+    pub created_at_millis: Option<i64>,
+    /// When its row last changed (a state change, a heartbeat), milliseconds since the
+    /// Unix epoch.
+    pub updated_at_millis: Option<i64>,
     /// Steps.
     pub steps: Vec<StepRecord>,
     /// Effects, in order.
@@ -567,7 +572,7 @@ impl Directory {
         };
         let params: Vec<mysql::Value> = only.into_iter().map(Into::into).collect();
         let rows = self.server().rows(&Stmt::with(
-            format!("SELECT op_id, kind, shard_id, source_node, target_node, state, owner, epoch, TIMESTAMPDIFF(SECOND, heartbeat_at, CURRENT_TIMESTAMP(3)), stop_requested, params, error FROM {ops} {filter} ORDER BY op_id DESC"),
+            format!("SELECT op_id, kind, shard_id, source_node, target_node, state, owner, epoch, TIMESTAMPDIFF(SECOND, heartbeat_at, CURRENT_TIMESTAMP(3)), stop_requested, params, error, CAST(UNIX_TIMESTAMP(created_at) * 1000 AS SIGNED), CAST(UNIX_TIMESTAMP(updated_at) * 1000 AS SIGNED) FROM {ops} {filter} ORDER BY op_id DESC"),
             params,
         ))?;
         let mut out = Vec::new();
@@ -590,6 +595,8 @@ impl Directory {
                 stop_requested: stop != 0,
                 params: parse_json(r.take(10).flatten()),
                 error: r.take(11).flatten(),
+                created_at_millis: r.take(12).flatten(),
+                updated_at_millis: r.take(13).flatten(),
                 steps: Vec::new(),
                 effects: Vec::new(),
             });

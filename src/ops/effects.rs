@@ -567,6 +567,7 @@ pub fn catch_up(
         if let Some(e) = status.last_error() {
             return Err(Error::server(target, format!("channel {channel}: {e}")));
         }
+        crate::output::note_lag(status.seconds_behind);
         let lag = status.seconds_behind.unwrap_or(u64::MAX);
         if lag <= lag_below && started.elapsed() <= Duration::from_secs(lag_below.max(1)) {
             return Ok(serde_json::json!({"position": now, "lag_secs": lag}));
@@ -1026,8 +1027,10 @@ pub struct PlannedAction {
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct PlannedStep {
     /// Position from 1.
+    #[serde(rename = "step")]
     pub no: u32,
     /// Step name.
+    #[serde(rename = "name")]
     pub step: String,
     /// Its actions.
     pub actions: Vec<PlannedAction>,
@@ -1041,8 +1044,10 @@ pub struct DryRunPlan {
     /// Shard.
     pub shard: u32,
     /// Source node.
+    #[serde(rename = "from")]
     pub source: String,
     /// Target node.
+    #[serde(rename = "to")]
     pub target: String,
     /// The server each node runs (the dialect of its statements).
     pub flavors: BTreeMap<String, String>,

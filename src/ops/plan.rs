@@ -14,8 +14,10 @@ use serde::Serialize;
 #[derive(Debug, Clone, Serialize)]
 pub struct PlannedStep {
     /// Step number from 1.
+    #[serde(rename = "step")]
     pub no: usize,
     /// Step name.
+    #[serde(rename = "name")]
     pub step: String,
     /// Node it acts on.
     pub node: String,
@@ -29,6 +31,7 @@ pub struct MovePlan {
     /// Shard.
     pub shard: u32,
     /// Target.
+    #[serde(rename = "to")]
     pub target: String,
     /// The SQL dialect assumed for the statements.
     pub assumed_flavor: String,

@@ -60,6 +60,7 @@ pub struct Move {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NodeLoad {
     /// Name.
+    #[serde(rename = "node")]
     pub name: String,
     /// Capacity.
     pub capacity: f64,

@@ -71,10 +71,13 @@ pub struct Coordinates {
 #[derive(Debug, Clone, Serialize)]
 pub struct ChannelStatus {
     /// Channel / connection name.
+    #[serde(rename = "channel")]
     pub name: String,
     /// Source host and port.
     pub source: String,
-    /// The receiver (I/O) thread: Yes, No or Connecting.
+    /// The receiver (I/O) thread: Yes, No or Connecting (in JSON `io_state`: `yes`, `no`
+    /// or `connecting`, since it has three values where the applier has two).
+    #[serde(rename = "io_state", serialize_with = "lower_case")]
     pub io_running: String,
     /// The applier (SQL) thread runs.
     pub sql_running: bool,
@@ -97,6 +100,10 @@ pub struct ChannelStatus {
     /// The applier's stop condition (`None` when it has none; MySQL calls it
     /// Until_Condition too).
     pub until_condition: String,
+}
+
+fn lower_case<S: serde::Serializer>(text: &str, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(&text.to_ascii_lowercase())
 }
 
 impl ChannelStatus {

@@ -51,11 +51,12 @@ pub fn count(server: &mut Server, sql: &str) -> i64 {
         .expect("a row")
 }
 
-/// The shardctl binary with a clean environment.
+/// The shardctl binary with a clean environment, confirmations answered (`SHARDCTL_YES`).
 pub fn shardctl() -> assert_cmd::Command {
     let mut cmd = assert_cmd::Command::cargo_bin("shardctl").expect("binary built");
     cmd.env_remove("SHARDCTL_CONFIG")
         .env("NO_COLOR", "1")
+        .env("SHARDCTL_YES", "1")
         .timeout(std::time::Duration::from_secs(120));
     cmd
 }
@@ -164,4 +165,160 @@ pub fn range_directory(
             lower,
         ]);
     }
+}
+
+/// Runs `cmd` with stdin, stdout and stderr on a fresh pseudo-terminal (160 columns), as
+/// an operator's shell would; with `answer` = (prompt, input), types `input` once the
+/// terminal has shown `prompt`. Returns the exit status and every byte the terminal
+/// showed (the program's output and the echoed input).
+pub fn run_in_pty(
+    mut cmd: std::process::Command,
+    answer: Option<(&str, &[u8])>,
+    timeout: std::time::Duration,
+) -> (std::process::ExitStatus, Vec<u8>) {
+    use std::io::{Read, Write};
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let (mut master, mut slave) = (0, 0);
+    let size = libc::winsize {
+        ws_row: 50,
+        ws_col: 160,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: openpty writes two fresh descriptors, which are owned from here on.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            &size,
+        )
+    };
+    assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
+    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+    cmd.stdin(slave.try_clone().unwrap())
+        .stdout(slave.try_clone().unwrap())
+        .stderr(slave);
+    let mut child = cmd.spawn().expect("spawn under a pty");
+    // The parent's copies of the terminal's slave side go with `cmd`, so the master sees
+    // end-of-file (EIO) once the child is gone.
+    drop(cmd);
+    let mut writer = std::fs::File::from(master.try_clone().unwrap());
+    let mut answer = answer.map(|(prompt, input)| (prompt.as_bytes().to_vec(), input.to_vec()));
+    let reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let mut f = std::fs::File::from(master);
+        let mut buf = [0u8; 8192];
+        loop {
+            match f.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => out.extend_from_slice(&buf[..n]),
+            }
+            if let Some((prompt, input)) = &answer {
+                if out.windows(prompt.len()).any(|w| w == prompt.as_slice()) {
+                    writer.write_all(input).unwrap();
+                    answer = None;
+                }
+            }
+        }
+        out
+    });
+    let deadline = std::time::Instant::now() + timeout;
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("{timeout:?} passed under the pty");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    (status, reader.join().unwrap())
+}
+
+/// The screen a 160-column terminal shows after `bytes`: printable text placed at the
+/// cursor (wrapping at the right margin), carriage return, line feed, and the cursor and erase sequences progress bars use
+/// (`ESC[nA`/`B`/`C`/`D`, `ESC[K`, `ESC[2K`, `ESC[J`); other escape sequences (colours,
+/// cursor visibility) are skipped.
+pub fn screen(bytes: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(bytes);
+    let mut lines: Vec<Vec<char>> = vec![Vec::new()];
+    let (mut row, mut col) = (0usize, 0usize);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' => col = 0,
+            '\n' => {
+                row += 1;
+                col = 0;
+                if lines.len() <= row {
+                    lines.resize(row + 1, Vec::new());
+                }
+            }
+            '\x1b' => {
+                if chars.peek() != Some(&'[') {
+                    chars.next();
+                    continue;
+                }
+                chars.next();
+                let mut params = String::new();
+                let mut command = ' ';
+                for p in chars.by_ref() {
+                    if p.is_ascii_alphabetic() {
+                        command = p;
+                        break;
+                    }
+                    params.push(p);
+                }
+                let n: usize = params.trim_start_matches('?').parse().unwrap_or(0);
+                let line = &mut lines[row];
+                match command {
+                    'A' => row = row.saturating_sub(n.max(1)),
+                    'B' => {
+                        row += n.max(1);
+                        if lines.len() <= row {
+                            lines.resize(row + 1, Vec::new());
+                        }
+                    }
+                    'C' => col += n.max(1),
+                    'D' => col = col.saturating_sub(n.max(1)),
+                    'K' if n == 2 => line.clear(),
+                    'K' => line.truncate(col),
+                    'J' => {
+                        line.truncate(col);
+                        lines.truncate(row + 1);
+                    }
+                    _ => {}
+                }
+            }
+            c if c.is_control() => {}
+            c => {
+                // The terminal wraps a line that reaches its width (160 columns, as
+                // `run_in_pty` sets it) before the next character.
+                if col >= 160 {
+                    row += 1;
+                    col = 0;
+                    if lines.len() <= row {
+                        lines.resize(row + 1, Vec::new());
+                    }
+                }
+                let line = &mut lines[row];
+                if line.len() < col {
+                    line.resize(col, ' ');
+                }
+                if col < line.len() {
+                    line[col] = c;
+                } else {
+                    line.push(c);
+                }
+                col += 1;
+            }
+        }
+    }
+    lines
+        .into_iter()
+        .map(|l| l.into_iter().collect::<String>().trim_end().to_string())
+        .collect()
 }

@@ -107,6 +107,29 @@ pub struct VerifiedPoint {
     pub definitions: Vec<(String, String)>,
 }
 
+/// What a [`StepEvent`] reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepEventKind {
+    /// The step began.
+    Started,
+    /// The step finished.
+    Done,
+    /// The step failed; the operation stops.
+    Failed,
+}
+
+impl StepEventKind {
+    /// The word shown in logs and in JSON (`step_<word>` as the event's name).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepEventKind::Started => "started",
+            StepEventKind::Done => "done",
+            StepEventKind::Failed => "failed",
+        }
+    }
+}
+
 /// An event for progress displays and `--output json`.
 #[derive(Debug, Clone, Serialize)]
 pub struct StepEvent {
@@ -116,8 +139,8 @@ pub struct StepEvent {
     pub step_no: u32,
     /// Step name.
     pub step: String,
-    /// started, done, failed.
-    pub event: String,
+    /// What happened to the step.
+    pub event: StepEventKind,
     /// Milliseconds, when finished.
     pub millis: Option<u64>,
     /// Detail.
@@ -805,6 +828,21 @@ impl<'a, E: Effects> Mover<'a, E> {
         Arc::clone(&self.copy_progress)
     }
 
+    /// The shard being moved or split.
+    pub fn shard_id(&self) -> u32 {
+        self.shard.id
+    }
+
+    /// The node the shard lives on before the operation.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The node the copy goes to.
+    pub fn target(&self) -> &str {
+        &self.target
+    }
+
     /// The state reached.
     pub fn state(&self) -> &MoveState {
         &self.state
@@ -814,7 +852,7 @@ impl<'a, E: Effects> Mover<'a, E> {
         &self,
         step_no: u32,
         step: &str,
-        event: &str,
+        event: StepEventKind,
         millis: Option<u64>,
         detail: serde_json::Value,
     ) {
@@ -822,7 +860,7 @@ impl<'a, E: Effects> Mover<'a, E> {
             op: self.fx.op(),
             step_no,
             step: step.to_string(),
-            event: event.to_string(),
+            event,
             millis,
             detail,
         });
@@ -869,7 +907,7 @@ impl<'a, E: Effects> Mover<'a, E> {
             self.emit(
                 step_no,
                 step.name(),
-                "started",
+                StepEventKind::Started,
                 None,
                 serde_json::Value::Null,
             );
@@ -883,7 +921,13 @@ impl<'a, E: Effects> Mover<'a, E> {
                     if let Some(d) = self.done.get_mut(i) {
                         *d = true;
                     }
-                    self.emit(step_no, step.name(), "done", Some(millis), detail);
+                    self.emit(
+                        step_no,
+                        step.name(),
+                        StepEventKind::Done,
+                        Some(millis),
+                        detail,
+                    );
                     crate::fault::point(&format!("after:{}", step.name()));
                 }
                 Err(e) => {
@@ -893,7 +937,7 @@ impl<'a, E: Effects> Mover<'a, E> {
                     self.emit(
                         step_no,
                         step.name(),
-                        "failed",
+                        StepEventKind::Failed,
                         Some(millis),
                         serde_json::json!({"error": e.to_string()}),
                     );

@@ -1,0 +1,717 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_shardctl_global_optspecs
+    string join \n config= output= color= v/verbose y/yes h/help V/version
+end
+
+function __fish_shardctl_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_shardctl_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_shardctl_using_subcommand
+    set -l cmd (__fish_shardctl_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c shardctl -n "__fish_shardctl_needs_command" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_needs_command" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_needs_command" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_needs_command" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_needs_command" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_needs_command" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_needs_command" -s V -l version -d 'Print version'
+complete -c shardctl -n "__fish_shardctl_needs_command" -f -a "sandbox" -d 'Local sandboxes of real MariaDB/MySQL servers for demos and tests'
+complete -c shardctl -n "__fish_shardctl_needs_command" -f -a "init" -d 'Create or migrate the sharding directory on the directory node (idempotent)'
+complete -c shardctl -n "__fish_shardctl_needs_command" -f -a "node" -d 'Nodes registered in the directory'
+complete -c shardctl -n "__fish_shardctl_needs_command" -f -a "function" -d 'Partition functions (range, hash, list)'
+complete -c shardctl -n "__fish_shardctl_needs_command" -f -a "table" -d 'Sharded and global tables'
+complete -c shardctl -n "__fish_shardctl_needs_command" -f -a "shard" -d 'Shards: add one (creating its schemas), list them'
+complete -c shardctl -n "__fish_shardctl_needs_command" -f -a "lookup" -d 'Which shard, node and schemas hold a key'
+complete -c shardctl -n "__fish_shardctl_needs_command" -f -a "analyze" -d 'Candidate sharding indexes of a schema, from its foreign keys'
+complete -c shardctl -n "__fish_shardctl_needs_command" -f -a "sample" -d 'Write generated employees-shaped rows (the chapter\'s example) through the router'
+complete -c shardctl -n "__fish_shardctl_needs_command" -f -a "move" -d 'Move a shard to another node (playbooks/move.yaml): copy, replicate, fence, verify, flip, drop the old copy'
+complete -c shardctl -n "__fish_shardctl_needs_command" -f -a "split" -d 'Split a shard (playbooks/split.yaml): a new shard on NODE takes part of the key space; both sides then prune what they no longer own'
+complete -c shardctl -n "__fish_shardctl_needs_command" -f -a "rebalance" -d 'Plan the moves that even out the fleet, then apply them'
+complete -c shardctl -n "__fish_shardctl_needs_command" -f -a "resume" -d 'Continue an operation after a crash or a failure, from what the servers show'
+complete -c shardctl -n "__fish_shardctl_needs_command" -f -a "abort" -d 'Roll back an operation that has not flipped: fence lifted, channel removed, copy dropped'
+complete -c shardctl -n "__fish_shardctl_needs_command" -f -a "stop" -d 'Ask the process driving an operation to stop at its next safe point, as Ctrl-C would'
+complete -c shardctl -n "__fish_shardctl_needs_command" -f -a "ops" -d 'Operations in the journal, or one with its steps'
+complete -c shardctl -n "__fish_shardctl_needs_command" -f -a "workload" -d 'Write through the router at a steady rate, one thread and connection per shard\'s key stream, retrying as the chapter\'s application does; report acknowledged writes, each stream\'s longest pause, any write lost and any written to a shard not owning its key'
+complete -c shardctl -n "__fish_shardctl_needs_command" -f -a "prune" -d 'Delete the rows a shard no longer owns, in throttled, checkpointed primary-key chunks'
+complete -c shardctl -n "__fish_shardctl_needs_command" -f -a "backup" -d 'Copy a shard\'s schemas into a node (or dump them to a directory) with the binlog coordinates the copy matches'
+complete -c shardctl -n "__fish_shardctl_needs_command" -f -a "filter" -d 'Limit a channel to some schemas (wild-do-table `schema.%`), dynamically'
+complete -c shardctl -n "__fish_shardctl_needs_command" -f -a "change-master" -d 'Point a channel on a node at another node\'s binary log, then start it'
+complete -c shardctl -n "__fish_shardctl_needs_command" -f -a "wait" -d 'Wait until a channel reached a position or its lag is low enough'
+complete -c shardctl -n "__fish_shardctl_needs_command" -f -a "lock" -d 'Raise the write fence on a shard\'s node (journaled; `unlock` lifts it)'
+complete -c shardctl -n "__fish_shardctl_needs_command" -f -a "unlock" -d 'Lift the fence `lock` raised'
+complete -c shardctl -n "__fish_shardctl_needs_command" -f -a "flip" -d 'Point the directory at the target of a move that verified it'
+complete -c shardctl -n "__fish_shardctl_needs_command" -f -a "drop-source" -d 'Drop a shard\'s old copy from a node the directory no longer points at'
+complete -c shardctl -n "__fish_shardctl_needs_command" -f -a "status" -d 'The fleet at a glance: nodes, versions, binary logs, replication channels, shards'
+complete -c shardctl -n "__fish_shardctl_needs_command" -f -a "config" -d 'The inventory: `config check` parses it and connects to every node'
+complete -c shardctl -n "__fish_shardctl_needs_command" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
+complete -c shardctl -n "__fish_shardctl_needs_command" -f -a "man" -d 'Print the man page (roff): shardctl\'s, or one command\'s'
+complete -c shardctl -n "__fish_shardctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status down help" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status down help" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status down help" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status down help" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status down help" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status down help" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status down help" -f -a "up" -d 'Start N local servers, each with its own datadir, port, server_id and binlog, and write an inventory for them'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status down help" -f -a "status" -d 'Show the sandbox\'s servers and whether they run'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status down help" -f -a "down" -d 'Stop the servers the sandbox started; `--purge` also removes its data'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status down help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -l nodes -d 'Number of servers' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -l dir -d 'Where the sandbox lives' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -l base-port -d 'Port of the first server; the others follow' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -l tls -d 'Serve TLS with a CA and certificate made in DIR/tls; the inventory asks for TLS, so replication channels and dump tools use it, verifying the certificate'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from status" -l dir -d 'Where the sandbox lives' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from status" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from status" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from status" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from status" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from status" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from status" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from down" -l dir -d 'Where the sandbox lives' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from down" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from down" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from down" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from down" -l purge -d 'Remove the sandbox directory and all data'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from down" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from down" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from down" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from help" -f -a "up" -d 'Start N local servers, each with its own datadir, port, server_id and binlog, and write an inventory for them'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from help" -f -a "status" -d 'Show the sandbox\'s servers and whether they run'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from help" -f -a "down" -d 'Stop the servers the sandbox started; `--purge` also removes its data'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand init" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand init" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand init" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand init" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand init" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand init" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and not __fish_seen_subcommand_from add list remove help" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and not __fish_seen_subcommand_from add list remove help" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and not __fish_seen_subcommand_from add list remove help" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and not __fish_seen_subcommand_from add list remove help" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and not __fish_seen_subcommand_from add list remove help" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and not __fish_seen_subcommand_from add list remove help" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and not __fish_seen_subcommand_from add list remove help" -f -a "add" -d 'Register an inventory node in the directory (the address applications use)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and not __fish_seen_subcommand_from add list remove help" -f -a "list" -d 'List the directory\'s nodes'
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and not __fish_seen_subcommand_from add list remove help" -f -a "remove" -d 'Remove a node that holds no shard'
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and not __fish_seen_subcommand_from add list remove help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from add" -l host -d 'Host applications connect to (default: the inventory\'s)' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from add" -l port -d 'Port applications connect to (default: the inventory\'s)' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from add" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from add" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from add" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from add" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from add" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from list" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from list" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from list" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from list" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from list" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from remove" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from remove" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from remove" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from remove" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from remove" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from remove" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from help" -f -a "add" -d 'Register an inventory node in the directory (the address applications use)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from help" -f -a "list" -d 'List the directory\'s nodes'
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from help" -f -a "remove" -d 'Remove a node that holds no shard'
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and not __fish_seen_subcommand_from add list remove help" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and not __fish_seen_subcommand_from add list remove help" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and not __fish_seen_subcommand_from add list remove help" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and not __fish_seen_subcommand_from add list remove help" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and not __fish_seen_subcommand_from add list remove help" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and not __fish_seen_subcommand_from add list remove help" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and not __fish_seen_subcommand_from add list remove help" -f -a "add" -d 'Add a partition function'
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and not __fish_seen_subcommand_from add list remove help" -f -a "list" -d 'List partition functions'
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and not __fish_seen_subcommand_from add list remove help" -f -a "remove" -d 'Remove a partition function that has no shard and maps no table'
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and not __fish_seen_subcommand_from add list remove help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from add" -l type -d 'Mapping kind' -r -f -a "range\t'Ranges of keys, each starting at a lower bound'
+hash\t'Consistent hashing: points on an MD5 ring'
+list\t'Explicit lists of values'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from add" -l key -d 'Key type' -r -f -a "int\t'A signed 64-bit integer'
+string\t'A string of up to 255 bytes, compared byte by byte'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from add" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from add" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from add" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from add" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from add" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from list" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from list" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from list" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from list" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from list" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from remove" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from remove" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from remove" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from remove" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from remove" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from remove" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from help" -f -a "add" -d 'Add a partition function'
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from help" -f -a "list" -d 'List partition functions'
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from help" -f -a "remove" -d 'Remove a partition function that has no shard and maps no table'
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and not __fish_seen_subcommand_from add list remove help" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and not __fish_seen_subcommand_from add list remove help" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and not __fish_seen_subcommand_from add list remove help" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and not __fish_seen_subcommand_from add list remove help" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and not __fish_seen_subcommand_from add list remove help" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and not __fish_seen_subcommand_from add list remove help" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and not __fish_seen_subcommand_from add list remove help" -f -a "add" -d 'Map a table: sharded by a function on a column, or global (copied into every shard)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and not __fish_seen_subcommand_from add list remove help" -f -a "list" -d 'List mapped tables'
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and not __fish_seen_subcommand_from add list remove help" -f -a "remove" -d 'Unmap a table; refused for a sharded table while any shard\'s copy holds rows'
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and not __fish_seen_subcommand_from add list remove help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from add" -l function -d 'Partition function (sharded tables)' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from add" -l column -d 'Sharding column' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from add" -l template-node -d 'Node whose logical schema holds the table while no shard of its schema exists (default: the directory node). Once shards exist, the table is looked for in one' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from add" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from add" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from add" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from add" -l global -d 'A global table'
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from add" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from add" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from list" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from list" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from list" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from list" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from list" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from remove" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from remove" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from remove" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from remove" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from remove" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from remove" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from help" -f -a "add" -d 'Map a table: sharded by a function on a column, or global (copied into every shard)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from help" -f -a "list" -d 'List mapped tables'
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from help" -f -a "remove" -d 'Unmap a table; refused for a sharded table while any shard\'s copy holds rows'
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list remove help" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list remove help" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list remove help" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list remove help" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list remove help" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list remove help" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list remove help" -f -a "add" -d 'Add a shard to a function and create its schemas (`<schema>_<id>`) on a node'
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list remove help" -f -a "list" -d 'List shards with what they cover'
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list remove help" -f -a "remove" -d 'Remove a shard that holds no rows (or never came online) and drop its schemas; its keys fall to the shards next to it'
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list remove help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from add" -l function -d 'Partition function' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from add" -l node -d 'Node to create the shard on' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from add" -l lower-bound -d 'Range functions: the lower bound' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from add" -l point -d 'Hash functions: `auto` or a 32-hex-digit ring point' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from add" -l values -d 'List functions: comma-separated values' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from add" -l template-node -d 'Node whose logical schemas serve as template when the function has no shard yet (default: the directory node). Later shards copy an existing shard' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from add" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from add" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from add" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from add" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from add" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from list" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from list" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from list" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from list" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from list" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from remove" -l shard -d 'Shard id' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from remove" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from remove" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from remove" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from remove" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from remove" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from remove" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from help" -f -a "add" -d 'Add a shard to a function and create its schemas (`<schema>_<id>`) on a node'
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from help" -f -a "list" -d 'List shards with what they cover'
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from help" -f -a "remove" -d 'Remove a shard that holds no rows (or never came online) and drop its schemas; its keys fall to the shards next to it'
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand lookup" -l function -d 'Partition function' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand lookup" -l table -d 'A sharded table, SCHEMA.TABLE' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand lookup" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand lookup" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand lookup" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand lookup" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand lookup" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand lookup" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand analyze" -l schema -d 'The (unsharded) schema to analyse' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand analyze" -l node -d 'Node holding it (default: the directory node)' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand analyze" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand analyze" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand analyze" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand analyze" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand analyze" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand analyze" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sample" -l count -d 'Number of employees to write' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand sample" -l start -d 'First emp_no' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand sample" -l step -d 'Distance between emp_nos' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand sample" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand sample" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand sample" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand sample" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sample" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sample" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l shard -d 'The shard to move' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l to -d 'The node to move it to' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l playbook -d 'A playbook to run instead of the embedded playbooks/move.yaml' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l fence -d 'Override the lock step\'s fence' -r -f -a "shard\t'Only this shard: its tables are renamed out of reach; other shards keep writing'
+read-only\t'The whole source server goes read-only (the chapter\'s fence)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l method -d 'Override the backup step\'s method' -r -f -a "native\t'In-process: one consistent snapshot, parallel readers and writers'
+dump\t'mariadb-dump / mysqldump piped into the client'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l dry-run -d 'Run the procedure with every effect recorded instead of sent: connects read-only, prints the steps with the statements a real run would send on these servers'
+complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l offline -d 'With --dry-run: connect nowhere (MariaDB 10.11 dialect, placeholders for what only the servers know)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l check -d 'The dry run, reporting only whether the real run would be refused (preflight included); changes nothing'
+complete -c shardctl -n "__fish_shardctl_using_subcommand move" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand move" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand move" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c shardctl -n "__fish_shardctl_using_subcommand split" -l shard -d 'The shard to split' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand split" -l to -d 'The node of the new shard' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand split" -l at -d 'Range functions: the key the new shard starts at, or `median`' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand split" -l point -d 'Hash functions: the new ring point (default: the middle of the shard\'s arc)' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand split" -l values -d 'List functions: the values that go to the new shard' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand split" -l playbook -d 'A playbook to run instead of the embedded playbooks/split.yaml' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand split" -l fence -d 'Override the lock step\'s fence' -r -f -a "shard\t'Only this shard: its tables are renamed out of reach; other shards keep writing'
+read-only\t'The whole source server goes read-only (the chapter\'s fence)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand split" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand split" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand split" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand split" -l dry-run -d 'Run the procedure with every effect recorded instead of sent (read-only); prints the statements a real run would send on these servers'
+complete -c shardctl -n "__fish_shardctl_using_subcommand split" -l check -d 'The dry run, reporting only whether the real run would be refused'
+complete -c shardctl -n "__fish_shardctl_using_subcommand split" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand split" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand split" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and not __fish_seen_subcommand_from plan apply help" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and not __fish_seen_subcommand_from plan apply help" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and not __fish_seen_subcommand_from plan apply help" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and not __fish_seen_subcommand_from plan apply help" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and not __fish_seen_subcommand_from plan apply help" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and not __fish_seen_subcommand_from plan apply help" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and not __fish_seen_subcommand_from plan apply help" -f -a "plan" -d 'Plan the moves that even out the fleet (nothing changes)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and not __fish_seen_subcommand_from plan apply help" -f -a "apply" -d 'Run a plan\'s moves with concurrency limits'
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and not __fish_seen_subcommand_from plan apply help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from plan" -l by -d 'What shards weigh' -r -f -a "size\t'Data plus index bytes'
+rows\t'Estimated rows'
+count\t'Every shard weighs the same'
+load\t'Load: a metrics file\'s figures, or table I/O counters from performance_schema'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from plan" -l threshold -d 'Accept nodes up to (1 + F) times the average utilisation' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from plan" -l max-moves -d 'At most this many moves' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from plan" -l drain -d 'Move every shard off this node (repeatable)' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from plan" -l exclude-shard -d 'Never move this shard (repeatable)' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from plan" -l metrics -d 'With `--by load`: a YAML map from shard id to load (otherwise performance_schema\'s table I/O counters)' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from plan" -l out -d 'Write the plan here (YAML), for `rebalance apply`' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from plan" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from plan" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from plan" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from plan" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from plan" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from plan" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from apply" -l parallel -d 'Moves at once' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from apply" -l per-node -d 'Moves a node takes part in at once' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from apply" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from apply" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from apply" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from apply" -l replan -d 'When the directory changed since the plan was made, plan again (same weight and the limits recorded in the plan: threshold, max moves, drains, exclusions), print the new moves and apply them instead of refusing'
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from apply" -l dry-run -d 'Print each move\'s dry run (read-only, every effect recorded) instead of moving'
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from apply" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from apply" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from apply" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from help" -f -a "plan" -d 'Plan the moves that even out the fleet (nothing changes)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from help" -f -a "apply" -d 'Run a plan\'s moves with concurrency limits'
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand resume" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand resume" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand resume" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand resume" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand resume" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand resume" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand abort" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand abort" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand abort" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand abort" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand abort" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand abort" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand stop" -l wait -d 'How long to wait for the owner to let go, seconds' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand stop" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand stop" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand stop" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand stop" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand stop" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand stop" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand ops" -l state -d 'Only operations in this state (repeatable)' -r -f -a "running\t'Being run, or whose owner died while running it'
+failed\t'A step failed; resume or abort it'
+done\t'Finished'
+aborted\t'Rolled back'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand ops" -l kind -d 'Only operations of this kind (repeatable)' -r -f -a "move\t'Moves (also those of a rebalance)'
+split\t'Splits'
+prune\t'Prunes'
+lock\t'Fences raised by hand (`shardctl lock`)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand ops" -l shard -d 'Only operations on this shard' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand ops" -l limit -d 'At most this many operations, newest first' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand ops" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand ops" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand ops" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand ops" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand ops" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand ops" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c shardctl -n "__fish_shardctl_using_subcommand workload" -l function -d 'Partition function whose shards are written' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand workload" -l rate -d 'Writes per second, all streams together (one stream and thread per shard, each writing its share over its shard\'s whole key space)' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand workload" -l seconds -d 'How long to run, seconds' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand workload" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand workload" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand workload" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand workload" -l setup -d 'Create the workload table in every shard first'
+complete -c shardctl -n "__fish_shardctl_using_subcommand workload" -l stale-router -d 'Keep the locations loaded at the start and re-read the directory only when a server\'s error says to (read-only, table gone, lost connection, the wrong-shard guard); the check then counts the writes a shard that does not own the key acknowledged'
+complete -c shardctl -n "__fish_shardctl_using_subcommand workload" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand workload" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand workload" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand prune" -l shard -d 'The shard to prune' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand prune" -l chunk-ms -d 'Target time of one chunk, milliseconds' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand prune" -l max-lag -d 'Pause while a replica of the node lags more than this (seconds)' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand prune" -l max-threads-running -d 'Pause while the node has more running threads than this' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand prune" -l throttle-timeout -d 'Give up (resumably) after waiting this long for the throttle, seconds' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand prune" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand prune" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand prune" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand prune" -l dry-run -d 'Show each table\'s predicate and how many rows it matches; delete nothing'
+complete -c shardctl -n "__fish_shardctl_using_subcommand prune" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand prune" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand prune" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand backup" -l shard -d 'Shard' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand backup" -l method -d 'Copy method' -r -f -a "native\t'In-process: one consistent snapshot, parallel readers and writers'
+dump\t'mariadb-dump / mysqldump piped into the client'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand backup" -l into -d 'Node to copy into' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand backup" -l to -d 'Directory for a dump file (dump method)' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand backup" -l workers -d 'Parallel workers (native)' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand backup" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand backup" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand backup" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand backup" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand backup" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand backup" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c shardctl -n "__fish_shardctl_using_subcommand filter" -l node -d 'Node holding the channel' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand filter" -l channel -d 'Channel' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand filter" -l schemas -d 'Schemas to keep (comma-separated)' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand filter" -l do-db -d 'replicate-do-db schemas (comma-separated), rarely needed' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand filter" -l rewrite -d 'Schema renames FROM:TO (comma-separated)' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand filter" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand filter" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand filter" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand filter" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand filter" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand filter" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand change-master" -l node -d 'Node that replicates' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand change-master" -l channel -d 'Channel' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand change-master" -l from -d 'Source node' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand change-master" -l position -d 'FILE:POS, or a GTID set (MySQL auto-positioning)' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand change-master" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand change-master" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand change-master" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand change-master" -l no-start -d 'Do not start the channel'
+complete -c shardctl -n "__fish_shardctl_using_subcommand change-master" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand change-master" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand change-master" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand wait" -l node -d 'Node holding the channel' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand wait" -l channel -d 'Channel' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand wait" -l position -d 'FILE:POS to reach' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand wait" -l lag-below -d 'Lag threshold in seconds' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand wait" -l timeout -d 'Give up after this many seconds' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand wait" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand wait" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand wait" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand wait" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand wait" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand wait" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand lock" -l shard -d 'Shard' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand lock" -l fence -d 'Fence' -r -f -a "shard\t'Only this shard: its tables are renamed out of reach; other shards keep writing'
+read-only\t'The whole source server goes read-only (the chapter\'s fence)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand lock" -l timeout -d 'Longest wait for in-flight transactions, seconds' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand lock" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand lock" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand lock" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand lock" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand lock" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand lock" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c shardctl -n "__fish_shardctl_using_subcommand unlock" -l shard -d 'Shard' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand unlock" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand unlock" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand unlock" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand unlock" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand unlock" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand unlock" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand flip" -l shard -d 'Shard' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand flip" -l to -d 'Target node' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand flip" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand flip" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand flip" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand flip" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand flip" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand flip" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand drop-source" -l shard -d 'Shard' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand drop-source" -l node -d 'Node holding the old copy' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand drop-source" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand drop-source" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand drop-source" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand drop-source" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand drop-source" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand drop-source" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand status" -l node -d 'Only these nodes (repeatable)' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand status" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand status" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand status" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand status" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand status" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand status" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand config; and not __fish_seen_subcommand_from check help" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand config; and not __fish_seen_subcommand_from check help" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand config; and not __fish_seen_subcommand_from check help" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand config; and not __fish_seen_subcommand_from check help" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand config; and not __fish_seen_subcommand_from check help" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand config; and not __fish_seen_subcommand_from check help" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand config; and not __fish_seen_subcommand_from check help" -f -a "check" -d 'Parse the inventory and connect to every node (read-only; nothing else is done)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand config; and not __fish_seen_subcommand_from check help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand config; and __fish_seen_subcommand_from check" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand config; and __fish_seen_subcommand_from check" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand config; and __fish_seen_subcommand_from check" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand config; and __fish_seen_subcommand_from check" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand config; and __fish_seen_subcommand_from check" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand config; and __fish_seen_subcommand_from check" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "check" -d 'Parse the inventory and connect to every node (read-only; nothing else is done)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand completions" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand completions" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand completions" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand completions" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand completions" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand man" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand man" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand man" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand man" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand man" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand man" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and not __fish_seen_subcommand_from sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help" -f -a "sandbox" -d 'Local sandboxes of real MariaDB/MySQL servers for demos and tests'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and not __fish_seen_subcommand_from sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help" -f -a "init" -d 'Create or migrate the sharding directory on the directory node (idempotent)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and not __fish_seen_subcommand_from sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help" -f -a "node" -d 'Nodes registered in the directory'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and not __fish_seen_subcommand_from sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help" -f -a "function" -d 'Partition functions (range, hash, list)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and not __fish_seen_subcommand_from sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help" -f -a "table" -d 'Sharded and global tables'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and not __fish_seen_subcommand_from sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help" -f -a "shard" -d 'Shards: add one (creating its schemas), list them'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and not __fish_seen_subcommand_from sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help" -f -a "lookup" -d 'Which shard, node and schemas hold a key'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and not __fish_seen_subcommand_from sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help" -f -a "analyze" -d 'Candidate sharding indexes of a schema, from its foreign keys'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and not __fish_seen_subcommand_from sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help" -f -a "sample" -d 'Write generated employees-shaped rows (the chapter\'s example) through the router'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and not __fish_seen_subcommand_from sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help" -f -a "move" -d 'Move a shard to another node (playbooks/move.yaml): copy, replicate, fence, verify, flip, drop the old copy'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and not __fish_seen_subcommand_from sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help" -f -a "split" -d 'Split a shard (playbooks/split.yaml): a new shard on NODE takes part of the key space; both sides then prune what they no longer own'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and not __fish_seen_subcommand_from sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help" -f -a "rebalance" -d 'Plan the moves that even out the fleet, then apply them'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and not __fish_seen_subcommand_from sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help" -f -a "resume" -d 'Continue an operation after a crash or a failure, from what the servers show'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and not __fish_seen_subcommand_from sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help" -f -a "abort" -d 'Roll back an operation that has not flipped: fence lifted, channel removed, copy dropped'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and not __fish_seen_subcommand_from sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help" -f -a "stop" -d 'Ask the process driving an operation to stop at its next safe point, as Ctrl-C would'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and not __fish_seen_subcommand_from sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help" -f -a "ops" -d 'Operations in the journal, or one with its steps'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and not __fish_seen_subcommand_from sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help" -f -a "workload" -d 'Write through the router at a steady rate, one thread and connection per shard\'s key stream, retrying as the chapter\'s application does; report acknowledged writes, each stream\'s longest pause, any write lost and any written to a shard not owning its key'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and not __fish_seen_subcommand_from sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help" -f -a "prune" -d 'Delete the rows a shard no longer owns, in throttled, checkpointed primary-key chunks'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and not __fish_seen_subcommand_from sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help" -f -a "backup" -d 'Copy a shard\'s schemas into a node (or dump them to a directory) with the binlog coordinates the copy matches'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and not __fish_seen_subcommand_from sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help" -f -a "filter" -d 'Limit a channel to some schemas (wild-do-table `schema.%`), dynamically'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and not __fish_seen_subcommand_from sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help" -f -a "change-master" -d 'Point a channel on a node at another node\'s binary log, then start it'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and not __fish_seen_subcommand_from sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help" -f -a "wait" -d 'Wait until a channel reached a position or its lag is low enough'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and not __fish_seen_subcommand_from sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help" -f -a "lock" -d 'Raise the write fence on a shard\'s node (journaled; `unlock` lifts it)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and not __fish_seen_subcommand_from sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help" -f -a "unlock" -d 'Lift the fence `lock` raised'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and not __fish_seen_subcommand_from sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help" -f -a "flip" -d 'Point the directory at the target of a move that verified it'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and not __fish_seen_subcommand_from sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help" -f -a "drop-source" -d 'Drop a shard\'s old copy from a node the directory no longer points at'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and not __fish_seen_subcommand_from sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help" -f -a "status" -d 'The fleet at a glance: nodes, versions, binary logs, replication channels, shards'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and not __fish_seen_subcommand_from sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help" -f -a "config" -d 'The inventory: `config check` parses it and connects to every node'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and not __fish_seen_subcommand_from sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and not __fish_seen_subcommand_from sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help" -f -a "man" -d 'Print the man page (roff): shardctl\'s, or one command\'s'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and not __fish_seen_subcommand_from sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from sandbox" -f -a "up" -d 'Start N local servers, each with its own datadir, port, server_id and binlog, and write an inventory for them'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from sandbox" -f -a "status" -d 'Show the sandbox\'s servers and whether they run'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from sandbox" -f -a "down" -d 'Stop the servers the sandbox started; `--purge` also removes its data'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from node" -f -a "add" -d 'Register an inventory node in the directory (the address applications use)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from node" -f -a "list" -d 'List the directory\'s nodes'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from node" -f -a "remove" -d 'Remove a node that holds no shard'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from function" -f -a "add" -d 'Add a partition function'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from function" -f -a "list" -d 'List partition functions'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from function" -f -a "remove" -d 'Remove a partition function that has no shard and maps no table'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from table" -f -a "add" -d 'Map a table: sharded by a function on a column, or global (copied into every shard)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from table" -f -a "list" -d 'List mapped tables'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from table" -f -a "remove" -d 'Unmap a table; refused for a sharded table while any shard\'s copy holds rows'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from shard" -f -a "add" -d 'Add a shard to a function and create its schemas (`<schema>_<id>`) on a node'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from shard" -f -a "list" -d 'List shards with what they cover'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from shard" -f -a "remove" -d 'Remove a shard that holds no rows (or never came online) and drop its schemas; its keys fall to the shards next to it'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from rebalance" -f -a "plan" -d 'Plan the moves that even out the fleet (nothing changes)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from rebalance" -f -a "apply" -d 'Run a plan\'s moves with concurrency limits'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "check" -d 'Parse the inventory and connect to every node (read-only; nothing else is done)'

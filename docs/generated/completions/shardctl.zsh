@@ -1,0 +1,2352 @@
+#compdef shardctl
+
+autoload -U is-at-least
+
+_shardctl() {
+    typeset -A opt_args
+    typeset -a _arguments_options
+    local ret=1
+
+    if is-at-least 5.2; then
+        _arguments_options=(-s -S -C)
+    else
+        _arguments_options=(-s -C)
+    fi
+
+    local context curcontext="$curcontext" state line
+    _arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+":: :_shardctl_commands" \
+"*::: :->shardctl" \
+&& ret=0
+    case $state in
+    (shardctl)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-command-$line[1]:"
+        case $line[1] in
+            (sandbox)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+":: :_shardctl__subcmd__sandbox_commands" \
+"*::: :->sandbox" \
+&& ret=0
+
+    case $state in
+    (sandbox)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-sandbox-command-$line[1]:"
+        case $line[1] in
+            (up)
+_arguments "${_arguments_options[@]}" : \
+'--nodes=[Number of servers]:NODES:_default' \
+'--dir=[Where the sandbox lives]:DIR:_files' \
+'--base-port=[Port of the first server; the others follow]:BASE_PORT:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--tls[Serve TLS with a CA and certificate made in DIR/tls; the inventory asks for TLS, so replication channels and dump tools use it, verifying the certificate]' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(status)
+_arguments "${_arguments_options[@]}" : \
+'--dir=[Where the sandbox lives]:DIR:_files' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(down)
+_arguments "${_arguments_options[@]}" : \
+'--dir=[Where the sandbox lives]:DIR:_files' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--purge[Remove the sandbox directory and all data]' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_shardctl__subcmd__sandbox__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-sandbox-help-command-$line[1]:"
+        case $line[1] in
+            (up)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(status)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(down)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(init)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(node)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+":: :_shardctl__subcmd__node_commands" \
+"*::: :->node" \
+&& ret=0
+
+    case $state in
+    (node)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-node-command-$line[1]:"
+        case $line[1] in
+            (add)
+_arguments "${_arguments_options[@]}" : \
+'--host=[Host applications connect to (default\: the inventory'\''s)]:HOST:_default' \
+'--port=[Port applications connect to (default\: the inventory'\''s)]:PORT:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':name -- Inventory name:_default' \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(remove)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':name -- Node name:_default' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_shardctl__subcmd__node__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-node-help-command-$line[1]:"
+        case $line[1] in
+            (add)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(remove)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(function)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+":: :_shardctl__subcmd__function_commands" \
+"*::: :->function" \
+&& ret=0
+
+    case $state in
+    (function)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-function-command-$line[1]:"
+        case $line[1] in
+            (add)
+_arguments "${_arguments_options[@]}" : \
+'--type=[Mapping kind]:SHARDING_TYPE:((range\:"Ranges of keys, each starting at a lower bound"
+hash\:"Consistent hashing\: points on an MD5 ring"
+list\:"Explicit lists of values"))' \
+'--key=[Key type]:KEY_TYPE:((int\:"A signed 64-bit integer"
+string\:"A string of up to 255 bytes, compared byte by byte"))' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+':name -- Function name:_default' \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(remove)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':name -- Function name:_default' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_shardctl__subcmd__function__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-function-help-command-$line[1]:"
+        case $line[1] in
+            (add)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(remove)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(table)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+":: :_shardctl__subcmd__table_commands" \
+"*::: :->table" \
+&& ret=0
+
+    case $state in
+    (table)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-table-command-$line[1]:"
+        case $line[1] in
+            (add)
+_arguments "${_arguments_options[@]}" : \
+'(--global)--function=[Partition function (sharded tables)]:FUNCTION:_default' \
+'--column=[Sharding column]:COLUMN:_default' \
+'--template-node=[Node whose logical schema holds the table while no shard of its schema exists (default\: the directory node). Once shards exist, the table is looked for in one]:TEMPLATE_NODE:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--global[A global table]' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':table -- SCHEMA.TABLE:_default' \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(remove)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':table -- SCHEMA.TABLE:_default' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_shardctl__subcmd__table__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-table-help-command-$line[1]:"
+        case $line[1] in
+            (add)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(remove)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(shard)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+":: :_shardctl__subcmd__shard_commands" \
+"*::: :->shard" \
+&& ret=0
+
+    case $state in
+    (shard)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-shard-command-$line[1]:"
+        case $line[1] in
+            (add)
+_arguments "${_arguments_options[@]}" : \
+'--function=[Partition function]:FUNCTION:_default' \
+'--node=[Node to create the shard on]:NODE:_default' \
+'(--point --values)--lower-bound=[Range functions\: the lower bound]:LOWER_BOUND:_default' \
+'(--values)--point=[Hash functions\: \`auto\` or a 32-hex-digit ring point]:POINT:_default' \
+'*--values=[List functions\: comma-separated values]:VALUES:_default' \
+'--template-node=[Node whose logical schemas serve as template when the function has no shard yet (default\: the directory node). Later shards copy an existing shard]:TEMPLATE_NODE:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(remove)
+_arguments "${_arguments_options[@]}" : \
+'--shard=[Shard id]:SHARD:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_shardctl__subcmd__shard__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-shard-help-command-$line[1]:"
+        case $line[1] in
+            (add)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(remove)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(lookup)
+_arguments "${_arguments_options[@]}" : \
+'(--table)--function=[Partition function]:FUNCTION:_default' \
+'--table=[A sharded table, SCHEMA.TABLE]:TABLE:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':key -- The sharding key:_default' \
+&& ret=0
+;;
+(analyze)
+_arguments "${_arguments_options[@]}" : \
+'--schema=[The (unsharded) schema to analyse]:SCHEMA:_default' \
+'--node=[Node holding it (default\: the directory node)]:NODE:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(sample)
+_arguments "${_arguments_options[@]}" : \
+'--count=[Number of employees to write]:COUNT:_default' \
+'--start=[First emp_no]:START:_default' \
+'--step=[Distance between emp_nos]:STEP:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(move)
+_arguments "${_arguments_options[@]}" : \
+'--shard=[The shard to move]:SHARD:_default' \
+'--to=[The node to move it to]:TO:_default' \
+'--playbook=[A playbook to run instead of the embedded playbooks/move.yaml]:PLAYBOOK:_files' \
+'--fence=[Override the lock step'\''s fence]:FENCE:((shard\:"Only this shard\: its tables are renamed out of reach; other shards keep writing"
+read-only\:"The whole source server goes read-only (the chapter'\''s fence)"))' \
+'--method=[Override the backup step'\''s method]:METHOD:((native\:"In-process\: one consistent snapshot, parallel readers and writers"
+dump\:"mariadb-dump / mysqldump piped into the client"))' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'(--check)--dry-run[Run the procedure with every effect recorded instead of sent\: connects read-only, prints the steps with the statements a real run would send on these servers]' \
+'--offline[With --dry-run\: connect nowhere (MariaDB 10.11 dialect, placeholders for what only the servers know)]' \
+'--check[The dry run, reporting only whether the real run would be refused (preflight included); changes nothing]' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+&& ret=0
+;;
+(split)
+_arguments "${_arguments_options[@]}" : \
+'--shard=[The shard to split]:SHARD:_default' \
+'--to=[The node of the new shard]:TO:_default' \
+'--at=[Range functions\: the key the new shard starts at, or \`median\`]:AT:_default' \
+'(--values)--point=[Hash functions\: the new ring point (default\: the middle of the shard'\''s arc)]:POINT:_default' \
+'*--values=[List functions\: the values that go to the new shard]:VALUES:_default' \
+'--playbook=[A playbook to run instead of the embedded playbooks/split.yaml]:PLAYBOOK:_files' \
+'--fence=[Override the lock step'\''s fence]:FENCE:((shard\:"Only this shard\: its tables are renamed out of reach; other shards keep writing"
+read-only\:"The whole source server goes read-only (the chapter'\''s fence)"))' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'(--check)--dry-run[Run the procedure with every effect recorded instead of sent (read-only); prints the statements a real run would send on these servers]' \
+'--check[The dry run, reporting only whether the real run would be refused]' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+&& ret=0
+;;
+(rebalance)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+":: :_shardctl__subcmd__rebalance_commands" \
+"*::: :->rebalance" \
+&& ret=0
+
+    case $state in
+    (rebalance)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-rebalance-command-$line[1]:"
+        case $line[1] in
+            (plan)
+_arguments "${_arguments_options[@]}" : \
+'--by=[What shards weigh]:BY:((size\:"Data plus index bytes"
+rows\:"Estimated rows"
+count\:"Every shard weighs the same"
+load\:"Load\: a metrics file'\''s figures, or table I/O counters from performance_schema"))' \
+'--threshold=[Accept nodes up to (1 + F) times the average utilisation]:THRESHOLD:_default' \
+'--max-moves=[At most this many moves]:MAX_MOVES:_default' \
+'*--drain=[Move every shard off this node (repeatable)]:DRAIN:_default' \
+'*--exclude-shard=[Never move this shard (repeatable)]:EXCLUDE_SHARD:_default' \
+'--metrics=[With \`--by load\`\: a YAML map from shard id to load (otherwise performance_schema'\''s table I/O counters)]:METRICS:_files' \
+'--out=[Write the plan here (YAML), for \`rebalance apply\`]:OUT:_files' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+&& ret=0
+;;
+(apply)
+_arguments "${_arguments_options[@]}" : \
+'--parallel=[Moves at once]:PARALLEL:_default' \
+'--per-node=[Moves a node takes part in at once]:PER_NODE:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--replan[When the directory changed since the plan was made, plan again (same weight and the limits recorded in the plan\: threshold, max moves, drains, exclusions), print the new moves and apply them instead of refusing]' \
+'(--replan)--dry-run[Print each move'\''s dry run (read-only, every effect recorded) instead of moving]' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':plan -- The plan file:_files' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_shardctl__subcmd__rebalance__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-rebalance-help-command-$line[1]:"
+        case $line[1] in
+            (plan)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(apply)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(resume)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':op -- Operation id (see `shardctl ops`):_default' \
+&& ret=0
+;;
+(abort)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':op -- Operation id:_default' \
+&& ret=0
+;;
+(stop)
+_arguments "${_arguments_options[@]}" : \
+'--wait=[How long to wait for the owner to let go, seconds]:WAIT:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':op -- Operation id:_default' \
+&& ret=0
+;;
+(ops)
+_arguments "${_arguments_options[@]}" : \
+'*--state=[Only operations in this state (repeatable)]:STATE:((running\:"Being run, or whose owner died while running it"
+failed\:"A step failed; resume or abort it"
+done\:"Finished"
+aborted\:"Rolled back"))' \
+'*--kind=[Only operations of this kind (repeatable)]:KIND:((move\:"Moves (also those of a rebalance)"
+split\:"Splits"
+prune\:"Prunes"
+lock\:"Fences raised by hand (\`shardctl lock\`)"))' \
+'--shard=[Only operations on this shard]:SHARD:_default' \
+'--limit=[At most this many operations, newest first]:LIMIT:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+'::op -- Show one operation with its steps and effects:_default' \
+&& ret=0
+;;
+(workload)
+_arguments "${_arguments_options[@]}" : \
+'--function=[Partition function whose shards are written]:FUNCTION:_default' \
+'--rate=[Writes per second, all streams together (one stream and thread per shard, each writing its share over its shard'\''s whole key space)]:RATE:_default' \
+'--seconds=[How long to run, seconds]:SECONDS:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--setup[Create the workload table in every shard first]' \
+'--stale-router[Keep the locations loaded at the start and re-read the directory only when a server'\''s error says to (read-only, table gone, lost connection, the wrong-shard guard); the check then counts the writes a shard that does not own the key acknowledged]' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(prune)
+_arguments "${_arguments_options[@]}" : \
+'--shard=[The shard to prune]:SHARD:_default' \
+'--chunk-ms=[Target time of one chunk, milliseconds]:CHUNK_MS:_default' \
+'--max-lag=[Pause while a replica of the node lags more than this (seconds)]:MAX_LAG:_default' \
+'--max-threads-running=[Pause while the node has more running threads than this]:MAX_THREADS_RUNNING:_default' \
+'--throttle-timeout=[Give up (resumably) after waiting this long for the throttle, seconds]:THROTTLE_TIMEOUT:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--dry-run[Show each table'\''s predicate and how many rows it matches; delete nothing]' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(backup)
+_arguments "${_arguments_options[@]}" : \
+'--shard=[Shard]:SHARD:_default' \
+'--method=[Copy method]:METHOD:((native\:"In-process\: one consistent snapshot, parallel readers and writers"
+dump\:"mariadb-dump / mysqldump piped into the client"))' \
+'(--to)--into=[Node to copy into]:INTO:_default' \
+'--to=[Directory for a dump file (dump method)]:TO:_files' \
+'--workers=[Parallel workers (native)]:WORKERS:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+&& ret=0
+;;
+(filter)
+_arguments "${_arguments_options[@]}" : \
+'--node=[Node holding the channel]:NODE:_default' \
+'--channel=[Channel]:CHANNEL:_default' \
+'*--schemas=[Schemas to keep (comma-separated)]:SCHEMAS:_default' \
+'*--do-db=[replicate-do-db schemas (comma-separated), rarely needed]:DO_DB:_default' \
+'*--rewrite=[Schema renames FROM\:TO (comma-separated)]:REWRITE:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(change-master)
+_arguments "${_arguments_options[@]}" : \
+'--node=[Node that replicates]:NODE:_default' \
+'--channel=[Channel]:CHANNEL:_default' \
+'--from=[Source node]:FROM:_default' \
+'--position=[FILE\:POS, or a GTID set (MySQL auto-positioning)]:POSITION:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--no-start[Do not start the channel]' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(wait)
+_arguments "${_arguments_options[@]}" : \
+'--node=[Node holding the channel]:NODE:_default' \
+'--channel=[Channel]:CHANNEL:_default' \
+'(--lag-below)--position=[FILE\:POS to reach]:POSITION:_default' \
+'--lag-below=[Lag threshold in seconds]:LAG_BELOW:_default' \
+'--timeout=[Give up after this many seconds]:TIMEOUT:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(lock)
+_arguments "${_arguments_options[@]}" : \
+'--shard=[Shard]:SHARD:_default' \
+'--fence=[Fence]:FENCE:((shard\:"Only this shard\: its tables are renamed out of reach; other shards keep writing"
+read-only\:"The whole source server goes read-only (the chapter'\''s fence)"))' \
+'--timeout=[Longest wait for in-flight transactions, seconds]:TIMEOUT:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+&& ret=0
+;;
+(unlock)
+_arguments "${_arguments_options[@]}" : \
+'--shard=[Shard]:SHARD:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(flip)
+_arguments "${_arguments_options[@]}" : \
+'--shard=[Shard]:SHARD:_default' \
+'--to=[Target node]:TO:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(drop-source)
+_arguments "${_arguments_options[@]}" : \
+'--shard=[Shard]:SHARD:_default' \
+'--node=[Node holding the old copy]:NODE:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(status)
+_arguments "${_arguments_options[@]}" : \
+'*--node=[Only these nodes (repeatable)]:NODES:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(config)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+":: :_shardctl__subcmd__config_commands" \
+"*::: :->config" \
+&& ret=0
+
+    case $state in
+    (config)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-config-command-$line[1]:"
+        case $line[1] in
+            (check)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_shardctl__subcmd__config__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-config-help-command-$line[1]:"
+        case $line[1] in
+            (check)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(completions)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':shell -- The shell:(bash elvish fish powershell zsh)' \
+&& ret=0
+;;
+(man)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'::command -- A command whose page to print (e.g. `move`):_default' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_shardctl__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-help-command-$line[1]:"
+        case $line[1] in
+            (sandbox)
+_arguments "${_arguments_options[@]}" : \
+":: :_shardctl__subcmd__help__subcmd__sandbox_commands" \
+"*::: :->sandbox" \
+&& ret=0
+
+    case $state in
+    (sandbox)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-help-sandbox-command-$line[1]:"
+        case $line[1] in
+            (up)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(status)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(down)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+(init)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(node)
+_arguments "${_arguments_options[@]}" : \
+":: :_shardctl__subcmd__help__subcmd__node_commands" \
+"*::: :->node" \
+&& ret=0
+
+    case $state in
+    (node)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-help-node-command-$line[1]:"
+        case $line[1] in
+            (add)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(remove)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+(function)
+_arguments "${_arguments_options[@]}" : \
+":: :_shardctl__subcmd__help__subcmd__function_commands" \
+"*::: :->function" \
+&& ret=0
+
+    case $state in
+    (function)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-help-function-command-$line[1]:"
+        case $line[1] in
+            (add)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(remove)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+(table)
+_arguments "${_arguments_options[@]}" : \
+":: :_shardctl__subcmd__help__subcmd__table_commands" \
+"*::: :->table" \
+&& ret=0
+
+    case $state in
+    (table)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-help-table-command-$line[1]:"
+        case $line[1] in
+            (add)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(remove)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+(shard)
+_arguments "${_arguments_options[@]}" : \
+":: :_shardctl__subcmd__help__subcmd__shard_commands" \
+"*::: :->shard" \
+&& ret=0
+
+    case $state in
+    (shard)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-help-shard-command-$line[1]:"
+        case $line[1] in
+            (add)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(remove)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+(lookup)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(analyze)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(sample)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(move)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(split)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(rebalance)
+_arguments "${_arguments_options[@]}" : \
+":: :_shardctl__subcmd__help__subcmd__rebalance_commands" \
+"*::: :->rebalance" \
+&& ret=0
+
+    case $state in
+    (rebalance)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-help-rebalance-command-$line[1]:"
+        case $line[1] in
+            (plan)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(apply)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+(resume)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(abort)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(stop)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(ops)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(workload)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(prune)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(backup)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(filter)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(change-master)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(wait)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(lock)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(unlock)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(flip)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(drop-source)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(status)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(config)
+_arguments "${_arguments_options[@]}" : \
+":: :_shardctl__subcmd__help__subcmd__config_commands" \
+"*::: :->config" \
+&& ret=0
+
+    case $state in
+    (config)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-help-config-command-$line[1]:"
+        case $line[1] in
+            (check)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+(completions)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(man)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+}
+
+(( $+functions[_shardctl_commands] )) ||
+_shardctl_commands() {
+    local commands; commands=(
+'sandbox:Local sandboxes of real MariaDB/MySQL servers for demos and tests' \
+'init:Create or migrate the sharding directory on the directory node (idempotent)' \
+'node:Nodes registered in the directory' \
+'function:Partition functions (range, hash, list)' \
+'table:Sharded and global tables' \
+'shard:Shards\: add one (creating its schemas), list them' \
+'lookup:Which shard, node and schemas hold a key' \
+'analyze:Candidate sharding indexes of a schema, from its foreign keys' \
+'sample:Write generated employees-shaped rows (the chapter'\''s example) through the router' \
+'move:Move a shard to another node (playbooks/move.yaml)\: copy, replicate, fence, verify, flip, drop the old copy' \
+'split:Split a shard (playbooks/split.yaml)\: a new shard on NODE takes part of the key space; both sides then prune what they no longer own' \
+'rebalance:Plan the moves that even out the fleet, then apply them' \
+'resume:Continue an operation after a crash or a failure, from what the servers show' \
+'abort:Roll back an operation that has not flipped\: fence lifted, channel removed, copy dropped' \
+'stop:Ask the process driving an operation to stop at its next safe point, as Ctrl-C would' \
+'ops:Operations in the journal, or one with its steps' \
+'workload:Write through the router at a steady rate, one thread and connection per shard'\''s key stream, retrying as the chapter'\''s application does; report acknowledged writes, each stream'\''s longest pause, any write lost and any written to a shard not owning its key' \
+'prune:Delete the rows a shard no longer owns, in throttled, checkpointed primary-key chunks' \
+'backup:Copy a shard'\''s schemas into a node (or dump them to a directory) with the binlog coordinates the copy matches' \
+'filter:Limit a channel to some schemas (wild-do-table \`schema.%\`), dynamically' \
+'change-master:Point a channel on a node at another node'\''s binary log, then start it' \
+'wait:Wait until a channel reached a position or its lag is low enough' \
+'lock:Raise the write fence on a shard'\''s node (journaled; \`unlock\` lifts it)' \
+'unlock:Lift the fence \`lock\` raised' \
+'flip:Point the directory at the target of a move that verified it' \
+'drop-source:Drop a shard'\''s old copy from a node the directory no longer points at' \
+'status:The fleet at a glance\: nodes, versions, binary logs, replication channels, shards' \
+'config:The inventory\: \`config check\` parses it and connects to every node' \
+'completions:Print a shell completion script (bash, zsh, fish, elvish, powershell)' \
+'man:Print the man page (roff)\: shardctl'\''s, or one command'\''s' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'shardctl commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__abort_commands] )) ||
+_shardctl__subcmd__abort_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl abort commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__analyze_commands] )) ||
+_shardctl__subcmd__analyze_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl analyze commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__backup_commands] )) ||
+_shardctl__subcmd__backup_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl backup commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__change-master_commands] )) ||
+_shardctl__subcmd__change-master_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl change-master commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__completions_commands] )) ||
+_shardctl__subcmd__completions_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl completions commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__config_commands] )) ||
+_shardctl__subcmd__config_commands() {
+    local commands; commands=(
+'check:Parse the inventory and connect to every node (read-only; nothing else is done)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'shardctl config commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__config__subcmd__check_commands] )) ||
+_shardctl__subcmd__config__subcmd__check_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl config check commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__config__subcmd__help_commands] )) ||
+_shardctl__subcmd__config__subcmd__help_commands() {
+    local commands; commands=(
+'check:Parse the inventory and connect to every node (read-only; nothing else is done)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'shardctl config help commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__config__subcmd__help__subcmd__check_commands] )) ||
+_shardctl__subcmd__config__subcmd__help__subcmd__check_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl config help check commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__config__subcmd__help__subcmd__help_commands] )) ||
+_shardctl__subcmd__config__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl config help help commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__drop-source_commands] )) ||
+_shardctl__subcmd__drop-source_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl drop-source commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__filter_commands] )) ||
+_shardctl__subcmd__filter_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl filter commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__flip_commands] )) ||
+_shardctl__subcmd__flip_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl flip commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__function_commands] )) ||
+_shardctl__subcmd__function_commands() {
+    local commands; commands=(
+'add:Add a partition function' \
+'list:List partition functions' \
+'remove:Remove a partition function that has no shard and maps no table' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'shardctl function commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__function__subcmd__add_commands] )) ||
+_shardctl__subcmd__function__subcmd__add_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl function add commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__function__subcmd__help_commands] )) ||
+_shardctl__subcmd__function__subcmd__help_commands() {
+    local commands; commands=(
+'add:Add a partition function' \
+'list:List partition functions' \
+'remove:Remove a partition function that has no shard and maps no table' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'shardctl function help commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__function__subcmd__help__subcmd__add_commands] )) ||
+_shardctl__subcmd__function__subcmd__help__subcmd__add_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl function help add commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__function__subcmd__help__subcmd__help_commands] )) ||
+_shardctl__subcmd__function__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl function help help commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__function__subcmd__help__subcmd__list_commands] )) ||
+_shardctl__subcmd__function__subcmd__help__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl function help list commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__function__subcmd__help__subcmd__remove_commands] )) ||
+_shardctl__subcmd__function__subcmd__help__subcmd__remove_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl function help remove commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__function__subcmd__list_commands] )) ||
+_shardctl__subcmd__function__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl function list commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__function__subcmd__remove_commands] )) ||
+_shardctl__subcmd__function__subcmd__remove_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl function remove commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help_commands] )) ||
+_shardctl__subcmd__help_commands() {
+    local commands; commands=(
+'sandbox:Local sandboxes of real MariaDB/MySQL servers for demos and tests' \
+'init:Create or migrate the sharding directory on the directory node (idempotent)' \
+'node:Nodes registered in the directory' \
+'function:Partition functions (range, hash, list)' \
+'table:Sharded and global tables' \
+'shard:Shards\: add one (creating its schemas), list them' \
+'lookup:Which shard, node and schemas hold a key' \
+'analyze:Candidate sharding indexes of a schema, from its foreign keys' \
+'sample:Write generated employees-shaped rows (the chapter'\''s example) through the router' \
+'move:Move a shard to another node (playbooks/move.yaml)\: copy, replicate, fence, verify, flip, drop the old copy' \
+'split:Split a shard (playbooks/split.yaml)\: a new shard on NODE takes part of the key space; both sides then prune what they no longer own' \
+'rebalance:Plan the moves that even out the fleet, then apply them' \
+'resume:Continue an operation after a crash or a failure, from what the servers show' \
+'abort:Roll back an operation that has not flipped\: fence lifted, channel removed, copy dropped' \
+'stop:Ask the process driving an operation to stop at its next safe point, as Ctrl-C would' \
+'ops:Operations in the journal, or one with its steps' \
+'workload:Write through the router at a steady rate, one thread and connection per shard'\''s key stream, retrying as the chapter'\''s application does; report acknowledged writes, each stream'\''s longest pause, any write lost and any written to a shard not owning its key' \
+'prune:Delete the rows a shard no longer owns, in throttled, checkpointed primary-key chunks' \
+'backup:Copy a shard'\''s schemas into a node (or dump them to a directory) with the binlog coordinates the copy matches' \
+'filter:Limit a channel to some schemas (wild-do-table \`schema.%\`), dynamically' \
+'change-master:Point a channel on a node at another node'\''s binary log, then start it' \
+'wait:Wait until a channel reached a position or its lag is low enough' \
+'lock:Raise the write fence on a shard'\''s node (journaled; \`unlock\` lifts it)' \
+'unlock:Lift the fence \`lock\` raised' \
+'flip:Point the directory at the target of a move that verified it' \
+'drop-source:Drop a shard'\''s old copy from a node the directory no longer points at' \
+'status:The fleet at a glance\: nodes, versions, binary logs, replication channels, shards' \
+'config:The inventory\: \`config check\` parses it and connects to every node' \
+'completions:Print a shell completion script (bash, zsh, fish, elvish, powershell)' \
+'man:Print the man page (roff)\: shardctl'\''s, or one command'\''s' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'shardctl help commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__abort_commands] )) ||
+_shardctl__subcmd__help__subcmd__abort_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help abort commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__analyze_commands] )) ||
+_shardctl__subcmd__help__subcmd__analyze_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help analyze commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__backup_commands] )) ||
+_shardctl__subcmd__help__subcmd__backup_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help backup commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__change-master_commands] )) ||
+_shardctl__subcmd__help__subcmd__change-master_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help change-master commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__completions_commands] )) ||
+_shardctl__subcmd__help__subcmd__completions_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help completions commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__config_commands] )) ||
+_shardctl__subcmd__help__subcmd__config_commands() {
+    local commands; commands=(
+'check:Parse the inventory and connect to every node (read-only; nothing else is done)' \
+    )
+    _describe -t commands 'shardctl help config commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__config__subcmd__check_commands] )) ||
+_shardctl__subcmd__help__subcmd__config__subcmd__check_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help config check commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__drop-source_commands] )) ||
+_shardctl__subcmd__help__subcmd__drop-source_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help drop-source commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__filter_commands] )) ||
+_shardctl__subcmd__help__subcmd__filter_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help filter commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__flip_commands] )) ||
+_shardctl__subcmd__help__subcmd__flip_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help flip commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__function_commands] )) ||
+_shardctl__subcmd__help__subcmd__function_commands() {
+    local commands; commands=(
+'add:Add a partition function' \
+'list:List partition functions' \
+'remove:Remove a partition function that has no shard and maps no table' \
+    )
+    _describe -t commands 'shardctl help function commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__function__subcmd__add_commands] )) ||
+_shardctl__subcmd__help__subcmd__function__subcmd__add_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help function add commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__function__subcmd__list_commands] )) ||
+_shardctl__subcmd__help__subcmd__function__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help function list commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__function__subcmd__remove_commands] )) ||
+_shardctl__subcmd__help__subcmd__function__subcmd__remove_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help function remove commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__help_commands] )) ||
+_shardctl__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help help commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__init_commands] )) ||
+_shardctl__subcmd__help__subcmd__init_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help init commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__lock_commands] )) ||
+_shardctl__subcmd__help__subcmd__lock_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help lock commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__lookup_commands] )) ||
+_shardctl__subcmd__help__subcmd__lookup_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help lookup commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__man_commands] )) ||
+_shardctl__subcmd__help__subcmd__man_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help man commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__move_commands] )) ||
+_shardctl__subcmd__help__subcmd__move_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help move commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__node_commands] )) ||
+_shardctl__subcmd__help__subcmd__node_commands() {
+    local commands; commands=(
+'add:Register an inventory node in the directory (the address applications use)' \
+'list:List the directory'\''s nodes' \
+'remove:Remove a node that holds no shard' \
+    )
+    _describe -t commands 'shardctl help node commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__node__subcmd__add_commands] )) ||
+_shardctl__subcmd__help__subcmd__node__subcmd__add_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help node add commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__node__subcmd__list_commands] )) ||
+_shardctl__subcmd__help__subcmd__node__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help node list commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__node__subcmd__remove_commands] )) ||
+_shardctl__subcmd__help__subcmd__node__subcmd__remove_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help node remove commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__ops_commands] )) ||
+_shardctl__subcmd__help__subcmd__ops_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help ops commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__prune_commands] )) ||
+_shardctl__subcmd__help__subcmd__prune_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help prune commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__rebalance_commands] )) ||
+_shardctl__subcmd__help__subcmd__rebalance_commands() {
+    local commands; commands=(
+'plan:Plan the moves that even out the fleet (nothing changes)' \
+'apply:Run a plan'\''s moves with concurrency limits' \
+    )
+    _describe -t commands 'shardctl help rebalance commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__rebalance__subcmd__apply_commands] )) ||
+_shardctl__subcmd__help__subcmd__rebalance__subcmd__apply_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help rebalance apply commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__rebalance__subcmd__plan_commands] )) ||
+_shardctl__subcmd__help__subcmd__rebalance__subcmd__plan_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help rebalance plan commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__resume_commands] )) ||
+_shardctl__subcmd__help__subcmd__resume_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help resume commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__sample_commands] )) ||
+_shardctl__subcmd__help__subcmd__sample_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help sample commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__sandbox_commands] )) ||
+_shardctl__subcmd__help__subcmd__sandbox_commands() {
+    local commands; commands=(
+'up:Start N local servers, each with its own datadir, port, server_id and binlog, and write an inventory for them' \
+'status:Show the sandbox'\''s servers and whether they run' \
+'down:Stop the servers the sandbox started; \`--purge\` also removes its data' \
+    )
+    _describe -t commands 'shardctl help sandbox commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__sandbox__subcmd__down_commands] )) ||
+_shardctl__subcmd__help__subcmd__sandbox__subcmd__down_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help sandbox down commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__sandbox__subcmd__status_commands] )) ||
+_shardctl__subcmd__help__subcmd__sandbox__subcmd__status_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help sandbox status commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__sandbox__subcmd__up_commands] )) ||
+_shardctl__subcmd__help__subcmd__sandbox__subcmd__up_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help sandbox up commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__shard_commands] )) ||
+_shardctl__subcmd__help__subcmd__shard_commands() {
+    local commands; commands=(
+'add:Add a shard to a function and create its schemas (\`<schema>_<id>\`) on a node' \
+'list:List shards with what they cover' \
+'remove:Remove a shard that holds no rows (or never came online) and drop its schemas; its keys fall to the shards next to it' \
+    )
+    _describe -t commands 'shardctl help shard commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__shard__subcmd__add_commands] )) ||
+_shardctl__subcmd__help__subcmd__shard__subcmd__add_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help shard add commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__shard__subcmd__list_commands] )) ||
+_shardctl__subcmd__help__subcmd__shard__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help shard list commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__shard__subcmd__remove_commands] )) ||
+_shardctl__subcmd__help__subcmd__shard__subcmd__remove_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help shard remove commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__split_commands] )) ||
+_shardctl__subcmd__help__subcmd__split_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help split commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__status_commands] )) ||
+_shardctl__subcmd__help__subcmd__status_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help status commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__stop_commands] )) ||
+_shardctl__subcmd__help__subcmd__stop_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help stop commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__table_commands] )) ||
+_shardctl__subcmd__help__subcmd__table_commands() {
+    local commands; commands=(
+'add:Map a table\: sharded by a function on a column, or global (copied into every shard)' \
+'list:List mapped tables' \
+'remove:Unmap a table; refused for a sharded table while any shard'\''s copy holds rows' \
+    )
+    _describe -t commands 'shardctl help table commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__table__subcmd__add_commands] )) ||
+_shardctl__subcmd__help__subcmd__table__subcmd__add_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help table add commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__table__subcmd__list_commands] )) ||
+_shardctl__subcmd__help__subcmd__table__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help table list commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__table__subcmd__remove_commands] )) ||
+_shardctl__subcmd__help__subcmd__table__subcmd__remove_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help table remove commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__unlock_commands] )) ||
+_shardctl__subcmd__help__subcmd__unlock_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help unlock commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__wait_commands] )) ||
+_shardctl__subcmd__help__subcmd__wait_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help wait commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__workload_commands] )) ||
+_shardctl__subcmd__help__subcmd__workload_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help workload commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__init_commands] )) ||
+_shardctl__subcmd__init_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl init commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__lock_commands] )) ||
+_shardctl__subcmd__lock_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl lock commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__lookup_commands] )) ||
+_shardctl__subcmd__lookup_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl lookup commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__man_commands] )) ||
+_shardctl__subcmd__man_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl man commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__move_commands] )) ||
+_shardctl__subcmd__move_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl move commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__node_commands] )) ||
+_shardctl__subcmd__node_commands() {
+    local commands; commands=(
+'add:Register an inventory node in the directory (the address applications use)' \
+'list:List the directory'\''s nodes' \
+'remove:Remove a node that holds no shard' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'shardctl node commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__node__subcmd__add_commands] )) ||
+_shardctl__subcmd__node__subcmd__add_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl node add commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__node__subcmd__help_commands] )) ||
+_shardctl__subcmd__node__subcmd__help_commands() {
+    local commands; commands=(
+'add:Register an inventory node in the directory (the address applications use)' \
+'list:List the directory'\''s nodes' \
+'remove:Remove a node that holds no shard' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'shardctl node help commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__node__subcmd__help__subcmd__add_commands] )) ||
+_shardctl__subcmd__node__subcmd__help__subcmd__add_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl node help add commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__node__subcmd__help__subcmd__help_commands] )) ||
+_shardctl__subcmd__node__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl node help help commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__node__subcmd__help__subcmd__list_commands] )) ||
+_shardctl__subcmd__node__subcmd__help__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl node help list commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__node__subcmd__help__subcmd__remove_commands] )) ||
+_shardctl__subcmd__node__subcmd__help__subcmd__remove_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl node help remove commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__node__subcmd__list_commands] )) ||
+_shardctl__subcmd__node__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl node list commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__node__subcmd__remove_commands] )) ||
+_shardctl__subcmd__node__subcmd__remove_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl node remove commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__ops_commands] )) ||
+_shardctl__subcmd__ops_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl ops commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__prune_commands] )) ||
+_shardctl__subcmd__prune_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl prune commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__rebalance_commands] )) ||
+_shardctl__subcmd__rebalance_commands() {
+    local commands; commands=(
+'plan:Plan the moves that even out the fleet (nothing changes)' \
+'apply:Run a plan'\''s moves with concurrency limits' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'shardctl rebalance commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__rebalance__subcmd__apply_commands] )) ||
+_shardctl__subcmd__rebalance__subcmd__apply_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl rebalance apply commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__rebalance__subcmd__help_commands] )) ||
+_shardctl__subcmd__rebalance__subcmd__help_commands() {
+    local commands; commands=(
+'plan:Plan the moves that even out the fleet (nothing changes)' \
+'apply:Run a plan'\''s moves with concurrency limits' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'shardctl rebalance help commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__rebalance__subcmd__help__subcmd__apply_commands] )) ||
+_shardctl__subcmd__rebalance__subcmd__help__subcmd__apply_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl rebalance help apply commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__rebalance__subcmd__help__subcmd__help_commands] )) ||
+_shardctl__subcmd__rebalance__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl rebalance help help commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__rebalance__subcmd__help__subcmd__plan_commands] )) ||
+_shardctl__subcmd__rebalance__subcmd__help__subcmd__plan_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl rebalance help plan commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__rebalance__subcmd__plan_commands] )) ||
+_shardctl__subcmd__rebalance__subcmd__plan_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl rebalance plan commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__resume_commands] )) ||
+_shardctl__subcmd__resume_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl resume commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__sample_commands] )) ||
+_shardctl__subcmd__sample_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl sample commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__sandbox_commands] )) ||
+_shardctl__subcmd__sandbox_commands() {
+    local commands; commands=(
+'up:Start N local servers, each with its own datadir, port, server_id and binlog, and write an inventory for them' \
+'status:Show the sandbox'\''s servers and whether they run' \
+'down:Stop the servers the sandbox started; \`--purge\` also removes its data' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'shardctl sandbox commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__sandbox__subcmd__down_commands] )) ||
+_shardctl__subcmd__sandbox__subcmd__down_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl sandbox down commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__sandbox__subcmd__help_commands] )) ||
+_shardctl__subcmd__sandbox__subcmd__help_commands() {
+    local commands; commands=(
+'up:Start N local servers, each with its own datadir, port, server_id and binlog, and write an inventory for them' \
+'status:Show the sandbox'\''s servers and whether they run' \
+'down:Stop the servers the sandbox started; \`--purge\` also removes its data' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'shardctl sandbox help commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__sandbox__subcmd__help__subcmd__down_commands] )) ||
+_shardctl__subcmd__sandbox__subcmd__help__subcmd__down_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl sandbox help down commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__sandbox__subcmd__help__subcmd__help_commands] )) ||
+_shardctl__subcmd__sandbox__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl sandbox help help commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__sandbox__subcmd__help__subcmd__status_commands] )) ||
+_shardctl__subcmd__sandbox__subcmd__help__subcmd__status_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl sandbox help status commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__sandbox__subcmd__help__subcmd__up_commands] )) ||
+_shardctl__subcmd__sandbox__subcmd__help__subcmd__up_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl sandbox help up commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__sandbox__subcmd__status_commands] )) ||
+_shardctl__subcmd__sandbox__subcmd__status_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl sandbox status commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__sandbox__subcmd__up_commands] )) ||
+_shardctl__subcmd__sandbox__subcmd__up_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl sandbox up commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__shard_commands] )) ||
+_shardctl__subcmd__shard_commands() {
+    local commands; commands=(
+'add:Add a shard to a function and create its schemas (\`<schema>_<id>\`) on a node' \
+'list:List shards with what they cover' \
+'remove:Remove a shard that holds no rows (or never came online) and drop its schemas; its keys fall to the shards next to it' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'shardctl shard commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__shard__subcmd__add_commands] )) ||
+_shardctl__subcmd__shard__subcmd__add_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl shard add commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__shard__subcmd__help_commands] )) ||
+_shardctl__subcmd__shard__subcmd__help_commands() {
+    local commands; commands=(
+'add:Add a shard to a function and create its schemas (\`<schema>_<id>\`) on a node' \
+'list:List shards with what they cover' \
+'remove:Remove a shard that holds no rows (or never came online) and drop its schemas; its keys fall to the shards next to it' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'shardctl shard help commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__shard__subcmd__help__subcmd__add_commands] )) ||
+_shardctl__subcmd__shard__subcmd__help__subcmd__add_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl shard help add commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__shard__subcmd__help__subcmd__help_commands] )) ||
+_shardctl__subcmd__shard__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl shard help help commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__shard__subcmd__help__subcmd__list_commands] )) ||
+_shardctl__subcmd__shard__subcmd__help__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl shard help list commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__shard__subcmd__help__subcmd__remove_commands] )) ||
+_shardctl__subcmd__shard__subcmd__help__subcmd__remove_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl shard help remove commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__shard__subcmd__list_commands] )) ||
+_shardctl__subcmd__shard__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl shard list commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__shard__subcmd__remove_commands] )) ||
+_shardctl__subcmd__shard__subcmd__remove_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl shard remove commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__split_commands] )) ||
+_shardctl__subcmd__split_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl split commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__status_commands] )) ||
+_shardctl__subcmd__status_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl status commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__stop_commands] )) ||
+_shardctl__subcmd__stop_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl stop commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__table_commands] )) ||
+_shardctl__subcmd__table_commands() {
+    local commands; commands=(
+'add:Map a table\: sharded by a function on a column, or global (copied into every shard)' \
+'list:List mapped tables' \
+'remove:Unmap a table; refused for a sharded table while any shard'\''s copy holds rows' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'shardctl table commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__table__subcmd__add_commands] )) ||
+_shardctl__subcmd__table__subcmd__add_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl table add commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__table__subcmd__help_commands] )) ||
+_shardctl__subcmd__table__subcmd__help_commands() {
+    local commands; commands=(
+'add:Map a table\: sharded by a function on a column, or global (copied into every shard)' \
+'list:List mapped tables' \
+'remove:Unmap a table; refused for a sharded table while any shard'\''s copy holds rows' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'shardctl table help commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__table__subcmd__help__subcmd__add_commands] )) ||
+_shardctl__subcmd__table__subcmd__help__subcmd__add_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl table help add commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__table__subcmd__help__subcmd__help_commands] )) ||
+_shardctl__subcmd__table__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl table help help commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__table__subcmd__help__subcmd__list_commands] )) ||
+_shardctl__subcmd__table__subcmd__help__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl table help list commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__table__subcmd__help__subcmd__remove_commands] )) ||
+_shardctl__subcmd__table__subcmd__help__subcmd__remove_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl table help remove commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__table__subcmd__list_commands] )) ||
+_shardctl__subcmd__table__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl table list commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__table__subcmd__remove_commands] )) ||
+_shardctl__subcmd__table__subcmd__remove_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl table remove commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__unlock_commands] )) ||
+_shardctl__subcmd__unlock_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl unlock commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__wait_commands] )) ||
+_shardctl__subcmd__wait_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl wait commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__workload_commands] )) ||
+_shardctl__subcmd__workload_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl workload commands' commands "$@"
+}
+
+if [ "$funcstack[1]" = "_shardctl" ]; then
+    _shardctl "$@"
+else
+    compdef _shardctl shardctl
+fi

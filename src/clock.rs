@@ -1,0 +1,102 @@
+//! Wall-clock times as RFC 3339 UTC text (`2026-11-22T15:34:19.123Z`), the one form every
+//! JSON document and log line uses. Written here rather than pulled from a date crate: the
+//! tool only ever formats UTC instants, which is a few lines of civil-calendar arithmetic.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// `at` as RFC 3339 UTC with milliseconds.
+pub fn rfc3339(at: SystemTime) -> String {
+    let millis = match at.duration_since(UNIX_EPOCH) {
+        Ok(d) => d.as_millis() as i64,
+        Err(e) => -(e.duration().as_millis() as i64),
+    };
+    rfc3339_millis(millis)
+}
+
+/// The current time as RFC 3339 UTC with milliseconds.
+pub fn now() -> String {
+    rfc3339(SystemTime::now())
+}
+
+/// Milliseconds since the Unix epoch as RFC 3339 UTC with milliseconds.
+pub fn rfc3339_millis(unix_millis: i64) -> String {
+    let secs = unix_millis.div_euclid(1000);
+    let ms = unix_millis.rem_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let of_day = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}Z",
+        of_day / 3600,
+        of_day % 3600 / 60,
+        of_day % 60
+    )
+}
+
+/// Year, month and day of a count of days since 1970-01-01 in the proleptic Gregorian
+/// calendar (Howard Hinnant's `civil_from_days`: eras of 400 years, March-based years so
+/// the leap day falls last).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn leap(y: i64) -> bool {
+        (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
+    }
+
+    fn month_len(y: i64, m: u32) -> u32 {
+        match m {
+            2 if leap(y) => 29,
+            2 => 28,
+            4 | 6 | 9 | 11 => 30,
+            _ => 31,
+        }
+    }
+
+    #[test]
+    fn known_instants() {
+        assert_eq!(rfc3339_millis(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339_millis(951_782_400_000), "2000-02-29T00:00:00.000Z");
+        assert_eq!(
+            rfc3339_millis(1_709_251_199_999),
+            "2024-02-29T23:59:59.999Z"
+        );
+        assert_eq!(
+            rfc3339_millis(4_107_542_400_000),
+            "2100-03-01T00:00:00.000Z"
+        );
+        assert_eq!(rfc3339_millis(-1), "1969-12-31T23:59:59.999Z");
+    }
+
+    /// Every day of two centuries against a calendar counted one day at a time,
+    /// independently of the era arithmetic.
+    #[test]
+    fn every_day_of_two_centuries_matches_a_day_by_day_count() {
+        let (mut y, mut m, mut d) = (1970_i64, 1_u32, 1_u32);
+        for days in 0..73_100 {
+            assert_eq!(civil_from_days(days), (y, m, d), "day {days}");
+            d += 1;
+            if d > month_len(y, m) {
+                d = 1;
+                m += 1;
+                if m > 12 {
+                    m = 1;
+                    y += 1;
+                }
+            }
+        }
+    }
+}
