@@ -333,11 +333,13 @@ impl Server {
     /// Logs a statement about to be sent (`-v`, `--log-file`) and records it in the
     /// statement capture: every statement to a node passes here, from whatever thread.
     fn log_sent(&self, st: &Stmt) {
-        crate::output::log_statement(
-            &self.name,
-            &format!("{} #{}", self.purpose.name(), self.conn.connection_id()),
-            &log_text(st),
-        );
+        if crate::output::log_enabled(1) {
+            crate::output::log_statement(
+                &self.name,
+                &format!("{} #{}", self.purpose.name(), self.conn.connection_id()),
+                &log_text(st),
+            );
+        }
         capture(&self.name, self.purpose, st);
     }
 
