@@ -113,7 +113,7 @@ fn the_log_file_is_private_appended_and_ends_with_the_outcome() {
         2,
         "{text}"
     );
-    // A log file that cannot be opened is a usage problem named as such.
+    // A log file that cannot be opened is refused up front (exit 3), naming the option.
     shardctl()
         .args(["--log-file", "/nonexistent/dir/run.log", "status"])
         .assert()
