@@ -52,6 +52,41 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
+
+    fn at(secs: i64, millis: u64) -> String {
+        let t = if secs >= 0 {
+            UNIX_EPOCH + Duration::from_secs(secs as u64) + Duration::from_millis(millis)
+        } else {
+            UNIX_EPOCH - Duration::from_secs(secs.unsigned_abs()) + Duration::from_millis(millis)
+        };
+        rfc3339(t)
+    }
+
+    #[test]
+    fn timestamps_are_rfc3339_utc_with_milliseconds() {
+        assert_eq!(at(0, 0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(at(0, 1), "1970-01-01T00:00:00.001Z");
+        // `date -u -d @951782400`: the leap day of 2000 (divisible by 400).
+        assert_eq!(at(951_782_400, 0), "2000-02-29T00:00:00.000Z");
+        assert_eq!(at(951_868_799, 999), "2000-02-29T23:59:59.999Z");
+        assert_eq!(at(951_868_800, 0), "2000-03-01T00:00:00.000Z");
+        // 2024 is a leap year; 2100 is not (divisible by 100, not by 400).
+        assert_eq!(at(1_709_208_245, 42), "2024-02-29T12:04:05.042Z");
+        assert_eq!(at(1_709_251_199, 0), "2024-02-29T23:59:59.000Z");
+        assert_eq!(at(1_709_251_200, 0), "2024-03-01T00:00:00.000Z");
+        assert_eq!(at(4_107_542_399, 0), "2100-02-28T23:59:59.000Z");
+        assert_eq!(at(4_107_542_400, 0), "2100-03-01T00:00:00.000Z");
+        // Year ends, the 32-bit rollover, and a day before the epoch.
+        assert_eq!(at(1_703_980_800, 0), "2023-12-31T00:00:00.000Z");
+        assert_eq!(at(1_704_067_199, 500), "2023-12-31T23:59:59.500Z");
+        assert_eq!(at(1_704_067_200, 0), "2024-01-01T00:00:00.000Z");
+        assert_eq!(at(2_147_483_647, 0), "2038-01-19T03:14:07.000Z");
+        assert_eq!(at(-86_400, 0), "1969-12-31T00:00:00.000Z");
+        assert_eq!(at(-1, 250), "1969-12-31T23:59:59.250Z");
+        assert_eq!(at(-2_203_977_600, 0), "1900-02-28T00:00:00.000Z");
+        assert_eq!(at(-2_203_891_200, 0), "1900-03-01T00:00:00.000Z");
+    }
 
     fn leap(y: i64) -> bool {
         (y % 4 == 0 && y % 100 != 0) || y % 400 == 0

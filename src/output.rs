@@ -110,11 +110,105 @@ macro_rules! errln {
     }};
 }
 
-/// Writes `msg` to stderr when the verbosity is at least `level`.
-pub fn log(level: u8, msg: &str) {
-    if VERBOSITY.load(Ordering::Relaxed) >= level {
-        write_err(&format!("shardctl: {msg}\n"));
+/// The log file of `--log-file`, when one was opened.
+static LOG_FILE: std::sync::OnceLock<std::sync::Mutex<std::fs::File>> = std::sync::OnceLock::new();
+
+/// Opens `path` for `--log-file`: appended to, created readable by its owner only (0600).
+/// From then on every log line of the run goes there too, whatever the verbosity and
+/// whether or not stderr is a terminal. An existing file that group or others may read is
+/// used as it is, with a warning.
+pub fn open_log_file(path: &std::path::Path) -> crate::Result<()> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| crate::Error::Config(format!("--log-file {}: {e}", path.display())))?;
+    if let Ok(meta) = file.metadata() {
+        if meta.permissions().mode() & 0o077 != 0 {
+            write_err(&format!(
+                "shardctl: warning: the log file {} may be read by others (mode {:o})\n",
+                path.display(),
+                meta.permissions().mode() & 0o777
+            ));
+        }
     }
+    if LOG_FILE.set(std::sync::Mutex::new(file)).is_err() {
+        return Err(crate::Error::Usage("--log-file given twice".into()));
+    }
+    Ok(())
+}
+
+/// True when a `--log-file` is open.
+pub fn log_file_enabled() -> bool {
+    LOG_FILE.get().is_some()
+}
+
+/// Writes one whole line to the log file, if any (one `write` call under a lock, so lines
+/// of worker threads never interleave).
+fn to_log_file(line: &str) {
+    if let Some(file) = LOG_FILE.get() {
+        if let Ok(mut f) = file.lock() {
+            let _ = f.write_all(line.as_bytes());
+        }
+    }
+}
+
+/// Sends a finished log line to stderr when the verbosity is at least `level`, and to the
+/// log file in any case.
+fn emit_line(level: u8, line: &str) {
+    if VERBOSITY.load(Ordering::Relaxed) >= level {
+        write_err(line);
+    }
+    to_log_file(line);
+}
+
+/// True when a message of `level` goes anywhere (stderr or the log file): callers skip
+/// building costly messages otherwise.
+pub fn log_enabled(level: u8) -> bool {
+    VERBOSITY.load(Ordering::Relaxed) >= level || log_file_enabled()
+}
+
+/// Writes `msg` to stderr when the verbosity is at least `level`, and to the log file
+/// (`--log-file`) whatever the level: `2024-02-29T13:05:09.042Z shardctl: MSG`.
+pub fn log(level: u8, msg: &str) {
+    if !log_enabled(level) {
+        return;
+    }
+    emit_line(
+        level,
+        &format!(
+            "{} shardctl: {}\n",
+            crate::clock::now(),
+            msg.replace('\n', " ")
+        ),
+    );
+}
+
+/// Writes `msg` to the log file only (never to the terminal): what the terminal already
+/// shows in another form, such as a command's result or its final error.
+pub fn record(msg: &str) {
+    if log_file_enabled() {
+        to_log_file(&format!(
+            "{} shardctl: {}\n",
+            crate::clock::now(),
+            msg.replace('\n', " ")
+        ));
+    }
+}
+
+/// Logs one statement sent to `node` (level 1, `-v`): `TIMESTAMP NODE [PURPOSE #CONN]:
+/// TEXT`. `text` must already be safe to show — secrets masked, no bound values
+/// ([`crate::server::log_text`] makes it so).
+pub fn log_statement(node: &str, tag: &str, text: &str) {
+    if !log_enabled(1) {
+        return;
+    }
+    emit_line(
+        1,
+        &format!("{} {node} [{tag}]: {text}\n", crate::clock::now()),
+    );
 }
 
 /// A table in the project's style.

@@ -4,11 +4,36 @@
 use crate::config::Inventory;
 use crate::directory::{coverage, Coverage, Directory, OperationSummary, ShardState};
 use crate::error::{Error, Result};
+use crate::ident::Ident;
 use crate::server::catalog::SchemaSize;
 use crate::server::replication::{ChannelStatus, Coordinates, ServerSettings};
 use crate::server::{ConnectSpec, Server};
-use serde::Serialize;
-use std::collections::BTreeMap;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Where shard sizes come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum SizeSource {
+    /// information_schema as the tables' statistics last left them: free, but stale right
+    /// after a copy or a large change until the server recalculates them.
+    #[default]
+    Statistics,
+    /// Statistics refreshed first: `ANALYZE NO_WRITE_TO_BINLOG TABLE` on every base table
+    /// of every shard, then the same information_schema figures. Bytes are then the pages
+    /// the indexes hold; rows stay an estimate.
+    Exact,
+}
+
+impl SizeSource {
+    /// `statistics` or `exact`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SizeSource::Statistics => "statistics",
+            SizeSource::Exact => "exact",
+        }
+    }
+}
 
 /// What one node reported, or why it could not.
 #[derive(Debug, Clone, Serialize)]
@@ -35,9 +60,12 @@ pub struct NodeReport {
     /// Sizes of every schema on the node (used to fill the shard table).
     #[serde(skip)]
     pub schema_sizes: BTreeMap<String, SchemaSize>,
+    /// Schemas whose statistics could not be refreshed (their sizes are statistics).
+    #[serde(skip)]
+    pub stale_schemas: BTreeSet<String>,
 }
 
-fn report(inv: &Inventory, name: &str) -> (NodeReport, Option<Error>) {
+fn report(inv: &Inventory, name: &str, analyze: &[String]) -> (NodeReport, Option<Error>) {
     let mut out = NodeReport {
         name: name.to_string(),
         address: inv.node(name).map(|n| n.address()).unwrap_or_default(),
@@ -49,6 +77,7 @@ fn report(inv: &Inventory, name: &str) -> (NodeReport, Option<Error>) {
         shard_bytes: 0,
         error: None,
         schema_sizes: BTreeMap::new(),
+        stale_schemas: BTreeSet::new(),
     };
     let read = |out: &mut NodeReport| -> Result<()> {
         let node = inv.node(name)?;
@@ -60,6 +89,22 @@ fn report(inv: &Inventory, name: &str) -> (NodeReport, Option<Error>) {
         }
         out.settings = Some(settings);
         out.channels = server.channels()?;
+        for schema in analyze {
+            let failed = match Ident::new("schema", schema) {
+                Ok(id) => server.refresh_statistics(&id)?,
+                Err(e) => vec![e.to_string()],
+            };
+            if !failed.is_empty() {
+                crate::output::log(
+                    0,
+                    &format!(
+                        "{name}: statistics of {schema} not refreshed, its size is from statistics: {}",
+                        failed.join("; ")
+                    ),
+                );
+                out.stale_schemas.insert(schema.clone());
+            }
+        }
         out.schema_sizes = server.schema_sizes()?;
         Ok(())
     };
@@ -101,6 +146,16 @@ pub fn first_error(mut errors: Vec<Error>) -> Option<Error> {
 /// Reports on `names` (all nodes when empty), in parallel. Unknown names are refused before
 /// any connection is made.
 pub fn gather_nodes(inv: &Inventory, names: &[String]) -> Result<Gathered> {
+    gather_nodes_with(inv, names, &BTreeMap::new())
+}
+
+/// [`gather_nodes`], refreshing first the statistics of the schemas `analyze` lists for
+/// each node.
+fn gather_nodes_with(
+    inv: &Inventory,
+    names: &[String],
+    analyze: &BTreeMap<String, Vec<String>>,
+) -> Result<Gathered> {
     let names: Vec<String> = if names.is_empty() {
         inv.node_names().into_iter().map(String::from).collect()
     } else {
@@ -112,7 +167,10 @@ pub fn gather_nodes(inv: &Inventory, names: &[String]) -> Result<Gathered> {
     let results = std::thread::scope(|s| {
         let handles: Vec<_> = names
             .iter()
-            .map(|n| s.spawn(move || report(inv, n)))
+            .map(|n| {
+                let schemas = analyze.get(n).map(Vec::as_slice).unwrap_or(&[]);
+                s.spawn(move || report(inv, n, schemas))
+            })
             .collect();
         handles
             .into_iter()
@@ -144,6 +202,8 @@ pub struct ShardReport {
     pub rows: u64,
     /// Data plus index bytes.
     pub bytes: u64,
+    /// Where `rows` and `bytes` come from: `exact` when its statistics were refreshed.
+    pub size_source: SizeSource,
     /// State.
     pub state: ShardState,
     /// Operation in progress (`move #12 copying`).
@@ -155,6 +215,8 @@ pub struct ShardReport {
 pub struct Fleet {
     /// Directory version, when a directory exists.
     pub directory_version: Option<u64>,
+    /// The sizes asked for (`status --exact`: `exact`); each shard says what it got.
+    pub size_source: SizeSource,
     /// Nodes.
     pub nodes: Vec<NodeReport>,
     /// Shards.
@@ -166,23 +228,46 @@ pub struct Fleet {
 
 /// Gathers nodes (in parallel, one connection and a few queries each) and the directory
 /// (one connection). A directory that does not exist yet only leaves the shard list empty.
+/// Sizes are the statistics' ([`gather_fleet_sized`] refreshes them first).
 pub fn gather_fleet(inv: &Inventory, names: &[String]) -> Result<Fleet> {
-    let (dir_result, gathered) = std::thread::scope(|s| {
-        let dir = s.spawn(
-            || -> Result<Option<(crate::directory::Snapshot, Vec<OperationSummary>)>> {
-                match Directory::open_existing(inv)? {
-                    None => Ok(None),
-                    Some(mut d) => {
-                        let snap = d.load()?;
-                        let ops = d.active_operations()?;
-                        Ok(Some((snap, ops)))
-                    }
+    gather_fleet_sized(inv, names, SizeSource::Statistics)
+}
+
+/// [`gather_fleet`], with shard sizes from `source`: for [`SizeSource::Exact`] the
+/// directory is read first, then each node refreshes the statistics of the shard schemas
+/// it holds before reporting sizes.
+pub fn gather_fleet_sized(inv: &Inventory, names: &[String], source: SizeSource) -> Result<Fleet> {
+    type DirRead = Result<Option<(crate::directory::Snapshot, Vec<OperationSummary>)>>;
+    let read_dir = || -> DirRead {
+        match Directory::open_existing(inv)? {
+            None => Ok(None),
+            Some(mut d) => {
+                let snap = d.load()?;
+                let ops = d.active_operations()?;
+                Ok(Some((snap, ops)))
+            }
+        }
+    };
+    let (dir_result, gathered) = match source {
+        SizeSource::Statistics => std::thread::scope(|s| {
+            let dir = s.spawn(read_dir);
+            let nodes = gather_nodes(inv, names);
+            (dir.join().expect("directory reader panicked"), nodes)
+        }),
+        SizeSource::Exact => {
+            let dir = read_dir();
+            let mut analyze: BTreeMap<String, Vec<String>> = BTreeMap::new();
+            if let Ok(Some((snap, _))) = &dir {
+                for shard in &snap.shards {
+                    analyze
+                        .entry(shard.node.clone())
+                        .or_default()
+                        .extend(snap.shard_schemas(shard));
                 }
-            },
-        );
-        let nodes = gather_nodes(inv, names);
-        (dir.join().expect("directory reader panicked"), nodes)
-    });
+            }
+            (dir, gather_nodes_with(inv, names, &analyze))
+        }
+    };
     let mut gathered = gathered?;
     let directory = match dir_result {
         Ok(d) => d,
@@ -209,6 +294,15 @@ pub fn gather_fleet(inv: &Inventory, names: &[String]) -> Result<Fleet> {
                 .iter()
                 .filter_map(|s| sizes.and_then(|m| m.get(s)))
                 .fold((0, 0), |(r, b), s| (r + s.rows, b + s.bytes));
+            let stale = gathered
+                .reports
+                .iter()
+                .find(|r| r.name == shard.node)
+                .is_none_or(|r| schemas.iter().any(|s| r.stale_schemas.contains(s)));
+            let size_source = match source {
+                SizeSource::Exact if !stale => SizeSource::Exact,
+                _ => SizeSource::Statistics,
+            };
             if !names.is_empty() && !names.contains(&shard.node) {
                 continue;
             }
@@ -224,6 +318,7 @@ pub fn gather_fleet(inv: &Inventory, names: &[String]) -> Result<Fleet> {
                 schemas,
                 rows,
                 bytes,
+                size_source,
                 state: shard.state,
                 operation,
             });
@@ -236,6 +331,7 @@ pub fn gather_fleet(inv: &Inventory, names: &[String]) -> Result<Fleet> {
     }
     Ok(Fleet {
         directory_version: version,
+        size_source: source,
         nodes: gathered.reports,
         shards,
         errors: gathered.errors,

@@ -580,7 +580,9 @@ fn the_generated_completions_and_man_pages_in_the_repository_are_current() {
         stale.is_empty(),
         "out of date (run scripts/gen-docs): {stale:?}"
     );
-    let pages = files.iter().filter(|(p, _)| p.extension().is_some_and(|e| e == "1"));
+    let pages = files
+        .iter()
+        .filter(|(p, _)| p.extension().is_some_and(|e| e == "1"));
     for (path, _) in pages {
         let render = std::process::Command::new("groff")
             .args(["-man", "-Tutf8", "-ww", "-z"])
@@ -593,7 +595,9 @@ fn the_generated_completions_and_man_pages_in_the_repository_are_current() {
                 path.display(),
                 String::from_utf8_lossy(&out.stderr)
             ),
-            Err(e) => panic!("groff is needed to check the man pages (scripts/setup installs it): {e}"),
+            Err(e) => {
+                panic!("groff is needed to check the man pages (scripts/setup installs it): {e}")
+            }
         }
     }
     let bash = root.join("completions/shardctl.bash");

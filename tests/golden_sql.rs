@@ -420,6 +420,10 @@ fn render_common() -> String {
         sql::table_row_estimates(&schema).to_string(),
     );
     line(
+        "catalog: refresh statistics",
+        sql::analyze_tables(&schema, &[table.clone(), titles.clone()]).to_string(),
+    );
+    line(
         "catalog: foreign keys",
         sql::foreign_keys(&schema).to_string(),
     );

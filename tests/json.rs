@@ -397,7 +397,16 @@ fn every_command_follows_the_json_contract() {
     let tmp = tempfile::tempdir().unwrap();
     let plan = tmp.path().join("plan.yaml");
     let plan = plan.to_str().unwrap();
-    c.run(&["rebalance", "plan", "--by", "count", "--out", plan]);
+    c.run(&[
+        "rebalance",
+        "plan",
+        "--by",
+        "count",
+        "--drain",
+        "node3",
+        "--out",
+        plan,
+    ]);
     c.run(&["rebalance", "apply", plan, "--dry-run"]);
     c.run(&["rebalance", "apply", plan]);
 

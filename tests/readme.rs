@@ -6,8 +6,8 @@ use std::path::Path;
 use std::process::Command;
 
 fn walkthrough() -> String {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-        .unwrap();
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
     let start = readme
         .find("<!-- walkthrough:start -->")
         .expect("README has a walkthrough");
@@ -28,8 +28,11 @@ fn the_readme_walkthrough_runs_as_written() {
     let dir = tempfile::tempdir().unwrap();
     let bin = dir.path().join("bin");
     std::fs::create_dir(&bin).unwrap();
-    std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin("shardctl"), bin.join("shardctl"))
-        .unwrap();
+    std::os::unix::fs::symlink(
+        assert_cmd::cargo::cargo_bin("shardctl"),
+        bin.join("shardctl"),
+    )
+    .unwrap();
     let path = format!(
         "{}:{}",
         bin.display(),

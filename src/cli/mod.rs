@@ -42,6 +42,10 @@ pub struct Cli {
     /// without asking; required when stdin is not a terminal.
     #[arg(short = 'y', long, global = true, env = "SHARDCTL_YES", value_parser = clap::builder::FalseyValueParser::new(), help_heading = GLOBAL)]
     pub yes: bool,
+    /// Append a full log of the run to this file (every statement sent, every message,
+    /// timestamped; whatever -v and the terminal), created readable by its owner only.
+    #[arg(long, global = true, value_name = "PATH", help_heading = GLOBAL)]
+    pub log_file: Option<PathBuf>,
     /// The command.
     #[command(subcommand)]
     pub command: Command,
@@ -265,6 +269,25 @@ pub fn error_line(format: Format, e: &crate::error::Error) -> String {
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> Result<()> {
     output::init(cli.verbose, cli.color);
+    if let Some(path) = &cli.log_file {
+        output::open_log_file(path)?;
+        // The command line holds no secret: passwords never go on it.
+        let args: Vec<String> = std::env::args().collect();
+        output::record(&format!(
+            "run {} (pid {})",
+            args.join(" "),
+            std::process::id()
+        ));
+    }
+    let result = dispatch(cli);
+    match &result {
+        Ok(()) => output::record("done: exit 0"),
+        Err(e) => output::record(&format!("failed: exit {}: {e}", e.exit_code() as i32)),
+    }
+    result
+}
+
+fn dispatch(cli: Cli) -> Result<()> {
     crate::fault::check_env()?;
     let ctx = Context {
         config: cli.config,

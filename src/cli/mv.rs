@@ -1117,6 +1117,11 @@ pub enum RebalanceCommand {
         /// Write the plan here (YAML), for `rebalance apply`.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Shard sizes: `exact` refreshes each shard table's statistics first (ANALYZE
+        /// NO_WRITE_TO_BINLOG TABLE, a few sampled pages per index); `statistics` takes them
+        /// as they stand, stale right after a move.
+        #[arg(long, value_enum, default_value_t = crate::status::SizeSource::Exact)]
+        sizes: crate::status::SizeSource,
     },
     /// Run a plan's moves with concurrency limits.
     #[command(
@@ -1158,6 +1163,7 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
             exclude_shard,
             metrics,
             out,
+            sizes,
         } => {
             let limits = crate::rebalance::planner::Limits {
                 threshold,
@@ -1172,6 +1178,7 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
                 &inv,
                 by,
                 metrics.as_ref(),
+                sizes,
                 &limits,
                 &drain,
                 &exclude_shard,
@@ -1195,11 +1202,27 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
                     serde_json::json!({
                         "by": by,
                         "directory_version": file.directory_version,
+                        "size_source": file.size_source,
+                        "moves": file.moves.iter().map(|m| serde_json::json!({
+                            "shard": m.shard,
+                            "from": m.from,
+                            "to": m.to,
+                            "weight": m.weight,
+                            "bytes": m.bytes,
+                        })).collect::<Vec<_>>(),
                         "plan": plan,
                         "out": out,
                     }),
                 ),
                 Format::Table => {
+                    let weight = |n: u64| match by {
+                        crate::rebalance::Weight::Size => super::status::human_bytes(n),
+                        crate::rebalance::Weight::Rows => format!("{n} rows"),
+                        crate::rebalance::Weight::Count => {
+                            format!("{n} shard{}", if n == 1 { "" } else { "s" })
+                        }
+                        crate::rebalance::Weight::Load => n.to_string(),
+                    };
                     let peak = plan
                         .nodes
                         .iter()
@@ -1211,22 +1234,52 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
                         t.add_row(vec![
                             Cell::new(&n.name),
                             Cell::new(n.capacity),
-                            Cell::new(n.before),
+                            Cell::new(weight(n.before)),
                             Cell::new(bar(n.before as f64 / n.capacity / peak)),
-                            Cell::new(n.after),
+                            Cell::new(weight(n.after)),
                             Cell::new(bar(n.after as f64 / n.capacity / peak)),
                         ]);
                     }
                     crate::outln!("{t}");
+                    if !file.moves.is_empty() {
+                        let mut headers = vec!["shard", "from", "to", "size"];
+                        if matches!(
+                            by,
+                            crate::rebalance::Weight::Rows | crate::rebalance::Weight::Load
+                        ) {
+                            headers.push("weight");
+                        }
+                        let mut t = output::table(&headers);
+                        for m in &file.moves {
+                            let mut row = vec![
+                                Cell::new(m.shard),
+                                Cell::new(&m.from),
+                                Cell::new(&m.to),
+                                Cell::new(super::status::human_bytes(m.bytes)),
+                            ];
+                            if headers.len() > 4 {
+                                row.push(Cell::new(weight(m.weight)));
+                            }
+                            t.add_row(row);
+                        }
+                        crate::outln!("{t}");
+                    }
                     crate::outln!(
                         "{} moves, {} moved (at least {} must move); peak/avg {:.3} -> {:.3} (lower bound {:.3}){}",
                         plan.moves.len(),
-                        plan.moved,
-                        plan.moved_lower_bound,
+                        weight(plan.moved),
+                        weight(plan.moved_lower_bound),
                         plan.peak_before / plan.average.max(1e-12),
                         plan.peak_after / plan.average.max(1e-12),
                         plan.peak_lower_bound / plan.average.max(1e-12),
                         if plan.split_suggestions.is_empty() { String::new() } else { format!("; split suggested for shards {:?}", plan.split_suggestions) }
+                    );
+                    crate::outln!(
+                        "{}",
+                        match file.size_source {
+                            Some(crate::status::SizeSource::Exact) => "sizes: exact (each shard table's statistics refreshed first with ANALYZE)",
+                            _ => "sizes: table statistics as they stand (they lag behind recent moves; `--sizes exact` refreshes them)",
+                        }
                     );
                     if let Some(p) = out {
                         crate::outln!(
@@ -1279,6 +1332,7 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
                     &inv,
                     file.by,
                     metrics.as_ref(),
+                    crate::status::SizeSource::Exact,
                     &limits.limits(),
                     &limits.drain,
                     &limits.exclude_shard,

@@ -1,7 +1,7 @@
 use super::Context;
 use crate::error::Result;
 use crate::output::{self, Format};
-use crate::status::{gather_fleet, NodeReport};
+use crate::status::{gather_fleet_sized, NodeReport, SizeSource};
 use comfy_table::Cell;
 
 /// Arguments of `status`.
@@ -10,6 +10,11 @@ pub struct StatusArgs {
     /// Only these nodes (repeatable).
     #[arg(long = "node")]
     pub nodes: Vec<String>,
+    /// Exact shard sizes: refresh each shard table's statistics first (ANALYZE
+    /// NO_WRITE_TO_BINLOG TABLE), instead of the statistics as they stand (stale right
+    /// after a move).
+    #[arg(long)]
+    pub exact: bool,
 }
 
 fn yes_no(b: bool) -> &'static str {
@@ -49,7 +54,12 @@ fn channels_cell(r: &NodeReport) -> Cell {
 
 pub fn run(ctx: &Context, args: StatusArgs) -> Result<()> {
     let inv = ctx.inventory()?;
-    let fleet = gather_fleet(&inv, &args.nodes)?;
+    let source = if args.exact {
+        SizeSource::Exact
+    } else {
+        SizeSource::Statistics
+    };
+    let fleet = gather_fleet_sized(&inv, &args.nodes, source)?;
     match ctx.format {
         Format::Json => output::print_document("status", serde_json::json!(fleet)),
         Format::Table => {
@@ -129,7 +139,12 @@ pub fn run(ctx: &Context, args: StatusArgs) -> Result<()> {
                             Cell::new(&s.node),
                             Cell::new(s.schemas.join(", ")),
                             Cell::new(s.rows),
-                            Cell::new(human_bytes(s.bytes)),
+                            Cell::new(match (fleet.size_source, s.size_source) {
+                                (SizeSource::Exact, SizeSource::Statistics) => {
+                                    format!("{} (statistics)", human_bytes(s.bytes))
+                                }
+                                _ => human_bytes(s.bytes),
+                            }),
                             output::status_cell(
                                 s.state.as_sql(),
                                 s.state == crate::directory::ShardState::Online,
@@ -139,6 +154,13 @@ pub fn run(ctx: &Context, args: StatusArgs) -> Result<()> {
                     }
                     crate::outln!("{t}");
                     crate::outln!("directory version {v}, {} shards", fleet.shards.len());
+                    crate::outln!(
+                        "{}",
+                        match fleet.size_source {
+                            SizeSource::Statistics => "sizes: table statistics, which lag behind recent copies and large changes (`status --exact` refreshes them first)",
+                            SizeSource::Exact => "sizes: exact (each shard table's statistics refreshed first with ANALYZE; rows stay estimates)",
+                        }
+                    );
                 }
             }
         }

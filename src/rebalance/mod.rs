@@ -8,6 +8,7 @@ use crate::directory::Directory;
 use crate::error::{Error, Result};
 use crate::ops::mover::{Mover, StepEvent};
 use crate::playbook::Playbook;
+pub use crate::status::SizeSource;
 use planner::{Limits, NodeIn, Plan, ShardIn};
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Condvar, Mutex};
@@ -40,6 +41,10 @@ pub struct PlanFile {
     /// The limits the plan was made under; `apply --replan` plans again under the same.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<PlanLimits>,
+    /// Where the shard sizes came from: `exact` (statistics refreshed first) or
+    /// `statistics`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_source: Option<SizeSource>,
 }
 
 /// The limits of `rebalance plan`, recorded in the plan file.
@@ -86,10 +91,13 @@ pub struct PlannedMove {
     pub to: String,
     /// Its weight.
     pub weight: u64,
+    /// The shard's data plus index bytes when planned.
+    #[serde(default)]
+    pub bytes: u64,
 }
 
-/// Plans from the live fleet: sizes from every node (one query each), capacities from the
-/// inventory.
+/// Plans from the live fleet: exact sizes from every node (statistics refreshed first, a
+/// few queries each), capacities from the inventory.
 pub fn plan_fleet(
     inv: &Inventory,
     by: Weight,
@@ -97,7 +105,7 @@ pub fn plan_fleet(
     drain: &[String],
     exclude: &[u32],
 ) -> Result<(Plan, PlanFile)> {
-    plan_fleet_with(inv, by, None, limits, drain, exclude)
+    plan_fleet_with(inv, by, None, SizeSource::Exact, limits, drain, exclude)
 }
 
 /// Reads a metrics file: a YAML map from shard id to its load.
@@ -116,16 +124,19 @@ pub fn read_metrics(path: &std::path::Path) -> Result<std::collections::BTreeMap
     })
 }
 
-/// [`plan_fleet`], with each shard's load from `metrics` when weighing by load.
+/// [`plan_fleet`], with each shard's load from `metrics` when weighing by load, and sizes
+/// from `sizes`. Weighed by count, only moves that lower the peak are kept
+/// ([`planner::keep_peak_lowering`]).
 pub fn plan_fleet_with(
     inv: &Inventory,
     by: Weight,
     metrics: Option<&std::collections::BTreeMap<u32, u64>>,
+    sizes: SizeSource,
     limits: &Limits,
     drain: &[String],
     exclude: &[u32],
 ) -> Result<(Plan, PlanFile)> {
-    let fleet = crate::status::gather_fleet(inv, &[])?;
+    let fleet = crate::status::gather_fleet_sized(inv, &[], sizes)?;
     if let Some(e) = crate::status::first_error(fleet.errors) {
         return Err(e);
     }
@@ -215,7 +226,18 @@ pub fn plan_fleet_with(
             excluded: exclude.contains(&s.id) || s.operation.is_some(),
         })
         .collect();
-    let plan = planner::plan(&nodes, &shards, limits).map_err(|e| Error::Usage(e.to_string()))?;
+    let mut plan =
+        planner::plan(&nodes, &shards, limits).map_err(|e| Error::Usage(e.to_string()))?;
+    if by == Weight::Count {
+        plan = planner::keep_peak_lowering(&nodes, plan);
+    }
+    let bytes_of = |shard: u32| {
+        fleet
+            .shards
+            .iter()
+            .find(|s| s.id == shard)
+            .map_or(0, |s| s.bytes)
+    };
     let file = PlanFile {
         directory_version: version,
         by,
@@ -228,9 +250,23 @@ pub fn plan_fleet_with(
                 from: m.from.clone(),
                 to: m.to.clone(),
                 weight: m.size,
+                bytes: bytes_of(m.shard),
             })
             .collect(),
         limits: None,
+        // What the sizes really came from: a shard whose statistics could not be
+        // refreshed makes the whole plan's `statistics`.
+        size_source: Some(
+            if fleet
+                .shards
+                .iter()
+                .all(|s| s.size_source == SizeSource::Exact)
+            {
+                sizes
+            } else {
+                SizeSource::Statistics
+            },
+        ),
     };
     Ok((plan, file))
 }

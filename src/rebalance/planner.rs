@@ -379,6 +379,64 @@ pub fn plan(nodes: &[NodeIn], shards: &[ShardIn], limits: &Limits) -> Result<Pla
     })
 }
 
+/// Keeps only the moves that lower the peak (`rebalance plan --by count`): every move
+/// whose absence leaves the peak utilisation as low is dropped (the last in the plan's
+/// order first), and without drains a plan that does not lower the peak at all becomes no
+/// plan. Moves off drained nodes always stay. Pure, like [`plan`]; `plan` must come from
+/// [`plan`] over the same `nodes`.
+pub fn keep_peak_lowering(nodes: &[NodeIn], plan: Plan) -> Plan {
+    let index: BTreeMap<&str, usize> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.name.as_str(), i))
+        .collect();
+    let before: Vec<u64> = plan.nodes.iter().map(|n| n.before).collect();
+    let apply = |moves: &[Move]| {
+        let mut load = before.clone();
+        for m in moves {
+            load[index[m.from.as_str()]] -= m.size;
+            load[index[m.to.as_str()]] += m.size;
+        }
+        load
+    };
+    let peak = |load: &[u64]| {
+        (0..nodes.len())
+            .map(|i| load[i] as f64 / nodes[i].capacity)
+            .fold(0.0, f64::max)
+    };
+    let mut moves = plan.moves.clone();
+    for k in (0..moves.len()).rev() {
+        if nodes[index[moves[k].from.as_str()]].drain {
+            continue;
+        }
+        let mut without = moves.clone();
+        without.remove(k);
+        if peak(&apply(&without)) <= peak(&apply(&moves)) + 1e-12 {
+            moves = without;
+        }
+    }
+    let mut load = apply(&moves);
+    if nodes.iter().all(|n| !n.drain) && peak(&load) >= plan.peak_before - 1e-12 {
+        moves.clear();
+        load = before.clone();
+    }
+    Plan {
+        moved: moves.iter().map(|m| m.size).sum(),
+        peak_after: peak(&load),
+        nodes: plan
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| NodeLoad {
+                after: load[i],
+                ..n.clone()
+            })
+            .collect(),
+        moves,
+        ..plan
+    }
+}
+
 /// The baseline the benchmark compares against: repeatedly move the largest shard that
 /// helps from the most to the least utilised node.
 pub fn greedy_baseline(nodes: &[NodeIn], shards: &[ShardIn], max_moves: usize) -> Plan {
@@ -569,6 +627,38 @@ mod tests {
         assert_eq!(p.split_suggestions, vec![1]);
     }
 
+    #[test]
+    fn by_count_a_plan_that_does_not_lower_the_peak_is_no_plan() {
+        // 2, 2, 1 shards: no placement has a peak below 2, yet the threshold pass moves
+        // shards around; by count those moves are dropped.
+        let nodes = [node("a", 1.0), node("b", 1.0), node("c", 1.0)];
+        let shards = [
+            shard(1, "b", 1),
+            shard(2, "b", 1),
+            shard(3, "c", 1),
+            shard(4, "c", 1),
+            shard(5, "a", 1),
+        ];
+        let raw = plan(&nodes, &shards, &LIMITS).unwrap();
+        assert!(
+            !raw.moves.is_empty(),
+            "the threshold pass shuffles: {raw:?}"
+        );
+        assert!((raw.peak_after - raw.peak_before).abs() < 1e-9);
+        let p = keep_peak_lowering(&nodes, raw);
+        assert!(p.moves.is_empty(), "{p:?}");
+        assert_eq!(p.moved, 0);
+        assert!(p.nodes.iter().all(|n| n.after == n.before));
+        // 3, 3, 0: both moves are needed for a peak of 2.
+        let shards: Vec<ShardIn> = (1..=6)
+            .map(|i| shard(i, if i <= 3 { "a" } else { "b" }, 1))
+            .collect();
+        let p = keep_peak_lowering(&nodes, plan(&nodes, &shards, &LIMITS).unwrap());
+        assert_eq!(p.moves.len(), 2, "{p:?}");
+        assert!((p.peak_after - 2.0).abs() < 1e-9);
+        assert_eq!(p.nodes[2].after, 2);
+    }
+
     fn inputs() -> impl Strategy<Value = (Vec<NodeIn>, Vec<ShardIn>)> {
         (2usize..7).prop_flat_map(|n| {
             let nodes = proptest::collection::vec((1u32..8, proptest::bool::weighted(0.2)), n);
@@ -637,6 +727,19 @@ mod tests {
             }
             let deterministic = plan(&nodes, &shards, &Limits { threshold, max_moves: max }).unwrap();
             prop_assert_eq!(&deterministic, &p);
+            // Peak-lowering only: every move kept is needed for the peak reached, which
+            // is no higher than the plan's, and below the start without drains.
+            let kept = keep_peak_lowering(&nodes, p.clone());
+            prop_assert!(kept.peak_after <= p.peak_after + 1e-9);
+            prop_assert!(kept.moves.iter().all(|m| p.moves.contains(m)));
+            if nodes.iter().all(|n| !n.drain) && !kept.moves.is_empty() {
+                prop_assert!(kept.peak_after < kept.peak_before - 1e-12);
+            }
+            for (i, n) in nodes.iter().enumerate() {
+                let out: u64 = kept.moves.iter().filter(|m| m.from == n.name).map(|m| m.size).sum();
+                let inn: u64 = kept.moves.iter().filter(|m| m.to == n.name).map(|m| m.size).sum();
+                prop_assert_eq!(kept.nodes[i].after, kept.nodes[i].before - out + inn);
+            }
         }
     }
 }

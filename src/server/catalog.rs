@@ -440,6 +440,33 @@ impl Server {
         Ok(out)
     }
 
+    /// Refreshes the statistics of every base table of `schema` (one `ANALYZE
+    /// NO_WRITE_TO_BINLOG TABLE` for them all), so information_schema's sizes are
+    /// current. Returns the server's messages for tables it could not analyze (empty when
+    /// all went well); a failed statement is an error.
+    pub fn refresh_statistics(&mut self, schema: &Ident) -> Result<Vec<String>> {
+        let tables: Vec<Ident> = self
+            .tables(schema)?
+            .into_iter()
+            .filter(|t| !t.is_view)
+            .map(|t| t.name)
+            .collect();
+        if tables.is_empty() {
+            return Ok(Vec::new());
+        }
+        let st = statements::analyze_tables(schema, &tables);
+        let mut failed = Vec::new();
+        for row in self.rows(&st)? {
+            let kind = col_string(&row, &["Msg_type"]).unwrap_or_default();
+            if kind.eq_ignore_ascii_case("error") {
+                let table = col_string(&row, &["Table"]).unwrap_or_default();
+                let text = col_string(&row, &["Msg_text"]).unwrap_or_default();
+                failed.push(format!("{table}: {text}"));
+            }
+        }
+        Ok(failed)
+    }
+
     /// Estimated row counts of the base tables of `schema`.
     pub fn table_rows(&mut self, schema: &Ident) -> Result<BTreeMap<String, u64>> {
         let st = statements::table_row_estimates(schema);

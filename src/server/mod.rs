@@ -101,6 +101,19 @@ pub enum Purpose {
     Verify,
 }
 
+impl Purpose {
+    /// Its name in logs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Purpose::Ops => "ops",
+            Purpose::Directory => "directory",
+            Purpose::Copy => "copy",
+            Purpose::Prune => "prune",
+            Purpose::Verify => "verify",
+        }
+    }
+}
+
 /// One statement as the capture records it: the node, the connection's purpose and the
 /// statement's text (secrets masked; bound values are not recorded).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -317,10 +330,22 @@ impl Server {
         self.exec(&statements::session_read_only())
     }
 
+    /// Logs a statement about to be sent (`-v`, `--log-file`) and records it in the
+    /// statement capture: every statement to a node passes here, from whatever thread.
+    fn log_sent(&self, st: &Stmt) {
+        if crate::output::log_enabled(1) {
+            crate::output::log_statement(
+                &self.name,
+                &format!("{} #{}", self.purpose.name(), self.conn.connection_id()),
+                &log_text(st),
+            );
+        }
+        capture(&self.name, self.purpose, st);
+    }
+
     /// Runs a statement, discarding results.
     pub fn exec(&mut self, st: &Stmt) -> Result<()> {
-        log(1, &format!("{}: {}", self.name, shorten(&st.to_string())));
-        capture(&self.name, self.purpose, st);
+        self.log_sent(st);
         let r = if st.params.is_empty() {
             self.conn.query_drop(&st.sql)
         } else {
@@ -353,8 +378,7 @@ impl Server {
                 }
                 Ok(())
             })));
-        log(2, &format!("{}: {}", self.name, shorten(&st.to_string())));
-        capture(&self.name, self.purpose, st);
+        self.log_sent(st);
         let r = self.conn.query_drop(&st.sql);
         self.conn.set_local_infile_handler(None);
         r.map_err(|e| self.error(&e))
@@ -362,8 +386,7 @@ impl Server {
 
     /// Runs a statement, returning the raw server error so callers can react to its code.
     pub fn try_rows(&mut self, st: &Stmt) -> std::result::Result<Vec<Row>, mysql::Error> {
-        log(2, &format!("{}: {st}", self.name));
-        capture(&self.name, self.purpose, st);
+        self.log_sent(st);
         if st.params.is_empty() {
             self.conn.query(&st.sql)
         } else {
@@ -378,8 +401,7 @@ impl Server {
 
     /// Runs a statement and returns the first row, converted.
     pub fn first<T: FromRow>(&mut self, st: &Stmt) -> Result<Option<T>> {
-        log(2, &format!("{}: {st}", self.name));
-        capture(&self.name, self.purpose, st);
+        self.log_sent(st);
         let r = if st.params.is_empty() {
             self.conn.query_first(&st.sql)
         } else {
@@ -393,8 +415,7 @@ impl Server {
     /// Streams the rows of a query (binary protocol, so values keep their types) into `f`
     /// without holding the whole result in memory.
     pub fn stream(&mut self, st: &Stmt, mut f: impl FnMut(Row) -> Result<()>) -> Result<()> {
-        log(2, &format!("{}: {st}", self.name));
-        capture(&self.name, self.purpose, st);
+        self.log_sent(st);
         let name = self.name.clone();
         let result = self
             .conn
@@ -407,9 +428,87 @@ impl Server {
     }
 }
 
+/// A statement as logs show it (`-v`, `--log-file`): its redacted text when it has one,
+/// any other password literal masked all the same, bound values never shown (they may be
+/// row data or secrets) but counted, and the text cut to a readable length.
+pub fn log_text(st: &Stmt) -> String {
+    let text = match &st.redacted {
+        Some(r) => r.clone(),
+        None => mask_secrets(&st.sql),
+    };
+    // One line per statement: a multi-line definition is joined, its indentation dropped.
+    let text = if text.contains('\n') {
+        text.lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ")
+    } else {
+        text
+    };
+    let mut text = shorten(&text);
+    match st.params.len() {
+        0 => {}
+        1 => text.push_str("  -- 1 value bound (not shown)"),
+        n => text.push_str(&format!("  -- {n} values bound (not shown)")),
+    }
+    text
+}
+
+/// Masks the string literal after `IDENTIFIED BY`, `PASSWORD =` (CHANGE MASTER's
+/// `MASTER_PASSWORD`, `SOURCE_PASSWORD`) and `PASSWORD(`: a safety net under
+/// [`Stmt::redacted`], for a statement whose builder forgot to redact.
+pub fn mask_secrets(sql: &str) -> String {
+    let upper = sql.to_ascii_uppercase();
+    let bytes = sql.as_bytes();
+    let mut out = String::with_capacity(sql.len());
+    let mut i = 0;
+    while i < sql.len() {
+        let rest = &upper[i..];
+        let key = ["IDENTIFIED BY", "PASSWORD"]
+            .into_iter()
+            .find(|k| rest.starts_with(k));
+        let Some(key) = key else {
+            let ch = sql[i..].chars().next().expect("in bounds");
+            out.push(ch);
+            i += ch.len_utf8();
+            continue;
+        };
+        out.push_str(&sql[i..i + key.len()]);
+        i += key.len();
+        // Skip blanks, `=` and `(` up to a quote.
+        let mut j = i;
+        while j < bytes.len() && matches!(bytes[j], b' ' | b'\t' | b'\n' | b'=' | b'(') {
+            j += 1;
+        }
+        if j < bytes.len() && matches!(bytes[j], b'\'' | b'"') {
+            let quote = bytes[j];
+            let mut k = j + 1;
+            while k < bytes.len() {
+                if bytes[k] == b'\\' {
+                    k += 2;
+                    continue;
+                }
+                if bytes[k] == quote {
+                    if k + 1 < bytes.len() && bytes[k + 1] == quote {
+                        k += 2;
+                        continue;
+                    }
+                    break;
+                }
+                k += 1;
+            }
+            out.push_str(&sql[i..j]);
+            out.push_str("'***'");
+            i = (k + 1).min(sql.len());
+        }
+    }
+    out
+}
+
 /// A statement's display form cut to a readable length for logs.
 fn shorten(text: &str) -> String {
-    const MAX: usize = 400;
+    const MAX: usize = 1000;
     match text.char_indices().nth(MAX) {
         Some((i, _)) => format!("{}... ({} bytes)", &text[..i], text.len()),
         None => text.to_string(),
@@ -429,4 +528,80 @@ pub fn col_string(row: &Row, names: &[&str]) -> Option<String> {
 /// Reads a numeric column by any of its names.
 pub fn col_u64(row: &Row, names: &[&str]) -> Option<u64> {
     col_string(row, names).and_then(|s| s.trim().parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mysql::Value;
+
+    #[test]
+    fn logs_never_show_bound_values_or_passwords() {
+        let st = Stmt::with(
+            "INSERT INTO `s`.`t` (`a`, `b`) VALUES (?, ?)",
+            vec![Value::from("row secret"), Value::from(42)],
+        );
+        let text = log_text(&st);
+        assert_eq!(
+            text,
+            "INSERT INTO `s`.`t` (`a`, `b`) VALUES (?, ?)  -- 2 values bound (not shown)"
+        );
+        let one = Stmt::with("SELECT ?", vec![Value::from("x")]);
+        assert!(log_text(&one).ends_with("-- 1 value bound (not shown)"));
+        let redacted = Stmt {
+            sql: "CHANGE MASTER TO MASTER_PASSWORD = 'pw'".into(),
+            params: Vec::new(),
+            redacted: Some("CHANGE MASTER TO MASTER_PASSWORD = '***'".into()),
+        };
+        assert_eq!(
+            log_text(&redacted),
+            "CHANGE MASTER TO MASTER_PASSWORD = '***'"
+        );
+        // Not redacted by its builder: masked all the same.
+        for (sql, shown) in [
+            (
+                "CREATE USER 'u'@'%' IDENTIFIED BY 's3cr\\'et'",
+                "CREATE USER 'u'@'%' IDENTIFIED BY '***'",
+            ),
+            (
+                "CHANGE MASTER 'c' TO MASTER_USER = 'r', MASTER_PASSWORD = 'x''y', MASTER_PORT = 3",
+                "CHANGE MASTER 'c' TO MASTER_USER = 'r', MASTER_PASSWORD = '***', MASTER_PORT = 3",
+            ),
+            (
+                "change replication source to source_password=\"pw\"",
+                "change replication source to source_password='***'",
+            ),
+            (
+                "SET PASSWORD FOR 'u'@'%' = PASSWORD('pw')",
+                "SET PASSWORD FOR 'u'@'%' = PASSWORD('***')",
+            ),
+            (
+                "SELECT password_lifetime FROM t",
+                "SELECT password_lifetime FROM t",
+            ),
+            ("SELECT 'é' AS password", "SELECT 'é' AS password"),
+        ] {
+            assert_eq!(mask_secrets(sql), shown, "{sql}");
+        }
+    }
+
+    #[test]
+    fn a_statement_is_one_line() {
+        let st =
+            Stmt::text("CREATE TABLE `t` (\n  `id` int(11) NOT NULL,\n  PRIMARY KEY (`id`)\n)");
+        assert_eq!(
+            log_text(&st),
+            "CREATE TABLE `t` ( `id` int(11) NOT NULL, PRIMARY KEY (`id`) )"
+        );
+    }
+
+    #[test]
+    fn long_statements_are_cut_with_their_length() {
+        let long = format!("SELECT {}", "1, ".repeat(1000));
+        let text = log_text(&Stmt::text(long.clone()));
+        assert!(
+            text.ends_with(&format!("... ({} bytes)", long.len())),
+            "{text}"
+        );
+    }
 }

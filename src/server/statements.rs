@@ -562,6 +562,17 @@ pub fn schema_sizes() -> Stmt {
     )
 }
 
+/// `ANALYZE NO_WRITE_TO_BINLOG TABLE s.t1, s.t2, ...`: refreshes the tables' statistics
+/// (`status --exact`, `rebalance plan`) so information_schema's sizes are current. Not
+/// written to the binary log, so no replica or channel carries it.
+pub fn analyze_tables(schema: &Ident, tables: &[Ident]) -> Stmt {
+    let list: Vec<String> = tables.iter().map(|t| qualified(schema, t)).collect();
+    Stmt::text(format!(
+        "ANALYZE NO_WRITE_TO_BINLOG TABLE {}",
+        list.join(", ")
+    ))
+}
+
 /// The estimated row count of each base table of a schema.
 pub fn table_row_estimates(schema: &Ident) -> Stmt {
     Stmt::with(

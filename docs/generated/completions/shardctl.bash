@@ -413,7 +413,7 @@ _shardctl() {
 
     case "${cmd}" in
         shardctl)
-            opts="-v -y -h -V --config --output --color --verbose --yes --help --version sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help"
+            opts="-v -y -h -V --config --output --color --verbose --yes --log-file --help --version sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -431,6 +431,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -439,7 +443,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__abort)
-            opts="-v -y -h --config --output --color --verbose --yes --help"
+            opts="-v -y -h --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -457,6 +461,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -465,7 +473,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__analyze)
-            opts="-v -y -h --schema --node --config --output --color --verbose --yes --help"
+            opts="-v -y -h --schema --node --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -491,6 +499,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -499,7 +511,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__backup)
-            opts="-v -y -h --shard --method --into --to --workers --config --output --color --verbose --yes --help"
+            opts="-v -y -h --shard --method --into --to --workers --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -537,6 +549,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -545,7 +561,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__change__subcmd__master)
-            opts="-v -y -h --node --channel --from --position --no-start --config --output --color --verbose --yes --help"
+            opts="-v -y -h --node --channel --from --position --no-start --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -579,6 +595,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -587,7 +607,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__completions)
-            opts="-v -y -h --config --output --color --verbose --yes --help bash elvish fish powershell zsh"
+            opts="-v -y -h --config --output --color --verbose --yes --log-file --help bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -603,6 +623,10 @@ _shardctl() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -613,7 +637,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__config)
-            opts="-v -y -h --config --output --color --verbose --yes --help check help"
+            opts="-v -y -h --config --output --color --verbose --yes --log-file --help check help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -631,6 +655,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -639,7 +667,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__config__subcmd__check)
-            opts="-v -y -h --config --output --color --verbose --yes --help"
+            opts="-v -y -h --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -655,6 +683,10 @@ _shardctl() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -707,7 +739,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__drop__subcmd__source)
-            opts="-v -y -h --shard --node --config --output --color --verbose --yes --help"
+            opts="-v -y -h --shard --node --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -733,6 +765,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -741,7 +777,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__filter)
-            opts="-v -y -h --node --channel --schemas --do-db --rewrite --config --output --color --verbose --yes --help"
+            opts="-v -y -h --node --channel --schemas --do-db --rewrite --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -779,6 +815,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -787,7 +827,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__flip)
-            opts="-v -y -h --shard --to --config --output --color --verbose --yes --help"
+            opts="-v -y -h --shard --to --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -813,6 +853,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -821,7 +865,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__function)
-            opts="-v -y -h --config --output --color --verbose --yes --help add list remove help"
+            opts="-v -y -h --config --output --color --verbose --yes --log-file --help add list remove help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -839,6 +883,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -847,7 +895,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__function__subcmd__add)
-            opts="-v -y -h --type --key --config --output --color --verbose --yes --help"
+            opts="-v -y -h --type --key --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -871,6 +919,10 @@ _shardctl() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -951,7 +1003,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__function__subcmd__list)
-            opts="-v -y -h --config --output --color --verbose --yes --help"
+            opts="-v -y -h --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -967,6 +1019,10 @@ _shardctl() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -977,7 +1033,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__function__subcmd__remove)
-            opts="-v -y -h --config --output --color --verbose --yes --help"
+            opts="-v -y -h --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -993,6 +1049,10 @@ _shardctl() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1703,7 +1763,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__init)
-            opts="-v -y -h --config --output --color --verbose --yes --help"
+            opts="-v -y -h --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1721,6 +1781,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1729,7 +1793,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__lock)
-            opts="-v -y -h --shard --fence --timeout --config --output --color --verbose --yes --help"
+            opts="-v -y -h --shard --fence --timeout --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1759,6 +1823,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1767,7 +1835,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__lookup)
-            opts="-v -y -h --function --table --config --output --color --verbose --yes --help"
+            opts="-v -y -h --function --table --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1793,6 +1861,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1801,7 +1873,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__man)
-            opts="-v -y -h --config --output --color --verbose --yes --help"
+            opts="-v -y -h --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1819,6 +1891,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1827,7 +1903,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__move)
-            opts="-v -y -h --shard --to --playbook --fence --method --dry-run --offline --check --config --output --color --verbose --yes --help"
+            opts="-v -y -h --shard --to --playbook --fence --method --dry-run --offline --check --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1865,6 +1941,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1873,7 +1953,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__node)
-            opts="-v -y -h --config --output --color --verbose --yes --help add list remove help"
+            opts="-v -y -h --config --output --color --verbose --yes --log-file --help add list remove help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1891,6 +1971,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1899,7 +1983,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__node__subcmd__add)
-            opts="-v -y -h --host --port --config --output --color --verbose --yes --help"
+            opts="-v -y -h --host --port --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1923,6 +2007,10 @@ _shardctl() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2003,7 +2091,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__node__subcmd__list)
-            opts="-v -y -h --config --output --color --verbose --yes --help"
+            opts="-v -y -h --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2019,6 +2107,10 @@ _shardctl() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2029,7 +2121,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__node__subcmd__remove)
-            opts="-v -y -h --config --output --color --verbose --yes --help"
+            opts="-v -y -h --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2047,6 +2139,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2055,7 +2151,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__ops)
-            opts="-v -y -h --state --kind --shard --limit --config --output --color --verbose --yes --help"
+            opts="-v -y -h --state --kind --shard --limit --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2089,6 +2185,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2097,7 +2197,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__prune)
-            opts="-v -y -h --shard --dry-run --chunk-ms --max-lag --max-threads-running --throttle-timeout --config --output --color --verbose --yes --help"
+            opts="-v -y -h --shard --dry-run --chunk-ms --max-lag --max-threads-running --throttle-timeout --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2135,6 +2235,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2143,7 +2247,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__rebalance)
-            opts="-v -y -h --config --output --color --verbose --yes --help plan apply help"
+            opts="-v -y -h --config --output --color --verbose --yes --log-file --help plan apply help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2161,6 +2265,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2169,7 +2277,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__rebalance__subcmd__apply)
-            opts="-v -y -h --parallel --per-node --replan --dry-run --config --output --color --verbose --yes --help"
+            opts="-v -y -h --parallel --per-node --replan --dry-run --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2193,6 +2301,10 @@ _shardctl() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2259,7 +2371,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__rebalance__subcmd__plan)
-            opts="-v -y -h --by --threshold --max-moves --drain --exclude-shard --metrics --out --config --output --color --verbose --yes --help"
+            opts="-v -y -h --by --threshold --max-moves --drain --exclude-shard --metrics --out --sizes --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2293,6 +2405,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --sizes)
+                    COMPREPLY=($(compgen -W "statistics exact" -- "${cur}"))
+                    return 0
+                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2305,6 +2421,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2313,7 +2433,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__resume)
-            opts="-v -y -h --config --output --color --verbose --yes --help"
+            opts="-v -y -h --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2331,6 +2451,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2339,7 +2463,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__sample)
-            opts="-v -y -h --count --start --step --config --output --color --verbose --yes --help"
+            opts="-v -y -h --count --start --step --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2369,6 +2493,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2377,7 +2505,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__sandbox)
-            opts="-v -y -h --config --output --color --verbose --yes --help up status down help"
+            opts="-v -y -h --config --output --color --verbose --yes --log-file --help up status down help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2395,6 +2523,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2403,7 +2535,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__sandbox__subcmd__down)
-            opts="-v -y -h --dir --purge --config --output --color --verbose --yes --help"
+            opts="-v -y -h --dir --purge --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2423,6 +2555,10 @@ _shardctl() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2503,7 +2639,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__sandbox__subcmd__status)
-            opts="-v -y -h --dir --config --output --color --verbose --yes --help"
+            opts="-v -y -h --dir --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2525,6 +2661,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2533,7 +2673,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__sandbox__subcmd__up)
-            opts="-v -y -h --nodes --dir --base-port --tls --config --output --color --verbose --yes --help"
+            opts="-v -y -h --nodes --dir --base-port --tls --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2563,6 +2703,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2571,7 +2715,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__shard)
-            opts="-v -y -h --config --output --color --verbose --yes --help add list remove help"
+            opts="-v -y -h --config --output --color --verbose --yes --log-file --help add list remove help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2589,6 +2733,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2597,7 +2745,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__shard__subcmd__add)
-            opts="-v -y -h --function --node --lower-bound --point --values --template-node --config --output --color --verbose --yes --help"
+            opts="-v -y -h --function --node --lower-bound --point --values --template-node --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2637,6 +2785,10 @@ _shardctl() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2717,7 +2869,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__shard__subcmd__list)
-            opts="-v -y -h --config --output --color --verbose --yes --help"
+            opts="-v -y -h --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2735,6 +2887,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2743,7 +2899,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__shard__subcmd__remove)
-            opts="-v -y -h --shard --config --output --color --verbose --yes --help"
+            opts="-v -y -h --shard --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2765,6 +2921,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2773,7 +2933,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__split)
-            opts="-v -y -h --shard --to --at --point --values --playbook --fence --dry-run --check --config --output --color --verbose --yes --help"
+            opts="-v -y -h --shard --to --at --point --values --playbook --fence --dry-run --check --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2819,6 +2979,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2827,7 +2991,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__status)
-            opts="-v -y -h --node --config --output --color --verbose --yes --help"
+            opts="-v -y -h --node --exact --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2849,6 +3013,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2857,7 +3025,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__stop)
-            opts="-v -y -h --wait --config --output --color --verbose --yes --help"
+            opts="-v -y -h --wait --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2879,6 +3047,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2887,7 +3059,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__table)
-            opts="-v -y -h --config --output --color --verbose --yes --help add list remove help"
+            opts="-v -y -h --config --output --color --verbose --yes --log-file --help add list remove help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2905,6 +3077,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2913,7 +3089,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__table__subcmd__add)
-            opts="-v -y -h --function --column --global --template-node --config --output --color --verbose --yes --help"
+            opts="-v -y -h --function --column --global --template-node --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2941,6 +3117,10 @@ _shardctl() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -3021,7 +3201,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__table__subcmd__list)
-            opts="-v -y -h --config --output --color --verbose --yes --help"
+            opts="-v -y -h --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3037,6 +3217,10 @@ _shardctl() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -3047,7 +3231,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__table__subcmd__remove)
-            opts="-v -y -h --config --output --color --verbose --yes --help"
+            opts="-v -y -h --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3065,6 +3249,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -3073,7 +3261,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__unlock)
-            opts="-v -y -h --shard --config --output --color --verbose --yes --help"
+            opts="-v -y -h --shard --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3095,6 +3283,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -3103,7 +3295,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__wait)
-            opts="-v -y -h --node --channel --position --lag-below --timeout --config --output --color --verbose --yes --help"
+            opts="-v -y -h --node --channel --position --lag-below --timeout --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3141,6 +3333,10 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -3149,7 +3345,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__workload)
-            opts="-v -y -h --function --rate --seconds --setup --stale-router --config --output --color --verbose --yes --help"
+            opts="-v -y -h --function --rate --seconds --setup --stale-router --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3177,6 +3373,10 @@ _shardctl() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)

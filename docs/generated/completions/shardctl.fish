@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_shardctl_global_optspecs
-    string join \n config= output= color= v/verbose y/yes h/help V/version
+    string join \n config= output= color= v/verbose y/yes log-file= h/help V/version
 end
 
 function __fish_shardctl_needs_command
@@ -30,6 +30,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_needs_command" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_needs_command" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_needs_command" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_needs_command" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_needs_command" -s h -l help -d 'Print help'
@@ -71,6 +72,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status down help" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status down help" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status down help" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status down help" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status down help" -s h -l help -d 'Print help'
@@ -87,6 +89,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -l tls -d 'Serve TLS with a CA and certificate made in DIR/tls; the inventory asks for TLS, so replication channels and dump tools use it, verifying the certificate'
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
@@ -98,6 +101,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from status" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from status" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from status" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from status" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from status" -s h -l help -d 'Print help'
@@ -108,6 +112,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from down" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from down" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from down" -l purge -d 'Remove the sandbox directory and all data'
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from down" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from down" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
@@ -122,6 +127,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand init" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand init" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand init" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand init" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand init" -s h -l help -d 'Print help'
@@ -131,6 +137,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand node; and not __fish_seen_subcommand_from add list remove help" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and not __fish_seen_subcommand_from add list remove help" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand node; and not __fish_seen_subcommand_from add list remove help" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand node; and not __fish_seen_subcommand_from add list remove help" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand node; and not __fish_seen_subcommand_from add list remove help" -s h -l help -d 'Print help'
@@ -146,6 +153,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from add" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from add" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from add" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from add" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help'
@@ -155,6 +163,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from list" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from list" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from list" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from list" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
@@ -164,6 +173,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from remove" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from remove" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from remove" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from remove" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand node; and __fish_seen_subcommand_from remove" -s h -l help -d 'Print help'
@@ -177,6 +187,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand function; and not __fish_seen_subcommand_from add list remove help" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and not __fish_seen_subcommand_from add list remove help" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand function; and not __fish_seen_subcommand_from add list remove help" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand function; and not __fish_seen_subcommand_from add list remove help" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand function; and not __fish_seen_subcommand_from add list remove help" -s h -l help -d 'Print help'
@@ -195,6 +206,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from add" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from add" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from add" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from add" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -204,6 +216,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from list" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from list" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from list" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from list" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
@@ -213,6 +226,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from remove" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from remove" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from remove" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from remove" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand function; and __fish_seen_subcommand_from remove" -s h -l help -d 'Print help'
@@ -226,6 +240,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand table; and not __fish_seen_subcommand_from add list remove help" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and not __fish_seen_subcommand_from add list remove help" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand table; and not __fish_seen_subcommand_from add list remove help" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand table; and not __fish_seen_subcommand_from add list remove help" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand table; and not __fish_seen_subcommand_from add list remove help" -s h -l help -d 'Print help'
@@ -242,6 +257,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from add" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from add" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from add" -l global -d 'A global table'
 complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from add" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from add" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
@@ -252,6 +268,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from list" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from list" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from list" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from list" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
@@ -261,6 +278,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from remove" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from remove" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from remove" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from remove" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from remove" -s h -l help -d 'Print help'
@@ -274,6 +292,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list remove help" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list remove help" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list remove help" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list remove help" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list remove help" -s h -l help -d 'Print help'
@@ -293,6 +312,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from add" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from add" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from add" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from add" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help'
@@ -302,6 +322,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from list" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from list" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from list" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from list" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
@@ -312,6 +333,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from remove" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from remove" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from remove" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from remove" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from remove" -s h -l help -d 'Print help'
@@ -327,6 +349,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand lookup" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand lookup" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand lookup" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand lookup" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand lookup" -s h -l help -d 'Print help'
@@ -338,6 +361,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand analyze" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand analyze" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand analyze" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand analyze" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand analyze" -s h -l help -d 'Print help'
@@ -350,6 +374,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand sample" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand sample" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand sample" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand sample" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand sample" -s h -l help -d 'Print help'
@@ -366,6 +391,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l dry-run -d 'Run the procedure with every effect recorded instead of sent: connects read-only, prints the steps with the statements a real run would send on these servers'
 complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l offline -d 'With --dry-run: connect nowhere (MariaDB 10.11 dialect, placeholders for what only the servers know)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l check -d 'The dry run, reporting only whether the real run would be refused (preflight included); changes nothing'
@@ -386,6 +412,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand split" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand split" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand split" -l dry-run -d 'Run the procedure with every effect recorded instead of sent (read-only); prints the statements a real run would send on these servers'
 complete -c shardctl -n "__fish_shardctl_using_subcommand split" -l check -d 'The dry run, reporting only whether the real run would be refused'
 complete -c shardctl -n "__fish_shardctl_using_subcommand split" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
@@ -397,6 +424,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and not __fish_seen_subcommand_from plan apply help" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and not __fish_seen_subcommand_from plan apply help" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and not __fish_seen_subcommand_from plan apply help" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and not __fish_seen_subcommand_from plan apply help" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and not __fish_seen_subcommand_from plan apply help" -s h -l help -d 'Print help'
@@ -413,12 +441,15 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_
 complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from plan" -l exclude-shard -d 'Never move this shard (repeatable)' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from plan" -l metrics -d 'With `--by load`: a YAML map from shard id to load (otherwise performance_schema\'s table I/O counters)' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from plan" -l out -d 'Write the plan here (YAML), for `rebalance apply`' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from plan" -l sizes -d 'Shard sizes: `exact` refreshes each shard table\'s statistics first (ANALYZE NO_WRITE_TO_BINLOG TABLE, a few sampled pages per index); `statistics` takes them as they stand, stale right after a move' -r -f -a "statistics\t'information_schema as the tables\' statistics last left them: free, but stale right after a copy or a large change until the server recalculates them'
+exact\t'Statistics refreshed first: `ANALYZE NO_WRITE_TO_BINLOG TABLE` on every base table of every shard, then the same information_schema figures. Bytes are then the pages the indexes hold; rows stay an estimate'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from plan" -l config -d 'Inventory file' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from plan" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
 json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from plan" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from plan" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from plan" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from plan" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from plan" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -430,6 +461,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from apply" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from apply" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from apply" -l replan -d 'When the directory changed since the plan was made, plan again (same weight and the limits recorded in the plan: threshold, max moves, drains, exclusions), print the new moves and apply them instead of refusing'
 complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from apply" -l dry-run -d 'Print each move\'s dry run (read-only, every effect recorded) instead of moving'
 complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from apply" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
@@ -444,6 +476,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand resume" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand resume" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand resume" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand resume" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand resume" -s h -l help -d 'Print help'
@@ -453,6 +486,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand abort" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand abort" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand abort" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand abort" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand abort" -s h -l help -d 'Print help'
@@ -463,6 +497,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand stop" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand stop" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand stop" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand stop" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand stop" -s h -l help -d 'Print help'
@@ -482,6 +517,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand ops" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand ops" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand ops" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand ops" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand ops" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -494,6 +530,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand workload" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand workload" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand workload" -l setup -d 'Create the workload table in every shard first'
 complete -c shardctl -n "__fish_shardctl_using_subcommand workload" -l stale-router -d 'Keep the locations loaded at the start and re-read the directory only when a server\'s error says to (read-only, table gone, lost connection, the wrong-shard guard); the check then counts the writes a shard that does not own the key acknowledged'
 complete -c shardctl -n "__fish_shardctl_using_subcommand workload" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
@@ -510,6 +547,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand prune" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand prune" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand prune" -l dry-run -d 'Show each table\'s predicate and how many rows it matches; delete nothing'
 complete -c shardctl -n "__fish_shardctl_using_subcommand prune" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand prune" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
@@ -526,6 +564,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand backup" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand backup" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand backup" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand backup" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand backup" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -540,6 +579,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand filter" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand filter" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand filter" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand filter" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand filter" -s h -l help -d 'Print help'
@@ -553,6 +593,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand change-master" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand change-master" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand change-master" -l no-start -d 'Do not start the channel'
 complete -c shardctl -n "__fish_shardctl_using_subcommand change-master" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand change-master" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
@@ -568,6 +609,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand wait" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand wait" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand wait" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand wait" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand wait" -s h -l help -d 'Print help'
@@ -581,6 +623,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand lock" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand lock" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand lock" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand lock" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand lock" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -591,6 +634,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand unlock" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand unlock" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand unlock" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand unlock" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand unlock" -s h -l help -d 'Print help'
@@ -602,6 +646,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand flip" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand flip" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand flip" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand flip" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand flip" -s h -l help -d 'Print help'
@@ -613,6 +658,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand drop-source" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand drop-source" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand drop-source" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand drop-source" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand drop-source" -s h -l help -d 'Print help'
@@ -623,6 +669,8 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand status" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand status" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand status" -l exact -d 'Exact shard sizes: refresh each shard table\'s statistics first (ANALYZE NO_WRITE_TO_BINLOG TABLE), instead of the statistics as they stand (stale right after a move)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand status" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand status" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand status" -s h -l help -d 'Print help'
@@ -632,6 +680,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand config; and not __fish_seen_subcommand_from check help" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand config; and not __fish_seen_subcommand_from check help" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand config; and not __fish_seen_subcommand_from check help" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand config; and not __fish_seen_subcommand_from check help" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand config; and not __fish_seen_subcommand_from check help" -s h -l help -d 'Print help'
@@ -643,6 +692,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand config; and __fish_seen_subcommand_from check" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand config; and __fish_seen_subcommand_from check" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand config; and __fish_seen_subcommand_from check" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand config; and __fish_seen_subcommand_from check" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand config; and __fish_seen_subcommand_from check" -s h -l help -d 'Print help'
@@ -654,6 +704,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand completions" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand completions" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand completions" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand completions" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand completions" -s h -l help -d 'Print help'
@@ -663,6 +714,7 @@ json\t'One JSON document (or one JSON object per event for streaming commands)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand man" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand man" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand man" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand man" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand man" -s h -l help -d 'Print help'

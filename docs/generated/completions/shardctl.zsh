@@ -21,6 +21,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -46,6 +47,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -73,6 +75,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '--tls[Serve TLS with a CA and certificate made in DIR/tls; the inventory asks for TLS, so replication channels and dump tools use it, verifying the certificate]' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
@@ -91,6 +94,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -108,6 +112,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '--purge[Remove the sandbox directory and all data]' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
@@ -161,6 +166,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -177,6 +183,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -203,6 +210,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -220,6 +228,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -236,6 +245,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -289,6 +299,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -318,6 +329,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -335,6 +347,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -351,6 +364,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -404,6 +418,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -431,6 +446,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '--global[A global table]' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
@@ -449,6 +465,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -465,6 +482,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -518,6 +536,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -548,6 +567,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -564,6 +584,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -581,6 +602,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -635,6 +657,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -654,6 +677,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -673,6 +697,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -696,6 +721,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '(--check)--dry-run[Run the procedure with every effect recorded instead of sent\: connects read-only, prints the steps with the statements a real run would send on these servers]' \
 '--offline[With --dry-run\: connect nowhere (MariaDB 10.11 dialect, placeholders for what only the servers know)]' \
 '--check[The dry run, reporting only whether the real run would be refused (preflight included); changes nothing]' \
@@ -723,6 +749,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '(--check)--dry-run[Run the procedure with every effect recorded instead of sent (read-only); prints the statements a real run would send on these servers]' \
 '--check[The dry run, reporting only whether the real run would be refused]' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
@@ -741,6 +768,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -769,12 +797,15 @@ load\:"Load\: a metrics file'\''s figures, or table I/O counters from performanc
 '*--exclude-shard=[Never move this shard (repeatable)]:EXCLUDE_SHARD:_default' \
 '--metrics=[With \`--by load\`\: a YAML map from shard id to load (otherwise performance_schema'\''s table I/O counters)]:METRICS:_files' \
 '--out=[Write the plan here (YAML), for \`rebalance apply\`]:OUT:_files' \
+'--sizes=[Shard sizes\: \`exact\` refreshes each shard table'\''s statistics first (ANALYZE NO_WRITE_TO_BINLOG TABLE, a few sampled pages per index); \`statistics\` takes them as they stand, stale right after a move]:SIZES:((statistics\:"information_schema as the tables'\'' statistics last left them\: free, but stale right after a copy or a large change until the server recalculates them"
+exact\:"Statistics refreshed first\: \`ANALYZE NO_WRITE_TO_BINLOG TABLE\` on every base table of every shard, then the same information_schema figures. Bytes are then the pages the indexes hold; rows stay an estimate"))' \
 '--config=[Inventory file]:CONFIG:_files' \
 '--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
 json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -793,6 +824,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '--replan[When the directory changed since the plan was made, plan again (same weight and the limits recorded in the plan\: threshold, max moves, drains, exclusions), print the new moves and apply them instead of refusing]' \
 '(--replan)--dry-run[Print each move'\''s dry run (read-only, every effect recorded) instead of moving]' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
@@ -844,6 +876,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -861,6 +894,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -879,6 +913,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -906,6 +941,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -926,6 +962,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '--setup[Create the workload table in every shard first]' \
 '--stale-router[Keep the locations loaded at the start and re-read the directory only when a server'\''s error says to (read-only, table gone, lost connection, the wrong-shard guard); the check then counts the writes a shard that does not own the key acknowledged]' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
@@ -949,6 +986,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '--dry-run[Show each table'\''s predicate and how many rows it matches; delete nothing]' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
@@ -972,6 +1010,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -993,6 +1032,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -1013,6 +1053,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '--no-start[Do not start the channel]' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
@@ -1035,6 +1076,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -1055,6 +1097,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -1072,6 +1115,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -1090,6 +1134,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -1108,6 +1153,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -1125,6 +1171,8 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'--exact[Exact shard sizes\: refresh each shard table'\''s statistics first (ANALYZE NO_WRITE_TO_BINLOG TABLE), instead of the statistics as they stand (stale right after a move)]' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -1141,6 +1189,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -1165,6 +1214,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -1209,6 +1259,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -1226,6 +1277,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 '--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
 always\:"Always"
 never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \

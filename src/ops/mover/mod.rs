@@ -856,6 +856,17 @@ impl<'a, E: Effects> Mover<'a, E> {
         millis: Option<u64>,
         detail: serde_json::Value,
     ) {
+        // The step lines in the log (-vv, --log-file), beside the statements they sent.
+        crate::output::log(
+            2,
+            &format!(
+                "op {} step {} {step} {}{}",
+                self.fx.op(),
+                step_no + 1,
+                event.as_str(),
+                millis.map(|m| format!(" in {m} ms")).unwrap_or_default()
+            ),
+        );
         (self.on_event)(&StepEvent {
             op: self.fx.op(),
             step_no,
