@@ -178,6 +178,102 @@ impl Default for Defaults {
     }
 }
 
+/// The stages of an operation a hook can run at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HookStage {
+    /// The operation was journaled and its first step begins.
+    Started,
+    /// The backup step copied the shard.
+    Copied,
+    /// The copy is caught up and the cut-over could start.
+    Ready,
+    /// Just before the fence goes up; a failure postpones the cut-over.
+    BeforeCutover,
+    /// The write fence is up.
+    Fenced,
+    /// The directory points at the new location.
+    Flipped,
+    /// Every step is done.
+    Done,
+    /// A step failed (or the run was interrupted).
+    Failed,
+}
+
+impl HookStage {
+    /// The name in inventories and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookStage::Started => "started",
+            HookStage::Copied => "copied",
+            HookStage::Ready => "ready",
+            HookStage::BeforeCutover => "before-cutover",
+            HookStage::Fenced => "fenced",
+            HookStage::Flipped => "flipped",
+            HookStage::Done => "done",
+            HookStage::Failed => "failed",
+        }
+    }
+
+    /// Every stage, in the order an operation reaches them.
+    pub const ALL: [HookStage; 8] = [
+        HookStage::Started,
+        HookStage::Copied,
+        HookStage::Ready,
+        HookStage::BeforeCutover,
+        HookStage::Fenced,
+        HookStage::Flipped,
+        HookStage::Done,
+        HookStage::Failed,
+    ];
+}
+
+/// A command run at a stage of every move, split or resume (see [`crate::ops::hooks`]).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HookSpec {
+    /// When it runs.
+    pub stage: HookStage,
+    /// What runs: `sh -c COMMAND`, the operation's JSON document on stdin.
+    pub command: String,
+    /// Killed (with every process it started) after this long, seconds.
+    #[serde(default = "default_hook_timeout")]
+    pub timeout_secs: u64,
+}
+
+fn default_hook_timeout() -> u64 {
+    30
+}
+
+impl std::str::FromStr for HookSpec {
+    type Err = String;
+
+    /// `STAGE=COMMAND` (`--hook`), with the default timeout.
+    fn from_str(text: &str) -> std::result::Result<Self, String> {
+        let (stage, command) = text
+            .split_once('=')
+            .ok_or_else(|| format!("{text:?} is not STAGE=COMMAND"))?;
+        let stage = HookStage::ALL
+            .into_iter()
+            .find(|s| s.as_str() == stage.trim())
+            .ok_or_else(|| {
+                format!(
+                    "unknown hook stage {:?} (one of {})",
+                    stage.trim(),
+                    HookStage::ALL.map(|s| s.as_str()).join(", ")
+                )
+            })?;
+        if command.trim().is_empty() {
+            return Err(format!("{text:?}: the command is empty"));
+        }
+        Ok(HookSpec {
+            stage,
+            command: command.to_string(),
+            timeout_secs: default_hook_timeout(),
+        })
+    }
+}
+
 /// The inventory file as written.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -193,6 +289,9 @@ pub struct InventoryFile {
     pub application: Option<AccountSpec>,
     /// The nodes, by name.
     pub nodes: BTreeMap<String, NodeSpec>,
+    /// Commands run at the stages of every move, split and resume.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hooks: Vec<HookSpec>,
     /// Defaults.
     #[serde(default)]
     pub defaults: Defaults,

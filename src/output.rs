@@ -286,9 +286,22 @@ pub fn print_event(command: &str, event: &str, body: serde_json::Value) {
     write_out(&format!("{}\n", event_line(command, event, body)));
 }
 
-/// Prints `value` as pretty JSON on stdout.
+/// Documents printed as one line each (`--watch` under `--output json`).
+static COMPACT: AtomicBool = AtomicBool::new(false);
+
+/// Prints every later document on one line (JSON Lines), as `--watch` needs.
+pub fn set_compact(on: bool) {
+    COMPACT.store(on, Ordering::Relaxed);
+}
+
+/// Prints `value` as pretty JSON on stdout (one line each after [`set_compact`]).
 pub fn print_json<T: Serialize>(value: &T) {
-    match serde_json::to_string_pretty(value) {
+    let text = if COMPACT.load(Ordering::Relaxed) {
+        serde_json::to_string(value)
+    } else {
+        serde_json::to_string_pretty(value)
+    };
+    match text {
         Ok(s) => write_out(&format!("{s}\n")),
         Err(e) => write_err(&format!("shardctl: cannot encode JSON: {e}\n")),
     }

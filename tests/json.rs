@@ -519,6 +519,48 @@ fn every_command_follows_the_json_contract() {
         "1",
     ]);
 
+    // A move that waits for its cut-over, given the go-ahead.
+    let mut waiting = std::process::Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
+        .env("SHARDCTL_YES", "1")
+        .arg("--config")
+        .arg(&c.config)
+        .args([
+            "move",
+            "--shard",
+            "1",
+            "--to",
+            "node1",
+            "--cutover",
+            "manual",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let op = loop {
+        let op = last_op(&mut c);
+        let out = shardctl()
+            .arg("--config")
+            .arg(&c.config)
+            .args(["--output", "json", "ops", &op.to_string()])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        if v["operation"]["current_step"]["name"] == "await-cutover"
+            && v["operation"]["state"] == "running"
+        {
+            break op;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the move never waited: {v}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    c.run(&["cutover", &op.to_string()]);
+    assert!(waiting.wait().unwrap().success());
+
     // Taking the directory apart again.
     c.run(&[
         "function", "add", "tmp", "--type", "hash", "--key", "string",
@@ -572,6 +614,7 @@ fn every_command_follows_the_json_contract() {
         "backup",
         "change-master",
         "config check",
+        "cutover",
         "drop-source",
         "filter",
         "flip",

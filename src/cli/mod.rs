@@ -109,6 +109,12 @@ pub enum Command {
         after_help = "Example:\n  shardctl abort 12\n\nRefused while the operation's owner is alive (`shardctl stop 12` first) and after the flip."
     )]
     Abort(mv::AbortArgs),
+    /// Give an operation waiting in its await-cutover step (`move --cutover manual`) the
+    /// go-ahead: it fences, confirms and flips.
+    #[command(
+        after_help = "Example:\n  shardctl move --shard 3 --to node3 --cutover manual --yes &\n  shardctl ops --watch 12      # until step await-cutover runs\n  shardctl cutover 12"
+    )]
+    Cutover(mv::CutoverCmdArgs),
     /// Ask the process driving an operation to stop at its next safe point, as Ctrl-C would.
     #[command(
         after_help = "Example:\n  shardctl stop 12 && shardctl abort 12\n\nBefore the flip the owner lifts the fence and leaves the operation resumable."
@@ -248,6 +254,55 @@ pub fn confirm(ctx: &Context, what: &str) -> Result<()> {
     }
 }
 
+/// `--watch`: runs `show` every `interval` until Ctrl-C, or until it answers that what it
+/// watches has finished. On a terminal (table output) each update redraws the screen in
+/// place; under `--output json` each update is one line (JSON Lines); otherwise updates
+/// follow one another, a blank line apart.
+pub fn watch(
+    ctx: &Context,
+    interval: std::time::Duration,
+    mut show: impl FnMut() -> Result<bool>,
+) -> Result<()> {
+    use std::io::IsTerminal;
+    let redraw = ctx.format == Format::Table && std::io::stdout().is_terminal();
+    output::set_compact(ctx.format == Format::Json);
+    let mut first = true;
+    loop {
+        if redraw {
+            output::write_out("\x1b[H\x1b[2J");
+        } else if !first && ctx.format == Format::Table {
+            output::write_out("\n");
+        }
+        first = false;
+        let finished = show()?;
+        if redraw {
+            output::write_out(&format!(
+                "\n{}  every {}s; Ctrl-C to stop\n",
+                crate::clock::now(),
+                interval.as_secs_f64()
+            ));
+        }
+        if finished {
+            return Ok(());
+        }
+        let until = std::time::Instant::now() + interval;
+        while std::time::Instant::now() < until {
+            if crate::signal::interrupted() {
+                return Ok(());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+}
+
+/// `--interval`: seconds between `--watch` updates, 0.2 to 3600.
+fn watch_interval(s: &str) -> std::result::Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(f) if (0.2..=3600.0).contains(&f) => Ok(f),
+        _ => Err(format!("{s:?}: the interval is 0.2 to 3600 seconds")),
+    }
+}
+
 /// The line a failed command leaves on stderr: `shardctl: MESSAGE`, or under `--output
 /// json` one JSON object, `{"error": {"kind": "refused", "exit_code": 5, "message": ...}}`,
 /// so a script reading JSON never has to parse text.
@@ -304,6 +359,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Resume(args) => mv::resume(&ctx, args),
         Command::Abort(args) => mv::abort(&ctx, args),
         Command::Stop(args) => mv::stop(&ctx, args),
+        Command::Cutover(args) => mv::cutover(&ctx, args),
         Command::Ops(args) => mv::ops(&ctx, args),
         Command::Workload(args) => mv::workload(&ctx, args),
         Command::Prune(args) => mv::prune(&ctx, args),

@@ -11,6 +11,67 @@ use crate::playbook::{Fence, Playbook, Step};
 use comfy_table::Cell;
 use std::path::PathBuf;
 
+/// When and with which hooks a move or split cuts over.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CutoverArgs {
+    /// Copy and keep the copy current, then wait, unfenced, for `shardctl cutover OP`
+    /// (`manual`), a daily window (`window`, with --cutover-window) or nothing (`auto`: go on
+    /// once the before-cutover hooks pass). Without it the cut-over follows the copy at once.
+    #[arg(long, value_enum)]
+    pub cutover: Option<crate::playbook::CutoverMode>,
+    /// The window for `--cutover window`, HH:MM-HH:MM in UTC (may run past midnight).
+    #[arg(long, value_name = "HH:MM-HH:MM")]
+    pub cutover_window: Option<crate::playbook::CutoverWindow>,
+    /// Run COMMAND at STAGE (started, copied, ready, before-cutover, fenced, flipped, done,
+    /// failed) with the operation as JSON on stdin; repeatable; added to the inventory's
+    /// hooks. A failing before-cutover hook postpones the cut-over.
+    #[arg(long, value_name = "STAGE=COMMAND")]
+    pub hook: Vec<crate::config::HookSpec>,
+}
+
+impl CutoverArgs {
+    /// Applies the options to the playbook and the inventory's hooks.
+    fn apply(&self, pb: &mut Playbook, inv: &mut crate::config::Inventory) -> Result<()> {
+        inv.file.hooks.extend(self.hook.iter().cloned());
+        let mode = match (self.cutover, self.cutover_window) {
+            (None, Some(_)) | (Some(crate::playbook::CutoverMode::Window), Some(_)) => {
+                Some(crate::playbook::CutoverMode::Window)
+            }
+            (Some(crate::playbook::CutoverMode::Window), None) => {
+                return Err(Error::Usage(
+                    "--cutover window needs --cutover-window HH:MM-HH:MM".into(),
+                ))
+            }
+            (Some(_), Some(_)) => {
+                return Err(Error::Usage(
+                    "--cutover-window goes with --cutover window".into(),
+                ))
+            }
+            (mode, None) => mode,
+        };
+        let before_hooks = inv
+            .file
+            .hooks
+            .iter()
+            .any(|h| h.stage == crate::config::HookStage::BeforeCutover);
+        let mode = match mode {
+            None if before_hooks && !pb.awaits_cutover() => {
+                Some(crate::playbook::CutoverMode::Auto)
+            }
+            other => other,
+        };
+        if let Some(mode) = mode {
+            pb.await_cutover(crate::playbook::AwaitCutoverParams {
+                mode,
+                window: self.cutover_window,
+                lag_below_secs: 1,
+                check_every_secs: 1,
+            });
+        }
+        Ok(())
+    }
+}
+
 /// Arguments of `move`.
 #[derive(Debug, clap::Args)]
 pub struct MoveArgs {
@@ -41,6 +102,9 @@ pub struct MoveArgs {
     /// included); changes nothing.
     #[arg(long)]
     pub check: bool,
+    /// When to cut over, and hooks.
+    #[command(flatten)]
+    pub cutover: CutoverArgs,
 }
 
 /// Prints a dry run's plan.
@@ -329,13 +393,15 @@ fn playbook(args: &MoveArgs) -> Result<Playbook> {
 }
 
 pub fn run_move(ctx: &Context, args: MoveArgs) -> Result<()> {
-    let pb = playbook(&args)?;
+    let mut pb = playbook(&args)?;
     if pb.is_split() {
         return Err(Error::Usage(
             "that playbook is a split's (it prunes): use it with `shardctl split`".into(),
         ));
     }
-    let inv = ctx.inventory()?;
+    let mut inv = ctx.inventory()?;
+    args.cutover.apply(&mut pb, &mut inv)?;
+    pb.check("the playbook")?;
     if args.dry_run && args.offline {
         let plan = crate::ops::plan::move_plan(&inv, args.shard, &args.to, &pb)?;
         match ctx.format {
@@ -409,10 +475,14 @@ fn summary_fields(m: &Mover<'_>) -> serde_json::Value {
 pub struct ResumeArgs {
     /// Operation id (see `shardctl ops`).
     pub op: u64,
+    /// Run COMMAND at STAGE, as with `move --hook` (the inventory's hooks run too).
+    #[arg(long, value_name = "STAGE=COMMAND")]
+    pub hook: Vec<crate::config::HookSpec>,
 }
 
 pub fn resume(ctx: &Context, args: ResumeArgs) -> Result<()> {
-    let inv = ctx.inventory()?;
+    let mut inv = ctx.inventory()?;
+    inv.file.hooks.extend(args.hook.iter().cloned());
     let rec = Directory::open(&inv)?.operation(args.op)?;
     if rec.kind == OpKind::Prune {
         if rec.state.is_finished() {
@@ -544,6 +614,13 @@ pub struct OpsArgs {
     /// At most this many operations, newest first.
     #[arg(long, default_value_t = 50, value_parser = super::at_least_one)]
     pub limit: usize,
+    /// Redraw every --interval seconds until Ctrl-C, or with OP until it has finished
+    /// (one JSON document per line under --output json).
+    #[arg(long)]
+    pub watch: bool,
+    /// Seconds between --watch updates.
+    #[arg(long, default_value_t = 2.0, requires = "watch", value_parser = super::watch_interval)]
+    pub interval: f64,
 }
 
 /// `ops --state`.
@@ -609,11 +686,24 @@ fn short_time(millis: Option<i64>) -> String {
 pub fn ops(ctx: &Context, args: OpsArgs) -> Result<()> {
     let inv = ctx.inventory()?;
     let mut dir = Directory::open(&inv)?;
+    if args.watch {
+        return super::watch(
+            ctx,
+            std::time::Duration::from_secs_f64(args.interval),
+            || show_ops(ctx, &mut dir, &args),
+        );
+    }
+    show_ops(ctx, &mut dir, &args).map(|_| ())
+}
+
+/// Shows the operations once; true when the one asked for has finished.
+fn show_ops(ctx: &Context, dir: &mut Directory, args: &OpsArgs) -> Result<bool> {
     let mut ops = dir.operations(args.op)?;
     if let Some(op) = args.op {
         let Some(o) = ops.first() else {
             return Err(Error::Usage(format!("no operation {op}")));
         };
+        let finished = o.state.is_finished();
         match ctx.format {
             Format::Json => output::print_document(
                 "ops",
@@ -633,7 +723,7 @@ pub fn ops(ctx: &Context, args: OpsArgs) -> Result<()> {
                 crate::outln!("{t}");
             }
         }
-        return Ok(());
+        return Ok(finished);
     }
     ops.retain(|o| {
         (args.state.is_empty() || args.state.iter().any(|s| s.matches(o.state)))
@@ -648,6 +738,69 @@ pub fn ops(ctx: &Context, args: OpsArgs) -> Result<()> {
         ),
         Format::Table => print_ops_table(&ops),
     }
+    Ok(false)
+}
+
+/// Arguments of `cutover`.
+#[derive(Debug, clap::Args)]
+pub struct CutoverCmdArgs {
+    /// The operation waiting in its await-cutover step (see `shardctl ops`).
+    pub op: u64,
+}
+
+/// `shardctl cutover OP`: the go-ahead for an operation that waits for its cut-over.
+pub fn cutover(ctx: &Context, args: CutoverCmdArgs) -> Result<()> {
+    let inv = ctx.inventory()?;
+    let mut dir = Directory::open(&inv)?;
+    let rec = dir.operation(args.op)?;
+    if rec.state.is_finished() {
+        return Err(Error::Usage(format!(
+            "operation {} is {}: there is no cut-over left to start",
+            args.op, rec.state
+        )));
+    }
+    match rec.steps.iter().find(|s| s.state != StepState::Done) {
+        Some(s) if s.name == "await-cutover" => {}
+        Some(s) => {
+            return Err(Error::Usage(format!(
+                "operation {} is not waiting for its cut-over: its next step is {} {} (only an operation started with --cutover waits, once its copy is verified)",
+                args.op,
+                s.step_no + 1,
+                s.name
+            )))
+        }
+        None => {
+            return Err(Error::Usage(format!(
+                "operation {} has no step left to run",
+                args.op
+            )))
+        }
+    }
+    if !dir.request_cutover(args.op)? {
+        return Err(Error::Usage(format!(
+            "operation {} finished meanwhile",
+            args.op
+        )));
+    }
+    let live = rec.owner.is_some() && rec.heartbeat_age_secs.is_some_and(|a| a < 20);
+    ctx.show(
+        "cutover",
+        serde_json::json!({"op": args.op, "requested": true, "owner_alive": live}),
+        || {
+            if live {
+                crate::outln!(
+                    "operation {}: cut-over requested; its owner fences and flips within seconds",
+                    args.op
+                )
+            } else {
+                crate::outln!(
+                    "operation {}: cut-over requested; it has no live owner: `shardctl resume {}` continues it",
+                    args.op,
+                    args.op
+                )
+            }
+        },
+    );
     Ok(())
 }
 
@@ -1011,11 +1164,14 @@ pub struct SplitArgs {
     /// The dry run, reporting only whether the real run would be refused.
     #[arg(long)]
     pub check: bool,
+    /// When to cut over, and hooks.
+    #[command(flatten)]
+    pub cutover: CutoverArgs,
 }
 
 pub fn split(ctx: &Context, args: SplitArgs) -> Result<()> {
     use crate::ops::split::SplitAt;
-    let inv = ctx.inventory()?;
+    let mut inv = ctx.inventory()?;
     let mut pb = match &args.playbook {
         Some(p) => Playbook::load(p)?,
         None => Playbook::default_split(),
@@ -1032,6 +1188,8 @@ pub fn split(ctx: &Context, args: SplitArgs) -> Result<()> {
             "that playbook is a move's (it drops the source): a split's playbook prunes both shards".into(),
         ));
     }
+    args.cutover.apply(&mut pb, &mut inv)?;
+    pb.check("the playbook")?;
     let at = match (&args.at, &args.point, &args.values) {
         (Some(a), None, None) if a == "median" => SplitAt::Median,
         (Some(a), None, None) => SplitAt::Key(a.clone()),

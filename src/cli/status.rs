@@ -15,6 +15,13 @@ pub struct StatusArgs {
     /// after a move).
     #[arg(long)]
     pub exact: bool,
+    /// Redraw every --interval seconds until Ctrl-C (one JSON document per line under
+    /// --output json).
+    #[arg(long)]
+    pub watch: bool,
+    /// Seconds between --watch updates.
+    #[arg(long, default_value_t = 2.0, requires = "watch", value_parser = super::watch_interval)]
+    pub interval: f64,
 }
 
 fn yes_no(b: bool) -> &'static str {
@@ -54,12 +61,23 @@ fn channels_cell(r: &NodeReport) -> Cell {
 
 pub fn run(ctx: &Context, args: StatusArgs) -> Result<()> {
     let inv = ctx.inventory()?;
+    if args.watch {
+        return super::watch(
+            ctx,
+            std::time::Duration::from_secs_f64(args.interval),
+            || show(ctx, &inv, &args).map(|_| false),
+        );
+    }
+    show(ctx, &inv, &args)
+}
+
+fn show(ctx: &Context, inv: &crate::config::Inventory, args: &StatusArgs) -> Result<()> {
     let source = if args.exact {
         SizeSource::Exact
     } else {
         SizeSource::Statistics
     };
-    let fleet = gather_fleet_sized(&inv, &args.nodes, source)?;
+    let fleet = gather_fleet_sized(inv, &args.nodes, source)?;
     match ctx.format {
         Format::Json => output::print_document("status", serde_json::json!(fleet)),
         Format::Table => {

@@ -528,6 +528,29 @@ impl Directory {
         Ok(n > 0)
     }
 
+    /// Gives `op` the go-ahead for its cut-over (`shardctl cutover`). False when the
+    /// operation is finished.
+    pub fn request_cutover(&mut self, op: u64) -> Result<bool> {
+        let ops = self.jt("operations");
+        let n = self.server().exec_affected(&Stmt::with(
+            format!("UPDATE {ops} SET cutover_requested = 1 WHERE op_id = ? AND state IN ('running', 'failed')"),
+            vec![op.into()],
+        ))?;
+        Ok(n > 0)
+    }
+
+    /// True once an operator gave `op` the go-ahead for its cut-over.
+    pub fn cutover_requested(&mut self, op: u64) -> Result<bool> {
+        let ops = self.jt("operations");
+        let flag: Option<u8> = self.retrying(|d| {
+            d.server().first(&Stmt::with(
+                format!("SELECT cutover_requested FROM {ops} WHERE op_id = ?"),
+                vec![op.into()],
+            ))
+        })?;
+        Ok(flag.unwrap_or(0) != 0)
+    }
+
     /// The owner's heartbeat: refreshed only while `lease` holds. Returns (still held,
     /// stop requested).
     pub fn heartbeat(&mut self, lease: &Lease) -> Result<(bool, bool)> {

@@ -2,7 +2,7 @@
 //! directory lacks; a directory newer than this binary is refused.
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// Migration `n` (1-based) brings a directory from version n-1 to n. `{d}` stands for the
 /// back-quoted directory schema.
@@ -135,4 +135,9 @@ pub const MIGRATIONS: &[&[&str]] = &[&[
         raised_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
         PRIMARY KEY (node, op_id)
     ) ENGINE=InnoDB",
+], &[
+    // `shardctl cutover OP`: the operator's go-ahead for an operation waiting in its
+    // await-cutover step.
+    "ALTER TABLE {d}.operations
+        ADD COLUMN cutover_requested TINYINT UNSIGNED NOT NULL DEFAULT 0",
 ]];

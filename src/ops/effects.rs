@@ -448,6 +448,10 @@ pub trait Effects: FleetEffects {
     /// Deletes, on each shard, the rows it no longer owns.
     fn prune(&mut self, shards: &[u32]) -> Result<serde_json::Value>;
 
+    /// True once an operator gave the go-ahead for the cut-over (`shardctl cutover`); a
+    /// dry run never waits for it.
+    fn cutover_requested(&mut self) -> Result<bool>;
+
     /// Journals a step as started.
     fn step_started(&mut self, step_no: u32, name: &str) -> Result<()>;
     /// Journals a step as done with the procedure's state.
@@ -896,6 +900,10 @@ impl Effects for Live<'_> {
             out.push(serde_json::json!({"shard": shard, "tables": reports}));
         }
         Ok(serde_json::Value::Array(out))
+    }
+
+    fn cutover_requested(&mut self) -> Result<bool> {
+        self.dir.cutover_requested(self.lease.op)
     }
 
     fn step_started(&mut self, step_no: u32, _name: &str) -> Result<()> {
@@ -1517,6 +1525,10 @@ impl Effects for DryRun<'_> {
             ),
         );
         Ok(serde_json::Value::Null)
+    }
+
+    fn cutover_requested(&mut self) -> Result<bool> {
+        Ok(true)
     }
 
     fn step_started(&mut self, step_no: u32, name: &str) -> Result<()> {

@@ -159,6 +159,15 @@ pub fn move_plan(inv: &Inventory, shard: u32, to: &str, pb: &Playbook) -> Result
                 format!("{to}: START ... SQL_THREAD UNTIL <that position>; {} worker snapshots once it is there; the applier released", v.workers),
                 format!("both: every table compared in primary-key chunks of {} rows (COUNT and BIT_XOR of a CRC32 of every column); any difference stops the move before the fence", v.chunk_rows),
             ]),
+            Step::AwaitCutover(a) => (format!("{source}, {to}"), vec![
+                format!("{to}: the channel held within {}s of {source}, no fence up", a.lag_below_secs),
+                match (a.mode, a.window) {
+                    (crate::playbook::CutoverMode::Manual, _) => "waits for `shardctl cutover <op>`".to_string(),
+                    (crate::playbook::CutoverMode::Window, Some(w)) => format!("waits for the window {} UTC (or `shardctl cutover <op>`)", String::from(w)),
+                    _ => "goes on at once".to_string(),
+                },
+                "runs the before-cutover hooks; a failure postpones the cut-over".into(),
+            ]),
             Step::Confirm(_) => (format!("{source}, {to}"), vec![
                 "under the fence: the same tables with the same definitions on both sides; tables created since the verified point compared in full; the verified point recent enough".into(),
             ]),

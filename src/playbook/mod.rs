@@ -143,6 +143,111 @@ pub struct DropSourceParams {
     pub keep: bool,
 }
 
+/// When `await-cutover` lets the fence go up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum CutoverMode {
+    /// When an operator runs `shardctl cutover OP`.
+    Manual,
+    /// Inside the daily window (UTC), or earlier on `shardctl cutover OP`.
+    Window,
+    /// At once, as soon as every `before-cutover` hook passes.
+    Auto,
+}
+
+/// A daily window in UTC, `HH:MM-HH:MM`; one whose end is before its start runs past
+/// midnight (`22:00-02:00`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct CutoverWindow {
+    /// Minutes after midnight UTC it opens.
+    pub start: u16,
+    /// Minutes after midnight UTC it closes.
+    pub end: u16,
+}
+
+impl CutoverWindow {
+    /// True at `minute` (after midnight UTC).
+    pub fn contains(&self, minute: u16) -> bool {
+        if self.start <= self.end {
+            (self.start..self.end).contains(&minute)
+        } else {
+            minute >= self.start || minute < self.end
+        }
+    }
+
+    /// The current minute after midnight UTC.
+    pub fn minute_now() -> u16 {
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        ((secs % 86_400) / 60) as u16
+    }
+}
+
+impl std::str::FromStr for CutoverWindow {
+    type Err = String;
+
+    fn from_str(text: &str) -> std::result::Result<Self, String> {
+        let minute = |t: &str| -> Option<u16> {
+            let (h, m) = t.trim().split_once(':')?;
+            let (h, m): (u16, u16) = (h.parse().ok()?, m.parse().ok()?);
+            (h < 24 && m < 60 && t.trim().len() == 5).then_some(h * 60 + m)
+        };
+        let bad = || format!("{text:?} is not a window HH:MM-HH:MM (UTC, 00:00 to 23:59)");
+        let (a, b) = text.split_once('-').ok_or_else(bad)?;
+        let (start, end) = (minute(a).ok_or_else(bad)?, minute(b).ok_or_else(bad)?);
+        if start == end {
+            return Err(format!(
+                "{text:?}: the window is empty (start and end are the same)"
+            ));
+        }
+        Ok(CutoverWindow { start, end })
+    }
+}
+
+impl TryFrom<String> for CutoverWindow {
+    type Error = String;
+
+    fn try_from(text: String) -> std::result::Result<Self, String> {
+        text.parse()
+    }
+}
+
+impl From<CutoverWindow> for String {
+    fn from(w: CutoverWindow) -> String {
+        format!(
+            "{:02}:{:02}-{:02}:{:02}",
+            w.start / 60,
+            w.start % 60,
+            w.end / 60,
+            w.end % 60
+        )
+    }
+}
+
+/// `await-cutover` parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AwaitCutoverParams {
+    /// What lets the fence go up.
+    pub mode: CutoverMode,
+    /// With `mode: window`: when.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<CutoverWindow>,
+    /// The lag the copy is held below while it waits, seconds.
+    #[serde(default = "one")]
+    pub lag_below_secs: u64,
+    /// How often it looks for the go-ahead (and runs `before-cutover` hooks), seconds.
+    #[serde(default = "one")]
+    pub check_every_secs: u64,
+}
+
+fn one() -> u64 {
+    1
+}
+
 /// One step of a playbook.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "step", rename_all = "kebab-case")]
@@ -163,6 +268,9 @@ pub enum Step {
     Lock(LockParams),
     /// Compare every table in chunks at a consistent point, outside the fence.
     Verify(VerifyParams),
+    /// Hold the copy caught up, unfenced, until the cut-over may start (an operator's
+    /// `shardctl cutover`, a window, passing `before-cutover` hooks).
+    AwaitCutover(AwaitCutoverParams),
     /// Under the fence: the sets of tables and objects match, what changed since the
     /// verified point arrived, nothing escaped.
     Confirm(NoParams),
@@ -181,7 +289,7 @@ pub enum Step {
 }
 
 /// Every step's name, as written in playbooks.
-pub const STEP_NAMES: [&str; 15] = [
+pub const STEP_NAMES: [&str; 16] = [
     "preflight",
     "backup",
     "change-master",
@@ -190,6 +298,7 @@ pub const STEP_NAMES: [&str; 15] = [
     "wait",
     "lock",
     "verify",
+    "await-cutover",
     "confirm",
     "guard",
     "flip",
@@ -211,6 +320,7 @@ impl Step {
             Step::Wait(_) => "wait",
             Step::Lock(_) => "lock",
             Step::Verify(_) => "verify",
+            Step::AwaitCutover(_) => "await-cutover",
             Step::Confirm(_) => "confirm",
             Step::Guard(_) => "guard",
             Step::Flip(_) => "flip",
@@ -233,6 +343,23 @@ pub struct Playbook {
 }
 
 impl Playbook {
+    /// Makes the cut-over wait: puts (or replaces) an `await-cutover` step right before
+    /// `lock`.
+    pub fn await_cutover(&mut self, params: AwaitCutoverParams) {
+        self.steps.retain(|s| !matches!(s, Step::AwaitCutover(_)));
+        let at = self
+            .position(|s| matches!(s, Step::Lock(_)))
+            .unwrap_or(self.steps.len());
+        self.steps.insert(at, Step::AwaitCutover(params));
+    }
+
+    /// True when the playbook waits for its cut-over.
+    pub fn awaits_cutover(&self) -> bool {
+        self.steps
+            .iter()
+            .any(|s| matches!(s, Step::AwaitCutover(_)))
+    }
+
     /// Parses and checks playbook text; `origin` names it in messages. A wrong field is
     /// named by its path and line: `pb.yaml:15:5: steps[7].lock.timeout_secs: ...`.
     pub fn parse(origin: &str, text: &str) -> Result<Playbook> {
@@ -302,7 +429,7 @@ impl Playbook {
     }
 
     /// Checks the order rules that keep a move safe.
-    fn check(&self, origin: &str) -> Result<()> {
+    pub fn check(&self, origin: &str) -> Result<()> {
         let bad = |m: &str| Err(Error::Config(format!("{origin}: {m}")));
         for s in &self.steps {
             if let Step::Wait(w) = s {
@@ -430,6 +557,21 @@ impl Playbook {
             (Some(_), None) => {
                 if pos("guard").is_some() {
                     return bad("guard belongs to a split: a move drops the old copy instead");
+                }
+            }
+        }
+        if let Some(a) = pos("await-cutover") {
+            if !(pos("start-replication").unwrap() < a && a < lock) {
+                return bad("await-cutover must come after start-replication and before lock: it waits with the copy current and no fence up");
+            }
+            if let Some(Step::AwaitCutover(p)) = self.steps.get(a) {
+                if (p.mode == CutoverMode::Window) != p.window.is_some() {
+                    return bad("await-cutover takes a window exactly when its mode is window");
+                }
+                if p.lag_below_secs == 0 || p.check_every_secs == 0 {
+                    return bad(
+                        "await-cutover lag_below_secs and check_every_secs must be above 0",
+                    );
                 }
             }
         }

@@ -541,6 +541,7 @@ impl Sandbox {
             })
             .collect();
         let inv = InventoryFile {
+            hooks: Vec::new(),
             directory: DirectorySpec {
                 node: self.state.nodes[0].name.clone(),
                 schema: "shardctl".into(),

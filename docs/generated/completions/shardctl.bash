@@ -34,6 +34,9 @@ _shardctl() {
             shardctl,config)
                 cmd="shardctl__subcmd__config"
                 ;;
+            shardctl,cutover)
+                cmd="shardctl__subcmd__cutover"
+                ;;
             shardctl,drop-source)
                 cmd="shardctl__subcmd__drop__subcmd__source"
                 ;;
@@ -162,6 +165,9 @@ _shardctl() {
                 ;;
             shardctl__subcmd__help,config)
                 cmd="shardctl__subcmd__help__subcmd__config"
+                ;;
+            shardctl__subcmd__help,cutover)
+                cmd="shardctl__subcmd__help__subcmd__cutover"
                 ;;
             shardctl__subcmd__help,drop-source)
                 cmd="shardctl__subcmd__help__subcmd__drop__subcmd__source"
@@ -413,7 +419,7 @@ _shardctl() {
 
     case "${cmd}" in
         shardctl)
-            opts="-v -y -h -V --config --output --color --verbose --yes --log-file --help --version sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help"
+            opts="-v -y -h -V --config --output --color --verbose --yes --log-file --help --version sandbox init node function table shard lookup analyze sample move split rebalance resume abort cutover stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -731,6 +737,36 @@ _shardctl() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__cutover)
+            opts="-v -y -h --config --output --color --verbose --yes --log-file --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1063,7 +1099,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__help)
-            opts="sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help"
+            opts="sandbox init node function table shard lookup analyze sample move split rebalance resume abort cutover stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1163,6 +1199,20 @@ _shardctl() {
         shardctl__subcmd__help__subcmd__config__subcmd__check)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__help__subcmd__cutover)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1903,7 +1953,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__move)
-            opts="-v -y -h --shard --to --playbook --fence --method --dry-run --offline --check --config --output --color --verbose --yes --log-file --help"
+            opts="-v -y -h --shard --to --playbook --fence --method --dry-run --offline --check --cutover --cutover-window --hook --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1927,6 +1977,18 @@ _shardctl() {
                     ;;
                 --method)
                     COMPREPLY=($(compgen -W "native dump" -- "${cur}"))
+                    return 0
+                    ;;
+                --cutover)
+                    COMPREPLY=($(compgen -W "manual window auto" -- "${cur}"))
+                    return 0
+                    ;;
+                --cutover-window)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hook)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --config)
@@ -2151,7 +2213,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__ops)
-            opts="-v -y -h --state --kind --shard --limit --config --output --color --verbose --yes --log-file --help"
+            opts="-v -y -h --state --kind --shard --limit --watch --interval --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2170,6 +2232,10 @@ _shardctl() {
                     return 0
                     ;;
                 --limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2433,12 +2499,16 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__resume)
-            opts="-v -y -h --config --output --color --verbose --yes --log-file --help"
+            opts="-v -y -h --hook --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --hook)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2933,7 +3003,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__split)
-            opts="-v -y -h --shard --to --at --point --values --playbook --fence --dry-run --check --config --output --color --verbose --yes --log-file --help"
+            opts="-v -y -h --shard --to --at --point --values --playbook --fence --dry-run --check --cutover --cutover-window --hook --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2967,6 +3037,18 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "shard read-only" -- "${cur}"))
                     return 0
                     ;;
+                --cutover)
+                    COMPREPLY=($(compgen -W "manual window auto" -- "${cur}"))
+                    return 0
+                    ;;
+                --cutover-window)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hook)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2991,13 +3073,17 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__status)
-            opts="-v -y -h --node --exact --config --output --color --verbose --yes --log-file --help"
+            opts="-v -y -h --node --exact --watch --interval --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --node)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -715,6 +715,11 @@ _arguments "${_arguments_options[@]}" : \
 read-only\:"The whole source server goes read-only (the chapter'\''s fence)"))' \
 '--method=[Override the backup step'\''s method]:METHOD:((native\:"In-process\: one consistent snapshot, parallel readers and writers"
 dump\:"mariadb-dump / mysqldump piped into the client"))' \
+'--cutover=[Copy and keep the copy current, then wait, unfenced, for \`shardctl cutover OP\` (\`manual\`), a daily window (\`window\`, with --cutover-window) or nothing (\`auto\`\: go on once the before-cutover hooks pass). Without it the cut-over follows the copy at once]:CUTOVER:((manual\:"When an operator runs \`shardctl cutover OP\`"
+window\:"Inside the daily window (UTC), or earlier on \`shardctl cutover OP\`"
+auto\:"At once, as soon as every \`before-cutover\` hook passes"))' \
+'--cutover-window=[The window for \`--cutover window\`, HH\:MM-HH\:MM in UTC (may run past midnight)]:HH:MM-HH:MM:_default' \
+'*--hook=[Run COMMAND at STAGE (started, copied, ready, before-cutover, fenced, flipped, done, failed) with the operation as JSON on stdin; repeatable; added to the inventory'\''s hooks. A failing before-cutover hook postpones the cut-over]:STAGE=COMMAND:_default' \
 '--config=[Inventory file]:CONFIG:_files' \
 '--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
 json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
@@ -743,6 +748,11 @@ _arguments "${_arguments_options[@]}" : \
 '--playbook=[A playbook to run instead of the embedded playbooks/split.yaml]:PLAYBOOK:_files' \
 '--fence=[Override the lock step'\''s fence]:FENCE:((shard\:"Only this shard\: its tables are renamed out of reach; other shards keep writing"
 read-only\:"The whole source server goes read-only (the chapter'\''s fence)"))' \
+'--cutover=[Copy and keep the copy current, then wait, unfenced, for \`shardctl cutover OP\` (\`manual\`), a daily window (\`window\`, with --cutover-window) or nothing (\`auto\`\: go on once the before-cutover hooks pass). Without it the cut-over follows the copy at once]:CUTOVER:((manual\:"When an operator runs \`shardctl cutover OP\`"
+window\:"Inside the daily window (UTC), or earlier on \`shardctl cutover OP\`"
+auto\:"At once, as soon as every \`before-cutover\` hook passes"))' \
+'--cutover-window=[The window for \`--cutover window\`, HH\:MM-HH\:MM in UTC (may run past midnight)]:HH:MM-HH:MM:_default' \
+'*--hook=[Run COMMAND at STAGE (started, copied, ready, before-cutover, fenced, flipped, done, failed) with the operation as JSON on stdin; repeatable; added to the inventory'\''s hooks. A failing before-cutover hook postpones the cut-over]:STAGE=COMMAND:_default' \
 '--config=[Inventory file]:CONFIG:_files' \
 '--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
 json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
@@ -870,6 +880,7 @@ esac
 ;;
 (resume)
 _arguments "${_arguments_options[@]}" : \
+'*--hook=[Run COMMAND at STAGE, as with \`move --hook\` (the inventory'\''s hooks run too)]:STAGE=COMMAND:_default' \
 '--config=[Inventory file]:CONFIG:_files' \
 '--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
 json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
@@ -904,6 +915,24 @@ never\:"Never"))' \
 ':op -- Operation id:_default' \
 && ret=0
 ;;
+(cutover)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':op -- The operation waiting in its await-cutover step (see `shardctl ops`):_default' \
+&& ret=0
+;;
 (stop)
 _arguments "${_arguments_options[@]}" : \
 '--wait=[How long to wait for the owner to let go, seconds]:WAIT:_default' \
@@ -935,6 +964,7 @@ prune\:"Prunes"
 lock\:"Fences raised by hand (\`shardctl lock\`)"))' \
 '--shard=[Only operations on this shard]:SHARD:_default' \
 '--limit=[At most this many operations, newest first]:LIMIT:_default' \
+'--interval=[Seconds between --watch updates]:INTERVAL:_default' \
 '--config=[Inventory file]:CONFIG:_files' \
 '--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
 json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
@@ -942,6 +972,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 always\:"Always"
 never\:"Never"))' \
 '--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'--watch[Redraw every --interval seconds until Ctrl-C, or with OP until it has finished (one JSON document per line under --output json)]' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -1165,6 +1196,7 @@ never\:"Never"))' \
 (status)
 _arguments "${_arguments_options[@]}" : \
 '*--node=[Only these nodes (repeatable)]:NODES:_default' \
+'--interval=[Seconds between --watch updates]:INTERVAL:_default' \
 '--config=[Inventory file]:CONFIG:_files' \
 '--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
 json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
@@ -1173,6 +1205,7 @@ always\:"Always"
 never\:"Never"))' \
 '--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '--exact[Exact shard sizes\: refresh each shard table'\''s statistics first (ANALYZE NO_WRITE_TO_BINLOG TABLE), instead of the statistics as they stand (stale right after a move)]' \
+'--watch[Redraw every --interval seconds until Ctrl-C (one JSON document per line under --output json)]' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -1495,6 +1528,10 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(cutover)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (stop)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -1605,6 +1642,7 @@ _shardctl_commands() {
 'rebalance:Plan the moves that even out the fleet, then apply them' \
 'resume:Continue an operation after a crash or a failure, from what the servers show' \
 'abort:Roll back an operation that has not flipped\: fence lifted, channel removed, copy dropped' \
+'cutover:Give an operation waiting in its await-cutover step (\`move --cutover manual\`) the go-ahead\: it fences, confirms and flips' \
 'stop:Ask the process driving an operation to stop at its next safe point, as Ctrl-C would' \
 'ops:Operations in the journal, or one with its steps' \
 'workload:Write through the router at a steady rate, one thread and connection per shard'\''s key stream, retrying as the chapter'\''s application does; report acknowledged writes, each stream'\''s longest pause, any write lost and any written to a shard not owning its key' \
@@ -1680,6 +1718,11 @@ _shardctl__subcmd__config__subcmd__help__subcmd__check_commands() {
 _shardctl__subcmd__config__subcmd__help__subcmd__help_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl config help help commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__cutover_commands] )) ||
+_shardctl__subcmd__cutover_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl cutover commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__drop-source_commands] )) ||
 _shardctl__subcmd__drop-source_commands() {
@@ -1768,6 +1811,7 @@ _shardctl__subcmd__help_commands() {
 'rebalance:Plan the moves that even out the fleet, then apply them' \
 'resume:Continue an operation after a crash or a failure, from what the servers show' \
 'abort:Roll back an operation that has not flipped\: fence lifted, channel removed, copy dropped' \
+'cutover:Give an operation waiting in its await-cutover step (\`move --cutover manual\`) the go-ahead\: it fences, confirms and flips' \
 'stop:Ask the process driving an operation to stop at its next safe point, as Ctrl-C would' \
 'ops:Operations in the journal, or one with its steps' \
 'workload:Write through the router at a steady rate, one thread and connection per shard'\''s key stream, retrying as the chapter'\''s application does; report acknowledged writes, each stream'\''s longest pause, any write lost and any written to a shard not owning its key' \
@@ -1824,6 +1868,11 @@ _shardctl__subcmd__help__subcmd__config_commands() {
 _shardctl__subcmd__help__subcmd__config__subcmd__check_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl help config check commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__cutover_commands] )) ||
+_shardctl__subcmd__help__subcmd__cutover_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help cutover commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__help__subcmd__drop-source_commands] )) ||
 _shardctl__subcmd__help__subcmd__drop-source_commands() {

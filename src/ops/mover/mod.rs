@@ -904,6 +904,22 @@ impl<'a, E: Effects> Mover<'a, E> {
         }
     }
 
+    /// Runs the hooks of `stage` (none in a dry run); true when all passed.
+    pub(super) fn hook(&self, stage: crate::config::HookStage) -> bool {
+        if self.fx.is_dry_run() || self.inv.file.hooks.is_empty() {
+            return true;
+        }
+        let doc = serde_json::json!({
+            "op": self.fx.op(),
+            "kind": if self.split.is_some() { "split" } else { "move" },
+            "shard": self.shard.id,
+            "from": self.source,
+            "to": self.target,
+            "new_shard": self.split.as_ref().map(|p| p.new_shard),
+        });
+        crate::ops::hooks::run_stage(&self.inv.file.hooks, stage, &doc)
+    }
+
     fn run_steps(&mut self) -> Result<()> {
         let steps = self.playbook.steps.clone();
         for (i, step) in steps.iter().enumerate() {
@@ -939,6 +955,19 @@ impl<'a, E: Effects> Mover<'a, E> {
                         Some(millis),
                         detail,
                     );
+                    let awaits = self.playbook.awaits_cutover();
+                    let stage = match step {
+                        Step::Backup(_) => Some(crate::config::HookStage::Copied),
+                        Step::Wait(w) if w.until.is_none() && !awaits => {
+                            Some(crate::config::HookStage::Ready)
+                        }
+                        Step::Lock(_) => Some(crate::config::HookStage::Fenced),
+                        Step::Flip(_) => Some(crate::config::HookStage::Flipped),
+                        _ => None,
+                    };
+                    if let Some(stage) = stage {
+                        self.hook(stage);
+                    }
                     crate::fault::point(&format!("after:{}", step.name()));
                 }
                 Err(e) => {
@@ -979,6 +1008,9 @@ impl<'a> Mover<'a, Live<'a>> {
     /// released so `resume` or `abort` can take it.
     pub fn run(&mut self) -> Result<MoveState> {
         let heartbeat = self.heartbeat()?;
+        if self.done.iter().all(|d| !d) {
+            self.hook(crate::config::HookStage::Started);
+        }
         let result =
             crate::signal::with_scope(Some(self.fx.flags.stop_flag()), || self.run_steps());
         let result = match result {
@@ -986,8 +1018,12 @@ impl<'a> Mover<'a, Live<'a>> {
                 .fx
                 .dir
                 .release_operation(&self.fx.lease, OpState::Done, None)
-                .map(|_| self.state.clone()),
+                .map(|_| {
+                    self.hook(crate::config::HookStage::Done);
+                    self.state.clone()
+                }),
             Err(e) => {
+                self.hook(crate::config::HookStage::Failed);
                 let e = self.recover(e);
                 if !matches!(e, Error::LeaseLost(_)) {
                     if let Err(j) = self.fx.dir.release_operation(

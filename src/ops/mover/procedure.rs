@@ -16,6 +16,84 @@ use crate::verify::{Hold, TablePair, VerifyOptions, VerifyReport};
 use std::time::{Duration, Instant};
 
 impl<E: Effects> Mover<'_, E> {
+    /// `await-cutover`: keeps the copy within `lag_below_secs` of the source, unfenced,
+    /// until the cut-over may start — `shardctl cutover OP` (manual, or before a window),
+    /// the window (UTC), or at once (auto) — and every `before-cutover` hook passes; a
+    /// failing hook postpones it to the next check. Resumed, it waits again (the go-ahead
+    /// stays journaled). A dry run does not wait.
+    fn await_cutover(
+        &mut self,
+        p: &crate::playbook::AwaitCutoverParams,
+    ) -> Result<serde_json::Value> {
+        use crate::config::HookStage;
+        use crate::playbook::{CutoverMode, CutoverWindow};
+        let started = Instant::now();
+        let (source, target, channel) = (
+            self.source.clone(),
+            self.target.clone(),
+            self.channel.clone(),
+        );
+        let mut announced = false;
+        let mut postponed = 0u32;
+        loop {
+            crate::signal::check()?;
+            self.fx.check_lease()?;
+            let lag = if self.same_node() {
+                serde_json::Value::Null
+            } else {
+                self.fx.catch_up(
+                    &source,
+                    &target,
+                    &channel,
+                    p.lag_below_secs,
+                    Duration::from_secs(600),
+                )?
+            };
+            if !announced {
+                announced = true;
+                self.hook(HookStage::Ready);
+                crate::output::log(
+                    1,
+                    &format!(
+                        "operation {}: ready for its cut-over ({})",
+                        self.fx.op(),
+                        match (p.mode, p.window) {
+                            (CutoverMode::Manual, _) =>
+                                "waiting for `shardctl cutover`".to_string(),
+                            (CutoverMode::Window, Some(w)) =>
+                                format!("waiting for the window {} UTC", String::from(w)),
+                            _ => "now".to_string(),
+                        }
+                    ),
+                );
+            }
+            let go = match p.mode {
+                CutoverMode::Auto => true,
+                CutoverMode::Manual => self.fx.cutover_requested()?,
+                CutoverMode::Window => {
+                    p.window
+                        .is_some_and(|w| w.contains(CutoverWindow::minute_now()))
+                        || self.fx.cutover_requested()?
+                }
+            };
+            if go {
+                if self.hook(HookStage::BeforeCutover) {
+                    return Ok(serde_json::json!({
+                        "waited_ms": started.elapsed().as_millis() as u64,
+                        "postponed_by_hooks": postponed,
+                        "lag": lag,
+                    }));
+                }
+                postponed += 1;
+            }
+            let until = Instant::now() + Duration::from_secs(p.check_every_secs);
+            while Instant::now() < until {
+                crate::signal::check()?;
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+    }
+
     pub(super) fn run_step(&mut self, step: &Step) -> Result<serde_json::Value> {
         if self.same_node() {
             match step {
@@ -73,6 +151,7 @@ impl<E: Effects> Mover<'_, E> {
             }
             Step::Lock(l) => self.lock(l.fence, l.timeout_secs),
             Step::Verify(p) => self.verify(p),
+            Step::AwaitCutover(p) => self.await_cutover(p),
             Step::Confirm(_) => self.confirm(),
             Step::Guard(_) => self.guard(),
             Step::Flip(_) => self.flip(),
