@@ -243,7 +243,8 @@ fn a_manual_cutover_waits_survives_a_crash_and_goes_on_when_told() {
         );
         assert!(report.acked > 100, "{name}: the workload ran");
     }
-    // The first run's hooks up to ready (it was killed waiting), the resumed run's done.
+    // The first run's hooks up to ready (it was killed waiting); the resumed run's
+    // before-cutover hook (given to the first run, journaled with its playbook) and done.
     let stages: Vec<String> = hook_log(dir.path())
         .iter()
         .map(|h| {
@@ -253,7 +254,11 @@ fn a_manual_cutover_waits_survives_a_crash_and_goes_on_when_told() {
             h["stage"].as_str().unwrap().to_string()
         })
         .collect();
-    assert_eq!(stages, ["started", "copied", "ready", "done"], "{stages:?}");
+    assert_eq!(
+        stages,
+        ["started", "copied", "ready", "before-cutover", "done"],
+        "{stages:?}"
+    );
     cli()
         .args(["cutover", &op.to_string()])
         .assert()
@@ -286,6 +291,8 @@ fn windows_and_hooks_decide_when_the_fence_goes_up() {
         tries = tries.display()
     ));
     text.push_str("  - stage: ready\n    command: sleep 60\n    timeout_secs: 1\n");
+    // A slow notification while the fence is up must not lengthen the write pause.
+    text.push_str("  - stage: fenced\n    command: sleep 4\n");
     let inv = common::write_file(dir.path(), "hooks.yaml", &text);
 
     // A window twelve hours away: the move waits.
@@ -318,7 +325,7 @@ fn windows_and_hooks_decide_when_the_fence_goes_up() {
             "--cutover-window",
             &window,
         ])
-        .stdout(Stdio::null())
+        .stdout(std::fs::File::create(dir.path().join("move.out")).unwrap())
         .stderr(std::fs::File::create(dir.path().join("move.err")).unwrap())
         .spawn()
         .unwrap();
@@ -358,10 +365,70 @@ fn windows_and_hooks_decide_when_the_fence_goes_up() {
         err.contains("hook ready killed after 1s: sleep 60"),
         "the hanging hook is reported: {err}"
     );
+    let out = std::fs::read_to_string(dir.path().join("move.out")).unwrap();
+    let fence_ms: u64 = out
+        .split("write fence ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no fence time in {out:?}"));
+    assert!(
+        fence_ms < 3000,
+        "the 4 s fenced hook ran under the fence: {fence_ms} ms"
+    );
     assert!(
         err.contains("hook before-cutover failed"),
         "the postponing hook is reported: {err}"
     );
+}
+
+/// A run that lifts its fence without flipping (here `shardctl stop` under the fence) used
+/// its go-ahead up: resumed, it waits for a new one instead of fencing again at once.
+#[test]
+fn a_run_that_lifted_its_fence_waits_for_a_new_go_ahead() {
+    let _s = serial();
+    fleet();
+    let dir = tempfile::tempdir().unwrap();
+    let from = home_of(1);
+    let to = if from == "node3" { "node2" } else { "node3" };
+    let mut first = Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
+        .env("SHARDCTL_YES", "1")
+        .env("SHARDCTL_FAULT", "pause=60@after:lock")
+        .arg("--config")
+        .arg(fleet().inventory_path())
+        .args(["move", "--shard", "1", "--to", to, "--cutover", "manual"])
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.path().join("first.err")).unwrap())
+        .spawn()
+        .unwrap();
+    let op = until_waiting(Duration::from_secs(120));
+    cli().args(["cutover", &op.to_string()]).assert().success();
+    // Fenced, paused after the lock step: asked to stop, it lifts the fence.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !last_op()
+        .steps
+        .iter()
+        .any(|s| s.name == "lock" && s.state.as_sql() == "done")
+    {
+        assert!(Instant::now() < deadline, "the lock step never finished");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    cli().args(["stop", &op.to_string()]).assert().success();
+    let status = wait_exit(&mut first, Duration::from_secs(60));
+    assert!(!status.success());
+    assert_eq!(home_of(1), from);
+    let mut resumed = spawn(&["resume", &op.to_string()], dir.path(), "resume");
+    std::thread::sleep(Duration::from_secs(4));
+    assert_eq!(until_waiting(Duration::from_secs(60)), op);
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(home_of(1), from, "no cut-over on an old go-ahead");
+    assert!(
+        resumed.try_wait().unwrap().is_none(),
+        "it waits for a new one"
+    );
+    cli().args(["cutover", &op.to_string()]).assert().success();
+    assert!(wait_exit(&mut resumed, Duration::from_secs(120)).success());
+    assert_eq!(home_of(1), to);
 }
 
 #[test]

@@ -27,7 +27,7 @@ const VOLATILE: &[&str] = &[
     "flavor",
     "flavors",
     "gtid",
-    "heartbeat_age_secs",
+    "heartbeat_age_ms",
     "inventory",
     "out",
     "pid",

@@ -30,9 +30,16 @@ pub struct CutoverArgs {
 }
 
 impl CutoverArgs {
-    /// Applies the options to the playbook and the inventory's hooks.
+    /// Applies the options to the playbook and the inventory's hooks. `before-cutover`
+    /// hooks given here travel in the journaled playbook (a resumed run still asks them);
+    /// the others run from this process's inventory.
     fn apply(&self, pb: &mut Playbook, inv: &mut crate::config::Inventory) -> Result<()> {
-        inv.file.hooks.extend(self.hook.iter().cloned());
+        let (gates, others): (Vec<_>, Vec<_>) = self
+            .hook
+            .iter()
+            .cloned()
+            .partition(|h| h.stage == crate::config::HookStage::BeforeCutover);
+        inv.file.hooks.extend(others);
         let mode = match (self.cutover, self.cutover_window) {
             (None, Some(_)) | (Some(crate::playbook::CutoverMode::Window), Some(_)) => {
                 Some(crate::playbook::CutoverMode::Window)
@@ -49,15 +56,8 @@ impl CutoverArgs {
             }
             (mode, None) => mode,
         };
-        let before_hooks = inv
-            .file
-            .hooks
-            .iter()
-            .any(|h| h.stage == crate::config::HookStage::BeforeCutover);
         let mode = match mode {
-            None if before_hooks && !pb.awaits_cutover() => {
-                Some(crate::playbook::CutoverMode::Auto)
-            }
+            None if !gates.is_empty() => Some(crate::playbook::CutoverMode::Auto),
             other => other,
         };
         if let Some(mode) = mode {
@@ -66,6 +66,7 @@ impl CutoverArgs {
                 window: self.cutover_window,
                 lag_below_secs: 1,
                 check_every_secs: 1,
+                hooks: gates,
             });
         }
         Ok(())

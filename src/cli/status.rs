@@ -13,7 +13,7 @@ pub struct StatusArgs {
     /// Exact shard sizes: refresh each shard table's statistics first (ANALYZE
     /// NO_WRITE_TO_BINLOG TABLE), instead of the statistics as they stand (stale right
     /// after a move).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "watch")]
     pub exact: bool,
     /// Redraw every --interval seconds until Ctrl-C (one JSON document per line under
     /// --output json).

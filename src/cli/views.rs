@@ -147,7 +147,8 @@ pub fn step(s: &StepRecord) -> Value {
 pub fn operation_detail(o: &OperationRecord) -> Value {
     let mut v = operation(o);
     v["epoch"] = o.epoch.into();
-    v["heartbeat_age_secs"] = o.heartbeat_age_secs.into();
+    // Whole seconds, as the journal measures them, in the contract's unit.
+    v["heartbeat_age_ms"] = o.heartbeat_age_secs.map(|s| s * 1000).into();
     v["params"] = o.params.clone();
     v["step_list"] = o.steps.iter().map(step).collect::<Vec<_>>().into();
     v["state_after_last_step"] = o

@@ -539,6 +539,17 @@ impl Directory {
         Ok(n > 0)
     }
 
+    /// Uses up `op`'s go-ahead, under its owner's lease.
+    pub fn consume_cutover(&mut self, lease: &Lease) -> Result<()> {
+        let ops = self.jt("operations");
+        self.retrying(|d| {
+            d.server().exec(&Stmt::with(
+                format!("UPDATE {ops} SET cutover_requested = 0 WHERE op_id = ? AND epoch = ?"),
+                vec![lease.op.into(), lease.epoch.into()],
+            ))
+        })
+    }
+
     /// True once an operator gave `op` the go-ahead for its cut-over.
     pub fn cutover_requested(&mut self, op: u64) -> Result<bool> {
         let ops = self.jt("operations");

@@ -451,6 +451,8 @@ pub trait Effects: FleetEffects {
     /// True once an operator gave the go-ahead for the cut-over (`shardctl cutover`); a
     /// dry run never waits for it.
     fn cutover_requested(&mut self) -> Result<bool>;
+    /// Uses the go-ahead up: a later wait needs a new one.
+    fn consume_cutover(&mut self) -> Result<()>;
 
     /// Journals a step as started.
     fn step_started(&mut self, step_no: u32, name: &str) -> Result<()>;
@@ -904,6 +906,10 @@ impl Effects for Live<'_> {
 
     fn cutover_requested(&mut self) -> Result<bool> {
         self.dir.cutover_requested(self.lease.op)
+    }
+
+    fn consume_cutover(&mut self) -> Result<()> {
+        self.dir.consume_cutover(&self.lease)
     }
 
     fn step_started(&mut self, step_no: u32, _name: &str) -> Result<()> {
@@ -1529,6 +1535,10 @@ impl Effects for DryRun<'_> {
 
     fn cutover_requested(&mut self) -> Result<bool> {
         Ok(true)
+    }
+
+    fn consume_cutover(&mut self) -> Result<()> {
+        Ok(())
     }
 
     fn step_started(&mut self, step_no: u32, name: &str) -> Result<()> {

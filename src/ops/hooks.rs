@@ -54,7 +54,8 @@ pub fn run_stage(hooks: &[HookSpec], stage: HookStage, doc: &serde_json::Value) 
 }
 
 /// Runs one hook: `sh -c COMMAND` in its own process group, `doc` on stdin, stdout and
-/// stderr into the log, killed (the whole group) at its timeout.
+/// stderr into the log (the first 64 KiB), killed (the whole group) at its timeout or on
+/// Ctrl-C / `shardctl stop`.
 pub fn run_one(hook: &HookSpec, doc: &serde_json::Value) -> HookOutcome {
     let Ok(mut output) = tempfile::tempfile() else {
         return HookOutcome::Failed("cannot create a file for its output".into());
@@ -85,23 +86,26 @@ pub fn run_one(hook: &HookSpec, doc: &serde_json::Value) -> HookOutcome {
         match child.try_wait() {
             Ok(Some(status)) if status.success() => break HookOutcome::Passed,
             Ok(Some(status)) => break HookOutcome::Failed(status.to_string()),
-            Ok(None) if Instant::now() >= deadline => {
+            Ok(None) if Instant::now() >= deadline || crate::signal::interrupted() => {
                 // SAFETY: kill(2) on the hook's own process group.
                 unsafe {
                     libc::kill(-pgid, libc::SIGKILL);
                 }
                 let _ = child.wait();
+                if crate::signal::interrupted() {
+                    break HookOutcome::Failed("interrupted".into());
+                }
                 break HookOutcome::TimedOut;
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(20)),
             Err(e) => break HookOutcome::Failed(e.to_string()),
         }
     };
-    let mut text = String::new();
+    let mut bytes = Vec::new();
     if output.rewind().is_ok() {
-        let _ = output.take(64 * 1024).read_to_string(&mut text);
+        let _ = output.take(64 * 1024).read_to_end(&mut bytes);
     }
-    for line in text.lines() {
+    for line in String::from_utf8_lossy(&bytes).lines() {
         log(1, &format!("hook {}: {line}", hook.stage.as_str()));
     }
     outcome

@@ -242,6 +242,10 @@ pub struct AwaitCutoverParams {
     /// How often it looks for the go-ahead (and runs `before-cutover` hooks), seconds.
     #[serde(default = "one")]
     pub check_every_secs: u64,
+    /// `before-cutover` hooks of this operation's own (`--hook`), besides the
+    /// inventory's: journaled with the playbook, so a resumed run still asks them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hooks: Vec<crate::config::HookSpec>,
 }
 
 fn one() -> u64 {

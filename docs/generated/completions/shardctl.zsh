@@ -1204,7 +1204,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 always\:"Always"
 never\:"Never"))' \
 '--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
-'--exact[Exact shard sizes\: refresh each shard table'\''s statistics first (ANALYZE NO_WRITE_TO_BINLOG TABLE), instead of the statistics as they stand (stale right after a move)]' \
+'(--watch)--exact[Exact shard sizes\: refresh each shard table'\''s statistics first (ANALYZE NO_WRITE_TO_BINLOG TABLE), instead of the statistics as they stand (stale right after a move)]' \
 '--watch[Redraw every --interval seconds until Ctrl-C (one JSON document per line under --output json)]' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \

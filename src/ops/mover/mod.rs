@@ -327,6 +327,9 @@ pub struct Mover<'a, E: Effects = Live<'a>> {
     copy_progress: Arc<copy::native::Progress>,
     split: Option<crate::ops::split::SplitPlan>,
     on_event: &'a dyn Fn(&StepEvent),
+    /// Hooks of the stages that gate nothing, running in the background so that none
+    /// lengthens a fence; waited for when the run ends.
+    pending_hooks: Vec<std::thread::JoinHandle<()>>,
 }
 
 /// The channel a move uses on the target.
@@ -435,6 +438,7 @@ fn prepare_move(
     let snap = dir.load()?;
     refuse_if_busy(dir, shard_id)?;
     let shard = check_request(inv, &snap, shard_id, to)?;
+    let playbook = gated(inv, playbook);
     let params = serde_json::json!({ "playbook": playbook });
     Ok(Planned {
         kind: OpKind::Move,
@@ -445,6 +449,27 @@ fn prepare_move(
         split: None,
         params,
     })
+}
+
+/// With `before-cutover` hooks in the inventory, every move and split (also those of
+/// `rebalance apply`) waits for them: an `await-cutover` step in `auto` mode before `lock`
+/// when the playbook has none.
+fn gated(inv: &Inventory, mut playbook: Playbook) -> Playbook {
+    let gate = inv
+        .file
+        .hooks
+        .iter()
+        .any(|h| h.stage == crate::config::HookStage::BeforeCutover);
+    if gate && !playbook.awaits_cutover() {
+        playbook.await_cutover(crate::playbook::AwaitCutoverParams {
+            mode: crate::playbook::CutoverMode::Auto,
+            window: None,
+            lag_below_secs: 1,
+            check_every_secs: 1,
+            hooks: Vec::new(),
+        });
+    }
+    playbook
 }
 
 /// Checks a split request and describes the operation; `new_shard` gives the new shard's
@@ -486,6 +511,7 @@ fn prepare_split(
         new_shard,
         mapping,
     };
+    let playbook = gated(inv, playbook);
     let params = serde_json::json!({ "playbook": playbook, "split": plan });
     Ok(Planned {
         kind: OpKind::Split,
@@ -510,6 +536,7 @@ impl<'a, E: Effects> Mover<'a, E> {
         let op = fx.op();
         Mover {
             inv,
+            pending_hooks: Vec::new(),
             source: p.shard.node.clone(),
             target: p.target,
             shard: p.shard,
@@ -904,20 +931,46 @@ impl<'a, E: Effects> Mover<'a, E> {
         }
     }
 
-    /// Runs the hooks of `stage` (none in a dry run); true when all passed.
-    pub(super) fn hook(&self, stage: crate::config::HookStage) -> bool {
-        if self.fx.is_dry_run() || self.inv.file.hooks.is_empty() {
-            return true;
-        }
-        let doc = serde_json::json!({
+    /// The operation as hooks see it on their stdin.
+    pub(super) fn hook_document(&self) -> serde_json::Value {
+        serde_json::json!({
+            "command": "hook",
             "op": self.fx.op(),
             "kind": if self.split.is_some() { "split" } else { "move" },
             "shard": self.shard.id,
             "from": self.source,
             "to": self.target,
             "new_shard": self.split.as_ref().map(|p| p.new_shard),
-        });
-        crate::ops::hooks::run_stage(&self.inv.file.hooks, stage, &doc)
+        })
+    }
+
+    /// Runs the inventory's hooks of `stage` and waits for them (none in a dry run); true
+    /// when all passed. Only for stages that gate (`before-cutover`) or end the run.
+    pub(super) fn hook(&self, stage: crate::config::HookStage) -> bool {
+        if self.fx.is_dry_run() || self.inv.file.hooks.is_empty() {
+            return true;
+        }
+        crate::ops::hooks::run_stage(&self.inv.file.hooks, stage, &self.hook_document())
+    }
+
+    /// Starts the inventory's hooks of `stage` in the background (none in a dry run): a
+    /// notification must not hold a fence up.
+    pub(super) fn hook_in_background(&mut self, stage: crate::config::HookStage) {
+        if self.fx.is_dry_run() || !self.inv.file.hooks.iter().any(|h| h.stage == stage) {
+            return;
+        }
+        let hooks = self.inv.file.hooks.clone();
+        let doc = self.hook_document();
+        self.pending_hooks.push(std::thread::spawn(move || {
+            crate::ops::hooks::run_stage(&hooks, stage, &doc);
+        }));
+    }
+
+    /// Waits for the background hooks (each is bounded by its timeout).
+    fn join_hooks(&mut self) {
+        for h in self.pending_hooks.drain(..) {
+            let _ = h.join();
+        }
     }
 
     fn run_steps(&mut self) -> Result<()> {
@@ -966,7 +1019,7 @@ impl<'a, E: Effects> Mover<'a, E> {
                         _ => None,
                     };
                     if let Some(stage) = stage {
-                        self.hook(stage);
+                        self.hook_in_background(stage);
                     }
                     crate::fault::point(&format!("after:{}", step.name()));
                 }
@@ -1009,7 +1062,7 @@ impl<'a> Mover<'a, Live<'a>> {
     pub fn run(&mut self) -> Result<MoveState> {
         let heartbeat = self.heartbeat()?;
         if self.done.iter().all(|d| !d) {
-            self.hook(crate::config::HookStage::Started);
+            self.hook_in_background(crate::config::HookStage::Started);
         }
         let result =
             crate::signal::with_scope(Some(self.fx.flags.stop_flag()), || self.run_steps());
@@ -1019,11 +1072,11 @@ impl<'a> Mover<'a, Live<'a>> {
                 .dir
                 .release_operation(&self.fx.lease, OpState::Done, None)
                 .map(|_| {
+                    self.join_hooks();
                     self.hook(crate::config::HookStage::Done);
                     self.state.clone()
                 }),
             Err(e) => {
-                self.hook(crate::config::HookStage::Failed);
                 let e = self.recover(e);
                 if !matches!(e, Error::LeaseLost(_)) {
                     if let Err(j) = self.fx.dir.release_operation(
@@ -1040,6 +1093,9 @@ impl<'a> Mover<'a, Live<'a>> {
                         );
                     }
                 }
+                // After recovery lowered any fence: the hooks never hold one up.
+                self.join_hooks();
+                self.hook(crate::config::HookStage::Failed);
                 Err(e)
             }
         };

@@ -35,23 +35,50 @@ impl<E: Effects> Mover<'_, E> {
         );
         let mut announced = false;
         let mut postponed = 0u32;
+        let max_age = self
+            .playbook
+            .steps
+            .iter()
+            .find_map(|s| match s {
+                Step::Verify(v) => Some(v.max_age_secs),
+                _ => None,
+            })
+            .unwrap_or(600);
+        let allowed = |p: &crate::playbook::AwaitCutoverParams, requested: bool| match p.mode {
+            CutoverMode::Auto => true,
+            CutoverMode::Manual => requested,
+            CutoverMode::Window => {
+                requested
+                    || p.window
+                        .is_some_and(|w| w.contains(CutoverWindow::minute_now()))
+            }
+        };
         loop {
             crate::signal::check()?;
             self.fx.check_lease()?;
+            // A lag spike while waiting (a batch job, a long ALTER on the source) is not a
+            // failure: the copy is not ready yet, and the wait goes on.
             let lag = if self.same_node() {
                 serde_json::Value::Null
             } else {
-                self.fx.catch_up(
+                match self.fx.catch_up(
                     &source,
                     &target,
                     &channel,
                     p.lag_below_secs,
-                    Duration::from_secs(600),
-                )?
+                    Duration::from_secs(30),
+                ) {
+                    Ok(lag) => lag,
+                    Err(Error::Timeout(why)) => {
+                        crate::output::log(1, &format!("not ready for the cut-over yet: {why}"));
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                }
             };
             if !announced {
                 announced = true;
-                self.hook(HookStage::Ready);
+                self.hook_in_background(HookStage::Ready);
                 crate::output::log(
                     1,
                     &format!(
@@ -67,17 +94,18 @@ impl<E: Effects> Mover<'_, E> {
                     ),
                 );
             }
-            let go = match p.mode {
-                CutoverMode::Auto => true,
-                CutoverMode::Manual => self.fx.cutover_requested()?,
-                CutoverMode::Window => {
-                    p.window
-                        .is_some_and(|w| w.contains(CutoverWindow::minute_now()))
-                        || self.fx.cutover_requested()?
-                }
-            };
-            if go {
-                if self.hook(HookStage::BeforeCutover) {
+            let requested = self.fx.cutover_requested()?;
+            if allowed(p, requested) {
+                // The verified point must stay young enough for lock, the final wait and
+                // confirm: verify again (outside the fence) past half its allowed age, then
+                // look at the go-ahead again (a window may have closed meanwhile) and ask the
+                // hooks last.
+                self.reverify_if_older_than(Some(max_age / 2))?;
+                let requested = self.fx.cutover_requested()?;
+                if allowed(p, requested) && self.before_cutover_hooks(p) {
+                    // The go-ahead is used up: a later wait (a run that lifted its fence,
+                    // a re-copy) waits for a new one.
+                    self.fx.consume_cutover()?;
                     return Ok(serde_json::json!({
                         "waited_ms": started.elapsed().as_millis() as u64,
                         "postponed_by_hooks": postponed,
@@ -92,6 +120,19 @@ impl<E: Effects> Mover<'_, E> {
                 std::thread::sleep(Duration::from_millis(100));
             }
         }
+    }
+
+    /// The inventory's `before-cutover` hooks and the step's own; true when all passed
+    /// (always in a dry run).
+    fn before_cutover_hooks(&self, p: &crate::playbook::AwaitCutoverParams) -> bool {
+        let inventory = self.hook(crate::config::HookStage::BeforeCutover);
+        let own = self.fx.is_dry_run()
+            || crate::ops::hooks::run_stage(
+                &p.hooks,
+                crate::config::HookStage::BeforeCutover,
+                &self.hook_document(),
+            );
+        inventory && own
     }
 
     pub(super) fn run_step(&mut self, step: &Step) -> Result<serde_json::Value> {
@@ -574,12 +615,19 @@ impl<E: Effects> Mover<'_, E> {
     /// established under the fence no longer holds once it comes down, so a later run
     /// catches up, fences and verifies again, and nothing can flip on the old verification.
     fn forget_fenced_steps(&mut self) -> Result<()> {
-        if let Some(i) = self
+        // From the cut-over gate when there is one: a run that lifted its fence waits for a
+        // new go-ahead (window, hooks) before fencing again.
+        let gate = self
             .playbook
             .steps
             .iter()
-            .position(|s| matches!(s, Step::Lock(_)))
-        {
+            .position(|s| matches!(s, Step::AwaitCutover(_)));
+        let lock = self
+            .playbook
+            .steps
+            .iter()
+            .position(|s| matches!(s, Step::Lock(_)));
+        if let Some(i) = gate.or(lock) {
             self.fx.steps_pending(i as u32)?;
             for d in self.done.iter_mut().skip(i) {
                 *d = false;
@@ -795,6 +843,12 @@ impl<E: Effects> Mover<'_, E> {
     /// Before the fence goes up: verifies again when the verified point is older than
     /// the playbook allows (or missing).
     pub(super) fn reverify_if_stale(&mut self) -> Result<()> {
+        self.reverify_if_older_than(None)
+    }
+
+    /// Verifies again when the verified point is older than `limit` seconds (default the
+    /// verify step's max_age_secs) or missing.
+    fn reverify_if_older_than(&mut self, limit: Option<u64>) -> Result<()> {
         if self.same_node() {
             return Ok(());
         }
@@ -804,8 +858,9 @@ impl<E: Effects> Mover<'_, E> {
         }) else {
             return Ok(());
         };
+        let limit = limit.unwrap_or(p.max_age_secs);
         let stale = match &self.state.verified_point {
-            Some(v) => unix_now() - v.at_unix > p.max_age_secs as i64,
+            Some(v) => unix_now() - v.at_unix > limit as i64,
             None => true,
         };
         if stale {
