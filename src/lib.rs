@@ -17,6 +17,8 @@ pub mod sample;
 pub mod sandbox;
 pub mod server;
 pub mod signal;
+// The references: placement what-if, ids, global tables, cross-shard queries (issue 15).
+pub mod simulate;
 pub mod status;
 pub mod verify;
 pub mod workload;

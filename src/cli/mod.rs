@@ -2,6 +2,7 @@
 //! and print; the library does the work.
 
 mod directory;
+mod fleet;
 mod meta;
 mod mv;
 mod sandbox;
@@ -128,6 +129,12 @@ pub enum Command {
     /// The inventory: `config check` parses it and connects to every node.
     #[command(subcommand)]
     Config(meta::ConfigCommand),
+    /// What going from N to M nodes (or a split or move of the directory) would cost under
+    /// each placement scheme: keys and bytes that change node, balance before and after.
+    #[command(
+        after_help = "Example:\n  shardctl simulate --range 1..1000001 --nodes 4 --to-nodes 5\n  shardctl simulate --keys-file keys.txt --nodes 3 --to-nodes 4 --scheme modulo-crc32,consistent-md5\n  shardctl simulate --column employees.employees.emp_no --function emp --split 2 --to node3 --output json"
+    )]
+    Simulate(fleet::SimulateArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     #[command(
         after_help = "Example:\n  shardctl completions bash > /etc/bash_completion.d/shardctl\n  shardctl completions zsh > ~/.zfunc/_shardctl"
@@ -244,6 +251,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Lookup(args) => directory::lookup(&ctx, args),
         Command::Analyze(args) => directory::analyze(&ctx, args),
         Command::Config(cmd) => meta::config(&ctx, cmd),
+        Command::Simulate(args) => fleet::simulate_cmd(&ctx, args),
         Command::Completions { shell } => meta::completions(shell),
         Command::Man { command } => meta::man(command.as_deref()),
     }
