@@ -1,7 +1,7 @@
 //! Handlers of the reference commands: `simulate`, `ids`, `global`, `query`.
 
 use super::{at_least_one, Context};
-use crate::directory::{Directory, Router};
+use crate::directory::Directory;
 use crate::error::{Error, Result};
 use crate::ident::Ident;
 use crate::output::{self, Format};
@@ -256,7 +256,407 @@ pub fn simulate_cmd(ctx: &Context, args: SimulateArgs) -> Result<()> {
     Ok(())
 }
 
-#[allow(dead_code)]
-fn router(ctx: &Context) -> Result<Router> {
-    Router::connect(&ctx.inventory()?)
+/// `ids` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum IdsCommand {
+    /// Ids present on more than one shard, each node's auto_increment_increment/offset, and
+    /// which scheme each sharded table follows and where it breaks (exit 5 when one breaks).
+    #[command(after_help = "Example:\n  shardctl ids check\n  shardctl ids check --output json")]
+    Check,
+    /// Sequences in the directory that hand out blocks of ids unique across shards.
+    #[command(subcommand)]
+    Sequence(SequenceCommand),
+}
+
+/// `ids sequence` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum SequenceCommand {
+    /// Create a sequence.
+    #[command(
+        after_help = "Example:\n  shardctl ids sequence create orders --start 1 --block 1000"
+    )]
+    Create {
+        /// Its name.
+        name: String,
+        /// First value.
+        #[arg(long, default_value_t = 1, allow_hyphen_values = true)]
+        start: i64,
+        /// Values per block a router takes at once.
+        #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
+        block: u32,
+        /// Largest value.
+        #[arg(long, default_value_t = i64::MAX - 1)]
+        max: i64,
+    },
+    /// Take values: a block of --count (default: the sequence's block size).
+    #[command(after_help = "Example:\n  shardctl ids sequence next orders --count 10")]
+    Next {
+        /// The sequence.
+        name: String,
+        /// How many values.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        count: Option<u64>,
+        /// Seconds to wait for the sequence's row lock.
+        #[arg(long, default_value_t = crate::ids::DEFAULT_LOCK_WAIT_SECS, value_parser = clap::value_parser!(u64).range(1..))]
+        lock_wait: u64,
+    },
+    /// Show sequences.
+    #[command(
+        after_help = "Example:\n  shardctl ids sequence show\n  shardctl ids sequence show orders"
+    )]
+    Show {
+        /// One sequence (default: all).
+        name: Option<String>,
+    },
+}
+
+fn print_sequences(ctx: &Context, seqs: &[crate::ids::Sequence]) {
+    match ctx.format {
+        Format::Json => output::print_json(&serde_json::json!({ "sequences": seqs })),
+        Format::Table => {
+            let mut t = output::table(&["sequence", "next value", "block", "max", "remaining"]);
+            for s in seqs {
+                t.add_row(vec![
+                    Cell::new(&s.sequence),
+                    Cell::new(s.next_value),
+                    Cell::new(s.block_size),
+                    Cell::new(s.max_value),
+                    Cell::new(s.remaining),
+                ]);
+            }
+            crate::outln!("{t}");
+        }
+    }
+}
+
+/// The `ids` command.
+pub fn ids(ctx: &Context, cmd: IdsCommand) -> Result<()> {
+    let inv = ctx.inventory()?;
+    let mut dir = Directory::open(&inv)?;
+    match cmd {
+        IdsCommand::Check => {
+            let snap = dir.load()?;
+            let report = crate::ids::check(&inv, &snap)?;
+            match ctx.format {
+                Format::Json => output::print_json(&report),
+                Format::Table => {
+                    let mut t = output::table(&[
+                        "node",
+                        "auto_increment_increment",
+                        "auto_increment_offset",
+                        "shards",
+                    ]);
+                    for n in &report.nodes {
+                        t.add_row(vec![
+                            Cell::new(&n.node),
+                            Cell::new(n.auto_increment_increment),
+                            Cell::new(n.auto_increment_offset),
+                            Cell::new(
+                                n.shards
+                                    .iter()
+                                    .map(u32::to_string)
+                                    .collect::<Vec<_>>()
+                                    .join(", "),
+                            ),
+                        ]);
+                    }
+                    crate::outln!("{t}");
+                    let mut t = output::table(&[
+                        "table",
+                        "id column",
+                        "function",
+                        "ids",
+                        "on more than one shard",
+                        "scheme",
+                        "breaks",
+                    ]);
+                    for x in &report.tables {
+                        t.add_row(vec![
+                            Cell::new(format!("{}.{}", x.schema, x.table)),
+                            Cell::new(format!(
+                                "{}{}",
+                                x.column,
+                                if x.auto_increment {
+                                    " (AUTO_INCREMENT)"
+                                } else {
+                                    ""
+                                }
+                            )),
+                            Cell::new(&x.function),
+                            Cell::new(x.ids),
+                            output::status_cell(&x.duplicate_ids.to_string(), x.duplicate_ids == 0),
+                            Cell::new(&x.scheme),
+                            output::status_cell(
+                                &if x.breaks.is_empty() {
+                                    "holds".to_string()
+                                } else {
+                                    x.breaks.join("; ")
+                                },
+                                x.breaks.is_empty(),
+                            ),
+                        ]);
+                    }
+                    crate::outln!("{t}");
+                    for s in &report.skipped {
+                        crate::outln!("skipped {}.{}: {}", s.schema, s.table, s.reason);
+                    }
+                }
+            }
+            if report.holds() {
+                Ok(())
+            } else {
+                let bad: Vec<String> = report
+                    .tables
+                    .iter()
+                    .filter(|t| !t.breaks.is_empty())
+                    .map(|t| format!("{}.{}", t.schema, t.table))
+                    .collect();
+                Err(Error::Refused(format!(
+                    "ids are not unique across shards in {}",
+                    bad.join(", ")
+                )))
+            }
+        }
+        IdsCommand::Sequence(SequenceCommand::Create {
+            name,
+            start,
+            block,
+            max,
+        }) => {
+            let s = crate::ids::create_sequence(&mut dir, &name, start, block, max)?;
+            print_sequences(ctx, &[s]);
+            Ok(())
+        }
+        IdsCommand::Sequence(SequenceCommand::Next {
+            name,
+            count,
+            lock_wait,
+        }) => {
+            let count = match count {
+                Some(c) => c,
+                None => u64::from(crate::ids::sequence(&mut dir, &name)?.block_size),
+            };
+            let b = crate::ids::take(&mut dir, &name, count, false, lock_wait)?;
+            match ctx.format {
+                Format::Json => output::print_json(&serde_json::json!({
+                    "sequence": name, "first": b.first, "last": b.last, "count": b.len(),
+                })),
+                Format::Table => {
+                    crate::outln!("{name}: {}..={} ({} values)", b.first, b.last, b.len())
+                }
+            }
+            Ok(())
+        }
+        IdsCommand::Sequence(SequenceCommand::Show { name }) => {
+            let seqs = match name {
+                Some(n) => vec![crate::ids::sequence(&mut dir, &n)?],
+                None => crate::ids::sequences(&mut dir)?,
+            };
+            print_sequences(ctx, &seqs);
+            Ok(())
+        }
+    }
+}
+
+/// `global` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum GlobalCommand {
+    /// Compare every global table (or one) on every shard with its source of truth:
+    /// checksums, then the differing keys (exit 5 when a copy differs or is missing).
+    #[command(
+        after_help = "Example:\n  shardctl global check\n  shardctl global check employees.departments --output json"
+    )]
+    Check {
+        /// One global table, SCHEMA.TABLE (default: all).
+        table: Option<String>,
+    },
+    /// Record the shard holding a global table's source of truth.
+    #[command(after_help = "Example:\n  shardctl global source employees.departments --shard 1")]
+    Source {
+        /// The global table, SCHEMA.TABLE.
+        table: String,
+        /// The shard.
+        #[arg(long)]
+        shard: u32,
+    },
+    /// Bring every copy back to the source of truth in chunks, then verify by checksum.
+    #[command(
+        after_help = "Example:\n  shardctl global sync --dry-run\n  shardctl global sync employees.departments --chunk 500"
+    )]
+    Sync {
+        /// One global table, SCHEMA.TABLE (default: all).
+        table: Option<String>,
+        /// Rows per transaction.
+        #[arg(long, default_value_t = 500, value_parser = at_least_one)]
+        chunk: usize,
+        /// Show what would change, change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+}
+
+/// The `global` command.
+pub fn global(ctx: &Context, cmd: GlobalCommand) -> Result<()> {
+    let inv = ctx.inventory()?;
+    let mut dir = Directory::open(&inv)?;
+    match cmd {
+        GlobalCommand::Check { table } => {
+            let reports = crate::global::check(&inv, &mut dir, table.as_deref())?;
+            match ctx.format {
+                Format::Json => output::print_json(&serde_json::json!({ "tables": reports })),
+                Format::Table => {
+                    let mut t = output::table(&[
+                        "table", "shard", "node", "state", "rows", "missing", "extra", "changed",
+                        "keys",
+                    ]);
+                    for r in &reports {
+                        for s in &r.shards {
+                            t.add_row(vec![
+                                Cell::new(format!("{}.{}", r.schema, r.table)),
+                                Cell::new(s.shard),
+                                Cell::new(&s.node),
+                                output::status_cell(
+                                    &if s.state == "source" && !r.source_recorded {
+                                        "source (lowest shard; none recorded)".to_string()
+                                    } else {
+                                        s.state.clone()
+                                    },
+                                    s.state == "same" || s.state == "source",
+                                ),
+                                Cell::new(s.rows),
+                                Cell::new(s.missing_rows),
+                                Cell::new(s.extra_rows),
+                                Cell::new(s.changed_rows),
+                                Cell::new(s.examples.join(" ")),
+                            ]);
+                        }
+                    }
+                    crate::outln!("{t}");
+                }
+            }
+            let bad: Vec<String> = reports
+                .iter()
+                .flat_map(|r| {
+                    r.shards
+                        .iter()
+                        .filter(|s| s.state == "differs" || s.state == "missing")
+                        .map(move |s| {
+                            format!("{}.{} {} on shard {}", r.schema, r.table, s.state, s.shard)
+                        })
+                })
+                .collect();
+            if bad.is_empty() {
+                Ok(())
+            } else {
+                Err(Error::Refused(format!(
+                    "global tables are not identical: {}",
+                    bad.join(", ")
+                )))
+            }
+        }
+        GlobalCommand::Source { table, shard } => {
+            crate::global::set_source(&mut dir, &table, shard)?;
+            match ctx.format {
+                Format::Json => {
+                    output::print_json(&serde_json::json!({"table": table, "source_shard": shard}))
+                }
+                Format::Table => crate::outln!("{table}: source of truth is shard {shard}"),
+            }
+            Ok(())
+        }
+        GlobalCommand::Sync {
+            table,
+            chunk,
+            dry_run,
+        } => {
+            let done = crate::global::sync(&inv, &mut dir, table.as_deref(), chunk, dry_run)?;
+            match ctx.format {
+                Format::Json => {
+                    output::print_json(&serde_json::json!({ "dry_run": dry_run, "copies": done }))
+                }
+                Format::Table => {
+                    if done.is_empty() {
+                        crate::outln!("every copy is identical to its source; nothing to do");
+                    }
+                    for c in &done {
+                        crate::outln!(
+                            "{}.{} shard {} ({}): {} {} row(s) from the source, {} {} row(s), {} chunk(s){}",
+                            c.schema,
+                            c.table,
+                            c.shard,
+                            c.node,
+                            if dry_run { "would upsert" } else { "upserted" },
+                            c.upserted_rows,
+                            if dry_run { "would delete" } else { "deleted" },
+                            c.deleted_rows,
+                            c.chunks,
+                            if c.verified { ", verified" } else { "" }
+                        );
+                        for s in &c.statements {
+                            crate::outln!("  {s}");
+                        }
+                    }
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Arguments of `query`.
+#[derive(Debug, clap::Args)]
+pub struct QueryArgs {
+    /// The partition function whose shards to query.
+    #[arg(long)]
+    pub function: String,
+    /// Seconds each shard may take (client read timeout and the server's statement limit).
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=86400))]
+    pub timeout: u64,
+    /// One SELECT; `{table}` (or `{schema.table}`) stands for each shard's physical table.
+    pub sql: String,
+}
+
+/// The `query` command.
+pub fn query(ctx: &Context, args: QueryArgs) -> Result<()> {
+    // The text is checked before the inventory is even read.
+    crate::query::check_read_only(&args.sql)?;
+    crate::query::Template::parse(&args.sql)?;
+    crate::query::Plan::of(&args.sql)?;
+    let inv = ctx.inventory()?;
+    let snap = Directory::open(&inv)?.load()?;
+    let answer = crate::query::run(
+        &inv,
+        &snap,
+        &args.function,
+        &args.sql,
+        std::time::Duration::from_secs(args.timeout),
+    )?;
+    match ctx.format {
+        Format::Json => {
+            let mut v = serde_json::to_value(&answer)
+                .map_err(|e| Error::Internal(format!("cannot encode the answer: {e}")))?;
+            v["rows"] = crate::query::rows_json(&answer);
+            output::print_json(&v);
+        }
+        Format::Table => {
+            let headers: Vec<&str> = answer.columns.iter().map(String::as_str).collect();
+            let mut t = output::table(&headers);
+            for r in &answer.rows {
+                t.add_row(r.iter().map(|c| Cell::new(c.as_deref().unwrap_or("NULL"))));
+            }
+            crate::outln!("{t}");
+            crate::outln!(
+                "{} row(s) from {} shard(s) of {}{}",
+                answer.rows.len(),
+                answer.shards.len(),
+                answer.function,
+                if answer.aggregated {
+                    ", aggregates merged"
+                } else {
+                    ""
+                }
+            );
+        }
+    }
+    Ok(())
 }

@@ -364,17 +364,37 @@ impl Hashes {
         };
         Hashes {
             crc: if wants(HashFn::Crc32) {
-                keys.texts.iter().map(|t| crc32(t)).collect()
+                par_map(&keys.texts, crc32)
             } else {
                 Vec::new()
             },
             md5: if wants(HashFn::Md5) {
-                keys.texts.iter().map(|t| md5(t)).collect()
+                par_map(&keys.texts, md5)
             } else {
                 Vec::new()
             },
         }
     }
+}
+
+/// `f` over every item, in order, on every available core (large inputs only).
+fn par_map<T: Send>(items: &[String], f: impl Fn(&str) -> T + Sync) -> Vec<T> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if threads < 2 || items.len() < 50_000 {
+        return items.iter().map(|t| f(t)).collect();
+    }
+    let per = items.len().div_ceil(threads);
+    let f = &f;
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = items
+            .chunks(per)
+            .map(|chunk| scope.spawn(move || chunk.iter().map(|t| f(t)).collect::<Vec<T>>()))
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|h| h.join().expect("a hashing thread panicked"))
+            .collect()
+    })
 }
 
 /// The position of a key in the key space of the range scheme: its value for integer keys;
