@@ -13,12 +13,13 @@ use serde::Serialize;
 use std::cmp::Ordering;
 use std::time::{Duration, Instant};
 
-/// Words that make a statement write, lock or leave the session: refused anywhere outside
-/// quotes and comments.
-const WRITE_WORDS: [&str; 22] = [
-    "INSERT", "UPDATE", "DELETE", "REPLACE", "CREATE", "DROP", "ALTER", "TRUNCATE", "RENAME",
-    "GRANT", "REVOKE", "SET", "CALL", "LOAD", "HANDLER", "DO", "INTO", "LOCK", "UNLOCK", "COMMIT",
-    "ROLLBACK", "KILL",
+/// Words that make a SELECT (or WITH) statement write or lock (`WITH ... UPDATE`,
+/// `INTO OUTFILE`, `FOR UPDATE`, `FOR SHARE`, `LOCK IN SHARE MODE`), or that have no place
+/// in one: refused anywhere outside quotes and comments. One statement only, starting with
+/// SELECT or WITH, and the read-only transaction refuses whatever slips through.
+const WRITE_WORDS: [&str; 16] = [
+    "INSERT", "UPDATE", "DELETE", "REPLACE", "INTO", "LOCK", "SHARE", "CREATE", "DROP", "ALTER",
+    "TRUNCATE", "RENAME", "GRANT", "REVOKE", "CALL", "HANDLER",
 ];
 
 /// Aggregates that cannot be merged from per-shard results.
@@ -801,12 +802,15 @@ mod tests {
         check_read_only("SELECT * FROM {a} WHERE note = 'update; drop'").unwrap();
         check_read_only("  select `delete` from {a} -- insert\n").unwrap();
         check_read_only("WITH x AS (SELECT 1) SELECT * FROM x, {a};").unwrap();
+        check_read_only("SELECT `load`, CAST(n AS CHAR CHARACTER SET utf8mb4) FROM {a}").unwrap();
         for (sql, word) in [
             ("UPDATE {a} SET x = 1", "\"UPDATE\""),
             ("DELETE FROM {a}", "\"DELETE\""),
             ("SELECT * FROM {a} FOR UPDATE", "(UPDATE)"),
             ("SELECT * INTO OUTFILE '/tmp/x' FROM {a}", "(INTO)"),
             ("SELECT 1; DROP TABLE {a}", "more than one statement"),
+            ("WITH x AS (SELECT 1) DELETE FROM {a}", "(DELETE)"),
+            ("SELECT * FROM {a} LOCK IN SHARE MODE", "(LOCK)"),
             ("/* hi */ INSERT INTO {a} VALUES (1)", "\"INSERT\""),
         ] {
             let e = check_read_only(sql).unwrap_err();

@@ -810,6 +810,8 @@ fn split_mapping(
             };
             let p = match at {
                 SplitAt::Point(hex) => RingPoint::from_hex(hex)?,
+                // A lone point's arc is the whole ring.
+                _ if next == point => RingPoint(point.0.wrapping_add(1u128 << 127)),
                 _ => RingPoint(point.0.wrapping_add(next.0.wrapping_sub(point.0) / 2)),
             };
             if snap
@@ -1062,5 +1064,56 @@ mod tests {
         // Even ranges, 4 -> 5: boundaries at 1/4, 2/4, 3/4 against 1/5 .. 4/5; keys between
         // i/5 and i/4 (and the mirror) move: 1/20 + 2/20 + 3/20 + 4/20 = 1/2.
         assert!((share("range") - 0.5).abs() < 0.001);
+    }
+
+    #[test]
+    fn directory_split_of_a_hash_arc_moves_only_its_upper_half() {
+        use crate::directory::{DirNode, Function, HashRow};
+        let shard = |id: u32, node: &str| Shard {
+            id,
+            func_id: 1,
+            node: node.into(),
+            host: String::new(),
+            port: 0,
+            state: ShardState::Online,
+            version: 1,
+        };
+        let snap = Snapshot {
+            nodes: ["a", "b"]
+                .iter()
+                .map(|n| DirNode {
+                    name: n.to_string(),
+                    host: "h".into(),
+                    port: 1,
+                })
+                .collect(),
+            functions: vec![Function {
+                id: 1,
+                name: "h".into(),
+                sharding_type: ShardingType::Hash,
+                key_type: KeyType::Int,
+            }],
+            shards: vec![shard(1, "a")],
+            points: vec![HashRow {
+                func_id: 1,
+                point: RingPoint(0),
+                shard_id: 1,
+            }],
+            ..Snapshot::default()
+        };
+        let keys = KeySet::generated(0, 20_000, 1).unwrap();
+        let change = DirChange::Split {
+            shard: 1,
+            to: "b".into(),
+            at: SplitAt::Middle,
+        };
+        let o = simulate_directory(&snap, "h", &keys, &change).unwrap();
+        // The lone point's arc is the whole ring: the new point at 2^127 takes the keys whose
+        // MD5 is above it (strictly, as lookups do), about half.
+        let expect = keys.texts.iter().filter(|t| md5(t) > 1u128 << 127).count() as u64;
+        assert_eq!(o.moved_keys, expect);
+        assert_eq!(o.shard_changes, Some(expect));
+        assert!((o.moved_share - 0.5).abs() < 0.02);
+        assert_eq!(o.nodes_after, 2);
     }
 }
