@@ -942,3 +942,47 @@ fn query_bad_input_is_refused_and_changes_nothing() {
         "no answer within 1 s",
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// the directory's migration
+
+#[test]
+fn init_migrates_a_version_2_directory_to_sequences_and_sources() {
+    let _g = serial();
+    let sb = fleet();
+    let mut n1 = connect(sb, "node1");
+    exec(
+        &mut n1,
+        &[
+            "DROP TABLE shardctl.sequences",
+            "DROP TABLE shardctl.global_sources",
+            "UPDATE shardctl.schema_version SET version = 2",
+        ],
+    );
+    cli(&["ids", "sequence", "show"])
+        .code(USAGE)
+        .stderr(predicates::str::contains(
+            "the directory has schema version 2, this shardctl uses 3: run `shardctl init`",
+        ));
+    let out = json(&["init"]);
+    assert_eq!(out["schema_version_before"], 2);
+    assert_eq!(out["schema_version"], 3);
+    assert_eq!(
+        json(&["ids", "sequence", "show"])["sequences"],
+        serde_json::json!([])
+    );
+    assert_eq!(
+        count(&mut n1, "SELECT COUNT(*) FROM shardctl.global_sources"),
+        0
+    );
+    // Everything else survived: the fleet still answers.
+    assert_eq!(
+        json(&[
+            "query",
+            "--function",
+            "f",
+            "SELECT COUNT(*) FROM {employees}"
+        ])["rows"][0][0],
+        300
+    );
+}
