@@ -18,6 +18,11 @@ pub mod sample;
 pub mod sandbox;
 pub mod server;
 pub mod signal;
+// The references: placement what-if, ids, global tables, cross-shard queries (issue 15).
+pub mod global;
+pub mod ids;
+pub mod query;
+pub mod simulate;
 pub mod status;
 pub mod verify;
 pub mod workload;

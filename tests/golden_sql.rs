@@ -825,3 +825,97 @@ fn render_common() -> String {
 fn statements() {
     insta::assert_snapshot!(render_common());
 }
+
+/// The statements of the reference commands (`simulate`, `ids`, `global`, `query`):
+/// `src/server/reports.rs`.
+fn render_reports() -> String {
+    use shardctl::server::reports as r;
+    let (s, t, c) = (id("app_3"), id("accounts"), id("id"));
+    let d = id("shardctl");
+    let cols = [id("dept_no"), id("dept_name")];
+    let pk = [id("dept_no")];
+    let pk2 = [id("emp_no"), id("from_date")];
+    let lines = [
+        (
+            "simulate: a live column",
+            r::select_column(&s, &t, &c).to_string(),
+        ),
+        (
+            "simulate: row size",
+            r::average_row_length(&s, &t).to_string(),
+        ),
+        (
+            "ids: auto_increment settings",
+            r::auto_increment_settings().to_string(),
+        ),
+        (
+            "ids: typed primary key",
+            r::primary_key_typed(&s, &t).to_string(),
+        ),
+        ("ids: ids in order", r::ids_in_order(&s, &t, &c).to_string()),
+        ("ids: create sequence", r::create_sequence(&d).to_string()),
+        (
+            "ids: take from sequence",
+            r::take_from_sequence(&d).to_string(),
+        ),
+        ("ids: last insert id", r::last_insert_id().to_string()),
+        ("ids: lock wait", r::lock_wait_seconds(0).to_string()),
+        ("ids: sequences", r::sequences(&d).to_string()),
+        ("global: set source", r::set_global_source(&d).to_string()),
+        ("global: sources", r::global_sources(&d).to_string()),
+        (
+            "global: table exists",
+            r::base_table_exists(&s, &t).to_string(),
+        ),
+        (
+            "global: start transaction",
+            r::start_transaction().to_string(),
+        ),
+        (
+            "global: upsert 2 rows",
+            r::upsert_rows(&s, &id("departments"), &cols, 2).to_string(),
+        ),
+        (
+            "global: delete 2 keys",
+            r::delete_keys(&s, &id("departments"), &pk, 2).to_string(),
+        ),
+        (
+            "global: delete 1 composite key",
+            r::delete_keys(&s, &id("salaries"), &pk2, 1).to_string(),
+        ),
+        (
+            "query: read-only transaction",
+            r::start_read_only().to_string(),
+        ),
+        (
+            "query: time limit, MariaDB",
+            r::statement_time_limit(Flavor::new(Vendor::MariaDb, 10, 11, 6), 30).to_string(),
+        ),
+        (
+            "query: time limit, MySQL",
+            r::statement_time_limit(Flavor::new(Vendor::MySql, 8, 0, 36), 30).to_string(),
+        ),
+        (
+            "query: markers replaced",
+            r::shard_query(
+                &[
+                    "SELECT a.id, COUNT(*) FROM ".to_string(),
+                    " a JOIN ".to_string(),
+                    " d USING (dept_no) WHERE note = '{x}' GROUP BY a.id".to_string(),
+                ],
+                &[(s.clone(), t.clone()), (s.clone(), id("departments"))],
+            )
+            .to_string(),
+        ),
+    ];
+    lines
+        .iter()
+        .map(|(k, v)| format!("{k}: {v}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn reference_statements() {
+    insta::assert_snapshot!(render_reports());
+}

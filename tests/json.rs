@@ -561,6 +561,26 @@ fn every_command_follows_the_json_contract() {
     c.run(&["cutover", &op.to_string()]);
     assert!(waiting.wait().unwrap().success());
 
+    // The reference tools: what-if, ids, global tables, a query over every shard.
+    c.run(&[
+        "simulate",
+        "--range",
+        "1..10001",
+        "--nodes",
+        "4",
+        "--to-nodes",
+        "5",
+    ]);
+    c.run(&["ids", "sequence", "create", "orders"]);
+    c.run(&["ids", "sequence", "next", "orders", "--count", "3"]);
+    c.run(&["ids", "sequence", "show"]);
+    c.run(&["ids", "check"]);
+    c.run(&["global", "check"]);
+    c.run(&["global", "source", "app.g", "--shard", "1"]);
+    c.run(&["global", "sync", "--dry-run"]);
+    c.run(&["global", "sync"]);
+    c.run(&["query", "--function", "f", "SELECT COUNT(*) AS n FROM {t}"]);
+
     // Taking the directory apart again.
     c.run(&[
         "function", "add", "tmp", "--type", "hash", "--key", "string",
@@ -621,6 +641,15 @@ fn every_command_follows_the_json_contract() {
         "function add",
         "function list",
         "function remove",
+        "global check",
+        "global source",
+        "global sync",
+        "ids check",
+        "ids sequence create",
+        "ids sequence next",
+        "ids sequence show",
+        "query",
+        "simulate",
         "init",
         "lock",
         "lookup",

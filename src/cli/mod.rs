@@ -2,6 +2,7 @@
 //! and print; the library does the work.
 
 mod directory;
+mod fleet;
 mod meta;
 mod mv;
 mod sandbox;
@@ -146,6 +147,26 @@ pub enum Command {
     /// The inventory: `config check` parses it and connects to every node.
     #[command(subcommand)]
     Config(meta::ConfigCommand),
+    /// What going from N to M nodes (or a split or move of the directory) would cost under
+    /// each placement scheme: keys and bytes that change node, balance before and after.
+    #[command(
+        after_help = "Example:\n  shardctl simulate --range 1..1000001 --nodes 4 --to-nodes 5\n  shardctl simulate --keys-file keys.txt --nodes 3 --to-nodes 4 --scheme modulo-crc32,consistent-md5\n  shardctl simulate --column employees.employees.emp_no --function emp --split 2 --to node3 --output json"
+    )]
+    Simulate(fleet::SimulateArgs),
+    /// Ids unique across shards: `ids check` finds ids on more than one shard and the scheme
+    /// the fleet follows; `ids sequence` keeps sequences in the directory handing out blocks.
+    #[command(subcommand)]
+    Ids(fleet::IdsCommand),
+    /// Global tables kept identical on every shard: check, record the source, sync.
+    #[command(subcommand)]
+    Global(fleet::GlobalCommand),
+    /// Run one SELECT on every shard of a function in parallel (read-only, per-shard
+    /// timeout), `{table}` replaced by each shard's table; rows merged, COUNT/SUM/MIN/MAX
+    /// merged by GROUP BY key.
+    #[command(
+        after_help = "Example:\n  shardctl query --function emp 'SELECT gender, COUNT(*), MAX(hire_date) FROM {employees} GROUP BY gender'\n  shardctl query --function emp --timeout 5 'SELECT * FROM {salaries} WHERE salary > 150000' --output json"
+    )]
+    Query(fleet::QueryArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     #[command(
         after_help = "Example:\n  shardctl completions bash > /etc/bash_completion.d/shardctl\n  shardctl completions zsh > ~/.zfunc/_shardctl"
@@ -372,6 +393,10 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Lookup(args) => directory::lookup(&ctx, args),
         Command::Analyze(args) => directory::analyze(&ctx, args),
         Command::Config(cmd) => meta::config(&ctx, cmd),
+        Command::Simulate(args) => fleet::simulate_cmd(&ctx, args),
+        Command::Ids(cmd) => fleet::ids(&ctx, cmd),
+        Command::Global(cmd) => fleet::global(&ctx, cmd),
+        Command::Query(args) => fleet::query(&ctx, args),
         Command::Completions { shell } => meta::completions(shell),
         Command::Man { command } => meta::man(command.as_deref()),
     }

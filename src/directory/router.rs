@@ -81,6 +81,8 @@ pub struct Router {
     shards: HashMap<u32, usize>,
     checked: Instant,
     check_every: Duration,
+    /// Blocks of sequence values taken and not yet handed out (`next_id`).
+    id_blocks: HashMap<String, crate::ids::Block>,
 }
 
 impl std::fmt::Debug for Router {
@@ -108,6 +110,7 @@ impl Router {
             shards,
             checked: Instant::now(),
             check_every: Duration::from_secs(1),
+            id_blocks: HashMap::new(),
         }
     }
 
@@ -150,9 +153,11 @@ impl Router {
         let snapshot = dir.retrying(|d| d.load())?;
         let directory = self.directory.take();
         let every = self.check_every;
+        let blocks = std::mem::take(&mut self.id_blocks);
         *self = Router::from_snapshot(snapshot);
         self.directory = directory;
         self.check_every = every;
+        self.id_blocks = blocks;
         Ok(true)
     }
 
@@ -212,6 +217,46 @@ impl Router {
                     "the directory maps to shard {id}, which has no location"
                 ))
             })
+    }
+
+    /// The next id of the directory sequence `sequence` (`shardctl ids sequence create`):
+    /// unique across every caller of every process, because each router takes a block of
+    /// the sequence's block size in one autocommitted statement and hands it out from
+    /// memory. Ids are unique, not gap-free: a block a router never finishes is skipped.
+    /// Exhausted: [`Error::Refused`]; row lock not granted in time: [`Error::Timeout`].
+    pub fn next_id(&mut self, sequence: &str) -> Result<i64> {
+        if let Some(b) = self.id_blocks.get_mut(sequence) {
+            let id = b.first;
+            if b.first == b.last {
+                self.id_blocks.remove(sequence);
+            } else {
+                b.first += 1;
+            }
+            return Ok(id);
+        }
+        let dir = self.directory.as_mut().ok_or_else(|| {
+            Error::Usage("a router over a fixed snapshot has no directory to take ids from".into())
+        })?;
+        let size = dir
+            .retrying(|d| crate::ids::sequence(d, sequence))?
+            .block_size;
+        let block = crate::ids::take(
+            dir,
+            sequence,
+            u64::from(size),
+            true,
+            crate::ids::DEFAULT_LOCK_WAIT_SECS,
+        )?;
+        if block.first < block.last {
+            self.id_blocks.insert(
+                sequence.to_string(),
+                crate::ids::Block {
+                    first: block.first + 1,
+                    last: block.last,
+                },
+            );
+        }
+        Ok(block.first)
     }
 
     /// The full route of a shard: node, address, state and physical schemas.

@@ -2,7 +2,7 @@
 //! directory lacks; a directory newer than this binary is refused.
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// Migration `n` (1-based) brings a directory from version n-1 to n. `{d}` stands for the
 /// back-quoted directory schema.
@@ -140,4 +140,21 @@ pub const MIGRATIONS: &[&[&str]] = &[&[
     // await-cutover step.
     "ALTER TABLE {d}.operations
         ADD COLUMN cutover_requested TINYINT UNSIGNED NOT NULL DEFAULT 0",
+], &[
+    // Sequences handing out blocks of ids unique across shards (`shardctl ids sequence`,
+    // `Router::next_id`): values up to max_value, next_value the first not handed out.
+    "CREATE TABLE IF NOT EXISTS {d}.sequences (
+        name VARCHAR(64) NOT NULL PRIMARY KEY,
+        next_value BIGINT NOT NULL,
+        block_size INT UNSIGNED NOT NULL,
+        max_value BIGINT NOT NULL,
+        created_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3)
+    ) ENGINE=InnoDB",
+    // The shard holding each global table's source of truth (`shardctl global source`).
+    "CREATE TABLE IF NOT EXISTS {d}.global_sources (
+        schema_name VARCHAR(64) NOT NULL,
+        table_name VARCHAR(64) NOT NULL,
+        source_shard INT UNSIGNED NOT NULL,
+        PRIMARY KEY (schema_name, table_name)
+    ) ENGINE=InnoDB",
 ]];

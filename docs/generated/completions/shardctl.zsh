@@ -1284,6 +1284,394 @@ esac
     ;;
 esac
 ;;
+(simulate)
+_arguments "${_arguments_options[@]}" : \
+'--keys-file=[Keys, one per line (optionally \`KEY<TAB>BYTES\`)]:FILE:_files' \
+'--column=[Keys from a live column\: every shard'\''s copy of a sharded table, else the table on --node (default\: the directory node)]:SCHEMA.TABLE.COLUMN:_default' \
+'--range=[Generated integer keys START, START+STEP, ... below END]:START..END:_default' \
+'--step=[Step of --range]:STEP:_default' \
+'--node=[Node holding an unsharded --column table]:NODE:_default' \
+'--nodes=[N\: nodes now (default with --function\: the nodes holding its shards)]:NODES:_default' \
+'--to-nodes=[M\: nodes after]:TO_NODES:_default' \
+'*--scheme=[Schemes (comma-separated)\: modulo-crc32, modulo-md5, consistent-md5, consistent-crc32, range, directory. Default\: all that apply]:SCHEMES:_default' \
+'--points=[Ring points per node for the consistent schemes]:POINTS:_default' \
+'--function=[The directory'\''s function (the \`directory\` scheme, and N by default)]:FUNCTION:_default' \
+'(--move)--split=[Simulate splitting this shard of --function onto --to]:SHARD:_default' \
+'--move=[Simulate moving this shard of --function to --to]:SHARD:_default' \
+'--to=[The node a simulated split or move goes to]:TO:_default' \
+'--at=[Where a simulated split cuts\: a key (range) or a ring point (hash); default the median key (range) or the middle of the arc (hash)]:AT:_default' \
+'*--values=[Values a simulated list split gives the new shard]:VALUES:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(ids)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+":: :_shardctl__subcmd__ids_commands" \
+"*::: :->ids" \
+&& ret=0
+
+    case $state in
+    (ids)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-ids-command-$line[1]:"
+        case $line[1] in
+            (check)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(sequence)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+":: :_shardctl__subcmd__ids__subcmd__sequence_commands" \
+"*::: :->sequence" \
+&& ret=0
+
+    case $state in
+    (sequence)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-ids-sequence-command-$line[1]:"
+        case $line[1] in
+            (create)
+_arguments "${_arguments_options[@]}" : \
+'--start=[First value]:START:_default' \
+'--block=[Values per block a router takes at once]:BLOCK:_default' \
+'--max=[Largest value]:MAX:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':name -- Its name:_default' \
+&& ret=0
+;;
+(next)
+_arguments "${_arguments_options[@]}" : \
+'--count=[How many values]:COUNT:_default' \
+'--lock-wait=[Seconds to wait for the sequence'\''s row lock]:LOCK_WAIT:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':name -- The sequence:_default' \
+&& ret=0
+;;
+(show)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'::name -- One sequence (default\: all):_default' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_shardctl__subcmd__ids__subcmd__sequence__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-ids-sequence-help-command-$line[1]:"
+        case $line[1] in
+            (create)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(next)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(show)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_shardctl__subcmd__ids__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-ids-help-command-$line[1]:"
+        case $line[1] in
+            (check)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(sequence)
+_arguments "${_arguments_options[@]}" : \
+":: :_shardctl__subcmd__ids__subcmd__help__subcmd__sequence_commands" \
+"*::: :->sequence" \
+&& ret=0
+
+    case $state in
+    (sequence)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-ids-help-sequence-command-$line[1]:"
+        case $line[1] in
+            (create)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(next)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(show)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(global)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+":: :_shardctl__subcmd__global_commands" \
+"*::: :->global" \
+&& ret=0
+
+    case $state in
+    (global)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-global-command-$line[1]:"
+        case $line[1] in
+            (check)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'::table -- One global table, SCHEMA.TABLE (default\: all):_default' \
+&& ret=0
+;;
+(source)
+_arguments "${_arguments_options[@]}" : \
+'--shard=[The shard]:SHARD:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':table -- The global table, SCHEMA.TABLE:_default' \
+&& ret=0
+;;
+(sync)
+_arguments "${_arguments_options[@]}" : \
+'--chunk=[Rows per transaction]:CHUNK:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'--dry-run[Show what would change, change nothing]' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'::table -- One global table, SCHEMA.TABLE (default\: all):_default' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_shardctl__subcmd__global__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-global-help-command-$line[1]:"
+        case $line[1] in
+            (check)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(source)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(sync)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(query)
+_arguments "${_arguments_options[@]}" : \
+'--function=[The partition function whose shards to query]:FUNCTION:_default' \
+'--timeout=[Seconds each shard may take (client read timeout and the server'\''s statement limit)]:TIMEOUT:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':sql -- One SELECT; `{table}` (or `{schema.table}`) stands for each shard'\''s physical table:_default' \
+&& ret=0
+;;
 (completions)
 _arguments "${_arguments_options[@]}" : \
 '--config=[Inventory file]:CONFIG:_files' \
@@ -1604,6 +1992,90 @@ _arguments "${_arguments_options[@]}" : \
     ;;
 esac
 ;;
+(simulate)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(ids)
+_arguments "${_arguments_options[@]}" : \
+":: :_shardctl__subcmd__help__subcmd__ids_commands" \
+"*::: :->ids" \
+&& ret=0
+
+    case $state in
+    (ids)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-help-ids-command-$line[1]:"
+        case $line[1] in
+            (check)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(sequence)
+_arguments "${_arguments_options[@]}" : \
+":: :_shardctl__subcmd__help__subcmd__ids__subcmd__sequence_commands" \
+"*::: :->sequence" \
+&& ret=0
+
+    case $state in
+    (sequence)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-help-ids-sequence-command-$line[1]:"
+        case $line[1] in
+            (create)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(next)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(show)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(global)
+_arguments "${_arguments_options[@]}" : \
+":: :_shardctl__subcmd__help__subcmd__global_commands" \
+"*::: :->global" \
+&& ret=0
+
+    case $state in
+    (global)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-help-global-command-$line[1]:"
+        case $line[1] in
+            (check)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(source)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(sync)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+(query)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (completions)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -1657,6 +2129,10 @@ _shardctl_commands() {
 'drop-source:Drop a shard'\''s old copy from a node the directory no longer points at' \
 'status:The fleet at a glance\: nodes, versions, binary logs, replication channels, shards' \
 'config:The inventory\: \`config check\` parses it and connects to every node' \
+'simulate:What going from N to M nodes (or a split or move of the directory) would cost under each placement scheme\: keys and bytes that change node, balance before and after' \
+'ids:Ids unique across shards\: \`ids check\` finds ids on more than one shard and the scheme the fleet follows; \`ids sequence\` keeps sequences in the directory handing out blocks' \
+'global:Global tables kept identical on every shard\: check, record the source, sync' \
+'query:Run one SELECT on every shard of a function in parallel (read-only, per-shard timeout), \`{table}\` replaced by each shard'\''s table; rows merged, COUNT/SUM/MIN/MAX merged by GROUP BY key' \
 'completions:Print a shell completion script (bash, zsh, fish, elvish, powershell)' \
 'man:Print the man page (roff)\: shardctl'\''s, or one command'\''s' \
 'help:Print this message or the help of the given subcommand(s)' \
@@ -1794,6 +2270,61 @@ _shardctl__subcmd__function__subcmd__remove_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl function remove commands' commands "$@"
 }
+(( $+functions[_shardctl__subcmd__global_commands] )) ||
+_shardctl__subcmd__global_commands() {
+    local commands; commands=(
+'check:Compare every global table (or one) on every shard with its source of truth\: checksums, then the differing keys (exit 5 when a copy differs or is missing)' \
+'source:Record the shard holding a global table'\''s source of truth' \
+'sync:Bring every copy back to the source of truth in chunks, then verify by checksum' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'shardctl global commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__global__subcmd__check_commands] )) ||
+_shardctl__subcmd__global__subcmd__check_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl global check commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__global__subcmd__help_commands] )) ||
+_shardctl__subcmd__global__subcmd__help_commands() {
+    local commands; commands=(
+'check:Compare every global table (or one) on every shard with its source of truth\: checksums, then the differing keys (exit 5 when a copy differs or is missing)' \
+'source:Record the shard holding a global table'\''s source of truth' \
+'sync:Bring every copy back to the source of truth in chunks, then verify by checksum' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'shardctl global help commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__global__subcmd__help__subcmd__check_commands] )) ||
+_shardctl__subcmd__global__subcmd__help__subcmd__check_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl global help check commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__global__subcmd__help__subcmd__help_commands] )) ||
+_shardctl__subcmd__global__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl global help help commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__global__subcmd__help__subcmd__source_commands] )) ||
+_shardctl__subcmd__global__subcmd__help__subcmd__source_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl global help source commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__global__subcmd__help__subcmd__sync_commands] )) ||
+_shardctl__subcmd__global__subcmd__help__subcmd__sync_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl global help sync commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__global__subcmd__source_commands] )) ||
+_shardctl__subcmd__global__subcmd__source_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl global source commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__global__subcmd__sync_commands] )) ||
+_shardctl__subcmd__global__subcmd__sync_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl global sync commands' commands "$@"
+}
 (( $+functions[_shardctl__subcmd__help_commands] )) ||
 _shardctl__subcmd__help_commands() {
     local commands; commands=(
@@ -1826,6 +2357,10 @@ _shardctl__subcmd__help_commands() {
 'drop-source:Drop a shard'\''s old copy from a node the directory no longer points at' \
 'status:The fleet at a glance\: nodes, versions, binary logs, replication channels, shards' \
 'config:The inventory\: \`config check\` parses it and connects to every node' \
+'simulate:What going from N to M nodes (or a split or move of the directory) would cost under each placement scheme\: keys and bytes that change node, balance before and after' \
+'ids:Ids unique across shards\: \`ids check\` finds ids on more than one shard and the scheme the fleet follows; \`ids sequence\` keeps sequences in the directory handing out blocks' \
+'global:Global tables kept identical on every shard\: check, record the source, sync' \
+'query:Run one SELECT on every shard of a function in parallel (read-only, per-shard timeout), \`{table}\` replaced by each shard'\''s table; rows merged, COUNT/SUM/MIN/MAX merged by GROUP BY key' \
 'completions:Print a shell completion script (bash, zsh, fish, elvish, powershell)' \
 'man:Print the man page (roff)\: shardctl'\''s, or one command'\''s' \
 'help:Print this message or the help of the given subcommand(s)' \
@@ -1913,10 +2448,71 @@ _shardctl__subcmd__help__subcmd__function__subcmd__remove_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl help function remove commands' commands "$@"
 }
+(( $+functions[_shardctl__subcmd__help__subcmd__global_commands] )) ||
+_shardctl__subcmd__help__subcmd__global_commands() {
+    local commands; commands=(
+'check:Compare every global table (or one) on every shard with its source of truth\: checksums, then the differing keys (exit 5 when a copy differs or is missing)' \
+'source:Record the shard holding a global table'\''s source of truth' \
+'sync:Bring every copy back to the source of truth in chunks, then verify by checksum' \
+    )
+    _describe -t commands 'shardctl help global commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__global__subcmd__check_commands] )) ||
+_shardctl__subcmd__help__subcmd__global__subcmd__check_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help global check commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__global__subcmd__source_commands] )) ||
+_shardctl__subcmd__help__subcmd__global__subcmd__source_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help global source commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__global__subcmd__sync_commands] )) ||
+_shardctl__subcmd__help__subcmd__global__subcmd__sync_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help global sync commands' commands "$@"
+}
 (( $+functions[_shardctl__subcmd__help__subcmd__help_commands] )) ||
 _shardctl__subcmd__help__subcmd__help_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl help help commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__ids_commands] )) ||
+_shardctl__subcmd__help__subcmd__ids_commands() {
+    local commands; commands=(
+'check:Ids present on more than one shard, each node'\''s auto_increment_increment/offset, and which scheme each sharded table follows and where it breaks (exit 5 when one breaks)' \
+'sequence:Sequences in the directory that hand out blocks of ids unique across shards' \
+    )
+    _describe -t commands 'shardctl help ids commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__ids__subcmd__check_commands] )) ||
+_shardctl__subcmd__help__subcmd__ids__subcmd__check_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help ids check commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__ids__subcmd__sequence_commands] )) ||
+_shardctl__subcmd__help__subcmd__ids__subcmd__sequence_commands() {
+    local commands; commands=(
+'create:Create a sequence' \
+'next:Take values\: a block of --count (default\: the sequence'\''s block size)' \
+'show:Show sequences' \
+    )
+    _describe -t commands 'shardctl help ids sequence commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__ids__subcmd__sequence__subcmd__create_commands] )) ||
+_shardctl__subcmd__help__subcmd__ids__subcmd__sequence__subcmd__create_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help ids sequence create commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__ids__subcmd__sequence__subcmd__next_commands] )) ||
+_shardctl__subcmd__help__subcmd__ids__subcmd__sequence__subcmd__next_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help ids sequence next commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__ids__subcmd__sequence__subcmd__show_commands] )) ||
+_shardctl__subcmd__help__subcmd__ids__subcmd__sequence__subcmd__show_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help ids sequence show commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__help__subcmd__init_commands] )) ||
 _shardctl__subcmd__help__subcmd__init_commands() {
@@ -1976,6 +2572,11 @@ _shardctl__subcmd__help__subcmd__ops_commands() {
 _shardctl__subcmd__help__subcmd__prune_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl help prune commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__query_commands] )) ||
+_shardctl__subcmd__help__subcmd__query_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help query commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__help__subcmd__rebalance_commands] )) ||
 _shardctl__subcmd__help__subcmd__rebalance_commands() {
@@ -2053,6 +2654,11 @@ _shardctl__subcmd__help__subcmd__shard__subcmd__remove_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl help shard remove commands' commands "$@"
 }
+(( $+functions[_shardctl__subcmd__help__subcmd__simulate_commands] )) ||
+_shardctl__subcmd__help__subcmd__simulate_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help simulate commands' commands "$@"
+}
 (( $+functions[_shardctl__subcmd__help__subcmd__split_commands] )) ||
 _shardctl__subcmd__help__subcmd__split_commands() {
     local commands; commands=()
@@ -2106,6 +2712,118 @@ _shardctl__subcmd__help__subcmd__wait_commands() {
 _shardctl__subcmd__help__subcmd__workload_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl help workload commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__ids_commands] )) ||
+_shardctl__subcmd__ids_commands() {
+    local commands; commands=(
+'check:Ids present on more than one shard, each node'\''s auto_increment_increment/offset, and which scheme each sharded table follows and where it breaks (exit 5 when one breaks)' \
+'sequence:Sequences in the directory that hand out blocks of ids unique across shards' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'shardctl ids commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__ids__subcmd__check_commands] )) ||
+_shardctl__subcmd__ids__subcmd__check_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl ids check commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__ids__subcmd__help_commands] )) ||
+_shardctl__subcmd__ids__subcmd__help_commands() {
+    local commands; commands=(
+'check:Ids present on more than one shard, each node'\''s auto_increment_increment/offset, and which scheme each sharded table follows and where it breaks (exit 5 when one breaks)' \
+'sequence:Sequences in the directory that hand out blocks of ids unique across shards' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'shardctl ids help commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__ids__subcmd__help__subcmd__check_commands] )) ||
+_shardctl__subcmd__ids__subcmd__help__subcmd__check_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl ids help check commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__ids__subcmd__help__subcmd__help_commands] )) ||
+_shardctl__subcmd__ids__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl ids help help commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__ids__subcmd__help__subcmd__sequence_commands] )) ||
+_shardctl__subcmd__ids__subcmd__help__subcmd__sequence_commands() {
+    local commands; commands=(
+'create:Create a sequence' \
+'next:Take values\: a block of --count (default\: the sequence'\''s block size)' \
+'show:Show sequences' \
+    )
+    _describe -t commands 'shardctl ids help sequence commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__ids__subcmd__help__subcmd__sequence__subcmd__create_commands] )) ||
+_shardctl__subcmd__ids__subcmd__help__subcmd__sequence__subcmd__create_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl ids help sequence create commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__ids__subcmd__help__subcmd__sequence__subcmd__next_commands] )) ||
+_shardctl__subcmd__ids__subcmd__help__subcmd__sequence__subcmd__next_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl ids help sequence next commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__ids__subcmd__help__subcmd__sequence__subcmd__show_commands] )) ||
+_shardctl__subcmd__ids__subcmd__help__subcmd__sequence__subcmd__show_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl ids help sequence show commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__ids__subcmd__sequence_commands] )) ||
+_shardctl__subcmd__ids__subcmd__sequence_commands() {
+    local commands; commands=(
+'create:Create a sequence' \
+'next:Take values\: a block of --count (default\: the sequence'\''s block size)' \
+'show:Show sequences' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'shardctl ids sequence commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__ids__subcmd__sequence__subcmd__create_commands] )) ||
+_shardctl__subcmd__ids__subcmd__sequence__subcmd__create_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl ids sequence create commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__ids__subcmd__sequence__subcmd__help_commands] )) ||
+_shardctl__subcmd__ids__subcmd__sequence__subcmd__help_commands() {
+    local commands; commands=(
+'create:Create a sequence' \
+'next:Take values\: a block of --count (default\: the sequence'\''s block size)' \
+'show:Show sequences' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'shardctl ids sequence help commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__ids__subcmd__sequence__subcmd__help__subcmd__create_commands] )) ||
+_shardctl__subcmd__ids__subcmd__sequence__subcmd__help__subcmd__create_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl ids sequence help create commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__ids__subcmd__sequence__subcmd__help__subcmd__help_commands] )) ||
+_shardctl__subcmd__ids__subcmd__sequence__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl ids sequence help help commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__ids__subcmd__sequence__subcmd__help__subcmd__next_commands] )) ||
+_shardctl__subcmd__ids__subcmd__sequence__subcmd__help__subcmd__next_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl ids sequence help next commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__ids__subcmd__sequence__subcmd__help__subcmd__show_commands] )) ||
+_shardctl__subcmd__ids__subcmd__sequence__subcmd__help__subcmd__show_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl ids sequence help show commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__ids__subcmd__sequence__subcmd__next_commands] )) ||
+_shardctl__subcmd__ids__subcmd__sequence__subcmd__next_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl ids sequence next commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__ids__subcmd__sequence__subcmd__show_commands] )) ||
+_shardctl__subcmd__ids__subcmd__sequence__subcmd__show_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl ids sequence show commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__init_commands] )) ||
 _shardctl__subcmd__init_commands() {
@@ -2196,6 +2914,11 @@ _shardctl__subcmd__ops_commands() {
 _shardctl__subcmd__prune_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl prune commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__query_commands] )) ||
+_shardctl__subcmd__query_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl query commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__rebalance_commands] )) ||
 _shardctl__subcmd__rebalance_commands() {
@@ -2359,6 +3082,11 @@ _shardctl__subcmd__shard__subcmd__list_commands() {
 _shardctl__subcmd__shard__subcmd__remove_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl shard remove commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__simulate_commands] )) ||
+_shardctl__subcmd__simulate_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl simulate commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__split_commands] )) ||
 _shardctl__subcmd__split_commands() {

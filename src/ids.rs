@@ -1,0 +1,483 @@
+//! Ids unique across shards (references 000 and 002): `check` finds ids present on more
+//! than one shard and says which scheme the fleet follows (ids that are the sharding key,
+//! AUTO_INCREMENT with per-node offset and increment, or ids from elsewhere) and where it
+//! breaks; sequences in the directory hand out blocks of ids, the chapter's ticket table.
+
+use crate::config::Inventory;
+use crate::directory::{shard_schema, Directory, Snapshot};
+use crate::error::{Error, Result};
+use crate::ident::Ident;
+use crate::server::{reports, row_error, server_error_code, Server};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+
+/// How long `next` waits for a sequence's row lock by default, in seconds.
+pub const DEFAULT_LOCK_WAIT_SECS: u64 = 5;
+
+/// A sequence as the directory holds it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Sequence {
+    /// Its name.
+    pub sequence: String,
+    /// The first value not handed out yet.
+    pub next_value: i64,
+    /// Values per block handed to a router.
+    pub block_size: u32,
+    /// The largest value it hands out.
+    pub max_value: i64,
+    /// Values left.
+    pub remaining: i64,
+}
+
+/// Values handed out: `first..=last`, to this caller only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Block {
+    /// First value.
+    pub first: i64,
+    /// Last value.
+    pub last: i64,
+}
+
+impl Block {
+    /// How many values.
+    pub fn len(&self) -> u64 {
+        (self.last - self.first + 1) as u64
+    }
+
+    /// Never true: a block holds at least one value.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+}
+
+/// Creates a sequence handing out `start..=max` in blocks of `block`.
+pub fn create_sequence(
+    dir: &mut Directory,
+    name: &str,
+    start: i64,
+    block: u32,
+    max: i64,
+) -> Result<Sequence> {
+    let ident = Ident::new("sequence", name)?;
+    if start < 1 {
+        return Err(Error::Usage(format!("--start {start}: must be at least 1")));
+    }
+    if block < 1 {
+        return Err(Error::Usage("--block must be at least 1".into()));
+    }
+    if max < start || max == i64::MAX {
+        return Err(Error::Usage(format!(
+            "--max {max}: must be at least --start ({start}) and below {}",
+            i64::MAX
+        )));
+    }
+    let d = dir.schema().clone();
+    dir.change(|dir, _| {
+        let st = reports::create_sequence(&d);
+        let st = crate::server::Stmt::with(
+            st.sql,
+            vec![
+                ident.as_str().into(),
+                start.into(),
+                block.into(),
+                max.into(),
+            ],
+        );
+        let server = dir.server();
+        server.try_rows(&st).map(|_| ()).map_err(|e| {
+            if server_error_code(&e) == Some(1062) {
+                Error::Usage(format!("sequence {name} already exists"))
+            } else {
+                server.error(&e)
+            }
+        })
+    })?;
+    sequence(dir, name)
+}
+
+/// Every sequence, by name.
+pub fn sequences(dir: &mut Directory) -> Result<Vec<Sequence>> {
+    let d = dir.schema().clone();
+    let server = dir.server();
+    let node = server.name().to_string();
+    server
+        .rows(&reports::sequences(&d))?
+        .into_iter()
+        .map(|r| {
+            let (sequence, next_value, block_size, max_value): (String, i64, u32, i64) =
+                mysql::from_row_opt(r).map_err(|e| row_error(&node, e))?;
+            Ok(Sequence {
+                remaining: (max_value - next_value + 1).max(0),
+                sequence,
+                next_value,
+                block_size,
+                max_value,
+            })
+        })
+        .collect()
+}
+
+/// One sequence.
+pub fn sequence(dir: &mut Directory, name: &str) -> Result<Sequence> {
+    sequences(dir)?
+        .into_iter()
+        .find(|s| s.sequence == name)
+        .ok_or_else(|| {
+            Error::Usage(format!(
+                "unknown sequence {name:?} (shardctl ids sequence create)"
+            ))
+        })
+}
+
+/// Takes `count` values from a sequence: one autocommitted statement, so concurrent
+/// callers (threads, processes, routers) each get their own block and a crash never hands
+/// out a block twice (a block whose answer was lost is skipped, not reissued). With
+/// `allow_fewer`, a sequence holding fewer than `count` values hands out what it has.
+/// Exhausted: refused (exit 5); a row lock not granted within `lock_wait_secs`: timeout
+/// (exit 6).
+pub fn take(
+    dir: &mut Directory,
+    name: &str,
+    count: u64,
+    allow_fewer: bool,
+    lock_wait_secs: u64,
+) -> Result<Block> {
+    if count < 1 || count > i64::MAX as u64 {
+        return Err(Error::Usage(format!("--count {count}: must be at least 1")));
+    }
+    let d = dir.schema().clone();
+    let mut count = count as i64;
+    loop {
+        let server = dir.server();
+        server.exec(&reports::lock_wait_seconds(lock_wait_secs))?;
+        let st = reports::take_from_sequence(&d);
+        let st = crate::server::Stmt::with(st.sql, vec![count.into(), name.into(), count.into()]);
+        let affected = match server.exec_affected(&st) {
+            Ok(n) => n,
+            Err(e) if e.is_lock_wait_timeout() => {
+                return Err(Error::Timeout(format!(
+                    "sequence {name} is contended: its row lock was not granted within {lock_wait_secs} s; try again"
+                )))
+            }
+            Err(e) => return Err(e),
+        };
+        if affected == 1 {
+            let next = server
+                .first::<i64>(&reports::last_insert_id())?
+                .ok_or_else(|| Error::server(server.name(), "LAST_INSERT_ID() gave no row"))?;
+            return Ok(Block {
+                first: next - count,
+                last: next - 1,
+            });
+        }
+        let seq = sequence(dir, name)?;
+        if allow_fewer && seq.remaining > 0 && seq.remaining < count {
+            count = seq.remaining;
+            continue;
+        }
+        return Err(Error::Refused(format!(
+            "sequence {name} is exhausted: {} value{} left up to {}, {count} asked",
+            seq.remaining,
+            if seq.remaining == 1 { "" } else { "s" },
+            seq.max_value
+        )));
+    }
+}
+
+/// A node's AUTO_INCREMENT settings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NodeSettings {
+    /// Node name.
+    pub node: String,
+    /// `auto_increment_increment`.
+    pub auto_increment_increment: u64,
+    /// `auto_increment_offset`.
+    pub auto_increment_offset: u64,
+    /// Shards of each function it holds.
+    pub shards: Vec<u32>,
+}
+
+/// One id found on more than one shard.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DuplicateId {
+    /// The id.
+    pub id: i128,
+    /// The shards holding it.
+    pub shards: Vec<u32>,
+}
+
+/// One sharded table's ids.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TableIds {
+    /// Logical schema.
+    pub schema: String,
+    /// Table.
+    pub table: String,
+    /// The integer primary key column.
+    pub column: String,
+    /// The function.
+    pub function: String,
+    /// Whether the column is AUTO_INCREMENT.
+    pub auto_increment: bool,
+    /// Ids read (all shards).
+    pub ids: u64,
+    /// Ids present on more than one shard.
+    pub duplicate_ids: u64,
+    /// Up to ten of them.
+    pub examples: Vec<DuplicateId>,
+    /// `sharding_key` (the id is the sharding column), `offset_increment` (AUTO_INCREMENT
+    /// with per-node offsets), `none` (AUTO_INCREMENT counting alike everywhere) or
+    /// `application` (ids come from elsewhere, e.g. a sequence).
+    pub scheme: String,
+    /// Where the scheme breaks (empty: it holds).
+    pub breaks: Vec<String>,
+}
+
+/// A table `check` did not examine, and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Skipped {
+    /// Logical schema.
+    pub schema: String,
+    /// Table.
+    pub table: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// What `ids check` found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IdsReport {
+    /// Each node holding shards.
+    pub nodes: Vec<NodeSettings>,
+    /// Each sharded table with a one-column integer primary key.
+    pub tables: Vec<TableIds>,
+    /// The other sharded tables.
+    pub skipped: Vec<Skipped>,
+}
+
+impl IdsReport {
+    /// True when no table's scheme breaks.
+    pub fn holds(&self) -> bool {
+        self.tables.iter().all(|t| t.breaks.is_empty())
+    }
+}
+
+/// The read-only connection to `node`, opened on first use.
+fn conn<'a>(
+    conns: &'a mut HashMap<String, Server>,
+    inv: &Inventory,
+    node: &str,
+) -> Result<&'a mut Server> {
+    if !conns.contains_key(node) {
+        let mut s = Server::connect_node(inv, node)?;
+        s.make_read_only()?;
+        conns.insert(node.to_string(), s);
+    }
+    Ok(conns.get_mut(node).expect("inserted"))
+}
+
+const INTEGER_TYPES: [&str; 5] = ["tinyint", "smallint", "mediumint", "int", "bigint"];
+
+/// Reads every sharded table's ids from every shard (read-only) and every node's
+/// AUTO_INCREMENT settings.
+pub fn check(inv: &Inventory, snap: &Snapshot) -> Result<IdsReport> {
+    let mut conns: HashMap<String, Server> = HashMap::new();
+    let mut by_node: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+    for s in &snap.shards {
+        by_node.entry(s.node.clone()).or_default().push(s.id);
+    }
+    let mut nodes = Vec::new();
+    for (node, shards) in &by_node {
+        let server = conn(&mut conns, inv, node)?;
+        let (inc, off): (u64, u64) = server
+            .first(&reports::auto_increment_settings())?
+            .unwrap_or((1, 1));
+        nodes.push(NodeSettings {
+            node: node.clone(),
+            auto_increment_increment: inc,
+            auto_increment_offset: off,
+            shards: shards.clone(),
+        });
+    }
+    let mut tables = Vec::new();
+    let mut skipped = Vec::new();
+    for t in &snap.tables {
+        let Some(func) = snap.function_by_id(t.func_id) else {
+            continue;
+        };
+        let shards: Vec<_> = snap.shards_of(t.func_id).collect();
+        let Some(first) = shards.first() else {
+            skipped.push(Skipped {
+                schema: t.schema.clone(),
+                table: t.table.clone(),
+                reason: "its function has no shard".into(),
+            });
+            continue;
+        };
+        let table = Ident::new("table", &t.table)?;
+        let phys = Ident::new("schema", &shard_schema(&t.schema, first.id))?;
+        let server = conn(&mut conns, inv, &first.node)?;
+        let node = server.name().to_string();
+        let pk: Vec<(String, String, String)> = server
+            .rows(&reports::primary_key_typed(&phys, &table))?
+            .into_iter()
+            .map(|r| mysql::from_row_opt(r).map_err(|e| row_error(&node, e)))
+            .collect::<Result<_>>()?;
+        let [(column, data_type, extra)] = pk.as_slice() else {
+            skipped.push(Skipped {
+                schema: t.schema.clone(),
+                table: t.table.clone(),
+                reason: if pk.is_empty() {
+                    "no primary key".into()
+                } else {
+                    format!(
+                        "primary key ({}) is not one integer column",
+                        pk.iter()
+                            .map(|p| p.0.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                },
+            });
+            continue;
+        };
+        if !INTEGER_TYPES.contains(&data_type.to_ascii_lowercase().as_str()) {
+            skipped.push(Skipped {
+                schema: t.schema.clone(),
+                table: t.table.clone(),
+                reason: format!("primary key {column} is {data_type}, not an integer"),
+            });
+            continue;
+        }
+        let col = Ident::new("column", column)?;
+        let mut all: Vec<(i128, u32)> = Vec::new();
+        for s in &shards {
+            let phys = Ident::new("schema", &shard_schema(&t.schema, s.id))?;
+            let server = conn(&mut conns, inv, &s.node)?;
+            server.stream(&reports::ids_in_order(&phys, &table, &col), |row| {
+                let id = match row.as_ref(0) {
+                    Some(mysql::Value::Int(i)) => Some(i128::from(*i)),
+                    Some(mysql::Value::UInt(u)) => Some(i128::from(*u)),
+                    _ => None,
+                };
+                if let Some(id) = id {
+                    all.push((id, s.id));
+                }
+                Ok(())
+            })?;
+        }
+        all.sort_unstable();
+        let mut duplicate_ids = 0u64;
+        let mut examples = Vec::new();
+        let mut i = 0;
+        while i < all.len() {
+            let mut j = i + 1;
+            while j < all.len() && all[j].0 == all[i].0 {
+                j += 1;
+            }
+            let mut on: Vec<u32> = all[i..j].iter().map(|x| x.1).collect();
+            on.dedup();
+            if on.len() > 1 {
+                duplicate_ids += 1;
+                if examples.len() < 10 {
+                    examples.push(DuplicateId {
+                        id: all[i].0,
+                        shards: on,
+                    });
+                }
+            }
+            i = j;
+        }
+        let auto_increment = extra.to_ascii_lowercase().contains("auto_increment");
+        let fn_nodes: Vec<&NodeSettings> = nodes
+            .iter()
+            .filter(|n| shards.iter().any(|s| s.node == n.node))
+            .collect();
+        let mut breaks = Vec::new();
+        let scheme = if column.eq_ignore_ascii_case(&t.column) {
+            "sharding_key"
+        } else if !auto_increment {
+            "application"
+        } else if fn_nodes.iter().all(|n| n.auto_increment_increment == 1) {
+            breaks.push(
+                "every node counts 1, 2, 3, ... (auto_increment_increment = 1): AUTO_INCREMENT gives the same ids on every shard".to_string(),
+            );
+            "none"
+        } else {
+            let count = fn_nodes.len() as u64;
+            for n in &fn_nodes {
+                if n.auto_increment_increment < count {
+                    breaks.push(format!(
+                        "{}: auto_increment_increment {} is below the {count} nodes",
+                        n.node, n.auto_increment_increment
+                    ));
+                }
+                let on_node: Vec<u32> = shards
+                    .iter()
+                    .filter(|s| s.node == n.node)
+                    .map(|s| s.id)
+                    .collect();
+                if on_node.len() > 1 {
+                    breaks.push(format!(
+                        "{} holds shards {} of {}: they count with the same offset",
+                        n.node,
+                        on_node
+                            .iter()
+                            .map(u32::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        func.name
+                    ));
+                }
+            }
+            for (i, a) in fn_nodes.iter().enumerate() {
+                for b in &fn_nodes[i + 1..] {
+                    if a.auto_increment_offset == b.auto_increment_offset
+                        || a.auto_increment_increment != b.auto_increment_increment
+                    {
+                        breaks.push(format!(
+                            "{} and {}: offsets {}/{} with increments {}/{} overlap",
+                            a.node,
+                            b.node,
+                            a.auto_increment_offset,
+                            b.auto_increment_offset,
+                            a.auto_increment_increment,
+                            b.auto_increment_increment
+                        ));
+                    }
+                }
+            }
+            "offset_increment"
+        };
+        if duplicate_ids > 0 {
+            let e = &examples[0];
+            breaks.push(format!(
+                "{duplicate_ids} id{} on more than one shard (e.g. {} on shards {})",
+                if duplicate_ids == 1 { "" } else { "s" },
+                e.id,
+                e.shards
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        tables.push(TableIds {
+            schema: t.schema.clone(),
+            table: t.table.clone(),
+            column: column.clone(),
+            function: func.name.clone(),
+            auto_increment,
+            ids: all.len() as u64,
+            duplicate_ids,
+            examples,
+            scheme: scheme.to_string(),
+            breaks,
+        });
+    }
+    Ok(IdsReport {
+        nodes,
+        tables,
+        skipped,
+    })
+}

@@ -1,0 +1,890 @@
+//! Cross-shard reports, the chapter's map-reduce: one read-only statement run on every
+//! shard of a function in parallel, `{table}` markers replaced by each shard's physical
+//! table, rows merged; COUNT, SUM, MIN and MAX (with GROUP BY) merged across shards.
+//! The text checks ([`Template`], [`Plan`]) are pure.
+
+use crate::config::Inventory;
+use crate::directory::{shard_schema, Snapshot};
+use crate::error::{Error, Result};
+use crate::ident::Ident;
+use crate::server::{reports, ConnectSpec, Server};
+use mysql::Value;
+use serde::Serialize;
+use std::cmp::Ordering;
+use std::time::{Duration, Instant};
+
+/// Words that make a SELECT (or WITH) statement write or lock (`WITH ... UPDATE`,
+/// `INTO OUTFILE`, `FOR UPDATE`, `FOR SHARE`, `LOCK IN SHARE MODE`), or that have no place
+/// in one: refused anywhere outside quotes and comments. One statement only, starting with
+/// SELECT or WITH, and the read-only transaction refuses whatever slips through.
+const WRITE_WORDS: [&str; 16] = [
+    "INSERT", "UPDATE", "DELETE", "REPLACE", "INTO", "LOCK", "SHARE", "CREATE", "DROP", "ALTER",
+    "TRUNCATE", "RENAME", "GRANT", "REVOKE", "CALL", "HANDLER",
+];
+
+/// Aggregates that cannot be merged from per-shard results.
+const UNMERGEABLE: [&str; 10] = [
+    "AVG",
+    "GROUP_CONCAT",
+    "STD",
+    "STDDEV",
+    "STDDEV_POP",
+    "STDDEV_SAMP",
+    "VARIANCE",
+    "VAR_POP",
+    "VAR_SAMP",
+    "JSON_ARRAYAGG",
+];
+
+/// A piece of query text: code (where words count) or a literal, quoted name or comment.
+#[derive(Debug, Clone, PartialEq)]
+enum Piece {
+    Code(String),
+    Other(String),
+}
+
+/// Cuts SQL text into code and the rest ('...', "...", `...`, comments).
+fn pieces(sql: &str) -> Result<Vec<Piece>> {
+    let b = sql.as_bytes();
+    let mut out = Vec::new();
+    let mut code = String::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        let two = if i + 1 < b.len() { &sql[i..i + 2] } else { "" };
+        let end = if c == b'\'' || c == b'"' || c == b'`' {
+            let mut j = i + 1;
+            loop {
+                if j >= b.len() {
+                    return Err(Error::Usage(format!(
+                        "the query has an unclosed {} at byte {i}",
+                        c as char
+                    )));
+                }
+                if b[j] == b'\\' && c != b'`' {
+                    j += 2;
+                    continue;
+                }
+                if b[j] == c {
+                    if j + 1 < b.len() && b[j + 1] == c {
+                        j += 2;
+                        continue;
+                    }
+                    break j + 1;
+                }
+                j += 1;
+            }
+        } else if two == "/*" {
+            sql[i + 2..]
+                .find("*/")
+                .map(|p| i + 2 + p + 2)
+                .ok_or_else(|| Error::Usage("the query has an unclosed /* comment".into()))?
+        } else if two == "--" || c == b'#' {
+            sql[i..].find('\n').map_or(b.len(), |p| i + p + 1)
+        } else {
+            let ch = sql[i..].chars().next().expect("in bounds");
+            code.push(ch);
+            i += ch.len_utf8();
+            continue;
+        };
+        if !code.is_empty() {
+            out.push(Piece::Code(std::mem::take(&mut code)));
+        }
+        out.push(Piece::Other(sql[i..end].to_string()));
+        i = end;
+    }
+    if !code.is_empty() {
+        out.push(Piece::Code(code));
+    }
+    Ok(out)
+}
+
+/// The code of a query with every literal, quoted name and comment blanked to one space.
+fn code_only(sql: &str) -> Result<String> {
+    Ok(pieces(sql)?
+        .into_iter()
+        .map(|p| match p {
+            Piece::Code(c) => c,
+            Piece::Other(_) => " ".to_string(),
+        })
+        .collect())
+}
+
+fn words(code: &str) -> impl Iterator<Item = &str> {
+    code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$'))
+        .filter(|w| !w.is_empty())
+}
+
+/// Refuses anything but one SELECT (or WITH ... SELECT): exit 5, naming the word.
+pub fn check_read_only(sql: &str) -> Result<()> {
+    let code = code_only(sql)?;
+    let trimmed = code.trim().trim_end_matches(';').trim_end();
+    if trimmed.contains(';') {
+        return Err(Error::Refused(
+            "the query holds more than one statement; query runs one SELECT".into(),
+        ));
+    }
+    let first = words(trimmed).next().unwrap_or("").to_ascii_uppercase();
+    if first != "SELECT" && first != "WITH" {
+        return Err(Error::Refused(format!(
+            "the query starts with {first:?}: query runs only SELECT statements"
+        )));
+    }
+    if let Some(w) = words(trimmed).find(|w| WRITE_WORDS.contains(&w.to_ascii_uppercase().as_str()))
+    {
+        return Err(Error::Refused(format!(
+            "the query writes or locks ({}): query runs only SELECT statements",
+            w.to_ascii_uppercase()
+        )));
+    }
+    Ok(())
+}
+
+/// A query cut at its `{table}` markers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Template {
+    /// Text between markers (one more than markers).
+    pub parts: Vec<String>,
+    /// The markers' names (`accounts` or `schema.accounts`).
+    pub markers: Vec<String>,
+}
+
+impl Template {
+    /// Finds `{name}` markers in the query's code (never inside quotes or comments).
+    pub fn parse(sql: &str) -> Result<Template> {
+        let mut parts = vec![String::new()];
+        let mut markers = Vec::new();
+        for p in pieces(sql)? {
+            match p {
+                Piece::Other(t) => parts.last_mut().expect("one").push_str(&t),
+                Piece::Code(c) => {
+                    let mut rest = c.as_str();
+                    while let Some(open) = rest.find('{') {
+                        let close = rest[open..].find('}').map(|x| open + x).ok_or_else(|| {
+                            Error::Usage("the query has a { without its }".into())
+                        })?;
+                        let name = rest[open + 1..close].trim();
+                        if name.is_empty()
+                            || !name
+                                .chars()
+                                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '.'))
+                        {
+                            return Err(Error::Usage(format!(
+                                "{{{name}}} is not a table marker: write {{table}} or {{schema.table}}"
+                            )));
+                        }
+                        parts.last_mut().expect("one").push_str(&rest[..open]);
+                        markers.push(name.to_string());
+                        parts.push(String::new());
+                        rest = &rest[close + 1..];
+                    }
+                    parts.last_mut().expect("one").push_str(rest);
+                }
+            }
+        }
+        if markers.is_empty() {
+            return Err(Error::Usage(
+                "the query names no {table} marker: write {accounts} where each shard's table goes"
+                    .into(),
+            ));
+        }
+        Ok(Template { parts, markers })
+    }
+
+    /// Resolves each marker to a (logical schema, table) of function `function`: one of its
+    /// sharded tables, or a global table in its schemas.
+    pub fn resolve(&self, snap: &Snapshot, function: &str) -> Result<Vec<(Ident, Ident)>> {
+        let func = snap.function(function)?;
+        let schemas = snap.function_schemas(func.id);
+        self.markers
+            .iter()
+            .map(|m| {
+                let (schema, table) = match m.split_once('.') {
+                    Some((s, t)) => (Some(s), t),
+                    None => (None, m.as_str()),
+                };
+                let matches = |s: &str, t: &str| {
+                    t.eq_ignore_ascii_case(table)
+                        && schema.is_none_or(|x| x.eq_ignore_ascii_case(s))
+                };
+                let mut found: Vec<(String, String)> = snap
+                    .tables
+                    .iter()
+                    .filter(|t| t.func_id == func.id && matches(&t.schema, &t.table))
+                    .map(|t| (t.schema.clone(), t.table.clone()))
+                    .chain(
+                        snap.globals
+                            .iter()
+                            .filter(|g| schemas.contains(&g.schema) && matches(&g.schema, &g.table))
+                            .map(|g| (g.schema.clone(), g.table.clone())),
+                    )
+                    .collect();
+                found.dedup();
+                match found.len() {
+                    1 => Ok((
+                        Ident::new("schema", &found[0].0)?,
+                        Ident::new("table", &found[0].1)?,
+                    )),
+                    0 => {
+                        if let Some(other) = snap
+                            .tables
+                            .iter()
+                            .find(|t| matches(&t.schema, &t.table))
+                            .and_then(|t| snap.function_by_id(t.func_id))
+                        {
+                            Err(Error::Usage(format!(
+                                "{{{m}}} is a table of function {}, not of {function}",
+                                other.name
+                            )))
+                        } else {
+                            Err(Error::Usage(format!(
+                                "{{{m}}}: function {function} has no such sharded or global table"
+                            )))
+                        }
+                    }
+                    _ => Err(Error::Usage(format!(
+                        "{{{m}}} names a table in several schemas: write {{schema.{table}}}"
+                    ))),
+                }
+            })
+            .collect()
+    }
+}
+
+/// How a result column merges across shards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Merge {
+    /// A GROUP BY key (or, without aggregates, a plain column).
+    Key,
+    /// Added.
+    Count,
+    /// Added.
+    Sum,
+    /// The least.
+    Min,
+    /// The greatest.
+    Max,
+}
+
+/// How the result merges: one entry per select-list item; `aggregate` when any item is an
+/// aggregate (rows then merge by the key columns).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// Per column.
+    pub columns: Vec<Merge>,
+    /// True when rows merge by key.
+    pub aggregate: bool,
+}
+
+/// The select list's top-level items.
+fn select_items(code: &str) -> Vec<String> {
+    let upper = code.to_ascii_uppercase();
+    let Some(start) = words_at(&upper)
+        .find(|(_, w)| *w == "SELECT")
+        .map(|(i, _)| i + 6)
+    else {
+        return Vec::new();
+    };
+    let mut depth = 0i32;
+    let mut items = Vec::new();
+    let mut cur = String::new();
+    let bytes = code.as_bytes();
+    let mut i = start;
+    while i < bytes.len() {
+        let c = bytes[i] as char;
+        if depth == 0 && is_word_at(&upper, i, "FROM") {
+            break;
+        }
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(std::mem::take(&mut cur));
+                i += 1;
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(c);
+        i += 1;
+    }
+    items.push(cur);
+    items.into_iter().map(|s| s.trim().to_string()).collect()
+}
+
+fn words_at(code: &str) -> impl Iterator<Item = (usize, &str)> {
+    let mut out = Vec::new();
+    let b = code.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'$' {
+            let s = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'$') {
+                i += 1;
+            }
+            out.push((s, &code[s..i]));
+        } else {
+            i += 1;
+        }
+    }
+    out.into_iter()
+}
+
+fn is_word_at(upper: &str, i: usize, w: &str) -> bool {
+    let b = upper.as_bytes();
+    let boundary =
+        |j: usize| j >= b.len() || !(b[j].is_ascii_alphanumeric() || b[j] == b'_' || b[j] == b'$');
+    upper[i..].starts_with(w) && (i == 0 || boundary(i - 1)) && boundary(i + w.len())
+}
+
+impl Plan {
+    /// Reads the select list: bare COUNT(...), SUM(...), MIN(...), MAX(...) (with an
+    /// optional alias) merge; AVG, COUNT(DISTINCT ...) and aggregates inside expressions
+    /// cannot be merged from per-shard results and are refused, as are HAVING and LIMIT
+    /// alongside aggregates (they would apply per shard).
+    pub fn of(sql: &str) -> Result<Plan> {
+        let code = code_only(sql)?;
+        let items = select_items(&code);
+        let mut columns = Vec::new();
+        for (n, item) in items.iter().enumerate() {
+            let upper = item.to_ascii_uppercase();
+            let calls: Vec<&str> = words_at(&upper)
+                .filter(|(i, w)| upper[i + w.len()..].trim_start().starts_with('('))
+                .map(|(_, w)| w)
+                .collect();
+            if let Some(bad) = calls.iter().find(|w| UNMERGEABLE.contains(w)) {
+                return Err(Error::Usage(format!(
+                    "select item {} ({item}): {bad} cannot be merged across shards; select SUM and COUNT and divide",
+                    n + 1
+                )));
+            }
+            let aggs: Vec<&&str> = calls
+                .iter()
+                .filter(|w| matches!(**w, "COUNT" | "SUM" | "MIN" | "MAX"))
+                .collect();
+            let merge = match aggs.as_slice() {
+                [] => Merge::Key,
+                [one] if upper.starts_with(**one) => {
+                    let open = upper.find('(').expect("a call");
+                    let close = matching_paren(&upper, open).ok_or_else(|| {
+                        Error::Usage(format!("select item {}: unbalanced parentheses", n + 1))
+                    })?;
+                    let rest = upper[close + 1..].trim();
+                    let alias_ok = rest.is_empty()
+                        || words(rest).count() <= 2
+                            && words(rest).next().is_some_and(|w| w == "AS" || words(rest).count() == 1);
+                    if !alias_ok || upper[open + 1..close].trim_start().starts_with("DISTINCT") {
+                        return Err(Error::Usage(format!(
+                            "select item {} ({item}): only a bare COUNT, SUM, MIN or MAX (no DISTINCT, no arithmetic) can be merged across shards",
+                            n + 1
+                        )));
+                    }
+                    match **one {
+                        "COUNT" => Merge::Count,
+                        "SUM" => Merge::Sum,
+                        "MIN" => Merge::Min,
+                        _ => Merge::Max,
+                    }
+                }
+                _ => {
+                    return Err(Error::Usage(format!(
+                        "select item {} ({item}): only a bare COUNT, SUM, MIN or MAX can be merged across shards",
+                        n + 1
+                    )))
+                }
+            };
+            columns.push(merge);
+        }
+        let aggregate = columns.iter().any(|c| *c != Merge::Key);
+        if aggregate {
+            let upper = code.to_ascii_uppercase();
+            for w in ["HAVING", "LIMIT"] {
+                if words(&upper).any(|x| x == w) {
+                    return Err(Error::Usage(format!(
+                        "{w} with aggregates would apply on each shard before the merge: leave it out"
+                    )));
+                }
+            }
+        }
+        Ok(Plan { columns, aggregate })
+    }
+}
+
+fn matching_paren(s: &str, open: usize) -> Option<usize> {
+    let mut depth = 0;
+    for (i, c) in s[open..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(open + i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// A number read from a server's text: integer or decimal, exactly.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Decimal {
+    mantissa: i128,
+    scale: u32,
+}
+
+impl Decimal {
+    fn parse(text: &str) -> Option<Decimal> {
+        let t = text.trim();
+        let (int, frac) = t.split_once('.').unwrap_or((t, ""));
+        if frac.len() > 30 || !frac.chars().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        let digits = format!("{int}{frac}");
+        let mantissa = digits.parse::<i128>().ok()?;
+        Some(Decimal {
+            mantissa,
+            scale: frac.len() as u32,
+        })
+    }
+
+    fn rescale(self, scale: u32) -> Option<i128> {
+        self.mantissa
+            .checked_mul(10i128.checked_pow(scale - self.scale)?)
+    }
+
+    fn add(self, o: Decimal) -> Option<Decimal> {
+        let scale = self.scale.max(o.scale);
+        Some(Decimal {
+            mantissa: self.rescale(scale)?.checked_add(o.rescale(scale)?)?,
+            scale,
+        })
+    }
+
+    fn cmp(self, o: Decimal) -> Option<Ordering> {
+        let scale = self.scale.max(o.scale);
+        Some(self.rescale(scale)?.cmp(&o.rescale(scale)?))
+    }
+
+    fn text(self) -> String {
+        if self.scale == 0 {
+            return self.mantissa.to_string();
+        }
+        let neg = self.mantissa < 0;
+        let digits = format!(
+            "{:0>width$}",
+            self.mantissa.unsigned_abs(),
+            width = self.scale as usize + 1
+        );
+        let (i, f) = digits.split_at(digits.len() - self.scale as usize);
+        format!("{}{i}.{f}", if neg { "-" } else { "" })
+    }
+}
+
+/// A result cell: NULL or the server's text.
+pub type Cell = Option<String>;
+
+fn cell(v: &Value) -> Cell {
+    match v {
+        Value::NULL => None,
+        Value::Bytes(b) => Some(String::from_utf8_lossy(b).into_owned()),
+        Value::Int(i) => Some(i.to_string()),
+        Value::UInt(u) => Some(u.to_string()),
+        Value::Float(f) => Some(f.to_string()),
+        Value::Double(d) => Some(d.to_string()),
+        other => Some(other.as_sql(true).trim_matches('\'').to_string()),
+    }
+}
+
+fn compare_cells(a: &Cell, b: &Cell) -> Ordering {
+    match (a, b) {
+        (None, None) => Ordering::Equal,
+        (None, _) => Ordering::Less,
+        (_, None) => Ordering::Greater,
+        (Some(x), Some(y)) => match (Decimal::parse(x), Decimal::parse(y)) {
+            (Some(p), Some(q)) => p.cmp(q).unwrap_or(Ordering::Equal),
+            _ => match (x.parse::<f64>(), y.parse::<f64>()) {
+                (Ok(p), Ok(q)) => p.partial_cmp(&q).unwrap_or(Ordering::Equal),
+                _ => x.as_bytes().cmp(y.as_bytes()),
+            },
+        },
+    }
+}
+
+fn merge_cell(kind: Merge, acc: &mut Cell, v: &Cell) -> Result<()> {
+    let Some(new) = v else { return Ok(()) };
+    let Some(cur) = acc.as_ref() else {
+        *acc = Some(new.clone());
+        return Ok(());
+    };
+    *acc = Some(match kind {
+        Merge::Count | Merge::Sum => match (Decimal::parse(cur), Decimal::parse(new)) {
+            (Some(a), Some(b)) => a
+                .add(b)
+                .ok_or_else(|| Error::Usage("a merged SUM overflows".into()))?
+                .text(),
+            _ => match (cur.parse::<f64>(), new.parse::<f64>()) {
+                (Ok(a), Ok(b)) => (a + b).to_string(),
+                _ => return Err(Error::Usage(format!("cannot add {cur:?} and {new:?}"))),
+            },
+        },
+        Merge::Min if compare_cells(v, acc) == Ordering::Less => new.clone(),
+        Merge::Max if compare_cells(v, acc) == Ordering::Greater => new.clone(),
+        _ => cur.clone(),
+    });
+    Ok(())
+}
+
+/// Merges the rows of every shard by their key columns (all rows of the same keys are one
+/// group); groups in key order.
+pub fn merge_rows(plan: &Plan, rows: Vec<Vec<Cell>>) -> Result<Vec<Vec<Cell>>> {
+    let keys: Vec<usize> = (0..plan.columns.len())
+        .filter(|i| plan.columns[*i] == Merge::Key)
+        .collect();
+    let mut groups: Vec<Vec<Cell>> = Vec::new();
+    let mut index: std::collections::HashMap<Vec<Cell>, usize> = std::collections::HashMap::new();
+    for row in rows {
+        let key: Vec<Cell> = keys.iter().map(|i| row[*i].clone()).collect();
+        match index.get(&key) {
+            Some(&g) => {
+                for (i, kind) in plan.columns.iter().enumerate() {
+                    if *kind != Merge::Key {
+                        merge_cell(*kind, &mut groups[g][i], &row[i])?;
+                    }
+                }
+            }
+            None => {
+                index.insert(key, groups.len());
+                groups.push(row);
+            }
+        }
+    }
+    groups.sort_by(|a, b| {
+        keys.iter()
+            .map(|i| compare_cells(&a[*i], &b[*i]))
+            .find(|o| *o != Ordering::Equal)
+            .unwrap_or(Ordering::Equal)
+    });
+    // COUNT over no row at all is 0 on every shard: an empty group keeps its zero.
+    Ok(groups)
+}
+
+/// One shard's part of the answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ShardPart {
+    /// Shard id.
+    pub shard: u32,
+    /// Node.
+    pub node: String,
+    /// Rows it returned.
+    pub rows: u64,
+    /// How long it took.
+    pub elapsed_ms: u64,
+}
+
+/// The merged answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Answer {
+    /// The function.
+    pub function: String,
+    /// Column names.
+    pub columns: Vec<String>,
+    /// Whether each column is numeric (JSON prints those as numbers).
+    #[serde(skip)]
+    pub numeric: Vec<bool>,
+    /// How each column merged.
+    pub merge: Vec<Merge>,
+    /// True when aggregates were merged by key.
+    pub aggregated: bool,
+    /// Rows (with the shard id first when not aggregated).
+    #[serde(skip)]
+    pub rows: Vec<Vec<Cell>>,
+    /// Each shard's part.
+    pub shards: Vec<ShardPart>,
+}
+
+fn is_numeric(t: mysql::consts::ColumnType) -> bool {
+    use mysql::consts::ColumnType::*;
+    matches!(
+        t,
+        MYSQL_TYPE_TINY
+            | MYSQL_TYPE_SHORT
+            | MYSQL_TYPE_LONG
+            | MYSQL_TYPE_INT24
+            | MYSQL_TYPE_LONGLONG
+            | MYSQL_TYPE_DECIMAL
+            | MYSQL_TYPE_NEWDECIMAL
+            | MYSQL_TYPE_FLOAT
+            | MYSQL_TYPE_DOUBLE
+            | MYSQL_TYPE_YEAR
+    )
+}
+
+type ShardResult = Result<(Vec<String>, Vec<bool>, Vec<Vec<Cell>>, u64)>;
+
+/// Runs `sql` on every serving shard of `function` at once, each in a read-only
+/// transaction with a server-side statement limit and a client read timeout of
+/// `timeout`, and merges the rows. Nothing is sent before the query passed every check.
+pub fn run(
+    inv: &Inventory,
+    snap: &Snapshot,
+    function: &str,
+    sql: &str,
+    timeout: Duration,
+) -> Result<Answer> {
+    check_read_only(sql)?;
+    let template = Template::parse(sql)?;
+    let logical = template.resolve(snap, function)?;
+    let plan = Plan::of(sql)?;
+    let func = snap.function(function)?;
+    let shards: Vec<_> = snap
+        .shards_of(func.id)
+        .filter(|s| s.state != crate::directory::ShardState::Offline)
+        .cloned()
+        .collect();
+    if shards.is_empty() {
+        return Err(Error::Usage(format!(
+            "function {function} has no serving shard"
+        )));
+    }
+    let secs = timeout.as_secs().max(1);
+    let results: Vec<(crate::directory::Shard, ShardResult)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = shards
+            .iter()
+            .map(|shard| {
+                let template = &template;
+                let logical = &logical;
+                scope.spawn(move || {
+                    let started = Instant::now();
+                    let r = (|| -> ShardResult {
+                        let tables: Vec<(Ident, Ident)> = logical
+                            .iter()
+                            .map(|(s, t)| {
+                                Ok((
+                                    Ident::new("schema", &shard_schema(s.as_str(), shard.id))?,
+                                    t.clone(),
+                                ))
+                            })
+                            .collect::<Result<_>>()?;
+                        let mut spec = ConnectSpec::for_node(inv, inv.node(&shard.node)?)?;
+                        spec.read_timeout = Duration::from_secs(secs + 2);
+                        spec.connect_timeout =
+                            spec.connect_timeout.min(Duration::from_secs(secs + 2));
+                        let mut server = Server::connect(&spec)?;
+                        server.exec(&reports::statement_time_limit(server.flavor(), secs))?;
+                        server.exec(&reports::start_read_only())?;
+                        let st = reports::shard_query(&template.parts, &tables);
+                        let rows = server.rows(&st).map_err(|e| {
+                            let text = e.to_string();
+                            if text.contains("timed out")
+                                || text.contains("error 1969")
+                                || text.contains("error 3024")
+                            {
+                                Error::Timeout(format!(
+                                    "shard {} on {}: no answer within {secs} s",
+                                    shard.id, shard.node
+                                ))
+                            } else {
+                                Error::server(&shard.node, format!("shard {}: {text}", shard.id))
+                            }
+                        })?;
+                        let _ = server.exec(&crate::server::statements::commit());
+                        let (names, numeric) = match rows.first() {
+                            Some(r) => (
+                                r.columns_ref()
+                                    .iter()
+                                    .map(|c| c.name_str().into_owned())
+                                    .collect(),
+                                r.columns_ref()
+                                    .iter()
+                                    .map(|c| is_numeric(c.column_type()))
+                                    .collect(),
+                            ),
+                            None => (Vec::new(), Vec::new()),
+                        };
+                        let cells = rows
+                            .into_iter()
+                            .map(|r| r.unwrap().iter().map(cell).collect())
+                            .collect();
+                        Ok((names, numeric, cells, started.elapsed().as_millis() as u64))
+                    })();
+                    (shard.clone(), r)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a shard's query thread panicked"))
+            .collect()
+    });
+    let mut answer = Answer {
+        function: function.to_string(),
+        columns: Vec::new(),
+        numeric: Vec::new(),
+        merge: plan.columns.clone(),
+        aggregated: plan.aggregate,
+        rows: Vec::new(),
+        shards: Vec::new(),
+    };
+    let mut all = Vec::new();
+    for (shard, r) in results {
+        let (names, numeric, cells, ms) = r?;
+        if answer.columns.is_empty() && !names.is_empty() {
+            answer.columns = names;
+            answer.numeric = numeric;
+        }
+        answer.shards.push(ShardPart {
+            shard: shard.id,
+            node: shard.node.clone(),
+            rows: cells.len() as u64,
+            elapsed_ms: ms,
+        });
+        for row in cells {
+            if plan.aggregate {
+                all.push(row);
+            } else {
+                let mut r = vec![Some(shard.id.to_string())];
+                r.extend(row);
+                all.push(r);
+            }
+        }
+    }
+    if plan.aggregate {
+        if !answer.columns.is_empty() && answer.columns.len() != plan.columns.len() {
+            return Err(Error::Usage(format!(
+                "the query returns {} columns, its select list reads as {}: write each aggregate as its own item",
+                answer.columns.len(),
+                plan.columns.len()
+            )));
+        }
+        answer.rows = merge_rows(&plan, all)?;
+    } else {
+        answer.columns.insert(0, "shard".into());
+        answer.numeric.insert(0, true);
+        answer.rows = all;
+    }
+    Ok(answer)
+}
+
+/// An answer's rows as JSON: numbers as numbers, NULL as null.
+pub fn rows_json(a: &Answer) -> serde_json::Value {
+    let rows: Vec<serde_json::Value> = a
+        .rows
+        .iter()
+        .map(|r| {
+            serde_json::Value::Array(
+                r.iter()
+                    .enumerate()
+                    .map(|(i, c)| match c {
+                        None => serde_json::Value::Null,
+                        Some(t) if a.numeric.get(i).copied().unwrap_or(false) => {
+                            serde_json::from_str::<serde_json::Number>(t)
+                                .map(serde_json::Value::Number)
+                                .unwrap_or_else(|_| serde_json::Value::String(t.clone()))
+                        }
+                        Some(t) => serde_json::Value::String(t.clone()),
+                    })
+                    .collect(),
+            )
+        })
+        .collect();
+    serde_json::Value::Array(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_are_refused_and_selects_pass() {
+        check_read_only("SELECT * FROM {a} WHERE note = 'update; drop'").unwrap();
+        check_read_only("  select `delete` from {a} -- insert\n").unwrap();
+        check_read_only("WITH x AS (SELECT 1) SELECT * FROM x, {a};").unwrap();
+        check_read_only("SELECT `load`, CAST(n AS CHAR CHARACTER SET utf8mb4) FROM {a}").unwrap();
+        for (sql, word) in [
+            ("UPDATE {a} SET x = 1", "\"UPDATE\""),
+            ("DELETE FROM {a}", "\"DELETE\""),
+            ("SELECT * FROM {a} FOR UPDATE", "(UPDATE)"),
+            ("SELECT * INTO OUTFILE '/tmp/x' FROM {a}", "(INTO)"),
+            ("SELECT 1; DROP TABLE {a}", "more than one statement"),
+            ("WITH x AS (SELECT 1) DELETE FROM {a}", "(DELETE)"),
+            ("SELECT * FROM {a} LOCK IN SHARE MODE", "(LOCK)"),
+            ("/* hi */ INSERT INTO {a} VALUES (1)", "\"INSERT\""),
+        ] {
+            let e = check_read_only(sql).unwrap_err();
+            assert_eq!(e.exit_code(), crate::ExitCode::Refused);
+            assert!(e.to_string().contains(word), "{sql}: {e}");
+        }
+    }
+
+    #[test]
+    fn markers_outside_quotes_only() {
+        let t = Template::parse("SELECT '{x}' FROM {accounts} a JOIN {app.b} USING (id)").unwrap();
+        assert_eq!(t.markers, vec!["accounts", "app.b"]);
+        assert_eq!(
+            t.parts,
+            vec!["SELECT '{x}' FROM ", " a JOIN ", " USING (id)"]
+        );
+        assert!(Template::parse("SELECT 1 FROM accounts")
+            .unwrap_err()
+            .to_string()
+            .contains("no {table} marker"));
+        assert!(Template::parse("SELECT 1 FROM {a b}").is_err());
+    }
+
+    #[test]
+    fn plans_merge_bare_aggregates_only() {
+        let p = Plan::of("SELECT gender, COUNT(*) AS n, SUM(salary) total, MIN(x), MAX(`y`) FROM {t} GROUP BY gender").unwrap();
+        assert_eq!(
+            p.columns,
+            vec![Merge::Key, Merge::Count, Merge::Sum, Merge::Min, Merge::Max]
+        );
+        assert!(p.aggregate);
+        assert!(!Plan::of("SELECT a, b FROM {t} LIMIT 3").unwrap().aggregate);
+        for (sql, why) in [
+            ("SELECT AVG(x) FROM {t}", "AVG cannot be merged"),
+            ("SELECT COUNT(DISTINCT x) FROM {t}", "no DISTINCT"),
+            ("SELECT SUM(x) / COUNT(*) FROM {t}", "only a bare"),
+            (
+                "SELECT g, COUNT(*) FROM {t} GROUP BY g HAVING COUNT(*) > 1",
+                "HAVING",
+            ),
+        ] {
+            let e = Plan::of(sql).unwrap_err().to_string();
+            assert!(e.contains(why), "{sql}: {e}");
+        }
+    }
+
+    #[test]
+    fn merging_adds_counts_and_sums_and_keeps_extremes() {
+        let p = Plan {
+            columns: vec![Merge::Key, Merge::Count, Merge::Sum, Merge::Min, Merge::Max],
+            aggregate: true,
+        };
+        let s = |x: &str| Some(x.to_string());
+        let rows = vec![
+            vec![s("M"), s("2"), s("10.50"), s("3"), s("9")],
+            vec![s("F"), s("1"), s("1.5"), s("-2"), s("4")],
+            vec![s("M"), s("5"), s("0.25"), s("10"), s("100")],
+            vec![s("F"), s("0"), None, None, None],
+        ];
+        let m = merge_rows(&p, rows).unwrap();
+        assert_eq!(
+            m,
+            vec![
+                vec![s("F"), s("1"), s("1.5"), s("-2"), s("4")],
+                vec![s("M"), s("7"), s("10.75"), s("3"), s("100")],
+            ]
+        );
+        assert_eq!(
+            Decimal::parse("-0.05")
+                .unwrap()
+                .add(Decimal::parse("0.01").unwrap())
+                .unwrap()
+                .text(),
+            "-0.04"
+        );
+    }
+}
