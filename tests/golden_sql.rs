@@ -85,6 +85,10 @@ fn render(flavor: Flavor) -> String {
         Ok(stmts) => out.extend(stmts.iter().map(|s| format!("filters: {s}"))),
         Err(e) => out.push(format!("filters: unsupported: {e}")),
     }
+    match d.persisted_filter_lines(&ch, &filters) {
+        Ok(lines) => out.extend(lines.iter().map(|l| format!("option file filter: {l}"))),
+        Err(e) => out.push(format!("option file filter: unsupported: {e}")),
+    }
     match d.set_filters(&ch, &Filters::default()) {
         Ok(stmts) => out.extend(stmts.iter().map(|s| format!("clear filters: {s}"))),
         Err(e) => out.push(format!("clear filters: unsupported: {e}")),
@@ -269,6 +273,7 @@ fn render_common() -> String {
         sql::session_read_only().to_string(),
     );
     line("fence: server start", sql::server_started_at().to_string());
+    line("restart: server uptime", sql::server_uptime().to_string());
     line("owner: session id", sql::connection_id().to_string());
     line(
         "owner: session alive",

@@ -116,6 +116,14 @@ pub fn server_started_at() -> Stmt {
     )
 }
 
+/// Seconds since the server started: after a restart command, an uptime shorter than the
+/// time since the command began shows the server really restarted.
+pub fn server_uptime() -> Stmt {
+    Stmt::text(
+        "SELECT CAST(VARIABLE_VALUE AS UNSIGNED) FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'UPTIME'",
+    )
+}
+
 /// This session's id.
 pub fn connection_id() -> Stmt {
     Stmt::text("SELECT CONNECTION_ID()")

@@ -1,0 +1,635 @@
+//! The remote layer against a real sshd on loopback (started here, own host and user
+//! keys): commands, files and streams over ssh; the chapter's restart path (`filter
+//! persist: true`, the sandbox restarted through its inventory's restart_command); the
+//! free-space preflight; and the refusals: a wrong host key, an unreachable host, a remote
+//! command that fails, too little free space — each leaving nothing done.
+
+mod common;
+#[path = "common/sshd.rs"]
+mod sshd;
+
+use common::{connect, count, load_fixture, shardctl};
+use shardctl::config::{Inventory, InventoryFile};
+use shardctl::directory::Directory;
+use shardctl::error::Error;
+use shardctl::remote::{self, Host, LocalHost, SshHost};
+use shardctl::sandbox::{Sandbox, SandboxBuilder};
+use sshd::Sshd;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+const SERVER: i32 = 4;
+const REFUSED: i32 = 5;
+const TIMEOUT: i32 = 6;
+
+fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn sshd() -> &'static Sshd {
+    static S: OnceLock<Sshd> = OnceLock::new();
+    S.get_or_init(Sshd::start)
+}
+
+/// 3 nodes whose inventory restarts them through `shardctl sandbox restart`; employees in
+/// three shards (node1 holds the directory), rows written through the router.
+fn fleet() -> &'static Sandbox {
+    static SB: OnceLock<Sandbox> = OnceLock::new();
+    SB.get_or_init(|| {
+        let sb = SandboxBuilder::for_tests(3)
+            .unwrap()
+            .shardctl_bin(env!("CARGO_BIN_EXE_shardctl"))
+            .start()
+            .unwrap();
+        load_fixture(&sb, "company.sql", None);
+        common::range_directory(
+            &sb.inventory_path(),
+            &["node1", "node2", "node3"],
+            &[
+                ("employees.employees", "emp_no"),
+                ("employees.salaries", "emp_no"),
+                ("employees.titles", "emp_no"),
+            ],
+            &[("node1", "0"), ("node2", "10000"), ("node3", "20000")],
+        );
+        shardctl()
+            .arg("--config")
+            .arg(sb.inventory_path())
+            .args(["table", "add", "employees.departments", "--global"])
+            .assert()
+            .success();
+        shardctl()
+            .arg("--config")
+            .arg(sb.inventory_path())
+            .args(["sample", "--count", "900", "--start", "1", "--step", "37"])
+            .assert()
+            .success();
+        sb
+    })
+}
+
+/// The sandbox's inventory with `edit` applied, written to a file of its own.
+fn inventory_with(name: &str, edit: impl FnOnce(&mut InventoryFile)) -> PathBuf {
+    let sb = fleet();
+    let mut inv = Inventory::load(&sb.inventory_path()).unwrap().file;
+    edit(&mut inv);
+    let path = sb.dir().join(format!("{name}.yaml"));
+    std::fs::write(&path, serde_yaml::to_string(&inv).unwrap()).unwrap();
+    path
+}
+
+fn ssh_spec(known_hosts: &Path) -> shardctl::config::SshSpec {
+    let s = sshd();
+    shardctl::config::SshSpec {
+        host: Some("127.0.0.1".into()),
+        port: s.port,
+        user: "root".into(),
+        identity_file: Some(s.identity.clone()),
+        agent: false,
+        known_hosts_file: known_hosts.to_path_buf(),
+        connect_timeout_secs: 5,
+        command_timeout_secs: 120,
+    }
+}
+
+/// node2 and node3 reached over the test's sshd with the real host key.
+fn ssh_inventory() -> PathBuf {
+    inventory_with("ssh", |inv| {
+        for n in ["node2", "node3"] {
+            inv.nodes.get_mut(n).unwrap().ssh = Some(ssh_spec(&sshd().known_hosts));
+        }
+    })
+}
+
+fn cli(inv: &Path, args: &[&str]) -> assert_cmd::Command {
+    let mut c = shardctl();
+    c.arg("--config").arg(inv).args(args);
+    c
+}
+
+fn restart_playbook() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("playbooks/move-restart.yaml")
+}
+
+fn option_file(node: &str) -> PathBuf {
+    fleet().node(node).unwrap().config_file()
+}
+
+fn directory() -> Directory {
+    Directory::open(&common::inventory(fleet())).unwrap()
+}
+
+fn shard_node(shard: u32) -> String {
+    directory()
+        .load()
+        .unwrap()
+        .shards
+        .iter()
+        .find(|s| s.id == shard)
+        .unwrap()
+        .node
+        .clone()
+}
+
+fn operation_count() -> usize {
+    directory().operations(None).unwrap().len()
+}
+
+fn schema_exists(node: &str, schema: &str) -> bool {
+    connect(fleet(), node)
+        .schema_exists(&shardctl::ident::Ident::new("schema", schema).unwrap())
+        .unwrap()
+}
+
+fn rows(node: &str, schema: &str) -> i64 {
+    let mut s = connect(fleet(), node);
+    ["employees", "salaries", "titles"]
+        .iter()
+        .map(|t| count(&mut s, &format!("SELECT COUNT(*) FROM `{schema}`.`{t}`")))
+        .sum()
+}
+
+fn uptime(node: &str) -> u64 {
+    count(
+        &mut connect(fleet(), node),
+        "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'UPTIME'",
+    ) as u64
+}
+
+/// A refused or failed move changed nothing: no operation journaled, the shard where it
+/// was, no copy on the target, the option file as it was.
+fn assert_nothing_done(ops_before: usize, shard: u32, from: &str, to: &str, cnf: &[u8]) {
+    assert_eq!(operation_count(), ops_before, "an operation was journaled");
+    assert_eq!(shard_node(shard), from);
+    assert!(!schema_exists(to, &format!("employees_{shard}")));
+    assert_eq!(std::fs::read(option_file(to)).unwrap(), cnf);
+}
+
+fn stderr_of(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+// ---- the remote layer itself, over the real sshd ----
+
+#[test]
+fn ssh_runs_commands_with_streams_files_and_timeouts() {
+    let host = SshHost::new("node9", "127.0.0.1", &ssh_spec(&sshd().known_hosts));
+    let t = Duration::from_secs(30);
+    let mut input: &[u8] = b"one\ntwo\n";
+    let mut out = Vec::new();
+    let exit = host
+        .run("tr a-z A-Z", Some(&mut input), &mut out, t)
+        .unwrap();
+    assert!(exit.success());
+    assert_eq!(out, b"ONE\nTWO\n");
+    // A word no shell may reinterpret reaches the command as it is.
+    let tricky = "it's $(echo pwned) `x` ; & | *";
+    let echoed = host
+        .text(
+            "echo",
+            &remote::command_line(&["printf", "%s", tricky]).unwrap(),
+            t,
+        )
+        .unwrap();
+    assert_eq!(echoed, tricky);
+    // Files written whole, with their mode, and read back; binary content survives.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a file's name");
+    let data: Vec<u8> = (0..=255u8).cycle().take(300_000).collect();
+    host.write_file(&file, &data, 0o640, t).unwrap();
+    assert_eq!(host.read_file(&file, t).unwrap(), data);
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o640
+    );
+    // A stream from the ssh host to another host, through memory only.
+    let copy = dir.path().join("copy");
+    let local = LocalHost::new("here");
+    let src = format!("cat {}", remote::path_word(&file).unwrap());
+    let dst = format!("cat > {}", remote::path_word(&copy).unwrap());
+    let n = remote::pipe(&host, &src, &local, &dst, "a stream", t).unwrap();
+    assert_eq!(n, 300_000);
+    assert_eq!(std::fs::read(&copy).unwrap(), data);
+    // A command past its timeout is stopped, and says so.
+    let started = Instant::now();
+    let err = host
+        .output("sleeping", "sleep 60", Duration::from_secs(2))
+        .unwrap_err();
+    assert!(matches!(err, Error::Timeout(_)), "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn a_failing_remote_command_names_the_host_status_and_its_error() {
+    let host = SshHost::new("node9", "127.0.0.1", &ssh_spec(&sshd().known_hosts));
+    let err = host
+        .output(
+            "the restart command",
+            "echo 'mariadb.service: unit not found' >&2; exit 5",
+            Duration::from_secs(30),
+        )
+        .unwrap_err();
+    assert_eq!(err.exit_code() as i32, SERVER);
+    let msg = err.to_string();
+    assert!(
+        msg.contains("node9 (ssh root@127.0.0.1:")
+            && msg.contains(
+                "the restart command failed (exit status 5): mariadb.service: unit not found"
+            ),
+        "{msg}"
+    );
+    // A failed source never reaches the target as a whole stream.
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("finished");
+    let dst = format!(
+        "cat > /dev/null && touch {}",
+        remote::path_word(&marker).unwrap()
+    );
+    let err = remote::pipe(
+        &host,
+        "head -c 100000 /dev/zero; exit 3",
+        &LocalHost::new("here"),
+        &dst,
+        "a stream",
+        Duration::from_secs(30),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("source side") && err.contains("exit status 3"),
+        "{err}"
+    );
+    assert!(!marker.exists());
+}
+
+#[test]
+fn a_wrong_or_unknown_host_key_is_refused_before_anything_is_sent() {
+    let marker = std::env::temp_dir().join(format!("shardctl-hostkey-{}", std::process::id()));
+    let cmd = format!("touch {}", remote::path_word(&marker).unwrap());
+    let empty = tempfile::NamedTempFile::new().unwrap();
+    for (kh, want) in [
+        (sshd().wrong_known_hosts.clone(), "differs from the one in"),
+        (empty.path().to_path_buf(), "is not in"),
+    ] {
+        let host = SshHost::new("node9", "127.0.0.1", &ssh_spec(&kh));
+        let err = host
+            .output("touch", &cmd, Duration::from_secs(30))
+            .unwrap_err();
+        assert_eq!(err.exit_code() as i32, REFUSED, "{err}");
+        assert!(err.to_string().contains(want), "{err}");
+        assert!(
+            !marker.exists(),
+            "a command ran on a host with the wrong key"
+        );
+    }
+}
+
+#[test]
+fn an_unreachable_host_times_out_with_a_clear_error() {
+    // A port that takes connections and never speaks ssh: the handshake waits in vain.
+    let silent = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let mut spec = ssh_spec(&sshd().known_hosts);
+    spec.port = silent.local_addr().unwrap().port();
+    spec.connect_timeout_secs = 1;
+    let host = SshHost::new("node9", "127.0.0.1", &spec);
+    let started = Instant::now();
+    let err = host
+        .output("true", "true", Duration::from_secs(30))
+        .unwrap_err();
+    assert!(matches!(err, Error::Timeout(_)), "{err}");
+    assert!(err.to_string().contains("no answer within 1s"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+// ---- the chapter's restart path, and the preflight over the host ----
+
+#[test]
+fn a_move_on_the_restart_path_persists_the_filter_restarts_and_leaves_the_option_file_as_it_was() {
+    let _g = serial();
+    let inv = ssh_inventory();
+    let (shard, from, to) = (2u32, "node2", "node3");
+    let schema = format!("employees_{shard}");
+    let cnf_before = std::fs::read(option_file(to)).unwrap();
+    let rows_before = rows(from, &schema);
+    assert!(rows_before > 0);
+    let started = Instant::now();
+    let out = cli(
+        &inv,
+        &[
+            "move",
+            "--shard",
+            "2",
+            "--to",
+            to,
+            "--playbook",
+            restart_playbook().to_str().unwrap(),
+            "--output",
+            "json",
+        ],
+    )
+    .timeout(Duration::from_secs(300))
+    .output()
+    .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(shard_node(shard), to);
+    assert_eq!(rows(to, &schema), rows_before);
+    assert!(!schema_exists(from, &schema));
+    // The target restarted during the move, through its restart command, over ssh.
+    assert!(
+        uptime(to) <= started.elapsed().as_secs() + 1,
+        "{to} was not restarted"
+    );
+    // The option file is exactly as it was; its backup is kept.
+    assert_eq!(std::fs::read(option_file(to)).unwrap(), cnf_before);
+    let op = directory().operations(None).unwrap()[0].clone();
+    let backup = PathBuf::from(format!(
+        "{}.shardctl-shardctl_op{}.bak",
+        option_file(to).display(),
+        op.id
+    ));
+    assert_eq!(std::fs::read(&backup).unwrap(), cnf_before);
+    // Each effect journaled and done, in the chapter's order.
+    let effects: Vec<(String, String)> = op
+        .effects
+        .iter()
+        .map(|e| (e.effect.clone(), format!("{:?}", e.state)))
+        .collect();
+    let pos = |name: &str| {
+        effects
+            .iter()
+            .position(|(e, s)| e == name && s == "Done")
+            .unwrap_or_else(|| panic!("{name} not done: {effects:?}"))
+    };
+    assert!(pos("set-filters") < pos("persist-filters"));
+    assert!(pos("persist-filters") < pos("restart-server"));
+    assert!(pos("restart-server") < pos("start-channel"));
+    assert!(pos("flip") < pos("unpersist-filters"));
+    assert!(pos("reset-channel") < pos("unpersist-filters"));
+    // Nothing of the channel is left on the target.
+    let st = connect(fleet(), to)
+        .channel_status(&shardctl::ident::Channel::new(&format!("shardctl_op{}", op.id)).unwrap())
+        .unwrap();
+    assert!(st.is_none(), "{st:?}");
+    // Back where it was, by the default path (no restart).
+    cli(&inv, &["move", "--shard", "2", "--to", from])
+        .timeout(Duration::from_secs(300))
+        .assert()
+        .success();
+}
+
+#[test]
+fn the_restart_path_writes_the_per_channel_option_the_server_reads_back() {
+    let _g = serial();
+    let inv_path = ssh_inventory();
+    let inv = Inventory::load(&inv_path).unwrap();
+    let node = "node3";
+    let before = std::fs::read(option_file(node)).unwrap();
+    let ch = shardctl::ident::Channel::new("shardctl_persist_probe").unwrap();
+    let mut s = connect(fleet(), node);
+    common::exec(
+        &mut s,
+        &["CHANGE MASTER 'shardctl_persist_probe' TO MASTER_HOST = '127.0.0.1', MASTER_PORT = 1, MASTER_USER = 'nobody'"],
+    );
+    let filters = shardctl::server::Filters {
+        wild_do_schemas: vec![shardctl::ident::Ident::new("schema", "employees_77").unwrap()],
+        ..Default::default()
+    };
+    use shardctl::ops::steps::{filter, Persist};
+    filter(&inv, node, &ch, &filters, Persist::Write).unwrap();
+    let text = String::from_utf8(std::fs::read(option_file(node)).unwrap()).unwrap();
+    assert!(
+        text.contains("shardctl_persist_probe.replicate_wild_do_table=\"employees\\\\_77.%\""),
+        "{text}"
+    );
+    // The server came back with the channel filtered from the option file alone.
+    let st = connect(fleet(), node).channel_status(&ch).unwrap().unwrap();
+    assert_eq!(st.wild_do_table, "employees\\_77.%");
+    filter(&inv, node, &ch, &filters, Persist::Remove).unwrap();
+    assert_eq!(std::fs::read(option_file(node)).unwrap(), before);
+    common::exec(
+        &mut connect(fleet(), node),
+        &[
+            "STOP SLAVE 'shardctl_persist_probe'",
+            "RESET SLAVE 'shardctl_persist_probe' ALL",
+        ],
+    );
+}
+
+#[test]
+fn a_move_over_a_host_with_the_wrong_key_is_refused_and_nothing_is_done() {
+    let _g = serial();
+    let inv = inventory_with("wrong-key", |inv| {
+        inv.nodes.get_mut("node3").unwrap().ssh = Some(ssh_spec(&sshd().wrong_known_hosts));
+    });
+    let cnf = std::fs::read(option_file("node3")).unwrap();
+    let ops = operation_count();
+    let out = cli(
+        &inv,
+        &[
+            "move",
+            "--shard",
+            "2",
+            "--to",
+            "node3",
+            "--playbook",
+            restart_playbook().to_str().unwrap(),
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(REFUSED), "{}", stderr_of(&out));
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("node3 (ssh root@127.0.0.1:") && err.contains("differs"),
+        "{err}"
+    );
+    assert_nothing_done(ops, 2, "node2", "node3", &cnf);
+}
+
+#[test]
+fn a_move_onto_an_unreachable_host_times_out_and_nothing_is_done() {
+    let _g = serial();
+    let silent = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let inv = inventory_with("unreachable", |inv| {
+        let mut spec = ssh_spec(&sshd().known_hosts);
+        spec.port = port;
+        spec.connect_timeout_secs = 1;
+        inv.nodes.get_mut("node3").unwrap().ssh = Some(spec);
+    });
+    let cnf = std::fs::read(option_file("node3")).unwrap();
+    let ops = operation_count();
+    let out = cli(
+        &inv,
+        &[
+            "move",
+            "--shard",
+            "2",
+            "--to",
+            "node3",
+            "--playbook",
+            restart_playbook().to_str().unwrap(),
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(TIMEOUT), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("no answer within 1s"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert_nothing_done(ops, 2, "node2", "node3", &cnf);
+}
+
+#[test]
+fn a_restart_command_that_fails_stops_the_move_and_abort_leaves_nothing_behind() {
+    let _g = serial();
+    let inv = inventory_with("failing-restart", |inv| {
+        let n = inv.nodes.get_mut("node3").unwrap();
+        n.ssh = Some(ssh_spec(&sshd().known_hosts));
+        n.restart_command = Some("echo 'restart refused by the test' >&2; exit 3".into());
+    });
+    let cnf = std::fs::read(option_file("node3")).unwrap();
+    let version = directory().version().unwrap();
+    let out = cli(
+        &inv,
+        &[
+            "move",
+            "--shard",
+            "2",
+            "--to",
+            "node3",
+            "--playbook",
+            restart_playbook().to_str().unwrap(),
+        ],
+    )
+    .timeout(Duration::from_secs(300))
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(SERVER), "{}", stderr_of(&out));
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("node3 (ssh root@127.0.0.1:")
+            && err.contains(
+                "the restart command failed (exit status 3): restart refused by the test"
+            ),
+        "{err}"
+    );
+    // The shard never left its node: no fence, no flip.
+    assert_eq!(shard_node(2), "node2");
+    let op = directory().operations(None).unwrap()[0].id;
+    cli(&inv, &["abort", &op.to_string()])
+        .timeout(Duration::from_secs(120))
+        .assert()
+        .success();
+    assert_eq!(std::fs::read(option_file("node3")).unwrap(), cnf);
+    assert!(!schema_exists("node3", "employees_2"));
+    let st = connect(fleet(), "node3")
+        .channel_status(&shardctl::ident::Channel::new(&format!("shardctl_op{op}")).unwrap())
+        .unwrap();
+    assert!(st.is_none(), "{st:?}");
+    assert_eq!(shard_node(2), "node2");
+    assert!(directory().version().unwrap() >= version);
+}
+
+#[test]
+fn too_little_free_space_in_the_target_datadir_is_refused() {
+    let _g = serial();
+    // An honest knob: the inventory's reserve on top of the shard's size, set far above
+    // any disk (a petabyte).
+    let inv = inventory_with("no-space", |inv| {
+        inv.nodes.get_mut("node3").unwrap().ssh = Some(ssh_spec(&sshd().known_hosts));
+        inv.defaults.free_space_reserve_mib = 1 << 30;
+    });
+    let cnf = std::fs::read(option_file("node3")).unwrap();
+    let ops = operation_count();
+    let out = cli(&inv, &["move", "--shard", "2", "--to", "node3"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(REFUSED), "{}", stderr_of(&out));
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("node node3:")
+            && err.contains("free; the shard needs")
+            && err.contains("1073741824 MiB reserve"),
+        "{err}"
+    );
+    assert_nothing_done(ops, 2, "node2", "node3", &cnf);
+}
+
+#[test]
+fn the_restart_path_refuses_a_target_that_holds_the_directory_or_lacks_a_restart_command() {
+    let _g = serial();
+    let ops = operation_count();
+    let inv = inventory_with("no-restart", |inv| {
+        inv.nodes.get_mut("node3").unwrap().restart_command = None;
+    });
+    let cnf = std::fs::read(option_file("node3")).unwrap();
+    let out = cli(
+        &inv,
+        &[
+            "move",
+            "--shard",
+            "2",
+            "--to",
+            "node3",
+            "--playbook",
+            restart_playbook().to_str().unwrap(),
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(REFUSED), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("node3 has no restart_command"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert_nothing_done(ops, 2, "node2", "node3", &cnf);
+    let out = cli(
+        &ssh_inventory(),
+        &[
+            "move",
+            "--shard",
+            "2",
+            "--to",
+            "node1",
+            "--playbook",
+            restart_playbook().to_str().unwrap(),
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(REFUSED), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("holds the sharding directory"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert_eq!(operation_count(), ops);
+}
+
+#[test]
+fn a_remote_node_without_ssh_is_refused_by_name() {
+    let inv = Inventory::parse(
+        Path::new("inv.yaml"),
+        "directory:\n  node: a\nnodes:\n  a:\n    host: 10.1.2.3\n    user: x\n    datadir: /var/lib/mysql\n",
+    )
+    .unwrap();
+    let err = match remote::host_for(&inv, "a") {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("a host was made"),
+    };
+    assert!(
+        err.contains("node a runs on 10.1.2.3 and has no ssh: section"),
+        "{err}"
+    );
+}
