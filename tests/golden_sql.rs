@@ -274,6 +274,45 @@ fn render_common() -> String {
     );
     line("fence: server start", sql::server_started_at().to_string());
     line("restart: server uptime", sql::server_uptime().to_string());
+    line(
+        "physical: discard",
+        sql::discard_tablespace(&id("employees_3"), &id("salaries")).to_string(),
+    );
+    line(
+        "physical: import",
+        sql::import_tablespace(&id("employees_3"), &id("salaries")).to_string(),
+    );
+    line("physical: page size", sql::innodb_page_size().to_string());
+    line(
+        "physical: partitions",
+        sql::table_partitions(&id("employees_3"), &id("ledger")).to_string(),
+    );
+    line(
+        "physical: a partition's table",
+        sql::create_table_like(&id("employees_3"), &id("_shardctl_p0"), &id("ledger")).to_string(),
+    );
+    line(
+        "physical: unpartitioned",
+        sql::remove_partitioning(&id("employees_3"), &id("_shardctl_p0")).to_string(),
+    );
+    line(
+        "physical: exchange",
+        sql::exchange_partition(
+            &id("employees_3"),
+            &id("ledger"),
+            &id("p_old"),
+            &id("_shardctl_p0"),
+        )
+        .to_string(),
+    );
+    line(
+        "physical: drop the emptied table",
+        sql::drop_table(&id("employees_3"), &id("_shardctl_p0")).to_string(),
+    );
+    line(
+        "physical: engines",
+        sql::table_engines(&id("employees_3")).to_string(),
+    );
     line("owner: session id", sql::connection_id().to_string());
     line(
         "owner: session alive",

@@ -633,3 +633,299 @@ fn a_remote_node_without_ssh_is_refused_by_name() {
         "{err}"
     );
 }
+
+// ---- the physical method ----
+
+/// `mariadb-dump ARGS` on `node` (the sandbox's admin account).
+fn mariadb_dump(node: &str, args: &[&str]) -> Vec<u8> {
+    let sb = fleet();
+    let port = sb.node(node).unwrap().port.to_string();
+    let out = std::process::Command::new("mariadb-dump")
+        .arg(format!(
+            "--defaults-extra-file={}",
+            sb.dir().join("client.cnf").display()
+        ))
+        .args(["-h", "127.0.0.1", "-P", &port])
+        .args(args)
+        .output()
+        .expect("run mariadb-dump");
+    assert!(
+        out.status.success(),
+        "mariadb-dump {args:?}: {}",
+        stderr_of(&out)
+    );
+    out.stdout
+}
+
+/// Every view, routine, trigger and event of `schema` with its creation context, and the
+/// schema's own defaults and tables, as mariadb-dump prints them.
+fn dump_objects(node: &str, schema: &str) -> String {
+    String::from_utf8(mariadb_dump(
+        node,
+        &[
+            "--no-data",
+            "--routines",
+            "--triggers",
+            "--events",
+            "--skip-dump-date",
+            "--databases",
+            schema,
+        ],
+    ))
+    .unwrap()
+}
+
+/// Every row of `schema`, one INSERT per row in primary-key order.
+fn dump_rows(node: &str, schema: &str) -> Vec<u8> {
+    mariadb_dump(
+        node,
+        &[
+            "--no-create-info",
+            "--skip-triggers",
+            "--skip-extended-insert",
+            "--order-by-primary",
+            "--skip-dump-date",
+            schema,
+        ],
+    )
+}
+
+/// A shard of function `obj` on node1 holding tests/fixtures/every_object.sql (loaded by
+/// the `mariadb` client under the shard's name, so every object keeps its context).
+fn every_object_shard(lower_bound: &str) -> (String, String) {
+    let sb = fleet();
+    let inv = sb.inventory_path();
+    static FUNCTION: OnceLock<()> = OnceLock::new();
+    FUNCTION.get_or_init(|| {
+        common::exec(
+            &mut connect(sb, "node1"),
+            &[
+                "CREATE DATABASE objects",
+                "CREATE TABLE objects.customer (id INT NOT NULL PRIMARY KEY)",
+            ],
+        );
+        cli(
+            &inv,
+            &["function", "add", "obj", "--type", "range", "--key", "int"],
+        )
+        .assert()
+        .success();
+        cli(
+            &inv,
+            &[
+                "table",
+                "add",
+                "objects.customer",
+                "--function",
+                "obj",
+                "--column",
+                "id",
+            ],
+        )
+        .assert()
+        .success();
+    });
+    let out = cli(
+        &inv,
+        &[
+            "--output",
+            "json",
+            "shard",
+            "add",
+            "--function",
+            "obj",
+            "--node",
+            "node1",
+            "--lower-bound",
+            lower_bound,
+            "--template-node",
+            "node1",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let id = v["shard_id"].as_u64().unwrap().to_string();
+    let schema = format!("objects_{id}");
+    common::exec(
+        &mut connect(sb, "node1"),
+        &[&format!("DROP DATABASE {schema}")],
+    );
+    common::load_fixture_as(sb, "node1", "every_object.sql", "objects", &schema);
+    (id, schema)
+}
+
+/// The default move playbook with the physical method.
+fn physical_playbook() -> PathBuf {
+    let text = shardctl::playbook::MOVE_PLAYBOOK.replace("method: native", "method: physical");
+    assert!(text.contains("method: physical"));
+    let path = fleet().dir().join("move-physical.yaml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn every_object_moves_by_the_physical_method_with_identical_rows_and_objects() {
+    let _g = serial();
+    let (id, schema) = every_object_shard("0");
+    let objects_before = dump_objects("node1", &schema);
+    let rows_before = dump_rows("node1", &schema);
+    // node1 (the source) is on this machine, node3 (the target) behind the test's sshd: the
+    // files stream from one host to the other.
+    let out = cli(
+        &ssh_inventory(),
+        &[
+            "move",
+            "--shard",
+            &id,
+            "--to",
+            "node3",
+            "--playbook",
+            physical_playbook().to_str().unwrap(),
+        ],
+    )
+    .timeout(Duration::from_secs(600))
+    .output()
+    .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(shard_node(id.parse().unwrap()), "node3");
+    let after = dump_objects("node3", &schema);
+    assert_eq!(objects_before, after);
+    assert_eq!(rows_before, dump_rows("node3", &schema), "rows differ");
+    // No staging directory or backup is left behind.
+    let staging = fleet()
+        .node("node3")
+        .unwrap()
+        .datadir()
+        .with_file_name("data.shardctl-import");
+    assert!(!staging.exists(), "{}", staging.display());
+    let leftovers: Vec<_> = std::fs::read_dir("/tmp")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("shardctl-backup.")
+        })
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn the_physical_preflight_refuses_what_cannot_work_and_names_the_method_that_would() {
+    let _g = serial();
+    use shardctl::copy::physical::{self, PhysicalChecks};
+    use shardctl::copy::SchemaPair;
+    use shardctl::server::{Flavor, Vendor};
+    let sb = fleet();
+    let ops = operation_count();
+    // A table in another engine: refused by name before anything happens.
+    common::exec(
+        &mut connect(sb, "node2"),
+        &["CREATE TABLE employees_2.notes_myisam (id INT PRIMARY KEY) ENGINE=MyISAM"],
+    );
+    let cnf = std::fs::read(option_file("node3")).unwrap();
+    let out = cli(
+        &ssh_inventory(),
+        &[
+            "move",
+            "--shard",
+            "2",
+            "--to",
+            "node3",
+            "--playbook",
+            physical_playbook().to_str().unwrap(),
+        ],
+    )
+    .output()
+    .unwrap();
+    common::exec(
+        &mut connect(sb, "node2"),
+        &["DROP TABLE employees_2.notes_myisam"],
+    );
+    assert_eq!(out.status.code(), Some(REFUSED), "{}", stderr_of(&out));
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("table employees_2.notes_myisam on node2 uses the MyISAM engine")
+            && err.contains("use method native or dump"),
+        "{err}"
+    );
+    assert_nothing_done(ops, 2, "node2", "node3", &cnf);
+
+    let inv = Inventory::load(&ssh_inventory()).unwrap();
+    let pairs = vec![SchemaPair {
+        from: shardctl::ident::Ident::new("schema", "employees_2").unwrap(),
+        to: shardctl::ident::Ident::new("schema", "employees_2").unwrap(),
+    }];
+    let mut src = connect(sb, "node2");
+    let here = src.flavor();
+    // Servers of different major versions.
+    let other = Flavor::new(Vendor::MariaDb, 11, 4, 2);
+    let err = physical::preflight(&inv, "node2", "node3", &pairs, (here, other), &mut src)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("one major version") && err.contains("use method native or dump"),
+        "{err}"
+    );
+    // A copy under new names (a split).
+    let renamed = vec![SchemaPair {
+        from: pairs[0].from.clone(),
+        to: shardctl::ident::Ident::new("schema", "employees_9").unwrap(),
+    }];
+    let err = physical::preflight(&inv, "node2", "node3", &renamed, (here, here), &mut src)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("needs method native"), "{err}");
+    // What the hosts hold: the tool with its version, over ssh.
+    let checks =
+        physical::preflight(&inv, "node2", "node3", &pairs, (here, here), &mut src).unwrap();
+    assert!(checks.tool_version.contains("10.11"), "{checks:?}");
+    assert_eq!(checks.page_size, 16384);
+    // Another page size on the target.
+    let err = physical::preflight_target(
+        "node3",
+        &mut connect(sb, "node3"),
+        &PhysicalChecks {
+            page_size: 4096,
+            ..checks
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("innodb_page_size 16384, the source 4096"),
+        "{err}"
+    );
+    // A tool that is not there is named with its package.
+    let host = SshHost::new("node3", "127.0.0.1", &ssh_spec(&sshd().known_hosts));
+    let err =
+        shardctl::ops::host::tool_version(&host, "mariadb-backup-not-installed", "mariadb-backup")
+            .unwrap_err();
+    assert_eq!(err.exit_code() as i32, REFUSED);
+    assert!(
+        err.to_string().contains(
+            "mariadb-backup-not-installed is not installed (install the package mariadb-backup)"
+        ),
+        "{err}"
+    );
+    // A node the inventory gives no datadir.
+    let no_datadir = inventory_with("no-datadir", |inv| {
+        inv.nodes.get_mut("node3").unwrap().datadir = None;
+    });
+    let err = physical::preflight(
+        &Inventory::load(&no_datadir).unwrap(),
+        "node2",
+        "node3",
+        &pairs,
+        (here, here),
+        &mut src,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("node3 has no datadir in the inventory"),
+        "{err}"
+    );
+}

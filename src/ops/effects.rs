@@ -544,6 +544,9 @@ pub fn copy_between(inv: &Inventory, req: CopyRequest<'_>) -> Result<CopyReport>
         Method::Dump => {
             copy::dump::copy_with_progress(&source, Some(&target), None, req.pairs, req.progress)
         }
+        Method::Physical => {
+            copy::physical::copy(inv, req.source, req.target, req.pairs, req.progress)
+        }
     }
 }
 
@@ -1457,6 +1460,7 @@ impl Effects for DryRun<'_> {
                 req.workers
             ),
             Method::Dump => "dump: mariadb-dump --single-transaction piped into the client".into(),
+            Method::Physical => "physical: mariadb-backup --backup --databases of the shard's schemas on the source's host, --prepare --export, the .ibd/.cfg files streamed to the target's host, the tables created, their tablespaces discarded, the files moved in and imported, then views, routines, triggers and events".into(),
         };
         let what = format!(
             "copy {} from {} ({tables} tables, about {rows} rows), {how}; position {} (read now)",

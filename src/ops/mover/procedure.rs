@@ -330,6 +330,31 @@ impl<E: Effects> Mover<'_, E> {
         use crate::ops::host;
         let (source, target) = (self.source.clone(), self.target.clone());
         let mut out = serde_json::Map::new();
+        let physical = self
+            .playbook
+            .steps
+            .iter()
+            .any(|st| matches!(st, Step::Backup(b) if b.method == Method::Physical));
+        if physical {
+            let flavors = (
+                self.fx.dialect(&source)?.flavor(),
+                self.fx.dialect(&target)?.flavor(),
+            );
+            let pairs = self.pairs.clone();
+            let checks = copy::physical::preflight(
+                self.inv,
+                &source,
+                &target,
+                &pairs,
+                flavors,
+                self.fx.reader(&source)?,
+            )?;
+            copy::physical::preflight_target(&target, self.fx.reader(&target)?, &checks)?;
+            out.insert(
+                "physical".into(),
+                serde_json::to_value(&checks).unwrap_or_default(),
+            );
+        }
         if self.playbook.persists_filters() {
             if target == self.inv.file.directory.node {
                 return Err(Error::Refused(format!(
@@ -344,7 +369,7 @@ impl<E: Effects> Mover<'_, E> {
         }
         let t = self.inv.node(&target)?;
         let reachable = t.spec.ssh.is_some() || crate::remote::is_this_machine(&t);
-        if t.spec.datadir.is_some() && reachable {
+        if physical || (t.spec.datadir.is_some() && reachable) {
             let sizes = self.fx.reader(&source)?.schema_sizes()?;
             let needed: u64 = self
                 .pairs
