@@ -929,3 +929,87 @@ fn the_physical_preflight_refuses_what_cannot_work_and_names_the_method_that_wou
         "{err}"
     );
 }
+
+#[test]
+fn the_backup_step_by_hand_copies_physically_with_its_position() {
+    let _g = serial();
+    let out = cli(
+        &ssh_inventory(),
+        &[
+            "--output", "json", "backup", "--shard", "3", "--method", "physical", "--into", "node2",
+        ],
+    )
+    .timeout(Duration::from_secs(300))
+    .output()
+    .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text = report.to_string();
+    assert!(text.contains("mysql-bin."), "no position in {text}");
+    assert_eq!(rows("node2", "employees_3"), rows("node3", "employees_3"));
+    common::exec(
+        &mut connect(fleet(), "node2"),
+        &["DROP DATABASE employees_3"],
+    );
+}
+
+#[test]
+fn the_dry_run_shows_the_option_block_the_restart_and_the_physical_copy_and_changes_nothing() {
+    let _g = serial();
+    let cnf = std::fs::read(option_file("node3")).unwrap();
+    let ops = operation_count();
+    let version = directory().version().unwrap();
+    let up = uptime("node3");
+    let out = cli(
+        &ssh_inventory(),
+        &[
+            "move",
+            "--shard",
+            "2",
+            "--to",
+            "node3",
+            "--dry-run",
+            "--playbook",
+            restart_playbook().to_str().unwrap(),
+        ],
+    )
+    .output()
+    .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for want in [
+        "append to ",
+        "shardctl_op<op>.replicate_wild_do_table=\"employees\\\\_2.%\"",
+        "# shardctl begin shardctl_op<op>",
+        "restart the server on node3 (ssh root@127.0.0.1:",
+        "remove shardctl's block for shardctl_op<op>",
+    ] {
+        assert!(text.contains(want), "{want:?} not in:\n{text}");
+    }
+    let out = cli(
+        &ssh_inventory(),
+        &[
+            "move",
+            "--shard",
+            "2",
+            "--to",
+            "node3",
+            "--dry-run",
+            "--method",
+            "physical",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("physical: mariadb-backup --backup --databases"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(std::fs::read(option_file("node3")).unwrap(), cnf);
+    assert_eq!(operation_count(), ops);
+    assert_eq!(directory().version().unwrap(), version);
+    assert!(uptime("node3") >= up, "the dry run restarted node3");
+}

@@ -17,7 +17,7 @@ pub enum StepCommand {
     /// Copy a shard's schemas into a node (or dump them to a directory) with the binlog
     /// coordinates the copy matches.
     #[command(
-        after_help = "Example:\n  shardctl backup --shard 3 --into node2\n  shardctl backup --shard 3 --method dump --to /var/backups/shards"
+        after_help = "Example:\n  shardctl backup --shard 3 --into node2\n  shardctl backup --shard 3 --method physical --into node2\n  shardctl backup --shard 3 --method dump --to /var/backups/shards"
     )]
     Backup {
         /// Shard.

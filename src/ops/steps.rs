@@ -34,7 +34,7 @@ fn shard_pairs(
     Ok((shard, pairs))
 }
 
-/// `backup`: copies the shard's schemas into a node (native or dump), or dumps them to a
+/// `backup`: copies the shard's schemas into a node (native, dump or physical), or dumps them to a
 /// directory, and returns the coordinates the copy matches.
 pub fn backup(
     inv: &Inventory,
@@ -62,6 +62,21 @@ pub fn backup(
                         p.to
                     )));
                 }
+            }
+            if method == Method::Physical {
+                // The same refusals as a move's preflight, before any file is written.
+                let mut s = Server::connect(&source)?;
+                let flavors = (s.flavor(), t.flavor());
+                let checks =
+                    copy::physical::preflight(inv, &shard.node, node, &pairs, flavors, &mut s)?;
+                copy::physical::preflight_target(node, &mut t, &checks)?;
+                let sizes = s.schema_sizes()?;
+                let needed = pairs
+                    .iter()
+                    .filter_map(|p| sizes.get(p.from.as_str()))
+                    .map(|z| z.bytes)
+                    .sum();
+                crate::ops::host::check_free_space(inv, node, needed)?;
             }
             copy_between(
                 inv,
