@@ -1013,3 +1013,49 @@ fn the_dry_run_shows_the_option_block_the_restart_and_the_physical_copy_and_chan
     assert_eq!(directory().version().unwrap(), version);
     assert!(uptime("node3") >= up, "the dry run restarted node3");
 }
+
+#[test]
+fn a_crash_on_the_restart_path_is_resumed_and_the_option_file_still_comes_back_as_it_was() {
+    let _g = serial();
+    let inv = ssh_inventory();
+    let cnf = std::fs::read(option_file("node3")).unwrap();
+    for point in [
+        "done:persist-filters",
+        "journaled:restart-server",
+        "before:unpersist-filters",
+    ] {
+        let out = cli(
+            &inv,
+            &[
+                "move",
+                "--shard",
+                "2",
+                "--to",
+                "node3",
+                "--playbook",
+                restart_playbook().to_str().unwrap(),
+            ],
+        )
+        .env("SHARDCTL_FAULT", format!("crash@{point}"))
+        .timeout(Duration::from_secs(300))
+        .output()
+        .unwrap();
+        assert!(!out.status.success(), "{point}: the fault did not fire");
+        assert!(
+            stderr_of(&out).contains(&format!("fault point {point}")),
+            "{point}: {}",
+            stderr_of(&out)
+        );
+        let op = directory().operations(None).unwrap()[0].id.to_string();
+        cli(&inv, &["resume", &op])
+            .timeout(Duration::from_secs(300))
+            .assert()
+            .success();
+        assert_eq!(shard_node(2), "node3", "{point}");
+        assert_eq!(std::fs::read(option_file("node3")).unwrap(), cnf, "{point}");
+        cli(&inv, &["move", "--shard", "2", "--to", "node2"])
+            .timeout(Duration::from_secs(300))
+            .assert()
+            .success();
+    }
+}
