@@ -1059,3 +1059,30 @@ fn a_crash_on_the_restart_path_is_resumed_and_the_option_file_still_comes_back_a
             .success();
     }
 }
+
+#[test]
+fn config_check_reaches_each_host_over_ssh_and_names_a_wrong_key() {
+    let out = cli(&ssh_inventory(), &["config", "check"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("host node3 (ssh root@127.0.0.1:"), "{text}");
+    let inv = inventory_with("check-wrong-key", |inv| {
+        inv.nodes.get_mut("node3").unwrap().ssh = Some(ssh_spec(&sshd().wrong_known_hosts));
+    });
+    let out = cli(&inv, &["--output", "json", "config", "check"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(REFUSED), "{}", stderr_of(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let bad: Vec<&serde_json::Value> = v["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["ok"] == false)
+        .collect();
+    assert_eq!(bad.len(), 1, "{v}");
+    assert_eq!(bad[0]["node"], "node3");
+    assert!(bad[0]["error"].as_str().unwrap().contains("differs"), "{v}");
+}
