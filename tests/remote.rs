@@ -769,6 +769,19 @@ fn physical_playbook() -> PathBuf {
 fn every_object_moves_by_the_physical_method_with_identical_rows_and_objects() {
     let _g = serial();
     let (id, schema) = every_object_shard("0");
+    // Tables in the engines carried as files from the same backup, with a trigger and a
+    // view on them (created after the files are in place).
+    common::exec(
+        &mut connect(fleet(), "node1"),
+        &[
+            &format!("CREATE TABLE {schema}.notes_myisam (id INT PRIMARY KEY, body TEXT, KEY b (body(10))) ENGINE=MyISAM"),
+            &format!("CREATE TABLE {schema}.audit_aria (id INT AUTO_INCREMENT PRIMARY KEY, what VARCHAR(40)) ENGINE=Aria"),
+            &format!("INSERT INTO {schema}.notes_myisam VALUES (1, 'first'), (2, 'zweite ü'), (3, NULL)"),
+            &format!("INSERT INTO {schema}.audit_aria (what) VALUES ('a'), ('b')"),
+            &format!("CREATE TRIGGER {schema}.notes_audit AFTER INSERT ON {schema}.notes_myisam FOR EACH ROW INSERT INTO {schema}.audit_aria (what) VALUES (NEW.body)"),
+            &format!("CREATE VIEW {schema}.notes_view AS SELECT n.id, a.what FROM {schema}.notes_myisam n JOIN {schema}.audit_aria a ON a.id = n.id"),
+        ],
+    );
     let objects_before = dump_objects("node1", &schema);
     let rows_before = dump_rows("node1", &schema);
     // node1 (the source) is on this machine, node3 (the target) behind the test's sshd: the
@@ -793,6 +806,22 @@ fn every_object_moves_by_the_physical_method_with_identical_rows_and_objects() {
     let after = dump_objects("node3", &schema);
     assert_eq!(objects_before, after);
     assert_eq!(rows_before, dump_rows("node3", &schema), "rows differ");
+    assert!(objects_before.contains("ENGINE=MyISAM") && objects_before.contains("ENGINE=Aria"));
+    // The tables carried as files work on the target: the trigger fires into the Aria table.
+    let mut n3 = connect(fleet(), "node3");
+    common::exec(
+        &mut n3,
+        &[&format!(
+            "INSERT INTO {schema}.notes_myisam VALUES (4, 'after')"
+        )],
+    );
+    assert_eq!(
+        count(
+            &mut n3,
+            &format!("SELECT COUNT(*) FROM {schema}.audit_aria WHERE what = 'after'")
+        ),
+        1
+    );
     // No staging directory or backup is left behind.
     let staging = fleet()
         .node("node3")
@@ -823,7 +852,7 @@ fn the_physical_preflight_refuses_what_cannot_work_and_names_the_method_that_wou
     // A table in another engine: refused by name before anything happens.
     common::exec(
         &mut connect(sb, "node2"),
-        &["CREATE TABLE employees_2.notes_myisam (id INT PRIMARY KEY) ENGINE=MyISAM"],
+        &["CREATE TABLE employees_2.notes_memory (id INT PRIMARY KEY) ENGINE=MEMORY"],
     );
     let cnf = std::fs::read(option_file("node3")).unwrap();
     let out = cli(
@@ -842,12 +871,12 @@ fn the_physical_preflight_refuses_what_cannot_work_and_names_the_method_that_wou
     .unwrap();
     common::exec(
         &mut connect(sb, "node2"),
-        &["DROP TABLE employees_2.notes_myisam"],
+        &["DROP TABLE employees_2.notes_memory"],
     );
     assert_eq!(out.status.code(), Some(REFUSED), "{}", stderr_of(&out));
     let err = stderr_of(&out);
     assert!(
-        err.contains("table employees_2.notes_myisam on node2 uses the MyISAM engine")
+        err.contains("table employees_2.notes_memory on node2 uses the MEMORY engine")
             && err.contains("use method native or dump"),
         "{err}"
     );

@@ -7,10 +7,13 @@
 //! the target's datadir (through this process's memory, never a file here). On the target
 //! the schema and its tables are created from the source's definitions, each tablespace is
 //! discarded, the files moved in (owner and mode of the schema's directory), and imported;
-//! then views, routines, triggers and events follow as with the other methods.
+//! then views, routines, triggers and events follow as with the other methods. MyISAM and
+//! Aria tables, which have no transportable tablespace, travel as their own files (`.frm`
+//! and data and index files) from the same consistent backup, placed in the target's schema
+//! directory where the server finds them.
 //!
 //! The preflight refuses what cannot work, naming the method that would: a table in
-//! another engine than InnoDB, servers of different major versions or page sizes, a node
+//! another engine than InnoDB, MyISAM or Aria, servers of different major versions or page sizes, a node
 //! without a host (ssh, or this machine) or datadir, a missing tool, a copy under new
 //! schema names.
 
@@ -28,6 +31,45 @@ use std::time::{Duration, Instant};
 
 /// The backup tool.
 pub const TOOL: &str = "mariadb-backup";
+
+/// How a table's rows travel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Carry {
+    /// InnoDB: its `.ibd` (and `.cfg`) imported into a table created from its definition.
+    Tablespace,
+    /// MyISAM, Aria: its files (definition, data, index) as the same consistent backup
+    /// copied them, placed in the target's schema directory, where the server finds them.
+    Files(&'static [&'static str]),
+}
+
+/// How a table in `engine` is carried, or None when the physical copy cannot.
+fn carry(engine: &str) -> Option<Carry> {
+    match engine.to_ascii_lowercase().as_str() {
+        "innodb" => Some(Carry::Tablespace),
+        "myisam" => Some(Carry::Files(&["frm", "MYD", "MYI"])),
+        "aria" => Some(Carry::Files(&["frm", "MAD", "MAI"])),
+        _ => None,
+    }
+}
+
+/// The engine of each base table of `schema`, as [`Carry`].
+fn carried(
+    server: &mut Server,
+    schema: &Ident,
+) -> Result<std::collections::HashMap<String, Carry>> {
+    let mut out = std::collections::HashMap::new();
+    for row in server.rows(&statements::table_engines(schema))? {
+        let (table, engine, _): (String, String, i64) =
+            mysql::from_row_opt(row).map_err(|e| Error::server(server.name(), e))?;
+        let c = carry(&engine).ok_or_else(|| {
+            Error::Refused(format!(
+                "method physical: table {schema}.{table} uses the {engine} engine; use method native or dump"
+            ))
+        })?;
+        out.insert(table, c);
+    }
+    Ok(out)
+}
 
 /// What the preflight found.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -88,11 +130,21 @@ pub fn preflight(
                     )));
                 }
             }
-            if !engine.eq_ignore_ascii_case("InnoDB") {
-                return Err(refuse(format!(
-                    "table {}.{table} on {source} uses the {engine} engine, which has no transportable tablespace; use method native or dump for this shard",
-                    p.from
-                )));
+            match carry(&engine) {
+                Some(Carry::Tablespace) => {}
+                Some(Carry::Files(_)) if partitioned != 0 => {
+                    return Err(refuse(format!(
+                        "table {}.{table} on {source} is a partitioned {engine} table, whose files the physical copy does not place; use method native or dump for this shard",
+                        p.from
+                    )))
+                }
+                Some(Carry::Files(_)) => {}
+                None => {
+                    return Err(refuse(format!(
+                        "table {}.{table} on {source} uses the {engine} engine, which neither has a transportable tablespace nor keeps its rows in files the backup carries (InnoDB, MyISAM and Aria do); use method native or dump for this shard",
+                        p.from
+                    )))
+                }
             }
             tables += 1;
         }
@@ -220,8 +272,10 @@ pub fn copy(
     // Definitions first: the files must match them, and a later DDL makes the import fail
     // loudly rather than succeed wrongly.
     let mut all = Vec::new();
+    let mut engines = Vec::new();
     let mut estimate = 0;
     for p in pairs {
+        engines.push(carried(&mut src, &p.from)?);
         let objs = objects::read(&mut src, p)?;
         estimate += src.table_rows(&p.from)?.values().sum::<u64>();
         all.push(objs);
@@ -311,10 +365,26 @@ pub fn copy(
     for s in &schemas {
         names.push(remote::quote(s)?);
     }
+    // Tablespaces, and the files of the tables carried as files.
+    let mut patterns = vec!["-name '*.ibd'".to_string(), "-name '*.cfg'".to_string()];
+    for (p, eng) in pairs.iter().zip(&engines) {
+        for (table, c) in eng {
+            if let Carry::Files(exts) = c {
+                let t = Ident::new("table", table)?;
+                for ext in *exts {
+                    patterns.push(format!(
+                        "-path {}",
+                        remote::quote(&format!("{}/{}.{ext}", file_name(&p.from), file_name(&t)))?
+                    ));
+                }
+            }
+        }
+    }
     let src_cmd = format!(
-        "cd {} && find {} -maxdepth 1 -type f \\( -name '*.ibd' -o -name '*.cfg' \\) -print0 | tar --null -T - -cf -",
+        "cd {} && find {} -maxdepth 1 -type f \\( {} \\) -print0 | tar --null -T - -cf -",
         path_word(&backup_dir)?,
-        names.join(" ")
+        names.join(" "),
+        patterns.join(" -o ")
     );
     let dst_cmd = format!("tar -C {} -xf -", path_word(&staging)?);
     let bytes = remote::pipe(
@@ -329,8 +399,22 @@ pub fn copy(
     crate::signal::check()?;
 
     let mut tables = 0;
-    for (p, objs) in pairs.iter().zip(&all) {
-        for st in objects::create_tables_statements(p, objs) {
+    for ((p, objs), eng) in pairs.iter().zip(&all).zip(&engines) {
+        // Only the tables carried by tablespace are created; the others arrive as files.
+        let mut created = objs.clone();
+        created
+            .tables
+            .retain(|(t, _)| eng.get(t.as_str()) == Some(&Carry::Tablespace));
+        let mut file_names = Vec::new();
+        for (t, c) in eng {
+            if let Carry::Files(exts) = c {
+                let t = Ident::new("table", t)?;
+                for ext in *exts {
+                    file_names.push(remote::quote(&format!("{}.{ext}", file_name(&t)))?);
+                }
+            }
+        }
+        for st in objects::create_tables_statements(p, &created) {
             tgt.exec(&st)?;
         }
         // A referenced table's tablespace can be discarded only without the checks.
@@ -340,7 +424,7 @@ pub fn copy(
         let mut plain = Vec::new();
         let mut exchanges: Vec<(Ident, Ident, Ident)> = Vec::new();
         let mut renames = Vec::new();
-        for (t, _) in &objs.tables {
+        for (t, _) in &created.tables {
             let parts = partitions(&mut tgt, &p.to, t)?;
             if parts.is_empty() {
                 plain.push(t.clone());
@@ -376,7 +460,8 @@ pub fn copy(
             ));
         }
         script.push_str(&format!(
-            " && for x in *.ibd *.cfg; do test -e \"$x\" || continue; mv -f -- \"$x\" {d}/ && chown --reference={d} -- {d}/\"$x\" && chmod 660 -- {d}/\"$x\" || exit 1; done"
+            " && for x in *.ibd *.cfg {}; do test -e \"$x\" || continue; mv -f -- \"$x\" {d}/ && chown --reference={d} -- {d}/\"$x\" && chmod 660 -- {d}/\"$x\" || exit 1; done",
+            file_names.join(" ")
         ));
         th.output(
             &format!("moving the tablespaces of {} into place", p.to),
