@@ -1115,3 +1115,24 @@ fn config_check_reaches_each_host_over_ssh_and_names_a_wrong_key() {
     assert_eq!(bad[0]["node"], "node3");
     assert!(bad[0]["error"].as_str().unwrap().contains("differs"), "{v}");
 }
+
+#[test]
+fn a_file_written_where_it_cannot_be_is_an_error_with_the_hosts_own_words() {
+    let host = SshHost::new("node9", "127.0.0.1", &ssh_spec(&sshd().known_hosts));
+    let data = vec![7u8; 2_000_000];
+    let err = host
+        .write_file(
+            Path::new("/nonexistent-dir/for-sure/file"),
+            &data,
+            0o600,
+            Duration::from_secs(30),
+        )
+        .unwrap_err();
+    let msg = err.to_string();
+    assert_eq!(err.exit_code() as i32, SERVER, "{msg}");
+    assert!(
+        msg.contains("writing /nonexistent-dir/for-sure/file failed (exit status")
+            && msg.contains("cannot create /nonexistent-dir/for-sure/file.shardctl-tmp"),
+        "{msg}"
+    );
+}

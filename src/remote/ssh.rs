@@ -221,7 +221,14 @@ impl Host for SshHost {
                             progress |= n > 0;
                         }
                         Err(e) if would_block(&e) => {}
-                        Err(e) => return Err(self.fail("sending a command's input", e)),
+                        // The command stopped reading (it ended, or closed its input): its
+                        // exit status and errors say why, as a broken pipe would locally.
+                        Err(_) => {
+                            input_done = true;
+                            eof_sent = true;
+                            pending.clear();
+                            pending_at = 0;
+                        }
                     }
                 }
             }
