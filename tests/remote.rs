@@ -1091,6 +1091,8 @@ fn a_crash_on_the_restart_path_is_resumed_and_the_option_file_still_comes_back_a
 
 #[test]
 fn config_check_reaches_each_host_over_ssh_and_names_a_wrong_key() {
+    // Not while another test restarts a node.
+    let _g = serial();
     let out = cli(&ssh_inventory(), &["config", "check"])
         .output()
         .unwrap();
