@@ -158,6 +158,10 @@ pub struct SandboxState {
     /// The shardctl binary the inventory's `restart_command`s run (`sandbox restart`).
     #[serde(default)]
     pub shardctl_bin: Option<PathBuf>,
+    /// A test sandbox: the process whose life its servers share. A server restarted by
+    /// another process (`sandbox restart`) is watched and stopped when it ends.
+    #[serde(default)]
+    pub owner_pid: Option<u32>,
 }
 
 /// Builds and starts a sandbox.
@@ -316,6 +320,7 @@ impl SandboxBuilder {
                 binaries,
                 nodes,
                 shardctl_bin: self.shardctl_bin.clone(),
+                owner_pid: (self.lifetime == Lifetime::TiedToProcess).then(std::process::id),
             },
             stop_on_drop: self.lifetime == Lifetime::TiedToProcess,
             remove_on_drop: self.remove_on_drop,
@@ -665,6 +670,9 @@ impl Sandbox {
             )?;
             self.state.nodes[i].pid = Some(pid);
             self.save_state()?;
+            if let Some(owner) = self.state.owner_pid.filter(|o| *o != std::process::id()) {
+                process::stop_with(owner, pid)?;
+            }
             match wait_until_ready(&self.state.nodes[i]) {
                 Ok(()) => return Ok(()),
                 Err(e) => last = Some(e),
