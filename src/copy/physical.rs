@@ -347,16 +347,25 @@ pub fn copy(
     })?;
     crate::signal::check()?;
 
-    // The target: staging beside its datadir (same file system: the files are moved in).
-    let staging = staging_dir(&tdata)?;
-    th.output(
-        "making the staging directory",
-        &format!(
-            "rm -rf -- {s} && mkdir -m 700 -- {s}",
-            s = path_word(&staging)?
-        ),
-        FILE_TIMEOUT,
-    )?;
+    // The target: staging beside its datadir (same file system: the files are moved in),
+    // a directory of this copy's own (copies onto one node may run at once).
+    let template = staging_template(&tdata)?;
+    let staging = PathBuf::from(
+        th.text(
+            "making the staging directory",
+            &format!("mktemp -d -- {}", path_word(&template)?),
+            FILE_TIMEOUT,
+        )?
+        .trim(),
+    );
+    let prefix = template.to_string_lossy().trim_end_matches('X').to_string();
+    if !staging.to_string_lossy().starts_with(&prefix) {
+        return Err(Error::Remote(format!(
+            "{}: mktemp gave {}",
+            th.describe(),
+            staging.display()
+        )));
+    }
     let staging_guard = RemoteDir {
         host: th.as_ref(),
         path: staging.clone(),
@@ -526,13 +535,14 @@ fn file_name(name: &Ident) -> String {
         .collect()
 }
 
-/// `<datadir>.shardctl-import`: beside the datadir, on its file system.
-fn staging_dir(datadir: &Path) -> Result<PathBuf> {
+/// `<datadir>.shardctl-import.XXXXXXXX` (for mktemp): beside the datadir, on its file
+/// system.
+fn staging_template(datadir: &Path) -> Result<PathBuf> {
     let name = datadir
         .file_name()
         .and_then(|n| n.to_str())
         .ok_or_else(|| Error::Config(format!("datadir {} has no name", datadir.display())))?;
-    Ok(datadir.with_file_name(format!("{name}.shardctl-import")))
+    Ok(datadir.with_file_name(format!("{name}.shardctl-import.XXXXXXXX")))
 }
 
 #[cfg(test)]
@@ -554,8 +564,8 @@ mod tests {
     #[test]
     fn staging_sits_beside_the_datadir() {
         assert_eq!(
-            staging_dir(Path::new("/var/lib/mysql")).unwrap(),
-            PathBuf::from("/var/lib/mysql.shardctl-import")
+            staging_template(Path::new("/var/lib/mysql")).unwrap(),
+            PathBuf::from("/var/lib/mysql.shardctl-import.XXXXXXXX")
         );
     }
 }
