@@ -1139,3 +1139,62 @@ fn a_file_written_where_it_cannot_be_is_an_error_with_the_hosts_own_words() {
         "{msg}"
     );
 }
+
+#[test]
+fn login_through_the_ssh_agent_works_and_without_it_is_refused() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("agent.sock");
+    let mut agent = std::process::Command::new("ssh-agent")
+        .arg("-D")
+        .arg("-a")
+        .arg(&sock)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start ssh-agent");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !sock.exists() {
+        assert!(Instant::now() < deadline, "ssh-agent made no socket");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let added = std::process::Command::new("ssh-add")
+        .arg(&sshd().identity)
+        .env("SSH_AUTH_SOCK", &sock)
+        .output()
+        .unwrap();
+    assert!(added.status.success(), "{}", stderr_of(&added));
+    let inv = inventory_with("agent", |inv| {
+        let mut spec = ssh_spec(&sshd().known_hosts);
+        spec.identity_file = None;
+        spec.agent = true;
+        inv.nodes.get_mut("node3").unwrap().ssh = Some(spec);
+    });
+    let with_agent = cli(&inv, &["config", "check"])
+        .env("SSH_AUTH_SOCK", &sock)
+        .output()
+        .unwrap();
+    let without = cli(&inv, &["config", "check"])
+        .env_remove("SSH_AUTH_SOCK")
+        .output()
+        .unwrap();
+    let _ = agent.kill();
+    let _ = agent.wait();
+    assert!(with_agent.status.success(), "{}", stderr_of(&with_agent));
+    assert!(
+        String::from_utf8_lossy(&with_agent.stdout).contains("host node3 (ssh root@127.0.0.1:"),
+        "{}",
+        String::from_utf8_lossy(&with_agent.stdout)
+    );
+    assert_eq!(
+        without.status.code(),
+        Some(SERVER),
+        "{}",
+        stderr_of(&without)
+    );
+    assert!(
+        stderr_of(&without).contains("login through the ssh agent"),
+        "{}",
+        stderr_of(&without)
+    );
+}
