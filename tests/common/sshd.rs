@@ -24,6 +24,26 @@ pub struct Sshd {
     child: Child,
 }
 
+/// Temp dirs are `shardctl-sshd-<test pid>-...`: the server lives in a static, which is
+/// never dropped, so each start removes the dirs of test processes that are gone.
+const PREFIX: &str = "shardctl-sshd-";
+
+fn remove_stale_dirs() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        let Some(rest) = name.strip_prefix(PREFIX) else {
+            continue;
+        };
+        let pid = rest.split('-').next().unwrap_or("");
+        if pid.parse::<u32>().is_ok() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
 fn keygen(path: &Path) {
     let st = Command::new("ssh-keygen")
         .args(["-q", "-t", "ed25519", "-N", "", "-f"])
@@ -51,8 +71,9 @@ fn known_hosts_line(port: u16, pub_key: &Path) -> String {
 impl Sshd {
     /// Starts one; panics with sshd's own words when it cannot.
     pub fn start() -> Sshd {
+        remove_stale_dirs();
         let dir = tempfile::Builder::new()
-            .prefix("shardctl-sshd-")
+            .prefix(&format!("{PREFIX}{}-", std::process::id()))
             .tempdir()
             .expect("temp dir");
         let d = dir.path();
