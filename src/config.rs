@@ -84,7 +84,9 @@ pub struct ChannelTls {
     pub cert_and_key: Option<(String, String)>,
 }
 
-/// How to reach a node's host over ssh (used by remote steps).
+/// How to reach a node's host over ssh (the restart path, the physical copy, the disk
+/// space preflight). Host keys are always checked against `known_hosts_file`: an unknown
+/// or changed key refuses the connection, there is no option to accept one.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct SshSpec {
@@ -96,13 +98,31 @@ pub struct SshSpec {
     pub port: u16,
     /// ssh user.
     pub user: String,
-    /// Private key file.
+    /// Private key file (unencrypted, or held by an agent); give this or `agent: true`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub key_file: Option<PathBuf>,
+    pub identity_file: Option<PathBuf>,
+    /// Authenticate through the ssh agent at `SSH_AUTH_SOCK`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub agent: bool,
+    /// The OpenSSH known_hosts file that holds the host's key (`[host]:port` entries
+    /// for a port other than 22).
+    pub known_hosts_file: PathBuf,
+    /// Longest wait for the TCP connection, the handshake and the login, seconds.
+    #[serde(default = "default_ssh_connect_timeout")]
+    pub connect_timeout_secs: u64,
+    /// Longest run of one remote command (a copy's stream included), seconds.
+    #[serde(default = "default_ssh_command_timeout")]
+    pub command_timeout_secs: u64,
 }
 
 fn default_ssh_port() -> u16 {
     22
+}
+fn default_ssh_connect_timeout() -> u64 {
+    10
+}
+fn default_ssh_command_timeout() -> u64 {
+    3600
 }
 
 /// One node as written in the inventory.
@@ -124,9 +144,20 @@ pub struct NodeSpec {
     /// TLS.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls: Option<TlsSpec>,
-    /// ssh access to the node's host.
+    /// ssh access to the node's host. Without it, a node whose address is on this
+    /// machine (loopback or a socket) is reached through local commands.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ssh: Option<SshSpec>,
+    /// The server's data directory, as its host sees it (physical copies, free space).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub datadir: Option<PathBuf>,
+    /// The server's option file, as its host sees it (`filter --persist` writes there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub option_file: Option<PathBuf>,
+    /// The command that restarts the server on its host (`systemctl restart mariadb`),
+    /// run through the node's host with the command timeout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart_command: Option<String>,
     /// Relative capacity weight for rebalancing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<f64>,
@@ -164,6 +195,13 @@ pub struct Defaults {
     pub wait_timeout_secs: u64,
     /// Replication lag to reach before fencing, seconds.
     pub lag_threshold_secs: u64,
+    /// The disk-space preflight of a copy asks for the shard's size plus this much, in
+    /// percent of it, free in the target's datadir.
+    pub free_space_margin_percent: u64,
+    /// ... and at least this many MiB on top, whatever the shard's size.
+    pub free_space_reserve_mib: u64,
+    /// Longest wait for a restarted server to answer again, seconds.
+    pub restart_timeout_secs: u64,
 }
 
 impl Default for Defaults {
@@ -174,6 +212,9 @@ impl Default for Defaults {
             write_timeout_secs: 60,
             wait_timeout_secs: 300,
             lag_threshold_secs: 2,
+            free_space_margin_percent: 20,
+            free_space_reserve_mib: 256,
+            restart_timeout_secs: 120,
         }
     }
 }
@@ -373,6 +414,7 @@ impl Inventory {
             if let Some(tls) = &node.tls {
                 check_tls(tls).map_err(|m| bad(format!("node {name}: {m}")))?;
             }
+            check_host_fields(node).map_err(|m| bad(format!("node {name}: {m}")))?;
         }
         if !self.file.nodes.contains_key(&self.file.directory.node) {
             return Err(bad(format!(
@@ -500,6 +542,58 @@ impl NodeRef<'_> {
             cert_and_key,
         }))
     }
+}
+
+/// A path the remote layer puts on a command line: absolute UTF-8 without control
+/// characters (quoting makes any such path safe; these rules keep messages readable).
+fn check_remote_path(what: &str, p: &Path) -> std::result::Result<(), String> {
+    let text = p.to_str().unwrap_or("");
+    if text.is_empty() || text.chars().any(|c| c.is_control()) || !p.is_absolute() {
+        return Err(format!(
+            "{what}: give an absolute UTF-8 path without control characters"
+        ));
+    }
+    Ok(())
+}
+
+fn check_host_fields(node: &NodeSpec) -> std::result::Result<(), String> {
+    if let Some(ssh) = &node.ssh {
+        if ssh.identity_file.is_some() == ssh.agent {
+            return Err("ssh: give exactly one of identity_file or agent: true".into());
+        }
+        if let Some(f) = &ssh.identity_file {
+            check_remote_path("ssh.identity_file", f)?;
+        }
+        check_remote_path("ssh.known_hosts_file", &ssh.known_hosts_file)?;
+        if ssh.user.is_empty() || ssh.user.chars().any(|c| c.is_control() || c == ' ') {
+            return Err("ssh.user: give a user name without blanks or control characters".into());
+        }
+        if let Some(h) = &ssh.host {
+            if h.is_empty() || h.chars().any(|c| c.is_control() || c.is_whitespace()) {
+                return Err("ssh.host: give a host name or address".into());
+            }
+        }
+        if ssh.port == 0 {
+            return Err("ssh.port: must be above 0".into());
+        }
+        if ssh.connect_timeout_secs == 0 || ssh.command_timeout_secs == 0 {
+            return Err(
+                "ssh.connect_timeout_secs and ssh.command_timeout_secs must be above 0".into(),
+            );
+        }
+    }
+    if let Some(d) = &node.datadir {
+        check_remote_path("datadir", d)?;
+    }
+    if let Some(f) = &node.option_file {
+        check_remote_path("option_file", f)?;
+    }
+    if let Some(c) = &node.restart_command {
+        if c.trim().is_empty() || c.chars().any(|c| c == '\0' || c == '\n' || c == '\r') {
+            return Err("restart_command: give one command line".into());
+        }
+    }
+    Ok(())
 }
 
 fn check_tls(tls: &TlsSpec) -> std::result::Result<(), String> {
@@ -1038,6 +1132,57 @@ nodes:
             .unwrap();
         assert_eq!(tls.ca_file, "/ca.pem");
         assert_eq!(tls.cert_and_key, None);
+    }
+
+    #[test]
+    fn ssh_sections_are_checked() {
+        let with = |ssh: &str| {
+            GOOD.replace(
+                "    port: 3307\n",
+                &format!("    port: 3307\n    datadir: /var/lib/mysql\n    option_file: /etc/mysql/my.cnf\n    restart_command: systemctl restart mariadb\n{ssh}"),
+            )
+        };
+        let good = "    ssh:\n      user: root\n      identity_file: /root/.ssh/id_ed25519\n      known_hosts_file: /root/.ssh/known_hosts\n";
+        let inv = parse(&with(good)).unwrap();
+        let ssh = inv.node("a").unwrap().spec.ssh.clone().unwrap();
+        assert_eq!(
+            (ssh.port, ssh.connect_timeout_secs, ssh.command_timeout_secs),
+            (22, 10, 3600)
+        );
+        for (bad, want) in [
+            (
+                good.replace("      identity_file: /root/.ssh/id_ed25519\n", ""),
+                "exactly one of identity_file or agent",
+            ),
+            (
+                format!("{good}      agent: true\n"),
+                "exactly one of identity_file or agent",
+            ),
+            (
+                good.replace("/root/.ssh/known_hosts", "known_hosts"),
+                "ssh.known_hosts_file: give an absolute",
+            ),
+            (
+                format!("{good}      password: hunter2\n"),
+                "unknown field `password`",
+            ),
+            (
+                format!("{good}      strict_host_key_checking: false\n"),
+                "unknown field",
+            ),
+            (
+                format!("{good}      connect_timeout_secs: 0\n"),
+                "must be above 0",
+            ),
+        ] {
+            let err = parse(&with(&bad)).unwrap_err().to_string();
+            assert!(err.contains(want), "{bad}: {err}");
+            assert!(!err.contains("hunter2"), "{err}");
+        }
+        let err = parse(&with(good).replace("datadir: /var/lib/mysql", "datadir: relative/dir"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("datadir: give an absolute"), "{err}");
     }
 
     #[test]

@@ -86,6 +86,10 @@ pub enum Error {
     /// resume or roll it back).
     #[error("interrupted: {0}")]
     InterruptedAt(String),
+    /// A failure on a node's host (over ssh or on this machine): a command that failed, a
+    /// session that broke. The message names the node and how it was reached.
+    #[error("{0}")]
+    Remote(String),
     /// A local I/O failure, with what we were doing.
     #[error("{context}: {source}")]
     Io {
@@ -114,7 +118,7 @@ impl Error {
         match self {
             Error::Usage(_) => ExitCode::Usage,
             Error::Config(_) => ExitCode::Config,
-            Error::Server { .. } | Error::Unsupported { .. } => ExitCode::Server,
+            Error::Server { .. } | Error::Unsupported { .. } | Error::Remote(_) => ExitCode::Server,
             Error::Refused(_) | Error::LeaseLost(_) => ExitCode::Refused,
             Error::Internal(_) => ExitCode::Internal,
             Error::Timeout(_) => ExitCode::Timeout,

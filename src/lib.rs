@@ -14,6 +14,7 @@ pub mod output;
 pub mod playbook;
 pub mod prune;
 pub mod rebalance;
+pub mod remote;
 pub mod sample;
 pub mod sandbox;
 pub mod server;

@@ -85,6 +85,10 @@ fn render(flavor: Flavor) -> String {
         Ok(stmts) => out.extend(stmts.iter().map(|s| format!("filters: {s}"))),
         Err(e) => out.push(format!("filters: unsupported: {e}")),
     }
+    match d.persisted_filter_lines(&ch, &filters) {
+        Ok(lines) => out.extend(lines.iter().map(|l| format!("option file filter: {l}"))),
+        Err(e) => out.push(format!("option file filter: unsupported: {e}")),
+    }
     match d.set_filters(&ch, &Filters::default()) {
         Ok(stmts) => out.extend(stmts.iter().map(|s| format!("clear filters: {s}"))),
         Err(e) => out.push(format!("clear filters: unsupported: {e}")),
@@ -269,6 +273,46 @@ fn render_common() -> String {
         sql::session_read_only().to_string(),
     );
     line("fence: server start", sql::server_started_at().to_string());
+    line("restart: server uptime", sql::server_uptime().to_string());
+    line(
+        "physical: discard",
+        sql::discard_tablespace(&id("employees_3"), &id("salaries")).to_string(),
+    );
+    line(
+        "physical: import",
+        sql::import_tablespace(&id("employees_3"), &id("salaries")).to_string(),
+    );
+    line("physical: page size", sql::innodb_page_size().to_string());
+    line(
+        "physical: partitions",
+        sql::table_partitions(&id("employees_3"), &id("ledger")).to_string(),
+    );
+    line(
+        "physical: a partition's table",
+        sql::create_table_like(&id("employees_3"), &id("_shardctl_p0"), &id("ledger")).to_string(),
+    );
+    line(
+        "physical: unpartitioned",
+        sql::remove_partitioning(&id("employees_3"), &id("_shardctl_p0")).to_string(),
+    );
+    line(
+        "physical: exchange",
+        sql::exchange_partition(
+            &id("employees_3"),
+            &id("ledger"),
+            &id("p_old"),
+            &id("_shardctl_p0"),
+        )
+        .to_string(),
+    );
+    line(
+        "physical: drop the emptied table",
+        sql::drop_table(&id("employees_3"), &id("_shardctl_p0")).to_string(),
+    );
+    line(
+        "physical: engines",
+        sql::table_engines(&id("employees_3")).to_string(),
+    );
     line("owner: session id", sql::connection_id().to_string());
     line(
         "owner: session alive",

@@ -56,7 +56,11 @@ pub fn man(command: Option<&str>) -> Result<()> {
         .map_err(|e| Error::io("cannot write the man page", e))
 }
 
-/// `config check`: the inventory parses and every node answers; one row per node.
+/// How long `config check` waits for a host's answer.
+const CHECK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// `config check`: the inventory parses and every node answers (and its host, over ssh,
+/// when the inventory gives one); one row per node.
 pub fn config(ctx: &Context, cmd: ConfigCommand) -> Result<()> {
     match cmd {
         ConfigCommand::Check => {
@@ -66,15 +70,35 @@ pub fn config(ctx: &Context, cmd: ConfigCommand) -> Result<()> {
             for name in inv.node_names() {
                 let node = inv.node(name)?;
                 let address = format!("{}:{}", node.host(), node.port());
+                // A node with `ssh:` is also reached over ssh (host key, login, a command).
+                let host = node.spec.ssh.as_ref().map(|_| {
+                    crate::remote::host_for(&inv, name).and_then(|h| {
+                        h.text("checking the host", "uname -n", CHECK_TIMEOUT)
+                            .map(|n| format!("{} ({})", h.describe(), n.trim()))
+                    })
+                });
+                let (host_text, host_error) = match host {
+                    None => (serde_json::Value::Null, None),
+                    Some(Ok(t)) => (serde_json::json!(t), None),
+                    Some(Err(e)) => (serde_json::Value::Null, Some(e)),
+                };
                 match Server::connect_node(&inv, name) {
-                    Ok(s) => rows.push(serde_json::json!({
+                    Ok(s) if host_error.is_none() => rows.push(serde_json::json!({
                         "node": name, "address": address, "ok": true,
-                        "server": s.flavor().to_string(), "error": null,
+                        "server": s.flavor().to_string(), "host": host_text, "error": null,
                     })),
+                    Ok(s) => {
+                        let e = host_error.expect("checked above");
+                        rows.push(serde_json::json!({
+                            "node": name, "address": address, "ok": false,
+                            "server": s.flavor().to_string(), "host": null, "error": e.to_string(),
+                        }));
+                        first_failure.get_or_insert(e);
+                    }
                     Err(e) => {
                         rows.push(serde_json::json!({
                             "node": name, "address": address, "ok": false,
-                            "server": null, "error": e.to_string(),
+                            "server": null, "host": host_text, "error": e.to_string(),
                         }));
                         first_failure.get_or_insert(e);
                     }
@@ -95,12 +119,14 @@ pub fn config(ctx: &Context, cmd: ConfigCommand) -> Result<()> {
                         t.add_row(vec![
                             Cell::new(r["node"].as_str().unwrap_or_default()),
                             Cell::new(r["address"].as_str().unwrap_or_default()),
-                            Cell::new(
-                                r["server"]
-                                    .as_str()
-                                    .or(r["error"].as_str())
-                                    .unwrap_or_default(),
-                            ),
+                            Cell::new(match (r["server"].as_str(), r["error"].as_str()) {
+                                (Some(s), None) => match r["host"].as_str() {
+                                    Some(h) => format!("{s}; host {h}"),
+                                    None => s.to_string(),
+                                },
+                                (_, Some(e)) => e.to_string(),
+                                (None, None) => String::new(),
+                            }),
                         ]);
                     }
                     crate::outln!("{t}");

@@ -35,6 +35,17 @@ pub enum SandboxCommand {
         #[arg(long, default_value = DEFAULT_DIR)]
         dir: PathBuf,
     },
+    /// Restart one server of the sandbox (a clean stop, then a start on the same data and
+    /// options); the inventory's `restart_command` of each node runs this.
+    #[command(after_help = "Example:\n  shardctl sandbox restart --dir sandbox --node node2")]
+    Restart {
+        /// Where the sandbox lives.
+        #[arg(long, default_value = DEFAULT_DIR)]
+        dir: PathBuf,
+        /// The node to restart.
+        #[arg(long)]
+        node: String,
+    },
     /// Stop the servers the sandbox started; `--purge` also removes its data.
     #[command(after_help = "Example:\n  shardctl sandbox down --dir sandbox --purge")]
     Down {
@@ -120,6 +131,16 @@ pub fn run(ctx: &Context, cmd: SandboxCommand) -> Result<()> {
         SandboxCommand::Status { dir } => {
             let sb = Sandbox::open(&dir)?;
             print_nodes(ctx, "sandbox status", &sb);
+            Ok(())
+        }
+        SandboxCommand::Restart { dir, node } => {
+            let mut sb = Sandbox::open(&dir)?;
+            sb.restart_server(&node)?;
+            if ctx.format == Format::Table {
+                crate::outln!("restarted {node}");
+            } else {
+                output::print_json(&serde_json::json!({"restarted": node}));
+            }
             Ok(())
         }
         SandboxCommand::Down { dir, purge } => {

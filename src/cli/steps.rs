@@ -17,7 +17,7 @@ pub enum StepCommand {
     /// Copy a shard's schemas into a node (or dump them to a directory) with the binlog
     /// coordinates the copy matches.
     #[command(
-        after_help = "Example:\n  shardctl backup --shard 3 --into node2\n  shardctl backup --shard 3 --method dump --to /var/backups/shards"
+        after_help = "Example:\n  shardctl backup --shard 3 --into node2\n  shardctl backup --shard 3 --method physical --into node2\n  shardctl backup --shard 3 --method dump --to /var/backups/shards"
     )]
     Backup {
         /// Shard.
@@ -38,7 +38,7 @@ pub enum StepCommand {
     },
     /// Limit a channel to some schemas (wild-do-table `schema.%`), dynamically.
     #[command(
-        after_help = "Example:\n  shardctl filter --node node2 --channel shardctl_op7 --schemas employees_3\n  shardctl filter --node node2 --channel c1 --schemas employees_3 --rewrite employees_3:employees_9"
+        after_help = "Example:\n  shardctl filter --node node2 --channel shardctl_op7 --schemas employees_3\n  shardctl filter --node node2 --channel c1 --schemas employees_3 --rewrite employees_3:employees_9\n  shardctl filter --node node3 --channel shardctl_op7 --schemas employees_3 --persist\n  shardctl filter --node node3 --channel shardctl_op7 --schemas employees_3 --remove-persisted"
     )]
     Filter {
         /// Node holding the channel.
@@ -56,6 +56,15 @@ pub enum StepCommand {
         /// Schema renames FROM:TO (comma-separated).
         #[arg(long, value_delimiter = ',')]
         rewrite: Vec<String>,
+        /// Also write the filter into the node's option file (its inventory's
+        /// option_file, over its host), restart the server with its restart_command and
+        /// wait for it: the chapter's restart path. A backup of the file is kept.
+        #[arg(long, conflicts_with = "remove_persisted")]
+        persist: bool,
+        /// Remove the filter that --persist wrote for this channel (give the same
+        /// schemas) from the option file, leaving the file as it was; no restart.
+        #[arg(long)]
+        remove_persisted: bool,
     },
     /// Point a channel on a node at another node's binary log, then start it.
     #[command(
@@ -194,6 +203,8 @@ pub fn run(ctx: &Context, cmd: StepCommand) -> Result<()> {
             schemas,
             do_db,
             rewrite,
+            persist,
+            remove_persisted,
         } => {
             let ch = Channel::new(&channel)?;
             let rewrite_db = rewrite
@@ -210,7 +221,12 @@ pub fn run(ctx: &Context, cmd: StepCommand) -> Result<()> {
                 wild_do_schemas: idents("schema", &schemas)?,
                 rewrite_db,
             };
-            if let Some(w) = steps::filter(&inv, &node, &ch, &filters)? {
+            let mode = match (persist, remove_persisted) {
+                (true, _) => steps::Persist::Write,
+                (false, true) => steps::Persist::Remove,
+                (false, false) => steps::Persist::No,
+            };
+            if let Some(w) = steps::filter(&inv, &node, &ch, &filters, mode)? {
                 crate::errln!("shardctl: warning: {w}");
             }
             say(

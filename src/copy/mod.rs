@@ -5,6 +5,7 @@
 pub mod dump;
 pub mod native;
 pub mod objects;
+pub mod physical;
 
 use crate::ident::Ident;
 use crate::server::replication::Coordinates;
@@ -21,6 +22,9 @@ pub enum Method {
     Native,
     /// mariadb-dump / mysqldump piped into the client.
     Dump,
+    /// mariadb-backup of the shard's schemas on the source's host, the tablespace files
+    /// streamed to the target's host and imported (`ALTER TABLE ... IMPORT TABLESPACE`).
+    Physical,
 }
 
 /// A schema to copy and the name it gets on the target.

@@ -13,6 +13,7 @@
 //! dry run print exactly what a live run sends (`tests/dry_run.rs` compares them).
 
 use super::fence::Fenced;
+use super::host::{self, OptionEdit};
 use super::mover::{Effect, OwnerFlags};
 use crate::config::Inventory;
 use crate::copy::{self, CopyReport, Method, SchemaPair};
@@ -133,6 +134,15 @@ pub trait FleetEffects {
     /// The base tables of `schema` on `node` that clients can reach now (not hidden by a
     /// fence), by name.
     fn visible_tables(&mut self, node: &str, schema: &Ident) -> Result<Vec<Ident>>;
+    /// The restart path: appends `edit` to `node`'s option file on its host, keeping a
+    /// backup of the file; nothing when it is there already.
+    fn persist_options(&mut self, node: &str, edit: &OptionEdit) -> Result<()>;
+    /// The restart path: removes `edit` from `node`'s option file, leaving the file as it
+    /// was; nothing when it is not there.
+    fn unpersist_options(&mut self, node: &str, edit: &OptionEdit) -> Result<()>;
+    /// Restarts `node`'s server through its restart command and waits until it answers
+    /// again, having really restarted.
+    fn restart_server(&mut self, node: &str) -> Result<()>;
 
     // ---- The verbs: their statements are built here, once, for both implementations. ----
 
@@ -540,6 +550,9 @@ pub fn copy_between(inv: &Inventory, req: CopyRequest<'_>) -> Result<CopyReport>
         Method::Dump => {
             copy::dump::copy_with_progress(&source, Some(&target), None, req.pairs, req.progress)
         }
+        Method::Physical => {
+            copy::physical::copy(inv, req.source, req.target, req.pairs, req.progress)
+        }
     }
 }
 
@@ -751,6 +764,46 @@ impl FleetEffects for Fleet<'_> {
     fn visible_tables(&mut self, node: &str, schema: &Ident) -> Result<Vec<Ident>> {
         visible_tables_on(self.reader(node)?, schema)
     }
+
+    fn persist_options(&mut self, node: &str, edit: &OptionEdit) -> Result<()> {
+        host::persist(self.inv, node, edit).map(|_| ())
+    }
+
+    fn unpersist_options(&mut self, node: &str, edit: &OptionEdit) -> Result<()> {
+        host::unpersist(self.inv, node, edit).map(|_| ())
+    }
+
+    fn restart_server(&mut self, node: &str) -> Result<()> {
+        // The old session dies with the server; the next use opens a new one.
+        self.conns.remove(node);
+        self.sessions.remove(node);
+        let started = Instant::now();
+        host::run_restart_command(self.inv, node)?;
+        let timeout = Duration::from_secs(self.inv.defaults().restart_timeout_secs);
+        let deadline = started + timeout;
+        loop {
+            crate::signal::check()?;
+            let last = match Server::connect_node(self.inv, node) {
+                Ok(mut s) => {
+                    let uptime: u64 = s.first(&statements::server_uptime())?.unwrap_or(u64::MAX);
+                    if uptime <= started.elapsed().as_secs() + 1 {
+                        return Ok(());
+                    }
+                    format!(
+                        "it answers with an uptime of {uptime}s: the restart command did not restart it"
+                    )
+                }
+                Err(e) => e.to_string(),
+            };
+            if Instant::now() >= deadline {
+                return Err(Error::Timeout(format!(
+                    "node {node} did not answer as restarted within {}s of its restart command (restart_timeout_secs): {last}",
+                    timeout.as_secs()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
 }
 
 impl FleetEffects for Live<'_> {
@@ -786,6 +839,18 @@ impl FleetEffects for Live<'_> {
 
     fn visible_tables(&mut self, node: &str, schema: &Ident) -> Result<Vec<Ident>> {
         self.fleet.visible_tables(node, schema)
+    }
+
+    fn persist_options(&mut self, node: &str, edit: &OptionEdit) -> Result<()> {
+        self.fleet.persist_options(node, edit)
+    }
+
+    fn unpersist_options(&mut self, node: &str, edit: &OptionEdit) -> Result<()> {
+        self.fleet.unpersist_options(node, edit)
+    }
+
+    fn restart_server(&mut self, node: &str) -> Result<()> {
+        self.fleet.restart_server(node)
     }
 }
 
@@ -1331,6 +1396,43 @@ impl FleetEffects for DryRun<'_> {
             .filter(|t| !hidden.contains(&(schema.to_string(), t.to_string())))
             .collect())
     }
+
+    fn persist_options(&mut self, node: &str, edit: &OptionEdit) -> Result<()> {
+        let path = host::option_file(self.inv, node)?;
+        crate::remote::host_for(self.inv, node)?;
+        let what = format!(
+            "append to {} (a backup kept as {}):\n{}",
+            path.display(),
+            host::backup_path(&path, &edit.tag).display(),
+            edit.block().trim_end()
+        );
+        self.action(None, node, what);
+        Ok(())
+    }
+
+    fn unpersist_options(&mut self, node: &str, edit: &OptionEdit) -> Result<()> {
+        let path = host::option_file(self.inv, node)?;
+        let what = format!(
+            "remove shardctl's block for {} from {}, leaving the file as its backup {}",
+            edit.tag,
+            path.display(),
+            host::backup_path(&path, &edit.tag).display()
+        );
+        self.action(None, node, what);
+        Ok(())
+    }
+
+    fn restart_server(&mut self, node: &str) -> Result<()> {
+        let cmd = host::restart_command(self.inv, node)?;
+        let h = crate::remote::host_for(self.inv, node)?;
+        let what = format!(
+            "restart the server on {}: {cmd}; wait up to {}s for it to answer",
+            h.describe(),
+            self.inv.defaults().restart_timeout_secs
+        );
+        self.action(None, node, what);
+        Ok(())
+    }
 }
 
 impl Effects for DryRun<'_> {
@@ -1377,6 +1479,7 @@ impl Effects for DryRun<'_> {
                 req.workers
             ),
             Method::Dump => "dump: mariadb-dump --single-transaction piped into the client".into(),
+            Method::Physical => "physical: mariadb-backup --backup --databases of the shard's schemas on the source's host, --prepare --export, the .ibd/.cfg files streamed to the target's host, the tables created, their tablespaces discarded, the files moved in and imported, then views, routines, triggers and events".into(),
         };
         let what = format!(
             "copy {} from {} ({tables} tables, about {rows} rows), {how}; position {} (read now)",

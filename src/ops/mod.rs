@@ -6,6 +6,7 @@ pub mod add_table;
 pub mod effects;
 pub mod fence;
 pub mod hooks;
+pub mod host;
 pub mod mover;
 pub mod plan;
 pub mod remove;

@@ -34,7 +34,7 @@ fn shard_pairs(
     Ok((shard, pairs))
 }
 
-/// `backup`: copies the shard's schemas into a node (native or dump), or dumps them to a
+/// `backup`: copies the shard's schemas into a node (native, dump or physical), or dumps them to a
 /// directory, and returns the coordinates the copy matches.
 pub fn backup(
     inv: &Inventory,
@@ -63,6 +63,21 @@ pub fn backup(
                     )));
                 }
             }
+            if method == Method::Physical {
+                // The same refusals as a move's preflight, before any file is written.
+                let mut s = Server::connect(&source)?;
+                let flavors = (s.flavor(), t.flavor());
+                let checks =
+                    copy::physical::preflight(inv, &shard.node, node, &pairs, flavors, &mut s)?;
+                copy::physical::preflight_target(node, &mut t, &checks)?;
+                let sizes = s.schema_sizes()?;
+                let needed = pairs
+                    .iter()
+                    .filter_map(|p| sizes.get(p.from.as_str()))
+                    .map(|z| z.bytes)
+                    .sum();
+                crate::ops::host::check_free_space(inv, node, needed)?;
+            }
             copy_between(
                 inv,
                 CopyRequest {
@@ -76,7 +91,7 @@ pub fn backup(
             )
         }
         (None, Some(dir)) => {
-            if method == Method::Native {
+            if method != Method::Dump {
                 return Err(Error::Usage(
                     "--to DIR writes a dump file: use --method dump".into(),
                 ));
@@ -134,20 +149,61 @@ pub fn change_master(
     Ok(())
 }
 
+/// Where a `filter` by hand puts the filter besides the running channel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Persist {
+    /// Only the running channel (lost at the server's next restart).
+    No,
+    /// Also the node's option file, then the server is restarted through its restart
+    /// command and waited for (the chapter's restart path).
+    Write,
+    /// Remove shardctl's block for this channel from the option file again, leaving the
+    /// file as it was (the chapter's last step; no restart).
+    Remove,
+}
+
 /// `filter`: sets a channel's filters; returns a warning when its source logs statements.
 pub fn filter(
     inv: &Inventory,
     node: &str,
     channel: &Channel,
     filters: &Filters,
+    persist: Persist,
 ) -> Result<Option<String>> {
     let mut fleet = Fleet::new(inv);
+    if persist == Persist::Remove {
+        let lines = fleet
+            .dialect(node)?
+            .persisted_filter_lines(channel, filters)?;
+        let edit = crate::ops::host::OptionEdit {
+            tag: channel.to_string(),
+            lines,
+        };
+        fleet.unpersist_options(node, &edit)?;
+        return Ok(None);
+    }
     if fleet.channel_state(node, channel)? == ChannelState::Absent {
         return Err(Error::Usage(format!(
             "node {node}: channel {channel} does not exist; create it (change-master) before setting filters"
         )));
     }
     fleet.set_filters(node, channel, filters)?;
+    if persist == Persist::Write {
+        if node == inv.file.directory.node {
+            return Err(Error::Refused(format!(
+                "{node} holds the sharding directory: restarting it would stop every operation's journal; the filter was set on the running channel only"
+            )));
+        }
+        let lines = fleet
+            .dialect(node)?
+            .persisted_filter_lines(channel, filters)?;
+        let edit = crate::ops::host::OptionEdit {
+            tag: channel.to_string(),
+            lines,
+        };
+        fleet.persist_options(node, &edit)?;
+        fleet.restart_server(node)?;
+    }
     let status = fleet.reader(node)?.channel_status(channel)?;
     let mut warning = None;
     if let Some(st) = status {

@@ -11,6 +11,8 @@ use std::path::Path;
 pub const MOVE_PLAYBOOK: &str = include_str!("../../playbooks/move.yaml");
 /// The embedded split playbook.
 pub const SPLIT_PLAYBOOK: &str = include_str!("../../playbooks/split.yaml");
+/// The embedded move playbook of the chapter's restart path (`--playbook move-restart`).
+pub const MOVE_RESTART_PLAYBOOK: &str = include_str!("../../playbooks/move-restart.yaml");
 
 /// Which write fence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -252,6 +254,18 @@ fn one() -> u64 {
     1
 }
 
+/// `filter` parameters.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FilterParams {
+    /// The chapter's restart path: also write the channel's filter into the target's
+    /// option file, restart the target through its `restart_command` and wait for it
+    /// (the filter must then be in force); `reset-replication` removes the option again,
+    /// leaving the file as it was.
+    #[serde(default)]
+    pub persist: bool,
+}
+
 /// One step of a playbook.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "step", rename_all = "kebab-case")]
@@ -263,7 +277,7 @@ pub enum Step {
     /// Create the channel at the backup's coordinates.
     ChangeMaster(NoParams),
     /// Limit the channel to the shard's schemas.
-    Filter(NoParams),
+    Filter(FilterParams),
     /// Start the channel.
     StartReplication(NoParams),
     /// Wait for lag or for the final position.
@@ -418,6 +432,14 @@ impl Playbook {
     /// The default move playbook.
     pub fn default_move() -> Playbook {
         Self::parse("playbooks/move.yaml", MOVE_PLAYBOOK).expect("the embedded playbook is valid")
+    }
+
+    /// Whether the `filter` step writes the filter into the target's option file (the
+    /// restart path).
+    pub fn persists_filters(&self) -> bool {
+        self.steps
+            .iter()
+            .any(|s| matches!(s, Step::Filter(f) if f.persist))
     }
 
     /// Whether `drop-source` ends with the old copy dropped: present, without `keep` (which
@@ -688,6 +710,20 @@ fn find_key(lines: &[&str], from: usize, to: usize, key: Option<&str>) -> Option
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_restart_playbook_is_valid_and_persists_its_filter() {
+        let pb = Playbook::parse("playbooks/move-restart.yaml", MOVE_RESTART_PLAYBOOK).unwrap();
+        assert!(pb.persists_filters());
+        assert!(!Playbook::default_move().persists_filters());
+        let err = Playbook::parse(
+            "pb.yaml",
+            &MOVE_RESTART_PLAYBOOK.replace("persist: true", "persist: sometimes"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("filter.persist"), "{err}");
+    }
 
     #[test]
     fn the_default_playbook_is_valid() {

@@ -155,6 +155,13 @@ pub struct SandboxState {
     pub binaries: Binaries,
     /// The nodes.
     pub nodes: Vec<SandboxNode>,
+    /// The shardctl binary the inventory's `restart_command`s run (`sandbox restart`).
+    #[serde(default)]
+    pub shardctl_bin: Option<PathBuf>,
+    /// A test sandbox: the process whose life its servers share. A server restarted by
+    /// another process (`sandbox restart`) is watched and stopped when it ends.
+    #[serde(default)]
+    pub owner_pid: Option<u32>,
 }
 
 /// Builds and starts a sandbox.
@@ -167,6 +174,14 @@ pub struct SandboxBuilder {
     lifetime: Lifetime,
     remove_on_drop: bool,
     tls: bool,
+    shardctl_bin: Option<PathBuf>,
+}
+
+/// The running binary when it is shardctl itself (not a test binary), for the restart
+/// commands a sandbox writes into its inventory.
+fn this_shardctl() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    (exe.file_name()? == "shardctl").then_some(exe)
 }
 
 impl SandboxBuilder {
@@ -180,6 +195,7 @@ impl SandboxBuilder {
             lifetime: Lifetime::Detached,
             remove_on_drop: false,
             tls: false,
+            shardctl_bin: this_shardctl(),
         }
     }
 
@@ -204,6 +220,7 @@ impl SandboxBuilder {
             lifetime: Lifetime::TiedToProcess,
             remove_on_drop: true,
             tls: false,
+            shardctl_bin: this_shardctl(),
         })
     }
 
@@ -222,6 +239,13 @@ impl SandboxBuilder {
     /// An extra `[mysqld]` option line for every node (e.g. `version=5.6.51`).
     pub fn extra_config(mut self, line: impl Into<String>) -> Self {
         self.extra_config.push(line.into());
+        self
+    }
+
+    /// The shardctl binary whose `sandbox restart` the inventory's `restart_command`s run
+    /// (default: the running binary when it is shardctl; tests name theirs).
+    pub fn shardctl_bin(mut self, bin: impl Into<PathBuf>) -> Self {
+        self.shardctl_bin = Some(bin.into());
         self
     }
 
@@ -292,7 +316,12 @@ impl SandboxBuilder {
         let secrets = Secrets::load_or_create(&dir)?;
         let mut sandbox = Sandbox {
             dir: dir.clone(),
-            state: SandboxState { binaries, nodes },
+            state: SandboxState {
+                binaries,
+                nodes,
+                shardctl_bin: self.shardctl_bin.clone(),
+                owner_pid: (self.lifetime == Lifetime::TiedToProcess).then(std::process::id),
+            },
             stop_on_drop: self.lifetime == Lifetime::TiedToProcess,
             remove_on_drop: self.remove_on_drop,
         };
@@ -512,12 +541,30 @@ impl Sandbox {
     }
 
     fn write_inventory(&self, secrets: &Secrets, tls: Option<&tls::Files>) -> Result<()> {
+        let dir_text = self
+            .dir
+            .to_str()
+            .ok_or_else(|| {
+                Error::Usage(format!(
+                    "{}: use a UTF-8 sandbox directory",
+                    self.dir.display()
+                ))
+            })?
+            .to_string();
+        let restart_command: Option<String> = match &self.state.shardctl_bin {
+            Some(bin) => Some(
+                bin.to_str()
+                    .ok_or_else(|| Error::Usage(format!("{}: not a UTF-8 path", bin.display())))?
+                    .to_string(),
+            ),
+            None => None,
+        };
         let nodes: BTreeMap<String, NodeSpec> = self
             .state
             .nodes
             .iter()
-            .map(|n| {
-                (
+            .map(|n| -> Result<(String, NodeSpec)> {
+                Ok((
                     n.name.clone(),
                     NodeSpec {
                         host: Some("127.0.0.1".into()),
@@ -534,12 +581,28 @@ impl Sandbox {
                             ..TlsSpec::default()
                         }),
                         ssh: None,
+                        datadir: Some(n.datadir()),
+                        option_file: Some(n.config_file()),
+                        restart_command: restart_command
+                            .as_ref()
+                            .map(|bin| {
+                                crate::remote::command_line(&[
+                                    bin.as_str(),
+                                    "sandbox",
+                                    "restart",
+                                    "--dir",
+                                    dir_text.as_str(),
+                                    "--node",
+                                    n.name.as_str(),
+                                ])
+                            })
+                            .transpose()?,
                         capacity: Some(1.0),
                         replicas: Vec::new(),
                     },
-                )
+                ))
             })
-            .collect();
+            .collect::<Result<_>>()?;
         let inv = InventoryFile {
             hooks: Vec::new(),
             directory: DirectorySpec {
@@ -608,6 +671,9 @@ impl Sandbox {
             )?;
             self.state.nodes[i].pid = Some(pid);
             self.save_state()?;
+            if let Some(owner) = self.state.owner_pid.filter(|o| *o != std::process::id()) {
+                process::stop_with(owner, pid)?;
+            }
             match wait_until_ready(&self.state.nodes[i]) {
                 Ok(()) => return Ok(()),
                 Err(e) => last = Some(e),
@@ -617,8 +683,38 @@ impl Sandbox {
         Err(last.expect("three attempts were made"))
     }
 
+    /// Stops one node's server cleanly (SIGTERM, as a service manager does) and starts it
+    /// again on the same data and options, detached from the caller: what the
+    /// `restart_command` a sandbox writes into its inventory runs (`sandbox restart`).
+    pub fn restart_server(&mut self, name: &str) -> Result<()> {
+        let i = self
+            .state
+            .nodes
+            .iter()
+            .position(|n| n.name == name)
+            .ok_or_else(|| Error::Usage(format!("no sandbox node {name}")))?;
+        if let Some(pid) = self.state.nodes[i]
+            .pid
+            .filter(|_| self.state.nodes[i].running())
+        {
+            process::stop(pid, STOP_TIMEOUT);
+        }
+        self.state.nodes[i].pid = None;
+        self.save_state()?;
+        self.restart_node(name)
+    }
+
     /// Stops every server this sandbox started. Returns how many were running.
     pub fn stop_all(&mut self) -> usize {
+        // A server restarted by another process (`sandbox restart`, run by a restart
+        // command) has a pid recorded only on disk.
+        if let Ok(Some(disk)) = read_state(&self.dir) {
+            for (n, d) in self.state.nodes.iter_mut().zip(disk.nodes) {
+                if n.name == d.name && d.pid != n.pid && d.running() {
+                    n.pid = d.pid;
+                }
+            }
+        }
         let mut stopped = 0;
         for node in &mut self.state.nodes {
             if node.running() {

@@ -260,6 +260,24 @@ pub(super) fn is_our_server(pid: i32, config: &Path) -> bool {
     false
 }
 
+/// Ties server `pid` to process `owner` when it cannot be its child (a test sandbox's
+/// server restarted by `sandbox restart`): a detached watcher kills the server once the
+/// owner is gone.
+pub(super) fn stop_with(owner: u32, pid: i32) -> Result<()> {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "while kill -0 {owner} 2>/dev/null; do sleep 1; done; kill -KILL {pid} 2>/dev/null; exit 0"
+        ))
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map(|_| ())
+        .map_err(|e| Error::io("cannot start the sandbox server's watcher", e))
+}
+
 /// SIGTERM, wait up to `timeout` for a clean shutdown, then SIGKILL.
 pub(super) fn stop(pid: i32, timeout: Duration) {
     let alive = || alive(pid);

@@ -480,6 +480,46 @@ impl Dialect {
         }
     }
 
+    /// The option-file lines that give `channel` the same `filters` across a restart (the
+    /// chapter's restart path), for the server's `[mysqld]` group: MariaDB's per-connection
+    /// form `<connection>.replicate_wild_do_table = ...` (one pattern a line, as the
+    /// server accumulates them), MySQL's `replicate-wild-do-table = <channel>:<pattern>`.
+    /// Values are quoted and their backslashes doubled, as the server's option reader
+    /// takes them back.
+    pub fn persisted_filter_lines(
+        &self,
+        channel: &Channel,
+        filters: &Filters,
+    ) -> Result<Vec<String>> {
+        if !self.flavor.has_channel_filters() {
+            return Err(self.unsupported("per-channel replication filters"));
+        }
+        let value = |v: &str| format!("\"{}\"", v.replace('\\', "\\\\").replace('"', "\\\""));
+        let mut lines = Vec::new();
+        let ch = channel.as_str();
+        let mut push = |option: &str, v: String| {
+            if self.flavor.is_mariadb() {
+                lines.push(format!("{ch}.{option}={}", value(&v)));
+            } else {
+                lines.push(format!(
+                    "{}={}",
+                    option.replace('_', "-"),
+                    value(&format!("{ch}:{v}"))
+                ));
+            }
+        };
+        for d in &filters.do_db {
+            push("replicate_do_db", d.as_str().to_string());
+        }
+        for w in &filters.wild_do_schemas {
+            push("replicate_wild_do_table", wild_pattern(w));
+        }
+        for (from, to) in &filters.rewrite_db {
+            push("replicate_rewrite_db", format!("{from}->{to}"));
+        }
+        Ok(lines)
+    }
+
     /// Makes the whole server read-only (or writable again), with a bounded wait: first
     /// `SET SESSION lock_wait_timeout = N` (at least 1). Turning read_only on takes the
     /// global read lock, which waits for running write transactions and table locks; with

@@ -116,6 +116,92 @@ pub fn server_started_at() -> Stmt {
     )
 }
 
+/// `ALTER TABLE ... DISCARD TABLESPACE`: the physical copy empties a new table's
+/// tablespace before its file arrives from the source's backup.
+pub fn discard_tablespace(schema: &Ident, table: &Ident) -> Stmt {
+    Stmt::text(format!(
+        "ALTER TABLE {}.{} DISCARD TABLESPACE",
+        schema.quoted(),
+        table.quoted()
+    ))
+}
+
+/// `ALTER TABLE ... IMPORT TABLESPACE`: the table takes the `.ibd` (and `.cfg`) placed in
+/// its schema's directory.
+pub fn import_tablespace(schema: &Ident, table: &Ident) -> Stmt {
+    Stmt::text(format!(
+        "ALTER TABLE {}.{} IMPORT TABLESPACE",
+        schema.quoted(),
+        table.quoted()
+    ))
+}
+
+/// The partitions of a table in their order, with whether any has subpartitions (no rows
+/// for a table that is not partitioned).
+pub fn table_partitions(schema: &Ident, table: &Ident) -> Stmt {
+    Stmt::with(
+        "SELECT PARTITION_NAME, SUBPARTITION_NAME IS NOT NULL FROM information_schema.PARTITIONS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND PARTITION_NAME IS NOT NULL ORDER BY PARTITION_ORDINAL_POSITION, SUBPARTITION_ORDINAL_POSITION",
+        vec![Value::from(schema.as_str()), Value::from(table.as_str())],
+    )
+}
+
+/// `CREATE TABLE schema.new LIKE schema.table`.
+pub fn create_table_like(schema: &Ident, new: &Ident, table: &Ident) -> Stmt {
+    Stmt::text(format!(
+        "CREATE TABLE {s}.{} LIKE {s}.{}",
+        new.quoted(),
+        table.quoted(),
+        s = schema.quoted()
+    ))
+}
+
+/// `ALTER TABLE ... REMOVE PARTITIONING`: a partition's file is imported into a plain
+/// table of the same shape, then exchanged with the partition.
+pub fn remove_partitioning(schema: &Ident, table: &Ident) -> Stmt {
+    Stmt::text(format!(
+        "ALTER TABLE {}.{} REMOVE PARTITIONING",
+        schema.quoted(),
+        table.quoted()
+    ))
+}
+
+/// `ALTER TABLE ... EXCHANGE PARTITION p WITH TABLE other`.
+pub fn exchange_partition(schema: &Ident, table: &Ident, partition: &Ident, other: &Ident) -> Stmt {
+    Stmt::text(format!(
+        "ALTER TABLE {s}.{} EXCHANGE PARTITION {} WITH TABLE {s}.{}",
+        table.quoted(),
+        partition.quoted(),
+        other.quoted(),
+        s = schema.quoted()
+    ))
+}
+
+/// `DROP TABLE schema.table`.
+pub fn drop_table(schema: &Ident, table: &Ident) -> Stmt {
+    Stmt::text(format!("DROP TABLE {}.{}", schema.quoted(), table.quoted()))
+}
+
+/// The InnoDB page size: tablespaces move only between servers with the same one.
+pub fn innodb_page_size() -> Stmt {
+    Stmt::text("SELECT @@GLOBAL.innodb_page_size")
+}
+
+/// Each base table of a schema with its storage engine and whether it is partitioned.
+pub fn table_engines(schema: &Ident) -> Stmt {
+    Stmt::with(
+        "SELECT TABLE_NAME, COALESCE(ENGINE, ''), CREATE_OPTIONS LIKE '%partitioned%' FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_NAME",
+        vec![Value::from(schema.as_str())],
+    )
+}
+
+/// Seconds since the server started: after a restart command, an uptime shorter than the
+/// time since the command began shows the server really restarted.
+pub fn server_uptime() -> Stmt {
+    Stmt::text(
+        "SELECT CAST(VARIABLE_VALUE AS UNSIGNED) FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'UPTIME'",
+    )
+}
+
 /// This session's id.
 pub fn connection_id() -> Stmt {
     Stmt::text("SELECT CONNECTION_ID()")

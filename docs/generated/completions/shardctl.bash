@@ -346,6 +346,9 @@ _shardctl() {
             shardctl__subcmd__help__subcmd__sandbox,down)
                 cmd="shardctl__subcmd__help__subcmd__sandbox__subcmd__down"
                 ;;
+            shardctl__subcmd__help__subcmd__sandbox,restart)
+                cmd="shardctl__subcmd__help__subcmd__sandbox__subcmd__restart"
+                ;;
             shardctl__subcmd__help__subcmd__sandbox,status)
                 cmd="shardctl__subcmd__help__subcmd__sandbox__subcmd__status"
                 ;;
@@ -469,6 +472,9 @@ _shardctl() {
             shardctl__subcmd__sandbox,help)
                 cmd="shardctl__subcmd__sandbox__subcmd__help"
                 ;;
+            shardctl__subcmd__sandbox,restart)
+                cmd="shardctl__subcmd__sandbox__subcmd__restart"
+                ;;
             shardctl__subcmd__sandbox,status)
                 cmd="shardctl__subcmd__sandbox__subcmd__status"
                 ;;
@@ -480,6 +486,9 @@ _shardctl() {
                 ;;
             shardctl__subcmd__sandbox__subcmd__help,help)
                 cmd="shardctl__subcmd__sandbox__subcmd__help__subcmd__help"
+                ;;
+            shardctl__subcmd__sandbox__subcmd__help,restart)
+                cmd="shardctl__subcmd__sandbox__subcmd__help__subcmd__restart"
                 ;;
             shardctl__subcmd__sandbox__subcmd__help,status)
                 cmd="shardctl__subcmd__sandbox__subcmd__help__subcmd__status"
@@ -651,7 +660,7 @@ _shardctl() {
                     return 0
                     ;;
                 --method)
-                    COMPREPLY=($(compgen -W "native dump" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "native dump physical" -- "${cur}"))
                     return 0
                     ;;
                 --into)
@@ -936,7 +945,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__filter)
-            opts="-v -y -h --node --channel --schemas --do-db --rewrite --config --output --color --verbose --yes --log-file --help"
+            opts="-v -y -h --node --channel --schemas --do-db --rewrite --persist --remove-persisted --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2036,7 +2045,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__help__subcmd__sandbox)
-            opts="up status down"
+            opts="up status restart down"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2050,6 +2059,20 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__help__subcmd__sandbox__subcmd__down)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__help__subcmd__sandbox__subcmd__restart)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2833,7 +2856,7 @@ _shardctl() {
                     return 0
                     ;;
                 --method)
-                    COMPREPLY=($(compgen -W "native dump" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "native dump physical" -- "${cur}"))
                     return 0
                     ;;
                 --cutover)
@@ -3470,7 +3493,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__sandbox)
-            opts="-v -y -h --config --output --color --verbose --yes --log-file --help up status down help"
+            opts="-v -y -h --config --output --color --verbose --yes --log-file --help up status restart down help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3534,7 +3557,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__sandbox__subcmd__help)
-            opts="up status down help"
+            opts="up status restart down help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3575,6 +3598,20 @@ _shardctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        shardctl__subcmd__sandbox__subcmd__help__subcmd__restart)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         shardctl__subcmd__sandbox__subcmd__help__subcmd__status)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -3596,6 +3633,44 @@ _shardctl() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__sandbox__subcmd__restart)
+            opts="-v -y -h --dir --node --config --output --color --verbose --yes --log-file --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --node)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

@@ -71,20 +71,21 @@ complete -c shardctl -n "__fish_shardctl_needs_command" -f -a "query" -d 'Run on
 complete -c shardctl -n "__fish_shardctl_needs_command" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
 complete -c shardctl -n "__fish_shardctl_needs_command" -f -a "man" -d 'Print the man page (roff): shardctl\'s, or one command\'s'
 complete -c shardctl -n "__fish_shardctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status down help" -l config -d 'Inventory file' -r -F
-complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status down help" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status restart down help" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status restart down help" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
 json\t'One JSON document (or one JSON object per event for streaming commands)'"
-complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status down help" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status restart down help" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
-complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status down help" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
-complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status down help" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
-complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status down help" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
-complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status down help" -s h -l help -d 'Print help'
-complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status down help" -f -a "up" -d 'Start N local servers, each with its own datadir, port, server_id and binlog, and write an inventory for them'
-complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status down help" -f -a "status" -d 'Show the sandbox\'s servers and whether they run'
-complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status down help" -f -a "down" -d 'Stop the servers the sandbox started; `--purge` also removes its data'
-complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status down help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status restart down help" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status restart down help" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status restart down help" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status restart down help" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status restart down help" -f -a "up" -d 'Start N local servers, each with its own datadir, port, server_id and binlog, and write an inventory for them'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status restart down help" -f -a "status" -d 'Show the sandbox\'s servers and whether they run'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status restart down help" -f -a "restart" -d 'Restart one server of the sandbox (a clean stop, then a start on the same data and options); the inventory\'s `restart_command` of each node runs this'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status restart down help" -f -a "down" -d 'Stop the servers the sandbox started; `--purge` also removes its data'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status restart down help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -l nodes -d 'Number of servers' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -l dir -d 'Where the sandbox lives' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -l base-port -d 'Port of the first server; the others follow' -r
@@ -110,6 +111,18 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_se
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from status" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from status" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from status" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from restart" -l dir -d 'Where the sandbox lives' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from restart" -l node -d 'The node to restart' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from restart" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from restart" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from restart" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from restart" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from restart" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from restart" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from restart" -s h -l help -d 'Print help'
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from down" -l dir -d 'Where the sandbox lives' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from down" -l config -d 'Inventory file' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from down" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
@@ -124,6 +137,7 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_se
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from down" -s h -l help -d 'Print help'
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from help" -f -a "up" -d 'Start N local servers, each with its own datadir, port, server_id and binlog, and write an inventory for them'
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from help" -f -a "status" -d 'Show the sandbox\'s servers and whether they run'
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from help" -f -a "restart" -d 'Restart one server of the sandbox (a clean stop, then a start on the same data and options); the inventory\'s `restart_command` of each node runs this'
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from help" -f -a "down" -d 'Stop the servers the sandbox started; `--purge` also removes its data'
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand init" -l config -d 'Inventory file' -r -F
@@ -389,7 +403,8 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l playbook -d '
 complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l fence -d 'Override the lock step\'s fence' -r -f -a "shard\t'Only this shard: its tables are renamed out of reach; other shards keep writing'
 read-only\t'The whole source server goes read-only (the chapter\'s fence)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l method -d 'Override the backup step\'s method' -r -f -a "native\t'In-process: one consistent snapshot, parallel readers and writers'
-dump\t'mariadb-dump / mysqldump piped into the client'"
+dump\t'mariadb-dump / mysqldump piped into the client'
+physical\t'mariadb-backup of the shard\'s schemas on the source\'s host, the tablespace files streamed to the target\'s host and imported (`ALTER TABLE ... IMPORT TABLESPACE`)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l cutover -d 'Copy and keep the copy current, then wait, unfenced, for `shardctl cutover OP` (`manual`), a daily window (`window`, with --cutover-window) or nothing (`auto`: go on once the before-cutover hooks pass). Without it the cut-over follows the copy at once' -r -f -a "manual\t'When an operator runs `shardctl cutover OP`'
 window\t'Inside the daily window (UTC), or earlier on `shardctl cutover OP`'
 auto\t'At once, as soon as every `before-cutover` hook passes'"
@@ -582,7 +597,8 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand prune" -s y -l yes -d 
 complete -c shardctl -n "__fish_shardctl_using_subcommand prune" -s h -l help -d 'Print help'
 complete -c shardctl -n "__fish_shardctl_using_subcommand backup" -l shard -d 'Shard' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand backup" -l method -d 'Copy method' -r -f -a "native\t'In-process: one consistent snapshot, parallel readers and writers'
-dump\t'mariadb-dump / mysqldump piped into the client'"
+dump\t'mariadb-dump / mysqldump piped into the client'
+physical\t'mariadb-backup of the shard\'s schemas on the source\'s host, the tablespace files streamed to the target\'s host and imported (`ALTER TABLE ... IMPORT TABLESPACE`)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand backup" -l into -d 'Node to copy into' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand backup" -l to -d 'Directory for a dump file (dump method)' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand backup" -l workers -d 'Parallel workers (native)' -r
@@ -608,6 +624,8 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand filter" -l color -d 'W
 always\t'Always'
 never\t'Never'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand filter" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand filter" -l persist -d 'Also write the filter into the node\'s option file (its inventory\'s option_file, over its host), restart the server with its restart_command and wait for it: the chapter\'s restart path. A backup of the file is kept'
+complete -c shardctl -n "__fish_shardctl_using_subcommand filter" -l remove-persisted -d 'Remove the filter that --persist wrote for this channel (give the same schemas) from the option file, leaving the file as it was; no restart'
 complete -c shardctl -n "__fish_shardctl_using_subcommand filter" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand filter" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand filter" -s h -l help -d 'Print help'
@@ -914,6 +932,7 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand help; and not __fish_s
 complete -c shardctl -n "__fish_shardctl_using_subcommand help; and not __fish_seen_subcommand_from sandbox init node function table shard lookup analyze sample move split rebalance resume abort cutover stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config simulate ids global query completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from sandbox" -f -a "up" -d 'Start N local servers, each with its own datadir, port, server_id and binlog, and write an inventory for them'
 complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from sandbox" -f -a "status" -d 'Show the sandbox\'s servers and whether they run'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from sandbox" -f -a "restart" -d 'Restart one server of the sandbox (a clean stop, then a start on the same data and options); the inventory\'s `restart_command` of each node runs this'
 complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from sandbox" -f -a "down" -d 'Stop the servers the sandbox started; `--purge` also removes its data'
 complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from node" -f -a "add" -d 'Register an inventory node in the directory (the address applications use)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from node" -f -a "list" -d 'List the directory\'s nodes'

@@ -103,6 +103,25 @@ never\:"Never"))' \
 '--help[Print help]' \
 && ret=0
 ;;
+(restart)
+_arguments "${_arguments_options[@]}" : \
+'--dir=[Where the sandbox lives]:DIR:_files' \
+'--node=[The node to restart]:NODE:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
 (down)
 _arguments "${_arguments_options[@]}" : \
 '--dir=[Where the sandbox lives]:DIR:_files' \
@@ -139,6 +158,10 @@ _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
 (status)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(restart)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
@@ -714,7 +737,8 @@ _arguments "${_arguments_options[@]}" : \
 '--fence=[Override the lock step'\''s fence]:FENCE:((shard\:"Only this shard\: its tables are renamed out of reach; other shards keep writing"
 read-only\:"The whole source server goes read-only (the chapter'\''s fence)"))' \
 '--method=[Override the backup step'\''s method]:METHOD:((native\:"In-process\: one consistent snapshot, parallel readers and writers"
-dump\:"mariadb-dump / mysqldump piped into the client"))' \
+dump\:"mariadb-dump / mysqldump piped into the client"
+physical\:"mariadb-backup of the shard'\''s schemas on the source'\''s host, the tablespace files streamed to the target'\''s host and imported (\`ALTER TABLE ... IMPORT TABLESPACE\`)"))' \
 '--cutover=[Copy and keep the copy current, then wait, unfenced, for \`shardctl cutover OP\` (\`manual\`), a daily window (\`window\`, with --cutover-window) or nothing (\`auto\`\: go on once the before-cutover hooks pass). Without it the cut-over follows the copy at once]:CUTOVER:((manual\:"When an operator runs \`shardctl cutover OP\`"
 window\:"Inside the daily window (UTC), or earlier on \`shardctl cutover OP\`"
 auto\:"At once, as soon as every \`before-cutover\` hook passes"))' \
@@ -1031,7 +1055,8 @@ never\:"Never"))' \
 _arguments "${_arguments_options[@]}" : \
 '--shard=[Shard]:SHARD:_default' \
 '--method=[Copy method]:METHOD:((native\:"In-process\: one consistent snapshot, parallel readers and writers"
-dump\:"mariadb-dump / mysqldump piped into the client"))' \
+dump\:"mariadb-dump / mysqldump piped into the client"
+physical\:"mariadb-backup of the shard'\''s schemas on the source'\''s host, the tablespace files streamed to the target'\''s host and imported (\`ALTER TABLE ... IMPORT TABLESPACE\`)"))' \
 '(--to)--into=[Node to copy into]:INTO:_default' \
 '--to=[Directory for a dump file (dump method)]:TO:_files' \
 '--workers=[Parallel workers (native)]:WORKERS:_default' \
@@ -1064,6 +1089,8 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 always\:"Always"
 never\:"Never"))' \
 '--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'(--remove-persisted)--persist[Also write the filter into the node'\''s option file (its inventory'\''s option_file, over its host), restart the server with its restart_command and wait for it\: the chapter'\''s restart path. A backup of the file is kept]' \
+'--remove-persisted[Remove the filter that --persist wrote for this channel (give the same schemas) from the option file, leaving the file as it was; no restart]' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -1737,6 +1764,10 @@ _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
 (status)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(restart)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
@@ -2611,6 +2642,7 @@ _shardctl__subcmd__help__subcmd__sandbox_commands() {
     local commands; commands=(
 'up:Start N local servers, each with its own datadir, port, server_id and binlog, and write an inventory for them' \
 'status:Show the sandbox'\''s servers and whether they run' \
+'restart:Restart one server of the sandbox (a clean stop, then a start on the same data and options); the inventory'\''s \`restart_command\` of each node runs this' \
 'down:Stop the servers the sandbox started; \`--purge\` also removes its data' \
     )
     _describe -t commands 'shardctl help sandbox commands' commands "$@"
@@ -2619,6 +2651,11 @@ _shardctl__subcmd__help__subcmd__sandbox_commands() {
 _shardctl__subcmd__help__subcmd__sandbox__subcmd__down_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl help sandbox down commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__sandbox__subcmd__restart_commands] )) ||
+_shardctl__subcmd__help__subcmd__sandbox__subcmd__restart_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help sandbox restart commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__help__subcmd__sandbox__subcmd__status_commands] )) ||
 _shardctl__subcmd__help__subcmd__sandbox__subcmd__status_commands() {
@@ -2978,6 +3015,7 @@ _shardctl__subcmd__sandbox_commands() {
     local commands; commands=(
 'up:Start N local servers, each with its own datadir, port, server_id and binlog, and write an inventory for them' \
 'status:Show the sandbox'\''s servers and whether they run' \
+'restart:Restart one server of the sandbox (a clean stop, then a start on the same data and options); the inventory'\''s \`restart_command\` of each node runs this' \
 'down:Stop the servers the sandbox started; \`--purge\` also removes its data' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
@@ -2993,6 +3031,7 @@ _shardctl__subcmd__sandbox__subcmd__help_commands() {
     local commands; commands=(
 'up:Start N local servers, each with its own datadir, port, server_id and binlog, and write an inventory for them' \
 'status:Show the sandbox'\''s servers and whether they run' \
+'restart:Restart one server of the sandbox (a clean stop, then a start on the same data and options); the inventory'\''s \`restart_command\` of each node runs this' \
 'down:Stop the servers the sandbox started; \`--purge\` also removes its data' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
@@ -3008,6 +3047,11 @@ _shardctl__subcmd__sandbox__subcmd__help__subcmd__help_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl sandbox help help commands' commands "$@"
 }
+(( $+functions[_shardctl__subcmd__sandbox__subcmd__help__subcmd__restart_commands] )) ||
+_shardctl__subcmd__sandbox__subcmd__help__subcmd__restart_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl sandbox help restart commands' commands "$@"
+}
 (( $+functions[_shardctl__subcmd__sandbox__subcmd__help__subcmd__status_commands] )) ||
 _shardctl__subcmd__sandbox__subcmd__help__subcmd__status_commands() {
     local commands; commands=()
@@ -3017,6 +3061,11 @@ _shardctl__subcmd__sandbox__subcmd__help__subcmd__status_commands() {
 _shardctl__subcmd__sandbox__subcmd__help__subcmd__up_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl sandbox help up commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__sandbox__subcmd__restart_commands] )) ||
+_shardctl__subcmd__sandbox__subcmd__restart_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl sandbox restart commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__sandbox__subcmd__status_commands] )) ||
 _shardctl__subcmd__sandbox__subcmd__status_commands() {

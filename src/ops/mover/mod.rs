@@ -189,11 +189,19 @@ pub enum Effect {
     HoldChannel,
     /// A split's old shard: guard triggers refusing the keys it gave away.
     Guard,
+    /// The restart path: the channel's filter appended to the target's option file (a
+    /// backup of the file kept beside it).
+    PersistFilters,
+    /// The restart path: the target restarted through its restart command, and answering.
+    RestartServer,
+    /// The restart path: the filter removed from the target's option file again, the file
+    /// as it was before.
+    UnpersistFilters,
 }
 
 impl Effect {
     /// Every effect.
-    pub const ALL: [Effect; 18] = [
+    pub const ALL: [Effect; 21] = [
         Effect::Copy,
         Effect::PointChannel,
         Effect::SetFilters,
@@ -212,6 +220,9 @@ impl Effect {
         Effect::LocalCopy,
         Effect::HoldChannel,
         Effect::Guard,
+        Effect::PersistFilters,
+        Effect::RestartServer,
+        Effect::UnpersistFilters,
     ];
 
     /// Its name in the journal and in fault points.
@@ -235,6 +246,9 @@ impl Effect {
             Effect::LocalCopy => "local-copy",
             Effect::HoldChannel => "hold-channel",
             Effect::Guard => "guard",
+            Effect::PersistFilters => "persist-filters",
+            Effect::RestartServer => "restart-server",
+            Effect::UnpersistFilters => "unpersist-filters",
         }
     }
 
@@ -247,6 +261,11 @@ impl Effect {
             (Step::Backup(_), false) => &[Effect::Copy],
             (Step::Backup(_), true) => &[Effect::LocalPrepare],
             (Step::ChangeMaster(_), false) => &[Effect::PointChannel],
+            (Step::Filter(f), false) if f.persist => &[
+                Effect::SetFilters,
+                Effect::PersistFilters,
+                Effect::RestartServer,
+            ],
             (Step::Filter(_), false) => &[Effect::SetFilters],
             (Step::StartReplication(_), false) => &[Effect::StartChannel],
             (Step::Wait(w), false) if w.until.is_some() => &[Effect::StopChannel],
@@ -255,7 +274,7 @@ impl Effect {
             (Step::Flip(_), _) => &[Effect::Flip, Effect::EnableEvents],
             (Step::DropSource(_), _) => &[Effect::DropSource],
             (Step::Unlock(_), _) => &[Effect::LowerFence, Effect::DropTrash],
-            (Step::ResetReplication(_), false) => &[Effect::ResetChannel],
+            (Step::ResetReplication(_), false) => &[Effect::ResetChannel, Effect::UnpersistFilters],
             (Step::Prune(_), _) => &[Effect::Prune],
             _ => &[],
         }
@@ -285,6 +304,9 @@ pub fn fault_points(playbook: &Playbook, same_node: bool) -> Vec<String> {
                 continue;
             }
             if !drops_trash && *e == Effect::DropTrash {
+                continue;
+            }
+            if !playbook.persists_filters() && *e == Effect::UnpersistFilters {
                 continue;
             }
             for at in ["before", "done", "journaled"] {

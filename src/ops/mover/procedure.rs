@@ -230,15 +230,16 @@ impl<E: Effects> Mover<'_, E> {
             return Ok(());
         }
         let (target, channel) = (self.target.clone(), self.channel.clone());
-        if self.fx.channel_state(&target, &channel)? == ChannelState::Absent {
-            return Ok(());
+        if self.fx.channel_state(&target, &channel)? != ChannelState::Absent {
+            self.effect(
+                Effect::ResetChannel,
+                &target,
+                serde_json::json!({"channel": channel}),
+                |m| m.fx.reset_channel(&target, &channel),
+            )?;
         }
-        self.effect(
-            Effect::ResetChannel,
-            &target,
-            serde_json::json!({"channel": channel}),
-            |m| m.fx.reset_channel(&target, &channel),
-        )
+        // The channel is gone: the option that filtered it goes too (no restart needed).
+        self.unpersist_filters()
     }
 
     fn filter(&mut self) -> Result<serde_json::Value> {
@@ -260,7 +261,94 @@ impl<E: Effects> Mover<'_, E> {
         self.effect(Effect::SetFilters, &target, detail.clone(), |m| {
             m.fx.set_filters(&target, &channel, &filters)
         })?;
-        Ok(detail)
+        if !self.playbook.persists_filters() {
+            return Ok(detail);
+        }
+        // The chapter's restart path: the filter in the option file, the server restarted,
+        // and the filter in force afterwards read back from the channel itself.
+        let edit = self.option_edit()?;
+        let path = crate::ops::host::option_file(self.inv, &target)?;
+        self.effect(
+            Effect::PersistFilters,
+            &target,
+            serde_json::json!({"option_file": path, "lines": edit.lines}),
+            |m| m.fx.persist_options(&target, &edit),
+        )?;
+        let command = crate::ops::host::restart_command(self.inv, &target)?;
+        self.effect(
+            Effect::RestartServer,
+            &target,
+            serde_json::json!({"command": command}),
+            |m| m.fx.restart_server(&target),
+        )?;
+        if !self.fx.is_dry_run() {
+            let status = self
+                .fx
+                .reader(&target)?
+                .channel_status(&channel)?
+                .ok_or_else(|| {
+                    Error::server(
+                        &target,
+                        format!("channel {channel} is gone after the restart"),
+                    )
+                })?;
+            let want: Vec<String> = filters
+                .wild_do_schemas
+                .iter()
+                .map(crate::server::dialect::wild_pattern)
+                .collect();
+            let mut have: Vec<String> = status
+                .wild_do_table
+                .split(',')
+                .map(|p| p.trim().to_string())
+                .filter(|p| !p.is_empty())
+                .collect();
+            have.sort();
+            let mut sorted = want.clone();
+            sorted.sort();
+            if have != sorted {
+                return Err(Error::Refused(format!(
+                    "after the restart, channel {channel} on {target} filters {:?}, not {:?}: the option file did not give the filter",
+                    status.wild_do_table,
+                    want.join(",")
+                )));
+            }
+        }
+        Ok(serde_json::json!({"filters": detail, "option_file": path, "restarted": true}))
+    }
+
+    /// The restart path's block in the target's option file, in the target's dialect.
+    fn option_edit(&mut self) -> Result<crate::ops::host::OptionEdit> {
+        let filters = Filters {
+            wild_do_schemas: self.pairs.iter().map(|p| p.to.clone()).collect(),
+            ..Filters::default()
+        };
+        let target = self.target.clone();
+        let lines = self
+            .fx
+            .dialect(&target)?
+            .persisted_filter_lines(&self.channel, &filters)?;
+        Ok(crate::ops::host::OptionEdit {
+            tag: self.channel.to_string(),
+            lines,
+        })
+    }
+
+    /// The restart path's option removed from the target's option file again (the chapter's
+    /// last step), the file left as it was.
+    pub(super) fn unpersist_filters(&mut self) -> Result<()> {
+        if self.same_node() || !self.playbook.persists_filters() {
+            return Ok(());
+        }
+        let target = self.target.clone();
+        let edit = self.option_edit()?;
+        let path = crate::ops::host::option_file(self.inv, &target)?;
+        self.effect(
+            Effect::UnpersistFilters,
+            &target,
+            serde_json::json!({"option_file": path}),
+            |m| m.fx.unpersist_options(&target, &edit),
+        )
     }
 
     pub(super) fn preflight(&mut self) -> Result<serde_json::Value> {
@@ -339,6 +427,7 @@ impl<E: Effects> Mover<'_, E> {
         if same {
             return Ok(serde_json::json!({"server_id": s.server_id, "same_node": true}));
         }
+        let hosts = self.host_preflight()?;
         // The replication account must reach the source as the target will.
         let creds = self.inv.replication_credentials()?;
         let mut spec = ConnectSpec::for_node(self.inv, self.inv.node(&source)?)?;
@@ -348,7 +437,77 @@ impl<E: Effects> Mover<'_, E> {
                 "the replication account cannot connect to the source {source}: {e}"
             ))
         })?;
-        Ok(serde_json::json!({"source_server_id": s.server_id, "target_server_id": t.server_id}))
+        Ok(
+            serde_json::json!({"source_server_id": s.server_id, "target_server_id": t.server_id, "hosts": hosts}),
+        )
+    }
+
+    /// The preflight's checks on the hosts, read-only: the restart path's needs (the
+    /// target's option file read over its host, its restart command named, not the
+    /// directory's node), and free space in the target's datadir for the shard's size with
+    /// the inventory's margin, measured whenever the target's datadir and host are known.
+    fn host_preflight(&mut self) -> Result<serde_json::Value> {
+        use crate::ops::host;
+        let (source, target) = (self.source.clone(), self.target.clone());
+        let mut out = serde_json::Map::new();
+        let physical = self
+            .playbook
+            .steps
+            .iter()
+            .any(|st| matches!(st, Step::Backup(b) if b.method == Method::Physical));
+        if physical {
+            let flavors = (
+                self.fx.dialect(&source)?.flavor(),
+                self.fx.dialect(&target)?.flavor(),
+            );
+            let pairs = self.pairs.clone();
+            let checks = copy::physical::preflight(
+                self.inv,
+                &source,
+                &target,
+                &pairs,
+                flavors,
+                self.fx.reader(&source)?,
+            )?;
+            copy::physical::preflight_target(&target, self.fx.reader(&target)?, &checks)?;
+            out.insert(
+                "physical".into(),
+                serde_json::to_value(&checks).unwrap_or_default(),
+            );
+        }
+        if self.playbook.persists_filters() {
+            if target == self.inv.file.directory.node {
+                return Err(Error::Refused(format!(
+                    "the restart path restarts the target {target}, which holds the sharding directory (the journal would stop with it): use the default playbook for this move"
+                )));
+            }
+            let path = host::option_file(self.inv, &target)?;
+            host::restart_command(self.inv, &target)?;
+            let h = crate::remote::host_for(self.inv, &target)?;
+            h.read_file(&path, host::FILE_TIMEOUT)?;
+            out.insert("option_file".into(), serde_json::json!(path));
+        }
+        let t = self.inv.node(&target)?;
+        let reachable = t.spec.ssh.is_some() || crate::remote::is_this_machine(&t);
+        if physical || (t.spec.datadir.is_some() && reachable) {
+            let sizes = self.fx.reader(&source)?.schema_sizes()?;
+            let needed: u64 = self
+                .pairs
+                .iter()
+                .filter_map(|p| sizes.get(p.from.as_str()))
+                .map(|s| s.bytes)
+                .sum();
+            out.insert(
+                "free_space".into(),
+                host::check_free_space(self.inv, &target, needed)?,
+            );
+        } else {
+            out.insert(
+                "free_space".into(),
+                serde_json::json!("not measured: the inventory gives the target no datadir, or no ssh: for its host"),
+            );
+        }
+        Ok(serde_json::Value::Object(out))
     }
 
     fn backup(&mut self, method: Method, workers: usize) -> Result<serde_json::Value> {

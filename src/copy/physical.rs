@@ -1,0 +1,571 @@
+//! `--method physical`: the shard's InnoDB files themselves, through the hosts.
+//!
+//! On the source's host, `mariadb-backup --backup --databases=<the shard's schemas>` takes
+//! a consistent copy of only those schemas and records the binary-log position it matches
+//! (`xtrabackup_binlog_info`); `--prepare --export` makes each table's `.ibd` importable
+//! with a `.cfg`. Those files stream from the source's host to a staging directory beside
+//! the target's datadir (through this process's memory, never a file here). On the target
+//! the schema and its tables are created from the source's definitions, each tablespace is
+//! discarded, the files moved in (owner and mode of the schema's directory), and imported;
+//! then views, routines, triggers and events follow as with the other methods. MyISAM and
+//! Aria tables, which have no transportable tablespace, travel as their own files (`.frm`
+//! and data and index files) from the same consistent backup, placed in the target's schema
+//! directory where the server finds them.
+//!
+//! The preflight refuses what cannot work, naming the method that would: a table in
+//! another engine than InnoDB, MyISAM or Aria, servers of different major versions or page sizes, a node
+//! without a host (ssh, or this machine) or datadir, a missing tool, a copy under new
+//! schema names.
+
+use super::{objects, CopyReport, Progress, SchemaPair};
+use crate::config::{option_line, Inventory};
+use crate::error::{Error, Result};
+use crate::ident::Ident;
+use crate::ops::host::{self as hostops, FILE_TIMEOUT};
+use crate::remote::{self, path_word, Host};
+use crate::server::replication::Coordinates;
+use crate::server::{statements, BinlogPosition, ConnectSpec, Flavor, Server};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The backup tool.
+pub const TOOL: &str = "mariadb-backup";
+
+/// How a table's rows travel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Carry {
+    /// InnoDB: its `.ibd` (and `.cfg`) imported into a table created from its definition.
+    Tablespace,
+    /// MyISAM, Aria: its files (definition, data, index) as the same consistent backup
+    /// copied them, placed in the target's schema directory, where the server finds them.
+    Files(&'static [&'static str]),
+}
+
+/// How a table in `engine` is carried, or None when the physical copy cannot.
+fn carry(engine: &str) -> Option<Carry> {
+    match engine.to_ascii_lowercase().as_str() {
+        "innodb" => Some(Carry::Tablespace),
+        "myisam" => Some(Carry::Files(&["frm", "MYD", "MYI"])),
+        "aria" => Some(Carry::Files(&["frm", "MAD", "MAI"])),
+        _ => None,
+    }
+}
+
+/// The engine of each base table of `schema`, as [`Carry`].
+fn carried(
+    server: &mut Server,
+    schema: &Ident,
+) -> Result<std::collections::HashMap<String, Carry>> {
+    let mut out = std::collections::HashMap::new();
+    for row in server.rows(&statements::table_engines(schema))? {
+        let (table, engine, _): (String, String, i64) =
+            mysql::from_row_opt(row).map_err(|e| Error::server(server.name(), e))?;
+        let c = carry(&engine).ok_or_else(|| {
+            Error::Refused(format!(
+                "method physical: table {schema}.{table} uses the {engine} engine; use method native or dump"
+            ))
+        })?;
+        out.insert(table, c);
+    }
+    Ok(out)
+}
+
+/// What the preflight found.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PhysicalChecks {
+    /// `mariadb-backup --version` on the source's host.
+    pub tool_version: String,
+    /// The InnoDB page size both servers use.
+    pub page_size: u64,
+    /// Base tables to carry.
+    pub tables: usize,
+}
+
+/// Longest a backup, prepare or stream may run (the hosts' own command timeouts may be
+/// shorter).
+const COPY_TIMEOUT: Duration = Duration::from_secs(6 * 3600);
+
+/// Checks on the source side and the hosts: refuses with the method that would work.
+pub fn preflight(
+    inv: &Inventory,
+    source: &str,
+    target: &str,
+    pairs: &[SchemaPair],
+    flavors: (Flavor, Flavor),
+    src: &mut Server,
+) -> Result<PhysicalChecks> {
+    let refuse = |why: String| Error::Refused(format!("method physical: {why}"));
+    if pairs.iter().any(|p| p.from != p.to) {
+        return Err(refuse(
+            "a copy under new schema names (a split) needs method native".into(),
+        ));
+    }
+    let (sf, tf) = flavors;
+    if !sf.is_mariadb() || !tf.is_mariadb() {
+        return Err(refuse(format!(
+            "shardctl drives mariadb-backup for MariaDB only ({source}: {sf}, {target}: {tf}); use method native or dump"
+        )));
+    }
+    if (sf.version.major, sf.version.minor) != (tf.version.major, tf.version.minor) {
+        return Err(refuse(format!(
+            "{source} runs {sf} and {target} runs {tf}: tablespaces move only between servers of one major version; use method native or dump"
+        )));
+    }
+    let mut tables = 0;
+    for p in pairs {
+        for row in src.rows(&statements::table_engines(&p.from))? {
+            let (table, engine, partitioned): (String, String, i64) =
+                mysql::from_row_opt(row).map_err(|e| Error::server(source, e))?;
+            if partitioned != 0 {
+                let t = Ident::new("table", &table)?;
+                let subpartitioned = src
+                    .rows(&statements::table_partitions(&p.from, &t))?
+                    .into_iter()
+                    .any(|r| mysql::from_row_opt::<(String, i64)>(r).is_ok_and(|(_, s)| s != 0));
+                if subpartitioned {
+                    return Err(refuse(format!(
+                        "table {}.{table} on {source} has subpartitions, which the physical copy does not import; use method native or dump for this shard",
+                        p.from
+                    )));
+                }
+            }
+            match carry(&engine) {
+                Some(Carry::Tablespace) => {}
+                Some(Carry::Files(_)) if partitioned != 0 => {
+                    return Err(refuse(format!(
+                        "table {}.{table} on {source} is a partitioned {engine} table, whose files the physical copy does not place; use method native or dump for this shard",
+                        p.from
+                    )))
+                }
+                Some(Carry::Files(_)) => {}
+                None => {
+                    return Err(refuse(format!(
+                        "table {}.{table} on {source} uses the {engine} engine, which neither has a transportable tablespace nor keeps its rows in files the backup carries (InnoDB, MyISAM and Aria do); use method native or dump for this shard",
+                        p.from
+                    )))
+                }
+            }
+            tables += 1;
+        }
+    }
+    for node in [source, target] {
+        hostops::datadir(
+            inv,
+            node,
+            "the physical copy reads and writes tablespace files there",
+        )?;
+    }
+    let sh = remote::host_for(inv, source)?;
+    let th = remote::host_for(inv, target)?;
+    let tool_version = hostops::tool_version(sh.as_ref(), TOOL, "mariadb-backup")?;
+    let server_line = format!("{}.{}", sf.version.major, sf.version.minor);
+    if !tool_version.contains(&format!("{server_line}.")) {
+        return Err(refuse(format!(
+            "{}: {tool_version:?} does not match the server's version {server_line}; install the mariadb-backup of the server's version",
+            sh.describe()
+        )));
+    }
+    hostops::tool_version(th.as_ref(), "tar", "tar")?;
+    let page_size: u64 = src.first(&statements::innodb_page_size())?.unwrap_or(0);
+    Ok(PhysicalChecks {
+        tool_version,
+        page_size,
+        tables,
+    })
+}
+
+/// The target side of the preflight: the same page size.
+pub fn preflight_target(target: &str, tgt: &mut Server, checks: &PhysicalChecks) -> Result<()> {
+    let page: u64 = tgt.first(&statements::innodb_page_size())?.unwrap_or(0);
+    if page != checks.page_size {
+        return Err(Error::Refused(format!(
+            "method physical: {target} has innodb_page_size {page}, the source {}: tablespaces cannot move between them; use method native or dump",
+            checks.page_size
+        )));
+    }
+    Ok(())
+}
+
+/// A directory on a host, removed (with what it holds) when dropped.
+struct RemoteDir<'a> {
+    host: &'a dyn Host,
+    path: PathBuf,
+}
+
+impl Drop for RemoteDir<'_> {
+    fn drop(&mut self) {
+        if let Ok(p) = path_word(&self.path) {
+            let _ = self.host.output(
+                "removing a work directory",
+                &format!("rm -rf -- {p}"),
+                FILE_TIMEOUT,
+            );
+        }
+    }
+}
+
+/// The binary-log position a backup recorded: `file<TAB>position[<TAB>gtid]`.
+pub fn parse_binlog_info(text: &str) -> Option<Coordinates> {
+    let line = text.lines().find(|l| !l.trim().is_empty())?;
+    let mut parts = line.split('\t');
+    let file = parts.next()?.trim().to_string();
+    let pos = parts.next()?.trim().parse::<u64>().ok()?;
+    let gtid = parts.next().unwrap_or("").trim().to_string();
+    if file.is_empty() {
+        return None;
+    }
+    Some(Coordinates {
+        position: BinlogPosition { file, pos },
+        gtid,
+    })
+}
+
+/// The option file mariadb-backup logs in with (written 0600 on the source's host, never
+/// on a command line).
+fn backup_options(spec: &ConnectSpec, datadir: &Path) -> Result<String> {
+    let mut text = String::from("[mariadb-backup]\n");
+    text.push_str(&option_line("user", &spec.credentials.user)?);
+    text.push_str(&option_line(
+        "password",
+        spec.credentials.password.expose(),
+    )?);
+    match &spec.socket {
+        Some(s) => text.push_str(&option_line(
+            "socket",
+            s.to_str()
+                .ok_or_else(|| Error::Usage(format!("{}: not a UTF-8 path", s.display())))?,
+        )?),
+        None => {
+            text.push_str(&option_line("host", &spec.host)?);
+            text.push_str(&option_line("port", &spec.port.to_string())?);
+        }
+    }
+    text.push_str(&option_line(
+        "datadir",
+        datadir
+            .to_str()
+            .ok_or_else(|| Error::Usage(format!("{}: not a UTF-8 path", datadir.display())))?,
+    )?);
+    Ok(text)
+}
+
+/// Copies `pairs` from `source` to `target` through their hosts; the coordinates the copy
+/// matches. The target's schemas must not exist (the preflight checked).
+pub fn copy(
+    inv: &Inventory,
+    source: &str,
+    target: &str,
+    pairs: &[SchemaPair],
+    progress: &Progress,
+) -> Result<CopyReport> {
+    let started = Instant::now();
+    let sspec = ConnectSpec::for_node(inv, inv.node(source)?)?;
+    let tspec = ConnectSpec::for_node(inv, inv.node(target)?)?;
+    let mut src = super::connect_for_copy(&sspec)?;
+    let mut tgt = super::connect_for_copy(&tspec)?;
+    let sdata = hostops::datadir(inv, source, "the physical copy reads its files")?;
+    let tdata = hostops::datadir(inv, target, "the physical copy writes its files")?;
+    let sh = remote::host_for(inv, source)?;
+    let th = remote::host_for(inv, target)?;
+
+    // Definitions first: the files must match them, and a later DDL makes the import fail
+    // loudly rather than succeed wrongly.
+    let mut all = Vec::new();
+    let mut engines = Vec::new();
+    let mut estimate = 0;
+    for p in pairs {
+        engines.push(carried(&mut src, &p.from)?);
+        let objs = objects::read(&mut src, p)?;
+        estimate += src.table_rows(&p.from)?.values().sum::<u64>();
+        all.push(objs);
+    }
+    progress.begin(estimate);
+
+    let work = sh
+        .text(
+            "making a work directory",
+            "mktemp -d /tmp/shardctl-backup.XXXXXXXX",
+            FILE_TIMEOUT,
+        )?
+        .trim()
+        .to_string();
+    if !work.starts_with("/tmp/shardctl-backup.") {
+        return Err(Error::Remote(format!(
+            "{}: mktemp gave {work:?}",
+            sh.describe()
+        )));
+    }
+    let work = RemoteDir {
+        host: sh.as_ref(),
+        path: PathBuf::from(work),
+    };
+    let cnf = work.path.join("backup.cnf");
+    sh.write_file(
+        &cnf,
+        backup_options(&sspec, &sdata)?.as_bytes(),
+        0o600,
+        FILE_TIMEOUT,
+    )?;
+    let backup_dir = work.path.join("backup");
+    let schemas: Vec<&str> = pairs.iter().map(|p| p.from.as_str()).collect();
+    let backup_cmd = format!(
+        "{TOOL} --defaults-file={} --backup --target-dir={} --databases={}",
+        path_word(&cnf)?,
+        path_word(&backup_dir)?,
+        remote::quote(&schemas.join(" "))?
+    );
+    let exit = sh.run(&backup_cmd, None, &mut std::io::sink(), COPY_TIMEOUT)?;
+    // The credentials are not needed past the backup.
+    let _ = sh.output(
+        "removing the backup's option file",
+        &format!("rm -f -- {}", path_word(&cnf)?),
+        FILE_TIMEOUT,
+    );
+    sh.check_exit("mariadb-backup --backup", &exit)?;
+    crate::signal::check()?;
+    let prepare = format!(
+        "{TOOL} --prepare --export --target-dir={}",
+        path_word(&backup_dir)?
+    );
+    let exit = sh.run(&prepare, None, &mut std::io::sink(), COPY_TIMEOUT)?;
+    sh.check_exit("mariadb-backup --prepare --export", &exit)?;
+    let mut coordinates = None;
+    for name in ["mariadb_backup_binlog_info", "xtrabackup_binlog_info"] {
+        let f = backup_dir.join(name);
+        if sh.exists(&f, FILE_TIMEOUT)? {
+            let text = String::from_utf8_lossy(&sh.read_file(&f, FILE_TIMEOUT)?).into_owned();
+            coordinates = parse_binlog_info(&text);
+            break;
+        }
+    }
+    let coordinates = coordinates.ok_or_else(|| {
+        Error::Remote(format!(
+            "{}: the backup recorded no binary-log position (is the source's binary log on?)",
+            sh.describe()
+        ))
+    })?;
+    crate::signal::check()?;
+
+    // The target: staging beside its datadir (same file system: the files are moved in),
+    // a directory of this copy's own (copies onto one node may run at once).
+    let template = staging_template(&tdata)?;
+    let staging = PathBuf::from(
+        th.text(
+            "making the staging directory",
+            &format!("mktemp -d -- {}", path_word(&template)?),
+            FILE_TIMEOUT,
+        )?
+        .trim(),
+    );
+    let prefix = template.to_string_lossy().trim_end_matches('X').to_string();
+    if !staging.to_string_lossy().starts_with(&prefix) {
+        return Err(Error::Remote(format!(
+            "{}: mktemp gave {}",
+            th.describe(),
+            staging.display()
+        )));
+    }
+    let staging_guard = RemoteDir {
+        host: th.as_ref(),
+        path: staging.clone(),
+    };
+    let mut names = Vec::new();
+    for s in &schemas {
+        names.push(remote::quote(s)?);
+    }
+    // Tablespaces, and the files of the tables carried as files.
+    let mut patterns = vec!["-name '*.ibd'".to_string(), "-name '*.cfg'".to_string()];
+    for (p, eng) in pairs.iter().zip(&engines) {
+        for (table, c) in eng {
+            if let Carry::Files(exts) = c {
+                let t = Ident::new("table", table)?;
+                for ext in *exts {
+                    patterns.push(format!(
+                        "-path {}",
+                        remote::quote(&format!("{}/{}.{ext}", file_name(&p.from), file_name(&t)))?
+                    ));
+                }
+            }
+        }
+    }
+    let src_cmd = format!(
+        "cd {} && find {} -maxdepth 1 -type f \\( {} \\) -print0 | tar --null -T - -cf -",
+        path_word(&backup_dir)?,
+        names.join(" "),
+        patterns.join(" -o ")
+    );
+    let dst_cmd = format!("tar -C {} -xf -", path_word(&staging)?);
+    let bytes = remote::pipe(
+        sh.as_ref(),
+        &src_cmd,
+        th.as_ref(),
+        &dst_cmd,
+        "streaming the tablespaces",
+        COPY_TIMEOUT,
+    )?;
+    progress.add(0, bytes);
+    crate::signal::check()?;
+
+    let mut tables = 0;
+    for ((p, objs), eng) in pairs.iter().zip(&all).zip(&engines) {
+        // Only the tables carried by tablespace are created; the others arrive as files.
+        let mut created = objs.clone();
+        created
+            .tables
+            .retain(|(t, _)| eng.get(t.as_str()) == Some(&Carry::Tablespace));
+        let mut file_names = Vec::new();
+        for (t, c) in eng {
+            if let Carry::Files(exts) = c {
+                let t = Ident::new("table", t)?;
+                for ext in *exts {
+                    file_names.push(remote::quote(&format!("{}.{ext}", file_name(&t)))?);
+                }
+            }
+        }
+        for st in objects::create_tables_statements(p, &created) {
+            tgt.exec(&st)?;
+        }
+        // A referenced table's tablespace can be discarded only without the checks.
+        tgt.exec(&statements::foreign_key_checks(false))?;
+        // Each table's file (a plain table), or each partition's file imported into a plain
+        // table of the partition's shape and exchanged with the partition.
+        let mut plain = Vec::new();
+        let mut exchanges: Vec<(Ident, Ident, Ident)> = Vec::new();
+        let mut renames = Vec::new();
+        for (t, _) in &created.tables {
+            let parts = partitions(&mut tgt, &p.to, t)?;
+            if parts.is_empty() {
+                plain.push(t.clone());
+                continue;
+            }
+            for part in parts {
+                let tmp = Ident::new("table", &format!("_shardctl_p{}", exchanges.len()))?;
+                tgt.exec(&statements::create_table_like(&p.to, &tmp, t))?;
+                tgt.exec(&statements::remove_partitioning(&p.to, &tmp))?;
+                for ext in ["ibd", "cfg"] {
+                    renames.push((
+                        format!("{}#P#{}.{ext}", file_name(t), file_name(&part)),
+                        format!("{}.{ext}", file_name(&tmp)),
+                    ));
+                }
+                plain.push(tmp.clone());
+                exchanges.push((t.clone(), part, tmp));
+            }
+        }
+        for t in &plain {
+            tgt.exec(&statements::discard_tablespace(&p.to, t))?;
+        }
+        let dir = tdata.join(p.to.as_str());
+        let from = staging.join(p.from.as_str());
+        let d = path_word(&dir)?;
+        let f = path_word(&from)?;
+        let mut script = format!("cd {f}");
+        for (a, b) in &renames {
+            script.push_str(&format!(
+                " && mv -f -- {} {}",
+                remote::quote(a)?,
+                remote::quote(b)?
+            ));
+        }
+        script.push_str(&format!(
+            " && for x in *.ibd *.cfg {}; do test -e \"$x\" || continue; mv -f -- \"$x\" {d}/ && chown --reference={d} -- {d}/\"$x\" && chmod 660 -- {d}/\"$x\" || exit 1; done",
+            file_names.join(" ")
+        ));
+        th.output(
+            &format!("moving the tablespaces of {} into place", p.to),
+            &script,
+            FILE_TIMEOUT,
+        )?;
+        for t in &plain {
+            tgt.exec(&statements::import_tablespace(&p.to, t))?;
+        }
+        for (t, part, tmp) in &exchanges {
+            tgt.exec(&statements::exchange_partition(&p.to, t, part, tmp))?;
+            tgt.exec(&statements::drop_table(&p.to, tmp))?;
+        }
+        tables += objs.tables.len();
+        tgt.exec(&statements::foreign_key_checks(true))?;
+        let _ = th.output(
+            "removing the imported .cfg files",
+            &format!("rm -f -- {d}/*.cfg"),
+            FILE_TIMEOUT,
+        );
+        objects::create_after_data(&mut tgt, p, objs)?;
+        let rows: u64 = tgt.table_rows(&p.to)?.values().sum();
+        progress.add(rows, 0);
+    }
+    drop(staging_guard);
+    drop(work);
+    progress.finish();
+    Ok(CopyReport {
+        coordinates: Some(coordinates),
+        tables,
+        rows: progress.snapshot().rows,
+        millis: started.elapsed().as_millis() as u64,
+    })
+}
+
+/// A table's partitions, in order.
+fn partitions(server: &mut Server, schema: &Ident, table: &Ident) -> Result<Vec<Ident>> {
+    let mut out = Vec::new();
+    for row in server.rows(&statements::table_partitions(schema, table))? {
+        let (name, _sub): (String, i64) =
+            mysql::from_row_opt(row).map_err(|e| Error::server(server.name(), e))?;
+        let id = Ident::new("partition", &name)?;
+        if !out.contains(&id) {
+            out.push(id);
+        }
+    }
+    Ok(out)
+}
+
+/// A name as the server spells it in file names: letters, digits and `_` as they are,
+/// any other character as `@` and four hex digits.
+fn file_name(name: &Ident) -> String {
+    name.as_str()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c.to_string()
+            } else {
+                format!("@{:04x}", c as u32)
+            }
+        })
+        .collect()
+}
+
+/// `<datadir>.shardctl-import.XXXXXXXX` (for mktemp): beside the datadir, on its file
+/// system.
+fn staging_template(datadir: &Path) -> Result<PathBuf> {
+    let name = datadir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| Error::Config(format!("datadir {} has no name", datadir.display())))?;
+    Ok(datadir.with_file_name(format!("{name}.shardctl-import.XXXXXXXX")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binlog_info_reads_file_position_and_gtid() {
+        let c = parse_binlog_info("mysql-bin.000003\t1234\t0-1-5\n").unwrap();
+        assert_eq!(c.position.file, "mysql-bin.000003");
+        assert_eq!(c.position.pos, 1234);
+        assert_eq!(c.gtid, "0-1-5");
+        let c = parse_binlog_info("mysql-bin.000001\t4\n").unwrap();
+        assert_eq!(c.gtid, "");
+        assert!(parse_binlog_info("").is_none());
+        assert!(parse_binlog_info("x\tnot-a-number\n").is_none());
+    }
+
+    #[test]
+    fn staging_sits_beside_the_datadir() {
+        assert_eq!(
+            staging_template(Path::new("/var/lib/mysql")).unwrap(),
+            PathBuf::from("/var/lib/mysql.shardctl-import.XXXXXXXX")
+        );
+    }
+}
