@@ -24,6 +24,7 @@
 //!   `dump-pipe`, `mydumper`, `reference` (`native-nodefer` loads with the secondary indexes
 //!   in place, as the native copy did before issue 12, for comparison in the same run);
 //! - `COPY_REF_PARALLEL` (default 2): tables the reference copies at a time;
+//! - `COPY_VERBOSE` (default 0): shardctl's log level (2 shows each table's index build);
 //! - `COPY_SANDBOX` (optional): a sandbox directory kept between runs (the generated shards
 //!   are reused; stop it with `shardctl sandbox down --dir DIR --purge`), started at
 //!   `COPY_BASE_PORT` (default 25306) when it is not running.
@@ -319,6 +320,10 @@ impl Ctx<'_> {
 }
 
 fn main() {
+    shardctl::output::init(
+        env_num("COPY_VERBOSE", 0) as u8,
+        shardctl::output::ColorChoice::Never,
+    );
     let sizes: Vec<u64> = env_list("COPY_ROWS", "1000000,4000000")
         .iter()
         .map(|s| s.parse().unwrap_or_else(|_| panic!("COPY_ROWS: {s}")))
