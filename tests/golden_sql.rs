@@ -545,6 +545,26 @@ fn render_common() -> String {
         "copy: insert",
         sql::insert_values(&to, &table, &cols, &rows).to_string(),
     );
+    line(
+        "copy: target's largest packet",
+        sql::max_allowed_packet().to_string(),
+    );
+    line(
+        "copy: drop secondary indexes before the load",
+        sql::drop_indexes(&to, &table, &[id("k_1"), id("by_name")]).to_string(),
+    );
+    line(
+        "copy: add them back after it",
+        sql::add_indexes(
+            &to,
+            &table,
+            &[
+                "UNIQUE KEY `by_name` (`first_name`,`last_name`)".to_string(),
+                "KEY `k_1` (`k`) COMMENT 'x'".to_string(),
+            ],
+        )
+        .to_string(),
+    );
     line("objects: use", sql::use_schema(&to).to_string());
     line(
         "objects: fk checks off",

@@ -1,12 +1,38 @@
 //! The in-process copy. One consistent snapshot: a coordinator takes `LOCK TABLES ... READ`
 //! on the shard's tables only (other shards keep writing), opens a consistent-snapshot
 //! transaction on every reader, reads the binary-log coordinates, and unlocks — the lock
-//! lasts milliseconds. Readers stream tables in primary-key order through a bounded queue to
-//! parallel writers doing multi-row inserts of bound values on the target.
+//! lasts milliseconds.
+//!
+//! Then `workers` lanes, each a reader on the source and a writer on the target: a lane takes
+//! the next table (biggest first), its reader streams it in primary-key order and its writer
+//! loads it (`LOAD DATA LOCAL INFILE` from memory in batches of at most `batch_bytes` /
+//! `10 × batch_rows` rows, else multi-row INSERTs of bound values). Tables load in parallel;
+//! one table is written by one session, in key order, so its clustered index fills at the end
+//! instead of splitting pages between interleaved ranges.
+//!
+//! Secondary indexes are left out during the load and added back afterwards
+//! ([`deferrable_indexes`]; as myloader's optimize-keys and Spirit's deferred indexes do): a
+//! table is created with its exact definition, its plain `KEY` / `UNIQUE KEY` indexes dropped
+//! while it is empty, and once its rows are in, one `ALTER TABLE ... ADD` replays their
+//! definitions as the source's `SHOW CREATE TABLE` shows them (a sorted build each, on an
+//! index-builder connection, while other tables still load). Maintaining them row by row is
+//! what collapsed past the buffer pool (issue 12): inserts into a secondary index arrive in
+//! random order, and once the indexes of the tables loading at once outgrow the pool, each
+//! insert reads a page from disk (a 4 M-row shard with a 64 MiB pool: 385,000 page reads on
+//! the target against 760 at 1 M rows). The verify step compares every definition afterwards.
+//!
+//! Writer sessions run with `foreign_key_checks = 0` and `unique_checks = 0`. Both are safe
+//! here because the rows come from one consistent snapshot of a source where the constraints
+//! held: foreign keys are not checked because tables load in any order (a child before its
+//! parent); unique checks are relaxed only for unique indexes that stay in place during the
+//! load (a deferred unique index is checked in full when it is added back). On MariaDB they also
+//! let the first insert into an empty table take the table-level bulk path.
 //!
 //! An interrupt (Ctrl-C, SIGTERM) is noticed between batches by readers and writers; a
-//! watcher also kills the readers' running SELECTs (`KILL QUERY`), because abandoning a
-//! streamed result would otherwise read the rest of the table first.
+//! watcher also kills the readers' running SELECTs and the index builds (`KILL QUERY`),
+//! because abandoning a streamed result would otherwise read the rest of the table first.
+//! An interrupted copy leaves a partial target schema, which `resume` drops and copies again,
+//! as before.
 
 use super::connect_for_copy;
 use super::objects::{self, SchemaObjects};
@@ -28,10 +54,16 @@ pub use super::Progress;
 pub struct NativeOptions {
     /// Reader connections on the source, and writer connections on the target.
     pub workers: usize,
-    /// Rows per INSERT.
+    /// Most rows per multi-row INSERT (spatial or BIT columns, or no LOCAL INFILE); ten
+    /// times as many per LOAD DATA.
     pub batch_rows: usize,
+    /// Bytes per LOAD DATA statement (and at most per multi-row INSERT, which also stays
+    /// below a quarter of the target's `max_allowed_packet`).
+    pub batch_bytes: usize,
     /// Longest wait for the short table lock, seconds.
     pub lock_wait_secs: u32,
+    /// Load each table without its secondary indexes and add them afterwards.
+    pub defer_indexes: bool,
 }
 
 impl Default for NativeOptions {
@@ -39,7 +71,9 @@ impl Default for NativeOptions {
         NativeOptions {
             workers: 4,
             batch_rows: 1000,
+            batch_bytes: 4 << 20,
             lock_wait_secs: 10,
+            defer_indexes: true,
         }
     }
 }
@@ -58,6 +92,8 @@ struct TableJob {
     load_data: bool,
     /// information_schema's estimate of its rows.
     estimate: u64,
+    /// Secondary indexes left out during the load, added back after it.
+    deferred: Option<DeferredIndexes>,
 }
 
 /// Column types LOAD DATA cannot take as the bytes the binary protocol returns.
@@ -123,24 +159,30 @@ fn push_field(out: &mut Vec<u8>, v: &Value, year: bool) {
 }
 
 /// A batch as LOAD DATA input; `years` marks the YEAR columns.
+#[cfg(test)]
 fn tsv(rows: &[Vec<Value>], years: &[bool]) -> Vec<u8> {
     let mut out = Vec::with_capacity(rows.len() * 64);
     for row in rows {
-        for (i, v) in row.iter().enumerate() {
-            if i > 0 {
-                out.push(b'\t');
-            }
-            push_field(&mut out, v, years.get(i).copied().unwrap_or(false));
-        }
-        out.push(b'\n');
+        push_row(&mut out, row, years);
     }
     out
 }
 
-/// A batch of rows for one table.
-struct Batch {
-    job: Arc<TableJob>,
-    rows: Vec<Vec<Value>>,
+/// What a reader hands its lane's writer.
+enum Msg {
+    /// LOAD DATA input for the table (`rows` rows).
+    Tsv {
+        job: Arc<TableJob>,
+        data: Vec<u8>,
+        rows: u64,
+    },
+    /// Rows for a multi-row INSERT.
+    Rows {
+        job: Arc<TableJob>,
+        rows: Vec<Vec<Value>>,
+    },
+    /// Every row of the table has been sent.
+    End(Arc<TableJob>),
 }
 
 /// Decrements a counter when dropped.
@@ -154,8 +196,11 @@ impl Drop for CountDown<'_> {
 
 /// Bytes of row data in a batch written with INSERT (an approximation of the wire size).
 fn value_bytes(rows: &[Vec<Value>]) -> u64 {
-    rows.iter()
-        .flatten()
+    rows.iter().map(|r| row_bytes(r)).sum()
+}
+
+fn row_bytes(row: &[Value]) -> u64 {
+    row.iter()
         .map(|v| match v {
             Value::NULL => 0,
             Value::Bytes(b) => b.len() as u64,
@@ -163,6 +208,124 @@ fn value_bytes(rows: &[Vec<Value>]) -> u64 {
             _ => 8,
         })
         .sum()
+}
+
+/// Appends one row to LOAD DATA input.
+fn push_row(out: &mut Vec<u8>, row: &[Value], years: &[bool]) {
+    for (i, v) in row.iter().enumerate() {
+        if i > 0 {
+            out.push(b'\t');
+        }
+        push_field(out, v, years.get(i).copied().unwrap_or(false));
+    }
+    out.push(b'\n');
+}
+
+/// A table's secondary indexes that the copy loads the table without and adds back
+/// afterwards, exactly as the source shows them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DeferredIndexes {
+    /// Their names, in the order `SHOW CREATE TABLE` lists them.
+    pub names: Vec<Ident>,
+    /// Their definitions as `SHOW CREATE TABLE` shows them (`KEY `k_1` (`k`)`), same order.
+    pub clauses: Vec<String>,
+}
+
+/// The name in a back-quoted identifier at the start of `text` (`` `a``b` `` is a`b).
+fn backquoted(text: &str) -> Option<String> {
+    let rest = text.strip_prefix('`')?;
+    let mut name = String::new();
+    let mut chars = rest.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '`' {
+            if chars.peek() == Some(&'`') {
+                chars.next();
+                name.push('`');
+            } else {
+                return Some(name);
+            }
+        } else {
+            name.push(c);
+        }
+    }
+    None
+}
+
+/// The secondary indexes of `table` (its `SHOW CREATE TABLE` text `ddl`) that the copy can
+/// leave out during the load and add back with the very same definitions; `None` when the
+/// table must be loaded with every index in place. `all_ddls` are the definitions of every
+/// table the copy creates (to see foreign keys pointing at this one).
+///
+/// Only plain B-tree `KEY` and `UNIQUE KEY` indexes of an InnoDB table with a primary key
+/// are deferred, and then all of them, so the `ALTER TABLE ... ADD` puts them back in the
+/// order they had (the server orders indexes by kind, then by the order they were given).
+/// Kept in place: any table with a foreign key, referenced by one, partitioned, system-versioned
+/// or with application-time periods; any table with a FULLTEXT, SPATIAL or other kind of
+/// index, a `USING HASH` unique key, an index name outside `[A-Za-z0-9_$]`, or an
+/// AUTO_INCREMENT column that does not lead the primary key (it needs its index during the
+/// load). The verify step compares the definitions afterwards whatever this decides.
+pub fn deferrable_indexes(table: &Ident, ddl: &str, all_ddls: &[&str]) -> Option<DeferredIndexes> {
+    if !ddl.contains(") ENGINE=InnoDB") {
+        return None;
+    }
+    if [
+        "FOREIGN KEY",
+        "PARTITION BY",
+        "WITH SYSTEM VERSIONING",
+        "WITHOUT OVERLAPS",
+        "PERIOD FOR",
+    ]
+    .iter()
+    .any(|w| ddl.contains(w))
+    {
+        return None;
+    }
+    let me = format!("`{}`", table.as_str().to_ascii_lowercase());
+    let referenced = all_ddls.iter().flat_map(|d| d.lines()).any(|l| {
+        l.find(" REFERENCES ")
+            .is_some_and(|i| l[i..].to_ascii_lowercase().contains(&me))
+    });
+    if referenced {
+        return None;
+    }
+    let mut out = DeferredIndexes::default();
+    let mut primary_first: Option<String> = None;
+    let mut auto_increment: Option<String> = None;
+    for line in ddl.lines() {
+        let Some(body) = line.strip_prefix("  ") else {
+            continue;
+        };
+        let clause = body.strip_suffix(',').unwrap_or(body);
+        if body.starts_with('`') {
+            // A column; its definition after the name.
+            let name = backquoted(body)?;
+            if body[name.len() + 2..].contains(" AUTO_INCREMENT") {
+                auto_increment = Some(name);
+            }
+        } else if let Some(cols) = body.strip_prefix("PRIMARY KEY (") {
+            primary_first = Some(backquoted(cols)?);
+        } else if let Some(rest) = body
+            .strip_prefix("KEY ")
+            .or_else(|| body.strip_prefix("UNIQUE KEY "))
+        {
+            if clause.contains(" USING HASH") {
+                return None;
+            }
+            let name = Ident::new("index", &backquoted(rest)?).ok()?;
+            out.names.push(name);
+            out.clauses.push(clause.to_string());
+        } else if body.starts_with("CONSTRAINT ") && body.contains(" CHECK (") {
+            // A check constraint: no index.
+        } else {
+            // FULLTEXT, SPATIAL, or anything not known here.
+            return None;
+        }
+    }
+    primary_first.as_ref()?;
+    if auto_increment.is_some() && auto_increment != primary_first {
+        return None;
+    }
+    (!out.names.is_empty()).then_some(out)
 }
 
 /// Copies `pairs` from `source` to `target`. Target schemas must not exist. Returns the
@@ -182,13 +345,24 @@ pub fn copy(
         .first::<u8>(&statements::local_infile_enabled())?
         .unwrap_or(0)
         == 1;
+    // A multi-row INSERT stays well below the target's largest packet.
+    let max_packet = tgt
+        .first::<u64>(&statements::max_allowed_packet())?
+        .unwrap_or(1 << 20);
+    let insert_bytes = (max_packet / 4).clamp(64 << 10, opts.batch_bytes.max(1) as u64);
     let mut all_objects: Vec<SchemaObjects> = Vec::new();
+    for pair in pairs {
+        all_objects.push(objects::read(&mut coordinator, pair)?);
+    }
+    let all_ddls: Vec<&str> = all_objects
+        .iter()
+        .flat_map(|o| o.tables.iter().map(|(_, ddl)| ddl.as_str()))
+        .collect();
     let mut jobs: Vec<TableJob> = Vec::new();
     let mut estimate = 0u64;
-    for pair in pairs {
-        let objs = objects::read(&mut coordinator, pair)?;
+    for (pair, objs) in pairs.iter().zip(&all_objects) {
         let sizes = coordinator.table_rows(&pair.from)?;
-        for t in objects::base_tables(&objs) {
+        for t in objects::base_tables(objs) {
             let columns = coordinator.writable_columns(&pair.from, &t.name)?;
             let year_columns = coordinator.year_columns(&pair.from, &t.name)?;
             let years = columns.iter().map(|c| year_columns.contains(c)).collect();
@@ -197,6 +371,14 @@ pub fn copy(
             let load_data =
                 local_infile && !types.iter().any(|t| NOT_LOADABLE.contains(&t.as_str()));
             let rows = sizes.get(t.name.as_str()).copied().unwrap_or(0);
+            let deferred = if opts.defer_indexes {
+                objs.tables
+                    .iter()
+                    .find(|(name, _)| *name == t.name)
+                    .and_then(|(_, ddl)| deferrable_indexes(&t.name, ddl, &all_ddls))
+            } else {
+                None
+            };
             estimate += rows;
             jobs.push(TableJob {
                 from_schema: pair.from.clone(),
@@ -207,17 +389,26 @@ pub fn copy(
                 order_by,
                 load_data,
                 estimate: rows,
+                deferred,
             });
         }
-        all_objects.push(objs);
     }
     progress.begin(estimate);
     for (pair, objs) in pairs.iter().zip(&all_objects) {
         objects::create_tables(&mut tgt, pair, objs)?;
     }
+    for j in &jobs {
+        if let Some(d) = &j.deferred {
+            tgt.exec(&statements::drop_indexes(&j.to_schema, &j.table, &d.names))?;
+        }
+    }
+    // Biggest tables first so the tail is short.
+    jobs.sort_by_key(|j| std::cmp::Reverse(j.estimate));
+    let lanes = workers.min(jobs.len()).max(1);
+    let indexers = lanes.min(jobs.iter().filter(|j| j.deferred.is_some()).count());
 
     // The consistent snapshot, under a lock on this shard's tables only.
-    let mut readers: Vec<Server> = (0..workers)
+    let mut readers: Vec<Server> = (0..lanes)
         .map(|_| connect_for_copy(source))
         .collect::<Result<_>>()?;
     let reader_ids: Vec<u64> = readers
@@ -256,8 +447,7 @@ pub fn copy(
         ),
     );
 
-    // Biggest tables first so the tail is short.
-    let queue = Arc::new(Mutex::new(jobs.into_iter().collect::<VecDeque<_>>()));
+    let queue = Mutex::new(jobs.into_iter().collect::<VecDeque<_>>());
     let failed = AtomicBool::new(false);
     let first_error: Mutex<Option<Error>> = Mutex::new(None);
     let fail = |e: Error| {
@@ -267,30 +457,46 @@ pub fn copy(
             *slot = Some(e);
         }
     };
-    let mut writers: Vec<Server> = (0..workers)
+    let mut writers: Vec<Server> = (0..lanes)
         .map(|_| connect_for_copy(target))
         .collect::<Result<_>>()?;
     for w in &mut writers {
         w.exec(&statements::bulk_load_session())?;
         w.exec(&statements::copy_writer_session())?;
     }
-    let (tx, rx) = mpsc::sync_channel::<Batch>(workers * 4);
-    let rx = Mutex::new(rx);
+    // Index builders: sessions like the one that created the tables (the clauses are
+    // replayed as that one replayed the definitions).
+    let mut builders: Vec<Server> = (0..indexers)
+        .map(|_| connect_for_copy(target))
+        .collect::<Result<_>>()?;
+    let builder_ids: Vec<u64> = builders
+        .iter_mut()
+        .map(|b| {
+            b.first::<u64>(&statements::connection_id())
+                .map(|id| id.unwrap_or(0))
+        })
+        .collect::<Result<_>>()?;
+    let (index_tx, index_rx) = mpsc::channel::<Arc<TableJob>>();
+    let index_rx = Mutex::new(index_rx);
     let tables_done = AtomicU64::new(0);
-    let readers_left = AtomicUsize::new(readers.len());
+    // Readers and index builders still running: the watcher stops when none is.
+    let running = AtomicUsize::new(readers.len() + builders.len());
     // The operation's stop flag reaches every worker (see `signal::with_scope`).
     let op_scope = crate::signal::scope();
     let op_scope = &op_scope;
+    let batch_bytes = opts.batch_bytes.max(1);
     std::thread::scope(|s| {
         // The watcher: on an interrupt or a failure, stop the readers' SELECTs on the
-        // server (repeatedly, in case a reader was between tables) until all have ended.
+        // source and the index builds on the target (repeatedly, in case one was between
+        // tables) until all have ended.
         {
-            let (failed, fail, readers_left) = (&failed, &fail, &readers_left);
+            let (failed, fail, running) = (&failed, &fail, &running);
             let (coordinator, reader_ids) = (&mut coordinator, &reader_ids);
+            let (tgt, builder_ids) = (&mut tgt, &builder_ids);
             s.spawn(move || {
                 crate::signal::enter_scope(op_scope.clone());
                 let mut last_kill: Option<Instant> = None;
-                while readers_left.load(Ordering::SeqCst) > 0 {
+                while running.load(Ordering::SeqCst) > 0 {
                     if crate::signal::interrupted() {
                         fail(Error::Interrupted);
                     }
@@ -300,80 +506,115 @@ pub fn copy(
                         for id in reader_ids.iter().filter(|id| **id > 0) {
                             let _ = coordinator.exec(&statements::kill_query(*id));
                         }
+                        for id in builder_ids.iter().filter(|id| **id > 0) {
+                            let _ = tgt.exec(&statements::kill_query(*id));
+                        }
                         last_kill = Some(Instant::now());
                     }
                     std::thread::sleep(Duration::from_millis(50));
                 }
             });
         }
-        for mut w in writers {
-            let rx = &rx;
-            let failed = &failed;
-            let fail = &fail;
+        // Index builders: each table's deferred indexes, once its rows are in.
+        for mut b in builders {
+            let (index_rx, failed, fail, running) = (&index_rx, &failed, &fail, &running);
+            let tables_done = &tables_done;
             s.spawn(move || {
                 crate::signal::enter_scope(op_scope.clone());
+                let _left = CountDown(running);
                 loop {
-                    let next = rx.lock().expect("queue").recv();
-                    let Ok(batch) = next else { break };
-                    if crate::signal::interrupted() {
-                        fail(Error::Interrupted);
-                    }
+                    let next = index_rx.lock().expect("index queue").recv();
+                    let Ok(job) = next else { break };
                     if failed.load(Ordering::SeqCst) {
-                        // Drain the queue so no reader blocks on a full one.
                         continue;
                     }
-                    let j = &batch.job;
-                    let write = |w: &mut Server| {
-                        if j.load_data {
-                            let data = tsv(&batch.rows, &j.years);
-                            let bytes = data.len() as u64;
-                            let load =
-                                statements::load_data_local(&j.to_schema, &j.table, &j.columns);
-                            (w.load_data(&load, data), bytes)
-                        } else {
-                            let written = w.exec(&statements::insert_values(
-                                &j.to_schema,
-                                &j.table,
-                                &j.columns,
-                                &batch.rows,
-                            ));
-                            (written, value_bytes(&batch.rows))
-                        }
-                    };
-                    // Two writers loading one table can deadlock (InnoDB rolls the victim's
-                    // statement back whole): the batch is simply written again.
-                    let mut attempt = 0;
-                    let (written, bytes) = loop {
-                        let (written, bytes) = write(&mut w);
-                        match written {
-                            Err(e) if attempt < 5 && e.is_deadlock() => {
-                                attempt += 1;
-                                std::thread::sleep(Duration::from_millis(20 * attempt));
-                            }
-                            written => break (written, bytes),
-                        }
-                    };
-                    match written {
+                    let Some(d) = &job.deferred else { continue };
+                    let t = Instant::now();
+                    match b.exec(&statements::add_indexes(
+                        &job.to_schema,
+                        &job.table,
+                        &d.clauses,
+                    )) {
                         Ok(()) => {
-                            progress.add(batch.rows.len() as u64, bytes);
-                            crate::fault::point("copy");
+                            log(
+                                2,
+                                &format!(
+                                    "{}.{}: {} index(es) built in {} ms",
+                                    job.to_schema,
+                                    job.table,
+                                    d.names.len(),
+                                    t.elapsed().as_millis()
+                                ),
+                            );
+                            tables_done.fetch_add(1, Ordering::Relaxed);
                         }
                         Err(e) => fail(e),
                     }
                 }
             });
         }
-        for mut r in readers {
-            let tx = tx.clone();
-            let queue = Arc::clone(&queue);
-            let failed = &failed;
-            let fail = &fail;
-            let tables_done = &tables_done;
-            let readers_left = &readers_left;
+        // Lanes: one reader streams a table in primary-key order to its own writer, so each
+        // table is written by one session, in key order (pages fill at the end of the
+        // clustered index instead of splitting), and tables load in parallel.
+        for (mut r, mut w) in readers.into_iter().zip(writers) {
+            let (tx, rx) = mpsc::sync_channel::<Msg>(4);
+            let (failed, fail, queue, running) = (&failed, &fail, &queue, &running);
+            let (tables_done, index_tx) = (&tables_done, index_tx.clone());
+            s.spawn(move || {
+                crate::signal::enter_scope(op_scope.clone());
+                for msg in rx {
+                    if crate::signal::interrupted() {
+                        fail(Error::Interrupted);
+                    }
+                    if failed.load(Ordering::SeqCst) {
+                        // Dropping the receiver ends the reader's sends.
+                        return;
+                    }
+                    let (rows, bytes, written) = match msg {
+                        Msg::End(job) => {
+                            if job.deferred.is_some() {
+                                let _ = index_tx.send(job);
+                            } else {
+                                tables_done.fetch_add(1, Ordering::Relaxed);
+                            }
+                            continue;
+                        }
+                        Msg::Tsv { job, data, rows } => {
+                            let bytes = data.len() as u64;
+                            let load = statements::load_data_local(
+                                &job.to_schema,
+                                &job.table,
+                                &job.columns,
+                            );
+                            (rows, bytes, w.load_data(&load, data))
+                        }
+                        Msg::Rows { job, rows } => {
+                            let bytes = value_bytes(&rows);
+                            let written = w.exec(&statements::insert_values(
+                                &job.to_schema,
+                                &job.table,
+                                &job.columns,
+                                &rows,
+                            ));
+                            (rows.len() as u64, bytes, written)
+                        }
+                    };
+                    match written {
+                        Ok(()) => {
+                            progress.add(rows, bytes);
+                            crate::fault::point("copy");
+                        }
+                        Err(e) => {
+                            fail(e);
+                            return;
+                        }
+                    }
+                }
+            });
             s.spawn(move || {
                 crate::signal::enter_scope(op_scope.clone());
                 // Counted down however the reader ends, so the watcher always stops.
-                let _left = CountDown(readers_left);
+                let _left = CountDown(running);
                 loop {
                     if failed.load(Ordering::SeqCst) {
                         break;
@@ -386,10 +627,10 @@ pub fn copy(
                         break;
                     };
                     let job = Arc::new(job);
-                    let per_batch = if job.load_data {
-                        opts.batch_rows * 10
+                    let max_rows = if job.load_data {
+                        opts.batch_rows.saturating_mul(10).max(1) as u64
                     } else {
-                        (60_000 / job.columns.len().max(1)).clamp(1, opts.batch_rows)
+                        (60_000 / job.columns.len().max(1)).clamp(1, opts.batch_rows) as u64
                     };
                     let select = statements::select_table(
                         &job.from_schema,
@@ -397,35 +638,77 @@ pub fn copy(
                         &job.columns,
                         &job.order_by,
                     );
-                    let mut rows = Vec::with_capacity(per_batch);
+                    let mut tsv_buf: Vec<u8> = Vec::new();
+                    let mut rows: Vec<Vec<Value>> = Vec::new();
+                    let mut pending = 0u64;
+                    let mut pending_bytes = 0u64;
                     let mut read = 0u64;
+                    let send = |tx: &mpsc::SyncSender<Msg>, msg: Msg| {
+                        tx.send(msg).map_err(|_| Error::Interrupted)
+                    };
                     let streamed = r.stream(&select, |row| {
                         if failed.load(Ordering::Relaxed) || crate::signal::interrupted() {
                             return Err(Error::Interrupted);
                         }
                         read += 1;
-                        rows.push(row.unwrap());
-                        if rows.len() >= per_batch {
-                            let full = std::mem::replace(&mut rows, Vec::with_capacity(per_batch));
-                            tx.send(Batch {
-                                job: Arc::clone(&job),
-                                rows: full,
-                            })
-                            .map_err(|_| Error::Interrupted)?;
+                        let row = row.unwrap();
+                        if job.load_data {
+                            if tsv_buf.capacity() == 0 {
+                                tsv_buf.reserve(batch_bytes.min(256 << 10));
+                            }
+                            push_row(&mut tsv_buf, &row, &job.years);
+                            pending += 1;
+                            if tsv_buf.len() >= batch_bytes || pending >= max_rows {
+                                let data = std::mem::take(&mut tsv_buf);
+                                send(
+                                    &tx,
+                                    Msg::Tsv {
+                                        job: Arc::clone(&job),
+                                        data,
+                                        rows: std::mem::take(&mut pending),
+                                    },
+                                )?;
+                            }
+                        } else {
+                            pending_bytes += row_bytes(&row);
+                            rows.push(row);
+                            if rows.len() as u64 >= max_rows || pending_bytes >= insert_bytes {
+                                pending_bytes = 0;
+                                send(
+                                    &tx,
+                                    Msg::Rows {
+                                        job: Arc::clone(&job),
+                                        rows: std::mem::take(&mut rows),
+                                    },
+                                )?;
+                            }
                         }
                         Ok(())
                     });
-                    match streamed {
-                        Ok(()) => {
-                            if !rows.is_empty() {
-                                let _ = tx.send(Batch {
+                    let ended = streamed.and_then(|()| {
+                        if !tsv_buf.is_empty() {
+                            send(
+                                &tx,
+                                Msg::Tsv {
                                     job: Arc::clone(&job),
-                                    rows,
-                                });
-                            }
-                            progress.correct_estimate(job.estimate, read);
-                            tables_done.fetch_add(1, Ordering::Relaxed);
+                                    data: std::mem::take(&mut tsv_buf),
+                                    rows: pending,
+                                },
+                            )?;
                         }
+                        if !rows.is_empty() {
+                            send(
+                                &tx,
+                                Msg::Rows {
+                                    job: Arc::clone(&job),
+                                    rows: std::mem::take(&mut rows),
+                                },
+                            )?;
+                        }
+                        send(&tx, Msg::End(Arc::clone(&job)))
+                    });
+                    match ended {
+                        Ok(()) => progress.correct_estimate(job.estimate, read),
                         Err(e) => {
                             fail(e);
                             break;
@@ -435,7 +718,7 @@ pub fn copy(
                 let _ = r.exec(&statements::commit());
             });
         }
-        drop(tx);
+        drop(index_tx);
     });
     if let Some(e) = first_error.into_inner().expect("error slot") {
         return Err(e);
@@ -456,6 +739,77 @@ pub fn copy(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const SBTEST: &str = "CREATE TABLE `sbtest1` (\n  `id` int(11) NOT NULL AUTO_INCREMENT,\n  `k` int(11) NOT NULL DEFAULT 0,\n  `c` char(120) NOT NULL DEFAULT '',\n  PRIMARY KEY (`id`),\n  UNIQUE KEY `by_c` (`c`),\n  KEY `k_1` (`k`) COMMENT 'a, b'\n) ENGINE=InnoDB AUTO_INCREMENT=5 DEFAULT CHARSET=latin1 COLLATE=latin1_swedish_ci";
+
+    fn id(s: &str) -> Ident {
+        Ident::new("t", s).unwrap()
+    }
+
+    #[test]
+    fn plain_secondary_indexes_are_deferred_with_their_exact_definitions() {
+        let d = deferrable_indexes(&id("sbtest1"), SBTEST, &[SBTEST]).unwrap();
+        assert_eq!(d.names, vec![id("by_c"), id("k_1")]);
+        assert_eq!(
+            d.clauses,
+            vec![
+                "UNIQUE KEY `by_c` (`c`)".to_string(),
+                "KEY `k_1` (`k`) COMMENT 'a, b'".to_string()
+            ]
+        );
+        // Only a primary key: nothing to defer.
+        let pk_only =
+            "CREATE TABLE `t` (\n  `id` int NOT NULL,\n  PRIMARY KEY (`id`)\n) ENGINE=InnoDB";
+        assert_eq!(deferrable_indexes(&id("t"), pk_only, &[pk_only]), None);
+    }
+
+    #[test]
+    fn tables_whose_indexes_must_stay_are_loaded_with_them() {
+        let t = id("sbtest1");
+        let keep = |ddl: &str| deferrable_indexes(&t, ddl, &[ddl]);
+        // No primary key: a unique key may be the clustered index.
+        assert_eq!(keep(&SBTEST.replace("  PRIMARY KEY (`id`),\n", "")), None);
+        // Another engine, a partitioned table, a FULLTEXT index, a long unique hash key.
+        assert_eq!(
+            keep(&SBTEST.replace("ENGINE=InnoDB", "ENGINE=MyISAM")),
+            None
+        );
+        assert_eq!(
+            keep(&format!(
+                "{SBTEST}\n PARTITION BY HASH (`id`)\nPARTITIONS 2"
+            )),
+            None
+        );
+        assert_eq!(
+            keep(&SBTEST.replace("  KEY `k_1`", "  FULLTEXT KEY `f` (`c`),\n  KEY `k_1`")),
+            None
+        );
+        assert_eq!(
+            keep(&SBTEST.replace(
+                "UNIQUE KEY `by_c` (`c`)",
+                "UNIQUE KEY `by_c` (`c`) USING HASH"
+            )),
+            None
+        );
+        // Foreign keys: its own, or another table's pointing at it.
+        let child = "CREATE TABLE `child` (\n  `id` int NOT NULL,\n  `p` int NOT NULL,\n  PRIMARY KEY (`id`),\n  KEY `p` (`p`),\n  CONSTRAINT `fk` FOREIGN KEY (`p`) REFERENCES `sbtest1` (`id`)\n) ENGINE=InnoDB";
+        assert_eq!(
+            deferrable_indexes(&id("child"), child, &[child, SBTEST]),
+            None
+        );
+        assert_eq!(deferrable_indexes(&t, SBTEST, &[child, SBTEST]), None);
+        // The AUTO_INCREMENT column leads only a secondary index.
+        let ai = "CREATE TABLE `t` (\n  `a` int NOT NULL,\n  `n` int NOT NULL AUTO_INCREMENT,\n  PRIMARY KEY (`a`),\n  KEY `n` (`n`)\n) ENGINE=InnoDB";
+        assert_eq!(deferrable_indexes(&id("t"), ai, &[ai]), None);
+        // An index name the copy would not quote itself.
+        assert_eq!(keep(&SBTEST.replace("`k_1`", "`k-1`")), None);
+        // A check constraint is no index: the table still defers.
+        let checked = SBTEST.replace(
+            "  KEY `k_1` (`k`) COMMENT 'a, b'\n",
+            "  KEY `k_1` (`k`) COMMENT 'a, b',\n  CONSTRAINT `pos` CHECK (`k` >= 0)\n",
+        );
+        assert_eq!(keep(&checked).map(|d| d.names.len()), Some(2));
+    }
 
     #[test]
     fn load_data_input_escapes_what_load_data_unescapes() {

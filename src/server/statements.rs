@@ -746,6 +746,38 @@ pub fn load_data_local(schema: &Ident, table: &Ident, columns: &[Ident]) -> Stmt
     ))
 }
 
+/// The largest packet the server takes (the native copy keeps each multi-row INSERT below it).
+pub fn max_allowed_packet() -> Stmt {
+    Stmt::text("SELECT @@max_allowed_packet")
+}
+
+/// `ALTER TABLE s.t DROP INDEX a, DROP INDEX b`: the native copy drops a fresh (empty)
+/// table's secondary indexes before loading it, and adds them back with [`add_indexes`].
+pub fn drop_indexes(schema: &Ident, table: &Ident, indexes: &[Ident]) -> Stmt {
+    let drops: Vec<String> = indexes
+        .iter()
+        .map(|i| format!("DROP INDEX {}", i.quoted()))
+        .collect();
+    Stmt::text(format!(
+        "ALTER TABLE {} {}",
+        qualified(schema, table),
+        drops.join(", ")
+    ))
+}
+
+/// `ALTER TABLE s.t ADD <clause>, ADD <clause>`: the secondary indexes dropped by
+/// [`drop_indexes`], added back once the rows are in (one sorted build each). Each clause is
+/// an index line of the source's `SHOW CREATE TABLE` (`KEY `k_1` (`k`)`), replayed as is in
+/// the order it was shown, so the definition comes out the same.
+pub fn add_indexes(schema: &Ident, table: &Ident, clauses: &[String]) -> Stmt {
+    let adds: Vec<String> = clauses.iter().map(|c| format!("ADD {c}")).collect();
+    Stmt::text(format!(
+        "ALTER TABLE {} {}",
+        qualified(schema, table),
+        adds.join(", ")
+    ))
+}
+
 /// Reads `columns` of a whole table, in `order_by` order when it is not empty (the copy's
 /// readers stream it inside their snapshot).
 pub fn select_table(schema: &Ident, table: &Ident, columns: &[Ident], order_by: &[Ident]) -> Stmt {
