@@ -493,8 +493,11 @@ fn a_second_signal_exits_at_once_only_after_the_first_went_unhonoured_for_ten_se
 /// A pipe whose read end is already closed (writes fail with EPIPE).
 fn broken_pipe() -> Stdio {
     let mut fds = [0; 2];
-    // SAFETY: pipe(2) fills two fresh descriptors that we then own.
-    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: pipe2(2) fills two fresh descriptors that we then own. Close-on-exec, so
+    // the child holds only the write end it is given: once this side closes the read end,
+    // its writes fail with EPIPE instead of filling a pipe nobody reads (`-v` logs every
+    // statement, far more than a pipe holds).
+    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
     // SAFETY: both descriptors are ours and open; each is wrapped once.
     let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
     drop(r);
@@ -507,8 +510,11 @@ fn a_move_whose_output_pipe_closes_early_still_finishes() {
     let _s = serial();
     // `shardctl -v move ... 2>&1 | head -5`: one pipe for both, closed after 5 lines.
     let mut fds = [0; 2];
-    // SAFETY: pipe(2) fills two fresh descriptors that we then own.
-    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: pipe2(2) fills two fresh descriptors that we then own. Close-on-exec, so
+    // the child holds only the write end it is given: once this side closes the read end,
+    // its writes fail with EPIPE instead of filling a pipe nobody reads (`-v` logs every
+    // statement, far more than a pipe holds).
+    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
     // SAFETY: both descriptors are ours and open; each is wrapped once.
     let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
     let mut child = Running(
