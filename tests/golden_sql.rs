@@ -664,6 +664,41 @@ fn render_common() -> String {
         sql::copy_rows_within_node(&to, &table, &schema, &hidden[0].hidden, &cols).to_string(),
     );
 
+    // merge: the survivor's rows in the retired shard's key space
+    let retired_keys = sql::owned(&sql::not_owned(
+        &id("emp_no"),
+        KeyKind::Int,
+        &NotOwned::OutsideRange {
+            lower: Value::Int(20000),
+            upper: Some(Value::Int(30000)),
+        },
+    ));
+    line(
+        "merge: the copy's session passes the survivor's guards, then meets them again",
+        sql::unmark_pruning_session().to_string(),
+    );
+    line(
+        "merge: survivor holds retired keys?",
+        sql::any_where(&to, &table, &retired_keys).to_string(),
+    );
+    line(
+        "merge: survivor loses the retired keys (retry, rollback)",
+        sql::delete_where(&to, &table, &retired_keys).to_string(),
+    );
+    line(
+        "merge: compare the survivor's retired keys",
+        sql::chunk_checksum(
+            &to,
+            &table,
+            &[id("emp_no"), id("salary")],
+            &[id("emp_no")],
+            None,
+            None,
+            Some(&retired_keys),
+        )
+        .to_string(),
+    );
+
     // split's median
     let range = sql::key_range(&column, Value::Int(10000), Some(Value::Int(20000)));
     let open_range = sql::key_range(&column, Value::Int(20000), None);
@@ -734,15 +769,16 @@ fn render_common() -> String {
     let cols = [id("emp_no"), id("salary"), id("from_date")];
     line(
         "verify: middle chunk",
-        sql::chunk_checksum(&schema, &table, &cols, &pk, Some(&key), Some(&upper)).to_string(),
+        sql::chunk_checksum(&schema, &table, &cols, &pk, Some(&key), Some(&upper), None)
+            .to_string(),
     );
     line(
         "verify: last chunk",
-        sql::chunk_checksum(&schema, &table, &cols, &pk, Some(&upper), None).to_string(),
+        sql::chunk_checksum(&schema, &table, &cols, &pk, Some(&upper), None, None).to_string(),
     );
     line(
         "verify: table without primary key",
-        sql::chunk_checksum(&schema, &titles, &cols, &[], None, None).to_string(),
+        sql::chunk_checksum(&schema, &titles, &cols, &[], None, None, None).to_string(),
     );
     line(
         "prune: pass the split's guards",

@@ -64,6 +64,8 @@ pub enum Flip {
         /// Its mapping.
         mapping: NewMapping,
     },
+    /// A merge: the retired shard's keys join the survivor's; its location goes.
+    Merge(crate::ops::merge::MergePlan),
 }
 
 /// A bulk copy of schemas from one node to another.
@@ -374,6 +376,52 @@ pub trait FleetEffects {
             self.run(node, &stmts)?;
         }
         Ok(())
+    }
+
+    /// A merge, under the retired shard's fence: the survivor's table loses any row of the
+    /// retired shard's keys (an earlier attempt's copy) and takes the retired table's rows
+    /// from its hidden name. Logged: the survivor's writes reach its replicas.
+    #[allow(clippy::too_many_arguments)]
+    fn merge_rows_within(
+        &mut self,
+        node: &str,
+        survivor: &Ident,
+        table: &Ident,
+        retired: &Ident,
+        hidden: &Ident,
+        columns: &[Ident],
+        retired_keys: &statements::Condition,
+    ) -> Result<u64> {
+        // The survivor's split guards (if any) still refuse the retired keys until the flip
+        // widens them: the copy passes as a prune does.
+        let stmts = [
+            statements::mark_pruning_session(),
+            statements::foreign_key_checks(false),
+            statements::delete_where(survivor, table, retired_keys),
+            statements::copy_rows_within_node(survivor, table, retired, hidden, columns),
+            statements::foreign_key_checks(true),
+            statements::unmark_pruning_session(),
+        ];
+        self.run(node, &stmts)
+    }
+
+    /// A merge rolled back: the survivor's tables lose the retired shard's keys again.
+    fn unmerge_rows(
+        &mut self,
+        node: &str,
+        tables: &[(Ident, Ident)],
+        retired_keys: &[statements::Condition],
+    ) -> Result<u64> {
+        let mut stmts = vec![
+            statements::mark_pruning_session(),
+            statements::foreign_key_checks(false),
+        ];
+        for ((schema, table), cond) in tables.iter().zip(retired_keys) {
+            stmts.push(statements::delete_where(schema, table, cond));
+        }
+        stmts.push(statements::foreign_key_checks(true));
+        stmts.push(statements::unmark_pruning_session());
+        self.run(node, &stmts)
     }
 
     /// Same-node split: copies one table's rows from its hidden name into the new schema.
@@ -968,6 +1016,7 @@ impl Effects for Live<'_> {
             } => self
                 .dir
                 .split_flip(&self.lease, *func_id, *old_shard, *new_shard, mapping),
+            Flip::Merge(plan) => self.dir.merge_flip(&self.lease, plan),
         }
     }
 
@@ -1586,6 +1635,16 @@ impl Effects for DryRun<'_> {
             } => format!(
                 "flip: shard {new_shard} takes {} from shard {old_shard} and comes online (one transaction, directory version + 1)",
                 describe_mapping(mapping)
+            ),
+            Flip::Merge(plan) => format!(
+                "flip: shard {} takes the keys of shard {} ({}), whose location is deleted, only if this operation verified the copy and still holds its lease (one transaction, directory version + 1)",
+                plan.survivor,
+                plan.retired,
+                match &plan.mapping {
+                    crate::ops::merge::MergeMapping::Range { drop } => format!("range bound {drop} removed"),
+                    crate::ops::merge::MergeMapping::Point { drop } => format!("ring point {drop} removed"),
+                    crate::ops::merge::MergeMapping::Values => "its values".to_string(),
+                }
             ),
         };
         self.action(None, "directory", what);

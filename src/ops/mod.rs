@@ -5,6 +5,7 @@ pub mod add_shard;
 pub mod add_table;
 pub mod effects;
 pub mod fence;
+pub mod merge;
 pub mod mover;
 pub mod plan;
 pub mod remove;
