@@ -61,6 +61,9 @@ _shardctl() {
             shardctl,man)
                 cmd="shardctl__subcmd__man"
                 ;;
+            shardctl,merge)
+                cmd="shardctl__subcmd__merge"
+                ;;
             shardctl,move)
                 cmd="shardctl__subcmd__move"
                 ;;
@@ -189,6 +192,9 @@ _shardctl() {
                 ;;
             shardctl__subcmd__help,man)
                 cmd="shardctl__subcmd__help__subcmd__man"
+                ;;
+            shardctl__subcmd__help,merge)
+                cmd="shardctl__subcmd__help__subcmd__merge"
                 ;;
             shardctl__subcmd__help,move)
                 cmd="shardctl__subcmd__help__subcmd__move"
@@ -413,7 +419,7 @@ _shardctl() {
 
     case "${cmd}" in
         shardctl)
-            opts="-v -y -h -V --config --output --color --verbose --yes --log-file --help --version sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help"
+            opts="-v -y -h -V --config --output --color --verbose --yes --log-file --help --version sandbox init node function table shard lookup analyze sample move split merge rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1063,7 +1069,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__help)
-            opts="sandbox init node function table shard lookup analyze sample move split rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help"
+            opts="sandbox init node function table shard lookup analyze sample move split merge rebalance resume abort stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1329,6 +1335,20 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__help__subcmd__man)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__help__subcmd__merge)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1902,6 +1922,48 @@ _shardctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        shardctl__subcmd__merge)
+            opts="-v -y -h --shards --to --playbook --dry-run --check --config --output --color --verbose --yes --log-file --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --shards)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --playbook)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         shardctl__subcmd__move)
             opts="-v -y -h --shard --to --playbook --fence --method --dry-run --offline --check --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -2162,7 +2224,7 @@ _shardctl() {
                     return 0
                     ;;
                 --kind)
-                    COMPREPLY=($(compgen -W "move split prune lock" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "move split merge prune lock" -- "${cur}"))
                     return 0
                     ;;
                 --shard)
