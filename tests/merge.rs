@@ -299,6 +299,16 @@ fn three_range_shards_on_three_nodes_merge_onto_one_with_stale_routers() {
     let _s = serial();
     let shards = shards_of("r3");
     let ids: Vec<u32> = shards.iter().map(|s| s.0).collect();
+    let list = format!("{},{},{}", ids[2], ids[0], ids[1]);
+    // The dry run shows the request's first operation: the move of a shard that lives
+    // elsewhere (the merge after it reads the fleet as the move leaves it).
+    let out = cli(&["merge", "--shards", &list, "--to", "node2", "--dry-run"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(text.starts_with("move shard "), "{text}");
+    assert_eq!(shards_of("r3"), shards, "a dry run changed the directory");
     // Listed out of order: the one on node2 survives; the others join once adjacent.
     let v = merge_under_workload(
         "r3",
