@@ -37,6 +37,26 @@ fn render(flavor: Flavor) -> String {
             Ident::new("schema", "employees_7").unwrap(),
             Ident::new("schema", "employees_9").unwrap(),
         )],
+        wild_do_tables: Vec::new(),
+    };
+    // A merge's channel: the retired schema rewritten to the survivor's, its sharded tables
+    // only (the global ones are the survivor's own).
+    let merge_filters = Filters {
+        rewrite_db: vec![(
+            Ident::new("schema", "employees_7").unwrap(),
+            Ident::new("schema", "employees_9").unwrap(),
+        )],
+        wild_do_tables: vec![
+            (
+                Ident::new("schema", "employees_9").unwrap(),
+                Ident::new("table", "dept_emp").unwrap(),
+            ),
+            (
+                Ident::new("schema", "employees_9").unwrap(),
+                Ident::new("table", "salaries").unwrap(),
+            ),
+        ],
+        ..Filters::default()
     };
     let shown = |r: shardctl::Result<shardctl::server::Stmt>| match r {
         Ok(st) => st.to_string(),
@@ -84,6 +104,10 @@ fn render(flavor: Flavor) -> String {
     match d.set_filters(&ch, &filters) {
         Ok(stmts) => out.extend(stmts.iter().map(|s| format!("filters: {s}"))),
         Err(e) => out.push(format!("filters: unsupported: {e}")),
+    }
+    match d.set_filters(&ch, &merge_filters) {
+        Ok(stmts) => out.extend(stmts.iter().map(|s| format!("merge filters: {s}"))),
+        Err(e) => out.push(format!("merge filters: unsupported: {e}")),
     }
     match d.set_filters(&ch, &Filters::default()) {
         Ok(stmts) => out.extend(stmts.iter().map(|s| format!("clear filters: {s}"))),

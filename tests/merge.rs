@@ -4,8 +4,9 @@
 //! row ends on the shard `lookup` names; bad input is refused without a change; a crash at
 //! each of the merge's effects, then `resume` or `abort`, converges.
 //!
-//! The crash matrix runs the `before:`/`done:`/`journaled:` points of every effect; the
-//! `after:<step>` points too with `MERGE_FULL_MATRIX=1`.
+//! The crash matrices run the `before:`/`done:`/`journaled:` points of every effect of a
+//! merge on one node and of one across nodes, each with `resume` (and `abort` at a subset);
+//! the `after:<step>` points too, and `abort` at each, with `MERGE_FULL_MATRIX=1`.
 
 mod common;
 
@@ -72,6 +73,7 @@ const FUNCTIONS: &[FunctionSpec] = &[
         &[("node1", "0"), ("node2", "1000"), ("node1", "2000")],
     ),
     ("c", "range", "int", "cdb", &[("node2", "0")]),
+    ("c2", "range", "int", "c2db", &[("node2", "0")]),
 ];
 
 fn fleet() -> &'static Sandbox {
@@ -123,6 +125,7 @@ fn fleet() -> &'static Sandbox {
             ("l", "ldb", ["a", "b", "c", "d", "e", "f"].iter().map(|s| Key::Str(s.to_string())).collect()),
             ("b", "bdb", (0..30).map(|i| Key::Int(i * 100)).collect()),
             ("c", "cdb", (0..100).map(Key::Int).collect()),
+            ("c2", "c2db", (0..100).map(Key::Int).collect()),
         ];
         for (f, db, ks) in keys {
             for k in ks {
@@ -300,14 +303,15 @@ fn three_range_shards_on_three_nodes_merge_onto_one_with_stale_routers() {
     let shards = shards_of("r3");
     let ids: Vec<u32> = shards.iter().map(|s| s.0).collect();
     let list = format!("{},{},{}", ids[2], ids[0], ids[1]);
-    // The dry run shows the request's first operation: the move of a shard that lives
-    // elsewhere (the merge after it reads the fleet as the move leaves it).
+    // The dry run shows the request's first merge (the next one reads the fleet as the
+    // first leaves it).
     let out = cli(&["merge", "--shards", &list, "--to", "node2", "--dry-run"])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{out:?}");
-    assert!(text.starts_with("move shard "), "{text}");
+    assert!(text.starts_with("merge shard "), "{text}");
+    assert!(text.contains("change-master"), "{text}");
     assert_eq!(shards_of("r3"), shards, "a dry run changed the directory");
     // Listed out of order: the one on node2 survives; the others join once adjacent.
     let v = merge_under_workload(
@@ -324,14 +328,35 @@ fn three_range_shards_on_three_nodes_merge_onto_one_with_stale_routers() {
     assert_eq!(v["shard"], ids[1]);
     let ops = v["operations"].as_array().unwrap();
     let kinds: Vec<&str> = ops.iter().map(|o| o["kind"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["move", "merge", "move", "merge"], "{v}");
+    assert_eq!(kinds, ["merge", "merge"], "{v}");
     assert_eq!(shards_of("r3"), vec![(ids[1], "node2".to_string())]);
     gone_everywhere("r3db", &[ids[0], ids[2]]);
-    // Each merge is a finished operation of its own.
+    // Each merge is a finished operation of its own, its rows copied and kept current
+    // through a channel from the retired shard's node (no fence during the copy).
     for o in ops {
         let rec = dir().operation(o["op"].as_u64().unwrap()).unwrap();
         assert_eq!(rec.state.as_sql(), "done");
+        for effect in [
+            "copy",
+            "point-channel",
+            "set-filters",
+            "hold-channel",
+            "stop-channel",
+            "reset-channel",
+        ] {
+            assert!(rec.last_effect(effect).is_some(), "{effect} in {rec:?}");
+        }
+        assert!(rec.last_effect("local-copy").is_none());
     }
+    // The global table stays the survivor's own: not copied, not replicated.
+    let mut n2 = connect(fleet(), "node2");
+    assert_eq!(
+        count(
+            &mut n2,
+            &format!("SELECT COUNT(*) FROM r3db_{}.kinds", ids[1])
+        ),
+        2
+    );
 }
 
 #[test]
@@ -530,14 +555,25 @@ fn bad_merges_are_refused_without_a_change() {
     assert_eq!(shards_of("b").len(), 2);
 }
 
-/// A fresh pair of adjacent shards of function `c` on node2, as an operator gets them: the
-/// one shard of `c` gets 300 rows above every row so far and is split there onto its own
-/// node (so the survivor carries the split's guards, which the merge must widen). Returns
+/// Where a matrix's retired shards live: `c` splits onto its own node (node2), `c2` onto
+/// node3 (the merge then copies through a channel).
+fn matrix_function(cross: bool) -> (&'static str, &'static str, &'static str) {
+    if cross {
+        ("c2", "c2db", "node3")
+    } else {
+        ("c", "cdb", "node2")
+    }
+}
+
+/// A fresh pair of adjacent shards, as an operator gets them: the one shard of the
+/// matrix's function (on node2) gets 300 rows above every row so far and is split there
+/// (so the survivor carries the split's guards, which the merge must widen). Returns
 /// (survivor, retired).
-fn fresh_pair() -> (u32, u32) {
+fn fresh_pair(cross: bool) -> (u32, u32) {
     static CASE: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(1);
     let case = CASE.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    let shards = shards_of("c");
+    let (function, db, to) = matrix_function(cross);
+    let shards = shards_of(function);
     assert_eq!(shards.len(), 1, "{shards:?}");
     let survivor = shards[0].0;
     let bound = case * 1_000_000;
@@ -545,7 +581,7 @@ fn fresh_pair() -> (u32, u32) {
     exec(
         &mut n2,
         &[&format!(
-            "INSERT INTO cdb_{survivor}.items SELECT {bound} + seq, 1 FROM cdb_{survivor}.seq_1_to_300"
+            "INSERT INTO {db}_{survivor}.items SELECT {bound} + seq, 1 FROM {db}_{survivor}.seq_1_to_300"
         )],
     );
     cli(&[
@@ -553,13 +589,13 @@ fn fresh_pair() -> (u32, u32) {
         "--shard",
         &survivor.to_string(),
         "--to",
-        "node2",
+        to,
         "--at",
         &bound.to_string(),
     ])
     .assert()
     .success();
-    let new = *shards_of("c").iter().map(|(id, _)| id).max().unwrap();
+    let new = *shards_of(function).iter().map(|(id, _)| id).max().unwrap();
     (survivor, new)
 }
 
@@ -575,15 +611,19 @@ fn last_merge_of(retired: u32) -> shardctl::directory::journal::OperationRecord 
 
 /// A crash at `point` during a merge, then `then` (resume or abort): the operation ends
 /// done (or aborted before the flip; abort after it is refused and resume finishes), no
-/// fence or trash is left, every row is where lookup says and none is lost.
-fn merge_crash_and_recover(point: &str, then: &str) {
-    let (survivor, retired) = fresh_pair();
+/// fence, channel or trash is left, every row is where lookup says and none is lost.
+fn merge_crash_and_recover(cross: bool, point: &str, then: &str) {
+    let (function, db, retired_node) = matrix_function(cross);
+    let (survivor, retired) = fresh_pair(cross);
     let mut n2 = connect(fleet(), "node2");
+    let mut rn = connect(fleet(), retired_node);
     let before = count(
         &mut n2,
-        &format!("SELECT COUNT(*) FROM cdb_{survivor}.items"),
+        &format!("SELECT COUNT(*) FROM {db}_{survivor}.items"),
     );
-    let context = format!("merge of {retired} into {survivor}: crash at {point}, then {then}");
+    let context = format!(
+        "merge of {retired} on {retired_node} into {survivor}: crash at {point}, then {then}"
+    );
     let out = cli(&[
         "merge",
         "--shards",
@@ -618,39 +658,55 @@ fn merge_crash_and_recover(point: &str, then: &str) {
         if aborted { "aborted" } else { "done" },
         "{context}"
     );
+    for s in [&mut n2, &mut rn] {
+        assert_eq!(
+            count(
+                s,
+                "SELECT COUNT(*) FROM information_schema.tables WHERE table_name LIKE '\\_shardctl\\_op%' OR table_schema LIKE '\\_shardctl\\_trash%'"
+            ),
+            0,
+            "{context}: a fence or trash left"
+        );
+    }
     assert_eq!(
         count(
             &mut n2,
-            "SELECT COUNT(*) FROM information_schema.tables WHERE table_name LIKE '\\_shardctl\\_op%' OR table_schema LIKE '\\_shardctl\\_trash%'"
+            &format!(
+                "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = '{db}_{survivor}' AND table_name = 'items'"
+            )
         ),
-        0,
-        "{context}: a fence or trash left"
+        1
     );
+    let channels = n2
+        .rows(&Stmt::text("SHOW ALL SLAVES STATUS"))
+        .unwrap()
+        .len();
+    assert_eq!(channels, 0, "{context}: a channel left on node2");
     let snap = dir().load().unwrap();
     assert_eq!(snap.shard(retired).is_ok(), aborted, "{context}");
     let total = if aborted {
         assert_eq!(
             count(
-                &mut n2,
-                &format!("SELECT COUNT(*) FROM cdb_{retired}.items")
+                &mut rn,
+                &format!("SELECT COUNT(*) FROM {db}_{retired}.items")
             ),
             300,
             "{context}"
         );
         before
     } else {
-        gone_everywhere("cdb", &[retired]);
+        gone_everywhere(db, &[retired]);
         before + 300
     };
     assert_eq!(
         count(
             &mut n2,
-            &format!("SELECT COUNT(*) FROM cdb_{survivor}.items")
+            &format!("SELECT COUNT(*) FROM {db}_{survivor}.items")
         ),
         total,
         "{context}: the survivor's rows"
     );
-    rows_are_where_lookup_says("c", "cdb");
+    rows_are_where_lookup_says(function, db);
     if aborted {
         // Leave the pair merged so the next case starts from one shard again.
         cli(&[
@@ -665,19 +721,18 @@ fn merge_crash_and_recover(point: &str, then: &str) {
     }
 }
 
-#[test]
-fn a_crash_at_each_effect_of_a_merge_then_resume_or_abort() {
+/// The crash matrix of a merge with its retired shard on node2 (`cross` false: copied
+/// under the fence) or node3 (`cross`: copied and kept current through a channel).
+fn merge_matrix(cross: bool) {
     fleet();
     let _s = serial();
     let full = std::env::var("MERGE_FULL_MATRIX").is_ok_and(|v| v == "1");
-    let points: Vec<String> =
-        shardctl::ops::mover::fault_points(&shardctl::playbook::Playbook::default_merge(), true)
+    let mut points: Vec<String> =
+        shardctl::ops::mover::fault_points(&shardctl::playbook::Playbook::default_merge(), !cross)
             .into_iter()
             .filter(|p| full || !p.starts_with("after:"))
             .collect();
-    assert!(points.iter().any(|p| p == "before:flip"), "{points:?}");
     // The flip step widens the survivor's split guards (an effect only when it has some).
-    let mut points = points;
     let at = points.iter().position(|p| p == "journaled:flip").unwrap() + 1;
     for (i, p) in ["before:guard", "done:guard", "journaled:guard"]
         .iter()
@@ -685,11 +740,16 @@ fn a_crash_at_each_effect_of_a_merge_then_resume_or_abort() {
     {
         points.insert(at + i, p.to_string());
     }
-    // Abort everywhere before the flip would rerun the same rollback; a few points keep the
-    // default run short: each crash before an effect, and after the copy, flip and drop.
+    // Abort: each crash before an effect, and after the copy, the flip and the drop.
     let abort_at = |p: &str| {
         full || p.starts_with("before:")
-            || ["done:local-copy", "done:flip", "done:drop-source"].contains(&p)
+            || [
+                "done:local-copy",
+                "done:copy",
+                "done:flip",
+                "done:drop-source",
+            ]
+            .contains(&p)
     };
     let mut failures = Vec::new();
     let (started, mut runs) = (std::time::Instant::now(), 0);
@@ -699,7 +759,7 @@ fn a_crash_at_each_effect_of_a_merge_then_resume_or_abort() {
                 continue;
             }
             runs += 1;
-            let r = std::panic::catch_unwind(|| merge_crash_and_recover(p, then));
+            let r = std::panic::catch_unwind(|| merge_crash_and_recover(cross, p, then));
             if let Err(e) = r {
                 let msg = e
                     .downcast_ref::<String>()
@@ -711,9 +771,20 @@ fn a_crash_at_each_effect_of_a_merge_then_resume_or_abort() {
         }
     }
     println!(
-        "merge fault matrix: {} points, {runs} cases in {:.0}s",
+        "merge fault matrix ({}): {} points, {runs} cases in {:.0}s",
+        if cross { "across nodes" } else { "on one node" },
         points.len(),
         started.elapsed().as_secs_f64()
     );
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn a_crash_at_each_effect_of_a_merge_on_one_node_then_resume_or_abort() {
+    merge_matrix(false);
+}
+
+#[test]
+fn a_crash_at_each_effect_of_a_merge_across_nodes_then_resume_or_abort() {
+    merge_matrix(true);
 }

@@ -97,7 +97,8 @@ pub enum Command {
     )]
     Split(mv::SplitArgs),
     /// Merge adjacent shards (playbooks/merge.yaml) into the one on NODE: each other shard
-    /// is moved to NODE if needed, fenced, copied into it, flipped and dropped.
+    /// is copied into it (kept current by a channel from another node), fenced, verified,
+    /// flipped and dropped.
     #[command(
         after_help = "Example:\n  shardctl merge --shards 2,3 --to node1\n  shardctl merge --shards 4,5,6 --to node2 --dry-run"
     )]

@@ -1103,7 +1103,7 @@ pub struct MergeArgs {
     /// A playbook to run instead of the embedded playbooks/merge.yaml.
     #[arg(long)]
     pub playbook: Option<PathBuf>,
-    /// Run the first operation of the merge with every effect recorded instead of sent
+    /// Run the first merge of the request with every effect recorded instead of sent
     /// (read-only); prints the statements a real run would send on these servers.
     #[arg(long, conflicts_with = "check")]
     pub dry_run: bool,
@@ -1134,23 +1134,11 @@ pub fn merge(ctx: &Context, args: MergeArgs) -> Result<()> {
     inv.node(&args.to)?;
     let survivor = req.survivor;
     let quiet = |_: &StepEvent| {};
-    // The first operation of the sequence, as a dry run: the move of a retired shard that
-    // lives elsewhere, or its merge. Later ones read the fleet as the earlier leave it.
+    // The first merge of the request, as a dry run: later ones read the fleet as the
+    // earlier ones leave it.
     let first = &req.steps[0];
-    let first_is_move = snap.shard(first.retired)?.node != args.to;
-    let dry = |pb: Playbook| {
-        if first_is_move {
-            Mover::dry_run_move(
-                &inv,
-                first.retired,
-                &args.to,
-                Playbook::default_move(),
-                &quiet,
-            )
-        } else {
-            Mover::dry_run_merge(&inv, survivor, first.retired, &args.to, pb, &quiet)
-        }
-    };
+    let dry =
+        |pb: Playbook| Mover::dry_run_merge(&inv, survivor, first.retired, &args.to, pb, &quiet);
     // Every merge's tables and rows, before anything (a move included) changes.
     let pre = crate::ops::merge::precheck(&inv, &snap, &req);
     if args.check {
@@ -1166,7 +1154,7 @@ pub fn merge(ctx: &Context, args: MergeArgs) -> Result<()> {
     super::confirm(
         ctx,
         &format!(
-            "merge shards {} into shard {survivor} on {}: move each there if needed, fence it, copy its rows into shard {survivor}, point its keys at shard {survivor} and drop it",
+            "merge shards {} into shard {survivor} on {}: copy each one's rows into shard {survivor} (kept current by a channel from another node), fence it, point its keys at shard {survivor} and drop it",
             retired.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(","),
             args.to
         ),
@@ -1178,21 +1166,10 @@ pub fn merge(ctx: &Context, args: MergeArgs) -> Result<()> {
     let mut last_op = None;
     let result = (|| -> Result<()> {
         for p in &req.steps {
-            let now = Directory::open(&inv)?.load()?;
-            if now.shard(p.retired)?.node != args.to {
-                let mut m =
-                    Mover::start(&inv, p.retired, &args.to, Playbook::default_move(), &print)?;
-                last_op = Some(m.op());
-                let res = with_copy_bar(bar.clone(), &mut m, |m| m.run())
-                    .map_err(|e| name_interrupted(e, m.op(), m.state().flipped));
-                operations.push(serde_json::json!({"op": m.op(), "kind": "move", "shard": p.retired, "node": args.to}));
-                res?;
-            }
             let mut m =
                 Mover::start_merge(&inv, survivor, p.retired, &args.to, pb.clone(), &print)?;
             last_op = Some(m.op());
-            let res = m
-                .run()
+            let res = with_copy_bar(bar.clone(), &mut m, |m| m.run())
                 .map_err(|e| name_interrupted(e, m.op(), m.state().flipped));
             operations.push(serde_json::json!({
                 "op": m.op(), "kind": "merge", "shard": p.retired, "into": survivor,

@@ -209,6 +209,7 @@ pub fn run(ctx: &Context, cmd: StepCommand) -> Result<()> {
                 do_db: idents("schema", &do_db)?,
                 wild_do_schemas: idents("schema", &schemas)?,
                 rewrite_db,
+                wild_do_tables: Vec::new(),
             };
             if let Some(w) = steps::filter(&inv, &node, &ch, &filters)? {
                 crate::errln!("shardctl: warning: {w}");

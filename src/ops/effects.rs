@@ -82,6 +82,8 @@ pub struct CopyRequest<'a> {
     pub workers: usize,
     /// Counters for progress displays.
     pub progress: &'a copy::Progress,
+    /// A merge: only these tables' rows, into the existing tables of `pairs`' targets.
+    pub into_tables: Option<&'a [Ident]>,
 }
 
 /// A comparison of tables between two nodes (see [`crate::verify`]).
@@ -577,8 +579,21 @@ pub fn copy_between(inv: &Inventory, req: CopyRequest<'_>) -> Result<CopyReport>
                 workers: req.workers,
                 ..Default::default()
             };
-            copy::native::copy(&source, &target, req.pairs, opts, req.progress)
+            match req.into_tables {
+                Some(tables) => copy::native::copy_rows_into(
+                    &source,
+                    &target,
+                    req.pairs,
+                    tables,
+                    opts,
+                    req.progress,
+                ),
+                None => copy::native::copy(&source, &target, req.pairs, opts, req.progress),
+            }
         }
+        Method::Dump if req.into_tables.is_some() => Err(Error::Refused(
+            "a merge copies rows into existing tables, which the dump method cannot: use method: native".into(),
+        )),
         Method::Dump => {
             copy::dump::copy_with_progress(&source, Some(&target), None, req.pairs, req.progress)
         }
@@ -1413,12 +1428,21 @@ impl Effects for DryRun<'_> {
             ),
             Method::Dump => "dump: mariadb-dump --single-transaction piped into the client".into(),
         };
-        let what = format!(
-            "copy {} from {} ({tables} tables, about {rows} rows), {how}; position {} (read now)",
-            schemas.join(", "),
-            req.source,
-            coordinates.position
-        );
+        let what = match req.into_tables {
+            Some(only) => format!(
+                "copy the rows of {} of {} from {} into the existing tables (about {rows} rows in all of the schemas), {how}; position {} (read now)",
+                only.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", "),
+                schemas.join(", "),
+                req.source,
+                coordinates.position
+            ),
+            None => format!(
+                "copy {} from {} ({tables} tables, about {rows} rows), {how}; position {} (read now)",
+                schemas.join(", "),
+                req.source,
+                coordinates.position
+            ),
+        };
         let target = req.target.to_string();
         self.action(None, &target, what);
         self.simulate(Change::Schemas(

@@ -253,7 +253,7 @@ pub fn request(snap: &Snapshot, shards: &[u32], node: &str) -> Result<MergeReque
         .find(|s| s.node == node)
         .ok_or_else(|| {
             Error::Usage(format!(
-                "none of shards {} lives on {node}: merge onto the node of one of them (it survives; the others are moved there first)",
+                "none of shards {} lives on {node}: merge onto the node of one of them (it survives)",
                 shards
                     .iter()
                     .map(|s| s.to_string())

@@ -772,7 +772,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 always\:"Always"
 never\:"Never"))' \
 '--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
-'(--check)--dry-run[Run the first operation of the merge with every effect recorded instead of sent (read-only); prints the statements a real run would send on these servers]' \
+'(--check)--dry-run[Run the first merge of the request with every effect recorded instead of sent (read-only); prints the statements a real run would send on these servers]' \
 '--check[The dry run, reporting only whether the real run would be refused]' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
@@ -1629,7 +1629,7 @@ _shardctl_commands() {
 'sample:Write generated employees-shaped rows (the chapter'\''s example) through the router' \
 'move:Move a shard to another node (playbooks/move.yaml)\: copy, replicate, fence, verify, flip, drop the old copy' \
 'split:Split a shard (playbooks/split.yaml)\: a new shard on NODE takes part of the key space; both sides then prune what they no longer own' \
-'merge:Merge adjacent shards (playbooks/merge.yaml) into the one on NODE\: each other shard is moved to NODE if needed, fenced, copied into it, flipped and dropped' \
+'merge:Merge adjacent shards (playbooks/merge.yaml) into the one on NODE\: each other shard is copied into it (kept current by a channel from another node), fenced, verified, flipped and dropped' \
 'rebalance:Plan the moves that even out the fleet, then apply them' \
 'resume:Continue an operation after a crash or a failure, from what the servers show' \
 'abort:Roll back an operation that has not flipped\: fence lifted, channel removed, copy dropped' \
@@ -1793,7 +1793,7 @@ _shardctl__subcmd__help_commands() {
 'sample:Write generated employees-shaped rows (the chapter'\''s example) through the router' \
 'move:Move a shard to another node (playbooks/move.yaml)\: copy, replicate, fence, verify, flip, drop the old copy' \
 'split:Split a shard (playbooks/split.yaml)\: a new shard on NODE takes part of the key space; both sides then prune what they no longer own' \
-'merge:Merge adjacent shards (playbooks/merge.yaml) into the one on NODE\: each other shard is moved to NODE if needed, fenced, copied into it, flipped and dropped' \
+'merge:Merge adjacent shards (playbooks/merge.yaml) into the one on NODE\: each other shard is copied into it (kept current by a channel from another node), fenced, verified, flipped and dropped' \
 'rebalance:Plan the moves that even out the fleet, then apply them' \
 'resume:Continue an operation after a crash or a failure, from what the servers show' \
 'abort:Roll back an operation that has not flipped\: fence lifted, channel removed, copy dropped' \

@@ -464,8 +464,9 @@ fn prepare_move(
 }
 
 /// Checks one merge of a planned [`crate::ops::merge::request`] against the directory as
-/// it reads now (both shards on `node`, neither busy, still adjacent) and describes the
-/// operation: the retired shard's schemas are copied into the survivor's on `node`.
+/// it reads now (the survivor on `node`, neither busy, still adjacent) and describes the
+/// operation: the retired shard's schemas (on its own node) are copied into the survivor's
+/// on `node` — through a channel from another node, under the fence on the same one.
 fn prepare_merge(
     inv: &Inventory,
     dir: &mut Directory,
@@ -480,13 +481,13 @@ fn prepare_merge(
     refuse_if_busy(dir, survivor)?;
     let (s, r) = (snap.shard(survivor)?.clone(), snap.shard(retired)?.clone());
     let plan = crate::ops::merge::plan(&snap, &s, &r)?;
+    if s.node != node {
+        return Err(Error::Usage(format!(
+            "shard {} lives on {}, not on {node}: the surviving shard must live on the merge's node",
+            s.id, s.node
+        )));
+    }
     for sh in [&s, &r] {
-        if sh.node != node {
-            return Err(Error::Usage(format!(
-                "shard {} lives on {}, not on {node}: a merge runs on one node (move it there first)",
-                sh.id, sh.node
-            )));
-        }
         if sh.state != ShardState::Online {
             return Err(Error::Refused(format!(
                 "shard {} is {}, not online",
@@ -692,8 +693,8 @@ impl<'a> Mover<'a, Live<'a>> {
         Self::begin(inv, dir, p, on_event)
     }
 
-    /// Starts one merge: `retired` (fenced, copied into `survivor`'s schemas, dropped) and
-    /// `survivor`, both on `node`; refused up front like a move.
+    /// Starts one merge: `retired` (copied into `survivor`'s schemas on `node`, fenced,
+    /// dropped); refused up front like a move.
     pub fn start_merge(
         inv: &'a Inventory,
         survivor: u32,

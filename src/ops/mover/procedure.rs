@@ -122,7 +122,7 @@ impl<E: Effects> Mover<'_, E> {
     }
 
     fn filter(&mut self) -> Result<serde_json::Value> {
-        let rewrite_db = if self.split.is_some() {
+        let rewrite_db = if self.split.is_some() || self.merge.is_some() {
             self.pairs
                 .iter()
                 .map(|p| (p.from.clone(), p.to.clone()))
@@ -130,12 +130,32 @@ impl<E: Effects> Mover<'_, E> {
         } else {
             Vec::new()
         };
+        // A merge's channel carries the sharded tables only: the global tables are the
+        // survivor's own (the retired shard's copy of them would collide).
+        let (wild_do_schemas, wild_do_tables) = match self.merge {
+            Some(_) => (
+                Vec::new(),
+                self.retired_keys()?
+                    .into_iter()
+                    .map(|(s, t, _)| (s, t))
+                    .collect(),
+            ),
+            None => (
+                self.pairs.iter().map(|p| p.to.clone()).collect(),
+                Vec::new(),
+            ),
+        };
         let filters = Filters {
-            wild_do_schemas: self.pairs.iter().map(|p| p.to.clone()).collect(),
+            wild_do_schemas,
+            wild_do_tables,
             rewrite_db,
             ..Filters::default()
         };
-        let detail = serde_json::json!({"wild_do_table": filters.wild_do_schemas, "rewrite_db": filters.rewrite_db});
+        let detail = if self.merge.is_some() {
+            serde_json::json!({"wild_do_table": filters.wild_do_tables.iter().map(|(s, t)| format!("{s}.{t}")).collect::<Vec<_>>(), "rewrite_db": filters.rewrite_db})
+        } else {
+            serde_json::json!({"wild_do_table": filters.wild_do_schemas, "rewrite_db": filters.rewrite_db})
+        };
         let (target, channel) = (self.target.clone(), self.channel.clone());
         self.effect(Effect::SetFilters, &target, detail.clone(), |m| {
             m.fx.set_filters(&target, &channel, &filters)
@@ -204,11 +224,18 @@ impl<E: Effects> Mover<'_, E> {
         }
         if self.merge.is_some() {
             let checked = self.merge_preflight()?;
-            return Ok(
-                serde_json::json!({"server_id": s.server_id, "same_node": true, "tables": checked}),
-            );
+            if same {
+                return Ok(
+                    serde_json::json!({"server_id": s.server_id, "same_node": true, "tables": checked}),
+                );
+            }
         }
-        for p in self.pairs.clone() {
+        for p in self
+            .pairs
+            .clone()
+            .into_iter()
+            .filter(|_| self.merge.is_none())
+        {
             if self.fx.schema_exists(&target, &p.to)? {
                 return Err(Error::Refused(format!(
                     "the target {target} already has a schema {}",
@@ -244,16 +271,43 @@ impl<E: Effects> Mover<'_, E> {
             self.channel.clone(),
         );
         let schemas: Vec<Ident> = self.pairs.iter().map(|p| p.to.clone()).collect();
+        // A merge copies the retired shard's sharded tables into the survivor's.
+        let merge_keys = match self.merge {
+            Some(_) => Some(self.retired_keys()?),
+            None => None,
+        };
+        let into: Option<Vec<Ident>> = merge_keys.as_ref().map(|keys| {
+            let mut t: Vec<Ident> = keys.iter().map(|(_, t, _)| t.clone()).collect();
+            t.sort();
+            t.dedup();
+            t
+        });
         let report = self.effect(
             Effect::Copy,
             &target,
-            serde_json::json!({"method": method, "schemas": schemas}),
+            match &into {
+                Some(tables) => {
+                    serde_json::json!({"method": method, "schemas": schemas, "into_tables": tables})
+                }
+                None => serde_json::json!({"method": method, "schemas": schemas}),
+            },
             |m| {
                 // A channel left by an earlier attempt would write into the new copy.
                 m.fx.reset_channel(&target, &channel)?;
-                // Preflight found none of these schemas, so any present now are this
-                // operation's own partial copy from an interrupted attempt.
-                m.fx.drop_schemas(&target, &schemas, true)?;
+                match &merge_keys {
+                    // The survivor stays: an earlier attempt's rows of the retired keys go.
+                    Some(keys) => {
+                        let tables: Vec<(Ident, Ident)> = keys
+                            .iter()
+                            .map(|(s, t, _)| (s.clone(), t.clone()))
+                            .collect();
+                        let conds: Vec<_> = keys.iter().map(|(_, _, c)| c.clone()).collect();
+                        m.fx.unmerge_rows(&target, &tables, &conds)?;
+                    }
+                    // Preflight found none of these schemas, so any present now are this
+                    // operation's own partial copy from an interrupted attempt.
+                    None => m.fx.drop_schemas(&target, &schemas, true)?,
+                }
                 m.state.target_created = true;
                 let progress = std::sync::Arc::clone(&m.copy_progress);
                 m.fx.copy(CopyRequest {
@@ -263,6 +317,7 @@ impl<E: Effects> Mover<'_, E> {
                     method,
                     workers,
                     progress: &progress,
+                    into_tables: into.as_deref(),
                 })
             },
         )?;
@@ -1351,7 +1406,7 @@ impl<E: Effects> Mover<'_, E> {
     /// the same way (the survivor must be able to take every row of the retired shard), and
     /// no row outside its owner's key space (an unpruned split's leftovers would mix).
     fn merge_preflight(&mut self) -> Result<usize> {
-        let node = self.source.clone();
+        let (node, into) = (self.source.clone(), self.target.clone());
         let retired = self.shard.id;
         for p in self.pairs.clone() {
             if !self.fx.schema_exists(&node, &p.from)? {
@@ -1360,9 +1415,9 @@ impl<E: Effects> Mover<'_, E> {
                     p.from
                 )));
             }
-            if !self.fx.schema_exists(&node, &p.to)? {
+            if !self.fx.schema_exists(&into, &p.to)? {
                 return Err(Error::Refused(format!(
-                    "{node} has no schema {} for the surviving shard",
+                    "{into} has no schema {} for the surviving shard",
                     p.to
                 )));
             }
@@ -1373,7 +1428,7 @@ impl<E: Effects> Mover<'_, E> {
         for (survivor, table, retired_keys) in &keys {
             if self
                 .fx
-                .reader(&node)?
+                .reader(&into)?
                 .first::<u8>(&statements::any_where(survivor, table, retired_keys))?
                 .is_some()
             {
@@ -1414,11 +1469,11 @@ impl<E: Effects> Mover<'_, E> {
     /// defined the same way (under the shard fence the retired tables' hidden names read
     /// back as their own).
     fn merge_tables_match(&mut self) -> Result<()> {
-        let node = self.source.clone();
+        let (node, into) = (self.source.clone(), self.target.clone());
         for p in self.pairs.clone() {
             let renames = self.hidden_names(&p.from);
             let from = crate::ops::merge::read_tables(self.fx.reader(&node)?, &p.from, &renames)?;
-            let to = crate::ops::merge::read_tables(self.fx.reader(&node)?, &p.to, &[])?;
+            let to = crate::ops::merge::read_tables(self.fx.reader(&into)?, &p.to, &[])?;
             crate::ops::merge::compare_tables(&p.from, &from, &p.to, &to)?;
         }
         Ok(())
@@ -1436,7 +1491,7 @@ impl<E: Effects> Mover<'_, E> {
             .ok_or_else(|| Error::Internal("survivor guards outside a merge".into()))?;
         let snap = crate::ops::merge::after_merge(self.fx.directory_snapshot()?, &plan)?;
         let survivor = snap.shard(plan.survivor)?.clone();
-        let node = self.source.clone();
+        let node = self.target.clone();
         let dialect = self.fx.dialect(&node)?;
         let (mut stmts, mut guarded) = (Vec::new(), Vec::new());
         for t in snap.tables.iter().filter(|t| t.func_id == plan.func_id) {
