@@ -42,7 +42,7 @@ const FUNCTIONS: &[FunctionSpec] = &[
         "range",
         "int",
         "rdb",
-        &[("node2", "0"), ("node2", "100000")],
+        &[("node2", "0"), ("node2", "100000"), ("node2", "200000")],
     ),
     (
         "r3",
@@ -56,7 +56,7 @@ const FUNCTIONS: &[FunctionSpec] = &[
         "hash",
         "int",
         "hdb",
-        &[("node1", "auto"), ("node2", "auto")],
+        &[("node1", "auto"), ("node2", "auto"), ("node3", "auto")],
     ),
     (
         "l",
@@ -271,11 +271,12 @@ fn merge_under_workload(function: &str, db: &str, args: &[&str], stale: bool) ->
 }
 
 #[test]
-fn two_range_shards_on_one_node_merge_under_load() {
+fn three_range_shards_on_one_node_merge_under_load_fresh_then_stale() {
     fleet();
     let _s = serial();
     let shards = shards_of("r");
-    let (a, b) = (shards[0].0, shards[1].0);
+    let (a, b, c) = (shards[0].0, shards[1].0, shards[2].0);
+    // Fresh routers: the middle shard joins the lower one.
     let v = merge_under_workload(
         "r",
         "rdb",
@@ -283,11 +284,21 @@ fn two_range_shards_on_one_node_merge_under_load() {
         false,
     );
     assert_eq!(v["shard"], a);
+    let snap = dir().load().unwrap();
+    let cov = shardctl::directory::coverage(&snap, snap.function("r").unwrap(), a);
+    assert_eq!(cov.to_string(), "[0, 200000)");
+    // Stale routers: the upper one joins it too.
+    merge_under_workload(
+        "r",
+        "rdb",
+        &["--shards", &format!("{a},{c}"), "--to", "node2"],
+        true,
+    );
     assert_eq!(shards_of("r"), vec![(a, "node2".to_string())]);
     let snap = dir().load().unwrap();
     let cov = shardctl::directory::coverage(&snap, snap.function("r").unwrap(), a);
     assert_eq!(cov.to_string(), "[0, ∞)");
-    gone_everywhere("rdb", &[b]);
+    gone_everywhere("rdb", &[b, c]);
     // The global table stays the survivor's own.
     let mut n2 = connect(fleet(), "node2");
     assert_eq!(
@@ -364,15 +375,23 @@ fn adjacent_hash_arcs_merge_under_load() {
     fleet();
     let _s = serial();
     let shards = shards_of("h");
-    let (a, b) = (shards[0].0, shards[1].0);
-    let on1 = if shards[0].1 == "node1" { a } else { b };
+    let on = |node: &str| shards.iter().find(|s| s.1 == node).unwrap().0;
+    let (a, b, c) = (on("node1"), on("node2"), on("node3"));
+    // Three points on the ring: every two arcs are neighbours. Fresh routers first, then
+    // stale ones.
     merge_under_workload(
         "h",
         "hdb",
         &["--shards", &format!("{a},{b}"), "--to", "node1"],
+        false,
+    );
+    merge_under_workload(
+        "h",
+        "hdb",
+        &["--shards", &format!("{c},{a}"), "--to", "node1"],
         true,
     );
-    assert_eq!(shards_of("h"), vec![(on1, "node1".to_string())]);
+    assert_eq!(shards_of("h"), vec![(a, "node1".to_string())]);
     let snap = dir().load().unwrap();
     let f = snap.function("h").unwrap().id;
     assert_eq!(snap.points.iter().filter(|p| p.func_id == f).count(), 1);
@@ -383,7 +402,7 @@ fn list_shards_merge_under_load() {
     fleet();
     let _s = serial();
     let shards = shards_of("l");
-    let (a, b) = (shards[0].0, shards[1].0);
+    let (a, b, c) = (shards[0].0, shards[1].0, shards[2].0);
     merge_under_workload(
         "l",
         "ldb",
@@ -399,8 +418,20 @@ fn list_shards_merge_under_load() {
     }
     assert_eq!(
         r.shard_for_function("l", &Key::Str("f".into())).unwrap().id,
-        shards[2].0
+        c
     );
+    merge_under_workload(
+        "l",
+        "ldb",
+        &["--shards", &format!("{a},{c}"), "--to", "node1"],
+        true,
+    );
+    let r = Router::connect(&inventory()).unwrap();
+    assert_eq!(
+        r.shard_for_function("l", &Key::Str("f".into())).unwrap().id,
+        a
+    );
+    assert_eq!(shards_of("l"), vec![(a, "node1".to_string())]);
 }
 
 #[test]
