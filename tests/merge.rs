@@ -584,6 +584,47 @@ fn bad_merges_are_refused_without_a_change() {
         .assert()
         .success();
     assert_eq!(shards_of("b").len(), 2);
+
+    // A prune of either shard of an unfinished merge (crashed after its copy) is refused:
+    // the survivor holds the retired rows it does not own yet.
+    let out = cli(&["merge", "--shards", &s(&[b[1], b[0]]), "--to", "node2"])
+        .env("SHARDCTL_FAULT", "crash@after:backup")
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("crashing"),
+        "{out:?}"
+    );
+    let op = dir()
+        .operations(None)
+        .unwrap()
+        .into_iter()
+        .filter(|o| o.kind == OpKind::Merge)
+        .max_by_key(|o| o.id)
+        .unwrap()
+        .id;
+    for shard in [b[1], b[0]] {
+        let out = cli(&["prune", "--shard", &shard.to_string()])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(5), "{err}");
+        assert!(
+            err.contains("a prune now would delete the rows it merges"),
+            "{err}"
+        );
+    }
+    cli(&["abort", &op.to_string()]).assert().success();
+    assert_eq!(shards_of("b").len(), 2);
+    let mut n2 = connect(fleet(), "node2");
+    assert_eq!(
+        count(
+            &mut n2,
+            &format!("SELECT COUNT(*) FROM bdb_{}.items WHERE k < 1000", b[1])
+        ),
+        0,
+        "the abort took the copied rows out of the survivor"
+    );
 }
 
 /// Where a matrix's retired shards live: `c` splits onto its own node (node2), `c2` onto

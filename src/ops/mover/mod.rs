@@ -341,11 +341,36 @@ fn refuse_if_busy(dir: &mut Directory, shard_id: u32) -> Result<()> {
     for op in dir.active_operations()? {
         let busy = op.shard_id == Some(shard_id)
             || (op.kind == OpKind::Merge
-                && dir.operation(op.id)?.params["merge"]["survivor"].as_u64()
-                    == Some(shard_id.into()));
+                && serde_json::from_value::<crate::ops::merge::MergePlan>(
+                    dir.operation(op.id)?.params["merge"].clone(),
+                )
+                .is_ok_and(|p| p.survivor == shard_id));
         if busy {
             return Err(Error::Refused(format!(
                 "shard {shard_id} is under operation {} ({}, {}): resume or abort it first",
+                op.id, op.kind, op.state
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a prune of a shard that an unfinished merge retires or merges into: before the
+/// flip the survivor holds rows it does not own yet (the retired shard's, copied), which
+/// a prune would delete.
+pub fn refuse_if_merging(inv: &Inventory, shard_id: u32) -> Result<()> {
+    let mut dir = Directory::open(inv)?;
+    for op in dir.active_operations()? {
+        if op.kind != OpKind::Merge {
+            continue;
+        }
+        let plan = serde_json::from_value::<crate::ops::merge::MergePlan>(
+            dir.operation(op.id)?.params["merge"].clone(),
+        )
+        .ok();
+        if op.shard_id == Some(shard_id) || plan.is_some_and(|p| p.survivor == shard_id) {
+            return Err(Error::Refused(format!(
+                "shard {shard_id} is under operation {} ({}, {}): a prune now would delete the rows it merges; resume or abort it first",
                 op.id, op.kind, op.state
             )));
         }
