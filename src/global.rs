@@ -255,6 +255,7 @@ fn checksum(
             &shape.pk,
             None,
             None,
+            None,
         ))?
         .unwrap_or((0, 0, 0)))
 }

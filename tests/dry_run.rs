@@ -298,6 +298,48 @@ fn dry_runs_print_exactly_what_the_live_runs_send() {
         true,
     );
     prune_dry_run_equals_live();
+    // A merge of the two halves of shard 2 back into it, on their node: the copy under the
+    // fence, the flip, the survivor's split guards widened, the retired schemas dropped.
+    let inv = common::inventory(fleet());
+    let snap = shardctl::directory::Directory::open(&inv)
+        .unwrap()
+        .load()
+        .unwrap();
+    let half = snap
+        .ranges
+        .iter()
+        .find(|r| r.lower_bound == shardctl::directory::Key::Int(1001000))
+        .unwrap()
+        .shard_id;
+    dry_equals_live(
+        "merge_on_one_node",
+        &["merge", "--shards", &format!("2,{half}"), "--to", "node2"],
+        false,
+    );
+    assert!(shardctl::directory::Directory::open(&inv)
+        .unwrap()
+        .load()
+        .unwrap()
+        .shard(half)
+        .is_err());
+    // A merge across nodes: shard 1 ([0, 1500) on node2, with the guards of its split)
+    // takes the split's new shard ([1500, 1000000) on node1) through a channel.
+    let other = shardctl::directory::Directory::open(&inv)
+        .unwrap()
+        .load()
+        .unwrap()
+        .ranges
+        .iter()
+        .find(|r| r.lower_bound == shardctl::directory::Key::Int(1500))
+        .unwrap()
+        .shard_id;
+    assert_eq!(shard_node(1), "node2");
+    assert_eq!(shard_node(other), "node1");
+    dry_equals_live(
+        "merge_across_nodes",
+        &["merge", "--shards", &format!("1,{other}"), "--to", "node2"],
+        false,
+    );
 }
 
 /// Prune: every DELETE the live prune sends is one its dry run printed for that table

@@ -37,6 +37,26 @@ fn render(flavor: Flavor) -> String {
             Ident::new("schema", "employees_7").unwrap(),
             Ident::new("schema", "employees_9").unwrap(),
         )],
+        wild_do_tables: Vec::new(),
+    };
+    // A merge's channel: the retired schema rewritten to the survivor's, its sharded tables
+    // only (the global ones are the survivor's own).
+    let merge_filters = Filters {
+        rewrite_db: vec![(
+            Ident::new("schema", "employees_7").unwrap(),
+            Ident::new("schema", "employees_9").unwrap(),
+        )],
+        wild_do_tables: vec![
+            (
+                Ident::new("schema", "employees_9").unwrap(),
+                Ident::new("table", "dept_emp").unwrap(),
+            ),
+            (
+                Ident::new("schema", "employees_9").unwrap(),
+                Ident::new("table", "salaries").unwrap(),
+            ),
+        ],
+        ..Filters::default()
     };
     let shown = |r: shardctl::Result<shardctl::server::Stmt>| match r {
         Ok(st) => st.to_string(),
@@ -88,6 +108,10 @@ fn render(flavor: Flavor) -> String {
     match d.persisted_filter_lines(&ch, &filters) {
         Ok(lines) => out.extend(lines.iter().map(|l| format!("option file filter: {l}"))),
         Err(e) => out.push(format!("option file filter: unsupported: {e}")),
+    }
+    match d.set_filters(&ch, &merge_filters) {
+        Ok(stmts) => out.extend(stmts.iter().map(|s| format!("merge filters: {s}"))),
+        Err(e) => out.push(format!("merge filters: unsupported: {e}")),
     }
     match d.set_filters(&ch, &Filters::default()) {
         Ok(stmts) => out.extend(stmts.iter().map(|s| format!("clear filters: {s}"))),
@@ -728,6 +752,41 @@ fn render_common() -> String {
         sql::copy_rows_within_node(&to, &table, &schema, &hidden[0].hidden, &cols).to_string(),
     );
 
+    // merge: the survivor's rows in the retired shard's key space
+    let retired_keys = sql::owned(&sql::not_owned(
+        &id("emp_no"),
+        KeyKind::Int,
+        &NotOwned::OutsideRange {
+            lower: Value::Int(20000),
+            upper: Some(Value::Int(30000)),
+        },
+    ));
+    line(
+        "merge: the copy's session passes the survivor's guards, then meets them again",
+        sql::unmark_pruning_session().to_string(),
+    );
+    line(
+        "merge: survivor holds retired keys?",
+        sql::any_where(&to, &table, &retired_keys).to_string(),
+    );
+    line(
+        "merge: survivor loses the retired keys (retry, rollback)",
+        sql::delete_where(&to, &table, &retired_keys).to_string(),
+    );
+    line(
+        "merge: compare the survivor's retired keys",
+        sql::chunk_checksum(
+            &to,
+            &table,
+            &[id("emp_no"), id("salary")],
+            &[id("emp_no")],
+            None,
+            None,
+            Some(&retired_keys),
+        )
+        .to_string(),
+    );
+
     // split's median
     let range = sql::key_range(&column, Value::Int(10000), Some(Value::Int(20000)));
     let open_range = sql::key_range(&column, Value::Int(20000), None);
@@ -798,15 +857,16 @@ fn render_common() -> String {
     let cols = [id("emp_no"), id("salary"), id("from_date")];
     line(
         "verify: middle chunk",
-        sql::chunk_checksum(&schema, &table, &cols, &pk, Some(&key), Some(&upper)).to_string(),
+        sql::chunk_checksum(&schema, &table, &cols, &pk, Some(&key), Some(&upper), None)
+            .to_string(),
     );
     line(
         "verify: last chunk",
-        sql::chunk_checksum(&schema, &table, &cols, &pk, Some(&upper), None).to_string(),
+        sql::chunk_checksum(&schema, &table, &cols, &pk, Some(&upper), None, None).to_string(),
     );
     line(
         "verify: table without primary key",
-        sql::chunk_checksum(&schema, &titles, &cols, &[], None, None).to_string(),
+        sql::chunk_checksum(&schema, &titles, &cols, &[], None, None, None).to_string(),
     );
     line(
         "prune: pass the split's guards",

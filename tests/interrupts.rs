@@ -135,7 +135,7 @@ fn spawn_move(shard: u32, args: &[&str], fault: Option<&str>) -> Running {
         .env("NO_COLOR", "1")
         .arg("--config")
         .arg(fleet().inventory_path())
-        .args(["move", "--shard", &shard.to_string(), "--to", "node2"])
+        .args(["-v", "move", "--shard", &shard.to_string(), "--to", "node2"])
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -155,8 +155,10 @@ struct Stderr {
 }
 
 /// The step event line of the backup step starting (`op N step  2 backup   ...`).
+/// The `-v` line of the backup step starting (off a terminal only finished steps print a
+/// line of their own).
 fn backup_started(line: &str) -> bool {
-    line.contains(" backup ") && line.trim_end().ends_with("...")
+    line.contains(" step  2 backup started")
 }
 
 impl Stderr {

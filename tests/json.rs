@@ -605,6 +605,26 @@ fn every_command_follows_the_json_contract() {
         "auto",
     ]);
     let tmp_shard = added[0]["shard"].as_u64().unwrap().to_string();
+    // A merge of two arcs on one node: its check, then its events and summary.
+    let added = c.run(&[
+        "shard",
+        "add",
+        "--function",
+        "tmp",
+        "--node",
+        "node3",
+        "--point",
+        "auto",
+    ]);
+    let other = added[0]["shard"].as_u64().unwrap().to_string();
+    let both = format!("{tmp_shard},{other}");
+    c.run(&["merge", "--shards", &both, "--to", "node3", "--check"]);
+    let events = c.run(&["merge", "--shards", &both, "--to", "node3"]);
+    assert_eq!(
+        events.last().unwrap()["outcome"].as_str(),
+        Some("merged"),
+        "{events:?}"
+    );
     c.run(&["shard", "remove", "--shard", &tmp_shard]);
     c.run(&["table", "remove", "app.u"]);
     c.run(&["function", "remove", "tmp"]);
@@ -653,6 +673,7 @@ fn every_command_follows_the_json_contract() {
         "init",
         "lock",
         "lookup",
+        "merge",
         "move",
         "node add",
         "node list",

@@ -97,6 +97,13 @@ pub enum Command {
         after_help = "Example:\n  shardctl split --shard 2 --to node3 --at median\n  shardctl split --shard 2 --to node3 --at 15000\n  shardctl split --shard 7 --to node1\n  shardctl split --shard 9 --to node2 --values dk,no"
     )]
     Split(mv::SplitArgs),
+    /// Merge adjacent shards (playbooks/merge.yaml) into the one on NODE: each other shard
+    /// is copied into it (kept current by a channel from another node), fenced, verified,
+    /// flipped and dropped.
+    #[command(
+        after_help = "Example:\n  shardctl merge --shards 2,3 --to node1\n  shardctl merge --shards 4,5,6 --to node2 --dry-run"
+    )]
+    Merge(mv::MergeArgs),
     /// Plan the moves that even out the fleet, then apply them.
     #[command(subcommand)]
     Rebalance(mv::RebalanceCommand),
@@ -376,6 +383,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Init => directory::init(&ctx),
         Command::Move(args) => mv::run_move(&ctx, args),
         Command::Split(args) => mv::split(&ctx, args),
+        Command::Merge(args) => mv::merge(&ctx, args),
         Command::Rebalance(cmd) => mv::rebalance(&ctx, cmd),
         Command::Resume(args) => mv::resume(&ctx, args),
         Command::Abort(args) => mv::abort(&ctx, args),

@@ -465,6 +465,7 @@ fn summary_fields(m: &Mover<'_>) -> serde_json::Value {
         "from": m.source(),
         "to": m.target(),
         "new_shard": m.split().map(|p| p.new_shard),
+        "merged_into": m.merge().map(|p| p.survivor),
         "copied_rows": state.copied_rows,
         "fence_ms": state.fence_millis,
         "flipped": state.flipped,
@@ -656,6 +657,8 @@ pub enum OpKindArg {
     Move,
     /// Splits.
     Split,
+    /// Merges.
+    Merge,
     /// Prunes.
     Prune,
     /// Fences raised by hand (`shardctl lock`).
@@ -670,6 +673,7 @@ impl OpKindArg {
                 | (OpKindArg::Split, OpKind::Split)
                 | (OpKindArg::Prune, OpKind::Prune)
                 | (OpKindArg::Lock, OpKind::Lock)
+                | (OpKindArg::Merge, OpKind::Merge)
         )
     }
 }
@@ -1242,6 +1246,122 @@ pub fn split(ctx: &Context, args: SplitArgs) -> Result<()> {
             m.op(),
             state.fence_millis.unwrap_or(0)
         ),
+    }
+    Ok(())
+}
+
+/// Arguments of `merge`.
+#[derive(Debug, clap::Args)]
+pub struct MergeArgs {
+    /// The shards to merge (at least two, adjacent, of one function).
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub shards: Vec<u32>,
+    /// The node of the merged shard: one of the shards lives there and survives.
+    #[arg(long)]
+    pub to: String,
+    /// A playbook to run instead of the embedded playbooks/merge.yaml.
+    #[arg(long)]
+    pub playbook: Option<PathBuf>,
+    /// Run the first merge of the request with every effect recorded instead of sent
+    /// (read-only); prints the statements a real run would send on these servers.
+    #[arg(long, conflicts_with = "check")]
+    pub dry_run: bool,
+    /// The dry run, reporting only whether the real run would be refused.
+    #[arg(long)]
+    pub check: bool,
+}
+
+pub fn merge(ctx: &Context, args: MergeArgs) -> Result<()> {
+    let inv = ctx.inventory()?;
+    let pb = match &args.playbook {
+        Some(p) => Playbook::load(p)?,
+        None => Playbook::default_merge(),
+    };
+    if pb.is_split() {
+        return Err(Error::Usage(
+            "that playbook is a split's (it prunes): a merge's playbook drops the retired shard"
+                .into(),
+        ));
+    }
+    let snap = Directory::open(&inv)?.load()?;
+    // Known shards first (named as unknown), then busy ones (named with their operation).
+    for s in &args.shards {
+        snap.shard(*s)?;
+    }
+    crate::ops::mover::refuse_busy(&inv, &args.shards)?;
+    let req = crate::ops::merge::request(&snap, &args.shards, &args.to)?;
+    inv.node(&args.to)?;
+    let survivor = req.survivor;
+    let quiet = |_: &StepEvent| {};
+    // The first merge of the request, as a dry run: later ones read the fleet as the
+    // earlier ones leave it.
+    let first = &req.steps[0];
+    let dry =
+        |pb: Playbook| Mover::dry_run_merge(&inv, survivor, first.retired, &args.to, pb, &quiet);
+    // Every merge's tables and rows, before anything (a move included) changes.
+    let pre = crate::ops::merge::precheck(&inv, &snap, &req);
+    if args.check {
+        return report_check(ctx, "merge", pre.and_then(|_| dry(pb)));
+    }
+    pre?;
+    if args.dry_run {
+        let plan = dry(pb)?;
+        print_dry_run(ctx, "merge", &plan);
+        return Ok(());
+    }
+    let retired: Vec<u32> = req.steps.iter().map(|p| p.retired).collect();
+    super::confirm(
+        ctx,
+        &format!(
+            "merge shards {} into shard {survivor} on {}: copy each one's rows into shard {survivor} (kept current by a channel from another node), fence it, point its keys at shard {survivor} and drop it",
+            retired.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(","),
+            args.to
+        ),
+    )?;
+    let bar = progress_bar(ctx.format);
+    let print = printer("merge", ctx.format, bar.clone());
+    let mut operations = Vec::new();
+    let (mut copied_rows, mut fence_ms) = (0u64, 0u64);
+    let mut last_op = None;
+    let result = (|| -> Result<()> {
+        for p in &req.steps {
+            let mut m =
+                Mover::start_merge(&inv, survivor, p.retired, &args.to, pb.clone(), &print)?;
+            last_op = Some(m.op());
+            let res = with_copy_bar(bar.clone(), &mut m, |m| m.run())
+                .map_err(|e| name_interrupted(e, m.op(), m.state().flipped));
+            operations.push(serde_json::json!({
+                "op": m.op(), "kind": "merge", "shard": p.retired, "into": survivor,
+                "fence_ms": m.state().fence_millis, "copied_rows": m.state().copied_rows,
+            }));
+            let st = res?;
+            copied_rows += st.copied_rows;
+            fence_ms = fence_ms.max(st.fence_millis.unwrap_or(0));
+        }
+        Ok(())
+    })();
+    print_summary(
+        "merge",
+        ctx.format,
+        result.as_ref().map(|_| "merged"),
+        serde_json::json!({
+            "op": last_op,
+            "shard": survivor,
+            "node": args.to,
+            "retired": retired,
+            "operations": operations,
+            "copied_rows": copied_rows,
+            "fence_ms": fence_ms,
+        }),
+    );
+    result?;
+    if ctx.format == Format::Table {
+        crate::outln!(
+            "shards {} merged into shard {survivor} on {} ({} operation(s), {copied_rows} rows copied, longest write fence {fence_ms} ms)",
+            retired.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(","),
+            args.to,
+            operations.len()
+        );
     }
     Ok(())
 }

@@ -220,6 +220,7 @@ pub fn run(ctx: &Context, cmd: StepCommand) -> Result<()> {
                 do_db: idents("schema", &do_db)?,
                 wild_do_schemas: idents("schema", &schemas)?,
                 rewrite_db,
+                wild_do_tables: Vec::new(),
             };
             let mode = match (persist, remove_persisted) {
                 (true, _) => steps::Persist::Write,

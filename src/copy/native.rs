@@ -337,6 +337,31 @@ pub fn copy(
     opts: NativeOptions,
     progress: &Progress,
 ) -> Result<CopyReport> {
+    copy_inner(source, target, pairs, opts, progress, None)
+}
+
+/// A merge's copy: the rows of `tables` (in every schema of `pairs`) appended to the
+/// existing tables of the target schemas, which must be defined the same way; no table or
+/// other object is created. The writers pass the target's split guards (as a prune does).
+pub fn copy_rows_into(
+    source: &ConnectSpec,
+    target: &ConnectSpec,
+    pairs: &[SchemaPair],
+    tables: &[Ident],
+    opts: NativeOptions,
+    progress: &Progress,
+) -> Result<CopyReport> {
+    copy_inner(source, target, pairs, opts, progress, Some(tables))
+}
+
+fn copy_inner(
+    source: &ConnectSpec,
+    target: &ConnectSpec,
+    pairs: &[SchemaPair],
+    opts: NativeOptions,
+    progress: &Progress,
+    into: Option<&[Ident]>,
+) -> Result<CopyReport> {
     let started = Instant::now();
     let workers = opts.workers.max(1);
     let mut coordinator = connect_for_copy(source)?;
@@ -363,6 +388,9 @@ pub fn copy(
     for (pair, objs) in pairs.iter().zip(&all_objects) {
         let sizes = coordinator.table_rows(&pair.from)?;
         for t in objects::base_tables(objs) {
+            if into.is_some_and(|only| !only.contains(&t.name)) {
+                continue;
+            }
             let columns = coordinator.writable_columns(&pair.from, &t.name)?;
             let year_columns = coordinator.year_columns(&pair.from, &t.name)?;
             let years = columns.iter().map(|c| year_columns.contains(c)).collect();
@@ -371,7 +399,8 @@ pub fn copy(
             let load_data =
                 local_infile && !types.iter().any(|t| NOT_LOADABLE.contains(&t.as_str()));
             let rows = sizes.get(t.name.as_str()).copied().unwrap_or(0);
-            let deferred = if opts.defer_indexes {
+            // Rows copied into a merge survivor's existing tables: its indexes stay.
+            let deferred = if opts.defer_indexes && into.is_none() {
                 objs.tables
                     .iter()
                     .find(|(name, _)| *name == t.name)
@@ -394,7 +423,7 @@ pub fn copy(
         }
     }
     progress.begin(estimate);
-    for (pair, objs) in pairs.iter().zip(&all_objects) {
+    for (pair, objs) in pairs.iter().zip(&all_objects).filter(|_| into.is_none()) {
         objects::create_tables(&mut tgt, pair, objs)?;
     }
     for j in &jobs {
@@ -463,6 +492,9 @@ pub fn copy(
     for w in &mut writers {
         w.exec(&statements::bulk_load_session())?;
         w.exec(&statements::copy_writer_session())?;
+        if into.is_some() {
+            w.exec(&statements::mark_pruning_session())?;
+        }
     }
     // Index builders: sessions like the one that created the tables (the clauses are
     // replayed as that one replayed the definitions).
@@ -725,7 +757,7 @@ pub fn copy(
     }
     crate::signal::check()?;
     progress.finish();
-    for (pair, objs) in pairs.iter().zip(&all_objects) {
+    for (pair, objs) in pairs.iter().zip(&all_objects).filter(|_| into.is_none()) {
         objects::create_after_data(&mut tgt, pair, objs)?;
     }
     Ok(CopyReport {

@@ -67,6 +67,8 @@ sql_enum!(
         Move => "move",
         /// A shard gives part of its key space to a new shard.
         Split => "split",
+        /// A shard's keys and rows join an adjacent shard's; the shard goes.
+        Merge => "merge",
         /// Rows a shard no longer owns are deleted.
         Prune => "prune",
         /// A fence raised by hand (`shardctl lock`).
@@ -1033,6 +1035,72 @@ impl Directory {
                     "split of shard {old_shard}: the new shard {new_shard} has no offline location to bring online"
                 )));
             }
+            Ok(version)
+        })
+    }
+
+    /// A merge's flip, in one transaction: the retired shard's range, ring point or values
+    /// join the survivor's (the bound or point between them removed) and the retired
+    /// shard's location is deleted; the survivor's location version bumps so routers
+    /// refresh. Only for the lease holder whose operation has verified; nothing when the
+    /// retired shard has no location any more (flipped already).
+    pub fn merge_flip(
+        &mut self,
+        lease: &Lease,
+        plan: &crate::ops::merge::MergePlan,
+    ) -> Result<u64> {
+        use crate::ops::merge::MergeMapping;
+        let (st, locations) = (self.jt("operation_steps"), self.jt("locations"));
+        let (ranges, hashes, lists) = (self.jt("ranges"), self.jt("hashes"), self.jt("lists"));
+        let (f, survivor, retired) = (plan.func_id, plan.survivor, plan.retired);
+        self.change(|d, version| {
+            d.check_lease(lease)?;
+            d.require_verified(&st, lease.op, retired)?;
+            let present: u64 = d
+                .server()
+                .first(&Stmt::with(
+                    format!("SELECT COUNT(*) FROM {locations} WHERE shard_id = ?"),
+                    vec![retired.into()],
+                ))?
+                .unwrap_or(0);
+            if present == 0 {
+                return Ok(version);
+            }
+            let (table, drop): (&str, Option<(&str, mysql::Value)>) = match &plan.mapping {
+                MergeMapping::Range { drop } => (
+                    &ranges,
+                    Some(match drop {
+                        super::Key::Int(i) => ("lower_bound", (*i).into()),
+                        super::Key::Str(s) => ("lower_bound_str", s.as_bytes().into()),
+                    }),
+                ),
+                MergeMapping::Point { drop } => (&hashes, Some(("hash", drop.as_str().into()))),
+                MergeMapping::Values => (&lists, None),
+            };
+            d.server().exec(&Stmt::with(
+                format!("UPDATE {table} SET shard_id = ? WHERE func_id = ? AND shard_id = ?"),
+                vec![survivor.into(), f.into(), retired.into()],
+            ))?;
+            if let Some((col, v)) = drop {
+                let gone = d.server().exec_affected(&Stmt::with(
+                    format!("DELETE FROM {table} WHERE func_id = ? AND shard_id = ? AND {col} = ?"),
+                    vec![f.into(), survivor.into(), v],
+                ))?;
+                if gone != 1 {
+                    // Rolled back with the rest: the two key spaces no longer meet there.
+                    return Err(Error::Refused(format!(
+                        "merge of shard {retired} into {survivor}: the mapping between them changed since the merge was planned"
+                    )));
+                }
+            }
+            d.server().exec(&Stmt::with(
+                format!("DELETE FROM {locations} WHERE shard_id = ?"),
+                vec![retired.into()],
+            ))?;
+            d.server().exec(&Stmt::with(
+                format!("UPDATE {locations} SET version = ? WHERE shard_id = ?"),
+                vec![version.into(), survivor.into()],
+            ))?;
             Ok(version)
         })
     }

@@ -65,6 +65,8 @@ pub enum Flip {
         /// Its mapping.
         mapping: NewMapping,
     },
+    /// A merge: the retired shard's keys join the survivor's; its location goes.
+    Merge(crate::ops::merge::MergePlan),
 }
 
 /// A bulk copy of schemas from one node to another.
@@ -81,6 +83,8 @@ pub struct CopyRequest<'a> {
     pub workers: usize,
     /// Counters for progress displays.
     pub progress: &'a copy::Progress,
+    /// A merge: only these tables' rows, into the existing tables of `pairs`' targets.
+    pub into_tables: Option<&'a [Ident]>,
 }
 
 /// A comparison of tables between two nodes (see [`crate::verify`]).
@@ -386,6 +390,52 @@ pub trait FleetEffects {
         Ok(())
     }
 
+    /// A merge, under the retired shard's fence: the survivor's table loses any row of the
+    /// retired shard's keys (an earlier attempt's copy) and takes the retired table's rows
+    /// from its hidden name. Logged: the survivor's writes reach its replicas.
+    #[allow(clippy::too_many_arguments)]
+    fn merge_rows_within(
+        &mut self,
+        node: &str,
+        survivor: &Ident,
+        table: &Ident,
+        retired: &Ident,
+        hidden: &Ident,
+        columns: &[Ident],
+        retired_keys: &statements::Condition,
+    ) -> Result<u64> {
+        // The survivor's split guards (if any) still refuse the retired keys until the flip
+        // widens them: the copy passes as a prune does.
+        let stmts = [
+            statements::mark_pruning_session(),
+            statements::foreign_key_checks(false),
+            statements::delete_where(survivor, table, retired_keys),
+            statements::copy_rows_within_node(survivor, table, retired, hidden, columns),
+            statements::foreign_key_checks(true),
+            statements::unmark_pruning_session(),
+        ];
+        self.run(node, &stmts)
+    }
+
+    /// A merge rolled back: the survivor's tables lose the retired shard's keys again.
+    fn unmerge_rows(
+        &mut self,
+        node: &str,
+        tables: &[(Ident, Ident)],
+        retired_keys: &[statements::Condition],
+    ) -> Result<u64> {
+        let mut stmts = vec![
+            statements::mark_pruning_session(),
+            statements::foreign_key_checks(false),
+        ];
+        for ((schema, table), cond) in tables.iter().zip(retired_keys) {
+            stmts.push(statements::delete_where(schema, table, cond));
+        }
+        stmts.push(statements::foreign_key_checks(true));
+        stmts.push(statements::unmark_pruning_session());
+        self.run(node, &stmts)
+    }
+
     /// Same-node split: copies one table's rows from its hidden name into the new schema.
     fn copy_rows_within(
         &mut self,
@@ -545,8 +595,21 @@ pub fn copy_between(inv: &Inventory, req: CopyRequest<'_>) -> Result<CopyReport>
                 workers: req.workers,
                 ..Default::default()
             };
-            copy::native::copy(&source, &target, req.pairs, opts, req.progress)
+            match req.into_tables {
+                Some(tables) => copy::native::copy_rows_into(
+                    &source,
+                    &target,
+                    req.pairs,
+                    tables,
+                    opts,
+                    req.progress,
+                ),
+                None => copy::native::copy(&source, &target, req.pairs, opts, req.progress),
+            }
         }
+        Method::Dump if req.into_tables.is_some() => Err(Error::Refused(
+            "a merge copies rows into existing tables, which the dump method cannot: use method: native".into(),
+        )),
         Method::Dump => {
             copy::dump::copy_with_progress(&source, Some(&target), None, req.pairs, req.progress)
         }
@@ -1047,6 +1110,7 @@ impl Effects for Live<'_> {
             } => self
                 .dir
                 .split_flip(&self.lease, *func_id, *old_shard, *new_shard, mapping),
+            Flip::Merge(plan) => self.dir.merge_flip(&self.lease, plan),
         }
     }
 
@@ -1481,12 +1545,21 @@ impl Effects for DryRun<'_> {
             Method::Dump => "dump: mariadb-dump --single-transaction piped into the client".into(),
             Method::Physical => "physical: mariadb-backup --backup --databases of the shard's schemas on the source's host, --prepare --export, the .ibd/.cfg files streamed to the target's host, the tables created, their tablespaces discarded, the files moved in and imported, then views, routines, triggers and events".into(),
         };
-        let what = format!(
-            "copy {} from {} ({tables} tables, about {rows} rows), {how}; position {} (read now)",
-            schemas.join(", "),
-            req.source,
-            coordinates.position
-        );
+        let what = match req.into_tables {
+            Some(only) => format!(
+                "copy the rows of {} of {} from {} into the existing tables (about {rows} rows in all of the schemas), {how}; position {} (read now)",
+                only.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", "),
+                schemas.join(", "),
+                req.source,
+                coordinates.position
+            ),
+            None => format!(
+                "copy {} from {} ({tables} tables, about {rows} rows), {how}; position {} (read now)",
+                schemas.join(", "),
+                req.source,
+                coordinates.position
+            ),
+        };
         let target = req.target.to_string();
         self.action(None, &target, what);
         self.simulate(Change::Schemas(
@@ -1711,6 +1784,16 @@ impl Effects for DryRun<'_> {
             } => format!(
                 "flip: shard {new_shard} takes {} from shard {old_shard} and comes online (one transaction, directory version + 1)",
                 describe_mapping(mapping)
+            ),
+            Flip::Merge(plan) => format!(
+                "flip: shard {} takes the keys of shard {} ({}), whose location is deleted, only if this operation verified the copy and still holds its lease (one transaction, directory version + 1)",
+                plan.survivor,
+                plan.retired,
+                match &plan.mapping {
+                    crate::ops::merge::MergeMapping::Range { drop } => format!("range bound {drop} removed"),
+                    crate::ops::merge::MergeMapping::Point { drop } => format!("ring point {drop} removed"),
+                    crate::ops::merge::MergeMapping::Values => "its values".to_string(),
+                }
             ),
         };
         self.action(None, "directory", what);

@@ -7,6 +7,7 @@ pub mod effects;
 pub mod fence;
 pub mod hooks;
 pub mod host;
+pub mod merge;
 pub mod mover;
 pub mod plan;
 pub mod remove;

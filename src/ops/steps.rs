@@ -87,6 +87,7 @@ pub fn backup(
                     method,
                     workers,
                     progress: &copy::native::Progress::default(),
+                    into_tables: None,
                 },
             )
         }

@@ -13,6 +13,8 @@ pub const MOVE_PLAYBOOK: &str = include_str!("../../playbooks/move.yaml");
 pub const SPLIT_PLAYBOOK: &str = include_str!("../../playbooks/split.yaml");
 /// The embedded move playbook of the chapter's restart path (`--playbook move-restart`).
 pub const MOVE_RESTART_PLAYBOOK: &str = include_str!("../../playbooks/move-restart.yaml");
+/// The embedded merge playbook.
+pub const MERGE_PLAYBOOK: &str = include_str!("../../playbooks/merge.yaml");
 
 /// Which write fence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -427,6 +429,11 @@ impl Playbook {
     /// The default split playbook.
     pub fn default_split() -> Playbook {
         Self::parse("playbooks/split.yaml", SPLIT_PLAYBOOK).expect("the embedded playbook is valid")
+    }
+
+    /// The default merge playbook.
+    pub fn default_merge() -> Playbook {
+        Self::parse("playbooks/merge.yaml", MERGE_PLAYBOOK).expect("the embedded playbook is valid")
     }
 
     /// The default move playbook.

@@ -473,6 +473,9 @@ pub fn run(
     if shard.state == ShardState::Offline {
         return Err(Error::Refused(format!("shard {shard_id} is offline")));
     }
+    if parent.is_none() {
+        crate::ops::mover::refuse_if_merging(inv, shard_id)?;
+    }
     let plans = plan(inv, &snap, &shard)?;
     let (lease, previous) = match resume_op {
         Some(op) => {

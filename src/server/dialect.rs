@@ -126,12 +126,18 @@ pub struct Filters {
     pub wild_do_schemas: Vec<Ident>,
     /// replicate-rewrite-db pairs (from, to).
     pub rewrite_db: Vec<(Ident, Ident)>,
+    /// replicate-wild-do-table, one `schema.table` pattern per table (a merge's channel:
+    /// the survivor's sharded tables, not its global ones).
+    pub wild_do_tables: Vec<(Ident, Ident)>,
 }
 
 impl Filters {
     /// True when no filter is set.
     pub fn is_empty(&self) -> bool {
-        self.do_db.is_empty() && self.wild_do_schemas.is_empty() && self.rewrite_db.is_empty()
+        self.do_db.is_empty()
+            && self.wild_do_schemas.is_empty()
+            && self.rewrite_db.is_empty()
+            && self.wild_do_tables.is_empty()
     }
 }
 
@@ -139,6 +145,12 @@ impl Filters {
 /// one-character wildcard in these patterns).
 pub fn wild_pattern(schema: &Ident) -> String {
     format!("{}.%", schema.as_str().replace('_', "\\_"))
+}
+
+/// A replication wild pattern matching exactly `schema.table` (`_` and `%` escaped).
+pub fn wild_table_pattern(schema: &Ident, table: &Ident) -> String {
+    let esc = |s: &str| s.replace('_', "\\_").replace('%', "\\%");
+    format!("{}.{}", esc(schema.as_str()), esc(table.as_str()))
 }
 
 /// The SQL dialect of one flavor.
@@ -437,7 +449,17 @@ impl Dialect {
             return Err(self.unsupported("replicate_rewrite_db without a restart"));
         }
         let do_db: Vec<&str> = filters.do_db.iter().map(Ident::as_str).collect();
-        let wild: Vec<String> = filters.wild_do_schemas.iter().map(wild_pattern).collect();
+        let wild: Vec<String> = filters
+            .wild_do_schemas
+            .iter()
+            .map(wild_pattern)
+            .chain(
+                filters
+                    .wild_do_tables
+                    .iter()
+                    .map(|(s, t)| wild_table_pattern(s, t)),
+            )
+            .collect();
         let rewrite: Vec<String> = filters
             .rewrite_db
             .iter()

@@ -818,6 +818,40 @@ pub fn copy_rows_within_node(
     ))
 }
 
+/// The rows a condition from [`not_owned`] leaves out: the keys a shard owns (a merge's
+/// retired shard, in the survivor's tables).
+pub fn owned(not_owned: &Condition) -> Condition {
+    Condition {
+        sql: format!("(NOT {})", not_owned.sql),
+        params: not_owned.params.clone(),
+    }
+}
+
+/// `DELETE FROM schema.table WHERE cond`: a merge's survivor loses the retired shard's keys
+/// (before a copy is made again, or when a merge is rolled back).
+pub fn delete_where(schema: &Ident, table: &Ident, cond: &Condition) -> Stmt {
+    Stmt::with(
+        format!(
+            "DELETE FROM {} WHERE {}",
+            qualified(schema, table),
+            cond.sql
+        ),
+        cond.params.clone(),
+    )
+}
+
+/// Whether any row of `schema.table` matches `cond` (`SELECT 1 ... LIMIT 1`).
+pub fn any_where(schema: &Ident, table: &Ident, cond: &Condition) -> Stmt {
+    Stmt::with(
+        format!(
+            "SELECT 1 FROM {} WHERE {} LIMIT 1",
+            qualified(schema, table),
+            cond.sql
+        ),
+        cond.params.clone(),
+    )
+}
+
 // ---------------------------------------------------------------------------------------
 // The shard fence and the old copy kept after a move.
 
@@ -1199,7 +1233,8 @@ pub fn chunk_upper_bound(
 /// comparison's CPU time). Each column is read as its bytes (`CAST(... AS BINARY)`, so no
 /// collation or character-set conversion hides a difference) with NULL markers after the
 /// values, so NULL and the empty string differ. XOR does not depend on row order. The
-/// third is the SUM of the same hashes for a table without a primary key, else 0.
+/// third is the SUM of the same hashes for a table without a primary key, else 0. `extra`
+/// narrows the rows further (a merge's survivor: only the retired shard's keys).
 pub fn chunk_checksum(
     schema: &Ident,
     table: &Ident,
@@ -1207,6 +1242,7 @@ pub fn chunk_checksum(
     pk: &[Ident],
     after: Option<&[Value]>,
     up_to: Option<&[Value]>,
+    extra: Option<&Condition>,
 ) -> Stmt {
     let values = columns
         .iter()
@@ -1230,6 +1266,7 @@ pub fn chunk_checksum(
         .map(|v| keyset(pk, v, Keyset::After))
         .into_iter()
         .chain(up_to.map(|v| keyset(pk, v, Keyset::UpTo)))
+        .chain(extra.cloned())
         .collect();
     let filter = if conds.is_empty() {
         String::new()
@@ -1295,6 +1332,11 @@ pub const GUARD_MESSAGE_PREFIX: &str = "shardctl: ";
 /// exactly the rows the shard no longer owns).
 pub fn mark_pruning_session() -> Stmt {
     Stmt::text("SET @shardctl_pruning = 1")
+}
+
+/// Ends [`mark_pruning_session`]: the session's writes meet the guards again.
+pub fn unmark_pruning_session() -> Stmt {
+    Stmt::text("SET @shardctl_pruning = NULL")
 }
 
 /// Whether a trigger is one of the split guards (their names are shardctl's).

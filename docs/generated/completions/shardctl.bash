@@ -70,6 +70,9 @@ _shardctl() {
             shardctl,man)
                 cmd="shardctl__subcmd__man"
                 ;;
+            shardctl,merge)
+                cmd="shardctl__subcmd__merge"
+                ;;
             shardctl,move)
                 cmd="shardctl__subcmd__move"
                 ;;
@@ -237,6 +240,9 @@ _shardctl() {
                 ;;
             shardctl__subcmd__help,man)
                 cmd="shardctl__subcmd__help__subcmd__man"
+                ;;
+            shardctl__subcmd__help,merge)
+                cmd="shardctl__subcmd__help__subcmd__merge"
                 ;;
             shardctl__subcmd__help,move)
                 cmd="shardctl__subcmd__help__subcmd__move"
@@ -551,7 +557,7 @@ _shardctl() {
 
     case "${cmd}" in
         shardctl)
-            opts="-v -y -h -V --config --output --color --verbose --yes --log-file --help --version sandbox init node function table shard lookup analyze sample move split rebalance resume abort cutover stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config simulate ids global query completions man help"
+            opts="-v -y -h -V --config --output --color --verbose --yes --log-file --help --version sandbox init node function table shard lookup analyze sample move split merge rebalance resume abort cutover stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config simulate ids global query completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1429,7 +1435,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__help)
-            opts="sandbox init node function table shard lookup analyze sample move split rebalance resume abort cutover stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config simulate ids global query completions man help"
+            opts="sandbox init node function table shard lookup analyze sample move split merge rebalance resume abort cutover stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config simulate ids global query completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1849,6 +1855,20 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__help__subcmd__man)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__help__subcmd__merge)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2832,6 +2852,48 @@ _shardctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        shardctl__subcmd__merge)
+            opts="-v -y -h --shards --to --playbook --dry-run --check --config --output --color --verbose --yes --log-file --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --shards)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --playbook)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         shardctl__subcmd__move)
             opts="-v -y -h --shard --to --playbook --fence --method --dry-run --offline --check --cutover --cutover-window --hook --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -3104,7 +3166,7 @@ _shardctl() {
                     return 0
                     ;;
                 --kind)
-                    COMPREPLY=($(compgen -W "move split prune lock" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "move split merge prune lock" -- "${cur}"))
                     return 0
                     ;;
                 --shard)

@@ -794,6 +794,28 @@ never\:"Never"))' \
 '--help[Print help (see more with '\''--help'\'')]' \
 && ret=0
 ;;
+(merge)
+_arguments "${_arguments_options[@]}" : \
+'*--shards=[The shards to merge (at least two, adjacent, of one function)]:SHARDS:_default' \
+'--to=[The node of the merged shard\: one of the shards lives there and survives]:TO:_default' \
+'--playbook=[A playbook to run instead of the embedded playbooks/merge.yaml]:PLAYBOOK:_files' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'(--check)--dry-run[Run the first merge of the request with every effect recorded instead of sent (read-only); prints the statements a real run would send on these servers]' \
+'--check[The dry run, reporting only whether the real run would be refused]' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
 (rebalance)
 _arguments "${_arguments_options[@]}" : \
 '--config=[Inventory file]:CONFIG:_files' \
@@ -984,6 +1006,7 @@ done\:"Finished"
 aborted\:"Rolled back"))' \
 '*--kind=[Only operations of this kind (repeatable)]:KIND:((move\:"Moves (also those of a rebalance)"
 split\:"Splits"
+merge\:"Merges"
 prune\:"Prunes"
 lock\:"Fences raised by hand (\`shardctl lock\`)"))' \
 '--shard=[Only operations on this shard]:SHARD:_default' \
@@ -1915,6 +1938,10 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(merge)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (rebalance)
 _arguments "${_arguments_options[@]}" : \
 ":: :_shardctl__subcmd__help__subcmd__rebalance_commands" \
@@ -2142,6 +2169,7 @@ _shardctl_commands() {
 'sample:Write generated employees-shaped rows (the chapter'\''s example) through the router' \
 'move:Move a shard to another node (playbooks/move.yaml)\: copy, replicate, fence, verify, flip, drop the old copy' \
 'split:Split a shard (playbooks/split.yaml)\: a new shard on NODE takes part of the key space; both sides then prune what they no longer own' \
+'merge:Merge adjacent shards (playbooks/merge.yaml) into the one on NODE\: each other shard is copied into it (kept current by a channel from another node), fenced, verified, flipped and dropped' \
 'rebalance:Plan the moves that even out the fleet, then apply them' \
 'resume:Continue an operation after a crash or a failure, from what the servers show' \
 'abort:Roll back an operation that has not flipped\: fence lifted, channel removed, copy dropped' \
@@ -2370,6 +2398,7 @@ _shardctl__subcmd__help_commands() {
 'sample:Write generated employees-shaped rows (the chapter'\''s example) through the router' \
 'move:Move a shard to another node (playbooks/move.yaml)\: copy, replicate, fence, verify, flip, drop the old copy' \
 'split:Split a shard (playbooks/split.yaml)\: a new shard on NODE takes part of the key space; both sides then prune what they no longer own' \
+'merge:Merge adjacent shards (playbooks/merge.yaml) into the one on NODE\: each other shard is copied into it (kept current by a channel from another node), fenced, verified, flipped and dropped' \
 'rebalance:Plan the moves that even out the fleet, then apply them' \
 'resume:Continue an operation after a crash or a failure, from what the servers show' \
 'abort:Roll back an operation that has not flipped\: fence lifted, channel removed, copy dropped' \
@@ -2564,6 +2593,11 @@ _shardctl__subcmd__help__subcmd__lookup_commands() {
 _shardctl__subcmd__help__subcmd__man_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl help man commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__merge_commands] )) ||
+_shardctl__subcmd__help__subcmd__merge_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help merge commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__help__subcmd__move_commands] )) ||
 _shardctl__subcmd__help__subcmd__move_commands() {
@@ -2881,6 +2915,11 @@ _shardctl__subcmd__lookup_commands() {
 _shardctl__subcmd__man_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl man commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__merge_commands] )) ||
+_shardctl__subcmd__merge_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl merge commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__move_commands] )) ||
 _shardctl__subcmd__move_commands() {

@@ -26,6 +26,7 @@
 
 mod owner;
 mod procedure;
+pub(crate) use procedure::comparable_definition;
 mod recovery;
 
 pub use owner::OwnerFlags;
@@ -348,6 +349,7 @@ pub struct Mover<'a, E: Effects = Live<'a>> {
     end_state: OpState,
     copy_progress: Arc<copy::native::Progress>,
     split: Option<crate::ops::split::SplitPlan>,
+    merge: Option<crate::ops::merge::MergePlan>,
     on_event: &'a dyn Fn(&StepEvent),
     /// Hooks of the stages that gate nothing, running in the background so that none
     /// lengthens a fence; waited for when the run ends.
@@ -359,19 +361,56 @@ pub fn channel_for(op: u64) -> Channel {
     Channel::new(&format!("shardctl_op{op}")).expect("valid channel name")
 }
 
-/// Refuses a shard that has an unfinished operation.
+/// Refuses a shard that has an unfinished operation (also as a merge's survivor).
 fn refuse_if_busy(dir: &mut Directory, shard_id: u32) -> Result<()> {
-    match dir
-        .active_operations()?
-        .into_iter()
-        .find(|o| o.shard_id == Some(shard_id))
-    {
-        Some(op) => Err(Error::Refused(format!(
-            "shard {shard_id} is under operation {} ({}, {}): resume or abort it first",
-            op.id, op.kind, op.state
-        ))),
-        None => Ok(()),
+    for op in dir.active_operations()? {
+        let busy = op.shard_id == Some(shard_id)
+            || (op.kind == OpKind::Merge
+                && serde_json::from_value::<crate::ops::merge::MergePlan>(
+                    dir.operation(op.id)?.params["merge"].clone(),
+                )
+                .is_ok_and(|p| p.survivor == shard_id));
+        if busy {
+            return Err(Error::Refused(format!(
+                "shard {shard_id} is under operation {} ({}, {}): resume or abort it first",
+                op.id, op.kind, op.state
+            )));
+        }
     }
+    Ok(())
+}
+
+/// Refuses a prune of a shard that an unfinished merge retires or merges into: before the
+/// flip the survivor holds rows it does not own yet (the retired shard's, copied), which
+/// a prune would delete.
+pub fn refuse_if_merging(inv: &Inventory, shard_id: u32) -> Result<()> {
+    let mut dir = Directory::open(inv)?;
+    for op in dir.active_operations()? {
+        if op.kind != OpKind::Merge {
+            continue;
+        }
+        let plan = serde_json::from_value::<crate::ops::merge::MergePlan>(
+            dir.operation(op.id)?.params["merge"].clone(),
+        )
+        .ok();
+        if op.shard_id == Some(shard_id) || plan.is_some_and(|p| p.survivor == shard_id) {
+            return Err(Error::Refused(format!(
+                "shard {shard_id} is under operation {} ({}, {}): a prune now would delete the rows it merges; resume or abort it first",
+                op.id, op.kind, op.state
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses any of `shards` that has an unfinished operation (also as a merge's survivor),
+/// naming it: a request is checked this way before anything of it runs.
+pub fn refuse_busy(inv: &Inventory, shards: &[u32]) -> Result<()> {
+    let mut dir = Directory::open(inv)?;
+    for s in shards {
+        refuse_if_busy(&mut dir, *s)?;
+    }
+    Ok(())
 }
 
 /// The journal's step rows for a playbook: name and parameters.
@@ -446,6 +485,7 @@ struct Planned {
     pairs: Vec<SchemaPair>,
     playbook: Playbook,
     split: Option<crate::ops::split::SplitPlan>,
+    merge: Option<crate::ops::merge::MergePlan>,
     params: serde_json::Value,
 }
 
@@ -469,6 +509,53 @@ fn prepare_move(
         target: to.to_string(),
         playbook,
         split: None,
+        merge: None,
+        params,
+    })
+}
+
+/// Checks one merge of a planned [`crate::ops::merge::request`] against the directory as
+/// it reads now (the survivor on `node`, neither busy, still adjacent) and describes the
+/// operation: the retired shard's schemas (on its own node) are copied into the survivor's
+/// on `node` — through a channel from another node, under the fence on the same one.
+fn prepare_merge(
+    inv: &Inventory,
+    dir: &mut Directory,
+    survivor: u32,
+    retired: u32,
+    node: &str,
+    playbook: Playbook,
+) -> Result<Planned> {
+    let snap = dir.load()?;
+    inv.node(node)?;
+    refuse_if_busy(dir, retired)?;
+    refuse_if_busy(dir, survivor)?;
+    let (s, r) = (snap.shard(survivor)?.clone(), snap.shard(retired)?.clone());
+    let plan = crate::ops::merge::plan(&snap, &s, &r)?;
+    if s.node != node {
+        return Err(Error::Usage(format!(
+            "shard {} lives on {}, not on {node}: the surviving shard must live on the merge's node",
+            s.id, s.node
+        )));
+    }
+    for sh in [&s, &r] {
+        if sh.state != ShardState::Online {
+            return Err(Error::Refused(format!(
+                "shard {} is {}, not online",
+                sh.id,
+                sh.state.as_sql()
+            )));
+        }
+    }
+    let params = serde_json::json!({ "playbook": playbook, "merge": plan });
+    Ok(Planned {
+        kind: OpKind::Merge,
+        pairs: split_pairs(&snap, &r, survivor)?,
+        shard: r,
+        target: node.to_string(),
+        playbook,
+        split: None,
+        merge: Some(plan),
         params,
     })
 }
@@ -542,6 +629,7 @@ fn prepare_split(
         target: to.to_string(),
         playbook,
         split: Some(plan),
+        merge: None,
         params,
     })
 }
@@ -574,6 +662,7 @@ impl<'a, E: Effects> Mover<'a, E> {
             end_state: OpState::Failed,
             copy_progress: Default::default(),
             split: p.split,
+            merge: p.merge,
             on_event,
         }
     }
@@ -606,6 +695,21 @@ impl<'a> Mover<'a, DryRun<'a>> {
     ) -> Result<DryRunPlan> {
         let mut dir = Directory::open(inv)?;
         let p = prepare_move(inv, &mut dir, shard_id, to, playbook)?;
+        Self::dry_run(inv, dir, p, on_event)
+    }
+
+    /// The dry run of one merge of `retired` into `survivor`, both on `node` (see
+    /// [`Mover::dry_run_move`]).
+    pub fn dry_run_merge(
+        inv: &'a Inventory,
+        survivor: u32,
+        retired: u32,
+        node: &str,
+        playbook: Playbook,
+        on_event: &'a dyn Fn(&StepEvent),
+    ) -> Result<DryRunPlan> {
+        let mut dir = Directory::open(inv)?;
+        let p = prepare_merge(inv, &mut dir, survivor, retired, node, playbook)?;
         Self::dry_run(inv, dir, p, on_event)
     }
 
@@ -660,6 +764,22 @@ impl<'a> Mover<'a, Live<'a>> {
             // Refuse bad input before the journal or the shard's state change.
             Mover::<'_, DryRun<'_>>::preflight_only(inv, &p)?;
         }
+        Self::begin(inv, dir, p, on_event)
+    }
+
+    /// Starts one merge: `retired` (copied into `survivor`'s schemas on `node`, fenced,
+    /// dropped); refused up front like a move.
+    pub fn start_merge(
+        inv: &'a Inventory,
+        survivor: u32,
+        retired: u32,
+        node: &str,
+        playbook: Playbook,
+        on_event: &'a dyn Fn(&StepEvent),
+    ) -> Result<Mover<'a>> {
+        let mut dir = Directory::open(inv)?;
+        let p = prepare_merge(inv, &mut dir, survivor, retired, node, playbook)?;
+        Mover::<'_, DryRun<'_>>::preflight_only(inv, &p)?;
         Self::begin(inv, dir, p, on_event)
     }
 
@@ -758,9 +878,9 @@ impl<'a> Mover<'a, Live<'a>> {
     ) -> Result<Mover<'a>> {
         let mut dir = Directory::open(inv)?;
         let rec = dir.operation(op_id)?;
-        if rec.kind != OpKind::Move && rec.kind != OpKind::Split {
+        if !matches!(rec.kind, OpKind::Move | OpKind::Split | OpKind::Merge) {
             return Err(Error::Usage(format!(
-                "operation {op_id} is a {}, not a move or split",
+                "operation {op_id} is a {}, not a move, split or merge",
                 rec.kind
             )));
         }
@@ -792,7 +912,31 @@ impl<'a> Mover<'a, Live<'a>> {
         let shard_id = rec
             .shard_id
             .ok_or_else(|| Error::Internal(format!("operation {op_id} has no shard")))?;
-        let shard = snap.shard(shard_id)?.clone();
+        let merge: Option<crate::ops::merge::MergePlan> = if rec.kind == OpKind::Merge {
+            Some(
+                serde_json::from_value(rec.params["merge"].clone()).map_err(|e| {
+                    Error::Internal(format!(
+                        "operation {op_id}: unreadable merge in the journal: {e}"
+                    ))
+                })?,
+            )
+        } else {
+            None
+        };
+        let shard = match (snap.shard(shard_id), &merge) {
+            (Ok(s), _) => s.clone(),
+            // After a merge's flip the retired shard has no location any more.
+            (Err(_), Some(plan)) => Shard {
+                id: shard_id,
+                func_id: plan.func_id,
+                node: rec.source.clone().unwrap_or_default(),
+                host: String::new(),
+                port: 0,
+                state: ShardState::Offline,
+                version: 0,
+            },
+            (Err(e), None) => return Err(e),
+        };
         let playbook: Playbook =
             serde_json::from_value(rec.params["playbook"].clone()).map_err(|e| {
                 Error::Internal(format!(
@@ -830,9 +974,10 @@ impl<'a> Mover<'a, Live<'a>> {
         } else {
             None
         };
-        let pairs = match &split {
-            Some(p) => split_pairs(&snap, &shard, p.new_shard)?,
-            None => schemas_of(&snap, &shard_for_schemas)?,
+        let pairs = match (&split, &merge) {
+            (Some(p), _) => split_pairs(&snap, &shard, p.new_shard)?,
+            (None, Some(p)) => split_pairs(&snap, &shard, p.survivor)?,
+            (None, None) => schemas_of(&snap, &shard_for_schemas)?,
         };
         let done = rec
             .steps
@@ -848,6 +993,7 @@ impl<'a> Mover<'a, Live<'a>> {
             pairs,
             playbook,
             split,
+            merge,
             params: serde_json::Value::Null,
         };
         Ok(Self::construct(
@@ -865,6 +1011,11 @@ impl<'a, E: Effects> Mover<'a, E> {
     /// The split this operation carries out, if it is one.
     pub fn split(&self) -> Option<&crate::ops::split::SplitPlan> {
         self.split.as_ref()
+    }
+
+    /// The merge this operation carries out, if it is one.
+    pub fn merge(&self) -> Option<&crate::ops::merge::MergePlan> {
+        self.merge.as_ref()
     }
 
     /// The operation id.

@@ -243,7 +243,7 @@ impl<E: Effects> Mover<'_, E> {
     }
 
     fn filter(&mut self) -> Result<serde_json::Value> {
-        let rewrite_db = if self.split.is_some() {
+        let rewrite_db = if self.split.is_some() || self.merge.is_some() {
             self.pairs
                 .iter()
                 .map(|p| (p.from.clone(), p.to.clone()))
@@ -251,12 +251,32 @@ impl<E: Effects> Mover<'_, E> {
         } else {
             Vec::new()
         };
+        // A merge's channel carries the sharded tables only: the global tables are the
+        // survivor's own (the retired shard's copy of them would collide).
+        let (wild_do_schemas, wild_do_tables) = match self.merge {
+            Some(_) => (
+                Vec::new(),
+                self.retired_keys()?
+                    .into_iter()
+                    .map(|(s, t, _)| (s, t))
+                    .collect(),
+            ),
+            None => (
+                self.pairs.iter().map(|p| p.to.clone()).collect(),
+                Vec::new(),
+            ),
+        };
         let filters = Filters {
-            wild_do_schemas: self.pairs.iter().map(|p| p.to.clone()).collect(),
+            wild_do_schemas,
+            wild_do_tables,
             rewrite_db,
             ..Filters::default()
         };
-        let detail = serde_json::json!({"wild_do_table": filters.wild_do_schemas, "rewrite_db": filters.rewrite_db});
+        let detail = if self.merge.is_some() {
+            serde_json::json!({"wild_do_table": filters.wild_do_tables.iter().map(|(s, t)| format!("{s}.{t}")).collect::<Vec<_>>(), "rewrite_db": filters.rewrite_db})
+        } else {
+            serde_json::json!({"wild_do_table": filters.wild_do_schemas, "rewrite_db": filters.rewrite_db})
+        };
         let (target, channel) = (self.target.clone(), self.channel.clone());
         self.effect(Effect::SetFilters, &target, detail.clone(), |m| {
             m.fx.set_filters(&target, &channel, &filters)
@@ -410,7 +430,20 @@ impl<E: Effects> Mover<'_, E> {
                 return Err(Error::Refused(format!("{source} and {target}: {why}")));
             }
         }
-        for p in self.pairs.clone() {
+        if self.merge.is_some() {
+            let checked = self.merge_preflight()?;
+            if same {
+                return Ok(
+                    serde_json::json!({"server_id": s.server_id, "same_node": true, "tables": checked}),
+                );
+            }
+        }
+        for p in self
+            .pairs
+            .clone()
+            .into_iter()
+            .filter(|_| self.merge.is_none())
+        {
             if self.fx.schema_exists(&target, &p.to)? {
                 return Err(Error::Refused(format!(
                     "the target {target} already has a schema {}",
@@ -517,16 +550,43 @@ impl<E: Effects> Mover<'_, E> {
             self.channel.clone(),
         );
         let schemas: Vec<Ident> = self.pairs.iter().map(|p| p.to.clone()).collect();
+        // A merge copies the retired shard's sharded tables into the survivor's.
+        let merge_keys = match self.merge {
+            Some(_) => Some(self.retired_keys()?),
+            None => None,
+        };
+        let into: Option<Vec<Ident>> = merge_keys.as_ref().map(|keys| {
+            let mut t: Vec<Ident> = keys.iter().map(|(_, t, _)| t.clone()).collect();
+            t.sort();
+            t.dedup();
+            t
+        });
         let report = self.effect(
             Effect::Copy,
             &target,
-            serde_json::json!({"method": method, "schemas": schemas}),
+            match &into {
+                Some(tables) => {
+                    serde_json::json!({"method": method, "schemas": schemas, "into_tables": tables})
+                }
+                None => serde_json::json!({"method": method, "schemas": schemas}),
+            },
             |m| {
                 // A channel left by an earlier attempt would write into the new copy.
                 m.fx.reset_channel(&target, &channel)?;
-                // Preflight found none of these schemas, so any present now are this
-                // operation's own partial copy from an interrupted attempt.
-                m.fx.drop_schemas(&target, &schemas, true)?;
+                match &merge_keys {
+                    // The survivor stays: an earlier attempt's rows of the retired keys go.
+                    Some(keys) => {
+                        let tables: Vec<(Ident, Ident)> = keys
+                            .iter()
+                            .map(|(s, t, _)| (s.clone(), t.clone()))
+                            .collect();
+                        let conds: Vec<_> = keys.iter().map(|(_, _, c)| c.clone()).collect();
+                        m.fx.unmerge_rows(&target, &tables, &conds)?;
+                    }
+                    // Preflight found none of these schemas, so any present now are this
+                    // operation's own partial copy from an interrupted attempt.
+                    None => m.fx.drop_schemas(&target, &schemas, true)?,
+                }
                 m.state.target_created = true;
                 let progress = std::sync::Arc::clone(&m.copy_progress);
                 m.fx.copy(CopyRequest {
@@ -536,6 +596,7 @@ impl<E: Effects> Mover<'_, E> {
                     method,
                     workers,
                     progress: &progress,
+                    into_tables: into.as_deref(),
                 })
             },
         )?;
@@ -832,8 +893,24 @@ impl<E: Effects> Mover<'_, E> {
                     source_table: at_source,
                     target_schema: p.to.clone(),
                     target_table: name,
+                    target_filter: None,
                 });
             }
+        }
+        if self.merge.is_some() {
+            // A merge compares the sharded tables only, and in the survivor only the rows
+            // of the retired shard's keys (the global tables are the survivor's own).
+            let keys = self.retired_keys()?;
+            out = out
+                .into_iter()
+                .filter_map(|mut t| {
+                    let cond = keys
+                        .iter()
+                        .find(|(s, n, _)| *s == t.target_schema && *n == t.target_table)?;
+                    t.target_filter = Some(cond.2.clone());
+                    Some(t)
+                })
+                .collect();
         }
         Ok(out)
     }
@@ -858,6 +935,10 @@ impl<E: Effects> Mover<'_, E> {
     ) -> Result<Vec<(String, String)>> {
         // The dry run's target copy exists only in its model.
         if self.fx.is_dry_run() {
+            return Ok(Vec::new());
+        }
+        if self.merge.is_some() {
+            self.merge_tables_match()?;
             return Ok(Vec::new());
         }
         let mut definitions = Vec::new();
@@ -1109,7 +1190,12 @@ impl<E: Effects> Mover<'_, E> {
             refuse_differences(&report)?;
             compared = serde_json::json!({"tables": unverified.iter().map(TablePair::name).collect::<Vec<_>>(), "rows": report.rows});
         }
-        let objects = self.compare_definitions()?;
+        // A merge's survivor keeps its own views, routines, triggers and events.
+        let objects = if self.merge.is_some() {
+            0
+        } else {
+            self.compare_definitions()?
+        };
         self.state.verified = true;
         Ok(
             serde_json::json!({"tables": tables.len(), "objects": objects, "compared_under_fence": compared}),
@@ -1218,6 +1304,10 @@ impl<E: Effects> Mover<'_, E> {
 
     /// True when the directory already shows this operation's flip.
     pub(super) fn directory_flipped(&mut self) -> Result<bool> {
+        if let Some(plan) = &self.merge {
+            let retired = plan.retired;
+            return Ok(self.fx.shard_location(retired)?.is_none());
+        }
         match self.split.clone() {
             Some(plan) => Ok(self
                 .fx
@@ -1241,6 +1331,9 @@ impl<E: Effects> Mover<'_, E> {
         } else {
             self.flip_directory()?
         };
+        if self.merge.is_some() {
+            out["guarded"] = self.widen_survivor_guards()?.into();
+        }
         out["events_enabled"] = self.enable_events()?.into();
         Ok(out)
     }
@@ -1251,7 +1344,13 @@ impl<E: Effects> Mover<'_, E> {
     fn enable_events(&mut self) -> Result<usize> {
         let (source, target) = (self.source.clone(), self.target.clone());
         let mut events = Vec::new();
-        for p in self.pairs.clone() {
+        // A merge's survivor has its own events, enabled as they were.
+        for p in self
+            .pairs
+            .clone()
+            .into_iter()
+            .filter(|_| self.merge.is_none())
+        {
             events.extend(copy::objects::enabled_events(self.fx.reader(&source)?, &p)?);
         }
         let names: Vec<String> = events
@@ -1275,6 +1374,9 @@ impl<E: Effects> Mover<'_, E> {
             )));
         }
         let flip = match self.split.clone() {
+            None if self.merge.is_some() => {
+                Flip::Merge(self.merge.clone().expect("checked just above"))
+            }
             Some(plan) => Flip::Split {
                 func_id: self.shard.func_id,
                 old_shard: plan.old_shard,
@@ -1341,6 +1443,9 @@ impl<E: Effects> Mover<'_, E> {
     /// Same-node split, before the fence: empty tables under the new names, and the other
     /// objects' definitions and each table's columns kept for after the copy.
     fn local_prepare(&mut self) -> Result<serde_json::Value> {
+        if self.merge.is_some() {
+            return self.merge_prepare();
+        }
         let source = self.source.clone();
         let schemas: Vec<String> = self.pairs.iter().map(|p| p.to.to_string()).collect();
         self.effect(
@@ -1378,6 +1483,9 @@ impl<E: Effects> Mover<'_, E> {
     /// Same-node split, under the fence: copies every fenced table into its new schema,
     /// then creates the deferred objects.
     fn local_copy(&mut self) -> Result<u64> {
+        if self.merge.is_some() {
+            return self.merge_copy();
+        }
         let source = self.source.clone();
         let rows = self.effect(
             Effect::LocalCopy,
@@ -1559,6 +1667,245 @@ impl<E: Effects> Mover<'_, E> {
     }
 }
 
+/// A merge's own parts of the procedure (the rest is the same-node path of a split).
+impl<E: Effects> Mover<'_, E> {
+    /// The survivor's sharded tables with the condition selecting the retired shard's
+    /// keys in them, from the directory as it reads before the flip.
+    pub(super) fn retired_keys(&mut self) -> Result<Vec<(Ident, Ident, statements::Condition)>> {
+        let plan = self
+            .merge
+            .clone()
+            .ok_or_else(|| Error::Internal("retired keys outside a merge".into()))?;
+        let snap = self.fx.directory_snapshot()?;
+        let retired = self.shard.clone();
+        let mut out = Vec::new();
+        for t in snap.tables.iter().filter(|t| t.func_id == retired.func_id) {
+            let survivor = Ident::new(
+                "schema",
+                &crate::directory::shard_schema(&t.schema, plan.survivor),
+            )?;
+            let column = Ident::new("column", &t.column)?;
+            let not_owned = crate::prune::predicate::not_owned(&snap, &retired, &column)?;
+            out.push((
+                survivor,
+                Ident::new("table", &t.table)?,
+                statements::owned(&not_owned),
+            ));
+        }
+        Ok(out)
+    }
+
+    /// Before anything changes: both shards' schemas on the node, the same tables defined
+    /// the same way (the survivor must be able to take every row of the retired shard), and
+    /// no row outside its owner's key space (an unpruned split's leftovers would mix).
+    fn merge_preflight(&mut self) -> Result<usize> {
+        let (node, into) = (self.source.clone(), self.target.clone());
+        let retired = self.shard.id;
+        for p in self.pairs.clone() {
+            if !self.fx.schema_exists(&node, &p.from)? {
+                return Err(Error::Refused(format!(
+                    "the source {node} has no schema {}",
+                    p.from
+                )));
+            }
+            if !self.fx.schema_exists(&into, &p.to)? {
+                return Err(Error::Refused(format!(
+                    "{into} has no schema {} for the surviving shard",
+                    p.to
+                )));
+            }
+        }
+        self.merge_tables_match()?;
+        let keys = self.retired_keys()?;
+        let snap = self.fx.directory_snapshot()?;
+        for (survivor, table, retired_keys) in &keys {
+            if self
+                .fx
+                .reader(&into)?
+                .first::<u8>(&statements::any_where(survivor, table, retired_keys))?
+                .is_some()
+            {
+                return Err(Error::Refused(format!(
+                    "{survivor}.{table} already holds rows of shard {retired}'s keys (an unpruned split?): prune it first, a merge would mix them"
+                )));
+            }
+            let pair = self
+                .pairs
+                .iter()
+                .find(|p| &p.to == survivor)
+                .cloned()
+                .ok_or_else(|| Error::Internal(format!("no retired schema for {survivor}")))?;
+            let column = snap
+                .tables
+                .iter()
+                .find(|t| t.func_id == self.shard.func_id && t.table == table.as_str())
+                .map(|t| Ident::new("column", &t.column))
+                .transpose()?
+                .ok_or_else(|| Error::Internal(format!("no sharding column for {table}")))?;
+            let foreign = crate::prune::predicate::not_owned(&snap, &self.shard, &column)?;
+            if self
+                .fx
+                .reader(&node)?
+                .first::<u8>(&statements::any_where(&pair.from, table, &foreign))?
+                .is_some()
+            {
+                return Err(Error::Refused(format!(
+                    "{}.{table} holds rows shard {retired} does not own: `shardctl prune --shard {retired}` first",
+                    pair.from
+                )));
+            }
+        }
+        Ok(keys.len())
+    }
+
+    /// Every base table of each retired schema is in the survivor's, and none more, each
+    /// defined the same way (under the shard fence the retired tables' hidden names read
+    /// back as their own).
+    fn merge_tables_match(&mut self) -> Result<()> {
+        let (node, into) = (self.source.clone(), self.target.clone());
+        for p in self.pairs.clone() {
+            let renames = self.hidden_names(&p.from);
+            let from = crate::ops::merge::read_tables(self.fx.reader(&node)?, &p.from, &renames)?;
+            let to = crate::ops::merge::read_tables(self.fx.reader(&into)?, &p.to, &[])?;
+            crate::ops::merge::compare_tables(&p.from, &from, &p.to, &to)?;
+        }
+        Ok(())
+    }
+
+    /// After a merge's flip: the survivor's split guards (from a split it once made) are
+    /// replaced by ones that accept every key it owns now, the retired keys included
+    /// (until then a write of those keys gets the guard's error and is retried after the
+    /// client re-reads the directory — never accepted by the wrong shard). Only tables
+    /// that have guards; idempotent. The tables guarded.
+    fn widen_survivor_guards(&mut self) -> Result<Vec<String>> {
+        let plan = self
+            .merge
+            .clone()
+            .ok_or_else(|| Error::Internal("survivor guards outside a merge".into()))?;
+        let snap = crate::ops::merge::after_merge(self.fx.directory_snapshot()?, &plan)?;
+        let survivor = snap.shard(plan.survivor)?.clone();
+        let node = self.target.clone();
+        let dialect = self.fx.dialect(&node)?;
+        let (mut stmts, mut guarded) = (Vec::new(), Vec::new());
+        for t in snap.tables.iter().filter(|t| t.func_id == plan.func_id) {
+            let schema = Ident::new(
+                "schema",
+                &crate::directory::shard_schema(&t.schema, plan.survivor),
+            )?;
+            let table = Ident::new("table", &t.table)?;
+            let triggers = self.fx.reader(&node)?.triggers_in_order(&schema)?;
+            let has_guard = statements::GuardEvent::ALL
+                .iter()
+                .any(|e| triggers.contains(&statements::guard_trigger_name(&table, *e)));
+            if !has_guard {
+                continue;
+            }
+            let column = Ident::new("column", &t.column)?;
+            let not_owned = crate::prune::predicate::not_owned(&snap, &survivor, &column)?;
+            for event in statements::GuardEvent::ALL {
+                stmts.extend(dialect.install_guard(
+                    &schema,
+                    &table,
+                    &table,
+                    event,
+                    &column,
+                    &not_owned,
+                    survivor.id,
+                ));
+            }
+            guarded.push(format!("{schema}.{table}"));
+        }
+        if !stmts.is_empty() {
+            self.effect(
+                Effect::Guard,
+                &node,
+                serde_json::json!({"tables": guarded}),
+                |m| {
+                    m.fx.run(&node, &[statements::lock_wait_timeout(10)])?;
+                    m.fx.run_unlogged(&node, &stmts)
+                },
+            )?;
+        }
+        Ok(guarded)
+    }
+
+    /// Before the fence: the columns each sharded table's rows are copied by.
+    fn merge_prepare(&mut self) -> Result<serde_json::Value> {
+        let source = self.source.clone();
+        let keys = self.retired_keys()?;
+        let into: Vec<String> = self.pairs.iter().map(|p| p.to.to_string()).collect();
+        self.effect(
+            Effect::LocalPrepare,
+            &source,
+            serde_json::json!({"into": into}),
+            |m| {
+                m.state.target_created = true;
+                m.state.local_ddl.clear();
+                m.state.local_columns.clear();
+                for (survivor, table, _) in &keys {
+                    let Some(p) = m.pairs.iter().find(|p| &p.to == survivor).cloned() else {
+                        continue;
+                    };
+                    let cols = m.fx.reader(&source)?.writable_columns(&p.from, table)?;
+                    m.state.local_columns.push((
+                        p.from.to_string(),
+                        table.to_string(),
+                        cols.iter().map(|c| c.to_string()).collect(),
+                    ));
+                }
+                Ok(())
+            },
+        )?;
+        Ok(serde_json::json!({"into": into, "tables": keys.len()}))
+    }
+
+    /// Under the retired shard's fence: each of its sharded tables' rows copied into the
+    /// survivor's table (which first loses any row of those keys: idempotent).
+    fn merge_copy(&mut self) -> Result<u64> {
+        let source = self.source.clone();
+        let keys = self.retired_keys()?;
+        let rows = self.effect(
+            Effect::LocalCopy,
+            &source,
+            serde_json::json!({"tables": keys.len()}),
+            |m| {
+                let mut rows = 0;
+                for (schema, table, hidden) in m.state.fenced_tables.clone() {
+                    let Some(p) = m.pairs.iter().find(|p| p.from.as_str() == schema).cloned()
+                    else {
+                        continue;
+                    };
+                    let Some((_, table, cond)) = keys
+                        .iter()
+                        .find(|(s, t, _)| *s == p.to && t.as_str() == table)
+                    else {
+                        continue; // a global table: the survivor has its own
+                    };
+                    let cols: Vec<Ident> = m
+                        .state
+                        .local_columns
+                        .iter()
+                        .find(|(s, t, _)| s == &schema && t == table.as_str())
+                        .ok_or_else(|| {
+                            Error::Internal(format!("no columns recorded for {schema}.{table}"))
+                        })?
+                        .2
+                        .iter()
+                        .map(|c| Ident::new("column", c))
+                        .collect::<Result<_>>()?;
+                    let hidden = Ident::new("table", &hidden)?;
+                    rows += m
+                        .fx
+                        .merge_rows_within(&source, &p.to, table, &p.from, &hidden, &cols, cond)?;
+                }
+                Ok(rows)
+            },
+        )?;
+        self.state.copied_rows = rows;
+        Ok(rows)
+    }
+}
+
 /// A stable 64-bit digest (FNV-1a) of a table's comparable definition, as hex.
 fn definition_digest(text: &str) -> String {
     let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
@@ -1602,7 +1949,7 @@ fn refuse_differences(report: &VerifyReport) -> Result<()> {
 /// A table's definition as compared between the two sides: hidden names read back as the
 /// shard's (`renames`: hidden, name) and the AUTO_INCREMENT counter (which rolled-back
 /// inserts advance on the source alone) left out.
-fn comparable_definition(ddl: &str, renames: &[(String, String)]) -> String {
+pub(crate) fn comparable_definition(ddl: &str, renames: &[(String, String)]) -> String {
     let mut ddl = ddl.to_string();
     for (hidden, name) in renames {
         ddl = ddl.replace(&format!("`{hidden}`"), &format!("`{name}`"));

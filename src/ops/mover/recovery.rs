@@ -259,7 +259,23 @@ impl<'a> Mover<'a, Live<'a>> {
             || rec
                 .last_effect(super::Effect::LocalPrepare.name())
                 .is_some();
-        if copied {
+        if copied && self.merge.is_some() {
+            // The survivor stays: only the rows of the retired shard's keys go from it.
+            let target = self.target.clone();
+            let keys = self.retired_keys()?;
+            let names: Vec<String> = keys.iter().map(|(s, t, _)| format!("{s}.{t}")).collect();
+            let tables: Vec<(Ident, Ident)> = keys
+                .iter()
+                .map(|(s, t, _)| (s.clone(), t.clone()))
+                .collect();
+            let conds: Vec<_> = keys.into_iter().map(|(_, _, c)| c).collect();
+            self.effect(
+                super::Effect::DropTarget,
+                &target,
+                serde_json::json!({"survivor_tables": names}),
+                |m| m.fx.unmerge_rows(&target, &tables, &conds).map(|_| ()),
+            )?;
+        } else if copied {
             let target = self.target.clone();
             let schemas: Vec<String> = self.pairs.iter().map(|p| p.to.to_string()).collect();
             self.effect(
