@@ -550,6 +550,10 @@ fn render_common() -> String {
     line("copy: reader done", sql::commit().to_string());
     line("copy: writer session", sql::bulk_load_session().to_string());
     line(
+        "copy: writer session into a merge survivor",
+        sql::merge_into_session().to_string(),
+    );
+    line(
         "copy: load",
         sql::load_data_local(&to, &table, &cols).to_string(),
     );

@@ -860,3 +860,109 @@ fn a_crash_at_each_effect_of_a_merge_on_one_node_then_resume_or_abort() {
 fn a_crash_at_each_effect_of_a_merge_across_nodes_then_resume_or_abort() {
     merge_matrix(true);
 }
+
+/// Two shards that both handed out the same primary key (a table whose key is not the
+/// sharding column, ids from each shard's own AUTO_INCREMENT): the merge across nodes
+/// stops at the copy with the duplicate named, before any fence or flip, the survivor's
+/// own row untouched; abort leaves both shards as they were.
+#[test]
+fn a_primary_key_both_shards_hold_stops_the_merge_and_loses_nothing() {
+    let _s = serial();
+    let sb = fleet();
+    let mut n1 = connect(sb, "node1");
+    exec(
+        &mut n1,
+        &[
+            "CREATE DATABASE pkdb",
+            "CREATE TABLE pkdb.t (id INT PRIMARY KEY, k BIGINT NOT NULL, v VARCHAR(20), KEY (k))",
+        ],
+    );
+    for args in [
+        &["function", "add", "pk", "--type", "range", "--key", "int"][..],
+        &[
+            "table",
+            "add",
+            "pkdb.t",
+            "--function",
+            "pk",
+            "--column",
+            "k",
+        ],
+        &[
+            "shard",
+            "add",
+            "--function",
+            "pk",
+            "--node",
+            "node2",
+            "--lower-bound",
+            "0",
+        ],
+        &[
+            "shard",
+            "add",
+            "--function",
+            "pk",
+            "--node",
+            "node3",
+            "--lower-bound",
+            "1000",
+        ],
+    ] {
+        cli(args).assert().success();
+    }
+    let shards = shards_of("pk");
+    let (survivor, retired) = (shards[0].0, shards[1].0);
+    let mut n2 = connect(sb, "node2");
+    let mut n3 = connect(sb, "node3");
+    exec(
+        &mut n2,
+        &[&format!(
+            "INSERT INTO pkdb_{survivor}.t VALUES (5, 1, 'survivor'), (6, 2, 'survivor')"
+        )],
+    );
+    exec(
+        &mut n3,
+        &[&format!(
+            "INSERT INTO pkdb_{retired}.t VALUES (5, 1001, 'retired'), (7, 1002, 'retired')"
+        )],
+    );
+    let out = cli(&[
+        "merge",
+        "--shards",
+        &format!("{survivor},{retired}"),
+        "--to",
+        "node2",
+    ])
+    .output()
+    .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "the merge went ahead: {err}");
+    assert!(err.contains("Duplicate entry"), "{err}");
+    let v: String = n2
+        .first(&Stmt::text(format!(
+            "SELECT v FROM pkdb_{survivor}.t WHERE id = 5"
+        )))
+        .unwrap()
+        .unwrap();
+    assert_eq!(v, "survivor", "the survivor's own row is untouched");
+    assert_eq!(shards_of("pk").len(), 2, "no flip");
+    let op = dir()
+        .operations(None)
+        .unwrap()
+        .into_iter()
+        .find(|o| o.shard_id == Some(retired) || o.shard_id == Some(survivor))
+        .unwrap();
+    if !op.state.is_finished() {
+        cli(&["abort", &op.id.to_string()]).assert().success();
+    }
+    assert_eq!(
+        common::count(&mut n2, &format!("SELECT COUNT(*) FROM pkdb_{survivor}.t")),
+        2,
+        "abort took the copied rows out of the survivor, and only them"
+    );
+    assert_eq!(
+        common::count(&mut n3, &format!("SELECT COUNT(*) FROM pkdb_{retired}.t")),
+        2
+    );
+}

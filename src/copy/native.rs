@@ -396,8 +396,13 @@ fn copy_inner(
             let years = columns.iter().map(|c| year_columns.contains(c)).collect();
             let order_by = coordinator.primary_key(&pair.from, &t.name)?;
             let types = coordinator.column_types(&pair.from, &t.name)?;
-            let load_data =
-                local_infile && !types.iter().any(|t| NOT_LOADABLE.contains(&t.as_str()));
+            // Into a merge survivor's existing tables rows go by plain INSERT: a duplicate
+            // key (ids the two shards both handed out) then fails the copy, where LOAD DATA
+            // LOCAL would skip the row silently and the channel would later apply the
+            // retired shard's changes of it to the survivor's own row.
+            let load_data = local_infile
+                && into.is_none()
+                && !types.iter().any(|t| NOT_LOADABLE.contains(&t.as_str()));
             let rows = sizes.get(t.name.as_str()).copied().unwrap_or(0);
             // Rows copied into a merge survivor's existing tables: its indexes stay.
             let deferred = if opts.defer_indexes && into.is_none() {
@@ -490,7 +495,11 @@ fn copy_inner(
         .map(|_| connect_for_copy(target))
         .collect::<Result<_>>()?;
     for w in &mut writers {
-        w.exec(&statements::bulk_load_session())?;
+        if into.is_some() {
+            w.exec(&statements::merge_into_session())?;
+        } else {
+            w.exec(&statements::bulk_load_session())?;
+        }
         w.exec(&statements::copy_writer_session())?;
         if into.is_some() {
             w.exec(&statements::mark_pruning_session())?;

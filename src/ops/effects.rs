@@ -613,6 +613,9 @@ pub fn copy_between(inv: &Inventory, req: CopyRequest<'_>) -> Result<CopyReport>
         Method::Dump => {
             copy::dump::copy_with_progress(&source, Some(&target), None, req.pairs, req.progress)
         }
+        Method::Physical if req.into_tables.is_some() => Err(Error::Refused(
+            "a merge copies rows into existing tables, which the physical method cannot: use method: native".into(),
+        )),
         Method::Physical => {
             copy::physical::copy(inv, req.source, req.target, req.pairs, req.progress)
         }

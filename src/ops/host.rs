@@ -116,8 +116,8 @@ pub fn datadir(inv: &Inventory, node: &str, why: &str) -> Result<PathBuf> {
 /// Appends `edit` to the node's option file, keeping a backup of the file as it was;
 /// nothing when the block is there already. Whether it wrote.
 pub fn persist(inv: &Inventory, node: &str, edit: &OptionEdit) -> Result<bool> {
-    let path = option_file(inv, node)?;
     let host = remote::host_for(inv, node)?;
+    let path = resolved(host.as_ref(), &option_file(inv, node)?)?;
     let current = host.read_file(&path, FILE_TIMEOUT)?;
     if edit.present_in(&current) {
         return Ok(false);
@@ -135,8 +135,8 @@ pub fn persist(inv: &Inventory, node: &str, edit: &OptionEdit) -> Result<bool> {
 /// Removes `edit` from the node's option file, leaving it exactly as its backup when
 /// nothing else changed meanwhile (the backup stays). Whether it removed anything.
 pub fn unpersist(inv: &Inventory, node: &str, edit: &OptionEdit) -> Result<bool> {
-    let path = option_file(inv, node)?;
     let host = remote::host_for(inv, node)?;
+    let path = resolved(host.as_ref(), &option_file(inv, node)?)?;
     let current = host.read_file(&path, FILE_TIMEOUT)?;
     let backup_file = backup_path(&path, &edit.tag);
     let backup = if host.exists(&backup_file, FILE_TIMEOUT)? {
@@ -162,22 +162,52 @@ pub fn unpersist(inv: &Inventory, node: &str, edit: &OptionEdit) -> Result<bool>
     Ok(true)
 }
 
-/// A file's permission bits on its host (kept when it is rewritten).
+/// The file a path names on its host, symbolic links followed (`/etc/mysql/my.cnf` is one
+/// on Debian): the edit replaces that file, never the link, so the link and the real
+/// file's mode stay as they were.
+fn resolved(host: &dyn Host, path: &Path) -> Result<PathBuf> {
+    let p = remote::path_word(path)?;
+    let out = host.text(
+        &format!("resolving {}", path.display()),
+        &format!("readlink -f -- {p}"),
+        FILE_TIMEOUT,
+    )?;
+    let real = out.trim();
+    if real.is_empty() {
+        return Err(Error::Remote(format!(
+            "{}: {} does not resolve to a file",
+            host.describe(),
+            path.display()
+        )));
+    }
+    Ok(PathBuf::from(real))
+}
+
+/// A file's permission bits on its host (kept when it is rewritten); links followed. A
+/// file others may write is refused: the server ignores such an option file.
 fn file_mode(host: &dyn Host, path: &Path) -> Result<u32> {
     let p = remote::path_word(path)?;
     let out = host.text(
         &format!("reading the mode of {}", path.display()),
-        &format!("stat -c %a -- {p}"),
+        &format!("stat -L -c %a -- {p}"),
         FILE_TIMEOUT,
     )?;
-    u32::from_str_radix(out.trim(), 8).map_err(|_| {
+    let mode = u32::from_str_radix(out.trim(), 8).map_err(|_| {
         Error::Remote(format!(
             "{}: stat gave {:?} for the mode of {}",
             host.describe(),
             out.trim(),
             path.display()
         ))
-    })
+    })?;
+    if mode & 0o002 != 0 {
+        return Err(Error::Refused(format!(
+            "{}: {} is writable by anyone (mode {mode:o}): the server would ignore it; fix its mode first",
+            host.describe(),
+            path.display()
+        )));
+    }
+    Ok(mode)
 }
 
 /// Runs the node's restart command on its host (within the restart timeout).

@@ -113,7 +113,11 @@ pub trait Host: Send + Sync {
     fn write_file(&self, path: &Path, data: &[u8], mode: u32, timeout: Duration) -> Result<()> {
         let p = path_word(path)?;
         let tmp = path_word(&path.with_extension("shardctl-tmp"))?;
-        let cmd = format!("umask 077 && cat > {tmp} && chmod {mode:o} {tmp} && mv -f -- {tmp} {p}");
+        // The owner stays the file's (when this user may give it away: root, as the
+        // restart path usually runs), not the ssh user's.
+        let cmd = format!(
+            "umask 077 && cat > {tmp} && chmod {mode:o} {tmp} && {{ ! test -e {p} || chown --reference={p} {tmp} 2>/dev/null || true; }} && mv -f -- {tmp} {p}"
+        );
         let mut input: &[u8] = data;
         let mut sink = Vec::new();
         let exit = self.run(&cmd, Some(&mut input), &mut sink, timeout)?;

@@ -70,6 +70,13 @@ pub fn bulk_load_session() -> Stmt {
     Stmt::text("SET SESSION foreign_key_checks = 0, unique_checks = 0")
 }
 
+/// A session copying rows into a merge survivor's existing tables: foreign keys off as
+/// for any copy, but unique checks on — the survivor's unique indexes already hold its own
+/// rows, and a duplicate must fail the copy, never be skipped or merged silently.
+pub fn merge_into_session() -> Stmt {
+    Stmt::text("SET SESSION foreign_key_checks = 0, unique_checks = 1")
+}
+
 /// `USE schema`.
 pub fn use_schema(schema: &Ident) -> Stmt {
     Stmt::text(format!("USE {}", schema.quoted()))
