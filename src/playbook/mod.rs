@@ -373,6 +373,22 @@ impl Playbook {
         self.steps.insert(at, Step::AwaitCutover(params));
     }
 
+    /// The verify step's parameters, when there is one.
+    pub fn verify_params(&self) -> Option<&VerifyParams> {
+        self.steps.iter().find_map(|s| match s {
+            Step::Verify(p) => Some(p),
+            _ => None,
+        })
+    }
+
+    /// How old the verified point may be when the fence goes up (the verify step's
+    /// `max_age_secs`, or its default).
+    pub fn verified_max_age_secs(&self) -> u64 {
+        self.verify_params()
+            .map(|p| p.max_age_secs)
+            .unwrap_or_else(default_max_age_secs)
+    }
+
     /// True when the playbook waits for its cut-over.
     pub fn awaits_cutover(&self) -> bool {
         self.steps

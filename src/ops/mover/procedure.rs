@@ -35,15 +35,7 @@ impl<E: Effects> Mover<'_, E> {
         );
         let mut announced = false;
         let mut postponed = 0u32;
-        let max_age = self
-            .playbook
-            .steps
-            .iter()
-            .find_map(|s| match s {
-                Step::Verify(v) => Some(v.max_age_secs),
-                _ => None,
-            })
-            .unwrap_or(600);
+        let max_age = self.playbook.verified_max_age_secs();
         let allowed = |p: &crate::playbook::AwaitCutoverParams, requested: bool| match p.mode {
             CutoverMode::Auto => true,
             CutoverMode::Manual => requested,
@@ -1092,10 +1084,7 @@ impl<E: Effects> Mover<'_, E> {
         if self.same_node() {
             return Ok(());
         }
-        let Some(p) = self.playbook.steps.iter().find_map(|s| match s {
-            Step::Verify(p) => Some(p.clone()),
-            _ => None,
-        }) else {
+        let Some(p) = self.playbook.verify_params().cloned() else {
             return Ok(());
         };
         let limit = limit.unwrap_or(p.max_age_secs);
@@ -1118,15 +1107,7 @@ impl<E: Effects> Mover<'_, E> {
     /// its point) are compared in full now (their rows are what changed since); the
     /// verified point is recent. Then the flip may go ahead.
     pub(super) fn confirm(&mut self) -> Result<serde_json::Value> {
-        let max_age = self
-            .playbook
-            .steps
-            .iter()
-            .find_map(|s| match s {
-                Step::Verify(p) => Some(p.max_age_secs),
-                _ => None,
-            })
-            .unwrap_or(600);
+        let max_age = self.playbook.verified_max_age_secs();
         if !self.same_node() && !self.fx.is_dry_run() {
             match &self.state.verified_point {
                 Some(v) if unix_now() - v.at_unix <= max_age as i64 => {}
