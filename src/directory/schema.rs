@@ -2,7 +2,7 @@
 //! directory lacks; a directory newer than this binary is refused.
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// Migration `n` (1-based) brings a directory from version n-1 to n. `{d}` stands for the
 /// back-quoted directory schema.
@@ -157,4 +157,9 @@ pub const MIGRATIONS: &[&[&str]] = &[&[
         source_shard INT UNSIGNED NOT NULL,
         PRIMARY KEY (schema_name, table_name)
     ) ENGINE=InnoDB",
+], &[
+    // `shardctl revert OP` / `shardctl finalize OP`: what an operator asked of a move
+    // waiting in its revert window.
+    "ALTER TABLE {d}.operations
+        ADD COLUMN window_request VARCHAR(16) NULL",
 ]];
