@@ -453,3 +453,135 @@ fn bad_revert_and_finalize_requests_are_refused() {
     assert!(text.contains("_back"), "{text}");
     assert!(text.contains("_shardctl_trash_op"), "{text}");
 }
+
+/// The revert's fault points the default matrix crashes at; `REVERT_FULL_MATRIX=1` adds
+/// the rest (every `before:`, `done:` and `journaled:` of the revert's effects).
+fn revert_points() -> Vec<String> {
+    let effects = [
+        "revert-fence",
+        "revert-stop-channel",
+        "revert-flip",
+        "reset-reverse-channel",
+        "revert-install",
+        "revert-drop-target",
+        "revert-drop-trash",
+    ];
+    if std::env::var("REVERT_FULL_MATRIX").is_ok_and(|v| v == "1") {
+        effects
+            .iter()
+            .flat_map(|e| ["before", "done", "journaled"].map(|at| format!("{at}:{e}")))
+            .collect()
+    } else {
+        [
+            "before:revert-fence",
+            "done:revert-fence",
+            "done:revert-stop-channel",
+            "before:revert-flip",
+            "done:revert-flip",
+            "done:reset-reverse-channel",
+            "done:revert-install",
+            "done:revert-drop-target",
+        ]
+        .map(String::from)
+        .to_vec()
+    }
+}
+
+/// shardctl in the background with a fault point armed.
+fn spawn_faulty(args: &[&str], dir: &std::path::Path, name: &str, fault: &str) -> Child {
+    Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
+        .env("SHARDCTL_YES", "1")
+        .env_remove("SHARDCTL_CONFIG")
+        .env("SHARDCTL_FAULT", fault)
+        .arg("--config")
+        .arg(fleet().inventory_path())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(dir.join(format!("{name}.out"))).unwrap())
+        .stderr(std::fs::File::create(dir.join(format!("{name}.err"))).unwrap())
+        .spawn()
+        .unwrap()
+}
+
+/// A crash at each point of a revert, under both routers, then `resume` (again and again
+/// `revert` when the crash came before the flip back and the window reopened): the shard
+/// ends on its old node with every acknowledged write, nothing left behind on either node.
+#[test]
+fn a_crash_anywhere_in_a_revert_resumes_to_a_clean_end() {
+    let _s = serial();
+    fleet();
+    for point in revert_points() {
+        let dir = tempfile::tempdir().unwrap();
+        let from = home_of(1);
+        let to = other_node(&from);
+        let w = start_workloads("f");
+        let mut run = spawn_faulty(
+            &["move", "--shard", "1", "--to", to, "--revert-window", "10m"],
+            dir.path(),
+            "move",
+            &format!("crash@{point}"),
+        );
+        let op = until_window(Duration::from_secs(120), dir.path());
+        cli().args(["revert", &op.to_string()]).assert().success();
+        let status = wait_exit(&mut run, Duration::from_secs(120));
+        assert!(!status.success(), "{point}: the armed run crashed");
+        let mut resumed = spawn(&["resume", &op.to_string()], dir.path(), "resume");
+        let deadline = Instant::now() + Duration::from_secs(180);
+        let mut asked_again = false;
+        let status = loop {
+            if let Some(s) = resumed.try_wait().unwrap() {
+                break s;
+            }
+            let rec = newest_op().unwrap();
+            let waiting = rec
+                .steps
+                .iter()
+                .find(|s| s.state.as_sql() != "done")
+                .is_some_and(|s| s.name == "revert-window" && s.state.as_sql() == "running");
+            if waiting && !asked_again && home_of(1) == to {
+                // Rolled back before its flip: the window is open again; ask once more.
+                cli().args(["revert", &op.to_string()]).assert().success();
+                asked_again = true;
+            }
+            assert!(Instant::now() < deadline, "{point}: resume never ended");
+            std::thread::sleep(Duration::from_millis(300));
+        };
+        assert!(
+            status.success(),
+            "{point}: {}",
+            std::fs::read_to_string(dir.path().join("resume.err")).unwrap()
+        );
+        assert_eq!(home_of(1), from, "{point}: the shard is back");
+        nothing_lost(w, "f");
+        assert_eq!(
+            schemas(&from, "\\_shardctl\\_trash%").len(),
+            0,
+            "{point}: trash on {from}"
+        );
+        assert_eq!(
+            schemas(to, "\\_shardctl\\_trash%").len(),
+            0,
+            "{point}: trash on {to}"
+        );
+        assert_eq!(
+            schemas(to, "app\\_1").len(),
+            0,
+            "{point}: copy left on {to}"
+        );
+        assert!(
+            channels(&from).iter().all(|c| !c.ends_with("_back")),
+            "{point}: {:?}",
+            channels(&from)
+        );
+        let mut s = connect(fleet(), &from);
+        assert!(
+            count(&mut s, "SELECT COUNT(*) FROM app_1.items") >= ROWS,
+            "{point}"
+        );
+        assert_eq!(
+            newest_op().unwrap().state.as_sql(),
+            "done",
+            "{point}: the operation ended"
+        );
+    }
+}

@@ -1296,6 +1296,10 @@ impl<E: Effects> Mover<'_, E> {
                 .fx
                 .shard_location(plan.new_shard)?
                 .is_some_and(|(_, state)| state == ShardState::Online.as_sql())),
+            // A move whose revert window opened flipped before (the window starts only
+            // after the flip and drop-source); a revert may have pointed the directory back
+            // at the source since, which is not the move's flip undone.
+            None if self.state.revert_until_unix.is_some() => Ok(true),
             None => {
                 let target = self.target.clone();
                 Ok(self

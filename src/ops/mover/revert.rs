@@ -342,13 +342,16 @@ impl<E: Effects> Mover<'_, E> {
             })
             .collect();
         let mapping = crate::ops::fence::mapping(self.fx.reader(&target)?, &on_target, op)?;
+        // Journaled before the rename: a crash right after it must still find the hidden
+        // names to lift.
+        self.state.revert_fenced_tables = mapping.clone();
+        self.save_state()?;
         let fenced_at = Instant::now();
         self.effect(
             Effect::RevertFence,
             &target,
             serde_json::json!({"fenced_tables": mapping}),
             |m| {
-                m.state.revert_fenced_tables = mapping.clone();
                 m.fx.raise_shard_fence(&target, &mapping, p.fence_timeout_secs)
             },
         )?;
