@@ -434,6 +434,46 @@ fn bad_revert_and_finalize_requests_are_refused() {
             .code(USAGE)
             .stderr(predicates::str::contains("is done"));
     }
+    // A merge's playbook with a revert window: refused before anything is journaled.
+    let ops_before = newest_op().unwrap().id;
+    let text = format!(
+        "{}  - step: revert-window\n    window_secs: 600\n",
+        shardctl::playbook::MERGE_PLAYBOOK.replace("keep: false", "keep: true")
+    );
+    let pb = common::write_file(dir.path(), "merge-revert.yaml", &text);
+    cli()
+        .args(["merge", "--shards", "1,2", "--to", &from, "--playbook"])
+        .arg(&pb)
+        .assert()
+        .code(USAGE)
+        .stderr(predicates::str::contains(
+            "a revert window belongs to a move: a merge has no old copy to return to",
+        ));
+    // A split's: its playbook has no drop-source to keep the old copy with.
+    let text = format!(
+        "{}  - step: revert-window\n    window_secs: 600\n",
+        shardctl::playbook::SPLIT_PLAYBOOK
+    );
+    let pb = common::write_file(dir.path(), "split-revert.yaml", &text);
+    cli()
+        .args([
+            "split",
+            "--shard",
+            "1",
+            "--at",
+            "50",
+            "--to",
+            to,
+            "--playbook",
+        ])
+        .arg(&pb)
+        .assert()
+        .code(3)
+        .stderr(predicates::str::contains(
+            "revert-window needs drop-source with keep: true",
+        ));
+    assert_eq!(newest_op().unwrap().id, ops_before, "nothing journaled");
+    assert_eq!(home_of(1), from);
     // The dry run shows the window's channel and its end.
     let out = cli()
         .args([

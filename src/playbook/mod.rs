@@ -1048,6 +1048,58 @@ mod tests {
     }
 
     #[test]
+    fn durations_read_as_an_operator_writes_them() {
+        assert_eq!(parse_duration("90"), Ok(90));
+        assert_eq!(parse_duration("90s"), Ok(90));
+        assert_eq!(parse_duration("30m"), Ok(1800));
+        assert_eq!(parse_duration("2h"), Ok(7200));
+        assert_eq!(parse_duration("1d"), Ok(86_400));
+        assert_eq!(parse_duration("1h30m"), Ok(5400));
+        for bad in ["", "soon", "h", "1x", "5m3", "-1h", "99999999999999999999d"] {
+            assert!(parse_duration(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_revert_window_keeps_the_old_copy_and_ends_the_move() {
+        let mut pb = Playbook::default_move();
+        pb.revert_window(RevertWindowParams::new(600));
+        assert!(!pb.drops_old_copy(), "the old copy is kept for the window");
+        assert_eq!(pb.steps.last().map(|s| s.name()), Some("revert-window"));
+        pb.check("pb").unwrap();
+        // Twice: still one window.
+        pb.revert_window(RevertWindowParams::new(60));
+        assert_eq!(
+            pb.steps
+                .iter()
+                .filter(|s| s.name() == "revert-window")
+                .count(),
+            1
+        );
+        // Not the last step, or without keep: refused.
+        let mut early = pb.clone();
+        let w = early.steps.pop().unwrap();
+        early.steps.insert(3, w);
+        assert!(early.check("pb").is_err());
+        let mut dropped = pb.clone();
+        for s in &mut dropped.steps {
+            if let Step::DropSource(d) = s {
+                d.keep = false;
+            }
+        }
+        assert!(dropped
+            .check("pb")
+            .unwrap_err()
+            .to_string()
+            .contains("keep: true"));
+        let mut zero = pb.clone();
+        if let Some(Step::RevertWindow(p)) = zero.steps.last_mut() {
+            p.window_secs = 0;
+        }
+        assert!(zero.check("pb").is_err());
+    }
+
+    #[test]
     fn keep_leaves_no_old_copy_reachable_and_the_plan_says_so() {
         let text = MOVE_PLAYBOOK.replace("keep: false", "keep: true");
         let pb = Playbook::parse("pb.yaml", &text).expect("keep: true is a valid move");
