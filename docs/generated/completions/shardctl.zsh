@@ -998,6 +998,64 @@ never\:"Never"))' \
 ':op -- Operation id:_default' \
 && ret=0
 ;;
+(pause)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':op -- Operation id (see `shardctl ops`):_default' \
+&& ret=0
+;;
+(continue)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':op -- Operation id (see `shardctl ops`):_default' \
+&& ret=0
+;;
+(throttle)
+_arguments "${_arguments_options[@]}" : \
+'--max-lag=[A prune\: pause while a replica of the node lags more than this (seconds, 0 to 86400)]:SECS:_default' \
+'--chunk-ms=[A prune\: target time of one chunk, milliseconds (1 to 600000)]:MS:_default' \
+'--max-threads-running=[A prune\: pause while the node has more running threads than this (1 to 100000)]:N:_default' \
+'--workers=[A move, split or merge\: lanes of its native copy (1 to 64), applied as each lane finishes its table]:N:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':op -- Operation id (see `shardctl ops`):_default' \
+&& ret=0
+;;
 (ops)
 _arguments "${_arguments_options[@]}" : \
 '*--state=[Only operations in this state (repeatable)]:STATE:((running\:"Being run, or whose owner died while running it"
@@ -1982,6 +2040,18 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(pause)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(continue)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(throttle)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (ops)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -2175,6 +2245,9 @@ _shardctl_commands() {
 'abort:Roll back an operation that has not flipped\: fence lifted, channel removed, copy dropped' \
 'cutover:Give an operation waiting in its await-cutover step (\`move --cutover manual\`) the go-ahead\: it fences, confirms and flips' \
 'stop:Ask the process driving an operation to stop at its next safe point, as Ctrl-C would' \
+'pause:Pause a running copy, catch-up or prune at its next safe point outside any fence; it holds no fence and no lock while paused' \
+'continue:Let a paused operation go on' \
+'throttle:Change the limits of a running operation; its process picks them up within a second' \
 'ops:Operations in the journal, or one with its steps' \
 'workload:Write through the router at a steady rate, one thread and connection per shard'\''s key stream, retrying as the chapter'\''s application does; report acknowledged writes, each stream'\''s longest pause, any write lost and any written to a shard not owning its key' \
 'prune:Delete the rows a shard no longer owns, in throttled, checkpointed primary-key chunks' \
@@ -2253,6 +2326,11 @@ _shardctl__subcmd__config__subcmd__help__subcmd__check_commands() {
 _shardctl__subcmd__config__subcmd__help__subcmd__help_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl config help help commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__continue_commands] )) ||
+_shardctl__subcmd__continue_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl continue commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__cutover_commands] )) ||
 _shardctl__subcmd__cutover_commands() {
@@ -2404,6 +2482,9 @@ _shardctl__subcmd__help_commands() {
 'abort:Roll back an operation that has not flipped\: fence lifted, channel removed, copy dropped' \
 'cutover:Give an operation waiting in its await-cutover step (\`move --cutover manual\`) the go-ahead\: it fences, confirms and flips' \
 'stop:Ask the process driving an operation to stop at its next safe point, as Ctrl-C would' \
+'pause:Pause a running copy, catch-up or prune at its next safe point outside any fence; it holds no fence and no lock while paused' \
+'continue:Let a paused operation go on' \
+'throttle:Change the limits of a running operation; its process picks them up within a second' \
 'ops:Operations in the journal, or one with its steps' \
 'workload:Write through the router at a steady rate, one thread and connection per shard'\''s key stream, retrying as the chapter'\''s application does; report acknowledged writes, each stream'\''s longest pause, any write lost and any written to a shard not owning its key' \
 'prune:Delete the rows a shard no longer owns, in throttled, checkpointed primary-key chunks' \
@@ -2463,6 +2544,11 @@ _shardctl__subcmd__help__subcmd__config_commands() {
 _shardctl__subcmd__help__subcmd__config__subcmd__check_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl help config check commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__continue_commands] )) ||
+_shardctl__subcmd__help__subcmd__continue_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help continue commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__help__subcmd__cutover_commands] )) ||
 _shardctl__subcmd__help__subcmd__cutover_commands() {
@@ -2633,6 +2719,11 @@ _shardctl__subcmd__help__subcmd__ops_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl help ops commands' commands "$@"
 }
+(( $+functions[_shardctl__subcmd__help__subcmd__pause_commands] )) ||
+_shardctl__subcmd__help__subcmd__pause_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help pause commands' commands "$@"
+}
 (( $+functions[_shardctl__subcmd__help__subcmd__prune_commands] )) ||
 _shardctl__subcmd__help__subcmd__prune_commands() {
     local commands; commands=()
@@ -2768,6 +2859,11 @@ _shardctl__subcmd__help__subcmd__table__subcmd__list_commands() {
 _shardctl__subcmd__help__subcmd__table__subcmd__remove_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl help table remove commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__throttle_commands] )) ||
+_shardctl__subcmd__help__subcmd__throttle_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help throttle commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__help__subcmd__unlock_commands] )) ||
 _shardctl__subcmd__help__subcmd__unlock_commands() {
@@ -2985,6 +3081,11 @@ _shardctl__subcmd__node__subcmd__remove_commands() {
 _shardctl__subcmd__ops_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl ops commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__pause_commands] )) ||
+_shardctl__subcmd__pause_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl pause commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__prune_commands] )) ||
 _shardctl__subcmd__prune_commands() {
@@ -3245,6 +3346,11 @@ _shardctl__subcmd__table__subcmd__list_commands() {
 _shardctl__subcmd__table__subcmd__remove_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl table remove commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__throttle_commands] )) ||
+_shardctl__subcmd__throttle_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl throttle commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__unlock_commands] )) ||
 _shardctl__subcmd__unlock_commands() {
