@@ -30,6 +30,7 @@ const VOLATILE: &[&str] = &[
     "heartbeat_age_ms",
     "inventory",
     "out",
+    "paused_at",
     "pid",
     "port",
     "pos",
@@ -558,6 +559,10 @@ fn every_command_follows_the_json_contract() {
         );
         std::thread::sleep(std::time::Duration::from_millis(200));
     };
+    // Operator control while it waits: paused, throttled, continued.
+    c.run(&["pause", &op.to_string()]);
+    c.run(&["throttle", &op.to_string(), "--workers", "2"]);
+    c.run(&["continue", &op.to_string()]);
     c.run(&["cutover", &op.to_string()]);
     assert!(waiting.wait().unwrap().success());
 
@@ -690,6 +695,7 @@ fn every_command_follows_the_json_contract() {
         "backup",
         "change-master",
         "config check",
+        "continue",
         "cutover",
         "drop-source",
         "filter",
@@ -716,6 +722,7 @@ fn every_command_follows_the_json_contract() {
         "node list",
         "node remove",
         "ops",
+        "pause",
         "prune",
         "rebalance apply",
         "rebalance plan",
@@ -734,6 +741,7 @@ fn every_command_follows_the_json_contract() {
         "table add",
         "table list",
         "table remove",
+        "throttle",
         "unlock",
         "wait",
         "workload",
