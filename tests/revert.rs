@@ -38,6 +38,9 @@ fn fleet() -> &'static Sandbox {
                 "CREATE TABLE app.audit (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, k BIGINT NOT NULL)",
                 "CREATE TRIGGER app.items_audit AFTER INSERT ON app.items FOR EACH ROW INSERT INTO app.audit (k) VALUES (NEW.k)",
                 "CREATE VIEW app.items_per_key AS SELECT k, COUNT(*) AS n FROM app.items GROUP BY k",
+                // Enabled: the move's enable-events on the new node is a logged ALTER EVENT
+                // the reverse channel must step over.
+                "CREATE EVENT app.tidy ON SCHEDULE EVERY 1 DAY DO DELETE FROM app.audit WHERE k < 0",
             ],
         );
         common::range_directory(
@@ -252,7 +255,13 @@ fn a_revert_within_the_window_brings_back_every_write() {
     let mut t = connect(fleet(), to);
     exec(
         &mut t,
-        &["INSERT INTO app_1.items (k, n, note) VALUES (50007, 2, 'during the window')"],
+        &[
+            "INSERT INTO app_1.items (k, n, note) VALUES (50007, 2, 'during the window')",
+            // DDL on the new node during the window: the reverse channel carries it into the
+            // trash, where it must not keep the old copy from coming back.
+            "USE app_1",
+            "CREATE TRIGGER items_note BEFORE UPDATE ON items FOR EACH ROW SET NEW.note = UPPER(NEW.note)",
+        ],
     );
     std::thread::sleep(Duration::from_secs(2));
 
@@ -306,6 +315,26 @@ fn a_revert_within_the_window_brings_back_every_write() {
     assert_eq!(
         count(&mut s, "SELECT COUNT(*) FROM app_1.audit WHERE k = 50008"),
         1
+    );
+    exec(
+        &mut s,
+        &["UPDATE app_1.items SET note = 'loud' WHERE k = 50007"],
+    );
+    assert_eq!(
+        count(
+            &mut s,
+            "SELECT COUNT(*) FROM app_1.items WHERE k = 50007 AND note = 'LOUD'"
+        ),
+        1,
+        "the trigger created on the new node during the window came back"
+    );
+    assert_eq!(
+        count(
+            &mut s,
+            "SELECT COUNT(*) FROM information_schema.events WHERE event_schema = 'app_1' AND event_name = 'tidy' AND status = 'ENABLED'"
+        ),
+        1,
+        "the event is back, enabled"
     );
     assert_eq!(schemas(&from, &trash).len(), 0, "no trash left on {from}");
     assert_eq!(
@@ -505,6 +534,7 @@ fn revert_points() -> Vec<String> {
         "revert-install",
         "revert-drop-target",
         "revert-drop-trash",
+        "revert-enable-events",
     ];
     if std::env::var("REVERT_FULL_MATRIX").is_ok_and(|v| v == "1") {
         effects
@@ -516,10 +546,10 @@ fn revert_points() -> Vec<String> {
             "before:revert-fence",
             "done:revert-fence",
             "done:revert-stop-channel",
+            "done:revert-install",
             "before:revert-flip",
             "done:revert-flip",
             "done:reset-reverse-channel",
-            "done:revert-install",
             "done:revert-drop-target",
         ]
         .map(String::from)

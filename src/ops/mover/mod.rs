@@ -116,6 +116,10 @@ pub struct MoveState {
     /// Revert window: the directory points at the source again.
     #[serde(default)]
     pub reverted: bool,
+    /// Revert window: the old copy is back under the shard's name on the source (before the
+    /// revert's flip, under its fence).
+    #[serde(default)]
+    pub revert_installed: bool,
     /// Revert window: milliseconds from the revert's fence to the old copy back in place.
     #[serde(default)]
     pub revert_fence_millis: Option<u64>,
@@ -255,11 +259,15 @@ pub enum Effect {
     RevertDropTrash,
     /// A revert stopped before its flip: the fence on the target lifted.
     RevertLowerFence,
+    /// A revert stopped before its flip: the old copy's tables moved back into the trash.
+    RevertUninstall,
+    /// Revert, after its flip: the events enabled on the target enabled on the source.
+    RevertEnableEvents,
 }
 
 impl Effect {
     /// Every effect.
-    pub const ALL: [Effect; 31] = [
+    pub const ALL: [Effect; 33] = [
         Effect::Copy,
         Effect::PointChannel,
         Effect::SetFilters,
@@ -291,6 +299,8 @@ impl Effect {
         Effect::RevertDropTarget,
         Effect::RevertDropTrash,
         Effect::RevertLowerFence,
+        Effect::RevertUninstall,
+        Effect::RevertEnableEvents,
     ];
 
     /// Its name in the journal and in fault points.
@@ -327,6 +337,8 @@ impl Effect {
             Effect::RevertDropTarget => "revert-drop-target",
             Effect::RevertDropTrash => "revert-drop-trash",
             Effect::RevertLowerFence => "revert-lower-fence",
+            Effect::RevertUninstall => "revert-uninstall",
+            Effect::RevertEnableEvents => "revert-enable-events",
         }
     }
 

@@ -76,6 +76,12 @@ impl<E: Effects> Mover<'_, E> {
                 u
             }
         };
+        if unix_now() >= until && !self.fx.is_dry_run() {
+            // Resumed after the window ended: nothing to keep current, and the new node
+            // need not answer for the old copy to go.
+            self.finalize_window()?;
+            return Ok(serde_json::json!({"finalized": "expired"}));
+        }
         self.open_reverse_channel()?;
         let mut last_report = Instant::now();
         let reason = loop {
@@ -124,6 +130,20 @@ impl<E: Effects> Mover<'_, E> {
             }
             if last_report.elapsed() >= Duration::from_secs(30) {
                 last_report = Instant::now();
+                if let Some(err) = self.reverse_channel_error() {
+                    if self.state.revert_error.as_deref() != Some(err.as_str()) {
+                        crate::output::log(
+                            0,
+                            &format!(
+                                "operation {}: the reverse channel stopped ({err}); the old copy is no longer current: a revert will wait for it, `shardctl finalize {}` drops it",
+                                self.fx.op(),
+                                self.fx.op()
+                            ),
+                        );
+                        self.state.revert_error = Some(err);
+                        self.save_state()?;
+                    }
+                }
                 let lag = self.reverse_lag();
                 crate::output::log(
                     1,
@@ -146,6 +166,23 @@ impl<E: Effects> Mover<'_, E> {
     fn save_state(&mut self) -> Result<()> {
         let outputs = serde_json::to_value(&self.state).unwrap_or_default();
         self.fx.set_step_outputs(self.step_no, &outputs)
+    }
+
+    /// The reverse channel's last error, when it stopped on one.
+    fn reverse_channel_error(&mut self) -> Option<String> {
+        let source = self.source.clone();
+        let channel = reverse_channel_for(self.fx.op());
+        let status = self
+            .fx
+            .reader(&source)
+            .ok()?
+            .channel_status(&channel)
+            .ok()
+            .flatten()?;
+        [status.last_sql_error, status.last_io_error]
+            .into_iter()
+            .find(|e| !e.is_empty())
+            .map(|e| format!("reverse channel {channel}: {e}"))
     }
 
     fn reverse_lag(&mut self) -> Option<u64> {
@@ -218,7 +255,11 @@ impl<E: Effects> Mover<'_, E> {
             tls: node.channel_tls()?,
         };
         let copies = self.old_copies();
+        // do-db too: a statement the new node logs without the shard as its default
+        // database (an event enabled, a routine changed, `db.t` qualified) is skipped
+        // rather than stopping the channel on a schema the old node no longer has.
         let filters = Filters {
+            do_db: copies.iter().map(|(_, trash)| trash.clone()).collect(),
             wild_do_schemas: copies.iter().map(|(_, trash)| trash.clone()).collect(),
             rewrite_db: copies.clone(),
             ..Filters::default()
@@ -369,6 +410,12 @@ impl<E: Effects> Mover<'_, E> {
             |m| m.fx.stop_channel(&source, &channel),
         )?;
         self.revert_confirm(&mapping)?;
+        // The old copy goes back under the shard's name, with its objects, before the flip:
+        // the new node is fenced, so no write of the shard is acknowledged anywhere
+        // meanwhile, and once the directory points at the source every write there finds
+        // the shard's triggers in place. (A revert stopped before its flip moves the tables
+        // back into the trash first.)
+        self.install_once()?;
 
         let directory_node = self.inv.file.directory.node.clone();
         let flip = Flip::Move {
@@ -492,11 +539,29 @@ impl<E: Effects> Mover<'_, E> {
             serde_json::json!({"channel": channel}),
             |m| m.fx.reset_channel(&source, &channel),
         )?;
+        self.install_once()?;
+        let mut events = Vec::new();
+        for (schema, _) in &copies {
+            if self.fx.schema_exists(&target, schema)? {
+                let pair = SchemaPair {
+                    from: schema.clone(),
+                    to: schema.clone(),
+                };
+                events.extend(crate::copy::objects::enabled_events(
+                    self.fx.reader(&target)?,
+                    &pair,
+                )?);
+            }
+        }
+        let event_names: Vec<String> = events
+            .iter()
+            .map(|e| format!("{}.{}", e.schema, e.name))
+            .collect();
         self.effect(
-            Effect::RevertInstall,
+            Effect::RevertEnableEvents,
             &source,
-            serde_json::json!({"schemas": names}),
-            |m| m.install_old_copy(&copies),
+            serde_json::json!({"events": event_names}),
+            |m| m.fx.enable_events(&source, &events),
         )?;
         let mapping = self.state.revert_fenced_tables.clone();
         self.effect(
@@ -537,6 +602,24 @@ impl<E: Effects> Mover<'_, E> {
         Ok(serde_json::json!({"reverted": true, "node": source}))
     }
 
+    /// The old copy installed under the shard's name unless this revert did so already.
+    fn install_once(&mut self) -> Result<()> {
+        if self.state.revert_installed {
+            return Ok(());
+        }
+        let source = self.source.clone();
+        let copies = self.old_copies();
+        let names: Vec<String> = copies.iter().map(|(s, _)| s.to_string()).collect();
+        self.effect(
+            Effect::RevertInstall,
+            &source,
+            serde_json::json!({"schemas": names}),
+            |m| m.install_old_copy(&copies),
+        )?;
+        self.state.revert_installed = true;
+        self.save_state()
+    }
+
     /// Renames the old copy's tables back into the shard's schemas on the source and
     /// creates the objects read from the target. Safe to run again: a schema whose trash
     /// is gone has its tables; objects a previous attempt created are dropped first.
@@ -555,15 +638,23 @@ impl<E: Effects> Mover<'_, E> {
                     .into_iter()
                     .map(|t| (t.clone(), t))
                     .collect();
-                let mut stmts = vec![
-                    statements::lock_wait_timeout(statements::FENCE_LOCK_WAIT_SECS),
-                    match &charset {
-                        Some((cs, coll)) => {
-                            statements::create_schema_with_charset(schema, cs, coll)
-                        }
-                        None => statements::create_schema_if_not_exists(schema),
-                    },
-                ];
+                // Triggers the reverse channel created in the trash (DDL on the new node
+                // during the window) would keep its tables from changing schema; the
+                // objects read from the new node are created below instead.
+                let mut stmts = vec![statements::lock_wait_timeout(
+                    statements::FENCE_LOCK_WAIT_SECS,
+                )];
+                stmts.extend(
+                    self.fx
+                        .reader(&source)?
+                        .triggers_in_order(trash)?
+                        .iter()
+                        .map(|t| statements::drop_trigger_if_exists(trash, t)),
+                );
+                stmts.extend([match &charset {
+                    Some((cs, coll)) => statements::create_schema_with_charset(schema, cs, coll),
+                    None => statements::create_schema_if_not_exists(schema),
+                }]);
                 stmts.extend(statements::move_tables(trash, &tables, schema));
                 stmts.push(statements::drop_schema_if_exists(trash));
                 self.fx.run_unlogged(&source, &stmts)?;
@@ -599,11 +690,9 @@ impl<E: Effects> Mover<'_, E> {
                 after_data: defs,
                 ..Default::default()
             };
+            // Events are created disabled; the ones enabled on the new node are enabled
+            // after the flip, as the move does.
             self.fx.create_objects(&source, &pair, &objects)?;
-            if self.fx.schema_exists(&target, schema)? {
-                let events = crate::copy::objects::enabled_events(self.fx.reader(&target)?, &pair)?;
-                self.fx.enable_events(&source, &events)?;
-            }
         }
         Ok(())
     }
@@ -614,20 +703,47 @@ impl<E: Effects> Mover<'_, E> {
         if !self.state.revert_began || self.state.reverted {
             return Ok(());
         }
-        let target = self.target.clone();
+        let (source, target) = (self.source.clone(), self.target.clone());
+        let copies = self.old_copies();
+        let mut installed = Vec::new();
+        for (schema, trash) in &copies {
+            if self.fx.schema_exists(&source, schema)? {
+                installed.push((schema.clone(), trash.clone()));
+            }
+        }
+        if !installed.is_empty() {
+            let names: Vec<String> = installed.iter().map(|(s, _)| s.to_string()).collect();
+            self.effect(
+                Effect::RevertUninstall,
+                &source,
+                serde_json::json!({"schemas": names}),
+                |m| {
+                    // The intent's journal write waited behind any flip still in flight:
+                    // read the directory after it.
+                    m.refuse_if_flipped_back()?;
+                    for (schema, trash) in &installed {
+                        let tables: Vec<(Ident, Ident)> =
+                            m.fx.visible_tables(&source, schema)?
+                                .into_iter()
+                                .map(|t| (t.clone(), t))
+                                .collect();
+                        m.fx.discard_schema(&source, schema, &tables, trash)?;
+                    }
+                    Ok(())
+                },
+            )?;
+        }
+        self.state.revert_installed = false;
         let mapping = self.state.revert_fenced_tables.clone();
         if !mapping.is_empty() && !self.fx.hidden_now(&target, &mapping)?.is_empty() {
-            if self.points_at_source()? {
-                self.state.reverted = true;
-                return Err(Error::Refused(
-                    "the revert's flip committed after all: `shardctl resume` finishes it".into(),
-                ));
-            }
             self.effect(
                 Effect::RevertLowerFence,
                 &target,
                 serde_json::json!({"fenced_tables": mapping.len()}),
-                |m| m.fx.lower_shard_fence(&target, &mapping).map(|_| ()),
+                |m| {
+                    m.refuse_if_flipped_back()?;
+                    m.fx.lower_shard_fence(&target, &mapping).map(|_| ())
+                },
             )?;
         }
         self.fx.set_shard_state(self.shard.id, ShardState::Online)?;
@@ -635,6 +751,18 @@ impl<E: Effects> Mover<'_, E> {
         self.state.revert_fenced_tables.clear();
         self.save_state()?;
         self.open_reverse_channel()
+    }
+
+    /// Fails (and marks the revert flipped) when the directory points at the source again:
+    /// a flip whose reply was lost committed after all, so nothing may be rolled back.
+    fn refuse_if_flipped_back(&mut self) -> Result<()> {
+        if self.points_at_source()? {
+            self.state.reverted = true;
+            return Err(Error::Refused(
+                "the revert's flip committed after all: `shardctl resume` finishes it".into(),
+            ));
+        }
+        Ok(())
     }
 }
 
