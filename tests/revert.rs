@@ -268,7 +268,17 @@ fn a_revert_within_the_window_brings_back_every_write() {
     // The box dies while the window is open; resume waits again.
     first.kill().unwrap();
     first.wait().unwrap();
-    let mut resumed = spawn(&["resume", &op.to_string()], dir.path(), "resume");
+    let hooks = dir.path().join("hooks.jsonl");
+    let mut resumed = spawn(
+        &[
+            "resume",
+            &op.to_string(),
+            "--hook",
+            &format!("reverted=cat >> {}", hooks.display()),
+        ],
+        dir.path(),
+        "resume",
+    );
     std::thread::sleep(Duration::from_secs(3));
     assert_eq!(until_window(Duration::from_secs(60), dir.path()), op);
     assert!(
@@ -290,6 +300,16 @@ fn a_revert_within_the_window_brings_back_every_write() {
     );
     assert_eq!(home_of(1), from, "the shard is back");
     nothing_lost(w, "f");
+    // The `reverted` hook ran once, with the operation's document.
+    let seen: Vec<serde_json::Value> = std::fs::read_to_string(&hooks)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0]["stage"], "reverted");
+    assert_eq!(seen[0]["op"], op);
+    assert_eq!(seen[0]["shard"], 1);
 
     let mut s = connect(fleet(), &from);
     assert_eq!(

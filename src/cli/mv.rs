@@ -23,8 +23,8 @@ pub struct CutoverArgs {
     #[arg(long, value_name = "HH:MM-HH:MM")]
     pub cutover_window: Option<crate::playbook::CutoverWindow>,
     /// Run COMMAND at STAGE (started, copied, ready, before-cutover, fenced, flipped, done,
-    /// failed) with the operation as JSON on stdin; repeatable; added to the inventory's
-    /// hooks. A failing before-cutover hook postpones the cut-over.
+    /// failed, reverted) with the operation as JSON on stdin; repeatable; added to the
+    /// inventory's hooks. A failing before-cutover hook postpones the cut-over.
     #[arg(long, value_name = "STAGE=COMMAND")]
     pub hook: Vec<crate::config::HookSpec>,
 }

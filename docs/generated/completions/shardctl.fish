@@ -415,7 +415,7 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l cutover -d 'C
 window\t'Inside the daily window (UTC), or earlier on `shardctl cutover OP`'
 auto\t'At once, as soon as every `before-cutover` hook passes'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l cutover-window -d 'The window for `--cutover window`, HH:MM-HH:MM in UTC (may run past midnight)' -r
-complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l hook -d 'Run COMMAND at STAGE (started, copied, ready, before-cutover, fenced, flipped, done, failed) with the operation as JSON on stdin; repeatable; added to the inventory\'s hooks. A failing before-cutover hook postpones the cut-over' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l hook -d 'Run COMMAND at STAGE (started, copied, ready, before-cutover, fenced, flipped, done, failed, reverted) with the operation as JSON on stdin; repeatable; added to the inventory\'s hooks. A failing before-cutover hook postpones the cut-over' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l revert-window -d 'Keep the old copy for DURATION after the flip (90s, 30m, 2h, 1d), kept current from the new node: `shardctl revert OP` flips back within it, `shardctl finalize OP` (or its end) drops the old copy. The move\'s process waits that long' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l config -d 'Inventory file' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
@@ -442,7 +442,7 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand split" -l cutover -d '
 window\t'Inside the daily window (UTC), or earlier on `shardctl cutover OP`'
 auto\t'At once, as soon as every `before-cutover` hook passes'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand split" -l cutover-window -d 'The window for `--cutover window`, HH:MM-HH:MM in UTC (may run past midnight)' -r
-complete -c shardctl -n "__fish_shardctl_using_subcommand split" -l hook -d 'Run COMMAND at STAGE (started, copied, ready, before-cutover, fenced, flipped, done, failed) with the operation as JSON on stdin; repeatable; added to the inventory\'s hooks. A failing before-cutover hook postpones the cut-over' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand split" -l hook -d 'Run COMMAND at STAGE (started, copied, ready, before-cutover, fenced, flipped, done, failed, reverted) with the operation as JSON on stdin; repeatable; added to the inventory\'s hooks. A failing before-cutover hook postpones the cut-over' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand split" -l config -d 'Inventory file' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand split" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
 json\t'One JSON document (or one JSON object per event for streaming commands)'"

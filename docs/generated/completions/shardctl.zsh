@@ -743,7 +743,7 @@ physical\:"mariadb-backup of the shard'\''s schemas on the source'\''s host, the
 window\:"Inside the daily window (UTC), or earlier on \`shardctl cutover OP\`"
 auto\:"At once, as soon as every \`before-cutover\` hook passes"))' \
 '--cutover-window=[The window for \`--cutover window\`, HH\:MM-HH\:MM in UTC (may run past midnight)]:HH:MM-HH:MM:_default' \
-'*--hook=[Run COMMAND at STAGE (started, copied, ready, before-cutover, fenced, flipped, done, failed) with the operation as JSON on stdin; repeatable; added to the inventory'\''s hooks. A failing before-cutover hook postpones the cut-over]:STAGE=COMMAND:_default' \
+'*--hook=[Run COMMAND at STAGE (started, copied, ready, before-cutover, fenced, flipped, done, failed, reverted) with the operation as JSON on stdin; repeatable; added to the inventory'\''s hooks. A failing before-cutover hook postpones the cut-over]:STAGE=COMMAND:_default' \
 '--revert-window=[Keep the old copy for DURATION after the flip (90s, 30m, 2h, 1d), kept current from the new node\: \`shardctl revert OP\` flips back within it, \`shardctl finalize OP\` (or its end) drops the old copy. The move'\''s process waits that long]:DURATION:_default' \
 '--config=[Inventory file]:CONFIG:_files' \
 '--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
@@ -777,7 +777,7 @@ read-only\:"The whole source server goes read-only (the chapter'\''s fence)"))' 
 window\:"Inside the daily window (UTC), or earlier on \`shardctl cutover OP\`"
 auto\:"At once, as soon as every \`before-cutover\` hook passes"))' \
 '--cutover-window=[The window for \`--cutover window\`, HH\:MM-HH\:MM in UTC (may run past midnight)]:HH:MM-HH:MM:_default' \
-'*--hook=[Run COMMAND at STAGE (started, copied, ready, before-cutover, fenced, flipped, done, failed) with the operation as JSON on stdin; repeatable; added to the inventory'\''s hooks. A failing before-cutover hook postpones the cut-over]:STAGE=COMMAND:_default' \
+'*--hook=[Run COMMAND at STAGE (started, copied, ready, before-cutover, fenced, flipped, done, failed, reverted) with the operation as JSON on stdin; repeatable; added to the inventory'\''s hooks. A failing before-cutover hook postpones the cut-over]:STAGE=COMMAND:_default' \
 '--config=[Inventory file]:CONFIG:_files' \
 '--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
 json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
