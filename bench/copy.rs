@@ -7,6 +7,9 @@
 //! - shardctl's dump method (`mariadb-dump` piped into the client, as the `backup` step runs it);
 //! - `mariadb-dump --single-transaction | mariadb` by hand;
 //! - `mydumper -t 4` + `myloader -t 4`;
+//! - shardctl's physical method (`mariadb-backup` of the shard's schemas, prepared with
+//!   `--export`, the tablespaces imported on the target; the library call the `backup` step
+//!   makes with `method: physical`, through the sandbox's local host);
 //! - the reference: `SELECT ... INTO OUTFILE` of each table on the source, then `LOAD DATA
 //!   INFILE` of that file into the target's table created from the same DDL, in the server's
 //!   default session, `COPY_REF_PARALLEL` tables at a time (default 2; no consistent
@@ -20,8 +23,8 @@
 //! - `COPY_ROWS` (default `1000000,4000000`): rows per shard (over its 4 tables);
 //! - `COPY_BUFFER_POOL` (default `64M`): each server's InnoDB buffer pool;
 //! - `COPY_RUNS` (default 1): runs per method and size (median shown);
-//! - `COPY_METHODS` (default all): a comma list of `native`, `native-nodefer`, `dump`,
-//!   `dump-pipe`, `mydumper`, `reference` (`native-nodefer` loads with the secondary indexes
+//! - `COPY_METHODS` (default all): a comma list of `native`, `native-nodefer`, `physical`,
+//!   `dump`, `dump-pipe`, `mydumper`, `reference` (`native-nodefer` loads with the secondary indexes
 //!   in place, as the native copy did before issue 12, for comparison in the same run);
 //! - `COPY_REF_PARALLEL` (default 2): tables the reference copies at a time;
 //! - `COPY_VERBOSE` (default 0): shardctl's log level (2 shows each table's index build);
@@ -30,7 +33,7 @@
 //!   `COPY_BASE_PORT` (default 25306) when it is not running.
 
 use shardctl::config::Inventory;
-use shardctl::copy::{dump, native, SchemaPair};
+use shardctl::copy::{dump, native, physical, SchemaPair};
 use shardctl::ident::Ident;
 use shardctl::sandbox::{Sandbox, SandboxBuilder};
 use shardctl::server::{ConnectSpec, Server, Stmt};
@@ -39,9 +42,10 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 const TABLES: u64 = 4;
-const METHODS: [&str; 6] = [
+const METHODS: [&str; 7] = [
     "native",
     "native-nodefer",
+    "physical",
     "dump",
     "dump-pipe",
     "mydumper",
@@ -202,6 +206,7 @@ fn shard_mib(sb: &Sandbox, schema: &str) -> f64 {
 
 struct Ctx<'a> {
     sb: &'a Sandbox,
+    inv: &'a Inventory,
     src: ConnectSpec,
     dst: ConnectSpec,
     files: &'a Path,
@@ -241,6 +246,9 @@ impl Ctx<'_> {
                     ..Default::default()
                 };
                 native::copy(&self.src, &self.dst, &pairs, opts, &progress).unwrap();
+            }
+            "physical" => {
+                physical::copy(self.inv, "node1", "node2", &pairs, &progress).unwrap();
             }
             "dump" => {
                 dump::copy_with_progress(&self.src, Some(&self.dst), None, &pairs, &progress)
@@ -339,6 +347,7 @@ fn main() {
     let inv = Inventory::load(&sb.inventory_path()).unwrap();
     let ctx = Ctx {
         sb: &sb,
+        inv: &inv,
         src: ConnectSpec::for_node(&inv, inv.node("node1").unwrap()).unwrap(),
         dst: ConnectSpec::for_node(&inv, inv.node("node2").unwrap()).unwrap(),
         files: &files,
@@ -411,6 +420,7 @@ fn main() {
             let label = match m.as_str() {
                 "native" => "shardctl native",
                 "native-nodefer" => "shardctl native, indexes kept during the load (before)",
+                "physical" => "shardctl physical method (mariadb-backup + IMPORT TABLESPACE)",
                 "dump" => "shardctl dump method",
                 "dump-pipe" => "`mariadb-dump \\| mariadb`",
                 "mydumper" => "mydumper + myloader (-t 4)",

@@ -63,6 +63,11 @@ pub struct MoveState {
     pub fenced_tables: Vec<(String, String, String)>,
     /// The source position read after the fence.
     pub final_position: Option<BinlogPosition>,
+    /// The target's binary-log position read under the fence just before the flip: the
+    /// first of its events that the directory's new placement can have caused (a revert
+    /// window's reverse channel and a reporting server start there).
+    #[serde(default)]
+    pub target_position_at_flip: Option<BinlogPosition>,
     /// Milliseconds from fence up to fence lifted (or to flip for the shard fence).
     pub fence_millis: Option<u64>,
     /// Milliseconds the old copy's trash took to drop, after the fence was lifted.

@@ -847,6 +847,7 @@ impl<E: Effects> Mover<'_, E> {
         }
         self.state.verified = false;
         self.state.final_position = None;
+        self.state.target_position_at_flip = None;
         Ok(())
     }
 
@@ -1370,6 +1371,14 @@ impl<E: Effects> Mover<'_, E> {
                 to: self.target.clone(),
             },
         };
+        if self.state.target_position_at_flip.is_none() {
+            // Under the fence and before the flip: no event of the new placement precedes
+            // it. Journaled before the flip so that a crash right after still knows it.
+            let target = self.target.clone();
+            self.state.target_position_at_flip = Some(self.fx.coordinates(&target)?.position);
+            let outputs = serde_json::to_value(&self.state).unwrap_or_default();
+            self.fx.set_step_outputs(self.step_no, &outputs)?;
+        }
         let directory_node = self.inv.file.directory.node.clone();
         let attempt = self.effect(
             Effect::Flip,
