@@ -1102,11 +1102,11 @@ fn init_migrates_a_version_2_directory_to_sequences_and_sources() {
     cli(&["ids", "sequence", "show"])
         .code(USAGE)
         .stderr(predicates::str::contains(
-            "the directory has schema version 3, this shardctl uses 4: run `shardctl init`",
+            "the directory has schema version 3, this shardctl uses 5: run `shardctl init`",
         ));
     let out = json(&["init"]);
     assert_eq!(out["schema_version_before"], 3);
-    assert_eq!(out["schema_version"], 4);
+    assert_eq!(out["schema_version"], 5);
     assert_eq!(
         json(&["ids", "sequence", "show"])["sequences"],
         serde_json::json!([])

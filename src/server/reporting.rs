@@ -42,3 +42,130 @@ impl Server {
         }
     }
 }
+
+use super::{BinlogPosition, Dialect};
+use crate::ident::{check_binlog_file, string_literal, Channel, Ident};
+use mysql::Value;
+
+impl Dialect {
+    /// Starts both threads of a channel with the applier stopping at `pos` of the source's
+    /// binary log: a reporting server's catch-up channel (or its regular one, when that is
+    /// behind a new copy) applies exactly up to where the other stands.
+    pub fn start_channel_until(
+        &self,
+        channel: &Channel,
+        pos: &BinlogPosition,
+    ) -> crate::Result<Stmt> {
+        check_binlog_file(&pos.file)?;
+        let ch = string_literal(channel.as_str());
+        let prefix = if self.flavor().uses_change_replication_source() {
+            "SOURCE"
+        } else {
+            "MASTER"
+        };
+        let until = format!(
+            "UNTIL {prefix}_LOG_FILE = {}, {prefix}_LOG_POS = {}",
+            string_literal(&pos.file),
+            pos.pos
+        );
+        Ok(Stmt::text(if self.flavor().is_mariadb() {
+            format!("START SLAVE {ch} {until}")
+        } else if self.flavor().uses_replica_keyword() {
+            format!("START REPLICA {until} FOR CHANNEL {ch}")
+        } else {
+            format!("START SLAVE {until} FOR CHANNEL {ch}")
+        }))
+    }
+}
+
+/// The directory's reporting nodes.
+pub fn reporting_nodes(d: &Ident) -> Stmt {
+    Stmt::text(format!(
+        "SELECT node FROM {}.reporting_nodes ORDER BY node",
+        d.quoted()
+    ))
+}
+
+/// Records a reporting node.
+pub fn insert_reporting_node(d: &Ident, node: &str) -> Stmt {
+    Stmt::with(
+        format!(
+            "INSERT INTO {}.reporting_nodes (node) VALUES (?)",
+            d.quoted()
+        ),
+        vec![Value::from(node)],
+    )
+}
+
+/// Forgets a reporting node (its sources first).
+pub fn delete_reporting_node(d: &Ident, node: &str) -> Vec<Stmt> {
+    vec![
+        Stmt::with(
+            format!(
+                "DELETE FROM {}.reporting_sources WHERE reporting_node = ?",
+                d.quoted()
+            ),
+            vec![Value::from(node)],
+        ),
+        Stmt::with(
+            format!("DELETE FROM {}.reporting_nodes WHERE node = ?", d.quoted()),
+            vec![Value::from(node)],
+        ),
+    ]
+}
+
+/// A reporting node's sources: source node, channel, schemas (JSON list), pending (JSON
+/// list), pending state, pending file and position, until file and position.
+pub fn reporting_sources(d: &Ident, node: &str) -> Stmt {
+    Stmt::with(
+        format!(
+            "SELECT source_node, channel, carried, pending, pending_state, pending_file, pending_pos, until_file, until_pos FROM {}.reporting_sources WHERE reporting_node = ? ORDER BY source_node",
+            d.quoted()
+        ),
+        vec![Value::from(node)],
+    )
+}
+
+/// Writes one source's row as it stands now (insert or replace).
+#[allow(clippy::too_many_arguments)]
+pub fn upsert_reporting_source(
+    d: &Ident,
+    node: &str,
+    source: &str,
+    channel: &Channel,
+    schemas: &str,
+    pending: &str,
+    pending_state: &str,
+    pending_at: Option<&BinlogPosition>,
+    until: Option<&BinlogPosition>,
+) -> Stmt {
+    Stmt::with(
+        format!(
+            "REPLACE INTO {}.reporting_sources (reporting_node, source_node, channel, carried, pending, pending_state, pending_file, pending_pos, until_file, until_pos) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            d.quoted()
+        ),
+        vec![
+            Value::from(node),
+            Value::from(source),
+            Value::from(channel.as_str()),
+            Value::from(schemas),
+            Value::from(pending),
+            Value::from(pending_state),
+            pending_at.map_or(Value::NULL, |p| Value::from(p.file.as_str())),
+            pending_at.map_or(Value::NULL, |p| Value::from(p.pos)),
+            until.map_or(Value::NULL, |p| Value::from(p.file.as_str())),
+            until.map_or(Value::NULL, |p| Value::from(p.pos)),
+        ],
+    )
+}
+
+/// Forgets one source of a reporting node (its channel carries nothing any more).
+pub fn delete_reporting_source(d: &Ident, node: &str, source: &str) -> Stmt {
+    Stmt::with(
+        format!(
+            "DELETE FROM {}.reporting_sources WHERE reporting_node = ? AND source_node = ?",
+            d.quoted()
+        ),
+        vec![Value::from(node), Value::from(source)],
+    )
+}

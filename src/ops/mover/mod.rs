@@ -1252,6 +1252,8 @@ impl<'a> Mover<'a, Live<'a>> {
                 .map(|_| {
                     self.join_hooks();
                     self.hook(crate::config::HookStage::Done);
+                    let at_flip = self.state.target_position_at_flip.as_ref();
+                    crate::reporting::follow(self.inv, &self.target, at_flip);
                     self.state.clone()
                 }),
             Err(e) => {
