@@ -1,7 +1,8 @@
 //! A reporting server on real servers: node4 of a four-node sandbox replicates the shards
 //! of node1..node3. Attached under a write workload, it then holds exactly the fleet's rows
-//! (every table of every shard schema compared by checksum); it stays exact through a move
-//! and a same-node split run under the workload; bad input is refused with nothing changed.
+//! (every table of every shard schema compared by checksum); it stays exact through a move,
+//! a same-node split and a split onto another node run under the workload, and a same-node
+//! merge; bad input is refused with nothing changed.
 
 mod common;
 
@@ -302,6 +303,31 @@ fn a_reporting_server_follows_attach_move_and_split_under_writes() {
     assert_eq!(channels[0].0, "node1");
     assert_eq!(channels[0].1.len(), 2, "{channels:?}");
     assert_eq!(assert_node4_equals_fleet("after the split"), 4 * 3);
+
+    // A split onto another node, which no channel reads from any more: a new channel
+    // from node2 carries the new shard.
+    let running = workload();
+    std::thread::sleep(Duration::from_millis(800));
+    cli(&["split", "--shard", "3", "--to", "node2", "--at", "2500"]).success();
+    std::thread::sleep(Duration::from_millis(800));
+    stop_and_check(running);
+    let channels = healthy_channels();
+    assert_eq!(
+        channels.iter().map(|c| c.0.as_str()).collect::<Vec<_>>(),
+        ["node1", "node2", "node3"]
+    );
+    assert_eq!(channels[1].1, vec!["app_5".to_string()]);
+    assert_eq!(assert_node4_equals_fleet("after the split to node2"), 5 * 3);
+
+    // A same-node merge: the retired shard's rows join the survivor through node1's
+    // channel, its schema leaves node4.
+    cli(&["merge", "--shards", "1,4", "--to", "node1"]).success();
+    let channels = healthy_channels();
+    assert_eq!(
+        channels[0],
+        ("node1".to_string(), vec!["app_1".to_string()])
+    );
+    assert_eq!(assert_node4_equals_fleet("after the merge"), 4 * 3);
 
     // Nothing to do: sync changes nothing and says so through status.
     let before = healthy_channels();
