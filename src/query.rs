@@ -945,6 +945,7 @@ pub fn stream(
         }
         Ok(())
     })?;
+    answer.shards.sort_by_key(|s| s.shard);
     if answer.columns.is_empty() {
         answer.columns.push("shard".into());
         answer.numeric.push(true);

@@ -427,6 +427,29 @@ fn filter_now(s: &ChannelStatus) -> BTreeSet<String> {
         .collect()
 }
 
+/// Waits until both threads of `channel` run (the receiver connected), failing at once
+/// on a channel error: a started channel is confirmed, not assumed.
+fn wait_running(r: &mut Server, channel: &Channel) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let s = status(r, channel)?;
+        if let Some(e) = s.last_error() {
+            return Err(Error::server(r.name(), format!("channel {channel}: {e}")));
+        }
+        if s.healthy() {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            return Err(Error::Timeout(format!(
+                "channel {channel} on {} did not connect to its source within 30s (receiver: {})",
+                r.name(),
+                s.io_running
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// Adds `source.pending` (consistent on the reporting server at the source's `at`) to the
 /// channel that carries `source.schemas`; creates the channel when there is none.
 ///
@@ -452,6 +475,7 @@ fn join(
         r.change_source(&ch, &source_spec(inv, &source.node, at)?)?;
         r.set_filters(&ch, &filters_for(&all)?)?;
         r.start_channel(&ch)?;
+        wait_running(r, &ch)?;
         log(1, &format!("{}: channel {ch} created at {at}", r.name()));
         return Ok(());
     };
@@ -461,7 +485,7 @@ fn join(
         if !now.sql_running || now.io_running == "No" {
             r.start_channel(&ch)?;
         }
-        return Ok(());
+        return wait_running(r, &ch);
     }
     r.stop_channel(&ch)?;
     let q = match source.until.clone() {
@@ -498,6 +522,7 @@ fn join(
     }
     r.set_filters(&ch, &filters_for(&all)?)?;
     r.start_channel(&ch)?;
+    wait_running(r, &ch)?;
     log(
         1,
         &format!(
@@ -533,10 +558,11 @@ fn narrow(
     wait_executed(r, ch, &pos, WAIT_TIMEOUT)?;
     if keep.is_empty() {
         r.reset_channel(ch)?;
+        Ok(())
     } else {
         r.set_filters(ch, &filters_for(&keep)?)?;
+        wait_running(r, ch)
     }
-    Ok(())
 }
 
 /// A hint from a finished operation: `node`'s binary-log position at the flip, from which
