@@ -50,6 +50,12 @@ use std::time::{Duration, Instant};
 /// The channel's name prefix on a reporting server.
 pub const CHANNEL_PREFIX: &str = "shardctl_report_";
 
+/// The reporting server's fault points (`SHARDCTL_FAULT=crash@reporting:<point>`): after a
+/// copy is journaled `joining`, after the channel's stop position is journaled, after the
+/// channel is re-pointed at the copy's position with the new schemas' filter, after its
+/// filter is widened (before it starts).
+pub const FAULT_POINTS: [&str; 4] = ["copied", "stopped", "repointed", "widened"];
+
 /// How long a channel may take to reach a position (a narrowing, a catch-up).
 pub const WAIT_TIMEOUT: Duration = Duration::from_secs(600);
 
@@ -333,16 +339,37 @@ pub fn check_attach(inv: &Inventory, dir: &mut Directory, node: &str) -> Result<
     Ok(plan)
 }
 
+/// Runs `f` holding the reporting lock on the directory node (see
+/// [`st::take_reporting_lock`]); waits for another holder at most [`WAIT_TIMEOUT`].
+fn locked<T>(dir: &mut Directory, f: impl FnOnce(&mut Directory) -> Result<T>) -> Result<T> {
+    let got: Option<Option<i64>> = dir
+        .server()
+        .first(&st::take_reporting_lock(WAIT_TIMEOUT.as_secs()))?;
+    if got.flatten() != Some(1) {
+        return Err(Error::Timeout(format!(
+            "another shardctl held the reporting lock for {}s",
+            WAIT_TIMEOUT.as_secs()
+        )));
+    }
+    let r = f(dir);
+    let _ = dir.server().exec(&st::release_reporting_lock());
+    r
+}
+
 /// `reporting attach`: records the node and its sources (each `copying` every schema of
 /// its source node), then copies and joins them. Run again after a crash, it finishes.
 pub fn attach(inv: &Inventory, node: &str) -> Result<Vec<Source>> {
     let mut dir = Directory::open(inv)?;
-    let plan = check_attach(inv, &mut dir, node)?;
+    locked(&mut dir, |dir| attach_locked(inv, dir, node))
+}
+
+fn attach_locked(inv: &Inventory, dir: &mut Directory, node: &str) -> Result<Vec<Source>> {
+    let plan = check_attach(inv, dir, node)?;
     let d = dir.schema().clone();
     dir.server().exec(&st::insert_reporting_node(&d, node))?;
     for p in &plan.sources {
         record(
-            &mut dir,
+            dir,
             node,
             &Source {
                 node: p.node.clone(),
@@ -355,7 +382,7 @@ pub fn attach(inv: &Inventory, node: &str) -> Result<Vec<Source>> {
             },
         )?;
     }
-    sync_node(inv, &mut dir, node, None)
+    sync_node(inv, dir, node, None)
 }
 
 /// The source of a replication channel on the reporting server.
@@ -496,6 +523,7 @@ fn join(
                 .ok_or_else(|| Error::server(r.name(), format!("channel {ch} has no position")))?;
             source.until = Some(q.clone());
             record(dir, reporting, source)?;
+            crate::fault::point("reporting:stopped");
             q
         }
     };
@@ -517,10 +545,12 @@ fn join(
         if filter.is_disjoint(&add) {
             r.change_source(&ch, &source_spec(inv, &source.node, at)?)?;
             r.set_filters(&ch, &filters_for(&add)?)?;
+            crate::fault::point("reporting:repointed");
         }
         run_until(r, &q)?;
     }
     r.set_filters(&ch, &filters_for(&all)?)?;
+    crate::fault::point("reporting:widened");
     r.start_channel(&ch)?;
     wait_running(r, &ch)?;
     log(
@@ -579,12 +609,17 @@ pub struct FlipHint {
 /// Brings every reporting node in line with the directory (see the module's comment).
 pub fn sync(inv: &Inventory, hint: Option<&FlipHint>) -> Result<BTreeMap<String, Vec<Source>>> {
     let mut dir = Directory::open(inv)?;
-    let mut out = BTreeMap::new();
-    for node in attached(&mut dir)? {
-        let s = sync_node(inv, &mut dir, &node, hint)?;
-        out.insert(node, s);
+    if attached(&mut dir)?.is_empty() {
+        return Ok(BTreeMap::new());
     }
-    Ok(out)
+    locked(&mut dir, |dir| {
+        let mut out = BTreeMap::new();
+        for node in attached(dir)? {
+            let s = sync_node(inv, dir, &node, hint)?;
+            out.insert(node, s);
+        }
+        Ok(out)
+    })
 }
 
 /// Called once at the end of a successful move, split or merge: follows the new placement
@@ -756,6 +791,7 @@ fn add_pending(
         s.pending_state = Pending::Joining;
         s.pending_at = Some(at);
         record(dir, node, s)?;
+        crate::fault::point("reporting:copied");
     }
     if s.pending_state == Pending::Joining {
         let at = s.pending_at.clone().ok_or_else(|| {
@@ -864,13 +900,17 @@ pub struct Detached {
 /// the node forgotten.
 pub fn detach(inv: &Inventory, node: &str, drop: bool) -> Result<Detached> {
     let mut dir = Directory::open(inv)?;
+    locked(&mut dir, |dir| detach_locked(inv, dir, node, drop))
+}
+
+fn detach_locked(inv: &Inventory, dir: &mut Directory, node: &str, drop: bool) -> Result<Detached> {
     inv.node(node)?;
-    if !attached(&mut dir)?.iter().any(|n| n == node) {
+    if !attached(dir)?.iter().any(|n| n == node) {
         return Err(Error::Refused(format!(
             "node {node} is not attached as a reporting server"
         )));
     }
-    let recorded = sources(&mut dir, node)?;
+    let recorded = sources(dir, node)?;
     let mut r = connect(inv, node)?;
     let mut out = Detached {
         node: node.to_string(),

@@ -1098,6 +1098,8 @@ fn reporting_statements() {
         "forget source: {}",
         r::delete_reporting_source(&d, "node4", "node2")
     ));
+    out.push(format!("lock: {}", r::take_reporting_lock(600)));
+    out.push(format!("unlock: {}", r::release_reporting_lock()));
     assert!(Dialect::new(Flavor::new(Vendor::MariaDb, 10, 11, 6))
         .start_channel_until(
             &ch,

@@ -329,15 +329,66 @@ fn a_reporting_server_follows_attach_move_and_split_under_writes() {
     );
     assert_eq!(assert_node4_equals_fleet("after the merge"), 4 * 3);
 
+    // The process dies while the reporting server follows a move (the channel from node2
+    // re-pointed at node2's position at the flip, carrying only the moved schema), then
+    // while it follows a same-node split (the new schema copied, not joined yet):
+    // `reporting sync` finishes each from the journal and the channels' real state.
+    for (fault, args, pending) in [
+        (
+            "crash@reporting:repointed",
+            vec!["move", "--shard", "2", "--to", "node2"],
+            "app_2",
+        ),
+        (
+            "crash@reporting:copied",
+            vec!["split", "--shard", "5", "--to", "node2", "--at", "2800"],
+            "app_6",
+        ),
+    ] {
+        let running = workload();
+        std::thread::sleep(Duration::from_millis(800));
+        shardctl()
+            .env("SHARDCTL_FAULT", fault)
+            .arg("--config")
+            .arg(fleet().inventory_path())
+            .args(&args)
+            .assert()
+            .failure()
+            .stderr(predicates::str::contains(format!(
+                "fault point {}: crashing",
+                fault.trim_start_matches("crash@")
+            )));
+        let st = json(&["reporting", "status"]);
+        let node2 = st["reporting_nodes"][0]["channels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["source"] == "node2")
+            .unwrap()
+            .clone();
+        assert_eq!(node2["pending_state"], "joining", "{fault}: {node2}");
+        assert_eq!(
+            node2["pending"],
+            serde_json::json!([pending]),
+            "{fault}: {node2}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+        json(&["reporting", "sync"]);
+        std::thread::sleep(Duration::from_millis(500));
+        stop_and_check(running);
+        healthy_channels();
+        assert_node4_equals_fleet(fault);
+    }
+
     // Nothing to do: sync changes nothing and says so through status.
     let before = healthy_channels();
     json(&["reporting", "sync"]);
     assert_eq!(healthy_channels(), before);
 
     // A write after all that still arrives.
-    let mut n3 = connect(fleet(), "node3");
+    let mut n2 = connect(fleet(), "node2");
     exec(
-        &mut n3,
+        &mut n2,
         &["UPDATE app_2.t SET note = 'late' WHERE id = 1003"],
     );
     assert_node4_equals_fleet("after a late write");
