@@ -821,7 +821,7 @@ pub struct ChannelReport {
     /// Both threads run without error.
     pub running: bool,
     /// Seconds behind its source, when known.
-    pub lag_secs: Option<u64>,
+    pub seconds_behind: Option<u64>,
     /// The schemas it carries.
     pub schemas: Vec<String>,
     /// A change under way (`none` normally).
@@ -873,7 +873,7 @@ pub fn status_report(
                 source: s.node.clone(),
                 channel: s.channel.clone(),
                 running,
-                lag_secs: lag,
+                seconds_behind: lag,
                 schemas: s.schemas.iter().cloned().collect(),
                 pending_state: s.pending_state,
                 pending: s.pending.iter().cloned().collect(),

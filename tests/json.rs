@@ -29,7 +29,7 @@ const VOLATILE: &[&str] = &[
     "gtid",
     "heartbeat_age_ms",
     "inventory",
-    "lag_secs",
+    "seconds_behind",
     "out",
     "pid",
     "port",

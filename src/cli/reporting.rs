@@ -65,7 +65,7 @@ fn sources_table(rows: &[crate::reporting::ChannelReport], node: &str) {
             Cell::new(r.channel.as_str()),
             output::status_cell(if r.running { "yes" } else { "no" }, r.running),
             Cell::new(
-                r.lag_secs
+                r.seconds_behind
                     .map(|s| format!("{s}s"))
                     .unwrap_or_else(|| "-".into()),
             ),
