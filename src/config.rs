@@ -239,6 +239,8 @@ pub enum HookStage {
     Done,
     /// A step failed (or the run was interrupted).
     Failed,
+    /// A move's revert window flipped the shard back to its old node.
+    Reverted,
 }
 
 impl HookStage {
@@ -253,11 +255,12 @@ impl HookStage {
             HookStage::Flipped => "flipped",
             HookStage::Done => "done",
             HookStage::Failed => "failed",
+            HookStage::Reverted => "reverted",
         }
     }
 
     /// Every stage, in the order an operation reaches them.
-    pub const ALL: [HookStage; 8] = [
+    pub const ALL: [HookStage; 9] = [
         HookStage::Started,
         HookStage::Copied,
         HookStage::Ready,
@@ -266,6 +269,7 @@ impl HookStage {
         HookStage::Flipped,
         HookStage::Done,
         HookStage::Failed,
+        HookStage::Reverted,
     ];
 }
 

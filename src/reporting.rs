@@ -597,13 +597,17 @@ fn narrow(
 
 /// A hint from a finished operation: `node`'s binary-log position at the flip, from which
 /// the schemas that arrived on it need its events (no copy needed when the reporting server
-/// holds them, exact at the flip).
-#[derive(Debug, Clone)]
+/// holds them, exact at the flip); and schemas to copy again whatever the placement says
+/// (a move reverted in its window: the old copy took the window's writes through a reverse
+/// channel, which its node's binary log may not hold).
+#[derive(Debug, Clone, Default)]
 pub struct FlipHint {
     /// The node the schemas arrived on.
     pub node: String,
     /// Its position at the flip.
-    pub at: BinlogPosition,
+    pub at: Option<BinlogPosition>,
+    /// Schemas to copy again.
+    pub recopy: BTreeSet<String>,
 }
 
 /// Brings every reporting node in line with the directory (see the module's comment).
@@ -622,15 +626,29 @@ pub fn sync(inv: &Inventory, hint: Option<&FlipHint>) -> Result<BTreeMap<String,
     })
 }
 
-/// Called once at the end of a successful move, split or merge: follows the new placement
-/// on every reporting server. It never fails the operation (done by then): a failure is
-/// logged with the command that finishes the work.
-pub fn follow(inv: &Inventory, target: &str, target_position_at_flip: Option<&BinlogPosition>) {
-    let hint = target_position_at_flip.map(|at| FlipHint {
-        node: target.to_string(),
-        at: at.clone(),
-    });
-    if let Err(e) = sync(inv, hint.as_ref()) {
+/// Called once at the end of a successful move, split or merge (after its revert window,
+/// when it has one): follows the new placement on every reporting server. It never fails
+/// the operation (done by then): a failure is logged with the command that finishes the
+/// work.
+pub fn follow(
+    inv: &Inventory,
+    target: &str,
+    state: &crate::ops::mover::MoveState,
+    pairs: &[SchemaPair],
+) {
+    let hint = if state.reverted {
+        FlipHint {
+            recopy: pairs.iter().map(|p| p.from.to_string()).collect(),
+            ..Default::default()
+        }
+    } else {
+        FlipHint {
+            node: target.to_string(),
+            at: state.target_position_at_flip.clone(),
+            recopy: BTreeSet::new(),
+        }
+    };
+    if let Err(e) = sync(inv, Some(&hint)) {
         log(
             0,
             &format!("the reporting server did not follow the operation ({e}): run `shardctl reporting sync`"),
@@ -645,6 +663,7 @@ fn sync_node(
     hint: Option<&FlipHint>,
 ) -> Result<Vec<Source>> {
     let mut r = connect(inv, node)?;
+    let recopy = hint.map(|h| h.recopy.clone()).unwrap_or_default();
     let mut recorded = sources(dir, node)?;
     let before: BTreeSet<String> = recorded
         .iter()
@@ -659,12 +678,17 @@ fn sync_node(
     // new node's first arrive.
     for s in recorded.iter_mut() {
         let want = place.get(&s.node).cloned().unwrap_or_default();
-        let remove: BTreeSet<String> = s.schemas.difference(&want).cloned().collect();
+        let remove: BTreeSet<String> = s
+            .schemas
+            .iter()
+            .filter(|x| !want.contains(*x) || recopy.contains(*x))
+            .cloned()
+            .collect();
         if remove.is_empty() {
             continue;
         }
         narrow(inv, &mut r, s, &remove)?;
-        s.schemas = s.schemas.intersection(&want).cloned().collect();
+        s.schemas.retain(|x| !remove.contains(x));
         let d = dir.schema().clone();
         if s.schemas.is_empty() {
             dir.server()
@@ -704,14 +728,15 @@ fn sync_node(
         // The reporting server's own copy of a moved shard is exact at the flip: only the
         // new node's events from its position at the flip are missing.
         let mut exact_at = None;
-        if let Some(h) = hint.filter(|h| &h.node == source) {
-            let mut all_here = true;
+        if let Some((h, at)) = hint.and_then(|h| Some((h, h.at.clone()?))) {
+            let mut all_here = &h.node == source;
             for schema in &add {
-                all_here &=
-                    before.contains(schema) && r.schema_exists(&Ident::new("schema", schema)?)?;
+                all_here &= before.contains(schema)
+                    && !recopy.contains(schema)
+                    && r.schema_exists(&Ident::new("schema", schema)?)?;
             }
             if all_here {
-                exact_at = Some(h.at.clone());
+                exact_at = Some(at);
             }
         }
         match exact_at {

@@ -739,7 +739,10 @@ fn render_common() -> String {
         "drop-source: old copy moved out",
         shown_opt(sql::move_tables(
             &schema,
-            &[table.clone(), titles.clone()],
+            &[
+                (table.clone(), table.clone()),
+                (hidden[1].hidden.clone(), titles.clone()),
+            ],
             &trash,
         )),
     );
@@ -747,6 +750,29 @@ fn render_common() -> String {
         "drop-source: nothing to move",
         shown_opt(sql::move_tables(&schema, &[], &trash)),
     );
+    line(
+        "revert: old copy back under the shard's name",
+        shown_opt(sql::move_tables(
+            &trash,
+            &[
+                (table.clone(), table.clone()),
+                (titles.clone(), titles.clone()),
+            ],
+            &schema,
+        )),
+    );
+    for word in ["view", "trigger", "procedure", "function", "event"] {
+        let kind = shardctl::server::catalog::DefinedKind::from_word(word).unwrap();
+        line(
+            &format!("revert: {word} re-created afresh"),
+            sql::drop_defined_if_exists(
+                &schema,
+                kind,
+                &Ident::new("object", "salaries_audit").unwrap(),
+            )
+            .to_string(),
+        );
+    }
     line(
         "same-node copy: empty",
         sql::delete_all_rows(&to, &table).to_string(),

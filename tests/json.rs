@@ -572,6 +572,42 @@ fn every_command_follows_the_json_contract() {
     c.run(&["cutover", &op.to_string()]);
     assert!(waiting.wait().unwrap().success());
 
+    // Moves that wait in their revert window: one reverted, one finalized.
+    for (to, verb) in [("node2", "revert"), ("node2", "finalize")] {
+        let mut waiting = std::process::Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
+            .env("SHARDCTL_YES", "1")
+            .arg("--config")
+            .arg(&c.config)
+            .args(["move", "--shard", "1", "--to", to, "--revert-window", "10m"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        let op = loop {
+            let op = last_op(&mut c);
+            let out = shardctl()
+                .arg("--config")
+                .arg(&c.config)
+                .args(["--output", "json", "ops", &op.to_string()])
+                .output()
+                .unwrap();
+            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+            if v["operation"]["current_step"]["name"] == "revert-window"
+                && v["operation"]["state"] == "running"
+            {
+                break op;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the move never reached its revert window: {v}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        };
+        c.run(&[verb, &op.to_string()]);
+        assert!(waiting.wait().unwrap().success());
+    }
+
     // The reference tools: what-if, ids, global tables, a query over every shard.
     c.run(&[
         "simulate",
@@ -684,6 +720,7 @@ fn every_command_follows_the_json_contract() {
         "cutover",
         "drop-source",
         "filter",
+        "finalize",
         "flip",
         "function add",
         "function list",
@@ -714,6 +751,7 @@ fn every_command_follows_the_json_contract() {
         "rebalance apply",
         "rebalance plan",
         "resume",
+        "revert",
         "sample",
         "sandbox down",
         "sandbox status",

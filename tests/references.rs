@@ -1096,17 +1096,19 @@ fn init_migrates_a_version_2_directory_to_sequences_and_sources() {
         &[
             "DROP TABLE shardctl.sequences",
             "DROP TABLE shardctl.global_sources",
+            "ALTER TABLE shardctl.operations DROP COLUMN window_request",
             "UPDATE shardctl.schema_version SET version = 3",
         ],
     );
+    let current = shardctl::directory::schema::SCHEMA_VERSION;
     cli(&["ids", "sequence", "show"])
         .code(USAGE)
-        .stderr(predicates::str::contains(
-            "the directory has schema version 3, this shardctl uses 5: run `shardctl init`",
-        ));
+        .stderr(predicates::str::contains(format!(
+            "the directory has schema version 3, this shardctl uses {current}: run `shardctl init`"
+        )));
     let out = json(&["init"]);
     assert_eq!(out["schema_version_before"], 3);
-    assert_eq!(out["schema_version"], 5);
+    assert_eq!(out["schema_version"], current);
     assert_eq!(
         json(&["ids", "sequence", "show"])["sequences"],
         serde_json::json!([])

@@ -1,8 +1,9 @@
 //! A reporting server on real servers: node4 of a four-node sandbox replicates the shards
 //! of node1..node3. Attached under a write workload, it then holds exactly the fleet's rows
 //! (every table of every shard schema compared by checksum); it stays exact through a move,
-//! a same-node split and a split onto another node run under the workload, and a same-node
-//! merge; bad input is refused with nothing changed.
+//! a same-node split and a split onto another node run under the workload, a same-node
+//! merge, moves whose revert window is finalized or reverted, and crashes in the middle of
+//! following; bad input is refused with nothing changed.
 
 mod common;
 
@@ -216,6 +217,30 @@ fn healthy_channels() -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
+/// Waits until the newest operation runs its revert-window step; returns its id.
+fn until_window(within: Duration) -> u64 {
+    let deadline = Instant::now() + within;
+    loop {
+        let ops = Directory::open(&inventory(fleet()))
+            .unwrap()
+            .operations(None)
+            .unwrap();
+        if let Some(op) = ops.first() {
+            let next = op.steps.iter().find(|s| s.state.as_sql() != "done");
+            if op.state.as_sql() == "running"
+                && next.is_some_and(|s| s.name == "revert-window" && s.state.as_sql() == "running")
+            {
+                return op.id;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the move never reached its window"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
 fn workload() -> shardctl::workload::Running {
     shardctl::workload::spawn(
         inventory(fleet()),
@@ -378,6 +403,69 @@ fn a_reporting_server_follows_attach_move_and_split_under_writes() {
         stop_and_check(running);
         healthy_channels();
         assert_node4_equals_fleet(fault);
+    }
+
+    // Moves with a revert window: the reporting server follows when the window closes.
+    // Finalized, the shard's rows come from the new node from its position at the flip;
+    // reverted, the old copy took the window's writes through the reverse channel (which
+    // its node does not log), so the shard is copied again from it.
+    for (verb, to, home) in [("finalize", "node1", "node1"), ("revert", "node3", "node1")] {
+        let running = workload();
+        let mv = std::process::Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
+            .env("SHARDCTL_YES", "1")
+            .env_remove("SHARDCTL_CONFIG")
+            .env_remove("SHARDCTL_FAULT")
+            .arg("--config")
+            .arg(fleet().inventory_path())
+            .args(["move", "--shard", "3", "--to", to, "--revert-window", "10m"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let op = until_window(Duration::from_secs(120));
+        let mut n = connect(fleet(), to);
+        exec(
+            &mut n,
+            &["UPDATE app_3.t SET note = 'in the window' WHERE id = 2003"],
+        );
+        std::thread::sleep(Duration::from_millis(800));
+        cli(&[verb, &op.to_string()]).success();
+        let out = mv.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stop_and_check(running);
+        let placed = Directory::open(&inventory(fleet()))
+            .unwrap()
+            .load()
+            .unwrap()
+            .shards
+            .iter()
+            .find(|s| s.id == 3)
+            .unwrap()
+            .node
+            .clone();
+        assert_eq!(placed, home, "{verb}");
+        let channels = healthy_channels();
+        assert!(
+            channels
+                .iter()
+                .any(|(src, schemas)| src == home && schemas.contains(&"app_3".to_string())),
+            "{verb}: {channels:?}"
+        );
+        assert_node4_equals_fleet(verb);
+        let mut r = connect(fleet(), "node4");
+        assert_eq!(
+            common::count(
+                &mut r,
+                "SELECT COUNT(*) FROM app_3.t WHERE id = 2003 AND note = 'in the window'"
+            ),
+            1,
+            "{verb}: the window's write"
+        );
     }
 
     // Nothing to do: sync changes nothing and says so through status.

@@ -12,6 +12,7 @@ mod steps;
 mod views;
 
 use crate::config::{Inventory, DEFAULT_CONFIG};
+use crate::directory::journal::WindowRequest;
 use crate::error::Result;
 use crate::output::{self, ColorChoice, Format};
 use clap::{Parser, Subcommand};
@@ -124,6 +125,15 @@ pub enum Command {
         after_help = "Example:\n  shardctl move --shard 3 --to node3 --cutover manual --yes &\n  shardctl ops --watch 12      # until step await-cutover runs\n  shardctl cutover 12"
     )]
     Cutover(mv::CutoverCmdArgs),
+    /// Flip a move waiting in its revert window (`move --revert-window`) back to its old
+    /// node: fence on the new node, old copy caught up and compared, directory back.
+    #[command(
+        after_help = "Example:\n  shardctl move --shard 3 --to node3 --revert-window 2h --yes &\n  shardctl revert 12\n\nRefused unless the operation waits in its revert-window step. A revert that fails before\nits flip lifts its fence and leaves the window open (`shardctl ops 12` shows why)."
+    )]
+    Revert(mv::WindowCmdArgs),
+    /// Close a move's revert window now: the reverse channel removed, the old copy dropped.
+    #[command(after_help = "Example:\n  shardctl finalize 12")]
+    Finalize(mv::WindowCmdArgs),
     /// Ask the process driving an operation to stop at its next safe point, as Ctrl-C would.
     #[command(
         after_help = "Example:\n  shardctl stop 12 && shardctl abort 12\n\nBefore the flip the owner lifts the fence and leaves the operation resumable."
@@ -394,6 +404,8 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Abort(args) => mv::abort(&ctx, args),
         Command::Stop(args) => mv::stop(&ctx, args),
         Command::Cutover(args) => mv::cutover(&ctx, args),
+        Command::Revert(args) => mv::window(&ctx, args, WindowRequest::Revert),
+        Command::Finalize(args) => mv::window(&ctx, args, WindowRequest::Finalize),
         Command::Ops(args) => mv::ops(&ctx, args),
         Command::Workload(args) => mv::workload(&ctx, args),
         Command::Prune(args) => mv::prune(&ctx, args),

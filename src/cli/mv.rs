@@ -2,7 +2,7 @@
 
 use super::{views, Context};
 use crate::copy::Method;
-use crate::directory::journal::{OpKind, OpState, StepState};
+use crate::directory::journal::{OpKind, OpState, StepState, WindowRequest};
 use crate::directory::Directory;
 use crate::error::{Error, Result};
 use crate::ops::mover::{self, Mover, StepEvent, StepEventKind};
@@ -106,6 +106,18 @@ pub struct MoveArgs {
     /// When to cut over, and hooks.
     #[command(flatten)]
     pub cutover: CutoverArgs,
+    /// Keep the old copy for DURATION after the flip (90s, 30m, 2h, 1d), kept current from
+    /// the new node: `shardctl revert OP` flips back within it, `shardctl finalize OP` (or
+    /// its end) drops the old copy. The move's process waits that long.
+    #[arg(long, value_name = "DURATION", value_parser = revert_window_secs)]
+    pub revert_window: Option<u64>,
+}
+
+fn revert_window_secs(text: &str) -> std::result::Result<u64, String> {
+    match crate::playbook::parse_duration(text)? {
+        0 => Err(format!("{text:?}: a revert window must last more than 0 s")),
+        secs => Ok(secs),
+    }
 }
 
 /// Prints a dry run's plan.
@@ -402,6 +414,9 @@ pub fn run_move(ctx: &Context, args: MoveArgs) -> Result<()> {
     }
     let mut inv = ctx.inventory()?;
     args.cutover.apply(&mut pb, &mut inv)?;
+    if let Some(secs) = args.revert_window {
+        pb.revert_window(crate::playbook::RevertWindowParams::new(secs));
+    }
     pb.check("the playbook")?;
     if args.dry_run && args.offline {
         let plan = crate::ops::plan::move_plan(&inv, args.shard, &args.to, &pb)?;
@@ -800,6 +815,71 @@ pub fn cutover(ctx: &Context, args: CutoverCmdArgs) -> Result<()> {
             } else {
                 crate::outln!(
                     "operation {}: cut-over requested; it has no live owner: `shardctl resume {}` continues it",
+                    args.op,
+                    args.op
+                )
+            }
+        },
+    );
+    Ok(())
+}
+
+/// `shardctl revert OP` / `finalize OP`.
+#[derive(Debug, clap::Args)]
+pub struct WindowCmdArgs {
+    /// The move waiting in its revert window (see `shardctl ops`).
+    pub op: u64,
+}
+
+/// `shardctl revert OP` / `shardctl finalize OP`: what to do with a move's revert window.
+pub fn window(ctx: &Context, args: WindowCmdArgs, request: WindowRequest) -> Result<()> {
+    let inv = ctx.inventory()?;
+    let mut dir = Directory::open(&inv)?;
+    let rec = dir.operation(args.op)?;
+    let verb = request.as_sql();
+    if rec.state.is_finished() {
+        return Err(Error::Usage(format!(
+            "operation {} is {}: its revert window is closed (the old copy is gone), nothing to {verb}",
+            args.op, rec.state
+        )));
+    }
+    match rec.steps.iter().find(|s| s.state != StepState::Done) {
+        Some(s) if s.name == "revert-window" => {}
+        Some(s) => {
+            return Err(Error::Usage(format!(
+                "operation {} is not in a revert window: its next step is {} {} (only a move started with --revert-window has one, once it flipped)",
+                args.op,
+                s.step_no + 1,
+                s.name
+            )))
+        }
+        None => {
+            return Err(Error::Usage(format!(
+                "operation {} has no step left to run",
+                args.op
+            )))
+        }
+    }
+    if !dir.request_window(args.op, request)? {
+        return Err(Error::Usage(format!(
+            "operation {} finished meanwhile",
+            args.op
+        )));
+    }
+    let live = rec.owner.is_some() && rec.heartbeat_age_secs.is_some_and(|a| a < 20);
+    ctx.show(
+        verb,
+        serde_json::json!({"op": args.op, "requested": true, "owner_alive": live}),
+        || {
+            let what = match request {
+                WindowRequest::Revert => "revert requested; its owner fences the new node, flips back and lifts the fence",
+                WindowRequest::Finalize => "finalize requested; its owner removes the reverse channel and drops the old copy",
+            };
+            if live {
+                crate::outln!("operation {}: {what}", args.op)
+            } else {
+                crate::outln!(
+                    "operation {}: {what} once `shardctl resume {}` runs it (it has no live owner)",
                     args.op,
                     args.op
                 )

@@ -61,6 +61,16 @@ sql_enum!(
 );
 
 sql_enum!(
+    /// What an operator asked of a move waiting in its revert window.
+    WindowRequest {
+        /// `shardctl revert`: back to the old copy.
+        Revert => "revert",
+        /// `shardctl finalize`: drop the old copy now.
+        Finalize => "finalize",
+    }
+);
+
+sql_enum!(
     /// What an operation does.
     OpKind {
         /// A shard moves to another node.
@@ -562,6 +572,43 @@ impl Directory {
             ))
         })?;
         Ok(flag.unwrap_or(0) != 0)
+    }
+
+    /// Asks a move waiting in its revert window to revert or to finalize. False when the
+    /// operation is finished.
+    pub fn request_window(&mut self, op: u64, request: WindowRequest) -> Result<bool> {
+        let ops = self.jt("operations");
+        let n = self.server().exec_affected(&Stmt::with(
+            format!("UPDATE {ops} SET window_request = ? WHERE op_id = ? AND state IN ('running', 'failed')"),
+            vec![request.as_sql().into(), op.into()],
+        ))?;
+        Ok(n > 0)
+    }
+
+    /// What an operator asked of `op`'s revert window, if anything.
+    pub fn window_request(&mut self, op: u64) -> Result<Option<WindowRequest>> {
+        let ops = self.jt("operations");
+        let value: Option<Option<String>> = self.retrying(|d| {
+            d.server().first(&Stmt::with(
+                format!("SELECT window_request FROM {ops} WHERE op_id = ?"),
+                vec![op.into()],
+            ))
+        })?;
+        value
+            .flatten()
+            .map(|v| WindowRequest::parse(&v))
+            .transpose()
+    }
+
+    /// Uses up the request, under the owner's lease.
+    pub fn consume_window_request(&mut self, lease: &Lease) -> Result<()> {
+        let ops = self.jt("operations");
+        self.retrying(|d| {
+            d.server().exec(&Stmt::with(
+                format!("UPDATE {ops} SET window_request = NULL WHERE op_id = ? AND epoch = ?"),
+                vec![lease.op.into(), lease.epoch.into()],
+            ))
+        })
     }
 
     /// The owner's heartbeat: refreshed only while `lease` holds. Returns (still held,

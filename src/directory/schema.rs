@@ -2,7 +2,7 @@
 //! directory lacks; a directory newer than this binary is refused.
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: u32 = 5;
+pub const SCHEMA_VERSION: u32 = 6;
 
 /// Migration `n` (1-based) brings a directory from version n-1 to n. `{d}` stands for the
 /// back-quoted directory schema.
@@ -157,6 +157,11 @@ pub const MIGRATIONS: &[&[&str]] = &[&[
         source_shard INT UNSIGNED NOT NULL,
         PRIMARY KEY (schema_name, table_name)
     ) ENGINE=InnoDB",
+], &[
+    // `shardctl revert OP` / `shardctl finalize OP`: what an operator asked of a move
+    // waiting in its revert window.
+    "ALTER TABLE {d}.operations
+        ADD COLUMN window_request VARCHAR(16) NULL",
 ], &[
     // Reporting servers (`shardctl reporting attach`): nodes holding no shard that
     // replicate every shard's schemas, one channel per source node.

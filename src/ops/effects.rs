@@ -17,7 +17,7 @@ use super::host::{self, OptionEdit};
 use super::mover::{Effect, OwnerFlags};
 use crate::config::Inventory;
 use crate::copy::{self, CopyReport, Method, SchemaPair};
-use crate::directory::journal::{EffectState, Lease};
+use crate::directory::journal::{EffectState, Lease, WindowRequest};
 use crate::directory::{Directory, NewMapping, ShardState};
 use crate::error::{Error, Result};
 use crate::ident::{Channel, Ident};
@@ -278,8 +278,9 @@ pub trait FleetEffects {
     }
 
     /// Takes `schema` out of every client's reach at once, whatever its size: its triggers
-    /// dropped (a table cannot change schema with them), its base `tables` (under the
-    /// names they have now) moved into `trash` in one `RENAME TABLE`, and the emptied
+    /// dropped (a table cannot change schema with them), its base `tables` (as their name
+    /// now, their name in the trash: a fenced table gets its own back) moved into `trash`
+    /// in one `RENAME TABLE`, and the emptied
     /// schema (views, routines, events, any table not listed) dropped. Unlogged, like the
     /// old copy's drop it stands for; [`Self::drop_schemas`] on `trash` later does the slow
     /// part. Nothing when `schema` is gone already.
@@ -287,7 +288,7 @@ pub trait FleetEffects {
         &mut self,
         node: &str,
         schema: &Ident,
-        tables: &[Ident],
+        tables: &[(Ident, Ident)],
         trash: &Ident,
     ) -> Result<()> {
         if !self.schema_exists(node, schema)? {
@@ -513,6 +514,11 @@ pub trait Effects: FleetEffects {
     fn cutover_requested(&mut self) -> Result<bool>;
     /// Uses the go-ahead up: a later wait needs a new one.
     fn consume_cutover(&mut self) -> Result<()>;
+    /// What an operator asked of the revert window (`shardctl revert`/`finalize`); a dry
+    /// run shows the window ending.
+    fn window_request(&mut self) -> Result<Option<WindowRequest>>;
+    /// Uses the request up.
+    fn consume_window_request(&mut self) -> Result<()>;
 
     /// Journals a step as started.
     fn step_started(&mut self, step_no: u32, name: &str) -> Result<()>;
@@ -1041,6 +1047,14 @@ impl Effects for Live<'_> {
 
     fn consume_cutover(&mut self) -> Result<()> {
         self.dir.consume_cutover(&self.lease)
+    }
+
+    fn window_request(&mut self) -> Result<Option<WindowRequest>> {
+        self.dir.window_request(self.lease.op)
+    }
+
+    fn consume_window_request(&mut self) -> Result<()> {
+        self.dir.consume_window_request(&self.lease)
     }
 
     fn step_started(&mut self, step_no: u32, _name: &str) -> Result<()> {
@@ -1717,6 +1731,14 @@ impl Effects for DryRun<'_> {
     }
 
     fn consume_cutover(&mut self) -> Result<()> {
+        Ok(())
+    }
+
+    fn window_request(&mut self) -> Result<Option<WindowRequest>> {
+        Ok(Some(WindowRequest::Finalize))
+    }
+
+    fn consume_window_request(&mut self) -> Result<()> {
         Ok(())
     }
 

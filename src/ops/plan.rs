@@ -210,6 +210,11 @@ pub fn move_plan(inv: &Inventory, shard: u32, to: &str, pb: &Playbook) -> Result
                 v.push(d.reset_channel(&channel).to_string());
                 v
             }),
+            Step::RevertWindow(w) => (format!("{source}, {to}"), vec![
+                format!("on {source}: a reverse channel from {to} at {to}'s position read under the fence before the flip, rewriting {schemas} into the old copy's trash schemas, started"),
+                format!("wait up to {} s for `shardctl revert` (fence on {to}, reverse channel caught up, directory back to {source}, old copy renamed back) or `shardctl finalize`", w.window_secs),
+                format!("then on {source}: the reverse channel removed and the old copy's trash schemas dropped"),
+            ]),
         };
         steps.push(PlannedStep {
             no: i + 1,

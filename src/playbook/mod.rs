@@ -256,6 +256,90 @@ fn one() -> u64 {
     1
 }
 
+/// `revert-window` parameters: after a move, the old copy kept current from the new
+/// location for `shardctl revert`, dropped when the window ends or on `shardctl finalize`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RevertWindowParams {
+    /// How long after the flip a revert is possible, seconds.
+    pub window_secs: u64,
+    /// A revert fences only once the reverse channel's lag is below this, seconds.
+    #[serde(default = "one")]
+    pub lag_below_secs: u64,
+    /// How long a revert waits for that lag, seconds.
+    #[serde(default = "default_catch_up_secs")]
+    pub catch_up_timeout_secs: u64,
+    /// How long the revert's fence on the new location waits for in-flight transactions,
+    /// seconds.
+    #[serde(default = "default_fence_secs")]
+    pub fence_timeout_secs: u64,
+    /// How long the reverse channel may take to reach the position read under that fence,
+    /// seconds.
+    #[serde(default = "default_final_secs")]
+    pub final_timeout_secs: u64,
+}
+
+impl RevertWindowParams {
+    /// A window of `window_secs` with the default lag and timeouts.
+    pub fn new(window_secs: u64) -> RevertWindowParams {
+        RevertWindowParams {
+            window_secs,
+            lag_below_secs: 1,
+            catch_up_timeout_secs: default_catch_up_secs(),
+            fence_timeout_secs: default_fence_secs(),
+            final_timeout_secs: default_final_secs(),
+        }
+    }
+}
+
+fn default_catch_up_secs() -> u64 {
+    600
+}
+fn default_fence_secs() -> u64 {
+    10
+}
+fn default_final_secs() -> u64 {
+    60
+}
+
+/// Reads a duration such as `90s`, `30m`, `2h`, `1d` or `1h30m` (a bare number is seconds);
+/// the seconds.
+pub fn parse_duration(text: &str) -> std::result::Result<u64, String> {
+    let t = text.trim();
+    let bad = || format!("{text:?}: a duration is like 90s, 30m, 2h, 1d or 1h30m");
+    if t.is_empty() {
+        return Err(bad());
+    }
+    if let Ok(n) = t.parse::<u64>() {
+        return Ok(n);
+    }
+    let mut total: u64 = 0;
+    let mut digits = String::new();
+    for c in t.chars() {
+        if c.is_ascii_digit() {
+            digits.push(c);
+            continue;
+        }
+        let unit = match c {
+            's' => 1,
+            'm' => 60,
+            'h' => 3600,
+            'd' => 86_400,
+            _ => return Err(bad()),
+        };
+        let n: u64 = digits.parse().map_err(|_| bad())?;
+        digits.clear();
+        total = n
+            .checked_mul(unit)
+            .and_then(|v| total.checked_add(v))
+            .ok_or_else(bad)?;
+    }
+    if !digits.is_empty() {
+        return Err(bad());
+    }
+    Ok(total)
+}
+
 /// `filter` parameters.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -306,10 +390,13 @@ pub enum Step {
     ResetReplication(NoParams),
     /// Delete, on both shards of a split, the rows each no longer owns.
     Prune(NoParams),
+    /// After a move: keep the old copy current from the new location until the window
+    /// ends, `shardctl finalize` or `shardctl revert`.
+    RevertWindow(RevertWindowParams),
 }
 
 /// Every step's name, as written in playbooks.
-pub const STEP_NAMES: [&str; 16] = [
+pub const STEP_NAMES: [&str; 17] = [
     "preflight",
     "backup",
     "change-master",
@@ -326,6 +413,7 @@ pub const STEP_NAMES: [&str; 16] = [
     "unlock",
     "reset-replication",
     "prune",
+    "revert-window",
 ];
 
 impl Step {
@@ -348,6 +436,7 @@ impl Step {
             Step::Unlock(_) => "unlock",
             Step::ResetReplication(_) => "reset-replication",
             Step::Prune(_) => "prune",
+            Step::RevertWindow(_) => "revert-window",
         }
     }
 }
@@ -371,6 +460,26 @@ impl Playbook {
             .position(|s| matches!(s, Step::Lock(_)))
             .unwrap_or(self.steps.len());
         self.steps.insert(at, Step::AwaitCutover(params));
+    }
+
+    /// Opens a revert window after the move: the old copy is kept (`drop-source` with
+    /// `keep`) and a `revert-window` step ends the playbook (replacing one already there).
+    pub fn revert_window(&mut self, params: RevertWindowParams) {
+        self.steps.retain(|s| !matches!(s, Step::RevertWindow(_)));
+        for s in &mut self.steps {
+            if let Step::DropSource(d) = s {
+                d.keep = true;
+            }
+        }
+        self.steps.push(Step::RevertWindow(params));
+    }
+
+    /// The revert window's parameters, when the playbook opens one.
+    pub fn revert_window_params(&self) -> Option<&RevertWindowParams> {
+        self.steps.iter().find_map(|s| match s {
+            Step::RevertWindow(p) => Some(p),
+            _ => None,
+        })
     }
 
     /// The verify step's parameters, when there is one.
@@ -621,6 +730,28 @@ impl Playbook {
                     return bad(
                         "await-cutover lag_below_secs and check_every_secs must be above 0",
                     );
+                }
+            }
+        }
+        if let Some(r) = pos("revert-window") {
+            if r + 1 != self.steps.len() || pos("reset-replication").is_none_or(|x| x > r) {
+                return bad("revert-window must be the last step, after reset-replication: it waits with the move finished");
+            }
+            if !self
+                .steps
+                .iter()
+                .any(|s| matches!(s, Step::DropSource(d) if d.keep))
+            {
+                return bad("revert-window needs drop-source with keep: true: the old copy is what a revert returns to");
+            }
+            if let Some(Step::RevertWindow(p)) = self.steps.get(r) {
+                if p.window_secs == 0
+                    || p.lag_below_secs == 0
+                    || p.catch_up_timeout_secs == 0
+                    || p.fence_timeout_secs == 0
+                    || p.final_timeout_secs == 0
+                {
+                    return bad("revert-window window_secs and its timeouts must be above 0");
                 }
             }
         }
@@ -914,6 +1045,58 @@ mod tests {
             err.contains("steps[6].step: ") && err.contains("verfy"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn durations_read_as_an_operator_writes_them() {
+        assert_eq!(parse_duration("90"), Ok(90));
+        assert_eq!(parse_duration("90s"), Ok(90));
+        assert_eq!(parse_duration("30m"), Ok(1800));
+        assert_eq!(parse_duration("2h"), Ok(7200));
+        assert_eq!(parse_duration("1d"), Ok(86_400));
+        assert_eq!(parse_duration("1h30m"), Ok(5400));
+        for bad in ["", "soon", "h", "1x", "5m3", "-1h", "99999999999999999999d"] {
+            assert!(parse_duration(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_revert_window_keeps_the_old_copy_and_ends_the_move() {
+        let mut pb = Playbook::default_move();
+        pb.revert_window(RevertWindowParams::new(600));
+        assert!(!pb.drops_old_copy(), "the old copy is kept for the window");
+        assert_eq!(pb.steps.last().map(|s| s.name()), Some("revert-window"));
+        pb.check("pb").unwrap();
+        // Twice: still one window.
+        pb.revert_window(RevertWindowParams::new(60));
+        assert_eq!(
+            pb.steps
+                .iter()
+                .filter(|s| s.name() == "revert-window")
+                .count(),
+            1
+        );
+        // Not the last step, or without keep: refused.
+        let mut early = pb.clone();
+        let w = early.steps.pop().unwrap();
+        early.steps.insert(3, w);
+        assert!(early.check("pb").is_err());
+        let mut dropped = pb.clone();
+        for s in &mut dropped.steps {
+            if let Step::DropSource(d) = s {
+                d.keep = false;
+            }
+        }
+        assert!(dropped
+            .check("pb")
+            .unwrap_err()
+            .to_string()
+            .contains("keep: true"));
+        let mut zero = pb.clone();
+        if let Some(Step::RevertWindow(p)) = zero.steps.last_mut() {
+            p.window_secs = 0;
+        }
+        assert!(zero.check("pb").is_err());
     }
 
     #[test]

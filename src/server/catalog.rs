@@ -79,6 +79,20 @@ pub enum DefinedKind {
     Object(ObjectKind),
 }
 
+impl DefinedKind {
+    /// Reads the word [`Self`]'s `Display` writes (`view`, `trigger`, `procedure`, ...).
+    pub fn from_word(word: &str) -> Option<DefinedKind> {
+        Some(match word {
+            "view" => DefinedKind::View,
+            "trigger" => DefinedKind::Object(ObjectKind::Trigger),
+            "procedure" => DefinedKind::Object(ObjectKind::Procedure),
+            "function" => DefinedKind::Object(ObjectKind::Function),
+            "event" => DefinedKind::Object(ObjectKind::Event),
+            _ => return None,
+        })
+    }
+}
+
 impl std::fmt::Display for DefinedKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let s = match self {

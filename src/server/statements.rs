@@ -922,17 +922,33 @@ pub fn trash_schema_name(op: u64, n: usize) -> Ident {
     )
 }
 
+/// `DROP <kind> IF EXISTS schema.name` for a view, trigger, procedure, function or event:
+/// the objects a revert re-creates on the old copy, removed first so that a retried
+/// attempt creates them afresh.
+pub fn drop_defined_if_exists(
+    schema: &Ident,
+    kind: crate::server::catalog::DefinedKind,
+    name: &Ident,
+) -> Stmt {
+    Stmt::text(format!(
+        "DROP {} IF EXISTS {}",
+        kind.to_string().to_uppercase(),
+        qualified(schema, name)
+    ))
+}
+
 /// The prefix of every [`trash_schema_name`].
 pub const TRASH_SCHEMA_PREFIX: &str = "_shardctl_trash_op";
 
-/// One atomic `RENAME TABLE from.t TO to.t, ...` of every table listed: the old copy's base
-/// tables moved out of the shard's schema (which is then dropped, emptied, under the fence).
-/// A table with triggers cannot change schema: drop them first. Send it unlogged. None when
+/// One atomic `RENAME TABLE from.now TO to.then, ...` of every table listed as (its name
+/// now, its name in `to`): the old copy's base tables moved out of the shard's schema (which
+/// is then dropped, emptied, under the fence), a fenced table given its own name back. A
+/// table with triggers cannot change schema: drop them first. Send it unlogged. None when
 /// there is nothing to move.
-pub fn move_tables(from: &Ident, tables: &[Ident], to: &Ident) -> Option<Stmt> {
+pub fn move_tables(from: &Ident, tables: &[(Ident, Ident)], to: &Ident) -> Option<Stmt> {
     let list: Vec<String> = tables
         .iter()
-        .map(|t| format!("{} TO {}", qualified(from, t), qualified(to, t)))
+        .map(|(now, then)| format!("{} TO {}", qualified(from, now), qualified(to, then)))
         .collect();
     (!list.is_empty()).then(|| Stmt::text(format!("RENAME TABLE {}", list.join(", "))))
 }

@@ -43,6 +43,9 @@ _shardctl() {
             shardctl,filter)
                 cmd="shardctl__subcmd__filter"
                 ;;
+            shardctl,finalize)
+                cmd="shardctl__subcmd__finalize"
+                ;;
             shardctl,flip)
                 cmd="shardctl__subcmd__flip"
                 ;;
@@ -96,6 +99,9 @@ _shardctl() {
                 ;;
             shardctl,resume)
                 cmd="shardctl__subcmd__resume"
+                ;;
+            shardctl,revert)
+                cmd="shardctl__subcmd__revert"
                 ;;
             shardctl,sample)
                 cmd="shardctl__subcmd__sample"
@@ -217,6 +223,9 @@ _shardctl() {
             shardctl__subcmd__help,filter)
                 cmd="shardctl__subcmd__help__subcmd__filter"
                 ;;
+            shardctl__subcmd__help,finalize)
+                cmd="shardctl__subcmd__help__subcmd__finalize"
+                ;;
             shardctl__subcmd__help,flip)
                 cmd="shardctl__subcmd__help__subcmd__flip"
                 ;;
@@ -270,6 +279,9 @@ _shardctl() {
                 ;;
             shardctl__subcmd__help,resume)
                 cmd="shardctl__subcmd__help__subcmd__resume"
+                ;;
+            shardctl__subcmd__help,revert)
+                cmd="shardctl__subcmd__help__subcmd__revert"
                 ;;
             shardctl__subcmd__help,sample)
                 cmd="shardctl__subcmd__help__subcmd__sample"
@@ -605,7 +617,7 @@ _shardctl() {
 
     case "${cmd}" in
         shardctl)
-            opts="-v -y -h -V --config --output --color --verbose --yes --log-file --help --version sandbox init node function table shard lookup analyze sample move split merge rebalance resume abort cutover stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config simulate ids global query reporting completions man help"
+            opts="-v -y -h -V --config --output --color --verbose --yes --log-file --help --version sandbox init node function table shard lookup analyze sample move split merge rebalance resume abort cutover revert finalize stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config simulate ids global query reporting completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1025,6 +1037,36 @@ _shardctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__finalize)
+            opts="-v -y -h --config --output --color --verbose --yes --log-file --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1483,7 +1525,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__help)
-            opts="sandbox init node function table shard lookup analyze sample move split merge rebalance resume abort cutover stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config simulate ids global query reporting completions man help"
+            opts="sandbox init node function table shard lookup analyze sample move split merge rebalance resume abort cutover revert finalize stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config simulate ids global query reporting completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1623,6 +1665,20 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__help__subcmd__filter)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__help__subcmd__finalize)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2155,6 +2211,20 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__help__subcmd__resume)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__help__subcmd__revert)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -3013,7 +3083,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__move)
-            opts="-v -y -h --shard --to --playbook --fence --method --dry-run --offline --check --cutover --cutover-window --hook --config --output --color --verbose --yes --log-file --help"
+            opts="-v -y -h --shard --to --playbook --fence --method --dry-run --offline --check --cutover --cutover-window --hook --revert-window --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3048,6 +3118,10 @@ _shardctl() {
                     return 0
                     ;;
                 --hook)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --revert-window)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3841,6 +3915,36 @@ _shardctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__revert)
+            opts="-v -y -h --config --output --color --verbose --yes --log-file --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -744,6 +744,7 @@ window\:"Inside the daily window (UTC), or earlier on \`shardctl cutover OP\`"
 auto\:"At once, as soon as every \`before-cutover\` hook passes"))' \
 '--cutover-window=[The window for \`--cutover window\`, HH\:MM-HH\:MM in UTC (may run past midnight)]:HH:MM-HH:MM:_default' \
 '*--hook=[Run COMMAND at STAGE (started, copied, ready, before-cutover, fenced, flipped, done, failed) with the operation as JSON on stdin; repeatable; added to the inventory'\''s hooks. A failing before-cutover hook postpones the cut-over]:STAGE=COMMAND:_default' \
+'--revert-window=[Keep the old copy for DURATION after the flip (90s, 30m, 2h, 1d), kept current from the new node\: \`shardctl revert OP\` flips back within it, \`shardctl finalize OP\` (or its end) drops the old copy. The move'\''s process waits that long]:DURATION:_default' \
 '--config=[Inventory file]:CONFIG:_files' \
 '--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
 json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
@@ -977,6 +978,42 @@ never\:"Never"))' \
 '-h[Print help]' \
 '--help[Print help]' \
 ':op -- The operation waiting in its await-cutover step (see `shardctl ops`):_default' \
+&& ret=0
+;;
+(revert)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':op -- The move waiting in its revert window (see `shardctl ops`):_default' \
+&& ret=0
+;;
+(finalize)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':op -- The move waiting in its revert window (see `shardctl ops`):_default' \
 && ret=0
 ;;
 (stop)
@@ -2116,6 +2153,14 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(revert)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(finalize)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (stop)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -2344,6 +2389,8 @@ _shardctl_commands() {
 'resume:Continue an operation after a crash or a failure, from what the servers show' \
 'abort:Roll back an operation that has not flipped\: fence lifted, channel removed, copy dropped' \
 'cutover:Give an operation waiting in its await-cutover step (\`move --cutover manual\`) the go-ahead\: it fences, confirms and flips' \
+'revert:Flip a move waiting in its revert window (\`move --revert-window\`) back to its old node\: fence on the new node, old copy caught up and compared, directory back' \
+'finalize:Close a move'\''s revert window now\: the reverse channel removed, the old copy dropped' \
 'stop:Ask the process driving an operation to stop at its next safe point, as Ctrl-C would' \
 'ops:Operations in the journal, or one with its steps' \
 'workload:Write through the router at a steady rate, one thread and connection per shard'\''s key stream, retrying as the chapter'\''s application does; report acknowledged writes, each stream'\''s longest pause, any write lost and any written to a shard not owning its key' \
@@ -2439,6 +2486,11 @@ _shardctl__subcmd__drop-source_commands() {
 _shardctl__subcmd__filter_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl filter commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__finalize_commands] )) ||
+_shardctl__subcmd__finalize_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl finalize commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__flip_commands] )) ||
 _shardctl__subcmd__flip_commands() {
@@ -2574,6 +2626,8 @@ _shardctl__subcmd__help_commands() {
 'resume:Continue an operation after a crash or a failure, from what the servers show' \
 'abort:Roll back an operation that has not flipped\: fence lifted, channel removed, copy dropped' \
 'cutover:Give an operation waiting in its await-cutover step (\`move --cutover manual\`) the go-ahead\: it fences, confirms and flips' \
+'revert:Flip a move waiting in its revert window (\`move --revert-window\`) back to its old node\: fence on the new node, old copy caught up and compared, directory back' \
+'finalize:Close a move'\''s revert window now\: the reverse channel removed, the old copy dropped' \
 'stop:Ask the process driving an operation to stop at its next safe point, as Ctrl-C would' \
 'ops:Operations in the journal, or one with its steps' \
 'workload:Write through the router at a steady rate, one thread and connection per shard'\''s key stream, retrying as the chapter'\''s application does; report acknowledged writes, each stream'\''s longest pause, any write lost and any written to a shard not owning its key' \
@@ -2650,6 +2704,11 @@ _shardctl__subcmd__help__subcmd__drop-source_commands() {
 _shardctl__subcmd__help__subcmd__filter_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl help filter commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__finalize_commands] )) ||
+_shardctl__subcmd__help__subcmd__finalize_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help finalize commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__help__subcmd__flip_commands] )) ||
 _shardctl__subcmd__help__subcmd__flip_commands() {
@@ -2867,6 +2926,11 @@ _shardctl__subcmd__help__subcmd__reporting__subcmd__sync_commands() {
 _shardctl__subcmd__help__subcmd__resume_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl help resume commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__revert_commands] )) ||
+_shardctl__subcmd__help__subcmd__revert_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help revert commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__help__subcmd__sample_commands] )) ||
 _shardctl__subcmd__help__subcmd__sample_commands() {
@@ -3312,6 +3376,11 @@ _shardctl__subcmd__reporting__subcmd__sync_commands() {
 _shardctl__subcmd__resume_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl resume commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__revert_commands] )) ||
+_shardctl__subcmd__revert_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl revert commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__sample_commands] )) ||
 _shardctl__subcmd__sample_commands() {

@@ -28,6 +28,8 @@ mod owner;
 mod procedure;
 pub(crate) use procedure::comparable_definition;
 mod recovery;
+mod revert;
+pub use revert::reverse_channel_for;
 
 pub use owner::OwnerFlags;
 pub use recovery::{abort, flip_by_hand, stop, StopOutcome};
@@ -96,6 +98,33 @@ pub struct MoveState {
     /// means a read-only fence silently went away.
     #[serde(default)]
     pub fenced_server_started_at: Option<i64>,
+    /// Revert window: when it closes (Unix time).
+    #[serde(default)]
+    pub revert_until_unix: Option<i64>,
+    /// Revert window: a revert got as far as reading the objects (and maybe fencing the
+    /// target); recovery reads the servers from there.
+    #[serde(default)]
+    pub revert_began: bool,
+    /// Revert window: the target's tables renamed by the revert's fence.
+    #[serde(default)]
+    pub revert_fenced_tables: Vec<crate::ops::fence::Fenced>,
+    /// Revert window: the views, routines, triggers and events read from the target before
+    /// the revert's fence, to create on the source, as (schema, definition).
+    #[serde(default)]
+    pub revert_ddl: Vec<(String, crate::copy::objects::ObjectDef)>,
+    /// Revert window: the directory points at the source again.
+    #[serde(default)]
+    pub reverted: bool,
+    /// Revert window: milliseconds from the revert's fence to the old copy back in place.
+    #[serde(default)]
+    pub revert_fence_millis: Option<u64>,
+    /// Revert window: the last revert that failed before its flip, and why.
+    #[serde(default)]
+    pub revert_error: Option<String>,
+    /// Revert window closed: the copy left behind (the old one, or the target's after a
+    /// revert) is gone.
+    #[serde(default)]
+    pub old_copy_dropped: bool,
 }
 
 /// Where the `verify` step found the target equal to the source.
@@ -203,11 +232,33 @@ pub enum Effect {
     /// The restart path: the filter removed from the target's option file again, the file
     /// as it was before.
     UnpersistFilters,
+    /// Revert window: the reverse channel on the source, from the target's position at the
+    /// flip into the old copy, started.
+    ReverseChannel,
+    /// Revert window: the reverse channel removed.
+    ResetReverseChannel,
+    /// Revert window closed: the old copy's trash schemas dropped.
+    DropOldCopy,
+    /// Revert: the shard fence on the target.
+    RevertFence,
+    /// Revert: the reverse channel stopped at the target's position under that fence.
+    RevertStopChannel,
+    /// Revert: the directory points at the source again.
+    RevertFlip,
+    /// Revert: the old copy's tables renamed back into the shard's schemas, its objects
+    /// created.
+    RevertInstall,
+    /// Revert: the target's copy moved into a trash schema, its schemas dropped.
+    RevertDropTarget,
+    /// Revert: the target's trash dropped.
+    RevertDropTrash,
+    /// A revert stopped before its flip: the fence on the target lifted.
+    RevertLowerFence,
 }
 
 impl Effect {
     /// Every effect.
-    pub const ALL: [Effect; 21] = [
+    pub const ALL: [Effect; 31] = [
         Effect::Copy,
         Effect::PointChannel,
         Effect::SetFilters,
@@ -229,6 +280,16 @@ impl Effect {
         Effect::PersistFilters,
         Effect::RestartServer,
         Effect::UnpersistFilters,
+        Effect::ReverseChannel,
+        Effect::ResetReverseChannel,
+        Effect::DropOldCopy,
+        Effect::RevertFence,
+        Effect::RevertStopChannel,
+        Effect::RevertFlip,
+        Effect::RevertInstall,
+        Effect::RevertDropTarget,
+        Effect::RevertDropTrash,
+        Effect::RevertLowerFence,
     ];
 
     /// Its name in the journal and in fault points.
@@ -255,6 +316,16 @@ impl Effect {
             Effect::PersistFilters => "persist-filters",
             Effect::RestartServer => "restart-server",
             Effect::UnpersistFilters => "unpersist-filters",
+            Effect::ReverseChannel => "reverse-channel",
+            Effect::ResetReverseChannel => "reset-reverse-channel",
+            Effect::DropOldCopy => "drop-old-copy",
+            Effect::RevertFence => "revert-fence",
+            Effect::RevertStopChannel => "revert-stop-channel",
+            Effect::RevertFlip => "revert-flip",
+            Effect::RevertInstall => "revert-install",
+            Effect::RevertDropTarget => "revert-drop-target",
+            Effect::RevertDropTrash => "revert-drop-trash",
+            Effect::RevertLowerFence => "revert-lower-fence",
         }
     }
 
@@ -282,6 +353,11 @@ impl Effect {
             (Step::Unlock(_), _) => &[Effect::LowerFence, Effect::DropTrash],
             (Step::ResetReplication(_), false) => &[Effect::ResetChannel, Effect::UnpersistFilters],
             (Step::Prune(_), _) => &[Effect::Prune],
+            (Step::RevertWindow(_), false) => &[
+                Effect::ReverseChannel,
+                Effect::ResetReverseChannel,
+                Effect::DropOldCopy,
+            ],
             _ => &[],
         }
     }
@@ -523,6 +599,17 @@ fn prepare_move(
 /// it reads now (the survivor on `node`, neither busy, still adjacent) and describes the
 /// operation: the retired shard's schemas (on its own node) are copied into the survivor's
 /// on `node` — through a channel from another node, under the fence on the same one.
+/// A revert window returns a moved shard to its old copy; a split or a merge leaves no such
+/// copy (the old shard keeps its own rows, the retired one is merged away).
+fn refuse_revert_window(playbook: &Playbook, kind: &str) -> Result<()> {
+    if playbook.revert_window_params().is_some() {
+        return Err(Error::Usage(format!(
+            "a revert window belongs to a move: a {kind} has no old copy to return to"
+        )));
+    }
+    Ok(())
+}
+
 fn prepare_merge(
     inv: &Inventory,
     dir: &mut Directory,
@@ -531,6 +618,7 @@ fn prepare_merge(
     node: &str,
     playbook: Playbook,
 ) -> Result<Planned> {
+    refuse_revert_window(&playbook, "merge")?;
     let snap = dir.load()?;
     inv.node(node)?;
     refuse_if_busy(dir, retired)?;
@@ -597,6 +685,7 @@ fn prepare_split(
     playbook: Playbook,
     new_shard: impl FnOnce(&mut Directory, &Shard, &crate::directory::DirNode) -> Result<u32>,
 ) -> Result<Planned> {
+    refuse_revert_window(&playbook, "split")?;
     let snap = dir.load()?;
     refuse_if_busy(dir, shard_id)?;
     let shard = snap.shard(shard_id)?.clone();
@@ -1252,8 +1341,7 @@ impl<'a> Mover<'a, Live<'a>> {
                 .map(|_| {
                     self.join_hooks();
                     self.hook(crate::config::HookStage::Done);
-                    let at_flip = self.state.target_position_at_flip.as_ref();
-                    crate::reporting::follow(self.inv, &self.target, at_flip);
+                    crate::reporting::follow(self.inv, &self.target, &self.state, &self.pairs);
                     self.state.clone()
                 }),
             Err(e) => {

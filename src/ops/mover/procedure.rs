@@ -213,6 +213,7 @@ impl<E: Effects> Mover<'_, E> {
                 self.reset_channel()?;
                 Ok(serde_json::Value::Null)
             }
+            Step::RevertWindow(p) => self.revert_window(p),
         }
     }
 
@@ -1295,6 +1296,10 @@ impl<E: Effects> Mover<'_, E> {
                 .fx
                 .shard_location(plan.new_shard)?
                 .is_some_and(|(_, state)| state == ShardState::Online.as_sql())),
+            // A move whose revert window opened flipped before (the window starts only
+            // after the flip and drop-source); a revert may have pointed the directory back
+            // at the source since, which is not the move's flip undone.
+            None if self.state.revert_until_unix.is_some() => Ok(true),
             None => {
                 let target = self.target.clone();
                 Ok(self
@@ -1570,11 +1575,18 @@ impl<E: Effects> Mover<'_, E> {
                     // Clients that still hold this location get "unknown database" (with
                     // `keep` too: the trash is then left for the operator, not dropped).
                     let trash = statements::trash_schema_name(op, i);
-                    let mut tables = m.fx.visible_tables(&source, &p.from)?;
+                    let mut tables: Vec<(Ident, Ident)> =
+                        m.fx.visible_tables(&source, &p.from)?
+                            .into_iter()
+                            .map(|t| (t.clone(), t))
+                            .collect();
                     let fenced = m.state.fenced_tables.clone();
-                    for (schema, _, hidden) in m.fx.hidden_now(&source, &fenced)? {
+                    for (schema, table, hidden) in m.fx.hidden_now(&source, &fenced)? {
                         if schema == p.from.as_str() {
-                            tables.push(Ident::new("table", &hidden)?);
+                            tables.push((
+                                Ident::new("table", &hidden)?,
+                                Ident::new("table", &table)?,
+                            ));
                         }
                     }
                     let held = m.state.fence == Some(Fence::ReadOnly);
@@ -1911,7 +1923,7 @@ fn unix_now() -> i64 {
         .unwrap_or(0)
 }
 
-fn verify_options(p: &VerifyParams) -> VerifyOptions {
+pub(super) fn verify_options(p: &VerifyParams) -> VerifyOptions {
     VerifyOptions {
         workers: p.workers,
         chunk_rows: p.chunk_rows,
@@ -1921,7 +1933,7 @@ fn verify_options(p: &VerifyParams) -> VerifyOptions {
 }
 
 /// Fails naming every differing chunk (table and primary-key range).
-fn refuse_differences(report: &VerifyReport) -> Result<()> {
+pub(super) fn refuse_differences(report: &VerifyReport) -> Result<()> {
     if report.differences.is_empty() {
         return Ok(());
     }

@@ -1,0 +1,627 @@
+//! The revert window after a move (issue 14): `move --revert-window` keeps the old copy,
+//! renamed out of every client's reach, current from the new node through a reverse
+//! channel; `shardctl revert` flips back with the same fence and verification,
+//! `shardctl finalize` (or the window's end) drops the old copy. Under fresh and stale
+//! routers no acknowledged write is lost either way, none lands on a shard not owning its
+//! key; the process may die while it waits and `resume` waits again; and the refusals.
+
+mod common;
+
+use common::{connect, count, exec, shardctl};
+use shardctl::config::Inventory;
+use shardctl::directory::Directory;
+use shardctl::sandbox::{Sandbox, SandboxBuilder};
+use shardctl::workload;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+const USAGE: i32 = 2;
+const ROWS: i64 = 20_000;
+
+fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn fleet() -> &'static Sandbox {
+    static SB: OnceLock<Sandbox> = OnceLock::new();
+    SB.get_or_init(|| {
+        let sb = SandboxBuilder::for_tests(3).unwrap().start().unwrap();
+        let mut n1 = connect(&sb, "node1");
+        exec(
+            &mut n1,
+            &[
+                "CREATE DATABASE app",
+                "CREATE TABLE app.items (k BIGINT NOT NULL, n INT NOT NULL, note VARCHAR(40) NULL, PRIMARY KEY (k, n))",
+                "CREATE TABLE app.shardctl_workload (k BIGINT NOT NULL, seq BIGINT UNSIGNED NOT NULL, at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), PRIMARY KEY (k, seq))",
+                "CREATE TABLE app.audit (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, k BIGINT NOT NULL)",
+                "CREATE TRIGGER app.items_audit AFTER INSERT ON app.items FOR EACH ROW INSERT INTO app.audit (k) VALUES (NEW.k)",
+                "CREATE VIEW app.items_per_key AS SELECT k, COUNT(*) AS n FROM app.items GROUP BY k",
+            ],
+        );
+        common::range_directory(
+            &sb.inventory_path(),
+            &["node1", "node2", "node3"],
+            &[("app.items", "k"), ("app.shardctl_workload", "k"), ("app.audit", "k")],
+            &[("node1", "0"), ("node2", "100000")],
+        );
+        exec(
+            &mut n1,
+            &["INSERT INTO app_1.items (k, n) SELECT seq, 1 FROM app_1.seq_1_to_20000"],
+        );
+        sb
+    })
+}
+
+fn inventory() -> Inventory {
+    common::inventory(fleet())
+}
+
+fn cli() -> assert_cmd::Command {
+    let mut c = shardctl();
+    c.arg("--config").arg(fleet().inventory_path());
+    c
+}
+
+/// shardctl in the background, its output in files.
+fn spawn(args: &[&str], dir: &std::path::Path, name: &str) -> Child {
+    Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
+        .env("SHARDCTL_YES", "1")
+        .env_remove("SHARDCTL_CONFIG")
+        .env_remove("SHARDCTL_FAULT")
+        .arg("--config")
+        .arg(fleet().inventory_path())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(dir.join(format!("{name}.out"))).unwrap())
+        .stderr(std::fs::File::create(dir.join(format!("{name}.err"))).unwrap())
+        .spawn()
+        .unwrap()
+}
+
+fn wait_exit(child: &mut Child, within: Duration) -> std::process::ExitStatus {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("still running after {within:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn newest_op() -> Option<shardctl::directory::journal::OperationRecord> {
+    Directory::open(&inventory())
+        .unwrap()
+        .operations(None)
+        .unwrap()
+        .into_iter()
+        .next()
+}
+
+/// Waits until the newest operation runs its revert-window step (the background runs'
+/// stderr in `dir` shown if it never does).
+fn until_window(within: Duration, dir: &std::path::Path) -> u64 {
+    let deadline = Instant::now() + within;
+    loop {
+        let op = newest_op();
+        if let Some(op) = &op {
+            let next = op.steps.iter().find(|s| s.state.as_sql() != "done");
+            if op.state.as_sql() == "running"
+                && next.is_some_and(|s| s.name == "revert-window" && s.state.as_sql() == "running")
+            {
+                return op.id;
+            }
+        }
+        if Instant::now() > deadline {
+            let mut errs = String::new();
+            for e in std::fs::read_dir(dir).unwrap().flatten() {
+                if e.path().extension().is_some_and(|x| x == "err") {
+                    errs.push_str(&std::fs::read_to_string(e.path()).unwrap_or_default());
+                }
+            }
+            panic!(
+                "never reached the window: op {:?} {:?}; stderr: {errs}",
+                op.as_ref().map(|o| o.id),
+                op.as_ref().map(|o| (o.state, o.error.clone()))
+            );
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn home_of(shard: u32) -> String {
+    Directory::open(&inventory())
+        .unwrap()
+        .load()
+        .unwrap()
+        .shard(shard)
+        .unwrap()
+        .node
+        .clone()
+}
+
+fn schemas(node: &str, like: &str) -> Vec<String> {
+    let mut s = connect(fleet(), node);
+    s.rows(&shardctl::server::Stmt::with(
+        "SELECT schema_name FROM information_schema.schemata WHERE schema_name LIKE ? ORDER BY 1",
+        vec![like.into()],
+    ))
+    .unwrap()
+    .iter()
+    .map(|r| r.get::<String, _>(0).unwrap_or_default())
+    .collect()
+}
+
+fn channels(node: &str) -> Vec<String> {
+    let mut s = connect(fleet(), node);
+    let rows = s
+        .rows(&shardctl::server::Stmt::text("SHOW ALL SLAVES STATUS"))
+        .unwrap();
+    rows.iter()
+        .map(|r| r.get::<String, _>("Connection_name").unwrap_or_default())
+        .collect()
+}
+
+struct Workloads {
+    fresh: workload::Running,
+    stale: workload::Running,
+}
+
+fn start_workloads(function: &str) -> Workloads {
+    let w = Workloads {
+        fresh: workload::spawn(
+            inventory(),
+            workload::Options {
+                rate: 150,
+                ..workload::Options::new(function)
+            },
+        )
+        .unwrap(),
+        stale: workload::spawn(
+            inventory(),
+            workload::Options {
+                rate: 100,
+                stale_router: true,
+                ..workload::Options::new(function)
+            },
+        )
+        .unwrap(),
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    w
+}
+
+fn nothing_lost(w: Workloads, function: &str) {
+    std::thread::sleep(Duration::from_millis(700));
+    for (running, name) in [(w.fresh, "fresh"), (w.stale, "stale")] {
+        let mut report = running.stop().unwrap();
+        let check = report.check(&inventory(), function).unwrap();
+        assert!(check.missing.is_empty(), "{name}: lost {:?}", check.missing);
+        assert_eq!(
+            report.wrong_shard_writes, 0,
+            "{name}: {:?}",
+            check.wrong_shard
+        );
+        assert!(report.acked > 100, "{name}: the workload ran");
+    }
+}
+
+fn other_node(from: &str) -> &'static str {
+    if from == "node3" {
+        "node2"
+    } else {
+        "node3"
+    }
+}
+
+/// The move flips; writes go to the new node during the window and come back through the
+/// reverse channel; the owner dies in the window and `resume` waits again; `revert` then
+/// fences the new node, flips back and puts the old copy — tables, trigger and view —
+/// back under the shard's name: every acknowledged write of both routers is there, the new
+/// node's copy, the trash and the reverse channel are gone.
+#[test]
+fn a_revert_within_the_window_brings_back_every_write() {
+    let _s = serial();
+    fleet();
+    let dir = tempfile::tempdir().unwrap();
+    let from = home_of(1);
+    let to = other_node(&from);
+    let w = start_workloads("f");
+    let mut first = spawn(
+        &["move", "--shard", "1", "--to", to, "--revert-window", "10m"],
+        dir.path(),
+        "first",
+    );
+    let op = until_window(Duration::from_secs(120), dir.path());
+    assert_eq!(home_of(1), to, "the move flipped before its window");
+    let trash = format!("_shardctl\\_trash\\_op{op}\\_%");
+    assert_eq!(
+        schemas(&from, "app\\_1").len(),
+        0,
+        "no client reaches the old copy"
+    );
+    assert_eq!(schemas(&from, &trash).len(), 1, "the old copy is kept");
+    let back = format!("shardctl_op{op}_back");
+    assert!(channels(&from).contains(&back), "{:?}", channels(&from));
+    // Writes on the new node during the window, some of them by the trigger.
+    let mut t = connect(fleet(), to);
+    exec(
+        &mut t,
+        &["INSERT INTO app_1.items (k, n, note) VALUES (50007, 2, 'during the window')"],
+    );
+    std::thread::sleep(Duration::from_secs(2));
+
+    // The box dies while the window is open; resume waits again.
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let mut resumed = spawn(&["resume", &op.to_string()], dir.path(), "resume");
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(until_window(Duration::from_secs(60), dir.path()), op);
+    assert!(
+        resumed.try_wait().unwrap().is_none(),
+        "the resumed run waits"
+    );
+    assert_eq!(home_of(1), to);
+
+    let out = cli().args(["revert", &op.to_string()]).assert().success();
+    assert!(
+        String::from_utf8_lossy(&out.get_output().stdout).contains("revert requested"),
+        "{out:?}"
+    );
+    let status = wait_exit(&mut resumed, Duration::from_secs(180));
+    assert!(
+        status.success(),
+        "{}",
+        std::fs::read_to_string(dir.path().join("resume.err")).unwrap()
+    );
+    assert_eq!(home_of(1), from, "the shard is back");
+    nothing_lost(w, "f");
+
+    let mut s = connect(fleet(), &from);
+    assert_eq!(
+        count(&mut s, "SELECT COUNT(*) FROM app_1.items"),
+        ROWS + 1,
+        "the old copy has the window's row"
+    );
+    assert_eq!(
+        count(&mut s, "SELECT COUNT(*) FROM app_1.audit WHERE k = 50007"),
+        1,
+        "the trigger's row of the window came back too"
+    );
+    assert_eq!(
+        count(&mut s, "SELECT n FROM app_1.items_per_key WHERE k = 50007"),
+        1,
+        "the view is back"
+    );
+    // The trigger is back on the old copy.
+    exec(
+        &mut s,
+        &["INSERT INTO app_1.items (k, n) VALUES (50008, 2)"],
+    );
+    assert_eq!(
+        count(&mut s, "SELECT COUNT(*) FROM app_1.audit WHERE k = 50008"),
+        1
+    );
+    assert_eq!(schemas(&from, &trash).len(), 0, "no trash left on {from}");
+    assert_eq!(
+        schemas(to, "app\\_1").len(),
+        0,
+        "the new node's copy is gone"
+    );
+    assert_eq!(schemas(to, "\\_shardctl\\_trash%").len(), 0);
+    assert!(!channels(&from).contains(&back), "{:?}", channels(&from));
+    let rec = newest_op().unwrap();
+    assert_eq!(rec.state.as_sql(), "done");
+    // After the window: nothing to revert or finalize any more.
+    cli()
+        .args(["revert", &op.to_string()])
+        .assert()
+        .code(USAGE)
+        .stderr(predicates::str::contains("its revert window is closed"));
+}
+
+/// `finalize` ends the window at once: the reverse channel and the old copy go, the move
+/// stands with every write; a window that runs out does the same by itself.
+#[test]
+fn finalize_or_the_windows_end_drops_the_old_copy_and_keeps_the_move() {
+    let _s = serial();
+    fleet();
+    let dir = tempfile::tempdir().unwrap();
+    let from = home_of(1);
+    let to = other_node(&from);
+    let w = start_workloads("f");
+    let mut run = spawn(
+        &["move", "--shard", "1", "--to", to, "--revert-window", "1h"],
+        dir.path(),
+        "finalize",
+    );
+    let op = until_window(Duration::from_secs(120), dir.path());
+    cli().args(["finalize", &op.to_string()]).assert().success();
+    let status = wait_exit(&mut run, Duration::from_secs(60));
+    assert!(
+        status.success(),
+        "{}",
+        std::fs::read_to_string(dir.path().join("finalize.err")).unwrap()
+    );
+    assert_eq!(home_of(1), to);
+    assert_eq!(schemas(&from, "\\_shardctl\\_trash%").len(), 0);
+    assert!(channels(&from).iter().all(|c| !c.ends_with("_back")));
+    nothing_lost(w, "f");
+
+    // Back again, with a window that runs out by itself.
+    let started = Instant::now();
+    let mut run = spawn(
+        &[
+            "move",
+            "--shard",
+            "1",
+            "--to",
+            &from,
+            "--revert-window",
+            "3s",
+        ],
+        dir.path(),
+        "expires",
+    );
+    let status = wait_exit(&mut run, Duration::from_secs(120));
+    assert!(
+        status.success(),
+        "{}",
+        std::fs::read_to_string(dir.path().join("expires.err")).unwrap()
+    );
+    assert!(started.elapsed() >= Duration::from_secs(3));
+    assert_eq!(home_of(1), from);
+    assert_eq!(schemas(to, "\\_shardctl\\_trash%").len(), 0);
+    let rec = newest_op().unwrap();
+    let window = rec
+        .steps
+        .iter()
+        .find(|s| s.name == "revert-window")
+        .expect("the step is journaled");
+    assert_eq!(window.state.as_sql(), "done");
+}
+
+/// The refusals: one line each, exit 2, nothing changed.
+#[test]
+fn bad_revert_and_finalize_requests_are_refused() {
+    let _s = serial();
+    fleet();
+    let from = home_of(1);
+    let to = other_node(&from);
+    for (args, says) in [
+        (vec!["revert", "999999"], "999999"),
+        (vec!["finalize", "999999"], "999999"),
+        (
+            vec!["move", "--shard", "1", "--to", to, "--revert-window", "0"],
+            "must last more than 0 s",
+        ),
+        (
+            vec![
+                "move",
+                "--shard",
+                "1",
+                "--to",
+                to,
+                "--revert-window",
+                "soon",
+            ],
+            "a duration is like",
+        ),
+    ] {
+        let out = cli().args(&args).assert().code(USAGE);
+        let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    assert_eq!(home_of(1), from, "nothing moved");
+    // An operation that is not in a revert window (a finished one without one).
+    let dir = tempfile::tempdir().unwrap();
+    let mut run = spawn(
+        &["move", "--shard", "2", "--to", "node1"],
+        dir.path(),
+        "plain",
+    );
+    assert!(wait_exit(&mut run, Duration::from_secs(120)).success());
+    let op = newest_op().unwrap().id;
+    for verb in ["revert", "finalize"] {
+        cli()
+            .args([verb, &op.to_string()])
+            .assert()
+            .code(USAGE)
+            .stderr(predicates::str::contains("is done"));
+    }
+    // A merge's playbook with a revert window: refused before anything is journaled.
+    let ops_before = newest_op().unwrap().id;
+    let text = format!(
+        "{}  - step: revert-window\n    window_secs: 600\n",
+        shardctl::playbook::MERGE_PLAYBOOK.replace("keep: false", "keep: true")
+    );
+    let pb = common::write_file(dir.path(), "merge-revert.yaml", &text);
+    cli()
+        .args(["merge", "--shards", "1,2", "--to", &from, "--playbook"])
+        .arg(&pb)
+        .assert()
+        .code(USAGE)
+        .stderr(predicates::str::contains(
+            "a revert window belongs to a move: a merge has no old copy to return to",
+        ));
+    // A split's: its playbook has no drop-source to keep the old copy with.
+    let text = format!(
+        "{}  - step: revert-window\n    window_secs: 600\n",
+        shardctl::playbook::SPLIT_PLAYBOOK
+    );
+    let pb = common::write_file(dir.path(), "split-revert.yaml", &text);
+    cli()
+        .args([
+            "split",
+            "--shard",
+            "1",
+            "--at",
+            "50",
+            "--to",
+            to,
+            "--playbook",
+        ])
+        .arg(&pb)
+        .assert()
+        .code(3)
+        .stderr(predicates::str::contains(
+            "revert-window needs drop-source with keep: true",
+        ));
+    assert_eq!(newest_op().unwrap().id, ops_before, "nothing journaled");
+    assert_eq!(home_of(1), from);
+    // The dry run shows the window's channel and its end.
+    let out = cli()
+        .args([
+            "move",
+            "--shard",
+            "2",
+            "--to",
+            "node2",
+            "--revert-window",
+            "2h",
+            "--dry-run",
+        ])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(text.contains("revert-window"), "{text}");
+    assert!(text.contains("_back"), "{text}");
+    assert!(text.contains("_shardctl_trash_op"), "{text}");
+}
+
+/// The revert's fault points the default matrix crashes at; `REVERT_FULL_MATRIX=1` adds
+/// the rest (every `before:`, `done:` and `journaled:` of the revert's effects).
+fn revert_points() -> Vec<String> {
+    let effects = [
+        "revert-fence",
+        "revert-stop-channel",
+        "revert-flip",
+        "reset-reverse-channel",
+        "revert-install",
+        "revert-drop-target",
+        "revert-drop-trash",
+    ];
+    if std::env::var("REVERT_FULL_MATRIX").is_ok_and(|v| v == "1") {
+        effects
+            .iter()
+            .flat_map(|e| ["before", "done", "journaled"].map(|at| format!("{at}:{e}")))
+            .collect()
+    } else {
+        [
+            "before:revert-fence",
+            "done:revert-fence",
+            "done:revert-stop-channel",
+            "before:revert-flip",
+            "done:revert-flip",
+            "done:reset-reverse-channel",
+            "done:revert-install",
+            "done:revert-drop-target",
+        ]
+        .map(String::from)
+        .to_vec()
+    }
+}
+
+/// shardctl in the background with a fault point armed.
+fn spawn_faulty(args: &[&str], dir: &std::path::Path, name: &str, fault: &str) -> Child {
+    Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
+        .env("SHARDCTL_YES", "1")
+        .env_remove("SHARDCTL_CONFIG")
+        .env("SHARDCTL_FAULT", fault)
+        .arg("--config")
+        .arg(fleet().inventory_path())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(dir.join(format!("{name}.out"))).unwrap())
+        .stderr(std::fs::File::create(dir.join(format!("{name}.err"))).unwrap())
+        .spawn()
+        .unwrap()
+}
+
+/// A crash at each point of a revert, under both routers, then `resume` (again and again
+/// `revert` when the crash came before the flip back and the window reopened): the shard
+/// ends on its old node with every acknowledged write, nothing left behind on either node.
+#[test]
+fn a_crash_anywhere_in_a_revert_resumes_to_a_clean_end() {
+    let _s = serial();
+    fleet();
+    for point in revert_points() {
+        let dir = tempfile::tempdir().unwrap();
+        let from = home_of(1);
+        let to = other_node(&from);
+        let w = start_workloads("f");
+        let mut run = spawn_faulty(
+            &["move", "--shard", "1", "--to", to, "--revert-window", "10m"],
+            dir.path(),
+            "move",
+            &format!("crash@{point}"),
+        );
+        let op = until_window(Duration::from_secs(120), dir.path());
+        cli().args(["revert", &op.to_string()]).assert().success();
+        let status = wait_exit(&mut run, Duration::from_secs(120));
+        assert!(!status.success(), "{point}: the armed run crashed");
+        let mut resumed = spawn(&["resume", &op.to_string()], dir.path(), "resume");
+        let deadline = Instant::now() + Duration::from_secs(180);
+        let mut asked_again = false;
+        let status = loop {
+            if let Some(s) = resumed.try_wait().unwrap() {
+                break s;
+            }
+            let rec = newest_op().unwrap();
+            let waiting = rec
+                .steps
+                .iter()
+                .find(|s| s.state.as_sql() != "done")
+                .is_some_and(|s| s.name == "revert-window" && s.state.as_sql() == "running");
+            if waiting && !asked_again && home_of(1) == to {
+                // Rolled back before its flip: the window is open again; ask once more.
+                cli().args(["revert", &op.to_string()]).assert().success();
+                asked_again = true;
+            }
+            assert!(Instant::now() < deadline, "{point}: resume never ended");
+            std::thread::sleep(Duration::from_millis(300));
+        };
+        assert!(
+            status.success(),
+            "{point}: {}",
+            std::fs::read_to_string(dir.path().join("resume.err")).unwrap()
+        );
+        assert_eq!(home_of(1), from, "{point}: the shard is back");
+        nothing_lost(w, "f");
+        assert_eq!(
+            schemas(&from, "\\_shardctl\\_trash%").len(),
+            0,
+            "{point}: trash on {from}"
+        );
+        assert_eq!(
+            schemas(to, "\\_shardctl\\_trash%").len(),
+            0,
+            "{point}: trash on {to}"
+        );
+        assert_eq!(
+            schemas(to, "app\\_1").len(),
+            0,
+            "{point}: copy left on {to}"
+        );
+        assert!(
+            channels(&from).iter().all(|c| !c.ends_with("_back")),
+            "{point}: {:?}",
+            channels(&from)
+        );
+        let mut s = connect(fleet(), &from);
+        assert!(
+            count(&mut s, "SELECT COUNT(*) FROM app_1.items") >= ROWS,
+            "{point}"
+        );
+        assert_eq!(
+            newest_op().unwrap().state.as_sql(),
+            "done",
+            "{point}: the operation ended"
+        );
+    }
+}
