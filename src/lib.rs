@@ -4,6 +4,7 @@
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod control;
 pub mod copy;
 pub mod directory;
 pub mod error;

@@ -306,10 +306,10 @@ pub fn gather_fleet_sized(inv: &Inventory, names: &[String], source: SizeSource)
             if !names.is_empty() && !names.contains(&shard.node) {
                 continue;
             }
-            let operation = ops
-                .iter()
-                .find(|o| o.shard_id == Some(shard.id))
-                .map(|o| format!("{} #{} {}", o.kind, o.id, o.state));
+            let operation = ops.iter().find(|o| o.shard_id == Some(shard.id)).map(|o| {
+                let paused = if o.paused { " (paused)" } else { "" };
+                format!("{} #{} {}{paused}", o.kind, o.id, o.state)
+            });
             shards.push(ShardReport {
                 id: shard.id,
                 function: func.name.clone(),

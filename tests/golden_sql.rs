@@ -662,6 +662,10 @@ fn render_common() -> String {
         sql::copy_reader_session().to_string(),
     );
     line(
+        "copy: pausable session",
+        sql::copy_pausable_session().to_string(),
+    );
+    line(
         "copy: writer settings",
         sql::copy_writer_session().to_string(),
     );

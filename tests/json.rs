@@ -31,6 +31,7 @@ const VOLATILE: &[&str] = &[
     "inventory",
     "seconds_behind",
     "out",
+    "paused_at",
     "pid",
     "port",
     "pos",
@@ -569,6 +570,10 @@ fn every_command_follows_the_json_contract() {
         );
         std::thread::sleep(std::time::Duration::from_millis(200));
     };
+    // Operator control while it waits: paused, throttled, continued.
+    c.run(&["pause", &op.to_string()]);
+    c.run(&["throttle", &op.to_string(), "--workers", "2"]);
+    c.run(&["continue", &op.to_string()]);
     c.run(&["cutover", &op.to_string()]);
     assert!(waiting.wait().unwrap().success());
 
@@ -717,6 +722,7 @@ fn every_command_follows_the_json_contract() {
         "backup",
         "change-master",
         "config check",
+        "continue",
         "cutover",
         "drop-source",
         "filter",
@@ -747,6 +753,7 @@ fn every_command_follows_the_json_contract() {
         "node list",
         "node remove",
         "ops",
+        "pause",
         "prune",
         "rebalance apply",
         "rebalance plan",
@@ -765,6 +772,7 @@ fn every_command_follows_the_json_contract() {
         "table add",
         "table list",
         "table remove",
+        "throttle",
         "unlock",
         "wait",
         "workload",

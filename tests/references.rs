@@ -1096,7 +1096,7 @@ fn init_migrates_a_version_2_directory_to_sequences_and_sources() {
         &[
             "DROP TABLE shardctl.sequences",
             "DROP TABLE shardctl.global_sources",
-            "ALTER TABLE shardctl.operations DROP COLUMN window_request",
+            "ALTER TABLE shardctl.operations DROP COLUMN window_request, DROP COLUMN pause_requested, DROP COLUMN paused_at, DROP COLUMN max_lag_secs, DROP COLUMN chunk_ms, DROP COLUMN workers, DROP COLUMN max_threads_running",
             "UPDATE shardctl.schema_version SET version = 3",
         ],
     );

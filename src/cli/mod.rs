@@ -139,6 +139,20 @@ pub enum Command {
         after_help = "Example:\n  shardctl stop 12 && shardctl abort 12\n\nBefore the flip the owner lifts the fence and leaves the operation resumable."
     )]
     Stop(mv::StopArgs),
+    /// Pause a running copy, catch-up or prune at its next safe point outside any fence; it
+    /// holds no fence and no lock while paused.
+    #[command(
+        after_help = "Example:\n  shardctl pause 12\n  shardctl ops 12        # paused: yes, once every worker has parked\n  shardctl continue 12\n\nSafe points: each batch of the native copy, each round of the catch-up wait, each chunk\nof a prune, and the boundary between two unfenced steps. A pause asked for under a fence\ntakes effect once the fence is lifted."
+    )]
+    Pause(mv::PauseArgs),
+    /// Let a paused operation go on.
+    #[command(after_help = "Example:\n  shardctl continue 12")]
+    Continue(mv::PauseArgs),
+    /// Change the limits of a running operation; its process picks them up within a second.
+    #[command(
+        after_help = "Example:\n  shardctl throttle 14 --max-lag 2 --chunk-ms 200   # a prune\n  shardctl throttle 12 --workers 2                  # a move's native copy\n\nA prune takes --max-lag, --chunk-ms and --max-threads-running; a move, split or merge\n--workers, applied as each copy lane finishes its table. The limits stay with the\noperation: a resumed run keeps them."
+    )]
+    Throttle(mv::ThrottleArgs),
     /// Operations in the journal, or one with its steps.
     #[command(after_help = "Example:\n  shardctl ops\n  shardctl ops 12 --output json")]
     Ops(mv::OpsArgs),
@@ -249,6 +263,36 @@ fn workers(s: &str) -> std::result::Result<usize, String> {
         Ok(n) if (1..=64).contains(&n) => Ok(n),
         _ => Err(format!("{s:?}: workers must be 1 to 64")),
     }
+}
+
+/// A live limit of `throttle`: a whole number from `min` to `max` (negative numbers reach
+/// this parser, so they are named as such).
+fn limit(s: &str, min: u64, max: u64, what: &str) -> std::result::Result<u64, String> {
+    match s.parse::<i64>() {
+        Ok(n) if n >= 0 && (min..=max).contains(&(n as u64)) => Ok(n as u64),
+        Ok(_) => Err(format!("{what} must be {min} to {max}")),
+        Err(_) => Err(format!("{s:?} is not a whole number")),
+    }
+}
+
+/// `throttle --max-lag`: 0 to 86400 seconds.
+fn limit_max_lag(s: &str) -> std::result::Result<u64, String> {
+    limit(s, 0, 86_400, "the replica lag, seconds,")
+}
+
+/// `throttle --chunk-ms`: 1 to 600000 ms.
+fn limit_chunk_ms(s: &str) -> std::result::Result<u64, String> {
+    limit(s, 1, 600_000, "the chunk's target time, milliseconds,")
+}
+
+/// `throttle --workers`: 1 to 64, as a playbook's.
+fn limit_workers(s: &str) -> std::result::Result<u64, String> {
+    limit(s, 1, 64, "workers")
+}
+
+/// `throttle --max-threads-running`: 1 to 100000.
+fn limit_threads(s: &str) -> std::result::Result<u64, String> {
+    limit(s, 1, 100_000, "the running threads")
 }
 
 /// `sandbox up --nodes`: 1 to 9 servers.
@@ -406,6 +450,9 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Cutover(args) => mv::cutover(&ctx, args),
         Command::Revert(args) => mv::window(&ctx, args, WindowRequest::Revert),
         Command::Finalize(args) => mv::window(&ctx, args, WindowRequest::Finalize),
+        Command::Pause(args) => mv::pause(&ctx, args, true),
+        Command::Continue(args) => mv::pause(&ctx, args, false),
+        Command::Throttle(args) => mv::throttle(&ctx, args),
         Command::Ops(args) => mv::ops(&ctx, args),
         Command::Workload(args) => mv::workload(&ctx, args),
         Command::Prune(args) => mv::prune(&ctx, args),

@@ -348,6 +348,7 @@ fn with_copy_bar<T>(
 ) -> T {
     use std::sync::atomic::{AtomicBool, Ordering};
     let progress = mover.copy_progress();
+    let control = mover.control();
     let done = AtomicBool::new(false);
     std::thread::scope(|s| {
         s.spawn(|| {
@@ -357,7 +358,12 @@ fn with_copy_bar<T>(
                 // Before the copy begins its total is 0, which a bar would draw as full.
                 bar.set_length(snap.total_shown().max(1));
                 bar.set_position(snap.rows);
-                bar.set_prefix(display.render(&snap));
+                let text = display.render(&snap);
+                bar.set_prefix(match (control.paused(), control.pause_requested()) {
+                    (true, _) => format!("paused (`shardctl continue`)  {text}"),
+                    (false, true) => format!("pausing at the next safe point  {text}"),
+                    _ => text,
+                });
                 std::thread::sleep(std::time::Duration::from_millis(100));
             }
             bar.finish_and_clear();
@@ -731,6 +737,9 @@ fn show_ops(ctx: &Context, dir: &mut Directory, args: &OpsArgs) -> Result<bool> 
             ),
             Format::Table => {
                 print_ops_table(std::slice::from_ref(o));
+                if !o.limits.is_empty() {
+                    crate::outln!("live limits: {}", o.limits.describe());
+                }
                 let mut t = output::table(&["step", "name", "state", "ms"]);
                 for s in &o.steps {
                     t.add_row(vec![
@@ -817,6 +826,92 @@ pub fn cutover(ctx: &Context, args: CutoverCmdArgs) -> Result<()> {
                     "operation {}: cut-over requested; it has no live owner: `shardctl resume {}` continues it",
                     args.op,
                     args.op
+                )
+            }
+        },
+    );
+    Ok(())
+}
+
+/// Arguments of `pause` and `continue`.
+#[derive(Debug, clap::Args)]
+pub struct PauseArgs {
+    /// Operation id (see `shardctl ops`).
+    pub op: u64,
+}
+
+/// `shardctl pause OP` (`pause` true) and `shardctl continue OP`.
+pub fn pause(ctx: &Context, args: PauseArgs, pause: bool) -> Result<()> {
+    let inv = ctx.inventory()?;
+    let r = if pause {
+        crate::control::pause(&inv, args.op)?
+    } else {
+        crate::control::proceed(&inv, args.op)?
+    };
+    let op = args.op;
+    ctx.show(
+        if pause { "pause" } else { "continue" },
+        serde_json::json!({"op": op, "pause_requested": pause, "owner_alive": r.owner_alive}),
+        || match (pause, r.owner_alive) {
+            (true, true) => crate::outln!(
+                "operation {op}: pause requested; it parks at its next safe point outside any fence (`shardctl ops {op}` shows when it has)"
+            ),
+            (true, false) => crate::outln!(
+                "operation {op}: pause requested; it has no live owner: `shardctl resume {op}` waits paused until `shardctl continue {op}`"
+            ),
+            (false, true) => crate::outln!("operation {op}: continuing within a second"),
+            (false, false) => crate::outln!(
+                "operation {op}: no longer paused; it has no live owner: `shardctl resume {op}` continues it"
+            ),
+        },
+    );
+    Ok(())
+}
+
+/// Arguments of `throttle`.
+#[derive(Debug, clap::Args)]
+pub struct ThrottleArgs {
+    /// Operation id (see `shardctl ops`).
+    pub op: u64,
+    /// A prune: pause while a replica of the node lags more than this (seconds, 0 to 86400).
+    #[arg(long, value_name = "SECS", allow_negative_numbers = true, value_parser = super::limit_max_lag)]
+    pub max_lag: Option<u64>,
+    /// A prune: target time of one chunk, milliseconds (1 to 600000).
+    #[arg(long, value_name = "MS", allow_negative_numbers = true, value_parser = super::limit_chunk_ms)]
+    pub chunk_ms: Option<u64>,
+    /// A prune: pause while the node has more running threads than this (1 to 100000).
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = super::limit_threads)]
+    pub max_threads_running: Option<u64>,
+    /// A move, split or merge: lanes of its native copy (1 to 64), applied as each lane
+    /// finishes its table.
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = super::limit_workers)]
+    pub workers: Option<u64>,
+}
+
+/// `shardctl throttle OP ...`.
+pub fn throttle(ctx: &Context, args: ThrottleArgs) -> Result<()> {
+    let inv = ctx.inventory()?;
+    let asked = crate::control::Limits {
+        max_lag_secs: args.max_lag,
+        chunk_ms: args.chunk_ms,
+        workers: args.workers,
+        max_threads_running: args.max_threads_running,
+    };
+    let r = crate::control::throttle(&inv, args.op, &asked)?;
+    let op = args.op;
+    ctx.show(
+        "throttle",
+        serde_json::json!({"op": op, "limits": r.op.limits.to_json(), "owner_alive": r.owner_alive}),
+        || {
+            if r.owner_alive {
+                crate::outln!(
+                    "operation {op}: limits now {}; its owner applies them within a second",
+                    r.op.limits.describe()
+                )
+            } else {
+                crate::outln!(
+                    "operation {op}: limits now {}; it has no live owner: `shardctl resume {op}` runs with them",
+                    r.op.limits.describe()
                 )
             }
         },
@@ -915,7 +1010,7 @@ fn print_ops_table(ops: &[crate::directory::journal::OperationRecord]) {
             Cell::new(o.shard_id.map(|s| s.to_string()).unwrap_or_default()),
             Cell::new(o.source.as_deref().unwrap_or("")),
             Cell::new(o.target.as_deref().unwrap_or("")),
-            output::status_cell(o.state.as_sql(), o.state == OpState::Done),
+            output::status_cell(&views::state_word(o), o.state == OpState::Done),
             Cell::new(current),
             Cell::new(short_time(o.created_at_millis)),
             Cell::new(short_time(o.updated_at_millis)),

@@ -110,6 +110,27 @@ fn current_step(o: &OperationRecord) -> Value {
         .unwrap_or(Value::Null)
 }
 
+/// The pause has taken effect: asked for, acknowledged by a live owner once every worker
+/// parked.
+pub fn paused(o: &OperationRecord) -> bool {
+    o.pause_requested
+        && o.paused_at_millis.is_some()
+        && matches!(
+            o.owner_status(),
+            crate::directory::journal::Owner::Alive { .. }
+        )
+}
+
+/// An operation's state for tables: `running`, with `(paused)` or `(pausing)` while a
+/// pause is asked for.
+pub fn state_word(o: &OperationRecord) -> String {
+    let mut word = o.state.as_sql().to_string();
+    if o.pause_requested && !o.state.is_finished() {
+        word.push_str(if paused(o) { " (paused)" } else { " (pausing)" });
+    }
+    word
+}
+
 /// An operation in a list: what, where, how far, who holds it; no parameters or outputs
 /// (those are in [`operation_detail`]).
 pub fn operation(o: &OperationRecord) -> Value {
@@ -125,6 +146,10 @@ pub fn operation(o: &OperationRecord) -> Value {
         "current_step": current_step(o),
         "owner": o.owner,
         "stop_requested": o.stop_requested,
+        "pause_requested": o.pause_requested,
+        "paused": paused(o),
+        "paused_at": o.paused_at_millis.filter(|_| paused(o)).map(crate::clock::rfc3339_millis),
+        "limits": o.limits.to_json(),
         "error": o.error,
         "created_at": o.created_at_millis.map(crate::clock::rfc3339_millis),
         "updated_at": o.updated_at_millis.map(crate::clock::rfc3339_millis),

@@ -33,6 +33,16 @@
 //! because abandoning a streamed result would otherwise read the rest of the table first.
 //! An interrupted copy leaves a partial target schema, which `resume` drops and copies again,
 //! as before.
+//!
+//! Operator control ([`crate::control`]): a writer parks before its next batch while the
+//! operation is paused (`shardctl pause`), and so does an index builder before its next
+//! build (one already running finishes first); a reader then stops at the next full channel,
+//! its streamed SELECT and its snapshot held open — no table lock, but the readers'
+//! transactions keep their read view and the metadata locks of the tables they have read,
+//! as they do for the whole copy. Every copy session allows [`statements::COPY_PAUSE_SECS`]
+//! of silence. `shardctl throttle --workers N` is applied as lanes finish a table: a lane
+//! numbered N or above takes no new table while the limit stands (the lanes are opened
+//! when the copy starts, so a limit above their number changes nothing for this copy).
 
 use super::connect_for_copy;
 use super::objects::{self, SchemaObjects};
@@ -363,9 +373,15 @@ fn copy_inner(
     into: Option<&[Ident]>,
 ) -> Result<CopyReport> {
     let started = Instant::now();
-    let workers = opts.workers.max(1);
+    let control = crate::control::current();
+    let control = control.as_deref();
+    // Lanes for the larger of the playbook's workers and a live limit set before the copy.
+    let live_workers = control.and_then(|c| c.limits().workers).unwrap_or(0) as usize;
+    let workers = opts.workers.max(live_workers).max(1);
     let mut coordinator = connect_for_copy(source)?;
+    coordinator.exec(&statements::copy_pausable_session())?;
     let mut tgt = connect_for_copy(target)?;
+    tgt.exec(&statements::copy_pausable_session())?;
     let local_infile = tgt
         .first::<u8>(&statements::local_infile_enabled())?
         .unwrap_or(0)
@@ -451,6 +467,7 @@ fn copy_inner(
             // Values as stored (each string in its column's character set), timestamps
             // in UTC: the writers take them as they come.
             r.exec(&statements::copy_reader_session())?;
+            r.exec(&statements::copy_pausable_session())?;
             r.first::<u64>(&statements::connection_id())
                 .map(|id| id.unwrap_or(0))
         })
@@ -501,6 +518,7 @@ fn copy_inner(
             w.exec(&statements::bulk_load_session())?;
         }
         w.exec(&statements::copy_writer_session())?;
+        w.exec(&statements::copy_pausable_session())?;
         if into.is_some() {
             w.exec(&statements::mark_pruning_session())?;
         }
@@ -513,6 +531,7 @@ fn copy_inner(
     let builder_ids: Vec<u64> = builders
         .iter_mut()
         .map(|b| {
+            b.exec(&statements::copy_pausable_session())?;
             b.first::<u64>(&statements::connection_id())
                 .map(|id| id.unwrap_or(0))
         })
@@ -570,6 +589,14 @@ fn copy_inner(
                         continue;
                     }
                     let Some(d) = &job.deferred else { continue };
+                    // Counted as running until the build ends; parked first while paused.
+                    let _busy = control.map(|c| c.participant());
+                    if let Some(c) = control {
+                        if let Err(e) = c.hold_while(crate::control::Control::pause_requested) {
+                            fail(e);
+                            continue;
+                        }
+                    }
                     let t = Instant::now();
                     match b.exec(&statements::add_indexes(
                         &job.to_schema,
@@ -597,7 +624,7 @@ fn copy_inner(
         // Lanes: one reader streams a table in primary-key order to its own writer, so each
         // table is written by one session, in key order (pages fill at the end of the
         // clustered index instead of splitting), and tables load in parallel.
-        for (mut r, mut w) in readers.into_iter().zip(writers) {
+        for (lane, (mut r, mut w)) in readers.into_iter().zip(writers).enumerate() {
             let (tx, rx) = mpsc::sync_channel::<Msg>(4);
             let (failed, fail, queue, running) = (&failed, &fail, &queue, &running);
             let (tables_done, index_tx) = (&tables_done, index_tx.clone());
@@ -610,6 +637,14 @@ fn copy_inner(
                     if failed.load(Ordering::SeqCst) {
                         // Dropping the receiver ends the reader's sends.
                         return;
+                    }
+                    // A safe point: counted as running while it writes, parked while paused.
+                    let _busy = control.map(|c| c.participant());
+                    if let Some(c) = control {
+                        if let Err(e) = c.hold_while(crate::control::Control::pause_requested) {
+                            fail(e);
+                            return;
+                        }
                     }
                     let (rows, bytes, written) = match msg {
                         Msg::End(job) => {
@@ -663,6 +698,16 @@ fn copy_inner(
                     if crate::signal::interrupted() {
                         fail(Error::Interrupted);
                         break;
+                    }
+                    // A live `--workers` below this lane's number: no new table meanwhile.
+                    let over_limit = || {
+                        control
+                            .and_then(|c| c.limits().workers)
+                            .is_some_and(|w| lane as u64 >= w.max(1))
+                    };
+                    if over_limit() && !queue.lock().expect("jobs").is_empty() {
+                        std::thread::sleep(Duration::from_millis(50));
+                        continue;
                     }
                     let Some(job) = queue.lock().expect("jobs").pop_front() else {
                         break;

@@ -180,6 +180,14 @@ pub struct OperationRecord {
     pub heartbeat_age_secs: Option<u64>,
     /// An operator asked the owner to stop at its next safe point.
     pub stop_requested: bool,
+    /// An operator asked the owner to pause at its next safe point (`shardctl pause`).
+    pub pause_requested: bool,
+    /// When the owner acknowledged the pause (every worker parked), milliseconds since the
+    /// Unix epoch; None while it runs.
+    pub paused_at_millis: Option<i64>,
+    /// The live limits set by `shardctl throttle` (and a prune's own, recorded as it
+    /// starts); None where the operation keeps its own setting.
+    pub limits: crate::control::Limits,
     /// Parameters (the playbook and options).
     pub params: serde_json::Value,
     /// Last error.
@@ -193,6 +201,19 @@ pub struct OperationRecord {
     pub steps: Vec<StepRecord>,
     /// Effects, in order.
     pub effects: Vec<EffectRecord>,
+}
+
+/// What the owner's heartbeat read from the journal.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HeartbeatReading {
+    /// The lease is still this process's.
+    pub held: bool,
+    /// An operator asked it to stop (`shardctl stop`).
+    pub stop_requested: bool,
+    /// An operator asked it to pause (`shardctl pause`).
+    pub pause_requested: bool,
+    /// The live limits (`shardctl throttle`).
+    pub limits: crate::control::Limits,
 }
 
 /// The right to drive one operation: its id and the epoch this process holds.
@@ -490,7 +511,7 @@ impl Directory {
                     ))),
                     Some(_) => {
                         d.server().exec(&Stmt::with(
-                            format!("UPDATE {ops} SET epoch = epoch + 1, owner = ?, state = 'running', stop_requested = 0, heartbeat_at = CURRENT_TIMESTAMP(3) WHERE op_id = ?"),
+                            format!("UPDATE {ops} SET epoch = epoch + 1, owner = ?, state = 'running', stop_requested = 0, paused_at = NULL, heartbeat_at = CURRENT_TIMESTAMP(3) WHERE op_id = ?"),
                             vec![me.as_str().into(), op.into()],
                         ))?;
                         Ok(Lease { op, epoch: expected + 1 })
@@ -523,7 +544,7 @@ impl Directory {
         let ops = self.jt("operations");
         self.leased(lease, |d| {
             d.server().exec(&Stmt::with(
-                format!("UPDATE {ops} SET state = ?, owner = NULL, error = COALESCE(?, error), heartbeat_at = CURRENT_TIMESTAMP(3) WHERE op_id = ?"),
+                format!("UPDATE {ops} SET state = ?, owner = NULL, error = COALESCE(?, error), paused_at = NULL, heartbeat_at = CURRENT_TIMESTAMP(3) WHERE op_id = ?"),
                 vec![state.as_sql().into(), error.into(), lease.op.into()],
             ))
         })
@@ -611,21 +632,84 @@ impl Directory {
         })
     }
 
-    /// The owner's heartbeat: refreshed only while `lease` holds. Returns (still held,
-    /// stop requested).
-    pub fn heartbeat(&mut self, lease: &Lease) -> Result<(bool, bool)> {
+    /// Asks (`pause` true) or no longer asks the owner of `op` to pause at its next safe
+    /// point. False when the operation is finished (or not in the journal).
+    pub fn request_pause(&mut self, op: u64, pause: bool) -> Result<bool> {
+        let ops = self.jt("operations");
+        let n = self.retrying(|d| {
+            d.server().exec_affected(&Stmt::with(
+                format!("UPDATE {ops} SET pause_requested = ? WHERE op_id = ? AND state IN ('running', 'failed')"),
+                vec![u8::from(pause).into(), op.into()],
+            ))
+        })?;
+        Ok(n > 0 || self.pause_unchanged(op, pause)?)
+    }
+
+    /// True when `op` is unfinished and its pause request already reads `pause` (an
+    /// UPDATE that changes nothing counts no row).
+    fn pause_unchanged(&mut self, op: u64, pause: bool) -> Result<bool> {
+        let ops = self.jt("operations");
+        let n: Option<u64> = self.retrying(|d| {
+            d.server().first(&Stmt::with(
+                format!("SELECT COUNT(*) FROM {ops} WHERE op_id = ? AND pause_requested = ? AND state IN ('running', 'failed')"),
+                vec![op.into(), u8::from(pause).into()],
+            ))
+        })?;
+        Ok(n.unwrap_or(0) > 0)
+    }
+
+    /// Sets the live limits of `op` that `limits` gives (the others stay). False when the
+    /// operation is finished (or not in the journal).
+    pub fn set_limits(&mut self, op: u64, limits: &crate::control::Limits) -> Result<bool> {
+        let ops = self.jt("operations");
+        let n = self.retrying(|d| {
+            d.server().exec_affected(&Stmt::with(
+                format!("UPDATE {ops} SET max_lag_secs = COALESCE(?, max_lag_secs), chunk_ms = COALESCE(?, chunk_ms), workers = COALESCE(?, workers), max_threads_running = COALESCE(?, max_threads_running) WHERE op_id = ? AND state IN ('running', 'failed')"),
+                vec![limits.max_lag_secs.into(), limits.chunk_ms.into(), limits.workers.into(), limits.max_threads_running.into(), op.into()],
+            ))
+        })?;
+        Ok(n > 0 || {
+            let cur = self.operation(op)?;
+            !cur.state.is_finished() && cur.limits.overridden_by(limits) == cur.limits
+        })
+    }
+
+    /// The owner's heartbeat: refreshed only while `lease` holds, with whether its pause
+    /// has taken effect (`paused_at` set once, cleared when it runs again).
+    pub fn heartbeat(&mut self, lease: &Lease, paused: bool) -> Result<HeartbeatReading> {
         let ops = self.jt("operations");
         self.server().exec(&Stmt::with(
-            format!("UPDATE {ops} SET heartbeat_at = CURRENT_TIMESTAMP(3) WHERE op_id = ? AND epoch = ?"),
-            vec![lease.op.into(), lease.epoch.into()],
+            format!("UPDATE {ops} SET heartbeat_at = CURRENT_TIMESTAMP(3), paused_at = IF(?, COALESCE(paused_at, CURRENT_TIMESTAMP(3)), NULL) WHERE op_id = ? AND epoch = ?"),
+            vec![u8::from(paused).into(), lease.op.into(), lease.epoch.into()],
         ))?;
-        let row: Option<(u64, u8)> = self.server().first(&Stmt::with(
-            format!("SELECT epoch, stop_requested FROM {ops} WHERE op_id = ?"),
+        type Row = (
+            u64,
+            u8,
+            u8,
+            Option<u64>,
+            Option<u64>,
+            Option<u64>,
+            Option<u64>,
+        );
+        let row: Option<Row> = self.server().first(&Stmt::with(
+            format!("SELECT epoch, stop_requested, pause_requested, max_lag_secs, chunk_ms, workers, max_threads_running FROM {ops} WHERE op_id = ?"),
             vec![lease.op.into()],
         ))?;
         Ok(match row {
-            Some((epoch, stop)) => (epoch == lease.epoch, stop != 0),
-            None => (false, false),
+            Some((epoch, stop, pause, max_lag_secs, chunk_ms, workers, max_threads_running)) => {
+                HeartbeatReading {
+                    held: epoch == lease.epoch,
+                    stop_requested: stop != 0,
+                    pause_requested: pause != 0,
+                    limits: crate::control::Limits {
+                        max_lag_secs,
+                        chunk_ms,
+                        workers,
+                        max_threads_running,
+                    },
+                }
+            }
+            None => HeartbeatReading::default(),
         })
     }
 
@@ -655,7 +739,7 @@ impl Directory {
         };
         let params: Vec<mysql::Value> = only.into_iter().map(Into::into).collect();
         let rows = self.server().rows(&Stmt::with(
-            format!("SELECT op_id, kind, shard_id, source_node, target_node, state, owner, epoch, TIMESTAMPDIFF(SECOND, heartbeat_at, CURRENT_TIMESTAMP(3)), stop_requested, params, error, CAST(UNIX_TIMESTAMP(created_at) * 1000 AS SIGNED), CAST(UNIX_TIMESTAMP(updated_at) * 1000 AS SIGNED) FROM {ops} {filter} ORDER BY op_id DESC"),
+            format!("SELECT op_id, kind, shard_id, source_node, target_node, state, owner, epoch, TIMESTAMPDIFF(SECOND, heartbeat_at, CURRENT_TIMESTAMP(3)), stop_requested, params, error, CAST(UNIX_TIMESTAMP(created_at) * 1000 AS SIGNED), CAST(UNIX_TIMESTAMP(updated_at) * 1000 AS SIGNED), pause_requested, CAST(UNIX_TIMESTAMP(paused_at) * 1000 AS SIGNED), max_lag_secs, chunk_ms, workers, max_threads_running FROM {ops} {filter} ORDER BY op_id DESC"),
             params,
         ))?;
         let mut out = Vec::new();
@@ -665,6 +749,7 @@ impl Directory {
             let state: String = r.take(5).unwrap_or_default();
             let age: Option<i64> = r.take(8).flatten();
             let stop: u8 = r.take(9).unwrap_or(0);
+            let pause: u8 = r.take(14).unwrap_or(0);
             out.push(OperationRecord {
                 id,
                 kind: OpKind::parse(&kind)?,
@@ -680,6 +765,14 @@ impl Directory {
                 error: r.take(11).flatten(),
                 created_at_millis: r.take(12).flatten(),
                 updated_at_millis: r.take(13).flatten(),
+                pause_requested: pause != 0,
+                paused_at_millis: r.take(15).flatten(),
+                limits: crate::control::Limits {
+                    max_lag_secs: r.take(16).flatten(),
+                    chunk_ms: r.take(17).flatten(),
+                    workers: r.take(18).flatten(),
+                    max_threads_running: r.take(19).flatten(),
+                },
                 steps: Vec::new(),
                 effects: Vec::new(),
             });

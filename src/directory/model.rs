@@ -415,4 +415,6 @@ pub struct OperationSummary {
     pub shard_id: Option<u32>,
     /// Its state.
     pub state: super::journal::OpState,
+    /// Its owner acknowledged a pause (`shardctl pause`) and has not been told to go on.
+    pub paused: bool,
 }

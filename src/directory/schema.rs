@@ -2,7 +2,7 @@
 //! directory lacks; a directory newer than this binary is refused.
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: u32 = 6;
+pub const SCHEMA_VERSION: u32 = 7;
 
 /// Migration `n` (1-based) brings a directory from version n-1 to n. `{d}` stands for the
 /// back-quoted directory schema.
@@ -162,6 +162,18 @@ pub const MIGRATIONS: &[&[&str]] = &[&[
     // waiting in its revert window.
     "ALTER TABLE {d}.operations
         ADD COLUMN window_request VARCHAR(16) NULL",
+], &[
+    // Operator control of a running operation (`shardctl pause`, `continue`, `throttle`):
+    // the pause request, when the owner acknowledged it (every worker parked at a safe
+    // point), and the live limits (NULL: the operation's own setting). The owner's
+    // heartbeat reads them every second.
+    "ALTER TABLE {d}.operations
+        ADD COLUMN pause_requested TINYINT UNSIGNED NOT NULL DEFAULT 0,
+        ADD COLUMN paused_at TIMESTAMP(3) NULL,
+        ADD COLUMN max_lag_secs INT UNSIGNED NULL,
+        ADD COLUMN chunk_ms INT UNSIGNED NULL,
+        ADD COLUMN workers SMALLINT UNSIGNED NULL,
+        ADD COLUMN max_threads_running INT UNSIGNED NULL",
 ], &[
     // Reporting servers (`shardctl reporting attach`): nodes holding no shard that
     // replicate every shard's schemas, one channel per source node.

@@ -630,6 +630,10 @@ pub fn copy_between(inv: &Inventory, req: CopyRequest<'_>) -> Result<CopyReport>
 
 /// Waits until `channel` on `target` has applied what `source` had written moments before,
 /// within `lag_below` seconds: caught up closely enough that a fence raised now is short.
+///
+/// Each round is a safe point to pause at (`shardctl pause`): the channel keeps applying
+/// meanwhile, and the time paused does not count against `timeout`. A round waits at most
+/// a second longer than a round that counts may take, so a pause is noticed that soon.
 pub fn catch_up(
     fx: &mut impl FleetEffects,
     source: &str,
@@ -638,9 +642,11 @@ pub fn catch_up(
     lag_below: u64,
     timeout: Duration,
 ) -> Result<serde_json::Value> {
-    let deadline = Instant::now() + timeout;
+    let mut deadline = Instant::now() + timeout;
+    let round = Duration::from_secs(lag_below.max(1) + 1);
     loop {
         crate::signal::check()?;
+        deadline += crate::control::pause_point()?;
         let now = fx.reader(source)?.coordinates()?.position;
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
@@ -651,7 +657,18 @@ pub fn catch_up(
         }
         let started = Instant::now();
         let t = fx.reader(target)?;
-        t.wait_for_position(channel, &now, left)?;
+        match t.wait_for_position(channel, &now, left.min(round)) {
+            Ok(()) => {}
+            // Not there within a round that could count: read the source again.
+            Err(Error::Timeout(_)) if left > round => continue,
+            Err(Error::Timeout(why)) => {
+                return Err(Error::Timeout(format!(
+                    "the target {target} did not catch up within {}s: {why}",
+                    timeout.as_secs()
+                )))
+            }
+            Err(e) => return Err(e),
+        }
         let status = t
             .channel_status(channel)?
             .ok_or_else(|| Error::server(target, format!("channel {channel} disappeared")))?;

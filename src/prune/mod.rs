@@ -4,6 +4,12 @@
 //! <not owned>` — no `DELETE ... LIMIT`. Chunks adapt to a target time; the work pauses
 //! while the node's replicas lag or the node is busy; every chunk is checkpointed in the
 //! journal, so an interrupted prune resumes where it stopped.
+//!
+//! The prune holds its operation's lease with a heartbeat like a move, so `shardctl stop`,
+//! `pause`, `continue` and `throttle` reach it: before each chunk it parks while paused
+//! (its own operation, or the split it belongs to), and takes the live `--max-lag`,
+//! `--chunk-ms` and `--max-threads-running`. Its limits are journaled as it starts, so a
+//! resumed prune keeps them.
 
 pub mod predicate;
 
@@ -36,6 +42,31 @@ pub struct Options {
     pub max_threads_running: u64,
     /// Give up (resumably) after waiting this long for the throttle to clear.
     pub throttle_timeout: Duration,
+}
+
+impl Options {
+    /// The limits `shardctl throttle` can change, as these options set them.
+    pub fn limits(&self) -> crate::control::Limits {
+        crate::control::Limits {
+            max_lag_secs: Some(self.max_replica_lag_secs),
+            chunk_ms: Some(self.target_chunk.as_millis() as u64),
+            workers: None,
+            max_threads_running: Some(self.max_threads_running),
+        }
+    }
+
+    /// These options with the live limits applied.
+    pub fn with_limits(&self, l: &crate::control::Limits) -> Options {
+        Options {
+            target_chunk: l
+                .chunk_ms
+                .map(|ms| Duration::from_millis(ms.max(1)))
+                .unwrap_or(self.target_chunk),
+            max_replica_lag_secs: l.max_lag_secs.unwrap_or(self.max_replica_lag_secs),
+            max_threads_running: l.max_threads_running.unwrap_or(self.max_threads_running),
+            ..self.clone()
+        }
+    }
 }
 
 impl Default for Options {
@@ -389,6 +420,31 @@ struct Run<'a> {
     inv: &'a Inventory,
     opts: &'a Options,
     on_chunk: OnChunk<'a>,
+    /// The prune's own operation control, and that of the split it belongs to.
+    controls: [Option<std::sync::Arc<crate::control::Control>>; 2],
+}
+
+impl Run<'_> {
+    /// A safe point before a chunk: parks while the prune or its split is paused, then
+    /// returns the options with the live limits applied.
+    fn safe_point(&mut self) -> Result<Options> {
+        loop {
+            let mut parked = Duration::ZERO;
+            for c in self.controls.iter().flatten() {
+                parked += c.pause_point()?;
+            }
+            if parked.is_zero() {
+                break;
+            }
+        }
+        let live = self.controls[0]
+            .as_ref()
+            .map(|c| c.limits())
+            .unwrap_or_default();
+        let opts = self.opts.with_limits(&live);
+        self.throttle.opts = opts.clone();
+        Ok(opts)
+    }
 }
 
 /// Prunes one table from `last` on, checkpointing after every chunk.
@@ -399,9 +455,10 @@ fn prune_table(
     mut last: Option<Vec<Value>>,
     checkpoint: Checkpoint<'_>,
 ) -> Result<TableReport> {
-    let (server, opts) = (&mut *run.server, run.opts);
-    let mut chunk = opts.min_chunk.max(1000).min(opts.max_chunk);
+    let mut chunk = run.opts.min_chunk.max(1000).min(run.opts.max_chunk);
     loop {
+        let opts = run.safe_point()?;
+        let server = &mut *run.server;
         report.throttled_secs += run.throttle.wait(run.inv, server)?.as_secs_f64();
         let select = statements::next_chunk_keys(
             &plan.schema,
@@ -513,17 +570,72 @@ pub fn run(
     };
     let lease: Lease = lease;
     let op = lease.op;
-    let mut server = prune_connection(inv, &shard.node)?;
-    let mut throttle = Throttle::new(inv, &shard.node, opts)?;
-    let mut reports = Vec::new();
     let rec = dir.operation(op)?;
+    // The limits it runs with are journaled: a resumed prune keeps the ones it had (and
+    // any `shardctl throttle` gave it).
+    let opts = &opts.with_limits(&rec.limits);
+    dir.set_limits(op, &opts.limits().overridden_by(&rec.limits))?;
+    let flags = std::sync::Arc::new(crate::ops::mover::OwnerFlags::default());
+    let heartbeat = crate::ops::mover::Heartbeat::start(inv, lease, std::sync::Arc::clone(&flags))?;
+    let controls = [Some(flags.control()), crate::control::current()];
+    // A split's prune stops with the split (its scope); a prune of its own by its own
+    // `shardctl stop`.
+    let scope = match parent {
+        Some(_) => crate::signal::scope(),
+        None => Some(flags.stop_flag()),
+    };
+    let result = crate::signal::with_scope(scope, || {
+        run_plans(
+            inv,
+            &mut dir,
+            lease,
+            &shard.node,
+            &rec,
+            &plans,
+            &previous,
+            opts,
+            on_chunk,
+            controls,
+        )
+    });
+    drop(heartbeat);
+    match result {
+        Ok(reports) => {
+            dir.release_operation(&lease, OpState::Done, None)?;
+            Ok(reports)
+        }
+        Err(e) => {
+            let _ = dir.release_operation(&lease, OpState::Failed, Some(&e.to_string()));
+            Err(e)
+        }
+    }
+}
+
+/// The prune's tables in order, each from its checkpoint.
+#[allow(clippy::too_many_arguments)]
+fn run_plans(
+    inv: &Inventory,
+    dir: &mut Directory,
+    lease: Lease,
+    node: &str,
+    rec: &crate::directory::journal::OperationRecord,
+    plans: &[TablePlan],
+    previous: &HashMap<String, serde_json::Value>,
+    opts: &Options,
+    on_chunk: OnChunk<'_>,
+    controls: [Option<std::sync::Arc<crate::control::Control>>; 2],
+) -> Result<Vec<TableReport>> {
+    let op = lease.op;
+    let mut server = prune_connection(inv, node)?;
+    let mut throttle = Throttle::new(inv, node, opts)?;
+    let mut reports = Vec::new();
     let step_numbers: BTreeMap<String, u32> = rec
         .steps
         .iter()
         .map(|s| (s.name.clone(), s.step_no))
         .collect();
     let result = (|| -> Result<()> {
-        for p in &plans {
+        for p in plans {
             let name = step_name(p);
             let step_no = *step_numbers.get(&name).ok_or_else(|| {
                 Error::Refused(format!(
@@ -574,6 +686,7 @@ pub fn run(
                 inv,
                 opts,
                 on_chunk,
+                controls: controls.clone(),
             };
             let r = prune_table(&mut run, p, start, last, &mut checkpoint)?;
             log(1, &format!("{}: {} rows deleted", r.table, r.deleted));
@@ -581,16 +694,7 @@ pub fn run(
         }
         Ok(())
     })();
-    match result {
-        Ok(()) => {
-            dir.release_operation(&lease, OpState::Done, None)?;
-            Ok(reports)
-        }
-        Err(e) => {
-            let _ = dir.release_operation(&lease, OpState::Failed, Some(&e.to_string()));
-            Err(e)
-        }
-    }
+    result.map(|()| reports)
 }
 
 /// A connection for pruning, tagged as such in the statement capture.

@@ -471,6 +471,19 @@ pub fn copy_writer_session() -> Stmt {
     )
 }
 
+/// How long a paused copy's sessions may sit still before their server ends them, seconds.
+pub const COPY_PAUSE_SECS: u64 = 86_400;
+
+/// Every session of the native copy: a reader parked in the middle of its streamed SELECT
+/// while the copy is paused (`shardctl pause`) is not cut off after the default 60 s of
+/// `net_write_timeout`, nor an idle writer after `wait_timeout`, for up to
+/// [`COPY_PAUSE_SECS`].
+pub fn copy_pausable_session() -> Stmt {
+    Stmt::text(format!(
+        "SET SESSION net_write_timeout = {COPY_PAUSE_SECS}, wait_timeout = {COPY_PAUSE_SECS}"
+    ))
+}
+
 /// The copy's reader sessions: string values as stored, in their column's own character
 /// set (no conversion on the way out), timestamps in UTC.
 pub fn copy_reader_session() -> Stmt {

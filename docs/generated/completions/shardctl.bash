@@ -34,6 +34,9 @@ _shardctl() {
             shardctl,config)
                 cmd="shardctl__subcmd__config"
                 ;;
+            shardctl,continue)
+                cmd="shardctl__subcmd__continue"
+                ;;
             shardctl,cutover)
                 cmd="shardctl__subcmd__cutover"
                 ;;
@@ -85,6 +88,9 @@ _shardctl() {
             shardctl,ops)
                 cmd="shardctl__subcmd__ops"
                 ;;
+            shardctl,pause)
+                cmd="shardctl__subcmd__pause"
+                ;;
             shardctl,prune)
                 cmd="shardctl__subcmd__prune"
                 ;;
@@ -126,6 +132,9 @@ _shardctl() {
                 ;;
             shardctl,table)
                 cmd="shardctl__subcmd__table"
+                ;;
+            shardctl,throttle)
+                cmd="shardctl__subcmd__throttle"
                 ;;
             shardctl,unlock)
                 cmd="shardctl__subcmd__unlock"
@@ -214,6 +223,9 @@ _shardctl() {
             shardctl__subcmd__help,config)
                 cmd="shardctl__subcmd__help__subcmd__config"
                 ;;
+            shardctl__subcmd__help,continue)
+                cmd="shardctl__subcmd__help__subcmd__continue"
+                ;;
             shardctl__subcmd__help,cutover)
                 cmd="shardctl__subcmd__help__subcmd__cutover"
                 ;;
@@ -265,6 +277,9 @@ _shardctl() {
             shardctl__subcmd__help,ops)
                 cmd="shardctl__subcmd__help__subcmd__ops"
                 ;;
+            shardctl__subcmd__help,pause)
+                cmd="shardctl__subcmd__help__subcmd__pause"
+                ;;
             shardctl__subcmd__help,prune)
                 cmd="shardctl__subcmd__help__subcmd__prune"
                 ;;
@@ -306,6 +321,9 @@ _shardctl() {
                 ;;
             shardctl__subcmd__help,table)
                 cmd="shardctl__subcmd__help__subcmd__table"
+                ;;
+            shardctl__subcmd__help,throttle)
+                cmd="shardctl__subcmd__help__subcmd__throttle"
                 ;;
             shardctl__subcmd__help,unlock)
                 cmd="shardctl__subcmd__help__subcmd__unlock"
@@ -617,7 +635,7 @@ _shardctl() {
 
     case "${cmd}" in
         shardctl)
-            opts="-v -y -h -V --config --output --color --verbose --yes --log-file --help --version sandbox init node function table shard lookup analyze sample move split merge rebalance resume abort cutover revert finalize stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config simulate ids global query reporting completions man help"
+            opts="-v -y -h -V --config --output --color --verbose --yes --log-file --help --version sandbox init node function table shard lookup analyze sample move split merge rebalance resume abort cutover revert finalize stop pause continue throttle ops workload prune backup filter change-master wait lock unlock flip drop-source status config simulate ids global query reporting completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -935,6 +953,36 @@ _shardctl() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__continue)
+            opts="-v -y -h --config --output --color --verbose --yes --log-file --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1525,7 +1573,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__help)
-            opts="sandbox init node function table shard lookup analyze sample move split merge rebalance resume abort cutover revert finalize stop ops workload prune backup filter change-master wait lock unlock flip drop-source status config simulate ids global query reporting completions man help"
+            opts="sandbox init node function table shard lookup analyze sample move split merge rebalance resume abort cutover revert finalize stop pause continue throttle ops workload prune backup filter change-master wait lock unlock flip drop-source status config simulate ids global query reporting completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1625,6 +1673,20 @@ _shardctl() {
         shardctl__subcmd__help__subcmd__config__subcmd__check)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__help__subcmd__continue)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -2070,6 +2132,20 @@ _shardctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        shardctl__subcmd__help__subcmd__pause)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         shardctl__subcmd__help__subcmd__prune)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -2479,6 +2555,20 @@ _shardctl() {
         shardctl__subcmd__help__subcmd__table__subcmd__remove)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__help__subcmd__throttle)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -3373,6 +3463,36 @@ _shardctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__pause)
+            opts="-v -y -h --config --output --color --verbose --yes --log-file --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -4901,6 +5021,52 @@ _shardctl() {
                 return 0
             fi
             case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__throttle)
+            opts="-v -y -h --max-lag --chunk-ms --max-threads-running --workers --config --output --color --verbose --yes --log-file --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --max-lag)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --chunk-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-threads-running)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --workers)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -1035,6 +1035,64 @@ never\:"Never"))' \
 ':op -- Operation id:_default' \
 && ret=0
 ;;
+(pause)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':op -- Operation id (see `shardctl ops`):_default' \
+&& ret=0
+;;
+(continue)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':op -- Operation id (see `shardctl ops`):_default' \
+&& ret=0
+;;
+(throttle)
+_arguments "${_arguments_options[@]}" : \
+'--max-lag=[A prune\: pause while a replica of the node lags more than this (seconds, 0 to 86400)]:SECS:_default' \
+'--chunk-ms=[A prune\: target time of one chunk, milliseconds (1 to 600000)]:MS:_default' \
+'--max-threads-running=[A prune\: pause while the node has more running threads than this (1 to 100000)]:N:_default' \
+'--workers=[A move, split or merge\: lanes of its native copy (1 to 64), applied as each lane finishes its table]:N:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':op -- Operation id (see `shardctl ops`):_default' \
+&& ret=0
+;;
 (ops)
 _arguments "${_arguments_options[@]}" : \
 '*--state=[Only operations in this state (repeatable)]:STATE:((running\:"Being run, or whose owner died while running it"
@@ -2165,6 +2223,18 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(pause)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(continue)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(throttle)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (ops)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -2392,6 +2462,9 @@ _shardctl_commands() {
 'revert:Flip a move waiting in its revert window (\`move --revert-window\`) back to its old node\: fence on the new node, old copy caught up and compared, directory back' \
 'finalize:Close a move'\''s revert window now\: the reverse channel removed, the old copy dropped' \
 'stop:Ask the process driving an operation to stop at its next safe point, as Ctrl-C would' \
+'pause:Pause a running copy, catch-up or prune at its next safe point outside any fence; it holds no fence and no lock while paused' \
+'continue:Let a paused operation go on' \
+'throttle:Change the limits of a running operation; its process picks them up within a second' \
 'ops:Operations in the journal, or one with its steps' \
 'workload:Write through the router at a steady rate, one thread and connection per shard'\''s key stream, retrying as the chapter'\''s application does; report acknowledged writes, each stream'\''s longest pause, any write lost and any written to a shard not owning its key' \
 'prune:Delete the rows a shard no longer owns, in throttled, checkpointed primary-key chunks' \
@@ -2471,6 +2544,11 @@ _shardctl__subcmd__config__subcmd__help__subcmd__check_commands() {
 _shardctl__subcmd__config__subcmd__help__subcmd__help_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl config help help commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__continue_commands] )) ||
+_shardctl__subcmd__continue_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl continue commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__cutover_commands] )) ||
 _shardctl__subcmd__cutover_commands() {
@@ -2629,6 +2707,9 @@ _shardctl__subcmd__help_commands() {
 'revert:Flip a move waiting in its revert window (\`move --revert-window\`) back to its old node\: fence on the new node, old copy caught up and compared, directory back' \
 'finalize:Close a move'\''s revert window now\: the reverse channel removed, the old copy dropped' \
 'stop:Ask the process driving an operation to stop at its next safe point, as Ctrl-C would' \
+'pause:Pause a running copy, catch-up or prune at its next safe point outside any fence; it holds no fence and no lock while paused' \
+'continue:Let a paused operation go on' \
+'throttle:Change the limits of a running operation; its process picks them up within a second' \
 'ops:Operations in the journal, or one with its steps' \
 'workload:Write through the router at a steady rate, one thread and connection per shard'\''s key stream, retrying as the chapter'\''s application does; report acknowledged writes, each stream'\''s longest pause, any write lost and any written to a shard not owning its key' \
 'prune:Delete the rows a shard no longer owns, in throttled, checkpointed primary-key chunks' \
@@ -2689,6 +2770,11 @@ _shardctl__subcmd__help__subcmd__config_commands() {
 _shardctl__subcmd__help__subcmd__config__subcmd__check_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl help config check commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__continue_commands] )) ||
+_shardctl__subcmd__help__subcmd__continue_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help continue commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__help__subcmd__cutover_commands] )) ||
 _shardctl__subcmd__help__subcmd__cutover_commands() {
@@ -2864,6 +2950,11 @@ _shardctl__subcmd__help__subcmd__ops_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl help ops commands' commands "$@"
 }
+(( $+functions[_shardctl__subcmd__help__subcmd__pause_commands] )) ||
+_shardctl__subcmd__help__subcmd__pause_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help pause commands' commands "$@"
+}
 (( $+functions[_shardctl__subcmd__help__subcmd__prune_commands] )) ||
 _shardctl__subcmd__help__subcmd__prune_commands() {
     local commands; commands=()
@@ -3034,6 +3125,11 @@ _shardctl__subcmd__help__subcmd__table__subcmd__list_commands() {
 _shardctl__subcmd__help__subcmd__table__subcmd__remove_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl help table remove commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__throttle_commands] )) ||
+_shardctl__subcmd__help__subcmd__throttle_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help throttle commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__help__subcmd__unlock_commands] )) ||
 _shardctl__subcmd__help__subcmd__unlock_commands() {
@@ -3251,6 +3347,11 @@ _shardctl__subcmd__node__subcmd__remove_commands() {
 _shardctl__subcmd__ops_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl ops commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__pause_commands] )) ||
+_shardctl__subcmd__pause_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl pause commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__prune_commands] )) ||
 _shardctl__subcmd__prune_commands() {
@@ -3583,6 +3684,11 @@ _shardctl__subcmd__table__subcmd__list_commands() {
 _shardctl__subcmd__table__subcmd__remove_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl table remove commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__throttle_commands] )) ||
+_shardctl__subcmd__throttle_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl throttle commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__unlock_commands] )) ||
 _shardctl__subcmd__unlock_commands() {

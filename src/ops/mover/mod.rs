@@ -31,6 +31,7 @@ mod recovery;
 mod revert;
 pub use revert::reverse_channel_for;
 
+pub(crate) use owner::Heartbeat;
 pub use owner::OwnerFlags;
 pub use recovery::{abort, flip_by_hand, stop, StopOutcome};
 
@@ -1249,6 +1250,10 @@ impl<'a, E: Effects> Mover<'a, E> {
             let step_no = i as u32;
             self.step_no = step_no;
             crate::signal::check()?;
+            // Between two steps outside a fence: a safe point to pause at.
+            if self.state.fence.is_none() {
+                crate::control::pause_point()?;
+            }
             self.fx.check_lease()?;
             self.fx.step_started(step_no, step.name())?;
             self.emit(
@@ -1322,6 +1327,11 @@ impl<'a> Mover<'a, Live<'a>> {
         owner::Heartbeat::start(self.inv, self.fx.lease, Arc::clone(&self.fx.flags))
     }
 
+    /// The operation's pause and live limits, for progress displays.
+    pub fn control(&self) -> Arc<crate::control::Control> {
+        self.fx.flags.control()
+    }
+
     /// Runs the steps not yet done, holding the lease (heartbeat every second) until the
     /// operation ends. On failure before the flip the fence is lifted and the shard stays
     /// on the source (a timeout also removes the channel and the copy); the lease is then
@@ -1331,8 +1341,10 @@ impl<'a> Mover<'a, Live<'a>> {
         if self.done.iter().all(|d| !d) {
             self.hook_in_background(crate::config::HookStage::Started);
         }
-        let result =
-            crate::signal::with_scope(Some(self.fx.flags.stop_flag()), || self.run_steps());
+        let control = Some(self.fx.flags.control());
+        let result = crate::signal::with_scope(Some(self.fx.flags.stop_flag()), || {
+            crate::control::with(control, || self.run_steps())
+        });
         let result = match result {
             Ok(()) => self
                 .fx

@@ -2,7 +2,7 @@
 //! connection, which also notices when the lease was taken over (the process then stops
 //! before its next effect and touches nothing more) and when an operator asked the
 //! operation to stop (handled like Ctrl-C: the next safe point rolls back to a resumable
-//! state).
+//! state), to pause or to continue, and the live limits ([`crate::control`]).
 
 use crate::config::Inventory;
 use crate::directory::journal::Lease;
@@ -19,6 +19,8 @@ pub struct OwnerFlags {
     lost: AtomicBool,
     /// Set on a stop request or a lost lease: this operation's interrupt scope.
     stop: Arc<AtomicBool>,
+    /// Pause and live limits, as the journal last asked.
+    control: Arc<crate::control::Control>,
 }
 
 impl OwnerFlags {
@@ -43,10 +45,15 @@ impl OwnerFlags {
     pub fn stop_flag(&self) -> Arc<AtomicBool> {
         Arc::clone(&self.stop)
     }
+
+    /// The operation's pause and live limits, to run its work in (`control::with`).
+    pub fn control(&self) -> Arc<crate::control::Control> {
+        Arc::clone(&self.control)
+    }
 }
 
 /// Keeps the lease's heartbeat fresh until dropped.
-pub(super) struct Heartbeat {
+pub(crate) struct Heartbeat {
     stop: Arc<AtomicBool>,
     handle: Option<std::thread::JoinHandle<()>>,
 }
@@ -54,7 +61,7 @@ pub(super) struct Heartbeat {
 impl Heartbeat {
     const EVERY: Duration = Duration::from_secs(1);
 
-    pub(super) fn start(
+    pub(crate) fn start(
         inv: &Inventory,
         lease: Lease,
         flags: Arc<OwnerFlags>,
@@ -64,12 +71,15 @@ impl Heartbeat {
         let quit = Arc::clone(&stop);
         let handle = std::thread::spawn(move || {
             let mut last = Instant::now() - Self::EVERY;
+            let mut was_paused = false;
+            let mut was_limits: Option<crate::control::Limits> = None;
             while !quit.load(Ordering::Relaxed) {
                 if last.elapsed() >= Self::EVERY {
                     last = Instant::now();
-                    match dir.retrying(|d| d.heartbeat(&lease)) {
-                        Ok((true, stop_requested)) => {
-                            if stop_requested && !flags.stop.swap(true, Ordering::SeqCst) {
+                    let paused = flags.control.paused();
+                    match dir.retrying(|d| d.heartbeat(&lease, paused)) {
+                        Ok(r) if r.held => {
+                            if r.stop_requested && !flags.stop.swap(true, Ordering::SeqCst) {
                                 log(
                                     0,
                                     &format!(
@@ -78,8 +88,37 @@ impl Heartbeat {
                                     ),
                                 );
                             }
+                            if was_limits.is_some_and(|was| was != r.limits) {
+                                log(
+                                    0,
+                                    &format!(
+                                        "operation {}: live limits now {}",
+                                        lease.op,
+                                        match r.limits.describe() {
+                                            d if d.is_empty() => "its own".to_string(),
+                                            d => d,
+                                        }
+                                    ),
+                                );
+                            }
+                            was_limits = Some(r.limits);
+                            flags.control.set_requested(r.pause_requested, r.limits);
+                            if paused != was_paused {
+                                log(
+                                    0,
+                                    &if paused {
+                                        format!(
+                                            "operation {}: paused at a safe point; `shardctl continue {}` goes on",
+                                            lease.op, lease.op
+                                        )
+                                    } else {
+                                        format!("operation {}: continuing", lease.op)
+                                    },
+                                );
+                                was_paused = paused;
+                            }
                         }
-                        Ok((false, _)) => {
+                        Ok(_) => {
                             log(
                                 0,
                                 &format!(
