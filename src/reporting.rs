@@ -662,6 +662,11 @@ fn sync_node(
     node: &str,
     hint: Option<&FlipHint>,
 ) -> Result<Vec<Source>> {
+    if dir.load()?.shards.iter().any(|s| s.node == node) {
+        return Err(Error::Refused(format!(
+            "the directory places shards on the reporting node {node} itself: move them away, or `shardctl reporting detach {node}`"
+        )));
+    }
     let mut r = connect(inv, node)?;
     let recopy = hint.map(|h| h.recopy.clone()).unwrap_or_default();
     let mut recorded = sources(dir, node)?;
@@ -699,11 +704,6 @@ fn sync_node(
     }
     recorded.retain(|s| !s.schemas.is_empty());
     for (source, want) in &place {
-        if source == node {
-            return Err(Error::Refused(format!(
-                "the directory places shards on the reporting node {node} itself: move them away, or `shardctl reporting detach {node}`"
-            )));
-        }
         let i = match recorded.iter().position(|s| &s.node == source) {
             Some(i) => i,
             None => {
