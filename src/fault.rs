@@ -4,8 +4,9 @@
 //! at a known place) or `hang` / `hang=SECS` (it waits 30 s or SECS ignoring interrupts, as
 //! a step stuck on an unresponsive server would). POINTs are `after:<step>` and `copy`
 //! (inside the copy: the native method after each batch written, the dump method once, after
-//! the first INSERT reaches the client), `prune-chunk`, and `before:`, `done:` or
-//! `journaled:` followed by an effect's name. Unset, every point is a no-op; set, every
+//! the first INSERT reaches the client), `prune-chunk`, `before:`, `done:` or
+//! `journaled:` followed by an effect's name, and `reporting:` followed by one of
+//! [`crate::reporting::FAULT_POINTS`]. Unset, every point is a no-op; set, every
 //! entry must name a known action and point ([`check_env`]), so a typo never silently
 //! tests nothing.
 
@@ -46,6 +47,7 @@ fn check_spec(spec: &str) -> Result<(), String> {
                 crate::ops::mover::Effect::ALL.iter().any(|x| x.name() == e)
             }
             Some(("after", s)) => crate::playbook::STEP_NAMES.contains(&s),
+            Some(("reporting", s)) => crate::reporting::FAULT_POINTS.contains(&s),
             Some(_) => false,
             None => at == "copy" || at == "prune-chunk",
         };

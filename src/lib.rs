@@ -24,6 +24,7 @@ pub mod signal;
 pub mod global;
 pub mod ids;
 pub mod query;
+pub mod reporting;
 pub mod simulate;
 pub mod status;
 pub mod verify;

@@ -622,18 +622,54 @@ fn is_numeric(t: mysql::consts::ColumnType) -> bool {
     )
 }
 
-type ShardResult = Result<(Vec<String>, Vec<bool>, Vec<Vec<Cell>>, u64)>;
+/// What a shard's query thread reports, in the order it happens.
+enum Msg {
+    Columns {
+        names: Vec<String>,
+        numeric: Vec<bool>,
+    },
+    Row {
+        shard: u32,
+        cells: Vec<Cell>,
+    },
+    Done {
+        shard: u32,
+        rows: u64,
+        elapsed_ms: u64,
+    },
+    Failed(Error),
+}
 
-/// Runs `sql` on every serving shard of `function` at once, each in a read-only
-/// transaction with a server-side statement limit and a client read timeout of
-/// `timeout`, and merges the rows. Nothing is sent before the query passed every check.
-pub fn run(
-    inv: &Inventory,
-    snap: &Snapshot,
-    function: &str,
-    sql: &str,
-    timeout: Duration,
-) -> Result<Answer> {
+/// What a streamed query hands its caller as the shards answer.
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// The result's columns (`shard` first), once, before the first row.
+    Columns {
+        /// Names.
+        names: &'a [String],
+        /// Whether each is numeric.
+        numeric: &'a [bool],
+    },
+    /// One row of one shard, as soon as that shard sent it.
+    Row {
+        /// The shard it came from.
+        shard: u32,
+        /// Its cells (without the shard).
+        cells: &'a [Cell],
+    },
+    /// A shard has sent all its rows.
+    ShardDone(&'a ShardPart),
+}
+
+/// A query that passed every check, resolved against the directory.
+struct Prepared {
+    template: Template,
+    logical: Vec<(Ident, Ident)>,
+    plan: Plan,
+    shards: Vec<crate::directory::Shard>,
+}
+
+fn prepare(snap: &Snapshot, function: &str, sql: &str) -> Result<Prepared> {
     check_read_only(sql)?;
     let template = Template::parse(sql)?;
     let logical = template.resolve(snap, function)?;
@@ -649,77 +685,128 @@ pub fn run(
             "function {function} has no serving shard"
         )));
     }
-    let secs = timeout.as_secs().max(1);
-    let results: Vec<(crate::directory::Shard, ShardResult)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = shards
-            .iter()
-            .map(|shard| {
-                let template = &template;
-                let logical = &logical;
-                scope.spawn(move || {
-                    let started = Instant::now();
-                    let r = (|| -> ShardResult {
-                        let tables: Vec<(Ident, Ident)> = logical
-                            .iter()
-                            .map(|(s, t)| {
-                                Ok((
-                                    Ident::new("schema", &shard_schema(s.as_str(), shard.id))?,
-                                    t.clone(),
-                                ))
-                            })
-                            .collect::<Result<_>>()?;
-                        let mut spec = ConnectSpec::for_node(inv, inv.node(&shard.node)?)?;
-                        spec.read_timeout = Duration::from_secs(secs + 2);
-                        spec.connect_timeout =
-                            spec.connect_timeout.min(Duration::from_secs(secs + 2));
-                        let mut server = Server::connect(&spec)?;
-                        server.exec(&reports::statement_time_limit(server.flavor(), secs))?;
-                        server.exec(&reports::start_read_only())?;
-                        let st = reports::shard_query(&template.parts, &tables);
-                        let rows = server.rows(&st).map_err(|e| {
-                            let text = e.to_string();
-                            if text.contains("timed out")
-                                || text.contains("error 1969")
-                                || text.contains("error 3024")
-                            {
-                                Error::Timeout(format!(
-                                    "shard {} on {}: no answer within {secs} s",
-                                    shard.id, shard.node
-                                ))
-                            } else {
-                                Error::server(&shard.node, format!("shard {}: {text}", shard.id))
-                            }
-                        })?;
-                        let _ = server.exec(&crate::server::statements::commit());
-                        let (names, numeric) = match rows.first() {
-                            Some(r) => (
-                                r.columns_ref()
-                                    .iter()
-                                    .map(|c| c.name_str().into_owned())
-                                    .collect(),
-                                r.columns_ref()
-                                    .iter()
-                                    .map(|c| is_numeric(c.column_type()))
-                                    .collect(),
-                            ),
-                            None => (Vec::new(), Vec::new()),
-                        };
-                        let cells = rows
-                            .into_iter()
-                            .map(|r| r.unwrap().iter().map(cell).collect())
-                            .collect();
-                        Ok((names, numeric, cells, started.elapsed().as_millis() as u64))
-                    })();
-                    (shard.clone(), r)
+    Ok(Prepared {
+        template,
+        logical,
+        plan,
+        shards,
+    })
+}
+
+/// One shard's query: connect, limit, read-only transaction, rows sent as they come.
+fn query_shard(
+    inv: &Inventory,
+    p: &Prepared,
+    shard: &crate::directory::Shard,
+    secs: u64,
+    tx: &std::sync::mpsc::Sender<Msg>,
+) -> Result<()> {
+    let started = Instant::now();
+    let tables: Vec<(Ident, Ident)> = p
+        .logical
+        .iter()
+        .map(|(s, t)| {
+            Ok((
+                Ident::new("schema", &shard_schema(s.as_str(), shard.id))?,
+                t.clone(),
+            ))
+        })
+        .collect::<Result<_>>()?;
+    let mut spec = ConnectSpec::for_node(inv, inv.node(&shard.node)?)?;
+    spec.read_timeout = Duration::from_secs(secs + 2);
+    spec.connect_timeout = spec.connect_timeout.min(Duration::from_secs(secs + 2));
+    let mut server = Server::connect(&spec)?;
+    server.exec(&reports::statement_time_limit(server.flavor(), secs))?;
+    server.exec(&reports::start_read_only())?;
+    let st = reports::shard_query(&p.template.parts, &tables);
+    let mut rows = 0u64;
+    server
+        .stream_text(
+            &st,
+            |cols| {
+                let _ = tx.send(Msg::Columns {
+                    names: cols.iter().map(|c| c.name_str().into_owned()).collect(),
+                    numeric: cols.iter().map(|c| is_numeric(c.column_type())).collect(),
+                });
+            },
+            |row| {
+                rows += 1;
+                let cells = row.unwrap().iter().map(cell).collect();
+                // A receiver gone (the caller stopped) ends the stream.
+                tx.send(Msg::Row {
+                    shard: shard.id,
+                    cells,
                 })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a shard's query thread panicked"))
-            .collect()
+                .map_err(|_| Error::Interrupted)
+            },
+        )
+        .map_err(|e| {
+            let text = e.to_string();
+            if text.contains("timed out")
+                || text.contains("error 1969")
+                || text.contains("error 3024")
+            {
+                Error::Timeout(format!(
+                    "shard {} on {}: no answer within {secs} s",
+                    shard.id, shard.node
+                ))
+            } else if matches!(e, Error::Interrupted) {
+                e
+            } else {
+                Error::server(&shard.node, format!("shard {}: {text}", shard.id))
+            }
+        })?;
+    let _ = server.exec(&crate::server::statements::commit());
+    let _ = tx.send(Msg::Done {
+        shard: shard.id,
+        rows,
+        elapsed_ms: started.elapsed().as_millis() as u64,
     });
-    let mut answer = Answer {
+    Ok(())
+}
+
+/// Runs the query on every shard at once and hands each message to `on` as it arrives.
+/// The first failure is returned once every shard's thread has ended (each is bounded by
+/// the timeout).
+fn fan_out(
+    inv: &Inventory,
+    p: &Prepared,
+    timeout: Duration,
+    mut on: impl FnMut(Msg) -> Result<()>,
+) -> Result<()> {
+    let secs = timeout.as_secs().max(1);
+    let (tx, rx) = std::sync::mpsc::channel::<Msg>();
+    std::thread::scope(|scope| {
+        for shard in &p.shards {
+            let tx = tx.clone();
+            scope.spawn(move || {
+                if let Err(e) = query_shard(inv, p, shard, secs, &tx) {
+                    let _ = tx.send(Msg::Failed(e));
+                }
+            });
+        }
+        drop(tx);
+        let mut first_error = None;
+        for msg in rx {
+            match msg {
+                Msg::Failed(e) => {
+                    first_error.get_or_insert(e);
+                }
+                // After a failure the rest is drained, not shown: the answer is incomplete.
+                _ if first_error.is_some() => {}
+                other => {
+                    if let Err(e) = on(other) {
+                        first_error.get_or_insert(e);
+                    }
+                }
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    })
+}
+
+fn empty_answer(function: &str, plan: &Plan) -> Answer {
+    Answer {
         function: function.to_string(),
         columns: Vec::new(),
         numeric: Vec::new(),
@@ -727,40 +814,74 @@ pub fn run(
         aggregated: plan.aggregate,
         rows: Vec::new(),
         shards: Vec::new(),
-    };
-    let mut all = Vec::new();
-    for (shard, r) in results {
-        let (names, numeric, cells, ms) = r?;
-        if answer.columns.is_empty() && !names.is_empty() {
-            answer.columns = names;
-            answer.numeric = numeric;
-        }
-        answer.shards.push(ShardPart {
-            shard: shard.id,
-            node: shard.node.clone(),
-            rows: cells.len() as u64,
-            elapsed_ms: ms,
-        });
-        for row in cells {
-            if plan.aggregate {
-                all.push(row);
-            } else {
-                let mut r = vec![Some(shard.id.to_string())];
-                r.extend(row);
-                all.push(r);
-            }
-        }
     }
-    if plan.aggregate {
-        if !answer.columns.is_empty() && answer.columns.len() != plan.columns.len() {
+}
+
+fn shard_node(p: &Prepared, shard: u32) -> String {
+    p.shards
+        .iter()
+        .find(|s| s.id == shard)
+        .map(|s| s.node.clone())
+        .unwrap_or_default()
+}
+
+/// Runs `sql` on every serving shard of `function` at once, each in a read-only
+/// transaction with a server-side statement limit and a client read timeout of
+/// `timeout`, and merges the rows. Nothing is sent before the query passed every check.
+pub fn run(
+    inv: &Inventory,
+    snap: &Snapshot,
+    function: &str,
+    sql: &str,
+    timeout: Duration,
+) -> Result<Answer> {
+    let p = prepare(snap, function, sql)?;
+    let mut answer = empty_answer(function, &p.plan);
+    let mut all = Vec::new();
+    fan_out(inv, &p, timeout, |msg| {
+        match msg {
+            Msg::Columns { names, numeric } => {
+                if answer.columns.is_empty() && !names.is_empty() {
+                    answer.columns = names;
+                    answer.numeric = numeric;
+                }
+            }
+            Msg::Row { shard, cells } => {
+                if p.plan.aggregate {
+                    all.push(cells);
+                } else {
+                    let mut r = vec![Some(shard.to_string())];
+                    r.extend(cells);
+                    all.push(r);
+                }
+            }
+            Msg::Done {
+                shard,
+                rows,
+                elapsed_ms,
+            } => answer.shards.push(ShardPart {
+                shard,
+                node: shard_node(&p, shard),
+                rows,
+                elapsed_ms,
+            }),
+            Msg::Failed(e) => return Err(e),
+        }
+        Ok(())
+    })?;
+    answer.shards.sort_by_key(|s| s.shard);
+    if p.plan.aggregate {
+        if !answer.columns.is_empty() && answer.columns.len() != p.plan.columns.len() {
             return Err(Error::Usage(format!(
                 "the query returns {} columns, its select list reads as {}: write each aggregate as its own item",
                 answer.columns.len(),
-                plan.columns.len()
+                p.plan.columns.len()
             )));
         }
-        answer.rows = merge_rows(&plan, all)?;
+        answer.rows = merge_rows(&p.plan, all)?;
     } else {
+        // Rows grouped by shard, in shard order, as before the stream existed.
+        all.sort_by_key(|r| r[0].as_deref().and_then(|s| s.parse::<u32>().ok()));
         answer.columns.insert(0, "shard".into());
         answer.numeric.insert(0, true);
         answer.rows = all;
@@ -768,29 +889,92 @@ pub fn run(
     Ok(answer)
 }
 
+/// Runs a plain (non-aggregate) query on every serving shard at once and hands `sink`
+/// each row as soon as its shard sends it, each shard's rows in the order that shard
+/// returns them, the shards interleaved as they answer. Returns the answer without rows
+/// (columns and each shard's part). A query with aggregates is refused here: its rows
+/// can only be merged once every shard has answered ([`run`]).
+pub fn stream(
+    inv: &Inventory,
+    snap: &Snapshot,
+    function: &str,
+    sql: &str,
+    timeout: Duration,
+    sink: &mut dyn FnMut(Event<'_>),
+) -> Result<Answer> {
+    let p = prepare(snap, function, sql)?;
+    if p.plan.aggregate {
+        return Err(Error::Internal(
+            "a query with aggregates cannot stream: its rows merge at the end".into(),
+        ));
+    }
+    let mut answer = empty_answer(function, &p.plan);
+    let mut announced = false;
+    fan_out(inv, &p, timeout, |msg| {
+        match msg {
+            Msg::Columns { names, numeric } => {
+                if !announced {
+                    announced = true;
+                    answer.columns = std::iter::once("shard".to_string()).chain(names).collect();
+                    answer.numeric = std::iter::once(true).chain(numeric).collect();
+                    sink(Event::Columns {
+                        names: &answer.columns,
+                        numeric: &answer.numeric,
+                    });
+                }
+            }
+            Msg::Row { shard, cells } => sink(Event::Row {
+                shard,
+                cells: &cells,
+            }),
+            Msg::Done {
+                shard,
+                rows,
+                elapsed_ms,
+            } => {
+                let part = ShardPart {
+                    shard,
+                    node: shard_node(&p, shard),
+                    rows,
+                    elapsed_ms,
+                };
+                sink(Event::ShardDone(&part));
+                answer.shards.push(part);
+            }
+            Msg::Failed(e) => return Err(e),
+        }
+        Ok(())
+    })?;
+    answer.shards.sort_by_key(|s| s.shard);
+    if answer.columns.is_empty() {
+        answer.columns.push("shard".into());
+        answer.numeric.push(true);
+    }
+    Ok(answer)
+}
+
+/// One row as JSON: numbers as numbers (where `numeric` says so), NULL as null.
+pub fn row_json(cells: &[Cell], numeric: &[bool]) -> serde_json::Value {
+    serde_json::Value::Array(
+        cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| match c {
+                None => serde_json::Value::Null,
+                Some(t) if numeric.get(i).copied().unwrap_or(false) => {
+                    serde_json::from_str::<serde_json::Number>(t)
+                        .map(serde_json::Value::Number)
+                        .unwrap_or_else(|_| serde_json::Value::String(t.clone()))
+                }
+                Some(t) => serde_json::Value::String(t.clone()),
+            })
+            .collect(),
+    )
+}
+
 /// An answer's rows as JSON: numbers as numbers, NULL as null.
 pub fn rows_json(a: &Answer) -> serde_json::Value {
-    let rows: Vec<serde_json::Value> = a
-        .rows
-        .iter()
-        .map(|r| {
-            serde_json::Value::Array(
-                r.iter()
-                    .enumerate()
-                    .map(|(i, c)| match c {
-                        None => serde_json::Value::Null,
-                        Some(t) if a.numeric.get(i).copied().unwrap_or(false) => {
-                            serde_json::from_str::<serde_json::Number>(t)
-                                .map(serde_json::Value::Number)
-                                .unwrap_or_else(|_| serde_json::Value::String(t.clone()))
-                        }
-                        Some(t) => serde_json::Value::String(t.clone()),
-                    })
-                    .collect(),
-            )
-        })
-        .collect();
-    serde_json::Value::Array(rows)
+    serde_json::Value::Array(a.rows.iter().map(|r| row_json(r, &a.numeric)).collect())
 }
 
 #[cfg(test)]

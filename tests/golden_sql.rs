@@ -1077,3 +1077,67 @@ fn render_reports() -> String {
 fn reference_statements() {
     insta::assert_snapshot!(render_reports());
 }
+
+/// The reporting server's statements: each flavor's channel start with a stop position,
+/// and the directory's records of reporting nodes and their sources.
+#[test]
+fn reporting_statements() {
+    use shardctl::server::reporting as r;
+    let ch = Channel::new("shardctl_report_node2").unwrap();
+    let pos = BinlogPosition {
+        file: "mysql-bin.000042".into(),
+        pos: 1337,
+    };
+    let until = BinlogPosition {
+        file: "mysql-bin.000043".into(),
+        pos: 4,
+    };
+    let d = Ident::new("schema", "shardctl").unwrap();
+    let mut out = Vec::new();
+    for (vendor, major, minor, patch) in FLAVORS {
+        let f = Flavor::new(vendor, major, minor, patch);
+        out.push(format!(
+            "{f}: start until: {}",
+            Dialect::new(f).start_channel_until(&ch, &pos).unwrap()
+        ));
+    }
+    out.push(format!("nodes: {}", r::reporting_nodes(&d)));
+    out.push(format!(
+        "add node: {}",
+        r::insert_reporting_node(&d, "node4")
+    ));
+    for st in r::delete_reporting_node(&d, "node4") {
+        out.push(format!("forget node: {st}"));
+    }
+    out.push(format!("sources: {}", r::reporting_sources(&d, "node4")));
+    out.push(format!(
+        "record source: {}",
+        r::upsert_reporting_source(
+            &d,
+            "node4",
+            "node2",
+            &ch,
+            r#"["app_2"]"#,
+            r#"["app_5"]"#,
+            "joining",
+            Some(&pos),
+            Some(&until),
+        )
+    ));
+    out.push(format!(
+        "forget source: {}",
+        r::delete_reporting_source(&d, "node4", "node2")
+    ));
+    out.push(format!("lock: {}", r::take_reporting_lock(600)));
+    out.push(format!("unlock: {}", r::release_reporting_lock()));
+    assert!(Dialect::new(Flavor::new(Vendor::MariaDb, 10, 11, 6))
+        .start_channel_until(
+            &ch,
+            &BinlogPosition {
+                file: "../x".into(),
+                pos: 4
+            }
+        )
+        .is_err());
+    insta::assert_snapshot!(out.join("\n"));
+}

@@ -96,6 +96,18 @@ fn json(args: &[&str]) -> Json {
         .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out)))
 }
 
+/// Runs a streaming command and reads its JSON Lines.
+fn json_lines(args: &[&str]) -> Vec<Json> {
+    let mut all = vec!["--output", "json"];
+    all.extend_from_slice(args);
+    let out = cli(&all).success().get_output().stdout.clone();
+    String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{args:?}: {e}: {l}")))
+        .collect()
+}
+
 /// Runs a command that must fail with `code` and one line containing `needle`, and checks
 /// the directory's version did not move.
 fn refused(args: &[&str], code: i32, needle: &str) {
@@ -801,26 +813,31 @@ fn query_merges_rows_and_aggregates_across_shards() {
     ]);
     assert_eq!(out["rows"][0][0], n);
     assert_eq!(out["rows"][0][1], total);
-    // Plain rows come back with their shard.
-    let out = json(&[
+    // Plain rows stream with their shard: JSON Lines, the summary last.
+    let events = json_lines(&[
         "query",
         "--function",
         "f",
         "SELECT emp_no FROM {employees} WHERE emp_no < 30000",
     ]);
-    assert_eq!(out["columns"], serde_json::json!(["shard", "emp_no"]));
-    let mut got: Vec<i64> = out["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r[1].as_i64().unwrap())
-        .collect();
+    assert_eq!(events[0]["event"], "columns");
+    assert_eq!(events[0]["columns"], serde_json::json!(["shard", "emp_no"]));
+    let summary = events.last().unwrap();
+    assert_eq!(summary["event"], "summary");
+    assert_eq!(summary["outcome"], "finished");
+    assert_eq!(summary["shards"].as_array().unwrap().len(), 3);
+    let rows: Vec<&Json> = events.iter().filter(|e| e["event"] == "row").collect();
+    assert_eq!(summary["rows"], rows.len());
+    let mut got: Vec<i64> = rows.iter().map(|r| r["row"][0].as_i64().unwrap()).collect();
     got.sort();
     small.sort();
     assert_eq!(got, small);
-    for r in out["rows"].as_array().unwrap() {
-        let (shard, k) = (r[0].as_u64().unwrap(), r[1].as_i64().unwrap());
+    for r in &rows {
+        let (shard, k) = (r["shard"].as_u64().unwrap(), r["row"][0].as_i64().unwrap());
         assert_eq!(shard, if k < 20000 { 1 } else { 2 });
+    }
+    for e in &events {
+        assert!(e["at"].is_string() && e["json_version"] == 1, "{e}");
     }
     // A global table joins on each shard.
     let out = json(&[
@@ -839,6 +856,129 @@ fn query_merges_rows_and_aggregates_across_shards() {
         })
         .sum();
     assert_eq!(out["rows"][0][0], de);
+}
+
+/// Starts `shardctl ARGS` with its stdout piped; its lines arrive on the returned channel
+/// as it prints them.
+fn spawn_lines(args: &[&str]) -> (std::process::Child, std::sync::mpsc::Receiver<String>) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
+        .env_remove("SHARDCTL_CONFIG")
+        .env("NO_COLOR", "1")
+        .arg("--config")
+        .arg(fleet().inventory_path())
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    (child, rx)
+}
+
+/// The next line of a child's stdout; a child that prints nothing for a minute fails the
+/// test (a query that buffered its rows would sit there until the lock is released).
+fn next_line(rx: &std::sync::mpsc::Receiver<String>, waiting_for: &str) -> String {
+    rx.recv_timeout(std::time::Duration::from_secs(60))
+        .unwrap_or_else(|e| panic!("no line while waiting for {waiting_for}: {e}"))
+}
+
+#[test]
+fn plain_query_rows_stream_as_each_shard_answers() {
+    let _g = serial();
+    let sb = fleet();
+    let per_shard: Vec<usize> = NODES
+        .iter()
+        .map(|(node, s)| {
+            count(
+                &mut connect(sb, node),
+                &format!("SELECT COUNT(*) FROM employees_{s}.employees"),
+            ) as usize
+        })
+        .collect();
+    assert!(per_shard.iter().all(|n| *n > 0), "{per_shard:?}");
+    for format in ["table", "json"] {
+        // Shard 2's table is locked: its query waits for the lock, the others answer.
+        let mut holder = connect(sb, "node2");
+        exec(&mut holder, &["LOCK TABLES employees_2.employees WRITE"]);
+        let (mut child, rx) = spawn_lines(&[
+            "--output",
+            format,
+            "query",
+            "--function",
+            "f",
+            "--timeout",
+            "300",
+            "SELECT emp_no, first_name FROM {employees}",
+        ]);
+        let shard_of = |line: &str| -> Option<u64> {
+            if format == "json" {
+                let v: Json = serde_json::from_str(line).unwrap();
+                (v["event"] == "row").then(|| v["shard"].as_u64().unwrap())
+            } else {
+                line.split('\t').next().unwrap().parse().ok()
+            }
+        };
+        let header = next_line(&rx, "the header");
+        if format == "json" {
+            let v: Json = serde_json::from_str(&header).unwrap();
+            assert_eq!(v["event"], "columns", "{header}");
+            assert_eq!(
+                v["columns"],
+                serde_json::json!(["shard", "emp_no", "first_name"])
+            );
+        } else {
+            assert_eq!(header, "shard\temp_no\tfirst_name");
+        }
+        // Every row of shards 1 and 3 arrives while shard 2 is still held.
+        let mut seen = [0usize; 3];
+        while seen[0] < per_shard[0] || seen[2] < per_shard[2] {
+            let line = next_line(&rx, "the rows of shards 1 and 3");
+            if let Some(shard) = shard_of(&line) {
+                assert_ne!(shard, 2, "shard 2 answered under its lock: {line}");
+                seen[shard as usize - 1] += 1;
+            }
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the query ended under the lock"
+        );
+        exec(&mut holder, &["UNLOCK TABLES"]);
+        let mut rest = Vec::new();
+        while let Ok(line) = rx.recv_timeout(std::time::Duration::from_secs(60)) {
+            rest.push(line);
+        }
+        assert!(child.wait().unwrap().success());
+        for line in &rest {
+            if let Some(shard) = shard_of(line) {
+                seen[shard as usize - 1] += 1;
+            }
+        }
+        assert_eq!(seen.to_vec(), per_shard, "{format}");
+        let last = rest.last().unwrap();
+        if format == "json" {
+            let v: Json = serde_json::from_str(last).unwrap();
+            assert_eq!(v["event"], "summary");
+            assert_eq!(v["outcome"], "finished");
+            assert_eq!(v["rows"], per_shard.iter().sum::<usize>());
+        } else {
+            assert_eq!(
+                *last,
+                format!(
+                    "{} row(s) from 3 shard(s) of f",
+                    per_shard.iter().sum::<usize>()
+                )
+            );
+        }
+    }
 }
 
 #[test]

@@ -626,21 +626,21 @@ pub struct QueryArgs {
     pub sql: String,
 }
 
-/// The `query` command.
+/// The `query` command. A plain query streams: text rows (tab-separated, the shard
+/// first) or JSON Lines `row` events as each shard sends them, then a summary. A query
+/// with aggregates prints once every shard has answered, its rows merged.
 pub fn query(ctx: &Context, args: QueryArgs) -> Result<()> {
     // The text is checked before the inventory is even read.
     crate::query::check_read_only(&args.sql)?;
     crate::query::Template::parse(&args.sql)?;
-    crate::query::Plan::of(&args.sql)?;
+    let plan = crate::query::Plan::of(&args.sql)?;
     let inv = ctx.inventory()?;
     let snap = Directory::open(&inv)?.load()?;
-    let answer = crate::query::run(
-        &inv,
-        &snap,
-        &args.function,
-        &args.sql,
-        std::time::Duration::from_secs(args.timeout),
-    )?;
+    let timeout = std::time::Duration::from_secs(args.timeout);
+    if !plan.aggregate {
+        return query_stream(ctx, &inv, &snap, &args.function, &args.sql, timeout);
+    }
+    let answer = crate::query::run(&inv, &snap, &args.function, &args.sql, timeout)?;
     match ctx.format {
         Format::Json => {
             let mut v = serde_json::to_value(&answer)
@@ -656,17 +656,102 @@ pub fn query(ctx: &Context, args: QueryArgs) -> Result<()> {
             }
             crate::outln!("{t}");
             crate::outln!(
-                "{} row(s) from {} shard(s) of {}{}",
+                "{} row(s) from {} shard(s) of {}, aggregates merged",
                 answer.rows.len(),
                 answer.shards.len(),
                 answer.function,
-                if answer.aggregated {
-                    ", aggregates merged"
-                } else {
-                    ""
-                }
             );
         }
     }
     Ok(())
+}
+
+/// A plain query's stream. Text: a header line, then each row as it comes, its cells
+/// tab-separated with the shard first (NULL as `NULL`), and a closing count. JSON: a
+/// `columns` event, a `row` event per row {`shard`, `row`}, a `shard_done` event per
+/// shard, and the `summary` event last, also when a shard failed.
+fn query_stream(
+    ctx: &Context,
+    inv: &crate::config::Inventory,
+    snap: &crate::directory::Snapshot,
+    function: &str,
+    sql: &str,
+    timeout: std::time::Duration,
+) -> Result<()> {
+    use crate::query::Event;
+    let json = ctx.format == Format::Json;
+    let mut numeric: Vec<bool> = Vec::new();
+    let mut rows = 0u64;
+    let mut sink = |ev: Event<'_>| match ev {
+        Event::Columns { names, numeric: n } => {
+            numeric = n.to_vec();
+            if json {
+                output::print_event(
+                    "query",
+                    "columns",
+                    serde_json::json!({"function": function, "columns": names}),
+                );
+            } else {
+                crate::outln!("{}", names.join("\t"));
+            }
+        }
+        Event::Row { shard, cells } => {
+            rows += 1;
+            if json {
+                output::print_event(
+                    "query",
+                    "row",
+                    serde_json::json!({"shard": shard, "row": crate::query::row_json(cells, numeric.get(1..).unwrap_or(&[]))}),
+                );
+            } else {
+                let text: Vec<&str> = cells
+                    .iter()
+                    .map(|c| c.as_deref().unwrap_or("NULL"))
+                    .collect();
+                crate::outln!("{shard}\t{}", text.join("\t"));
+            }
+        }
+        Event::ShardDone(part) => {
+            if json {
+                output::print_event(
+                    "query",
+                    "shard_done",
+                    serde_json::to_value(part).unwrap_or_default(),
+                );
+            }
+        }
+    };
+    let result = crate::query::stream(inv, snap, function, sql, timeout, &mut sink);
+    if json {
+        let mut body = serde_json::json!({"function": function, "rows": rows, "aggregated": false});
+        match &result {
+            Ok(a) => {
+                body["columns"] = serde_json::json!(a.columns);
+                body["shards"] = serde_json::to_value(&a.shards).unwrap_or_default();
+                body["outcome"] = "finished".into();
+                body["error"] = serde_json::Value::Null;
+            }
+            Err(e) => {
+                body["columns"] = serde_json::Value::Null;
+                body["shards"] = serde_json::Value::Null;
+                body["outcome"] = match e {
+                    Error::Interrupted | Error::InterruptedAt(_) => "interrupted",
+                    _ => "failed",
+                }
+                .into();
+                body["error"] = serde_json::json!({
+                    "kind": e.exit_code().name(),
+                    "exit_code": e.exit_code() as i32,
+                    "message": e.to_string(),
+                });
+            }
+        }
+        output::print_event("query", "summary", body);
+    } else if let Ok(a) = &result {
+        crate::outln!(
+            "{rows} row(s) from {} shard(s) of {function}",
+            a.shards.len()
+        );
+    }
+    result.map(|_| ())
 }

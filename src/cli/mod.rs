@@ -5,6 +5,7 @@ mod directory;
 mod fleet;
 mod meta;
 mod mv;
+mod reporting;
 mod sandbox;
 mod status;
 mod steps;
@@ -198,6 +199,10 @@ pub enum Command {
         after_help = "Example:\n  shardctl query --function emp 'SELECT gender, COUNT(*), MAX(hire_date) FROM {employees} GROUP BY gender'\n  shardctl query --function emp --timeout 5 'SELECT * FROM {salaries} WHERE salary > 150000' --output json"
     )]
     Query(fleet::QueryArgs),
+    /// A reporting server replicating every shard's schemas, kept current across moves,
+    /// splits and merges: attach, status, sync, detach.
+    #[command(subcommand)]
+    Reporting(reporting::ReportingCommand),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     #[command(
         after_help = "Example:\n  shardctl completions bash > /etc/bash_completion.d/shardctl\n  shardctl completions zsh > ~/.zfunc/_shardctl"
@@ -464,6 +469,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Ids(cmd) => fleet::ids(&ctx, cmd),
         Command::Global(cmd) => fleet::global(&ctx, cmd),
         Command::Query(args) => fleet::query(&ctx, args),
+        Command::Reporting(cmd) => reporting::run(&ctx, cmd),
         Command::Completions { shell } => meta::completions(shell),
         Command::Man { command } => meta::man(command.as_deref()),
     }

@@ -2,7 +2,7 @@
 //! directory lacks; a directory newer than this binary is refused.
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: u32 = 6;
+pub const SCHEMA_VERSION: u32 = 7;
 
 /// Migration `n` (1-based) brings a directory from version n-1 to n. `{d}` stands for the
 /// back-quoted directory schema.
@@ -174,4 +174,32 @@ pub const MIGRATIONS: &[&[&str]] = &[&[
         ADD COLUMN chunk_ms INT UNSIGNED NULL,
         ADD COLUMN workers SMALLINT UNSIGNED NULL,
         ADD COLUMN max_threads_running INT UNSIGNED NULL",
+], &[
+    // Reporting servers (`shardctl reporting attach`): nodes holding no shard that
+    // replicate every shard's schemas, one channel per source node.
+    "CREATE TABLE IF NOT EXISTS {d}.reporting_nodes (
+        node VARCHAR(64) NOT NULL PRIMARY KEY,
+        attached_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3)
+    ) ENGINE=InnoDB",
+    // One row per (reporting node, source node): the channel, the schemas its filter
+    // carries, and the change under way (intent before effect): `copying` the `pending`
+    // schemas onto the reporting node, `joining` them into the channel from the copy's
+    // coordinates (`pending_file`, `pending_pos`), `none` when nothing is under way;
+    // `until_*`: where the channel stood when the join stopped it, recorded before the
+    // channel is re-pointed (the position both must meet).
+    "CREATE TABLE IF NOT EXISTS {d}.reporting_sources (
+        reporting_node VARCHAR(64) NOT NULL,
+        source_node VARCHAR(64) NOT NULL,
+        channel VARCHAR(64) NOT NULL,
+        carried TEXT NOT NULL,
+        pending TEXT NOT NULL,
+        pending_state VARCHAR(16) NOT NULL,
+        pending_file VARCHAR(255) NULL,
+        pending_pos BIGINT UNSIGNED NULL,
+        until_file VARCHAR(255) NULL,
+        until_pos BIGINT UNSIGNED NULL,
+        updated_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3) ON UPDATE CURRENT_TIMESTAMP(3),
+        PRIMARY KEY (reporting_node, source_node),
+        FOREIGN KEY (reporting_node) REFERENCES reporting_nodes (node)
+    ) ENGINE=InnoDB",
 ]];

@@ -8,6 +8,7 @@ pub mod definitions;
 pub mod dialect;
 pub mod flavor;
 pub mod replication;
+pub mod reporting;
 pub mod reports;
 pub mod statements;
 

@@ -100,6 +100,9 @@ _shardctl() {
             shardctl,rebalance)
                 cmd="shardctl__subcmd__rebalance"
                 ;;
+            shardctl,reporting)
+                cmd="shardctl__subcmd__reporting"
+                ;;
             shardctl,resume)
                 cmd="shardctl__subcmd__resume"
                 ;;
@@ -286,6 +289,9 @@ _shardctl() {
             shardctl__subcmd__help,rebalance)
                 cmd="shardctl__subcmd__help__subcmd__rebalance"
                 ;;
+            shardctl__subcmd__help,reporting)
+                cmd="shardctl__subcmd__help__subcmd__reporting"
+                ;;
             shardctl__subcmd__help,resume)
                 cmd="shardctl__subcmd__help__subcmd__resume"
                 ;;
@@ -378,6 +384,18 @@ _shardctl() {
                 ;;
             shardctl__subcmd__help__subcmd__rebalance,plan)
                 cmd="shardctl__subcmd__help__subcmd__rebalance__subcmd__plan"
+                ;;
+            shardctl__subcmd__help__subcmd__reporting,attach)
+                cmd="shardctl__subcmd__help__subcmd__reporting__subcmd__attach"
+                ;;
+            shardctl__subcmd__help__subcmd__reporting,detach)
+                cmd="shardctl__subcmd__help__subcmd__reporting__subcmd__detach"
+                ;;
+            shardctl__subcmd__help__subcmd__reporting,status)
+                cmd="shardctl__subcmd__help__subcmd__reporting__subcmd__status"
+                ;;
+            shardctl__subcmd__help__subcmd__reporting,sync)
+                cmd="shardctl__subcmd__help__subcmd__reporting__subcmd__sync"
                 ;;
             shardctl__subcmd__help__subcmd__sandbox,down)
                 cmd="shardctl__subcmd__help__subcmd__sandbox__subcmd__down"
@@ -502,6 +520,36 @@ _shardctl() {
             shardctl__subcmd__rebalance__subcmd__help,plan)
                 cmd="shardctl__subcmd__rebalance__subcmd__help__subcmd__plan"
                 ;;
+            shardctl__subcmd__reporting,attach)
+                cmd="shardctl__subcmd__reporting__subcmd__attach"
+                ;;
+            shardctl__subcmd__reporting,detach)
+                cmd="shardctl__subcmd__reporting__subcmd__detach"
+                ;;
+            shardctl__subcmd__reporting,help)
+                cmd="shardctl__subcmd__reporting__subcmd__help"
+                ;;
+            shardctl__subcmd__reporting,status)
+                cmd="shardctl__subcmd__reporting__subcmd__status"
+                ;;
+            shardctl__subcmd__reporting,sync)
+                cmd="shardctl__subcmd__reporting__subcmd__sync"
+                ;;
+            shardctl__subcmd__reporting__subcmd__help,attach)
+                cmd="shardctl__subcmd__reporting__subcmd__help__subcmd__attach"
+                ;;
+            shardctl__subcmd__reporting__subcmd__help,detach)
+                cmd="shardctl__subcmd__reporting__subcmd__help__subcmd__detach"
+                ;;
+            shardctl__subcmd__reporting__subcmd__help,help)
+                cmd="shardctl__subcmd__reporting__subcmd__help__subcmd__help"
+                ;;
+            shardctl__subcmd__reporting__subcmd__help,status)
+                cmd="shardctl__subcmd__reporting__subcmd__help__subcmd__status"
+                ;;
+            shardctl__subcmd__reporting__subcmd__help,sync)
+                cmd="shardctl__subcmd__reporting__subcmd__help__subcmd__sync"
+                ;;
             shardctl__subcmd__sandbox,down)
                 cmd="shardctl__subcmd__sandbox__subcmd__down"
                 ;;
@@ -587,7 +635,7 @@ _shardctl() {
 
     case "${cmd}" in
         shardctl)
-            opts="-v -y -h -V --config --output --color --verbose --yes --log-file --help --version sandbox init node function table shard lookup analyze sample move split merge rebalance resume abort cutover revert finalize stop pause continue throttle ops workload prune backup filter change-master wait lock unlock flip drop-source status config simulate ids global query completions man help"
+            opts="-v -y -h -V --config --output --color --verbose --yes --log-file --help --version sandbox init node function table shard lookup analyze sample move split merge rebalance resume abort cutover revert finalize stop pause continue throttle ops workload prune backup filter change-master wait lock unlock flip drop-source status config simulate ids global query reporting completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1525,7 +1573,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__help)
-            opts="sandbox init node function table shard lookup analyze sample move split merge rebalance resume abort cutover revert finalize stop pause continue throttle ops workload prune backup filter change-master wait lock unlock flip drop-source status config simulate ids global query completions man help"
+            opts="sandbox init node function table shard lookup analyze sample move split merge rebalance resume abort cutover revert finalize stop pause continue throttle ops workload prune backup filter change-master wait lock unlock flip drop-source status config simulate ids global query reporting completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2155,6 +2203,76 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__help__subcmd__rebalance__subcmd__plan)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__help__subcmd__reporting)
+            opts="attach status sync detach"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__help__subcmd__reporting__subcmd__attach)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__help__subcmd__reporting__subcmd__detach)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__help__subcmd__reporting__subcmd__status)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__help__subcmd__reporting__subcmd__sync)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -3649,6 +3767,240 @@ _shardctl() {
                     COMPREPLY=($(compgen -W "statistics exact" -- "${cur}"))
                     return 0
                     ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__reporting)
+            opts="-v -y -h --config --output --color --verbose --yes --log-file --help attach status sync detach help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__reporting__subcmd__attach)
+            opts="-v -y -h --dry-run --config --output --color --verbose --yes --log-file --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__reporting__subcmd__detach)
+            opts="-v -y -h --drop --config --output --color --verbose --yes --log-file --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__reporting__subcmd__help)
+            opts="attach status sync detach help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__reporting__subcmd__help__subcmd__attach)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__reporting__subcmd__help__subcmd__detach)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__reporting__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__reporting__subcmd__help__subcmd__status)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__reporting__subcmd__help__subcmd__sync)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__reporting__subcmd__status)
+            opts="-v -y -h --config --output --color --verbose --yes --log-file --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__reporting__subcmd__sync)
+            opts="-v -y -h --config --output --color --verbose --yes --log-file --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -1817,6 +1817,144 @@ never\:"Never"))' \
 ':sql -- One SELECT; `{table}` (or `{schema.table}`) stands for each shard'\''s physical table:_default' \
 && ret=0
 ;;
+(reporting)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+":: :_shardctl__subcmd__reporting_commands" \
+"*::: :->reporting" \
+&& ret=0
+
+    case $state in
+    (reporting)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-reporting-command-$line[1]:"
+        case $line[1] in
+            (attach)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'--dry-run[Check and print the plan (sources, channels, schemas); change nothing]' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':node -- The reporting node:_default' \
+&& ret=0
+;;
+(status)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'::node -- Only this reporting node:_default' \
+&& ret=0
+;;
+(sync)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(detach)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'--drop[Also drop the shard schemas copied onto it]' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':node -- The reporting node:_default' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_shardctl__subcmd__reporting__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-reporting-help-command-$line[1]:"
+        case $line[1] in
+            (attach)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(status)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(sync)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(detach)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
 (completions)
 _arguments "${_arguments_options[@]}" : \
 '--config=[Inventory file]:CONFIG:_files' \
@@ -2249,6 +2387,38 @@ esac
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(reporting)
+_arguments "${_arguments_options[@]}" : \
+":: :_shardctl__subcmd__help__subcmd__reporting_commands" \
+"*::: :->reporting" \
+&& ret=0
+
+    case $state in
+    (reporting)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-help-reporting-command-$line[1]:"
+        case $line[1] in
+            (attach)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(status)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(sync)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(detach)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
 (completions)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -2312,6 +2482,7 @@ _shardctl_commands() {
 'ids:Ids unique across shards\: \`ids check\` finds ids on more than one shard and the scheme the fleet follows; \`ids sequence\` keeps sequences in the directory handing out blocks' \
 'global:Global tables kept identical on every shard\: check, record the source, sync' \
 'query:Run one SELECT on every shard of a function in parallel (read-only, per-shard timeout), \`{table}\` replaced by each shard'\''s table; rows merged, COUNT/SUM/MIN/MAX merged by GROUP BY key' \
+'reporting:A reporting server replicating every shard'\''s schemas, kept current across moves, splits and merges\: attach, status, sync, detach' \
 'completions:Print a shell completion script (bash, zsh, fish, elvish, powershell)' \
 'man:Print the man page (roff)\: shardctl'\''s, or one command'\''s' \
 'help:Print this message or the help of the given subcommand(s)' \
@@ -2556,6 +2727,7 @@ _shardctl__subcmd__help_commands() {
 'ids:Ids unique across shards\: \`ids check\` finds ids on more than one shard and the scheme the fleet follows; \`ids sequence\` keeps sequences in the directory handing out blocks' \
 'global:Global tables kept identical on every shard\: check, record the source, sync' \
 'query:Run one SELECT on every shard of a function in parallel (read-only, per-shard timeout), \`{table}\` replaced by each shard'\''s table; rows merged, COUNT/SUM/MIN/MAX merged by GROUP BY key' \
+'reporting:A reporting server replicating every shard'\''s schemas, kept current across moves, splits and merges\: attach, status, sync, detach' \
 'completions:Print a shell completion script (bash, zsh, fish, elvish, powershell)' \
 'man:Print the man page (roff)\: shardctl'\''s, or one command'\''s' \
 'help:Print this message or the help of the given subcommand(s)' \
@@ -2810,6 +2982,36 @@ _shardctl__subcmd__help__subcmd__rebalance__subcmd__apply_commands() {
 _shardctl__subcmd__help__subcmd__rebalance__subcmd__plan_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl help rebalance plan commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__reporting_commands] )) ||
+_shardctl__subcmd__help__subcmd__reporting_commands() {
+    local commands; commands=(
+'attach:Make NODE (in the inventory, holding no shard) a reporting server\: a consistent copy of every node'\''s shard schemas, then one filtered channel per source node (\`shardctl_report_<node>\`), started. An interrupted attach is finished by \`sync\`' \
+'status:Each reporting server'\''s channels\: running, lag, the schemas each carries' \
+'sync:Bring every reporting server in line with the directory\: channels narrowed to the shards their node still holds, new shards copied and joined, a crashed attach or sync finished. Moves, splits and merges run it at their end by themselves' \
+'detach:Remove NODE'\''s reporting channels and forget it; its copies stay (or go with --drop)' \
+    )
+    _describe -t commands 'shardctl help reporting commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__reporting__subcmd__attach_commands] )) ||
+_shardctl__subcmd__help__subcmd__reporting__subcmd__attach_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help reporting attach commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__reporting__subcmd__detach_commands] )) ||
+_shardctl__subcmd__help__subcmd__reporting__subcmd__detach_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help reporting detach commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__reporting__subcmd__status_commands] )) ||
+_shardctl__subcmd__help__subcmd__reporting__subcmd__status_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help reporting status commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__reporting__subcmd__sync_commands] )) ||
+_shardctl__subcmd__help__subcmd__reporting__subcmd__sync_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help reporting sync commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__help__subcmd__resume_commands] )) ||
 _shardctl__subcmd__help__subcmd__resume_commands() {
@@ -3203,6 +3405,73 @@ _shardctl__subcmd__rebalance__subcmd__help__subcmd__plan_commands() {
 _shardctl__subcmd__rebalance__subcmd__plan_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl rebalance plan commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__reporting_commands] )) ||
+_shardctl__subcmd__reporting_commands() {
+    local commands; commands=(
+'attach:Make NODE (in the inventory, holding no shard) a reporting server\: a consistent copy of every node'\''s shard schemas, then one filtered channel per source node (\`shardctl_report_<node>\`), started. An interrupted attach is finished by \`sync\`' \
+'status:Each reporting server'\''s channels\: running, lag, the schemas each carries' \
+'sync:Bring every reporting server in line with the directory\: channels narrowed to the shards their node still holds, new shards copied and joined, a crashed attach or sync finished. Moves, splits and merges run it at their end by themselves' \
+'detach:Remove NODE'\''s reporting channels and forget it; its copies stay (or go with --drop)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'shardctl reporting commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__reporting__subcmd__attach_commands] )) ||
+_shardctl__subcmd__reporting__subcmd__attach_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl reporting attach commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__reporting__subcmd__detach_commands] )) ||
+_shardctl__subcmd__reporting__subcmd__detach_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl reporting detach commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__reporting__subcmd__help_commands] )) ||
+_shardctl__subcmd__reporting__subcmd__help_commands() {
+    local commands; commands=(
+'attach:Make NODE (in the inventory, holding no shard) a reporting server\: a consistent copy of every node'\''s shard schemas, then one filtered channel per source node (\`shardctl_report_<node>\`), started. An interrupted attach is finished by \`sync\`' \
+'status:Each reporting server'\''s channels\: running, lag, the schemas each carries' \
+'sync:Bring every reporting server in line with the directory\: channels narrowed to the shards their node still holds, new shards copied and joined, a crashed attach or sync finished. Moves, splits and merges run it at their end by themselves' \
+'detach:Remove NODE'\''s reporting channels and forget it; its copies stay (or go with --drop)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'shardctl reporting help commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__reporting__subcmd__help__subcmd__attach_commands] )) ||
+_shardctl__subcmd__reporting__subcmd__help__subcmd__attach_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl reporting help attach commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__reporting__subcmd__help__subcmd__detach_commands] )) ||
+_shardctl__subcmd__reporting__subcmd__help__subcmd__detach_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl reporting help detach commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__reporting__subcmd__help__subcmd__help_commands] )) ||
+_shardctl__subcmd__reporting__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl reporting help help commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__reporting__subcmd__help__subcmd__status_commands] )) ||
+_shardctl__subcmd__reporting__subcmd__help__subcmd__status_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl reporting help status commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__reporting__subcmd__help__subcmd__sync_commands] )) ||
+_shardctl__subcmd__reporting__subcmd__help__subcmd__sync_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl reporting help sync commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__reporting__subcmd__status_commands] )) ||
+_shardctl__subcmd__reporting__subcmd__status_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl reporting status commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__reporting__subcmd__sync_commands] )) ||
+_shardctl__subcmd__reporting__subcmd__sync_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl reporting sync commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__resume_commands] )) ||
 _shardctl__subcmd__resume_commands() {

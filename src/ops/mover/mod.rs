@@ -1365,6 +1365,7 @@ impl<'a> Mover<'a, Live<'a>> {
                 .map(|_| {
                     self.join_hooks();
                     self.hook(crate::config::HookStage::Done);
+                    crate::reporting::follow(self.inv, &self.target, &self.state, &self.pairs);
                     self.state.clone()
                 }),
             Err(e) => {

@@ -1,0 +1,189 @@
+//! What the reporting server and the streamed cross-shard query need from a connection:
+//! rows streamed as the server sends them (text protocol, so values read as the server
+//! prints them), and the statements of `shardctl reporting` (channel names, the catch-up
+//! channel's stop condition), pure and golden-tested beside the others.
+
+use super::{Server, Stmt};
+use crate::error::Result;
+use mysql::prelude::Queryable;
+use mysql::{Column, Row};
+
+impl Server {
+    /// Runs `st` (no bound values: the text protocol) and hands its columns to `columns`
+    /// once, then each row to `f` as it arrives, never holding the result in memory.
+    /// `columns` is called also when no row comes.
+    pub fn stream_text(
+        &mut self,
+        st: &Stmt,
+        columns: impl FnOnce(&[Column]),
+        mut f: impl FnMut(Row) -> Result<()>,
+    ) -> Result<()> {
+        self.log_sent(st);
+        let failure = match self.conn.query_iter(&st.sql) {
+            Ok(mut result) => {
+                columns(result.columns().as_ref());
+                let mut failure = None;
+                for row in result.by_ref() {
+                    match row {
+                        Ok(row) => f(row)?,
+                        Err(e) => {
+                            failure = Some(e);
+                            break;
+                        }
+                    }
+                }
+                failure
+            }
+            Err(e) => Some(e),
+        };
+        match failure {
+            Some(e) => Err(self.fail(&e)),
+            None => Ok(()),
+        }
+    }
+}
+
+use super::{BinlogPosition, Dialect};
+use crate::ident::{check_binlog_file, string_literal, Channel, Ident};
+use mysql::Value;
+
+impl Dialect {
+    /// Starts both threads of a channel with the applier stopping at `pos` of the source's
+    /// binary log: a reporting server's catch-up channel (or its regular one, when that is
+    /// behind a new copy) applies exactly up to where the other stands.
+    pub fn start_channel_until(
+        &self,
+        channel: &Channel,
+        pos: &BinlogPosition,
+    ) -> crate::Result<Stmt> {
+        check_binlog_file(&pos.file)?;
+        let ch = string_literal(channel.as_str());
+        let prefix = if self.flavor().uses_change_replication_source() {
+            "SOURCE"
+        } else {
+            "MASTER"
+        };
+        let until = format!(
+            "UNTIL {prefix}_LOG_FILE = {}, {prefix}_LOG_POS = {}",
+            string_literal(&pos.file),
+            pos.pos
+        );
+        Ok(Stmt::text(if self.flavor().is_mariadb() {
+            format!("START SLAVE {ch} {until}")
+        } else if self.flavor().uses_replica_keyword() {
+            format!("START REPLICA {until} FOR CHANNEL {ch}")
+        } else {
+            format!("START SLAVE {until} FOR CHANNEL {ch}")
+        }))
+    }
+}
+
+/// The directory's reporting nodes.
+pub fn reporting_nodes(d: &Ident) -> Stmt {
+    Stmt::text(format!(
+        "SELECT node FROM {}.reporting_nodes ORDER BY node",
+        d.quoted()
+    ))
+}
+
+/// Records a reporting node.
+pub fn insert_reporting_node(d: &Ident, node: &str) -> Stmt {
+    Stmt::with(
+        format!(
+            "INSERT INTO {}.reporting_nodes (node) VALUES (?)",
+            d.quoted()
+        ),
+        vec![Value::from(node)],
+    )
+}
+
+/// Forgets a reporting node (its sources first).
+pub fn delete_reporting_node(d: &Ident, node: &str) -> Vec<Stmt> {
+    vec![
+        Stmt::with(
+            format!(
+                "DELETE FROM {}.reporting_sources WHERE reporting_node = ?",
+                d.quoted()
+            ),
+            vec![Value::from(node)],
+        ),
+        Stmt::with(
+            format!("DELETE FROM {}.reporting_nodes WHERE node = ?", d.quoted()),
+            vec![Value::from(node)],
+        ),
+    ]
+}
+
+/// A reporting node's sources: source node, channel, schemas (JSON list), pending (JSON
+/// list), pending state, pending file and position, until file and position.
+pub fn reporting_sources(d: &Ident, node: &str) -> Stmt {
+    Stmt::with(
+        format!(
+            "SELECT source_node, channel, carried, pending, pending_state, pending_file, pending_pos, until_file, until_pos FROM {}.reporting_sources WHERE reporting_node = ? ORDER BY source_node",
+            d.quoted()
+        ),
+        vec![Value::from(node)],
+    )
+}
+
+/// Writes one source's row as it stands now (insert or replace).
+#[allow(clippy::too_many_arguments)]
+pub fn upsert_reporting_source(
+    d: &Ident,
+    node: &str,
+    source: &str,
+    channel: &Channel,
+    schemas: &str,
+    pending: &str,
+    pending_state: &str,
+    pending_at: Option<&BinlogPosition>,
+    until: Option<&BinlogPosition>,
+) -> Stmt {
+    Stmt::with(
+        format!(
+            "REPLACE INTO {}.reporting_sources (reporting_node, source_node, channel, carried, pending, pending_state, pending_file, pending_pos, until_file, until_pos) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            d.quoted()
+        ),
+        vec![
+            Value::from(node),
+            Value::from(source),
+            Value::from(channel.as_str()),
+            Value::from(schemas),
+            Value::from(pending),
+            Value::from(pending_state),
+            pending_at.map_or(Value::NULL, |p| Value::from(p.file.as_str())),
+            pending_at.map_or(Value::NULL, |p| Value::from(p.pos)),
+            until.map_or(Value::NULL, |p| Value::from(p.file.as_str())),
+            until.map_or(Value::NULL, |p| Value::from(p.pos)),
+        ],
+    )
+}
+
+/// Forgets one source of a reporting node (its channel carries nothing any more).
+pub fn delete_reporting_source(d: &Ident, node: &str, source: &str) -> Stmt {
+    Stmt::with(
+        format!(
+            "DELETE FROM {}.reporting_sources WHERE reporting_node = ? AND source_node = ?",
+            d.quoted()
+        ),
+        vec![Value::from(node), Value::from(source)],
+    )
+}
+
+/// The name of the lock that serialises changes to reporting servers.
+pub const REPORTING_LOCK: &str = "shardctl_reporting";
+
+/// Takes the reporting lock on the directory node, waiting at most `secs`: one process at
+/// a time changes reporting channels (concurrent moves of `rebalance apply` each end in a
+/// sync). Returns 1 when taken, 0 on timeout. Released with the connection.
+pub fn take_reporting_lock(secs: u64) -> Stmt {
+    Stmt::with(
+        "SELECT GET_LOCK(?, ?)",
+        vec![Value::from(REPORTING_LOCK), Value::from(secs)],
+    )
+}
+
+/// Releases the reporting lock.
+pub fn release_reporting_lock() -> Stmt {
+    Stmt::with("SELECT RELEASE_LOCK(?)", vec![Value::from(REPORTING_LOCK)])
+}
