@@ -315,6 +315,7 @@ pub fn copy(
         path_word(&backup_dir)?,
         remote::quote(&schemas.join(" "))?
     );
+    let mut stage = Stages::new();
     let exit = sh.run(&backup_cmd, None, &mut std::io::sink(), COPY_TIMEOUT)?;
     // The credentials are not needed past the backup.
     let _ = sh.output(
@@ -323,6 +324,7 @@ pub fn copy(
         FILE_TIMEOUT,
     );
     sh.check_exit("mariadb-backup --backup", &exit)?;
+    stage.done("backup");
     crate::signal::check()?;
     let prepare = format!(
         "{TOOL} --prepare --export --target-dir={}",
@@ -330,6 +332,7 @@ pub fn copy(
     );
     let exit = sh.run(&prepare, None, &mut std::io::sink(), COPY_TIMEOUT)?;
     sh.check_exit("mariadb-backup --prepare --export", &exit)?;
+    stage.done("prepare --export");
     let mut coordinates = None;
     for name in ["mariadb_backup_binlog_info", "xtrabackup_binlog_info"] {
         let f = backup_dir.join(name);
@@ -405,6 +408,7 @@ pub fn copy(
         COPY_TIMEOUT,
     )?;
     progress.add(0, bytes);
+    stage.done("stream of the tablespaces");
     crate::signal::check()?;
 
     let mut tables = 0;
@@ -477,9 +481,11 @@ pub fn copy(
             &script,
             FILE_TIMEOUT,
         )?;
+        stage.done("tables created, tablespaces discarded and moved in");
         for t in &plain {
             tgt.exec(&statements::import_tablespace(&p.to, t))?;
         }
+        stage.done("IMPORT TABLESPACE");
         for (t, part, tmp) in &exchanges {
             tgt.exec(&statements::exchange_partition(&p.to, t, part, tmp))?;
             tgt.exec(&statements::drop_table(&p.to, tmp))?;
@@ -492,6 +498,7 @@ pub fn copy(
             FILE_TIMEOUT,
         );
         objects::create_after_data(&mut tgt, p, objs)?;
+        stage.done("views, routines, triggers, events");
         let rows: u64 = tgt.table_rows(&p.to)?.values().sum();
         progress.add(rows, 0);
     }
@@ -504,6 +511,26 @@ pub fn copy(
         rows: progress.snapshot().rows,
         millis: started.elapsed().as_millis() as u64,
     })
+}
+
+/// Times each stage of a copy for the log (`-vv`): where a physical copy spends its time.
+struct Stages(Instant);
+
+impl Stages {
+    fn new() -> Stages {
+        Stages(Instant::now())
+    }
+
+    fn done(&mut self, what: &str) {
+        crate::output::log(
+            2,
+            &format!(
+                "physical copy: {what} in {} ms",
+                self.0.elapsed().as_millis()
+            ),
+        );
+        self.0 = Instant::now();
+    }
 }
 
 /// A table's partitions, in order.

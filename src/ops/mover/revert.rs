@@ -38,6 +38,13 @@ pub fn reverse_channel_for(op: u64) -> Channel {
     Channel::new(&format!("shardctl_op{op}_back")).expect("valid channel name")
 }
 
+fn unix_now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
 fn unix_now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -70,7 +77,8 @@ impl<E: Effects> Mover<'_, E> {
         let until = match self.state.revert_until_unix {
             Some(u) => u,
             None => {
-                let u = unix_now() + p.window_secs as i64;
+                // Rounded up to the second: the window lasts at least its length.
+                let u = unix_now_ms().div_ceil(1000) as i64 + p.window_secs as i64;
                 self.state.revert_until_unix = Some(u);
                 self.save_state()?;
                 u
