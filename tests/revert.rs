@@ -390,6 +390,45 @@ fn finalize_or_the_windows_end_drops_the_old_copy_and_keeps_the_move() {
         "finalize",
     );
     let op = until_window(Duration::from_secs(120), dir.path());
+    // While the window is open the old node replicates from the new one: MariaDB takes
+    // one connection per source, so a move from the new node to the old one is refused up
+    // front, naming the channel, instead of failing at change-master.
+    if Directory::open(&inventory())
+        .unwrap()
+        .load()
+        .unwrap()
+        .shard(3)
+        .is_err()
+    {
+        cli()
+            .args([
+                "shard",
+                "add",
+                "--function",
+                "f",
+                "--node",
+                to,
+                "--lower-bound",
+                "200000",
+            ])
+            .assert()
+            .success();
+    }
+    let out = cli()
+        .args(["move", "--shard", "3", "--to", &from, "--check"])
+        .assert()
+        .failure();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.get_output().stdout),
+        String::from_utf8_lossy(&out.get_output().stderr)
+    );
+    assert!(
+        said.contains(&format!(
+            "already replicates from {to} through channel \"shardctl_op{op}_back\""
+        )),
+        "{said}"
+    );
     cli().args(["finalize", &op.to_string()]).assert().success();
     let status = wait_exit(&mut run, Duration::from_secs(60));
     assert!(

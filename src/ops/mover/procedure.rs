@@ -453,6 +453,14 @@ impl<E: Effects> Mover<'_, E> {
         if same {
             return Ok(serde_json::json!({"server_id": s.server_id, "same_node": true}));
         }
+        // MariaDB takes one connection per source on a replica: a channel the target
+        // already has from the source (an open revert window's, a reporting server's)
+        // would make change-master fail; so would the revert window's own channel later,
+        // on the source from the target.
+        self.refuse_second_connection(&target, &source, Some(&self.channel.clone()))?;
+        if self.playbook.revert_window_params().is_some() {
+            self.refuse_second_connection(&source, &target, None)?;
+        }
         let hosts = self.host_preflight()?;
         // The replication account must reach the source as the target will.
         let creds = self.inv.replication_credentials()?;
@@ -466,6 +474,30 @@ impl<E: Effects> Mover<'_, E> {
         Ok(
             serde_json::json!({"source_server_id": s.server_id, "target_server_id": t.server_id, "hosts": hosts}),
         )
+    }
+
+    /// Refuses when MariaDB `replica` already has a channel (other than `own`) from
+    /// `from`'s server.
+    fn refuse_second_connection(
+        &mut self,
+        replica: &str,
+        from: &str,
+        own: Option<&crate::ident::Channel>,
+    ) -> Result<()> {
+        if !self.fx.dialect(replica)?.flavor().is_mariadb() {
+            return Ok(());
+        }
+        let node = self.inv.node(from)?;
+        let address = format!("{}:{}", node.host(), node.port());
+        for ch in self.fx.reader(replica)?.channels()? {
+            if ch.source == address && own.is_none_or(|c| c.as_str() != ch.name) {
+                return Err(Error::Refused(format!(
+                    "{replica} already replicates from {from} through channel {:?} (an open revert window's reverse channel, or another operation's): MariaDB takes one connection per source; finish or finalize that first",
+                    ch.name
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// The preflight's checks on the hosts, read-only: the restart path's needs (the
