@@ -18,6 +18,19 @@ pub fn now() -> String {
     rfc3339(SystemTime::now())
 }
 
+/// Milliseconds since the Unix epoch now (0 on a clock before it).
+pub fn unix_millis() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// Whole seconds since the Unix epoch now.
+pub fn unix_secs() -> i64 {
+    (unix_millis() / 1000) as i64
+}
+
 /// Milliseconds since the Unix epoch as RFC 3339 UTC with milliseconds.
 pub fn rfc3339_millis(unix_millis: i64) -> String {
     let secs = unix_millis.div_euclid(1000);

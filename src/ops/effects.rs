@@ -277,6 +277,27 @@ pub trait FleetEffects {
         Ok(())
     }
 
+    /// The base tables of `schema` on `node` as (name now, own name): the visible ones,
+    /// and those the entries of `fenced` hide now — what [`Self::discard_schema`] moves.
+    fn tables_by_own_name(
+        &mut self,
+        node: &str,
+        schema: &Ident,
+        fenced: &[Fenced],
+    ) -> Result<Vec<(Ident, Ident)>> {
+        let mut tables: Vec<(Ident, Ident)> = self
+            .visible_tables(node, schema)?
+            .into_iter()
+            .map(|t| (t.clone(), t))
+            .collect();
+        for (s, table, hidden) in self.hidden_now(node, fenced)? {
+            if s == schema.as_str() {
+                tables.push((Ident::new("table", &hidden)?, Ident::new("table", &table)?));
+            }
+        }
+        Ok(tables)
+    }
+
     /// Takes `schema` out of every client's reach at once, whatever its size: its triggers
     /// dropped (a table cannot change schema with them), its base `tables` (as their name
     /// now, their name in the trash: a fenced table gets its own back) moved into `trash`

@@ -1064,7 +1064,7 @@ impl<E: Effects> Mover<'_, E> {
         // Its age counts from the end: each round's snapshots were at most
         // max_snapshot_secs old, and the channel has applied everything since.
         self.state.verified_point = Some(VerifiedPoint {
-            at_unix: unix_now(),
+            at_unix: crate::clock::unix_secs(),
             position: report.points.last().cloned(),
             tables: tables.iter().map(TablePair::name).collect(),
             definitions,
@@ -1123,7 +1123,7 @@ impl<E: Effects> Mover<'_, E> {
         };
         let limit = limit.unwrap_or(p.max_age_secs);
         let stale = match &self.state.verified_point {
-            Some(v) => unix_now() - v.at_unix > limit as i64,
+            Some(v) => crate::clock::unix_secs() - v.at_unix > limit as i64,
             None => true,
         };
         if stale {
@@ -1144,11 +1144,11 @@ impl<E: Effects> Mover<'_, E> {
         let max_age = self.playbook.verified_max_age_secs();
         if !self.same_node() && !self.fx.is_dry_run() {
             match &self.state.verified_point {
-                Some(v) if unix_now() - v.at_unix <= max_age as i64 => {}
+                Some(v) if crate::clock::unix_secs() - v.at_unix <= max_age as i64 => {}
                 Some(v) => {
                     return Err(Error::Refused(format!(
                         "the verified point is {}s old (max_age_secs {max_age}): the fence goes down and the next run verifies again",
-                        unix_now() - v.at_unix
+                        crate::clock::unix_secs() - v.at_unix
                     )))
                 }
                 None => {
@@ -1607,20 +1607,8 @@ impl<E: Effects> Mover<'_, E> {
                     // Clients that still hold this location get "unknown database" (with
                     // `keep` too: the trash is then left for the operator, not dropped).
                     let trash = statements::trash_schema_name(op, i);
-                    let mut tables: Vec<(Ident, Ident)> =
-                        m.fx.visible_tables(&source, &p.from)?
-                            .into_iter()
-                            .map(|t| (t.clone(), t))
-                            .collect();
                     let fenced = m.state.fenced_tables.clone();
-                    for (schema, table, hidden) in m.fx.hidden_now(&source, &fenced)? {
-                        if schema == p.from.as_str() {
-                            tables.push((
-                                Ident::new("table", &hidden)?,
-                                Ident::new("table", &table)?,
-                            ));
-                        }
-                    }
+                    let tables = m.fx.tables_by_own_name(&source, &p.from, &fenced)?;
                     let held = m.state.fence == Some(Fence::ReadOnly);
                     m.with_super_read_only_lowered(&source, held, |m| {
                         m.fx.discard_schema(&source, &p.from, &tables, &trash)
@@ -1946,13 +1934,6 @@ fn definition_digest(text: &str) -> String {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     });
     format!("{hash:016x}")
-}
-
-fn unix_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
 }
 
 pub(super) fn verify_options(p: &VerifyParams) -> VerifyOptions {

@@ -38,20 +38,6 @@ pub fn reverse_channel_for(op: u64) -> Channel {
     Channel::new(&format!("shardctl_op{op}_back")).expect("valid channel name")
 }
 
-fn unix_now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
-
-fn unix_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
-}
-
 impl<E: Effects> Mover<'_, E> {
     /// The `revert-window` step.
     pub(super) fn revert_window(&mut self, p: &RevertWindowParams) -> Result<serde_json::Value> {
@@ -78,13 +64,13 @@ impl<E: Effects> Mover<'_, E> {
             Some(u) => u,
             None => {
                 // Rounded up to the second: the window lasts at least its length.
-                let u = unix_now_ms().div_ceil(1000) as i64 + p.window_secs as i64;
+                let u = crate::clock::unix_millis().div_ceil(1000) as i64 + p.window_secs as i64;
                 self.state.revert_until_unix = Some(u);
                 self.save_state()?;
                 u
             }
         };
-        if unix_now() >= until && !self.fx.is_dry_run() {
+        if crate::clock::unix_secs() >= until && !self.fx.is_dry_run() {
             // Resumed after the window ended: nothing to keep current, and the new node
             // need not answer for the old copy to go.
             self.finalize_window()?;
@@ -133,7 +119,7 @@ impl<E: Effects> Mover<'_, E> {
                 }
                 None => {}
             }
-            if self.fx.is_dry_run() || unix_now() >= until {
+            if self.fx.is_dry_run() || crate::clock::unix_secs() >= until {
                 break "expired";
             }
             if last_report.elapsed() >= Duration::from_secs(30) {
@@ -158,7 +144,7 @@ impl<E: Effects> Mover<'_, E> {
                     &format!(
                         "operation {}: revert window open for {} s more; reverse channel lag {}",
                         self.fx.op(),
-                        until - unix_now(),
+                        until - crate::clock::unix_secs(),
                         lag.map(|l| format!("{l} s"))
                             .unwrap_or_else(|| "unknown".into())
                     ),
@@ -579,16 +565,7 @@ impl<E: Effects> Mover<'_, E> {
             |m| {
                 for (i, (schema, _)) in copies.iter().enumerate() {
                     let trash = statements::trash_schema_name(op, i);
-                    let mut tables: Vec<(Ident, Ident)> =
-                        m.fx.visible_tables(&target, schema)?
-                            .into_iter()
-                            .map(|t| (t.clone(), t))
-                            .collect();
-                    for (s, t, hidden) in m.fx.hidden_now(&target, &mapping)? {
-                        if s == schema.as_str() {
-                            tables.push((Ident::new("table", &hidden)?, Ident::new("table", &t)?));
-                        }
-                    }
+                    let tables = m.fx.tables_by_own_name(&target, schema, &mapping)?;
                     m.fx.discard_schema(&target, schema, &tables, &trash)?;
                 }
                 Ok(())
@@ -640,12 +617,7 @@ impl<E: Effects> Mover<'_, E> {
                 } else {
                     None
                 };
-                let tables: Vec<(Ident, Ident)> = self
-                    .fx
-                    .visible_tables(&source, trash)?
-                    .into_iter()
-                    .map(|t| (t.clone(), t))
-                    .collect();
+                let tables = self.fx.tables_by_own_name(&source, trash, &[])?;
                 // Triggers the reverse channel created in the trash (DDL on the new node
                 // during the window) would keep its tables from changing schema; the
                 // objects read from the new node are created below instead.
@@ -730,11 +702,7 @@ impl<E: Effects> Mover<'_, E> {
                     // read the directory after it.
                     m.refuse_if_flipped_back()?;
                     for (schema, trash) in &installed {
-                        let tables: Vec<(Ident, Ident)> =
-                            m.fx.visible_tables(&source, schema)?
-                                .into_iter()
-                                .map(|t| (t.clone(), t))
-                                .collect();
+                        let tables = m.fx.tables_by_own_name(&source, schema, &[])?;
                         m.fx.discard_schema(&source, schema, &tables, trash)?;
                     }
                     Ok(())
