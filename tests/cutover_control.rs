@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{connect, exec, shardctl};
+use common::{connect, exec, shardctl, wait_exit};
 use shardctl::config::Inventory;
 use shardctl::directory::Directory;
 use shardctl::sandbox::{Sandbox, SandboxBuilder};
@@ -61,40 +61,11 @@ fn cli() -> assert_cmd::Command {
 
 /// shardctl in the background, its output in files.
 fn spawn(args: &[&str], dir: &std::path::Path, name: &str) -> Child {
-    Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
-        .env("SHARDCTL_YES", "1")
-        .env_remove("SHARDCTL_CONFIG")
-        .env_remove("SHARDCTL_FAULT")
-        .arg("--config")
-        .arg(fleet().inventory_path())
-        .args(args)
-        .stdout(std::fs::File::create(dir.join(format!("{name}.out"))).unwrap())
-        .stderr(std::fs::File::create(dir.join(format!("{name}.err"))).unwrap())
-        .spawn()
-        .unwrap()
-}
-
-fn wait_exit(child: &mut Child, within: Duration) -> std::process::ExitStatus {
-    let deadline = Instant::now() + within;
-    loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            return s;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("still running after {within:?}");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    common::spawn_shardctl(&fleet().inventory_path(), args, None, dir, name)
 }
 
 fn newest_op() -> Option<shardctl::directory::journal::OperationRecord> {
-    Directory::open(&inventory())
-        .unwrap()
-        .operations(None)
-        .unwrap()
-        .into_iter()
-        .next()
+    common::newest_op(&inventory())
 }
 
 fn last_op() -> shardctl::directory::journal::OperationRecord {

@@ -532,44 +532,11 @@ fn every_command_follows_the_json_contract() {
     ]);
 
     // A move that waits for its cut-over, given the go-ahead.
-    let mut waiting = std::process::Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
-        .env("SHARDCTL_YES", "1")
-        .arg("--config")
-        .arg(&c.config)
-        .args([
-            "move",
-            "--shard",
-            "1",
-            "--to",
-            "node1",
-            "--cutover",
-            "manual",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    let op = loop {
-        let op = last_op(&mut c);
-        let out = shardctl()
-            .arg("--config")
-            .arg(&c.config)
-            .args(["--output", "json", "ops", &op.to_string()])
-            .output()
-            .unwrap();
-        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-        if v["operation"]["current_step"]["name"] == "await-cutover"
-            && v["operation"]["state"] == "running"
-        {
-            break op;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the move never waited: {v}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    };
+    let (mut waiting, op) = move_until_step(
+        &mut c,
+        &["--to", "node1", "--cutover", "manual"],
+        "await-cutover",
+    );
     // Operator control while it waits: paused, throttled, continued.
     c.run(&["pause", &op.to_string()]);
     c.run(&["throttle", &op.to_string(), "--workers", "2"]);
@@ -578,37 +545,12 @@ fn every_command_follows_the_json_contract() {
     assert!(waiting.wait().unwrap().success());
 
     // Moves that wait in their revert window: one reverted, one finalized.
-    for (to, verb) in [("node2", "revert"), ("node2", "finalize")] {
-        let mut waiting = std::process::Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
-            .env("SHARDCTL_YES", "1")
-            .arg("--config")
-            .arg(&c.config)
-            .args(["move", "--shard", "1", "--to", to, "--revert-window", "10m"])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-        let op = loop {
-            let op = last_op(&mut c);
-            let out = shardctl()
-                .arg("--config")
-                .arg(&c.config)
-                .args(["--output", "json", "ops", &op.to_string()])
-                .output()
-                .unwrap();
-            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-            if v["operation"]["current_step"]["name"] == "revert-window"
-                && v["operation"]["state"] == "running"
-            {
-                break op;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the move never reached its revert window: {v}"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(200));
-        };
+    for verb in ["revert", "finalize"] {
+        let (mut waiting, op) = move_until_step(
+            &mut c,
+            &["--to", "node2", "--revert-window", "10m"],
+            "revert-window",
+        );
         c.run(&[verb, &op.to_string()]);
         assert!(waiting.wait().unwrap().success());
     }
@@ -784,6 +726,43 @@ fn every_command_follows_the_json_contract() {
         .collect();
     assert!(missing.is_empty(), "no JSON seen from {missing:?}");
     insta::assert_snapshot!("every_command", c.golden);
+}
+
+/// `move --shard 1 ARGS` in the background, once the operation runs step `step`: the
+/// child and the operation.
+// The child is handed to the caller, which waits for it.
+#[allow(clippy::zombie_processes)]
+fn move_until_step(c: &mut Contract, args: &[&str], step: &str) -> (std::process::Child, u64) {
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
+        .env("SHARDCTL_YES", "1")
+        .arg("--config")
+        .arg(&c.config)
+        .args(["move", "--shard", "1"])
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let op = last_op(c);
+        let out = shardctl()
+            .arg("--config")
+            .arg(&c.config)
+            .args(["--output", "json", "ops", &op.to_string()])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        if v["operation"]["current_step"]["name"] == step && v["operation"]["state"] == "running" {
+            return (child, op);
+        }
+        if std::time::Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the move never reached step {step}: {v}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
 }
 
 fn last_op(c: &mut Contract) -> u64 {

@@ -13,7 +13,7 @@ use shardctl::directory::{Directory, ShardState};
 use shardctl::sandbox::{Sandbox, SandboxBuilder};
 use shardctl::server::{Server, Stmt};
 use shardctl::workload;
-use std::process::{Child, Command};
+use std::process::Child;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -71,17 +71,7 @@ fn cli() -> assert_cmd::Command {
 /// shardctl in the background with `fault` as SHARDCTL_FAULT (slowing it down at a known
 /// place), its output in files.
 fn spawn(args: &[&str], fault: &str, dir: &std::path::Path, name: &str) -> Child {
-    Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
-        .env("SHARDCTL_YES", "1")
-        .env_remove("SHARDCTL_CONFIG")
-        .env("SHARDCTL_FAULT", fault)
-        .arg("--config")
-        .arg(fleet().inventory_path())
-        .args(args)
-        .stdout(std::fs::File::create(dir.join(format!("{name}.out"))).unwrap())
-        .stderr(std::fs::File::create(dir.join(format!("{name}.err"))).unwrap())
-        .spawn()
-        .unwrap()
+    common::spawn_shardctl(&fleet().inventory_path(), args, Some(fault), dir, name)
 }
 
 fn wait_exit(child: &mut Child, within: Duration, dir: &std::path::Path, name: &str) {
@@ -111,12 +101,7 @@ fn operation(op: u64) -> OperationRecord {
 }
 
 fn newest_op() -> Option<OperationRecord> {
-    Directory::open(&inventory())
-        .unwrap()
-        .operations(None)
-        .unwrap()
-        .into_iter()
-        .next()
+    common::newest_op(&inventory())
 }
 
 fn version() -> u64 {

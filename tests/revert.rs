@@ -7,12 +7,12 @@
 
 mod common;
 
-use common::{connect, count, exec, shardctl};
+use common::{connect, count, exec, shardctl, wait_exit};
 use shardctl::config::Inventory;
 use shardctl::directory::Directory;
 use shardctl::sandbox::{Sandbox, SandboxBuilder};
 use shardctl::workload;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -69,41 +69,11 @@ fn cli() -> assert_cmd::Command {
 
 /// shardctl in the background, its output in files.
 fn spawn(args: &[&str], dir: &std::path::Path, name: &str) -> Child {
-    Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
-        .env("SHARDCTL_YES", "1")
-        .env_remove("SHARDCTL_CONFIG")
-        .env_remove("SHARDCTL_FAULT")
-        .arg("--config")
-        .arg(fleet().inventory_path())
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(std::fs::File::create(dir.join(format!("{name}.out"))).unwrap())
-        .stderr(std::fs::File::create(dir.join(format!("{name}.err"))).unwrap())
-        .spawn()
-        .unwrap()
-}
-
-fn wait_exit(child: &mut Child, within: Duration) -> std::process::ExitStatus {
-    let deadline = Instant::now() + within;
-    loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            return s;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("still running after {within:?}");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    common::spawn_shardctl(&fleet().inventory_path(), args, None, dir, name)
 }
 
 fn newest_op() -> Option<shardctl::directory::journal::OperationRecord> {
-    Directory::open(&inventory())
-        .unwrap()
-        .operations(None)
-        .unwrap()
-        .into_iter()
-        .next()
+    common::newest_op(&inventory())
 }
 
 /// Waits until the newest operation runs its revert-window step (the background runs'
@@ -618,18 +588,7 @@ fn revert_points() -> Vec<String> {
 
 /// shardctl in the background with a fault point armed.
 fn spawn_faulty(args: &[&str], dir: &std::path::Path, name: &str, fault: &str) -> Child {
-    Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
-        .env("SHARDCTL_YES", "1")
-        .env_remove("SHARDCTL_CONFIG")
-        .env("SHARDCTL_FAULT", fault)
-        .arg("--config")
-        .arg(fleet().inventory_path())
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(std::fs::File::create(dir.join(format!("{name}.out"))).unwrap())
-        .stderr(std::fs::File::create(dir.join(format!("{name}.err"))).unwrap())
-        .spawn()
-        .unwrap()
+    common::spawn_shardctl(&fleet().inventory_path(), args, Some(fault), dir, name)
 }
 
 /// A crash at each point of a revert, under both routers, then `resume` (again and again

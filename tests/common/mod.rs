@@ -322,3 +322,57 @@ pub fn screen(bytes: &[u8]) -> Vec<String> {
         .map(|l| l.into_iter().collect::<String>().trim_end().to_string())
         .collect()
 }
+
+/// shardctl in the background against the inventory `config`, confirmations answered,
+/// `SHARDCTL_FAULT` set to `fault` (or removed), stdout and stderr in `dir`/`name`.out
+/// and .err.
+pub fn spawn_shardctl(
+    config: &Path,
+    args: &[&str],
+    fault: Option<&str>,
+    dir: &Path,
+    name: &str,
+) -> std::process::Child {
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("shardctl"));
+    cmd.env("SHARDCTL_YES", "1").env_remove("SHARDCTL_CONFIG");
+    match fault {
+        Some(f) => cmd.env("SHARDCTL_FAULT", f),
+        None => cmd.env_remove("SHARDCTL_FAULT"),
+    };
+    cmd.arg("--config")
+        .arg(config)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::fs::File::create(dir.join(format!("{name}.out"))).unwrap())
+        .stderr(std::fs::File::create(dir.join(format!("{name}.err"))).unwrap())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits at most `within` for `child` to end; kills it and fails the test after that.
+pub fn wait_exit(
+    child: &mut std::process::Child,
+    within: std::time::Duration,
+) -> std::process::ExitStatus {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("still running after {within:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+/// The newest operation in the journal of `inv`'s directory.
+pub fn newest_op(inv: &Inventory) -> Option<shardctl::directory::journal::OperationRecord> {
+    shardctl::directory::Directory::open(inv)
+        .unwrap()
+        .operations(None)
+        .unwrap()
+        .into_iter()
+        .next()
+}
