@@ -308,6 +308,10 @@ fn render_common() -> String {
     );
     line("physical: page size", sql::innodb_page_size().to_string());
     line(
+        "physical: what a backup carries besides the shard",
+        sql::backup_overhead_bytes().to_string(),
+    );
+    line(
         "physical: partitions",
         sql::table_partitions(&id("employees_3"), &id("ledger")).to_string(),
     );

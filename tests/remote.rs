@@ -913,6 +913,9 @@ fn the_physical_preflight_refuses_what_cannot_work_and_names_the_method_that_wou
         physical::preflight(&inv, "node2", "node3", &pairs, (here, here), &mut src).unwrap();
     assert!(checks.tool_version.contains("10.11"), "{checks:?}");
     assert_eq!(checks.page_size, 16384);
+    // The backup also carries the system tablespace (at least its 12 MiB) and the redo
+    // log into the target's staging directory; the free-space check counts them.
+    assert!(checks.backup_overhead_bytes >= 12 << 20, "{checks:?}");
     // Another page size on the target.
     let err = physical::preflight_target(
         "node3",

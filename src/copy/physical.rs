@@ -1,16 +1,18 @@
 //! `--method physical`: the shard's InnoDB files themselves, through the hosts.
 //!
-//! On the source's host, `mariadb-backup --backup --databases=<the shard's schemas>` takes
-//! a consistent copy of only those schemas and records the binary-log position it matches
-//! (`xtrabackup_binlog_info`); `--prepare --export` makes each table's `.ibd` importable
-//! with a `.cfg`. Those files stream from the source's host to a staging directory beside
-//! the target's datadir (through this process's memory, never a file here). On the target
-//! the schema and its tables are created from the source's definitions, each tablespace is
-//! discarded, the files moved in (owner and mode of the schema's directory), and imported;
-//! then views, routines, triggers and events follow as with the other methods. MyISAM and
-//! Aria tables, which have no transportable tablespace, travel as their own files (`.frm`
-//! and data and index files) from the same consistent backup, placed in the target's schema
-//! directory where the server finds them.
+//! On the source's host, `mariadb-backup --backup --stream=xbstream --databases=<the
+//! shard's schemas>` takes a consistent copy of only those schemas (and the system
+//! tablespace and redo log it needs) and records the binary-log position it matches. The
+//! stream goes from the source's host to the target's through this process's memory and is
+//! unpacked by `mbstream` into a staging directory beside the target's datadir, so the
+//! backup is written once, on the target's disk, and never on the source's or here. There
+//! `--prepare --export` makes each table's `.ibd` importable with a `.cfg`; the schema and
+//! its tables are created from the source's definitions, each tablespace is discarded, the
+//! files moved in (a rename on one file system; owner and mode of the schema's directory)
+//! and imported over a few connections at once; then views, routines, triggers and events
+//! follow as with the other methods. MyISAM and Aria tables, which have no transportable
+//! tablespace, travel as their own files (`.frm` and data and index files) from the same
+//! consistent backup, placed in the target's schema directory where the server finds them.
 //!
 //! The preflight refuses what cannot work, naming the method that would: a table in
 //! another engine than InnoDB, MyISAM or Aria, servers of different major versions or page sizes, a node
@@ -31,6 +33,13 @@ use std::time::{Duration, Instant};
 
 /// The backup tool.
 pub const TOOL: &str = "mariadb-backup";
+
+/// Unpacks the backup's stream on the target's host.
+pub const EXTRACT_TOOL: &str = "mbstream";
+
+/// Connections the tablespaces are imported over: each `IMPORT TABLESPACE` rewrites every
+/// page of its file (new space id), a pass that runs side by side for different tables.
+const IMPORT_CONNECTIONS: usize = 4;
 
 /// Threads `mariadb-backup --backup` copies the tablespaces with: a large shard's backup
 /// waits on reads, and a few in flight keep the disk busy (measured at 944 MiB with a warm
@@ -85,6 +94,10 @@ pub struct PhysicalChecks {
     pub page_size: u64,
     /// Base tables to carry.
     pub tables: usize,
+    /// What the backup carries into the target's staging directory besides the shard's
+    /// tables (the source's system and undo tablespaces, its redo log): the free-space
+    /// check adds it to the shard's size.
+    pub backup_overhead_bytes: u64,
 }
 
 /// Longest a backup, prepare or stream may run (the hosts' own command timeouts may be
@@ -163,20 +176,32 @@ pub fn preflight(
     }
     let sh = remote::host_for(inv, source)?;
     let th = remote::host_for(inv, target)?;
-    let tool_version = hostops::tool_version(sh.as_ref(), TOOL, "mariadb-backup")?;
+    // The backup runs on the source's host, its prepare on the target's: both need the
+    // tool of the servers' version.
     let server_line = format!("{}.{}", sf.version.major, sf.version.minor);
-    if !tool_version.contains(&format!("{server_line}.")) {
-        return Err(refuse(format!(
-            "{}: {tool_version:?} does not match the server's version {server_line}; install the mariadb-backup of the server's version",
-            sh.describe()
-        )));
+    let mut tool_version = String::new();
+    for host in [sh.as_ref(), th.as_ref()] {
+        let version = hostops::tool_version(host, TOOL, "mariadb-backup")?;
+        if !version.contains(&format!("{server_line}.")) {
+            return Err(refuse(format!(
+                "{}: {version:?} does not match the server's version {server_line}; install the mariadb-backup of the server's version",
+                host.describe()
+            )));
+        }
+        if tool_version.is_empty() {
+            tool_version = version;
+        }
     }
-    hostops::tool_version(th.as_ref(), "tar", "tar")?;
+    hostops::tool_version(th.as_ref(), EXTRACT_TOOL, "mariadb-backup")?;
     let page_size: u64 = src.first(&statements::innodb_page_size())?.unwrap_or(0);
+    let backup_overhead_bytes: u64 = src
+        .first(&statements::backup_overhead_bytes())?
+        .unwrap_or(0);
     Ok(PhysicalChecks {
         tool_version,
         page_size,
         tables,
+        backup_overhead_bytes,
     })
 }
 
@@ -287,6 +312,33 @@ pub fn copy(
     }
     progress.begin(estimate);
 
+    // The target: staging beside its datadir (same file system: the files are moved in,
+    // not copied), a directory of this copy's own (copies onto one node may run at once).
+    let template = staging_template(&tdata)?;
+    let staging = PathBuf::from(
+        th.text(
+            "making the staging directory",
+            &format!("mktemp -d -- {}", path_word(&template)?),
+            FILE_TIMEOUT,
+        )?
+        .trim(),
+    );
+    let prefix = template.to_string_lossy().trim_end_matches('X').to_string();
+    if !staging.to_string_lossy().starts_with(&prefix) {
+        return Err(Error::Remote(format!(
+            "{}: mktemp gave {}",
+            th.describe(),
+            staging.display()
+        )));
+    }
+    let staging_guard = RemoteDir {
+        host: th.as_ref(),
+        path: staging.clone(),
+    };
+    let backup_dir = staging.join("backup");
+
+    // The source: only the login's option file, in a directory of its own; the backup
+    // itself never lands on the source's disk.
     let work = sh
         .text(
             "making a work directory",
@@ -312,37 +364,48 @@ pub fn copy(
         0o600,
         FILE_TIMEOUT,
     )?;
-    let backup_dir = work.path.join("backup");
     let schemas: Vec<&str> = pairs.iter().map(|p| p.from.as_str()).collect();
     let backup_cmd = format!(
-        "{TOOL} --defaults-file={} --backup --parallel={BACKUP_THREADS} --target-dir={} --databases={}",
+        "{TOOL} --defaults-file={} --backup --stream=xbstream --parallel={BACKUP_THREADS} --target-dir={} --databases={}",
         path_word(&cnf)?,
-        path_word(&backup_dir)?,
+        path_word(&work.path)?,
         remote::quote(&schemas.join(" "))?
     );
+    let extract_cmd = format!(
+        "mkdir -- {b} && {EXTRACT_TOOL} --extract --parallel={BACKUP_THREADS} --directory={b}",
+        b = path_word(&backup_dir)?
+    );
     let mut stage = Stages::new();
-    let exit = sh.run(&backup_cmd, None, &mut std::io::sink(), COPY_TIMEOUT)?;
+    let streamed = remote::pipe(
+        sh.as_ref(),
+        &backup_cmd,
+        th.as_ref(),
+        &extract_cmd,
+        "streaming the backup",
+        COPY_TIMEOUT,
+    );
     // The credentials are not needed past the backup.
     let _ = sh.output(
         "removing the backup's option file",
         &format!("rm -f -- {}", path_word(&cnf)?),
         FILE_TIMEOUT,
     );
-    sh.check_exit("mariadb-backup --backup", &exit)?;
-    stage.done("backup");
+    let bytes = streamed?;
+    progress.add(0, bytes);
+    stage.done("backup streamed into the target's staging directory");
     crate::signal::check()?;
     let prepare = format!(
         "{TOOL} --prepare --export --target-dir={}",
         path_word(&backup_dir)?
     );
-    let exit = sh.run(&prepare, None, &mut std::io::sink(), COPY_TIMEOUT)?;
-    sh.check_exit("mariadb-backup --prepare --export", &exit)?;
+    let exit = th.run(&prepare, None, &mut std::io::sink(), COPY_TIMEOUT)?;
+    th.check_exit("mariadb-backup --prepare --export", &exit)?;
     stage.done("prepare --export");
     let mut coordinates = None;
     for name in ["mariadb_backup_binlog_info", "xtrabackup_binlog_info"] {
         let f = backup_dir.join(name);
-        if sh.exists(&f, FILE_TIMEOUT)? {
-            let text = String::from_utf8_lossy(&sh.read_file(&f, FILE_TIMEOUT)?).into_owned();
+        if th.exists(&f, FILE_TIMEOUT)? {
+            let text = String::from_utf8_lossy(&th.read_file(&f, FILE_TIMEOUT)?).into_owned();
             coordinates = parse_binlog_info(&text);
             break;
         }
@@ -353,67 +416,6 @@ pub fn copy(
             sh.describe()
         ))
     })?;
-    crate::signal::check()?;
-
-    // The target: staging beside its datadir (same file system: the files are moved in),
-    // a directory of this copy's own (copies onto one node may run at once).
-    let template = staging_template(&tdata)?;
-    let staging = PathBuf::from(
-        th.text(
-            "making the staging directory",
-            &format!("mktemp -d -- {}", path_word(&template)?),
-            FILE_TIMEOUT,
-        )?
-        .trim(),
-    );
-    let prefix = template.to_string_lossy().trim_end_matches('X').to_string();
-    if !staging.to_string_lossy().starts_with(&prefix) {
-        return Err(Error::Remote(format!(
-            "{}: mktemp gave {}",
-            th.describe(),
-            staging.display()
-        )));
-    }
-    let staging_guard = RemoteDir {
-        host: th.as_ref(),
-        path: staging.clone(),
-    };
-    let mut names = Vec::new();
-    for s in &schemas {
-        names.push(remote::quote(s)?);
-    }
-    // Tablespaces, and the files of the tables carried as files.
-    let mut patterns = vec!["-name '*.ibd'".to_string(), "-name '*.cfg'".to_string()];
-    for (p, eng) in pairs.iter().zip(&engines) {
-        for (table, c) in eng {
-            if let Carry::Files(exts) = c {
-                let t = Ident::new("table", table)?;
-                for ext in *exts {
-                    patterns.push(format!(
-                        "-path {}",
-                        remote::quote(&format!("{}/{}.{ext}", file_name(&p.from), file_name(&t)))?
-                    ));
-                }
-            }
-        }
-    }
-    let src_cmd = format!(
-        "cd {} && find {} -maxdepth 1 -type f \\( {} \\) -print0 | tar --null -T - -cf -",
-        path_word(&backup_dir)?,
-        names.join(" "),
-        patterns.join(" -o ")
-    );
-    let dst_cmd = format!("tar -C {} -xf -", path_word(&staging)?);
-    let bytes = remote::pipe(
-        sh.as_ref(),
-        &src_cmd,
-        th.as_ref(),
-        &dst_cmd,
-        "streaming the tablespaces",
-        COPY_TIMEOUT,
-    )?;
-    progress.add(0, bytes);
-    stage.done("stream of the tablespaces");
     crate::signal::check()?;
 
     let mut tables = 0;
@@ -466,7 +468,7 @@ pub fn copy(
             tgt.exec(&statements::discard_tablespace(&p.to, t))?;
         }
         let dir = tdata.join(p.to.as_str());
-        let from = staging.join(p.from.as_str());
+        let from = backup_dir.join(p.from.as_str());
         let d = path_word(&dir)?;
         let f = path_word(&from)?;
         let mut script = format!("cd {f}");
@@ -487,9 +489,7 @@ pub fn copy(
             FILE_TIMEOUT,
         )?;
         stage.done("tables created, tablespaces discarded and moved in");
-        for t in &plain {
-            tgt.exec(&statements::import_tablespace(&p.to, t))?;
-        }
+        import_tablespaces(&tspec, &p.to, &plain)?;
         stage.done("IMPORT TABLESPACE");
         for (t, part, tmp) in &exchanges {
             tgt.exec(&statements::exchange_partition(&p.to, t, part, tmp))?;
@@ -516,6 +516,47 @@ pub fn copy(
         rows: progress.snapshot().rows,
         millis: started.elapsed().as_millis() as u64,
     })
+}
+
+/// `IMPORT TABLESPACE` of each of `tables` (their files in place, tablespaces discarded),
+/// over up to [`IMPORT_CONNECTIONS`] connections of their own, each table by one of them.
+fn import_tablespaces(spec: &ConnectSpec, schema: &Ident, tables: &[Ident]) -> Result<()> {
+    if tables.is_empty() {
+        return Ok(());
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let lanes = IMPORT_CONNECTIONS.min(tables.len());
+    let results: Vec<Result<()>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..lanes)
+            .map(|_| {
+                s.spawn(|| -> Result<()> {
+                    let mut tgt = super::connect_for_copy(spec)?;
+                    // A referenced table's tablespace imports only without the checks.
+                    tgt.exec(&statements::foreign_key_checks(false))?;
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        let Some(t) = tables.get(i) else {
+                            return Ok(());
+                        };
+                        if let Err(e) = tgt.exec(&statements::import_tablespace(schema, t)) {
+                            // The other lanes stop at their next table.
+                            next.store(tables.len(), std::sync::atomic::Ordering::SeqCst);
+                            return Err(e);
+                        }
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(Error::Internal("an import connection panicked".into()))
+                })
+            })
+            .collect()
+    });
+    results.into_iter().collect()
 }
 
 /// Times each stage of a copy for the log (`-vv`): where a physical copy spends its time.

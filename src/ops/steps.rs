@@ -75,7 +75,8 @@ pub fn backup(
                     .iter()
                     .filter_map(|p| sizes.get(p.from.as_str()))
                     .map(|z| z.bytes)
-                    .sum();
+                    .sum::<u64>()
+                    + checks.backup_overhead_bytes;
                 crate::ops::host::check_free_space(inv, node, needed)?;
             }
             copy_between(

@@ -33,6 +33,19 @@ fn kill_group(pid: u32) {
     }
 }
 
+/// What a command's standard input and output pipes hold: a stream of a gigabyte then
+/// moves in a thousand reads rather than sixteen thousand (the default is 64 KiB).
+const PIPE_BYTES: i32 = 1024 * 1024;
+
+/// Grows a pipe to [`PIPE_BYTES`] where the system allows it (a smaller pipe only costs
+/// more reads).
+fn widen_pipe(fd: &impl std::os::fd::AsRawFd) {
+    // SAFETY: fcntl on a pipe this process holds open; F_SETPIPE_SZ takes an int.
+    unsafe {
+        libc::fcntl(fd.as_raw_fd(), libc::F_SETPIPE_SZ, PIPE_BYTES);
+    }
+}
+
 impl Host for LocalHost {
     fn describe(&self) -> &str {
         &self.describe
@@ -64,6 +77,10 @@ impl Host for LocalHost {
         let (done_tx, done_rx) = mpsc::channel::<()>();
         let mut child_in = child.stdin.take();
         let mut child_out = child.stdout.take().expect("piped stdout");
+        widen_pipe(&child_out);
+        if let Some(input) = &child_in {
+            widen_pipe(input);
+        }
         let mut child_err = child.stderr.take().expect("piped stderr");
         let result = std::thread::scope(|s| -> Result<Exit> {
             let watchdog = {
@@ -79,7 +96,7 @@ impl Host for LocalHost {
                 let pipe = child_in.take();
                 s.spawn(move || -> std::io::Result<()> {
                     let Some(mut pipe) = pipe else { return Ok(()) };
-                    let mut buf = vec![0u8; 256 * 1024];
+                    let mut buf = vec![0u8; PIPE_BYTES as usize];
                     loop {
                         let n = match input.read(&mut buf) {
                             Ok(0) => return Ok(()),
@@ -107,7 +124,7 @@ impl Host for LocalHost {
                 }
                 tail.text()
             });
-            let mut buf = vec![0u8; 256 * 1024];
+            let mut buf = vec![0u8; PIPE_BYTES as usize];
             let mut write_error = None;
             loop {
                 match child_out.read(&mut buf) {

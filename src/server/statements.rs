@@ -193,6 +193,14 @@ pub fn innodb_page_size() -> Stmt {
     Stmt::text("SELECT @@GLOBAL.innodb_page_size")
 }
 
+/// What a physical backup carries besides the shard's own tables: the system and undo
+/// tablespaces and, at most, the redo log (bytes).
+pub fn backup_overhead_bytes() -> Stmt {
+    Stmt::text(
+        "SELECT CAST(COALESCE(SUM(FILE_SIZE), 0) + @@GLOBAL.innodb_log_file_size AS UNSIGNED) FROM information_schema.INNODB_SYS_TABLESPACES WHERE SPACE = 0 OR NAME LIKE 'innodb\\_undo%'",
+    )
+}
+
 /// Each base table of a schema with its storage engine and whether it is partitioned.
 pub fn table_engines(schema: &Ident) -> Stmt {
     Stmt::with(

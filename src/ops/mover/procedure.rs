@@ -503,11 +503,13 @@ impl<E: Effects> Mover<'_, E> {
     /// The preflight's checks on the hosts, read-only: the restart path's needs (the
     /// target's option file read over its host, its restart command named, not the
     /// directory's node), and free space in the target's datadir for the shard's size with
-    /// the inventory's margin, measured whenever the target's datadir and host are known.
+    /// the inventory's margin (with the physical method, plus what its backup carries
+    /// besides), measured whenever the target's datadir and host are known.
     fn host_preflight(&mut self) -> Result<serde_json::Value> {
         use crate::ops::host;
         let (source, target) = (self.source.clone(), self.target.clone());
         let mut out = serde_json::Map::new();
+        let mut backup_overhead = 0;
         let physical = self
             .playbook
             .steps
@@ -528,6 +530,7 @@ impl<E: Effects> Mover<'_, E> {
                 self.fx.reader(&source)?,
             )?;
             copy::physical::preflight_target(&target, self.fx.reader(&target)?, &checks)?;
+            backup_overhead = checks.backup_overhead_bytes;
             out.insert(
                 "physical".into(),
                 serde_json::to_value(&checks).unwrap_or_default(),
@@ -554,7 +557,8 @@ impl<E: Effects> Mover<'_, E> {
                 .iter()
                 .filter_map(|p| sizes.get(p.from.as_str()))
                 .map(|s| s.bytes)
-                .sum();
+                .sum::<u64>()
+                + backup_overhead;
             out.insert(
                 "free_space".into(),
                 host::check_free_space(self.inv, &target, needed)?,
