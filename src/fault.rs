@@ -4,7 +4,8 @@
 //! at a known place) or `hang` / `hang=SECS` (it waits 30 s or SECS ignoring interrupts, as
 //! a step stuck on an unresponsive server would). POINTs are `after:<step>` and `copy`
 //! (inside the copy: the native method after each batch written, the dump method once, after
-//! the first INSERT reaches the client), `prune-chunk`, `before:`, `done:` or
+//! the first INSERT reaches the client, the physical method once its backup is prepared in
+//! the target's staging directory), `prune-chunk`, `before:`, `done:` or
 //! `journaled:` followed by an effect's name, and `reporting:` followed by one of
 //! [`crate::reporting::FAULT_POINTS`]. Unset, every point is a no-op; set, every
 //! entry must name a known action and point ([`check_env`]), so a typo never silently

@@ -842,6 +842,74 @@ fn every_object_moves_by_the_physical_method_with_identical_rows_and_objects() {
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
 
+/// The staging directories beside node3's datadir (a physical copy's streamed backup).
+fn staged_on_node3() -> Vec<String> {
+    let node_dir = fleet().node("node3").unwrap().dir.clone();
+    std::fs::read_dir(&node_dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("shardctl-import"))
+        .collect()
+}
+
+#[test]
+fn a_physical_copy_killed_with_its_backup_staged_is_cleared_by_abort_and_by_resume() {
+    let _g = serial();
+    let (id, schema) = every_object_shard("1000000");
+    let rows_before = dump_rows("node1", &schema);
+    let physical_move = || {
+        let out = cli(
+            &ssh_inventory(),
+            &[
+                "move",
+                "--shard",
+                &id,
+                "--to",
+                "node3",
+                "--playbook",
+                physical_playbook().to_str().unwrap(),
+            ],
+        )
+        .env("SHARDCTL_FAULT", "crash@copy")
+        .timeout(Duration::from_secs(600))
+        .output()
+        .unwrap();
+        assert!(!out.status.success(), "the fault did not fire");
+        assert!(
+            stderr_of(&out).contains("fault point copy"),
+            "{}",
+            stderr_of(&out)
+        );
+        let staged = staged_on_node3();
+        assert_eq!(
+            staged,
+            vec![format!("data.shardctl-import.{schema}")],
+            "the killed copy's backup is staged beside the datadir"
+        );
+        directory().operations(None).unwrap()[0].id.to_string()
+    };
+    // Abort rolls the copy back, staging included.
+    let op = physical_move();
+    cli(&ssh_inventory(), &["abort", &op])
+        .timeout(Duration::from_secs(300))
+        .assert()
+        .success();
+    assert!(staged_on_node3().is_empty(), "{:?}", staged_on_node3());
+    assert!(!schema_exists("node3", &schema));
+    assert_eq!(shard_node(id.parse().unwrap()), "node1");
+    // Resume copies again: the leftover of the killed copy is cleared first, the new one
+    // removes its own.
+    let op = physical_move();
+    cli(&ssh_inventory(), &["resume", &op])
+        .timeout(Duration::from_secs(600))
+        .assert()
+        .success();
+    assert!(staged_on_node3().is_empty(), "{:?}", staged_on_node3());
+    assert_eq!(shard_node(id.parse().unwrap()), "node3");
+    assert_eq!(rows_before, dump_rows("node3", &schema), "rows differ");
+}
+
 #[test]
 fn the_physical_preflight_refuses_what_cannot_work_and_names_the_method_that_would() {
     let _g = serial();
@@ -915,7 +983,11 @@ fn the_physical_preflight_refuses_what_cannot_work_and_names_the_method_that_wou
     assert_eq!(checks.page_size, 16384);
     // The backup also carries the system tablespace (at least its 12 MiB) and the redo
     // log into the target's staging directory; the free-space check counts them.
-    assert!(checks.backup_overhead_bytes >= 12 << 20, "{checks:?}");
+    let redo = count(&mut src, "SELECT @@innodb_log_file_size") as u64;
+    assert!(
+        checks.backup_overhead_bytes >= redo + (12 << 20),
+        "{checks:?}, redo log {redo}"
+    );
     // Another page size on the target.
     let err = physical::preflight_target(
         "node3",

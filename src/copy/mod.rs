@@ -1,6 +1,7 @@
 //! Copying a shard's schemas from one node to another, with the binary-log coordinates the
 //! copy corresponds to. `native` runs in-process with parallel workers; `dump` pipes the
-//! distribution's dump tool into its client.
+//! distribution's dump tool into its client; `physical` carries the InnoDB files through
+//! the servers' hosts.
 
 pub mod dump;
 pub mod native;
@@ -22,8 +23,8 @@ pub enum Method {
     Native,
     /// mariadb-dump / mysqldump piped into the client.
     Dump,
-    /// mariadb-backup of the shard's schemas on the source's host, the tablespace files
-    /// streamed to the target's host and imported (`ALTER TABLE ... IMPORT TABLESPACE`).
+    /// mariadb-backup of the shard's schemas on the source's host, streamed to the target's
+    /// host, prepared there and imported (`ALTER TABLE ... IMPORT TABLESPACE`).
     Physical,
 }
 
@@ -211,6 +212,23 @@ pub(crate) fn connect_for_copy(
     let mut s = crate::server::Server::connect(spec)?;
     s.set_purpose(crate::server::Purpose::Copy);
     Ok(s)
+}
+
+/// Longest one statement of a copy that works through a whole table in the server may
+/// take: an index build after the load, an `IMPORT TABLESPACE`. The inventory's read
+/// timeout (a minute by default) would cut them off on a large table while the server
+/// goes on.
+pub(crate) const LONG_STATEMENT_TIMEOUT: std::time::Duration =
+    std::time::Duration::from_secs(6 * 3600);
+
+/// A copy connection for statements that run as long as a table is large (see
+/// [`LONG_STATEMENT_TIMEOUT`]).
+pub(crate) fn connect_for_long_statements(
+    spec: &crate::server::ConnectSpec,
+) -> crate::error::Result<crate::server::Server> {
+    let mut long = spec.clone();
+    long.read_timeout = long.read_timeout.max(LONG_STATEMENT_TIMEOUT);
+    connect_for_copy(&long)
 }
 
 #[cfg(test)]

@@ -526,7 +526,7 @@ fn copy_inner(
     // Index builders: sessions like the one that created the tables (the clauses are
     // replayed as that one replayed the definitions).
     let mut builders: Vec<Server> = (0..indexers)
-        .map(|_| connect_for_copy(target))
+        .map(|_| super::connect_for_long_statements(target))
         .collect::<Result<_>>()?;
     let builder_ids: Vec<u64> = builders
         .iter_mut()

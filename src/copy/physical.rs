@@ -95,7 +95,8 @@ pub struct PhysicalChecks {
     /// Base tables to carry.
     pub tables: usize,
     /// What the backup carries into the target's staging directory besides the shard's
-    /// tables (the source's system and undo tablespaces, its redo log): the free-space
+    /// tables (the source's system and undo tablespaces, and its redo log, counted at the
+    /// log's size: a busy source can write more while the backup runs): the free-space
     /// check adds it to the shard's size.
     pub backup_overhead_bytes: u64,
 }
@@ -313,24 +314,18 @@ pub fn copy(
     progress.begin(estimate);
 
     // The target: staging beside its datadir (same file system: the files are moved in,
-    // not copied), a directory of this copy's own (copies onto one node may run at once).
-    let template = staging_template(&tdata)?;
-    let staging = PathBuf::from(
-        th.text(
-            "making the staging directory",
-            &format!("mktemp -d -- {}", path_word(&template)?),
-            FILE_TIMEOUT,
-        )?
-        .trim(),
-    );
-    let prefix = template.to_string_lossy().trim_end_matches('X').to_string();
-    if !staging.to_string_lossy().starts_with(&prefix) {
-        return Err(Error::Remote(format!(
-            "{}: mktemp gave {}",
-            th.describe(),
-            staging.display()
-        )));
-    }
+    // not copied), named after the shard's first schema: one copy of a shard onto a node
+    // runs at a time, and what a killed copy of this shard left there is cleared first.
+    let staging = staging_dir(&tdata, pairs)?;
+    th.output(
+        "making the staging directory",
+        &format!(
+            "{} && mkdir -m 700 -- {}",
+            clear_command(&staging)?,
+            path_word(&staging)?
+        ),
+        FILE_TIMEOUT,
+    )?;
     let staging_guard = RemoteDir {
         host: th.as_ref(),
         path: staging.clone(),
@@ -384,12 +379,9 @@ pub fn copy(
         "streaming the backup",
         COPY_TIMEOUT,
     );
-    // The credentials are not needed past the backup.
-    let _ = sh.output(
-        "removing the backup's option file",
-        &format!("rm -f -- {}", path_word(&cnf)?),
-        FILE_TIMEOUT,
-    );
+    // The credentials are not needed past the backup: the source's work directory goes
+    // now, whatever happens later.
+    drop(work);
     let bytes = streamed?;
     progress.add(0, bytes);
     stage.done("backup streamed into the target's staging directory");
@@ -412,11 +404,13 @@ pub fn copy(
     }
     let coordinates = coordinates.ok_or_else(|| {
         Error::Remote(format!(
-            "{}: the backup recorded no binary-log position (is the source's binary log on?)",
-            sh.describe()
+            "{}: the backup streamed there from {source} holds no binary-log position (is the source's binary log on?)",
+            th.describe()
         ))
     })?;
     crate::signal::check()?;
+    // A crash here leaves the whole backup staged on the target's host.
+    crate::fault::point("copy");
 
     let mut tables = 0;
     for ((p, objs), eng) in pairs.iter().zip(&all).zip(&engines) {
@@ -508,7 +502,6 @@ pub fn copy(
         progress.add(rows, 0);
     }
     drop(staging_guard);
-    drop(work);
     progress.finish();
     Ok(CopyReport {
         coordinates: Some(coordinates),
@@ -520,43 +513,43 @@ pub fn copy(
 
 /// `IMPORT TABLESPACE` of each of `tables` (their files in place, tablespaces discarded),
 /// over up to [`IMPORT_CONNECTIONS`] connections of their own, each table by one of them.
+/// The first failure stops the other connections at their next table and is the error.
 fn import_tablespaces(spec: &ConnectSpec, schema: &Ident, tables: &[Ident]) -> Result<()> {
-    if tables.is_empty() {
-        return Ok(());
-    }
-    let next = std::sync::atomic::AtomicUsize::new(0);
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let next = AtomicUsize::new(0);
+    let first_error: Mutex<Option<Error>> = Mutex::new(None);
     let lanes = IMPORT_CONNECTIONS.min(tables.len());
-    let results: Vec<Result<()>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..lanes)
-            .map(|_| {
-                s.spawn(|| -> Result<()> {
-                    let mut tgt = super::connect_for_copy(spec)?;
-                    // A referenced table's tablespace imports only without the checks.
-                    tgt.exec(&statements::foreign_key_checks(false))?;
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                        let Some(t) = tables.get(i) else {
-                            return Ok(());
-                        };
-                        if let Err(e) = tgt.exec(&statements::import_tablespace(schema, t)) {
-                            // The other lanes stop at their next table.
-                            next.store(tables.len(), std::sync::atomic::Ordering::SeqCst);
-                            return Err(e);
-                        }
-                    }
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(Error::Internal("an import connection panicked".into()))
-                })
-            })
-            .collect()
+    let lane = || -> Result<()> {
+        let mut tgt = super::connect_for_long_statements(spec)?;
+        // A referenced table's tablespace imports only without the checks.
+        tgt.exec(&statements::foreign_key_checks(false))?;
+        while let Some(t) = tables.get(next.fetch_add(1, Ordering::SeqCst)) {
+            tgt.exec(&statements::import_tablespace(schema, t))?;
+        }
+        Ok(())
+    };
+    std::thread::scope(|s| {
+        for _ in 0..lanes {
+            s.spawn(|| {
+                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(lane))
+                    .unwrap_or_else(|_| {
+                        Err(Error::Internal("an import connection panicked".into()))
+                    });
+                if let Err(e) = outcome {
+                    next.store(tables.len(), Ordering::SeqCst);
+                    first_error
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .get_or_insert(e);
+                }
+            });
+        }
     });
-    results.into_iter().collect()
+    match first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
 }
 
 /// Times each stage of a copy for the log (`-vv`): where a physical copy spends its time.
@@ -608,14 +601,41 @@ fn file_name(name: &Ident) -> String {
         .collect()
 }
 
-/// `<datadir>.shardctl-import.XXXXXXXX` (for mktemp): beside the datadir, on its file
-/// system.
-fn staging_template(datadir: &Path) -> Result<PathBuf> {
+/// `<datadir>.shardctl-import.<the first target schema, as a file name>`: beside the
+/// datadir, on its file system.
+fn staging_dir(datadir: &Path, pairs: &[SchemaPair]) -> Result<PathBuf> {
     let name = datadir
         .file_name()
         .and_then(|n| n.to_str())
         .ok_or_else(|| Error::Config(format!("datadir {} has no name", datadir.display())))?;
-    Ok(datadir.with_file_name(format!("{name}.shardctl-import.XXXXXXXX")))
+    let first = pairs
+        .first()
+        .ok_or_else(|| Error::Internal("a physical copy of no schema".into()))?;
+    Ok(datadir.with_file_name(format!("{name}.shardctl-import.{}", file_name(&first.to))))
+}
+
+/// Removes `dir` and what it holds, if it is there.
+fn clear_command(dir: &Path) -> Result<String> {
+    Ok(format!("rm -rf -- {}", path_word(dir)?))
+}
+
+/// Removes what a killed physical copy of `pairs` onto `target` left in its staging
+/// directory (a whole streamed backup): an abort's rollback calls it.
+pub fn clear_staging(inv: &Inventory, target: &str, pairs: &[SchemaPair]) -> Result<PathBuf> {
+    let tdata = hostops::datadir(inv, target, "the physical copy stages its files there")?;
+    let staging = staging_dir(&tdata, pairs)?;
+    remote::host_for(inv, target)?.output(
+        "removing a physical copy's staging directory",
+        &clear_command(&staging)?,
+        FILE_TIMEOUT,
+    )?;
+    Ok(staging)
+}
+
+/// Where a physical copy of `pairs` onto `target` stages its files (for a dry run).
+pub fn staging_path(inv: &Inventory, target: &str, pairs: &[SchemaPair]) -> Result<PathBuf> {
+    let tdata = hostops::datadir(inv, target, "the physical copy stages its files there")?;
+    staging_dir(&tdata, pairs)
 }
 
 #[cfg(test)]
@@ -635,10 +655,19 @@ mod tests {
     }
 
     #[test]
-    fn staging_sits_beside_the_datadir() {
+    fn staging_sits_beside_the_datadir_named_after_the_shard() {
+        let pair = |n: &str| SchemaPair {
+            from: Ident::new("schema", n).unwrap(),
+            to: Ident::new("schema", n).unwrap(),
+        };
         assert_eq!(
-            staging_template(Path::new("/var/lib/mysql")).unwrap(),
-            PathBuf::from("/var/lib/mysql.shardctl-import.XXXXXXXX")
+            staging_dir(Path::new("/var/lib/mysql"), &[pair("app_7"), pair("x")]).unwrap(),
+            PathBuf::from("/var/lib/mysql.shardctl-import.app_7")
         );
+        assert_eq!(
+            staging_dir(Path::new("/data/my sql"), &[pair("app$1")]).unwrap(),
+            PathBuf::from("/data/my sql.shardctl-import.app@00241")
+        );
+        assert!(staging_dir(Path::new("/var/lib/mysql"), &[]).is_err());
     }
 }

@@ -148,6 +148,10 @@ pub trait FleetEffects {
     /// again, having really restarted.
     fn restart_server(&mut self, node: &str) -> Result<()>;
 
+    /// Removes the staging directory (a whole streamed backup) a killed physical copy of
+    /// `pairs` left beside `node`'s datadir, if there is one.
+    fn clear_copy_staging(&mut self, node: &str, pairs: &[SchemaPair]) -> Result<()>;
+
     // ---- The verbs: their statements are built here, once, for both implementations. ----
 
     /// The node's SQL dialect.
@@ -875,6 +879,10 @@ impl FleetEffects for Fleet<'_> {
         visible_tables_on(self.reader(node)?, schema)
     }
 
+    fn clear_copy_staging(&mut self, node: &str, pairs: &[SchemaPair]) -> Result<()> {
+        copy::physical::clear_staging(self.inv, node, pairs).map(|_| ())
+    }
+
     fn persist_options(&mut self, node: &str, edit: &OptionEdit) -> Result<()> {
         host::persist(self.inv, node, edit).map(|_| ())
     }
@@ -957,6 +965,10 @@ impl FleetEffects for Live<'_> {
 
     fn unpersist_options(&mut self, node: &str, edit: &OptionEdit) -> Result<()> {
         self.fleet.unpersist_options(node, edit)
+    }
+
+    fn clear_copy_staging(&mut self, node: &str, pairs: &[SchemaPair]) -> Result<()> {
+        self.fleet.clear_copy_staging(node, pairs)
     }
 
     fn restart_server(&mut self, node: &str) -> Result<()> {
@@ -1529,6 +1541,19 @@ impl FleetEffects for DryRun<'_> {
         Ok(())
     }
 
+    fn clear_copy_staging(&mut self, node: &str, pairs: &[SchemaPair]) -> Result<()> {
+        let staging = copy::physical::staging_path(self.inv, node, pairs)?;
+        self.action(
+            None,
+            node,
+            format!(
+                "remove a killed physical copy's staging directory {}, if there is one",
+                staging.display()
+            ),
+        );
+        Ok(())
+    }
+
     fn unpersist_options(&mut self, node: &str, edit: &OptionEdit) -> Result<()> {
         let path = host::option_file(self.inv, node)?;
         let what = format!(
@@ -1598,7 +1623,7 @@ impl Effects for DryRun<'_> {
                 req.workers
             ),
             Method::Dump => "dump: mariadb-dump --single-transaction piped into the client".into(),
-            Method::Physical => "physical: mariadb-backup --backup --databases of the shard's schemas on the source's host, --prepare --export, the .ibd/.cfg files streamed to the target's host, the tables created, their tablespaces discarded, the files moved in and imported, then views, routines, triggers and events".into(),
+            Method::Physical => "physical: mariadb-backup --backup --databases of the shard's schemas on the source's host, streamed into a staging directory on the target's host and prepared there with --export, the tables created, their tablespaces discarded, the files moved in and imported, then views, routines, triggers and events".into(),
         };
         let what = match req.into_tables {
             Some(only) => format!(

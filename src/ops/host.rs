@@ -262,31 +262,55 @@ pub fn tool_version(host: &dyn Host, tool: &str, package: &str) -> Result<String
 }
 
 /// The free-space preflight: the target's datadir must hold `needed` bytes (the shard's
-/// size) plus the inventory's margin and reserve. Returns what it measured.
-pub fn check_free_space(inv: &Inventory, node: &str, needed: u64) -> Result<serde_json::Value> {
+/// size) plus the inventory's margin and reserve. With `staged_beside` (the physical copy,
+/// which stages its backup beside the datadir before moving the files in), the datadir's
+/// parent must hold them too: when the datadir is a mount point of its own, the staging
+/// directory is on another file system. Returns what it measured.
+pub fn check_free_space(
+    inv: &Inventory,
+    node: &str,
+    needed: u64,
+    staged_beside: bool,
+) -> Result<serde_json::Value> {
     let dir = datadir(
         inv,
         node,
         "the preflight measures its free space (add datadir: to the node)",
     )?;
     let host = remote::host_for(inv, node)?;
-    let free = free_bytes(host.as_ref(), &dir)?;
     let d = inv.defaults();
     let want = needed
         .saturating_add(needed.saturating_mul(d.free_space_margin_percent) / 100)
         .saturating_add(d.free_space_reserve_mib.saturating_mul(1024 * 1024));
-    if free < want {
-        return Err(Error::Refused(format!(
-            "node {node}: {} has {} free; the shard needs {} plus a {}% margin and {} MiB reserve ({} in all)",
-            dir.display(),
-            human(free),
-            human(needed),
-            d.free_space_margin_percent,
-            d.free_space_reserve_mib,
-            human(want)
-        )));
+    let mut dirs = vec![dir.clone()];
+    if staged_beside {
+        if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+            dirs.push(parent.to_path_buf());
+        }
     }
-    Ok(serde_json::json!({"datadir": dir, "free_bytes": free, "needed_bytes": want}))
+    let mut free = Vec::new();
+    for (i, at) in dirs.iter().enumerate() {
+        let bytes = free_bytes(host.as_ref(), at)?;
+        if bytes < want {
+            return Err(Error::Refused(format!(
+                "node {node}: {}{} has {} free; the shard needs {} plus a {}% margin and {} MiB reserve ({} in all)",
+                at.display(),
+                if i == 0 { "" } else { " (where the physical copy stages its backup)" },
+                human(bytes),
+                human(needed),
+                d.free_space_margin_percent,
+                d.free_space_reserve_mib,
+                human(want)
+            )));
+        }
+        free.push(bytes);
+    }
+    let mut out = serde_json::json!({"datadir": dir, "free_bytes": free[0], "needed_bytes": want});
+    if let (Some(at), Some(bytes)) = (dirs.get(1), free.get(1)) {
+        out["staging_dir"] = serde_json::json!(at);
+        out["staging_free_bytes"] = serde_json::json!(bytes);
+    }
+    Ok(out)
 }
 
 /// Bytes for people.

@@ -102,7 +102,7 @@ pub fn move_plan(inv: &Inventory, shard: u32, to: &str, pb: &Playbook) -> Result
                     format!("read definitions of {schemas} (tables, views, routines, triggers, events)"),
                     format!("on {to}: CREATE DATABASE and CREATE TABLE for each"),
                     format!("on the source: LOCK TABLES <every table of the shard> READ; {} x START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY; {}; UNLOCK TABLES", b.workers, d.binlog_coordinates()),
-                    format!("{} readers stream each table in primary-key order; {} writers INSERT batches of bound values on {to}", b.workers, b.workers),
+                    format!("up to {} lanes, one table each, largest first: a reader streams the table in primary-key order into a LOAD DATA writer on {to}, the table's plain secondary indexes left out and added back after its rows in one sorted build", b.workers),
                     "then views, routines, triggers and events".into(),
                 ],
                 crate::copy::Method::Dump => vec![format!(
@@ -110,9 +110,9 @@ pub fn move_plan(inv: &Inventory, shard: u32, to: &str, pb: &Playbook) -> Result
                     "mariadb-dump --single-transaction --master-data=2 --routines --triggers --events --hex-blob --skip-lock-tables --databases <schemas>"
                 )],
                 crate::copy::Method::Physical => vec![
-                    format!("on the source's host: mariadb-backup --backup --parallel=4 --databases of {schemas} (credentials in a 0600 option file), --prepare --export; the position from xtrabackup_binlog_info"),
-                    format!("stream the .ibd/.cfg files to a staging directory beside {to}'s datadir"),
-                    format!("on {to}: CREATE DATABASE and CREATE TABLE, ALTER TABLE ... DISCARD TABLESPACE, the files moved in (owner and mode of the schema directory), ALTER TABLE ... IMPORT TABLESPACE"),
+                    format!("on the source's host: mariadb-backup --backup --stream=xbstream --parallel=4 --databases of {schemas} (credentials in a 0600 option file), streamed into mbstream --extract in a staging directory beside {to}'s datadir"),
+                    format!("on {to}'s host: mariadb-backup --prepare --export there; the position from the backup's binlog info"),
+                    format!("on {to}: CREATE DATABASE and CREATE TABLE, ALTER TABLE ... DISCARD TABLESPACE, the files moved in (owner and mode of the schema directory), ALTER TABLE ... IMPORT TABLESPACE over 4 connections"),
                     "then views, routines, triggers and events".into(),
                 ],
             }),

@@ -77,7 +77,7 @@ pub fn backup(
                     .map(|z| z.bytes)
                     .sum::<u64>()
                     + checks.backup_overhead_bytes;
-                crate::ops::host::check_free_space(inv, node, needed)?;
+                crate::ops::host::check_free_space(inv, node, needed, true)?;
             }
             copy_between(
                 inv,

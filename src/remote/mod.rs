@@ -214,10 +214,19 @@ pub fn pipe(
         });
         (src_r, r)
     });
-    // The source's error is the cause when both failed.
-    let sent = src_result?;
-    dst_result?;
-    Ok(sent)
+    match (src_result, dst_result) {
+        (Ok(sent), Ok(())) => Ok(sent),
+        // A source that could not write because the target stopped reading (its disk full,
+        // say) failed because of the target: the target's error says why.
+        (Err(src), Err(dst)) if is_broken_pipe(&src) => Err(dst),
+        (Err(src), _) => Err(src),
+        (Ok(_), Err(dst)) => Err(dst),
+    }
+}
+
+/// Whether an error only says that the reader of a stream went away.
+fn is_broken_pipe(e: &Error) -> bool {
+    e.to_string().to_ascii_lowercase().contains("broken pipe")
 }
 
 /// The writing half of [`pipe`]'s in-memory stream.
@@ -381,6 +390,29 @@ mod tests {
         assert!(
             !marker.exists(),
             "the target took a failed stream for a whole one"
+        );
+    }
+
+    #[test]
+    fn a_target_that_stops_reading_is_named_as_the_cause() {
+        let h = LocalHost::new("n");
+        // The source writes far more than the pipes hold; the target fails at once, as
+        // an extraction onto a full disk would.
+        let err = pipe(
+            &h,
+            "head -c 100000000 /dev/zero",
+            &h,
+            "echo 'No space left on device' >&2; exit 3",
+            "stream",
+            T,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("target side")
+                && err.contains("exit status 3")
+                && err.contains("No space left on device"),
+            "{err}"
         );
     }
 }

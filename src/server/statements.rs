@@ -194,7 +194,8 @@ pub fn innodb_page_size() -> Stmt {
 }
 
 /// What a physical backup carries besides the shard's own tables: the system and undo
-/// tablespaces and, at most, the redo log (bytes).
+/// tablespaces and the redo log, counted at its configured size (bytes; a busy source can
+/// write more redo while the backup runs).
 pub fn backup_overhead_bytes() -> Stmt {
     Stmt::text(
         "SELECT CAST(COALESCE(SUM(FILE_SIZE), 0) + @@GLOBAL.innodb_log_file_size AS UNSIGNED) FROM information_schema.INNODB_SYS_TABLESPACES WHERE SPACE = 0 OR NAME LIKE 'innodb\\_undo%'",

@@ -500,6 +500,14 @@ impl<E: Effects> Mover<'_, E> {
         Ok(())
     }
 
+    /// Whether the playbook's copy is the physical method (files through the hosts).
+    pub(super) fn copies_physically(&self) -> bool {
+        self.playbook
+            .steps
+            .iter()
+            .any(|st| matches!(st, Step::Backup(b) if b.method == Method::Physical))
+    }
+
     /// The preflight's checks on the hosts, read-only: the restart path's needs (the
     /// target's option file read over its host, its restart command named, not the
     /// directory's node), and free space in the target's datadir for the shard's size with
@@ -510,11 +518,7 @@ impl<E: Effects> Mover<'_, E> {
         let (source, target) = (self.source.clone(), self.target.clone());
         let mut out = serde_json::Map::new();
         let mut backup_overhead = 0;
-        let physical = self
-            .playbook
-            .steps
-            .iter()
-            .any(|st| matches!(st, Step::Backup(b) if b.method == Method::Physical));
+        let physical = self.copies_physically();
         if physical {
             let flavors = (
                 self.fx.dialect(&source)?.flavor(),
@@ -561,7 +565,7 @@ impl<E: Effects> Mover<'_, E> {
                 + backup_overhead;
             out.insert(
                 "free_space".into(),
-                host::check_free_space(self.inv, &target, needed)?,
+                host::check_free_space(self.inv, &target, needed, physical)?,
             );
         } else {
             out.insert(

@@ -291,7 +291,17 @@ impl<'a> Mover<'a, Live<'a>> {
                         .filter(|p| !(m.same_node() && p.from == p.to))
                         .map(|p| p.to.clone())
                         .collect();
-                    m.fx.drop_schemas(&target, &drop, false)
+                    m.fx.drop_schemas(&target, &drop, false)?;
+                    if m.copies_physically() {
+                        // A temporary directory: the rollback goes on without it.
+                        if let Err(e) = m.fx.clear_copy_staging(&target, &m.pairs) {
+                            crate::output::log(
+                                0,
+                                &format!("warning: {e}; remove the physical copy's staging directory beside the datadir by hand"),
+                            );
+                        }
+                    }
+                    Ok(())
                 },
             )?;
         }
