@@ -84,11 +84,31 @@ pub fn install() {
 thread_local! {
     /// The stop flag of the operation this thread works for, if any.
     static SCOPE: std::cell::RefCell<Option<Arc<AtomicBool>>> = const { std::cell::RefCell::new(None) };
+    /// Set while this thread cleans up what must not be left half done.
+    static SHIELDED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f`, a cleanup that must finish (removing a work directory), as if no stop had
+/// been asked: [`interrupted`] is false on this thread meanwhile, so the commands it runs
+/// are not killed for a Ctrl-C that came before. Their own timeouts still hold.
+pub fn shielded<T>(f: impl FnOnce() -> T) -> T {
+    let before = SHIELDED.with(|s| s.replace(true));
+    let out = f();
+    SHIELDED.with(|s| s.set(before));
+    out
+}
+
+/// Whether this thread runs inside [`shielded`] (for the helper threads it starts).
+pub fn is_shielded() -> bool {
+    SHIELDED.with(|s| s.get())
 }
 
 /// True once a signal has arrived, or the operation this thread works for was asked to
 /// stop (`shardctl stop`, a lost lease).
 pub fn interrupted() -> bool {
+    if is_shielded() {
+        return false;
+    }
     INTERRUPTED.load(Ordering::SeqCst)
         || SCOPE.with(|s| {
             s.borrow()

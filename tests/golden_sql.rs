@@ -308,6 +308,23 @@ fn render_common() -> String {
     );
     line("physical: page size", sql::innodb_page_size().to_string());
     line(
+        "physical: foreign keys added back",
+        sql::add_constraints(
+            &id("employees_3"),
+            &id("salaries"),
+            &["CONSTRAINT `fk_emp` FOREIGN KEY (`emp_no`) REFERENCES `employees` (`emp_no`) ON DELETE CASCADE".to_string()],
+        )
+        .to_string(),
+    );
+    line(
+        "physical: a full-text auxiliary table",
+        sql::fulltext_auxiliary_table("employees_3").to_string(),
+    );
+    line(
+        "physical: tables with a FULLTEXT index",
+        sql::fulltext_tables(&id("employees_3")).to_string(),
+    );
+    line(
         "physical: what a backup carries besides the shard",
         sql::backup_overhead_bytes().to_string(),
     );

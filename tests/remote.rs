@@ -224,6 +224,24 @@ fn ssh_runs_commands_with_streams_files_and_timeouts() {
         "{:?}",
         started.elapsed()
     );
+    // So is one whose operation is asked to stop (Ctrl-C, `shardctl stop`).
+    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let later = std::sync::Arc::clone(&flag);
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(500));
+        later.store(true, std::sync::atomic::Ordering::SeqCst);
+    });
+    let started = Instant::now();
+    let err = shardctl::signal::with_scope(Some(flag), || {
+        host.output("sleeping", "sleep 60", Duration::from_secs(60))
+    })
+    .unwrap_err();
+    assert!(matches!(err, Error::Interrupted), "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 #[test]
@@ -756,6 +774,21 @@ fn every_object_shard(lower_bound: &str) -> (String, String) {
     (id, schema)
 }
 
+/// A shard of the every-object fixture without the part the physical method refuses: the
+/// FULLTEXT index (an imported tablespace leaves it unusable; see the preflight test),
+/// dropped and the table rebuilt, so that its hidden FTS_DOC_ID column goes too.
+fn physical_fixture_shard(lower_bound: &str) -> (String, String) {
+    let (id, schema) = every_object_shard(lower_bound);
+    common::exec(
+        &mut connect(fleet(), "node1"),
+        &[
+            &format!("ALTER TABLE {schema}.customer DROP INDEX search"),
+            &format!("ALTER TABLE {schema}.customer FORCE"),
+        ],
+    );
+    (id, schema)
+}
+
 /// The default move playbook with the physical method.
 fn physical_playbook() -> PathBuf {
     let text = shardctl::playbook::MOVE_PLAYBOOK.replace("method: native", "method: physical");
@@ -768,7 +801,7 @@ fn physical_playbook() -> PathBuf {
 #[test]
 fn every_object_moves_by_the_physical_method_with_identical_rows_and_objects() {
     let _g = serial();
-    let (id, schema) = every_object_shard("0");
+    let (id, schema) = physical_fixture_shard("0");
     // Tables in the engines carried as files from the same backup, with a trigger and a
     // view on them (created after the files are in place).
     common::exec(
@@ -784,8 +817,15 @@ fn every_object_moves_by_the_physical_method_with_identical_rows_and_objects() {
     );
     let objects_before = dump_objects("node1", &schema);
     let rows_before = dump_rows("node1", &schema);
+    let search = format!(
+        "SELECT COUNT(*) FROM {schema}.place FORCE INDEX (location) WHERE MBRIntersects(location, ST_GeomFromText('POLYGON((-1 -1, 1 -1, 1 1, -1 1, -1 -1))'))"
+    );
+    let found_on_source = count(&mut connect(fleet(), "node1"), &search);
+    assert!(found_on_source > 0, "the search finds nothing on node1");
     // node1 (the source) is on this machine, node3 (the target) behind the test's sshd: the
-    // files stream from one host to the other.
+    // files stream from one host to the other. The source's work directory goes to a
+    // temporary directory of this test's own, to be seen gone afterwards.
+    let source_tmp = tempfile::tempdir().unwrap();
     let out = cli(
         &ssh_inventory(),
         &[
@@ -798,6 +838,7 @@ fn every_object_moves_by_the_physical_method_with_identical_rows_and_objects() {
             physical_playbook().to_str().unwrap(),
         ],
     )
+    .env("TMPDIR", source_tmp.path())
     .timeout(Duration::from_secs(600))
     .output()
     .unwrap();
@@ -809,6 +850,21 @@ fn every_object_moves_by_the_physical_method_with_identical_rows_and_objects() {
     assert!(objects_before.contains("ENGINE=MyISAM") && objects_before.contains("ENGINE=Aria"));
     // The tables carried as files work on the target: the trigger fires into the Aria table.
     let mut n3 = connect(fleet(), "node3");
+    // The imported SPATIAL index answers on the target as on the source.
+    assert_eq!(
+        count(&mut n3, &search),
+        found_on_source,
+        "spatial search on node3"
+    );
+    // Nothing but the shard's own tables' files reached its directory (a backup also holds
+    // the full-text auxiliary tablespaces of the source's tables).
+    let orphans: Vec<_> = std::fs::read_dir(fleet().node("node3").unwrap().datadir().join(&schema))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("FTS_"))
+        .collect();
+    assert!(orphans.is_empty(), "{orphans:?}");
     common::exec(
         &mut n3,
         &[&format!(
@@ -830,16 +886,18 @@ fn every_object_moves_by_the_physical_method_with_identical_rows_and_objects() {
         .filter(|e| e.file_name().to_string_lossy().contains("shardctl-import"))
         .collect();
     assert!(staged.is_empty(), "{staged:?}");
-    let leftovers: Vec<_> = std::fs::read_dir("/tmp")
+    let leftovers: Vec<_> = std::fs::read_dir(source_tmp.path())
         .unwrap()
         .flatten()
-        .filter(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .starts_with("shardctl-backup.")
-        })
+        .map(|e| e.file_name())
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
+    // The imported copy is an ordinary schema there: moved on, its drop-source drops it.
+    cli(&ssh_inventory(), &["move", "--shard", &id, "--to", "node1"])
+        .timeout(Duration::from_secs(600))
+        .assert()
+        .success();
+    assert!(!schema_exists("node3", &schema));
 }
 
 /// The staging directories beside node3's datadir (a physical copy's streamed backup).
@@ -854,11 +912,12 @@ fn staged_on_node3() -> Vec<String> {
 }
 
 #[test]
-fn a_physical_copy_killed_with_its_backup_staged_is_cleared_by_abort_and_by_resume() {
+fn a_physical_copy_killed_or_interrupted_with_its_backup_staged_leaves_nothing_behind() {
     let _g = serial();
-    let (id, schema) = every_object_shard("1000000");
+    let (id, schema) = physical_fixture_shard("1000000");
     let rows_before = dump_rows("node1", &schema);
-    let physical_move = || {
+    let work = tempfile::tempdir().unwrap();
+    let crash_in_the_copy = || {
         let out = cli(
             &ssh_inventory(),
             &[
@@ -882,15 +941,17 @@ fn a_physical_copy_killed_with_its_backup_staged_is_cleared_by_abort_and_by_resu
             stderr_of(&out)
         );
         let staged = staged_on_node3();
-        assert_eq!(
-            staged,
-            vec![format!("data.shardctl-import.{schema}")],
-            "the killed copy's backup is staged beside the datadir"
+        assert!(
+            staged.len() == 1 && staged[0].starts_with(&format!("data.shardctl-import.{schema}.")),
+            "the killed copy's backup is staged beside the datadir: {staged:?}"
         );
-        directory().operations(None).unwrap()[0].id.to_string()
+        (
+            directory().operations(None).unwrap()[0].id.to_string(),
+            staged,
+        )
     };
     // Abort rolls the copy back, staging included.
-    let op = physical_move();
+    let (op, _) = crash_in_the_copy();
     cli(&ssh_inventory(), &["abort", &op])
         .timeout(Duration::from_secs(300))
         .assert()
@@ -898,10 +959,47 @@ fn a_physical_copy_killed_with_its_backup_staged_is_cleared_by_abort_and_by_resu
     assert!(staged_on_node3().is_empty(), "{:?}", staged_on_node3());
     assert!(!schema_exists("node3", &schema));
     assert_eq!(shard_node(id.parse().unwrap()), "node1");
-    // Resume copies again: the leftover of the killed copy is cleared first, the new one
-    // removes its own.
-    let op = physical_move();
-    cli(&ssh_inventory(), &["resume", &op])
+    // Resume copies again in a directory of its own, once the killed copy's is gone; a
+    // Ctrl-C while it holds the staged backup removes that too.
+    let (op, killed) = crash_in_the_copy();
+    let inv = ssh_inventory();
+    let mut resumed = common::spawn_shardctl(
+        &inv,
+        &["resume", &op],
+        Some("pause=120@copy"),
+        work.path(),
+        "resume",
+    );
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while !std::fs::read_to_string(work.path().join("resume.err"))
+        .unwrap()
+        .contains("fault point copy: pausing")
+    {
+        assert!(
+            Instant::now() < deadline,
+            "resume never reached the copy's end"
+        );
+        assert!(resumed.try_wait().unwrap().is_none(), "resume ended early");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let staged = staged_on_node3();
+    assert!(
+        staged.len() == 1 && staged != killed,
+        "the killed copy's staging {killed:?} is gone, the new one's is there: {staged:?}"
+    );
+    // SAFETY: signalling a child of this test.
+    unsafe {
+        libc::kill(resumed.id() as i32, libc::SIGINT);
+    }
+    let status = common::wait_exit(&mut resumed, Duration::from_secs(60));
+    assert_eq!(
+        status.code(),
+        Some(130),
+        "{}",
+        std::fs::read_to_string(work.path().join("resume.err")).unwrap()
+    );
+    assert!(staged_on_node3().is_empty(), "{:?}", staged_on_node3());
+    cli(&inv, &["resume", &op])
         .timeout(Duration::from_secs(600))
         .assert()
         .success();
@@ -947,6 +1045,72 @@ fn the_physical_preflight_refuses_what_cannot_work_and_names_the_method_that_wou
     assert!(
         err.contains("table employees_2.notes_memory on node2 uses the MEMORY engine")
             && err.contains("use method native or dump"),
+        "{err}"
+    );
+    assert_nothing_done(ops, 2, "node2", "node3", &cnf);
+    // A FULLTEXT index: the imported tablespace would leave it unusable.
+    common::exec(
+        &mut connect(sb, "node2"),
+        &["CREATE TABLE employees_2.notes_search (id INT PRIMARY KEY, body TEXT, FULLTEXT KEY body (body)) ENGINE=InnoDB"],
+    );
+    let out = cli(
+        &ssh_inventory(),
+        &[
+            "move",
+            "--shard",
+            "2",
+            "--to",
+            "node3",
+            "--playbook",
+            physical_playbook().to_str().unwrap(),
+        ],
+    )
+    .output()
+    .unwrap();
+    common::exec(
+        &mut connect(sb, "node2"),
+        &["DROP TABLE employees_2.notes_search"],
+    );
+    assert_eq!(out.status.code(), Some(REFUSED), "{}", stderr_of(&out));
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("table employees_2.notes_search on node2 has a FULLTEXT index")
+            && err.contains("use method native or dump"),
+        "{err}"
+    );
+    assert_nothing_done(ops, 2, "node2", "node3", &cnf);
+    // A FULLTEXT index dropped without a rebuild leaves the table's hidden FTS_DOC_ID
+    // column and full-text tables behind: its tablespace cannot be imported either.
+    common::exec(
+        &mut connect(sb, "node2"),
+        &[
+            "CREATE TABLE employees_2.notes_search (id INT PRIMARY KEY, body TEXT, FULLTEXT KEY body (body)) ENGINE=InnoDB",
+            "ALTER TABLE employees_2.notes_search DROP INDEX body",
+        ],
+    );
+    let out = cli(
+        &ssh_inventory(),
+        &[
+            "move",
+            "--shard",
+            "2",
+            "--to",
+            "node3",
+            "--playbook",
+            physical_playbook().to_str().unwrap(),
+        ],
+    )
+    .output()
+    .unwrap();
+    common::exec(
+        &mut connect(sb, "node2"),
+        &["DROP TABLE employees_2.notes_search"],
+    );
+    assert_eq!(out.status.code(), Some(REFUSED), "{}", stderr_of(&out));
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("schema employees_2 on node2 holds the full-text table employees_2/FTS_")
+            && err.contains("ALTER TABLE ... FORCE"),
         "{err}"
     );
     assert_nothing_done(ops, 2, "node2", "node3", &cnf);

@@ -14,8 +14,10 @@
 //! tablespace, travel as their own files (`.frm` and data and index files) from the same
 //! consistent backup, placed in the target's schema directory where the server finds them.
 //!
-//! The preflight refuses what cannot work, naming the method that would: a table in
-//! another engine than InnoDB, MyISAM or Aria, servers of different major versions or page sizes, a node
+//! The preflight refuses what cannot work, naming the method that would: a table with a
+//! FULLTEXT index (the import leaves it unusable, and re-adding it on the imported table
+//! crashed MariaDB 10.11.19 in our tests), a table in another engine than InnoDB, MyISAM or
+//! Aria, servers of different major versions or page sizes, a node
 //! without a host (ssh, or this machine) or datadir, a missing tool, a copy under new
 //! schema names.
 
@@ -40,6 +42,9 @@ pub const EXTRACT_TOOL: &str = "mbstream";
 /// Connections the tablespaces are imported over: each `IMPORT TABLESPACE` rewrites every
 /// page of its file (new space id), a pass that runs side by side for different tables.
 const IMPORT_CONNECTIONS: usize = 4;
+
+/// How often the import's watcher looks at the operation's stop flag.
+const IMPORT_STOP_POLL: Duration = Duration::from_millis(200);
 
 /// Threads `mariadb-backup --backup` copies the tablespaces with: a large shard's backup
 /// waits on reads, and a few in flight keep the disk busy (measured at 944 MiB with a warm
@@ -133,6 +138,25 @@ pub fn preflight(
     }
     let mut tables = 0;
     for p in pairs {
+        let fulltext: Vec<String> = src
+            .rows(&statements::fulltext_tables(&p.from))?
+            .into_iter()
+            .filter_map(|r| mysql::from_row_opt::<String>(r).ok())
+            .collect();
+        if let Some(table) = fulltext.first() {
+            return Err(refuse(format!(
+                "table {}.{table} on {source} has a FULLTEXT index, which an imported tablespace leaves unusable (and which MariaDB 10.11 cannot rebuild on it safely); use method native or dump for this shard",
+                p.from
+            )));
+        }
+        let auxiliary: Option<String> =
+            src.first(&statements::fulltext_auxiliary_table(&file_name(&p.from)))?;
+        if let Some(aux) = auxiliary {
+            return Err(refuse(format!(
+                "schema {} on {source} holds the full-text table {aux}: one of its tables had a FULLTEXT index and keeps a hidden FTS_DOC_ID column, which a table created from its definition lacks, so its tablespace cannot be imported (rebuild it with ALTER TABLE ... FORCE to drop them); use method native or dump for this shard",
+                p.from
+            )));
+        }
         for row in src.rows(&statements::table_engines(&p.from))? {
             let (table, engine, partitioned): (String, String, i64) =
                 mysql::from_row_opt(row).map_err(|e| Error::server(source, e))?;
@@ -227,11 +251,14 @@ struct RemoteDir<'a> {
 impl Drop for RemoteDir<'_> {
     fn drop(&mut self) {
         if let Ok(p) = path_word(&self.path) {
-            let _ = self.host.output(
-                "removing a work directory",
-                &format!("rm -rf -- {p}"),
-                FILE_TIMEOUT,
-            );
+            // Also after a Ctrl-C: the directory may hold a login or a whole backup.
+            let _ = crate::signal::shielded(|| {
+                self.host.output(
+                    "removing a work directory",
+                    &format!("rm -rf -- {p}"),
+                    FILE_TIMEOUT,
+                )
+            });
         }
     }
 }
@@ -294,7 +321,9 @@ pub fn copy(
     let sspec = ConnectSpec::for_node(inv, inv.node(source)?)?;
     let tspec = ConnectSpec::for_node(inv, inv.node(target)?)?;
     let mut src = super::connect_for_copy(&sspec)?;
-    let mut tgt = super::connect_for_copy(&tspec)?;
+    // EXCHANGE PARTITION checks every row of the partition: as long as the partition is
+    // large.
+    let mut tgt = super::connect_for_long_statements(&tspec)?;
     let sdata = hostops::datadir(inv, source, "the physical copy reads its files")?;
     let tdata = hostops::datadir(inv, target, "the physical copy writes its files")?;
     let sh = remote::host_for(inv, source)?;
@@ -314,18 +343,34 @@ pub fn copy(
     progress.begin(estimate);
 
     // The target: staging beside its datadir (same file system: the files are moved in,
-    // not copied), named after the shard's first schema: one copy of a shard onto a node
-    // runs at a time, and what a killed copy of this shard left there is cleared first.
-    let staging = staging_dir(&tdata, pairs)?;
-    th.output(
-        "making the staging directory",
-        &format!(
-            "{} && mkdir -m 700 -- {}",
-            clear_command(&staging)?,
-            path_word(&staging)?
-        ),
-        FILE_TIMEOUT,
-    )?;
+    // not copied), a directory of this attempt's own named after the shard's first schema.
+    // What earlier attempts at this shard left there (killed copies) is cleared first; a
+    // copy of this shard still running elsewhere (an owner that lost its lease) then fails
+    // rather than mixes its files with this one's.
+    let prefix = staging_prefix(&tdata, first_schema(pairs)?)?;
+    let staging = PathBuf::from(
+        th.text(
+            "making the staging directory",
+            &format!(
+                "{} && mktemp -d -- {}",
+                clear_command(&prefix)?,
+                path_word(&attempt_template(&prefix))?
+            ),
+            FILE_TIMEOUT,
+        )?
+        .trim(),
+    );
+    if staging.parent() != prefix.parent()
+        || !staging
+            .to_string_lossy()
+            .starts_with(&format!("{}.", prefix.display()))
+    {
+        return Err(Error::Remote(format!(
+            "{}: mktemp gave {}",
+            th.describe(),
+            staging.display()
+        )));
+    }
     let staging_guard = RemoteDir {
         host: th.as_ref(),
         path: staging.clone(),
@@ -334,15 +379,19 @@ pub fn copy(
 
     // The source: only the login's option file, in a directory of its own; the backup
     // itself never lands on the source's disk.
+    // In the host's temporary directory ($TMPDIR, else /tmp).
     let work = sh
         .text(
             "making a work directory",
-            "mktemp -d /tmp/shardctl-backup.XXXXXXXX",
+            "mktemp -d -t shardctl-backup.XXXXXXXX",
             FILE_TIMEOUT,
         )?
         .trim()
         .to_string();
-    if !work.starts_with("/tmp/shardctl-backup.") {
+    let named = Path::new(&work)
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with("shardctl-backup."));
+    if !Path::new(&work).is_absolute() || !named {
         return Err(Error::Remote(format!(
             "{}: mktemp gave {work:?}",
             sh.describe()
@@ -419,6 +468,18 @@ pub fn copy(
         created
             .tables
             .retain(|(t, _)| eng.get(t.as_str()) == Some(&Carry::Tablespace));
+        // Created without their foreign keys, which are added once every tablespace is in:
+        // a table referenced by a foreign key and left discarded (a copy stopped or failed
+        // before its import) cannot be dropped again in MariaDB 10.11 (error 1205) until
+        // the server restarts, so the rollback would fail.
+        let mut foreign_keys: Vec<(Ident, Vec<String>)> = Vec::new();
+        for (t, ddl) in created.tables.iter_mut() {
+            let (without, clauses) = split_foreign_keys(ddl);
+            if !clauses.is_empty() {
+                *ddl = without;
+                foreign_keys.push((t.clone(), clauses));
+            }
+        }
         let mut file_names = Vec::new();
         for (t, c) in eng {
             if let Carry::Files(exts) = c {
@@ -473,8 +534,18 @@ pub fn copy(
                 remote::quote(b)?
             ));
         }
+        // Only the files of the tables created here and of those carried as files: the
+        // backup also holds files the target must not get (a table's full-text auxiliary
+        // tablespaces, `FTS_<source's table id>_*.ibd`, which would be orphans there).
+        let mut tablespace_files = Vec::new();
+        for t in &plain {
+            for ext in ["ibd", "cfg"] {
+                tablespace_files.push(remote::quote(&format!("{}.{ext}", file_name(t)))?);
+            }
+        }
         script.push_str(&format!(
-            " && for x in *.ibd *.cfg {}; do test -e \"$x\" || continue; mv -f -- \"$x\" {d}/ && chown --reference={d} -- {d}/\"$x\" && chmod 660 -- {d}/\"$x\" || exit 1; done",
+            " && for x in {} {}; do test -e \"$x\" || continue; mv -f -- \"$x\" {d}/ && chown --reference={d} -- {d}/\"$x\" && chmod 660 -- {d}/\"$x\" || exit 1; done",
+            tablespace_files.join(" "),
             file_names.join(" ")
         ));
         th.output(
@@ -488,6 +559,9 @@ pub fn copy(
         for (t, part, tmp) in &exchanges {
             tgt.exec(&statements::exchange_partition(&p.to, t, part, tmp))?;
             tgt.exec(&statements::drop_table(&p.to, tmp))?;
+        }
+        for (t, clauses) in &foreign_keys {
+            tgt.exec(&statements::add_constraints(&p.to, t, clauses))?;
         }
         tables += objs.tables.len();
         tgt.exec(&statements::foreign_key_checks(true))?;
@@ -520,18 +594,50 @@ fn import_tablespaces(spec: &ConnectSpec, schema: &Ident, tables: &[Ident]) -> R
     let next = AtomicUsize::new(0);
     let first_error: Mutex<Option<Error>> = Mutex::new(None);
     let lanes = IMPORT_CONNECTIONS.min(tables.len());
+    let ids: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+    let stop = crate::signal::scope();
+    // Each lane holds a sender: the watcher sees them all gone as soon as the last ends.
+    let (lanes_alive, lanes_ended) = std::sync::mpsc::channel::<()>();
     let lane = || -> Result<()> {
         let mut tgt = super::connect_for_long_statements(spec)?;
+        if let Some(id) = tgt.first::<u64>(&statements::connection_id())? {
+            ids.lock().unwrap_or_else(|p| p.into_inner()).push(id);
+        }
         // A referenced table's tablespace imports only without the checks.
         tgt.exec(&statements::foreign_key_checks(false))?;
         while let Some(t) = tables.get(next.fetch_add(1, Ordering::SeqCst)) {
+            crate::signal::check()?;
             tgt.exec(&statements::import_tablespace(schema, t))?;
         }
         Ok(())
     };
     std::thread::scope(|s| {
+        let (next, first_error, ids, stop, lane) = (&next, &first_error, &ids, &stop, &lane);
+        // Asked to stop (Ctrl-C, `shardctl stop`, a lost lease): the imports running are
+        // killed rather than waited for; the copy then fails and is redone or rolled back.
+        s.spawn(move || {
+            crate::signal::enter_scope(stop.clone());
+            loop {
+                match lanes_ended.recv_timeout(IMPORT_STOP_POLL) {
+                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return,
+                    _ if crate::signal::interrupted() => {
+                        next.store(tables.len(), Ordering::SeqCst);
+                        if let Ok(mut killer) = super::connect_for_copy(spec) {
+                            for id in ids.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+                                let _ = killer.exec(&statements::kill_query(*id));
+                            }
+                        }
+                        return;
+                    }
+                    _ => {}
+                }
+            }
+        });
         for _ in 0..lanes {
-            s.spawn(|| {
+            let alive = lanes_alive.clone();
+            s.spawn(move || {
+                let _alive = alive;
+                crate::signal::enter_scope(stop.clone());
                 let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(lane))
                     .unwrap_or_else(|_| {
                         Err(Error::Internal("an import connection panicked".into()))
@@ -545,7 +651,9 @@ fn import_tablespaces(spec: &ConnectSpec, schema: &Ident, tables: &[Ident]) -> R
                 }
             });
         }
+        drop(lanes_alive);
     });
+    crate::signal::check()?;
     match first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
         Some(e) => Err(e),
         None => Ok(()),
@@ -570,6 +678,37 @@ impl Stages {
         );
         self.0 = Instant::now();
     }
+}
+
+/// A table's definition (`SHOW CREATE TABLE`) without its foreign keys, and those
+/// clauses as the definition gave them (one line each, without the separating comma).
+fn split_foreign_keys(ddl: &str) -> (String, Vec<String>) {
+    let mut kept: Vec<&str> = Vec::new();
+    let mut clauses = Vec::new();
+    for line in ddl.lines() {
+        let body = line.trim_start();
+        if line.starts_with("  ")
+            && body.starts_with("CONSTRAINT ")
+            && body.contains(" FOREIGN KEY (")
+        {
+            clauses.push(body.trim_end_matches(',').to_string());
+        } else {
+            kept.push(line);
+        }
+    }
+    if clauses.is_empty() {
+        return (ddl.to_string(), clauses);
+    }
+    // The clause before the closing line now ends the list: no comma after it.
+    let mut lines: Vec<String> = kept.iter().map(|l| l.to_string()).collect();
+    if let Some(close) = lines.iter().rposition(|l| l.starts_with(')')) {
+        if let Some(last) = close.checked_sub(1).and_then(|i| lines.get_mut(i)) {
+            if last.starts_with("  ") && last.ends_with(',') {
+                last.pop();
+            }
+        }
+    }
+    (lines.join("\n"), clauses)
 }
 
 /// A table's partitions, in order.
@@ -601,41 +740,62 @@ fn file_name(name: &Ident) -> String {
         .collect()
 }
 
-/// `<datadir>.shardctl-import.<the first target schema, as a file name>`: beside the
-/// datadir, on its file system.
-fn staging_dir(datadir: &Path, pairs: &[SchemaPair]) -> Result<PathBuf> {
+/// The schema a copy's staging directory is named after.
+fn first_schema(pairs: &[SchemaPair]) -> Result<&Ident> {
+    pairs
+        .first()
+        .map(|p| &p.to)
+        .ok_or_else(|| Error::Internal("a physical copy of no schema".into()))
+}
+
+/// `<datadir>.shardctl-import.<schema as a file name>`: beside the datadir, on its file
+/// system; each attempt's staging directory is this and a suffix of its own.
+fn staging_prefix(datadir: &Path, schema: &Ident) -> Result<PathBuf> {
     let name = datadir
         .file_name()
         .and_then(|n| n.to_str())
         .ok_or_else(|| Error::Config(format!("datadir {} has no name", datadir.display())))?;
-    let first = pairs
-        .first()
-        .ok_or_else(|| Error::Internal("a physical copy of no schema".into()))?;
-    Ok(datadir.with_file_name(format!("{name}.shardctl-import.{}", file_name(&first.to))))
+    Ok(datadir.with_file_name(format!("{name}.shardctl-import.{}", file_name(schema))))
 }
 
-/// Removes `dir` and what it holds, if it is there.
-fn clear_command(dir: &Path) -> Result<String> {
-    Ok(format!("rm -rf -- {}", path_word(dir)?))
+/// The `mktemp` template of one attempt's staging directory.
+fn attempt_template(prefix: &Path) -> PathBuf {
+    PathBuf::from(format!("{}.XXXXXXXX", prefix.display()))
 }
 
-/// Removes what a killed physical copy of `pairs` onto `target` left in its staging
-/// directory (a whole streamed backup): an abort's rollback calls it.
-pub fn clear_staging(inv: &Inventory, target: &str, pairs: &[SchemaPair]) -> Result<PathBuf> {
+/// Removes every attempt's staging directory under `prefix` (`<prefix>.*`).
+fn clear_command(prefix: &Path) -> Result<String> {
+    Ok(format!("rm -rf -- {}.*", path_word(prefix)?))
+}
+
+/// Removes what killed physical copies of `pairs` onto `target` left in their staging
+/// directories (each a whole streamed backup), under any of the pairs' names: an abort's
+/// rollback calls it.
+pub fn clear_staging(inv: &Inventory, target: &str, pairs: &[SchemaPair]) -> Result<()> {
     let tdata = hostops::datadir(inv, target, "the physical copy stages its files there")?;
-    let staging = staging_dir(&tdata, pairs)?;
+    let mut script = Vec::new();
+    for p in pairs {
+        script.push(clear_command(&staging_prefix(&tdata, &p.to)?)?);
+    }
+    if script.is_empty() {
+        return Ok(());
+    }
     remote::host_for(inv, target)?.output(
-        "removing a physical copy's staging directory",
-        &clear_command(&staging)?,
+        "removing a physical copy's staging directories",
+        &script.join(" && "),
         FILE_TIMEOUT,
     )?;
-    Ok(staging)
+    Ok(())
 }
 
-/// Where a physical copy of `pairs` onto `target` stages its files (for a dry run).
-pub fn staging_path(inv: &Inventory, target: &str, pairs: &[SchemaPair]) -> Result<PathBuf> {
+/// The staging directories a physical copy of `pairs` onto `target` uses (for a dry
+/// run's text), as a glob.
+pub fn staging_glob(inv: &Inventory, target: &str, pairs: &[SchemaPair]) -> Result<String> {
     let tdata = hostops::datadir(inv, target, "the physical copy stages its files there")?;
-    staging_dir(&tdata, pairs)
+    Ok(format!(
+        "{}.*",
+        staging_prefix(&tdata, first_schema(pairs)?)?.display()
+    ))
 }
 
 #[cfg(test)]
@@ -655,19 +815,63 @@ mod tests {
     }
 
     #[test]
-    fn staging_sits_beside_the_datadir_named_after_the_shard() {
-        let pair = |n: &str| SchemaPair {
-            from: Ident::new("schema", n).unwrap(),
-            to: Ident::new("schema", n).unwrap(),
-        };
+    fn foreign_keys_are_split_off_a_definition_and_the_rest_stays_valid() {
+        let ddl = "CREATE TABLE `customer` (\n  `id` int(11) NOT NULL,\n  `region_id` smallint(5) unsigned DEFAULT NULL,\n  PRIMARY KEY (`id`),\n  KEY `region_id` (`region_id`),\n  CONSTRAINT `customer_region` FOREIGN KEY (`region_id`) REFERENCES `region` (`id`) ON DELETE SET NULL,\n  CONSTRAINT `positive` CHECK (`id` > 0)\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4";
+        let (without, clauses) = split_foreign_keys(ddl);
         assert_eq!(
-            staging_dir(Path::new("/var/lib/mysql"), &[pair("app_7"), pair("x")]).unwrap(),
+            clauses,
+            vec!["CONSTRAINT `customer_region` FOREIGN KEY (`region_id`) REFERENCES `region` (`id`) ON DELETE SET NULL"]
+        );
+        assert_eq!(
+            without,
+            "CREATE TABLE `customer` (\n  `id` int(11) NOT NULL,\n  `region_id` smallint(5) unsigned DEFAULT NULL,\n  PRIMARY KEY (`id`),\n  KEY `region_id` (`region_id`),\n  CONSTRAINT `positive` CHECK (`id` > 0)\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4"
+        );
+        // The foreign key as the last clause: the one before it loses its comma.
+        let ddl = "CREATE TABLE `r` (\n  `id` int(11) NOT NULL,\n  `p` int(11) DEFAULT NULL,\n  PRIMARY KEY (`id`),\n  KEY `p` (`p`),\n  CONSTRAINT `rp` FOREIGN KEY (`p`) REFERENCES `r` (`id`)\n) ENGINE=InnoDB";
+        let (without, clauses) = split_foreign_keys(ddl);
+        assert_eq!(clauses.len(), 1);
+        assert!(
+            without.contains("  KEY `p` (`p`)\n) ENGINE=InnoDB"),
+            "{without}"
+        );
+        // No foreign key: the definition as it was.
+        let plain =
+            "CREATE TABLE `t` (\n  `id` int(11) NOT NULL,\n  PRIMARY KEY (`id`)\n) ENGINE=InnoDB";
+        assert_eq!(split_foreign_keys(plain), (plain.to_string(), vec![]));
+    }
+
+    #[test]
+    fn staging_sits_beside_the_datadir_named_after_the_shard() {
+        let id = |n: &str| Ident::new("schema", n).unwrap();
+        let prefix = staging_prefix(Path::new("/var/lib/mysql"), &id("app_7")).unwrap();
+        assert_eq!(
+            prefix,
             PathBuf::from("/var/lib/mysql.shardctl-import.app_7")
         );
         assert_eq!(
-            staging_dir(Path::new("/data/my sql"), &[pair("app$1")]).unwrap(),
+            attempt_template(&prefix),
+            PathBuf::from("/var/lib/mysql.shardctl-import.app_7.XXXXXXXX")
+        );
+        assert_eq!(
+            clear_command(&prefix).unwrap(),
+            "rm -rf -- /var/lib/mysql.shardctl-import.app_7.*"
+        );
+        // Only the suffix is a pattern: the prefix stays one literal word.
+        let spaced = staging_prefix(Path::new("/data/my sql*"), &id("app_7")).unwrap();
+        assert_eq!(
+            clear_command(&spaced).unwrap(),
+            "rm -rf -- '/data/my sql*.shardctl-import.app_7'.*"
+        );
+        // A trailing slash names the same directory.
+        assert_eq!(
+            staging_prefix(Path::new("/var/lib/mysql/"), &id("app_7")).unwrap(),
+            prefix
+        );
+        assert_eq!(
+            staging_prefix(Path::new("/data/my sql"), &id("app$1")).unwrap(),
             PathBuf::from("/data/my sql.shardctl-import.app@00241")
         );
-        assert!(staging_dir(Path::new("/var/lib/mysql"), &[]).is_err());
+        assert!(staging_prefix(Path::new("/"), &id("app_7")).is_err());
+        assert!(first_schema(&[]).is_err());
     }
 }

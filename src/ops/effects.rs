@@ -1542,14 +1542,11 @@ impl FleetEffects for DryRun<'_> {
     }
 
     fn clear_copy_staging(&mut self, node: &str, pairs: &[SchemaPair]) -> Result<()> {
-        let staging = copy::physical::staging_path(self.inv, node, pairs)?;
+        let staging = copy::physical::staging_glob(self.inv, node, pairs)?;
         self.action(
             None,
             node,
-            format!(
-                "remove a killed physical copy's staging directory {}, if there is one",
-                staging.display()
-            ),
+            format!("remove what killed physical copies left in {staging}, if anything"),
         );
         Ok(())
     }
@@ -1623,7 +1620,10 @@ impl Effects for DryRun<'_> {
                 req.workers
             ),
             Method::Dump => "dump: mariadb-dump --single-transaction piped into the client".into(),
-            Method::Physical => "physical: mariadb-backup --backup --databases of the shard's schemas on the source's host, streamed into a staging directory on the target's host and prepared there with --export, the tables created, their tablespaces discarded, the files moved in and imported, then views, routines, triggers and events".into(),
+            Method::Physical => format!(
+                "physical: mariadb-backup --backup --databases of the shard's schemas on the source's host, streamed into a staging directory on the target's host ({}, after removing what killed copies of the shard left there) and prepared there with --export, the tables created, their tablespaces discarded, the files moved in and imported, then views, routines, triggers and events",
+                copy::physical::staging_glob(self.inv, req.target, req.pairs)?
+            ),
         };
         let what = match req.into_tables {
             Some(only) => format!(

@@ -307,8 +307,8 @@ pub fn check_free_space(
     }
     let mut out = serde_json::json!({"datadir": dir, "free_bytes": free[0], "needed_bytes": want});
     if let (Some(at), Some(bytes)) = (dirs.get(1), free.get(1)) {
-        out["staging_dir"] = serde_json::json!(at);
-        out["staging_free_bytes"] = serde_json::json!(bytes);
+        out["staging_parent"] = serde_json::json!(at);
+        out["staging_parent_free_bytes"] = serde_json::json!(bytes);
     }
     Ok(out)
 }

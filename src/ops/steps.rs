@@ -64,6 +64,8 @@ pub fn backup(
                 }
             }
             if method == Method::Physical {
+                // Its staging directory is the shard's: not while an operation copies it.
+                crate::ops::mover::refuse_busy(inv, &[shard_id])?;
                 // The same refusals as a move's preflight, before any file is written.
                 let mut s = Server::connect(&source)?;
                 let flavors = (s.flavor(), t.flavor());

@@ -33,6 +33,9 @@ fn kill_group(pid: u32) {
     }
 }
 
+/// How often a running command looks at the operation's stop flag.
+const STOP_POLL: Duration = Duration::from_millis(200);
+
 /// What a command's standard input and output pipes hold: a stream of a gigabyte then
 /// moves in a thousand reads rather than sixteen thousand (the default is 64 KiB).
 const PIPE_BYTES: i32 = 1024 * 1024;
@@ -74,6 +77,9 @@ impl Host for LocalHost {
             .map_err(|e| Error::io(format!("{}: cannot run sh", self.describe), e))?;
         let pid = child.id();
         let timed_out = Arc::new(AtomicBool::new(false));
+        let stopped = Arc::new(AtomicBool::new(false));
+        let stop = crate::signal::scope();
+        let shielded = crate::signal::is_shielded();
         let (done_tx, done_rx) = mpsc::channel::<()>();
         let mut child_in = child.stdin.take();
         let mut child_out = child.stdout.take().expect("piped stdout");
@@ -83,12 +89,30 @@ impl Host for LocalHost {
         }
         let mut child_err = child.stderr.take().expect("piped stderr");
         let result = std::thread::scope(|s| -> Result<Exit> {
+            // Kills the command when its deadline passes or the operation is asked to stop
+            // (Ctrl-C, `shardctl stop`, a lost lease), looking every STOP_POLL.
             let watchdog = {
-                let timed_out = Arc::clone(&timed_out);
+                let (timed_out, stopped) = (Arc::clone(&timed_out), Arc::clone(&stopped));
                 s.spawn(move || {
-                    if let Err(mpsc::RecvTimeoutError::Timeout) = done_rx.recv_timeout(timeout) {
-                        timed_out.store(true, Ordering::SeqCst);
-                        kill_group(pid);
+                    crate::signal::enter_scope(stop);
+                    let deadline = std::time::Instant::now() + timeout;
+                    loop {
+                        let left = deadline.saturating_duration_since(std::time::Instant::now());
+                        match done_rx.recv_timeout(left.min(STOP_POLL)) {
+                            Err(mpsc::RecvTimeoutError::Timeout) if left.is_zero() => {
+                                timed_out.store(true, Ordering::SeqCst);
+                                kill_group(pid);
+                                return;
+                            }
+                            Err(mpsc::RecvTimeoutError::Timeout) => {
+                                if !shielded && crate::signal::interrupted() {
+                                    stopped.store(true, Ordering::SeqCst);
+                                    kill_group(pid);
+                                    return;
+                                }
+                            }
+                            _ => return,
+                        }
                     }
                 })
             };
@@ -148,6 +172,9 @@ impl Host for LocalHost {
             let _ = watchdog.join();
             let stderr = errors.join().unwrap_or_default();
             let fed = feeder.map(|f| f.join());
+            if stopped.load(Ordering::SeqCst) {
+                return Err(Error::Interrupted);
+            }
             if timed_out.load(Ordering::SeqCst) {
                 return Err(Error::Timeout(format!(
                     "{}: a command did not finish within {}s",

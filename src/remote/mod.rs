@@ -185,9 +185,12 @@ pub fn pipe(
         buf: Vec::new(),
         pos: 0,
         deadline,
+        stop: crate::signal::scope(),
     };
+    let stop = crate::signal::scope();
     let (src_result, dst_result) = std::thread::scope(|s| {
         let src_thread = s.spawn(move || {
+            crate::signal::enter_scope(stop);
             let r = src.run(src_cmd, None, &mut writer, timeout);
             let r = match r {
                 Ok(exit) => src.check_exit(&format!("{what} (source side)"), &exit),
@@ -216,6 +219,8 @@ pub fn pipe(
     });
     match (src_result, dst_result) {
         (Ok(sent), Ok(())) => Ok(sent),
+        // Stopped by Ctrl-C, `shardctl stop` or a lost lease: both sides were killed.
+        (Err(_), _) | (_, Err(_)) if crate::signal::interrupted() => Err(Error::Interrupted),
         // A source that could not write because the target stopped reading (its disk full,
         // say) failed because of the target: the target's error says why.
         (Err(src), Err(dst)) if is_broken_pipe(&src) => Err(dst),
@@ -261,20 +266,30 @@ impl Write for ChanWriter {
     }
 }
 
-/// The reading half of [`pipe`]'s in-memory stream: an error when the source failed or
-/// the deadline passed, end of input only when the source ended well.
+/// How often a stream that carries nothing looks at the stop flag.
+const STOP_POLL: Duration = Duration::from_millis(200);
+
+/// The reading half of [`pipe`]'s in-memory stream: an error when the source failed, the
+/// deadline passed or the operation was asked to stop (the target's command is then
+/// killed, and so is the source's once it writes again); end of input only when the
+/// source ended well.
 struct ChanReader {
     rx: mpsc::Receiver<std::result::Result<Vec<u8>, String>>,
     buf: Vec<u8>,
     pos: usize,
     deadline: Instant,
+    /// The stop flag of the operation that started the stream (read from another thread).
+    stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl Read for ChanReader {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
         while self.pos >= self.buf.len() {
+            if crate::signal::with_scope(self.stop.clone(), crate::signal::interrupted) {
+                return Err(std::io::Error::other("the operation was asked to stop"));
+            }
             let left = self.deadline.saturating_duration_since(Instant::now());
-            match self.rx.recv_timeout(left) {
+            match self.rx.recv_timeout(left.min(STOP_POLL)) {
                 Ok(Ok(chunk)) => {
                     self.buf = chunk;
                     self.pos = 0;
@@ -283,6 +298,7 @@ impl Read for ChanReader {
                     return Err(std::io::Error::other(format!("the source failed: {why}")))
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(0),
+                Err(mpsc::RecvTimeoutError::Timeout) if Instant::now() < self.deadline => {}
                 Err(mpsc::RecvTimeoutError::Timeout) => {
                     return Err(std::io::Error::new(
                         std::io::ErrorKind::TimedOut,
@@ -391,6 +407,45 @@ mod tests {
             !marker.exists(),
             "the target took a failed stream for a whole one"
         );
+    }
+
+    #[test]
+    fn a_stop_request_kills_a_command_and_a_stream_but_not_a_cleanup() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        let h = LocalHost::new("n");
+        let stop_soon = || {
+            let flag = Arc::new(AtomicBool::new(false));
+            let later = Arc::clone(&flag);
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(300));
+                later.store(true, Ordering::SeqCst);
+            });
+            Some(flag)
+        };
+        let started = Instant::now();
+        let r = crate::signal::with_scope(stop_soon(), || h.output("sleeping", "sleep 30", T));
+        assert!(matches!(r, Err(Error::Interrupted)), "{r:?}");
+        // A stream whose source sends nothing, and one whose target reads nothing.
+        let r = crate::signal::with_scope(stop_soon(), || {
+            pipe(&h, "sleep 30", &h, "cat > /dev/null", "stream", T)
+        });
+        assert!(matches!(r, Err(Error::Interrupted)), "{r:?}");
+        let r = crate::signal::with_scope(stop_soon(), || {
+            pipe(&h, "cat /dev/zero", &h, "sleep 30", "stream", T)
+        });
+        assert!(matches!(r, Err(Error::Interrupted)), "{r:?}");
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the commands ran to their end: {:?}",
+            started.elapsed()
+        );
+        // A cleanup runs to its end even once the stop is asked.
+        let flag = Some(Arc::new(AtomicBool::new(true)));
+        let r = crate::signal::with_scope(flag, || {
+            crate::signal::shielded(|| h.text("cleaning up", "sleep 0.5; echo done", T))
+        });
+        assert_eq!(r.unwrap().trim(), "done");
     }
 
     #[test]

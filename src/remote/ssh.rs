@@ -269,6 +269,13 @@ impl Host for SshHost {
                 let _ = ch.close();
                 return Err(timed_out());
             }
+            // Asked to stop (Ctrl-C, `shardctl stop`, a lost lease): the channel closes; a
+            // command that goes on writing dies of the closed pipe, and the host's
+            // `timeout` ends any other.
+            if crate::signal::interrupted() {
+                let _ = ch.close();
+                return Err(Error::Interrupted);
+            }
             if !progress {
                 std::thread::sleep(Duration::from_millis(2));
             }

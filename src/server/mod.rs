@@ -222,6 +222,13 @@ pub fn describe(e: &mysql::Error) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// TCP keepalive of every connection: first probe after this much silence, ...
+const KEEPALIVE_IDLE_MS: u32 = 30_000;
+/// ... then one probe this often ...
+const KEEPALIVE_INTERVAL_SECS: u32 = 10;
+/// ... and the connection is dead after this many unanswered.
+const KEEPALIVE_PROBES: u32 = 3;
+
 impl Server {
     /// Opens a connection, detects the flavor, and refuses servers shardctl cannot drive.
     pub fn connect(spec: &ConnectSpec) -> Result<Server> {
@@ -231,6 +238,12 @@ impl Server {
             .tcp_connect_timeout(Some(spec.connect_timeout))
             .read_timeout(Some(spec.read_timeout))
             .write_timeout(Some(spec.write_timeout))
+            // A server that vanished is noticed within about a minute also while a long
+            // statement runs (an index build, an import: see copy's long-statement read
+            // timeout), not only when the read timeout passes.
+            .tcp_keepalive_time_ms(Some(KEEPALIVE_IDLE_MS))
+            .tcp_keepalive_probe_interval_secs(Some(KEEPALIVE_INTERVAL_SECS))
+            .tcp_keepalive_probe_count(Some(KEEPALIVE_PROBES))
             .prefer_socket(false)
             .init(vec![statements::allow_backslash_escapes().sql]);
         opts = match &spec.socket {

@@ -202,6 +202,26 @@ pub fn backup_overhead_bytes() -> Stmt {
     )
 }
 
+/// A full-text auxiliary table of the schema whose name on disk is given (`FTS_...`): a
+/// table there has, or had, a FULLTEXT index, and keeps its hidden `FTS_DOC_ID` column
+/// until rebuilt. Such a table's tablespace cannot be imported into a table defined from
+/// its `SHOW CREATE TABLE`. Needs PROCESS.
+pub fn fulltext_auxiliary_table(schema_file_name: &str) -> Stmt {
+    Stmt::with(
+        "SELECT NAME FROM information_schema.INNODB_SYS_TABLES WHERE LEFT(NAME, CHAR_LENGTH(?) + 5) = CONCAT(?, '/FTS_') ORDER BY NAME LIMIT 1",
+        vec![Value::from(schema_file_name), Value::from(schema_file_name)],
+    )
+}
+
+/// The tables of a schema with a FULLTEXT index, which a tablespace import leaves
+/// unusable.
+pub fn fulltext_tables(schema: &Ident) -> Stmt {
+    Stmt::with(
+        "SELECT DISTINCT TABLE_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND INDEX_TYPE = 'FULLTEXT' ORDER BY TABLE_NAME",
+        vec![Value::from(schema.as_str())],
+    )
+}
+
 /// Each base table of a schema with its storage engine and whether it is partitioned.
 pub fn table_engines(schema: &Ident) -> Stmt {
     Stmt::with(
@@ -805,6 +825,13 @@ pub fn add_indexes(schema: &Ident, table: &Ident, clauses: &[String]) -> Stmt {
         qualified(schema, table),
         adds.join(", ")
     ))
+}
+
+/// `ALTER TABLE s.t ADD <clause>, ...`: foreign keys left out of a table while its
+/// tablespace was imported, added back as the source's `SHOW CREATE TABLE` gave them (with
+/// `foreign_key_checks` off, in place, no rebuild).
+pub fn add_constraints(schema: &Ident, table: &Ident, clauses: &[String]) -> Stmt {
+    add_indexes(schema, table, clauses)
 }
 
 /// Reads `columns` of a whole table, in `order_by` order when it is not empty (the copy's
