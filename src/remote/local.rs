@@ -54,6 +54,10 @@ impl Host for LocalHost {
         &self.describe
     }
 
+    fn machine(&self) -> String {
+        "this machine".into()
+    }
+
     fn run(
         &self,
         command: &str,

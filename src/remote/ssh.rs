@@ -151,6 +151,10 @@ impl Host for SshHost {
         &self.describe
     }
 
+    fn machine(&self) -> String {
+        format!("ssh://{}@{}:{}", self.user, self.host, self.port)
+    }
+
     fn run(
         &self,
         command: &str,
