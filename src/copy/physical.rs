@@ -263,6 +263,21 @@ impl Drop for RemoteDir<'_> {
     }
 }
 
+/// A command that removes what a step left on a host, run when dropped (on success and on
+/// any error or stop after the step), to its end also after a stop request.
+struct RemoteCleanup<'a> {
+    host: &'a dyn Host,
+    what: &'static str,
+    command: String,
+}
+
+impl Drop for RemoteCleanup<'_> {
+    fn drop(&mut self) {
+        let _ =
+            crate::signal::shielded(|| self.host.output(self.what, &self.command, FILE_TIMEOUT));
+    }
+}
+
 /// The binary-log position a backup recorded: `file<TAB>position[<TAB>gtid]`.
 pub fn parse_binlog_info(text: &str) -> Option<Coordinates> {
     let line = text.lines().find(|l| !l.trim().is_empty())?;
@@ -462,6 +477,9 @@ pub fn copy(
     crate::fault::point("copy");
 
     let mut tables = 0;
+    // Every table's foreign keys, added once every schema's tablespaces are in (a key may
+    // reference a table of another schema of the shard).
+    let mut foreign_keys: Vec<(Ident, Ident, Vec<String>)> = Vec::new();
     for ((p, objs), eng) in pairs.iter().zip(&all).zip(&engines) {
         // Only the tables carried by tablespace are created; the others arrive as files.
         let mut created = objs.clone();
@@ -472,12 +490,11 @@ pub fn copy(
         // a table referenced by a foreign key and left discarded (a copy stopped or failed
         // before its import) cannot be dropped again in MariaDB 10.11 (error 1205) until
         // the server restarts, so the rollback would fail.
-        let mut foreign_keys: Vec<(Ident, Vec<String>)> = Vec::new();
         for (t, ddl) in created.tables.iter_mut() {
             let (without, clauses) = split_foreign_keys(ddl);
             if !clauses.is_empty() {
                 *ddl = without;
-                foreign_keys.push((t.clone(), clauses));
+                foreign_keys.push((p.to.clone(), t.clone(), clauses));
             }
         }
         let mut file_names = Vec::new();
@@ -548,6 +565,13 @@ pub fn copy(
             tablespace_files.join(" "),
             file_names.join(" ")
         ));
+        // The .cfg files go once imported, and also when the copy stops before: a table
+        // whose import never ran leaves its .cfg, which DROP DATABASE does not remove.
+        let cfg_files = RemoteCleanup {
+            host: th.as_ref(),
+            what: "removing the imported .cfg files",
+            command: format!("rm -f -- {d}/*.cfg"),
+        };
         th.output(
             &format!("moving the tablespaces of {} into place", p.to),
             &script,
@@ -560,20 +584,20 @@ pub fn copy(
             tgt.exec(&statements::exchange_partition(&p.to, t, part, tmp))?;
             tgt.exec(&statements::drop_table(&p.to, tmp))?;
         }
-        for (t, clauses) in &foreign_keys {
-            tgt.exec(&statements::add_constraints(&p.to, t, clauses))?;
-        }
         tables += objs.tables.len();
         tgt.exec(&statements::foreign_key_checks(true))?;
-        let _ = th.output(
-            "removing the imported .cfg files",
-            &format!("rm -f -- {d}/*.cfg"),
-            FILE_TIMEOUT,
-        );
+        drop(cfg_files);
         objects::create_after_data(&mut tgt, p, objs)?;
         stage.done("views, routines, triggers, events");
         let rows: u64 = tgt.table_rows(&p.to)?.values().sum();
         progress.add(rows, 0);
+    }
+    if !foreign_keys.is_empty() {
+        tgt.exec(&statements::foreign_key_checks(false))?;
+        for (schema, t, clauses) in &foreign_keys {
+            tgt.exec(&statements::add_constraints(schema, t, clauses))?;
+        }
+        tgt.exec(&statements::foreign_key_checks(true))?;
     }
     drop(staging_guard);
     progress.finish();
@@ -617,17 +641,23 @@ fn import_tablespaces(spec: &ConnectSpec, schema: &Ident, tables: &[Ident]) -> R
         // killed rather than waited for; the copy then fails and is redone or rolled back.
         s.spawn(move || {
             crate::signal::enter_scope(stop.clone());
+            // Once stopped, the running imports are killed at every poll until the lanes
+            // end: a kill that reached a connection between two statements is forgotten
+            // by the next, and a lane may connect after the first round.
+            let mut killer = None;
             loop {
                 match lanes_ended.recv_timeout(IMPORT_STOP_POLL) {
                     Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return,
                     _ if crate::signal::interrupted() => {
                         next.store(tables.len(), Ordering::SeqCst);
-                        if let Ok(mut killer) = super::connect_for_copy(spec) {
+                        if killer.is_none() {
+                            killer = super::connect_for_copy(spec).ok();
+                        }
+                        if let Some(k) = killer.as_mut() {
                             for id in ids.lock().unwrap_or_else(|p| p.into_inner()).iter() {
-                                let _ = killer.exec(&statements::kill_query(*id));
+                                let _ = k.exec(&statements::kill_query(*id));
                             }
                         }
-                        return;
                     }
                     _ => {}
                 }

@@ -116,50 +116,56 @@ pub fn datadir(inv: &Inventory, node: &str, why: &str) -> Result<PathBuf> {
 /// Appends `edit` to the node's option file, keeping a backup of the file as it was;
 /// nothing when the block is there already. Whether it wrote.
 pub fn persist(inv: &Inventory, node: &str, edit: &OptionEdit) -> Result<bool> {
-    let host = remote::host_for(inv, node)?;
-    let path = resolved(host.as_ref(), &option_file(inv, node)?)?;
-    let current = host.read_file(&path, FILE_TIMEOUT)?;
-    if edit.present_in(&current) {
-        return Ok(false);
-    }
-    let backup = backup_path(&path, &edit.tag);
-    // A backup from an earlier attempt is the file as it was before this operation.
-    if !host.exists(&backup, FILE_TIMEOUT)? {
-        host.write_file(&backup, &current, 0o600, FILE_TIMEOUT)?;
-    }
-    let mode = file_mode(host.as_ref(), &path)?;
-    host.write_file(&path, &edit.applied(&current), mode, FILE_TIMEOUT)?;
-    Ok(true)
+    // Run to its end also after a stop request: an option file is written whole or not at all.
+    crate::signal::shielded(|| {
+        let host = remote::host_for(inv, node)?;
+        let path = resolved(host.as_ref(), &option_file(inv, node)?)?;
+        let current = host.read_file(&path, FILE_TIMEOUT)?;
+        if edit.present_in(&current) {
+            return Ok(false);
+        }
+        let backup = backup_path(&path, &edit.tag);
+        // A backup from an earlier attempt is the file as it was before this operation.
+        if !host.exists(&backup, FILE_TIMEOUT)? {
+            host.write_file(&backup, &current, 0o600, FILE_TIMEOUT)?;
+        }
+        let mode = file_mode(host.as_ref(), &path)?;
+        host.write_file(&path, &edit.applied(&current), mode, FILE_TIMEOUT)?;
+        Ok(true)
+    })
 }
 
 /// Removes `edit` from the node's option file, leaving it exactly as its backup when
 /// nothing else changed meanwhile (the backup stays). Whether it removed anything.
 pub fn unpersist(inv: &Inventory, node: &str, edit: &OptionEdit) -> Result<bool> {
-    let host = remote::host_for(inv, node)?;
-    let path = resolved(host.as_ref(), &option_file(inv, node)?)?;
-    let current = host.read_file(&path, FILE_TIMEOUT)?;
-    let backup_file = backup_path(&path, &edit.tag);
-    let backup = if host.exists(&backup_file, FILE_TIMEOUT)? {
-        Some(host.read_file(&backup_file, FILE_TIMEOUT)?)
-    } else {
-        None
-    };
-    let Some(restored) = edit.removed(&current, backup.as_deref()) else {
-        return Ok(false);
-    };
-    if backup.as_deref() != Some(restored.as_slice()) {
-        crate::output::log(
-            0,
-            &format!(
-                "{node}: {} changed while the move ran; only shardctl's block was removed (the file before the move is in {})",
-                path.display(),
-                backup_file.display()
-            ),
-        );
-    }
-    let mode = file_mode(host.as_ref(), &path)?;
-    host.write_file(&path, &restored, mode, FILE_TIMEOUT)?;
-    Ok(true)
+    // Run to its end also after a stop request: an option file is written whole or not at all.
+    crate::signal::shielded(|| {
+        let host = remote::host_for(inv, node)?;
+        let path = resolved(host.as_ref(), &option_file(inv, node)?)?;
+        let current = host.read_file(&path, FILE_TIMEOUT)?;
+        let backup_file = backup_path(&path, &edit.tag);
+        let backup = if host.exists(&backup_file, FILE_TIMEOUT)? {
+            Some(host.read_file(&backup_file, FILE_TIMEOUT)?)
+        } else {
+            None
+        };
+        let Some(restored) = edit.removed(&current, backup.as_deref()) else {
+            return Ok(false);
+        };
+        if backup.as_deref() != Some(restored.as_slice()) {
+            crate::output::log(
+                0,
+                &format!(
+                    "{node}: {} changed while the move ran; only shardctl's block was removed (the file before the move is in {})",
+                    path.display(),
+                    backup_file.display()
+                ),
+            );
+        }
+        let mode = file_mode(host.as_ref(), &path)?;
+        host.write_file(&path, &restored, mode, FILE_TIMEOUT)?;
+        Ok(true)
+    })
 }
 
 /// The file a path names on its host, symbolic links followed (`/etc/mysql/my.cnf` is one
@@ -212,12 +218,16 @@ fn file_mode(host: &dyn Host, path: &Path) -> Result<u32> {
 
 /// Runs the node's restart command on its host (within the restart timeout).
 pub fn run_restart_command(inv: &Inventory, node: &str) -> Result<()> {
-    let cmd = restart_command(inv, node)?;
-    let host = remote::host_for(inv, node)?;
-    let timeout = Duration::from_secs(inv.defaults().restart_timeout_secs);
-    let mut out = Vec::new();
-    let exit = host.run(&cmd, None, &mut out, timeout)?;
-    host.check_exit("the restart command", &exit)
+    // Run to its end also after a stop request: a restart killed between its stop and its
+    // start would leave the server down.
+    crate::signal::shielded(|| {
+        let cmd = restart_command(inv, node)?;
+        let host = remote::host_for(inv, node)?;
+        let timeout = Duration::from_secs(inv.defaults().restart_timeout_secs);
+        let mut out = Vec::new();
+        let exit = host.run(&cmd, None, &mut out, timeout)?;
+        host.check_exit("the restart command", &exit)
+    })
 }
 
 /// Bytes free for an unprivileged writer in the file system holding `dir` on the host.

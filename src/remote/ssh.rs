@@ -141,6 +141,27 @@ impl SshHost {
     }
 }
 
+/// The first line of a command's standard error as [`SshHost::run`] starts it.
+const PGID_MARK: &str = "shardctl-pgid:";
+
+impl SshHost {
+    /// Kills a command's process group on the host (a stop request or the deadline), over
+    /// a channel of its own, also after a stop request.
+    fn kill_group(&self, group: Option<u32>) {
+        let Some(g) = group.filter(|g| *g > 1) else {
+            return;
+        };
+        let _ = crate::signal::shielded(|| {
+            self.output(
+                "stopping a command",
+                // (dash, the usual sh, refuses `kill -KILL -- -G`; `-s 9 --` works everywhere)
+                &format!("kill -s 9 -- -{g} 2>/dev/null; true"),
+                Duration::from_secs(10),
+            )
+        });
+    }
+}
+
 /// Whether an ssh2 error is "try again" in non-blocking mode.
 fn would_block(e: &std::io::Error) -> bool {
     e.kind() == ErrorKind::WouldBlock
@@ -168,7 +189,13 @@ impl Host for SshHost {
         let sess = self.session()?;
         // The host ends the command too, should this side lose the session.
         let secs = timeout.as_secs().max(1);
-        let wrapped = format!("timeout -k 5 {secs} sh -c {}", quote(command)?);
+        // `timeout` runs in a process group of its own (its id is its pid): the first line
+        // of standard error names it, so a stop request can kill the command and its
+        // children there (closing the channel alone does not end them).
+        let wrapped = format!(
+            "echo {PGID_MARK}$$ >&2; exec timeout -k 5 {secs} sh -c {}",
+            quote(command)?
+        );
         let mut ch = sess
             .channel_session()
             .map_err(|e| self.fail("opening a channel", e))?;
@@ -188,6 +215,8 @@ impl Host for SshHost {
         let mut eof_sent = false;
         let mut buf = vec![0u8; 128 * 1024];
         let mut tail = Tail::default();
+        let mut err_head: Option<Vec<u8>> = Some(Vec::new());
+        let mut group: Option<u32> = None;
         loop {
             let mut progress = false;
             // Standard input: one chunk at a time, then end of input.
@@ -261,7 +290,21 @@ impl Host for SshHost {
                 Ok(0) => err_open = false,
                 Ok(n) => {
                     progress = true;
-                    tail.push(&buf[..n]);
+                    match err_head.as_mut() {
+                        Some(head) => {
+                            head.extend_from_slice(&buf[..n]);
+                            if let Some(nl) = head.iter().position(|b| *b == b'\n') {
+                                let line = String::from_utf8_lossy(&head[..nl]).into_owned();
+                                group = line
+                                    .strip_prefix(PGID_MARK)
+                                    .and_then(|g| g.trim().parse().ok());
+                                let first = if group.is_some() { nl + 1 } else { 0 };
+                                tail.push(&head[first..]);
+                                err_head = None;
+                            }
+                        }
+                        None => tail.push(&buf[..n]),
+                    }
                 }
                 Err(e) if would_block(&e) => {}
                 Err(e) => return Err(self.fail("reading a command's errors", e)),
@@ -271,13 +314,14 @@ impl Host for SshHost {
             }
             if Instant::now() >= deadline {
                 let _ = ch.close();
+                self.kill_group(group);
                 return Err(timed_out());
             }
-            // Asked to stop (Ctrl-C, `shardctl stop`, a lost lease): the channel closes; a
-            // command that goes on writing dies of the closed pipe, and the host's
-            // `timeout` ends any other.
+            // Asked to stop (Ctrl-C, `shardctl stop`, a lost lease): the command and its
+            // children are killed on the host.
             if crate::signal::interrupted() {
                 let _ = ch.close();
+                self.kill_group(group);
                 return Err(Error::Interrupted);
             }
             if !progress {
@@ -295,6 +339,9 @@ impl Host for SshHost {
                 }
                 Err(e) => return Err(self.fail("closing a channel", e)),
             }
+        }
+        if let Some(head) = err_head {
+            tail.push(&head);
         }
         let status = ch.exit_status().ok();
         let signal = ch.exit_signal().ok().and_then(|s| s.exit_signal);
