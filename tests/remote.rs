@@ -911,6 +911,29 @@ fn every_object_moves_by_the_physical_method_with_identical_rows_and_objects() {
         .assert()
         .success();
     assert!(!schema_exists("node3", &schema));
+    // Between two servers of one machine (node1 and node2 here) the backup streams through
+    // one shell pipeline there instead of through shardctl.
+    let (rows_now, objects_now) = (dump_rows("node1", &schema), dump_objects("node1", &schema));
+    cli(
+        &ssh_inventory(),
+        &[
+            "move",
+            "--shard",
+            &id,
+            "--to",
+            "node2",
+            "--playbook",
+            physical_playbook().to_str().unwrap(),
+        ],
+    )
+    .timeout(Duration::from_secs(600))
+    .assert()
+    .success();
+    assert!(
+        rows_now == dump_rows("node2", &schema),
+        "rows differ on node2"
+    );
+    assert_eq!(objects_now, dump_objects("node2", &schema));
 }
 
 /// The staging directories beside node3's datadir (a physical copy's streamed backup).
