@@ -811,6 +811,22 @@ fn physical_fixture_shard(lower_bound: &str) -> (String, String) {
     (id, schema)
 }
 
+/// `move --shard SHARD --to TO` with the physical playbook, over the ssh inventory.
+fn physical_move(shard: &str, to: &str) -> assert_cmd::Command {
+    cli(
+        &ssh_inventory(),
+        &[
+            "move",
+            "--shard",
+            shard,
+            "--to",
+            to,
+            "--playbook",
+            physical_playbook().to_str().unwrap(),
+        ],
+    )
+}
+
 /// The default move playbook with the physical method.
 fn physical_playbook() -> PathBuf {
     let text = shardctl::playbook::MOVE_PLAYBOOK.replace("method: native", "method: physical");
@@ -848,22 +864,11 @@ fn every_object_moves_by_the_physical_method_with_identical_rows_and_objects() {
     // files stream from one host to the other. The source's work directory goes to a
     // temporary directory of this test's own, to be seen gone afterwards.
     let source_tmp = tempfile::tempdir().unwrap();
-    let out = cli(
-        &ssh_inventory(),
-        &[
-            "move",
-            "--shard",
-            &id,
-            "--to",
-            "node3",
-            "--playbook",
-            physical_playbook().to_str().unwrap(),
-        ],
-    )
-    .env("TMPDIR", source_tmp.path())
-    .timeout(Duration::from_secs(600))
-    .output()
-    .unwrap();
+    let out = physical_move(&id, "node3")
+        .env("TMPDIR", source_tmp.path())
+        .timeout(Duration::from_secs(600))
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
     assert_eq!(shard_node(id.parse().unwrap()), "node3");
     let after = dump_objects("node3", &schema);
@@ -914,21 +919,10 @@ fn every_object_moves_by_the_physical_method_with_identical_rows_and_objects() {
     // Between two servers of one machine (node1 and node2 here) the backup streams through
     // one shell pipeline there instead of through shardctl.
     let (rows_now, objects_now) = (dump_rows("node1", &schema), dump_objects("node1", &schema));
-    cli(
-        &ssh_inventory(),
-        &[
-            "move",
-            "--shard",
-            &id,
-            "--to",
-            "node2",
-            "--playbook",
-            physical_playbook().to_str().unwrap(),
-        ],
-    )
-    .timeout(Duration::from_secs(600))
-    .assert()
-    .success();
+    physical_move(&id, "node2")
+        .timeout(Duration::from_secs(600))
+        .assert()
+        .success();
     assert!(
         rows_now == dump_rows("node2", &schema),
         "rows differ on node2"
@@ -954,22 +948,11 @@ fn a_physical_copy_killed_or_interrupted_with_its_backup_staged_leaves_nothing_b
     let rows_before = dump_rows("node1", &schema);
     let work = tempfile::tempdir().unwrap();
     let crash_in_the_copy = || {
-        let out = cli(
-            &ssh_inventory(),
-            &[
-                "move",
-                "--shard",
-                &id,
-                "--to",
-                "node3",
-                "--playbook",
-                physical_playbook().to_str().unwrap(),
-            ],
-        )
-        .env("SHARDCTL_FAULT", "crash@copy")
-        .timeout(Duration::from_secs(600))
-        .output()
-        .unwrap();
+        let out = physical_move(&id, "node3")
+            .env("SHARDCTL_FAULT", "crash@copy")
+            .timeout(Duration::from_secs(600))
+            .output()
+            .unwrap();
         assert!(!out.status.success(), "the fault did not fire");
         assert!(
             stderr_of(&out).contains("fault point copy"),
@@ -1055,104 +1038,47 @@ fn the_physical_preflight_refuses_what_cannot_work_and_names_the_method_that_wou
     use shardctl::server::{Flavor, Vendor};
     let sb = fleet();
     let ops = operation_count();
-    // A table in another engine: refused by name before anything happens.
-    common::exec(
-        &mut connect(sb, "node2"),
-        &["CREATE TABLE employees_2.notes_memory (id INT PRIMARY KEY) ENGINE=MEMORY"],
-    );
     let cnf = std::fs::read(option_file("node3")).unwrap();
-    let out = cli(
-        &ssh_inventory(),
-        &[
-            "move",
-            "--shard",
-            "2",
-            "--to",
-            "node3",
-            "--playbook",
-            physical_playbook().to_str().unwrap(),
-        ],
-    )
-    .output()
-    .unwrap();
-    common::exec(
-        &mut connect(sb, "node2"),
-        &["DROP TABLE employees_2.notes_memory"],
-    );
-    assert_eq!(out.status.code(), Some(REFUSED), "{}", stderr_of(&out));
-    let err = stderr_of(&out);
-    assert!(
-        err.contains("table employees_2.notes_memory on node2 uses the MEMORY engine")
-            && err.contains("use method native or dump"),
-        "{err}"
-    );
-    assert_nothing_done(ops, 2, "node2", "node3", &cnf);
-    // A FULLTEXT index: the imported tablespace would leave it unusable.
-    common::exec(
-        &mut connect(sb, "node2"),
-        &["CREATE TABLE employees_2.notes_search (id INT PRIMARY KEY, body TEXT, FULLTEXT KEY body (body)) ENGINE=InnoDB"],
-    );
-    let out = cli(
-        &ssh_inventory(),
-        &[
-            "move",
-            "--shard",
-            "2",
-            "--to",
-            "node3",
-            "--playbook",
-            physical_playbook().to_str().unwrap(),
-        ],
-    )
-    .output()
-    .unwrap();
-    common::exec(
-        &mut connect(sb, "node2"),
-        &["DROP TABLE employees_2.notes_search"],
-    );
-    assert_eq!(out.status.code(), Some(REFUSED), "{}", stderr_of(&out));
-    let err = stderr_of(&out);
-    assert!(
-        err.contains("table employees_2.notes_search on node2 has a FULLTEXT index")
-            && err.contains("use method native or dump"),
-        "{err}"
-    );
-    assert_nothing_done(ops, 2, "node2", "node3", &cnf);
-    // A FULLTEXT index dropped without a rebuild leaves the table's hidden FTS_DOC_ID
-    // column and full-text tables behind: its tablespace cannot be imported either.
-    common::exec(
-        &mut connect(sb, "node2"),
-        &[
-            "CREATE TABLE employees_2.notes_search (id INT PRIMARY KEY, body TEXT, FULLTEXT KEY body (body)) ENGINE=InnoDB",
-            "ALTER TABLE employees_2.notes_search DROP INDEX body",
-        ],
-    );
-    let out = cli(
-        &ssh_inventory(),
-        &[
-            "move",
-            "--shard",
-            "2",
-            "--to",
-            "node3",
-            "--playbook",
-            physical_playbook().to_str().unwrap(),
-        ],
-    )
-    .output()
-    .unwrap();
-    common::exec(
-        &mut connect(sb, "node2"),
-        &["DROP TABLE employees_2.notes_search"],
-    );
-    assert_eq!(out.status.code(), Some(REFUSED), "{}", stderr_of(&out));
-    let err = stderr_of(&out);
-    assert!(
-        err.contains("schema employees_2 on node2 holds the full-text table employees_2/FTS_")
-            && err.contains("ALTER TABLE ... FORCE"),
-        "{err}"
-    );
-    assert_nothing_done(ops, 2, "node2", "node3", &cnf);
+    // Each case: what node2's shard gets, what the refusal says, the table dropped after.
+    let cases: [(&[&str], &[&str]); 3] = [
+        // A table in another engine.
+        (
+            &["CREATE TABLE employees_2.notes_extra (id INT PRIMARY KEY) ENGINE=MEMORY"],
+            &["table employees_2.notes_extra on node2 uses the MEMORY engine"],
+        ),
+        // A FULLTEXT index: the imported tablespace would leave it unusable.
+        (
+            &["CREATE TABLE employees_2.notes_extra (id INT PRIMARY KEY, body TEXT, FULLTEXT KEY body (body)) ENGINE=InnoDB"],
+            &["table employees_2.notes_extra on node2 has a FULLTEXT index"],
+        ),
+        // A FULLTEXT index dropped without a rebuild leaves the table's hidden FTS_DOC_ID
+        // column and full-text tables behind: its tablespace cannot be imported either.
+        (
+            &[
+                "CREATE TABLE employees_2.notes_extra (id INT PRIMARY KEY, body TEXT, FULLTEXT KEY body (body)) ENGINE=InnoDB",
+                "ALTER TABLE employees_2.notes_extra DROP INDEX body",
+            ],
+            &[
+                "schema employees_2 on node2 holds the full-text table employees_2/FTS_",
+                "ALTER TABLE ... FORCE",
+            ],
+        ),
+    ];
+    for (setup, says) in cases {
+        common::exec(&mut connect(sb, "node2"), setup);
+        let out = physical_move("2", "node3").output().unwrap();
+        common::exec(
+            &mut connect(sb, "node2"),
+            &["DROP TABLE employees_2.notes_extra"],
+        );
+        assert_eq!(out.status.code(), Some(REFUSED), "{}", stderr_of(&out));
+        let err = stderr_of(&out);
+        assert!(
+            says.iter().all(|s| err.contains(s)) && err.contains("use method native or dump"),
+            "{err}"
+        );
+        assert_nothing_done(ops, 2, "node2", "node3", &cnf);
+    }
 
     let inv = Inventory::load(&ssh_inventory()).unwrap();
     let pairs = vec![SchemaPair {
