@@ -139,12 +139,7 @@ impl SshHost {
             CheckResult::Failure => Err(self.fail("host key check", "libssh2 could not check it")),
         }
     }
-}
 
-/// The first line of a command's standard error as [`SshHost::run`] starts it.
-const PGID_MARK: &str = "shardctl-pgid:";
-
-impl SshHost {
     /// Kills a command's process group on the host (a stop request or the deadline), over
     /// a channel of its own, also after a stop request.
     fn kill_group(&self, group: Option<u32>) {
@@ -161,6 +156,9 @@ impl SshHost {
         });
     }
 }
+
+/// The first line of a command's standard error as [`SshHost::run`] starts it.
+const PGID_MARK: &str = "shardctl-pgid:";
 
 /// Whether an ssh2 error is "try again" in non-blocking mode.
 fn would_block(e: &std::io::Error) -> bool {

@@ -224,17 +224,7 @@ pub fn run_in_pty(
         }
         out
     });
-    let deadline = std::time::Instant::now() + timeout;
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("{timeout:?} passed under the pty");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    };
+    let status = wait_exit(&mut child, timeout);
     (status, reader.join().unwrap())
 }
 
