@@ -916,8 +916,8 @@ fn every_object_moves_by_the_physical_method_with_identical_rows_and_objects() {
         .assert()
         .success();
     assert!(!schema_exists("node3", &schema));
-    // Between two servers of one machine (node1 and node2 here) the backup streams through
-    // one shell pipeline there instead of through shardctl.
+    // Between two servers of one machine and login (node1 and node2 here) mariadb-backup
+    // writes the backup straight into the target's staging directory, without a stream.
     let (rows_now, objects_now) = (dump_rows("node1", &schema), dump_objects("node1", &schema));
     physical_move(&id, "node2")
         .timeout(Duration::from_secs(600))
@@ -928,11 +928,12 @@ fn every_object_moves_by_the_physical_method_with_identical_rows_and_objects() {
         "rows differ on node2"
     );
     assert_eq!(objects_now, dump_objects("node2", &schema));
+    assert!(staged_on("node2").is_empty(), "{:?}", staged_on("node2"));
 }
 
-/// The staging directories beside node3's datadir (a physical copy's streamed backup).
-fn staged_on_node3() -> Vec<String> {
-    let node_dir = fleet().node("node3").unwrap().dir.clone();
+/// The staging directories beside a node's datadir.
+fn staged_on(node: &str) -> Vec<String> {
+    let node_dir = fleet().node(node).unwrap().dir.clone();
     std::fs::read_dir(&node_dir)
         .unwrap()
         .flatten()
@@ -959,7 +960,7 @@ fn a_physical_copy_killed_or_interrupted_with_its_backup_staged_leaves_nothing_b
             "{}",
             stderr_of(&out)
         );
-        let staged = staged_on_node3();
+        let staged = staged_on("node3");
         assert!(
             staged.len() == 1 && staged[0].starts_with(&format!("data.shardctl-import.{schema}.")),
             "the killed copy's backup is staged beside the datadir: {staged:?}"
@@ -975,7 +976,7 @@ fn a_physical_copy_killed_or_interrupted_with_its_backup_staged_leaves_nothing_b
         .timeout(Duration::from_secs(300))
         .assert()
         .success();
-    assert!(staged_on_node3().is_empty(), "{:?}", staged_on_node3());
+    assert!(staged_on("node3").is_empty(), "{:?}", staged_on("node3"));
     assert!(!schema_exists("node3", &schema));
     assert_eq!(shard_node(id.parse().unwrap()), "node1");
     // Resume copies again in a directory of its own, once the killed copy's is gone. A
@@ -1004,7 +1005,7 @@ fn a_physical_copy_killed_or_interrupted_with_its_backup_staged_leaves_nothing_b
         assert!(resumed.try_wait().unwrap().is_none(), "resume ended early");
         std::thread::sleep(Duration::from_millis(100));
     }
-    let staged = staged_on_node3();
+    let staged = staged_on("node3");
     assert!(
         staged.len() == 1 && staged != killed,
         "the killed copy's staging {killed:?} is gone, the new one's is there: {staged:?}"
@@ -1020,12 +1021,12 @@ fn a_physical_copy_killed_or_interrupted_with_its_backup_staged_leaves_nothing_b
         "{}",
         std::fs::read_to_string(work.path().join("resume.err")).unwrap()
     );
-    assert!(staged_on_node3().is_empty(), "{:?}", staged_on_node3());
+    assert!(staged_on("node3").is_empty(), "{:?}", staged_on("node3"));
     cli(&inv, &["resume", &op])
         .timeout(Duration::from_secs(600))
         .assert()
         .success();
-    assert!(staged_on_node3().is_empty(), "{:?}", staged_on_node3());
+    assert!(staged_on("node3").is_empty(), "{:?}", staged_on("node3"));
     assert_eq!(shard_node(id.parse().unwrap()), "node3");
     assert_eq!(rows_before, dump_rows("node3", &schema), "rows differ");
 }

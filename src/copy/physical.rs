@@ -1,11 +1,12 @@
 //! `--method physical`: the shard's InnoDB files themselves, through the hosts.
 //!
-//! On the source's host, `mariadb-backup --backup --stream=xbstream --databases=<the
-//! shard's schemas>` takes a consistent copy of only those schemas (and the system
-//! tablespace and redo log it needs) and records the binary-log position it matches. The
-//! stream goes from the source's host to the target's through this process's memory and is
-//! unpacked by `mbstream` into a staging directory beside the target's datadir, so the
-//! backup is written once, on the target's disk, and never on the source's or here. There
+//! On the source's host, `mariadb-backup --backup --databases=<the shard's schemas>` takes
+//! a consistent copy of only those schemas (and the system tablespace and redo log it
+//! needs) and records the binary-log position it matches. It lands in a staging directory
+//! beside the target's datadir, so the backup is written once, on the target's disk, and
+//! never on the source's or here: between two machines as an xbstream stream carried
+//! through this process's memory and unpacked by `mbstream` on the target's host; between
+//! two servers of one machine and login, written there directly by mariadb-backup. There
 //! `--prepare --export` makes each table's `.ibd` importable with a `.cfg`; the schema and
 //! its tables are created from the source's definitions, each tablespace is discarded, the
 //! files moved in (a rename on one file system; owner and mode of the schema's directory)
@@ -217,7 +218,9 @@ pub fn preflight(
             tool_version = version;
         }
     }
-    hostops::tool_version(th.as_ref(), EXTRACT_TOOL, "mariadb-backup")?;
+    if sh.machine() != th.machine() {
+        hostops::tool_version(th.as_ref(), EXTRACT_TOOL, "mariadb-backup")?;
+    }
     let page_size: u64 = src.first(&statements::innodb_page_size())?.unwrap_or(0);
     let backup_overhead_bytes: u64 = src
         .first(&statements::backup_overhead_bytes())?
@@ -424,31 +427,45 @@ pub fn copy(
         FILE_TIMEOUT,
     )?;
     let schemas: Vec<&str> = pairs.iter().map(|p| p.from.as_str()).collect();
-    let backup_cmd = format!(
-        "{TOOL} --defaults-file={} --backup --stream=xbstream --parallel={BACKUP_THREADS} --target-dir={} --databases={}",
-        path_word(&cnf)?,
-        path_word(&work.path)?,
-        remote::quote(&schemas.join(" "))?
-    );
-    let extract_cmd = format!(
-        "mkdir -- {b} && {EXTRACT_TOOL} --extract --parallel={BACKUP_THREADS} --directory={b}",
-        b = path_word(&backup_dir)?
-    );
+    let schemas = remote::quote(&schemas.join(" "))?;
     let mut stage = Stages::new();
-    let streamed = remote::pipe(
-        sh.as_ref(),
-        &backup_cmd,
-        th.as_ref(),
-        &extract_cmd,
-        "streaming the backup",
-        COPY_TIMEOUT,
-    );
+    let streamed = if sh.machine() == th.machine() {
+        // One machine and login (server instances side by side): the backup is written
+        // straight into the target's staging directory, by one process and without a
+        // stream to pack and unpack.
+        let backup_cmd = format!(
+            "{TOOL} --defaults-file={} --backup --parallel={BACKUP_THREADS} --target-dir={} --databases={schemas}",
+            path_word(&cnf)?,
+            path_word(&backup_dir)?,
+        );
+        sh.run(&backup_cmd, None, &mut std::io::sink(), COPY_TIMEOUT)
+            .and_then(|exit| sh.check_exit("mariadb-backup --backup", &exit))
+            .map(|_| 0)
+    } else {
+        let backup_cmd = format!(
+            "{TOOL} --defaults-file={} --backup --stream=xbstream --parallel={BACKUP_THREADS} --target-dir={} --databases={schemas}",
+            path_word(&cnf)?,
+            path_word(&work.path)?,
+        );
+        let extract_cmd = format!(
+            "mkdir -- {b} && {EXTRACT_TOOL} --extract --parallel={BACKUP_THREADS} --directory={b}",
+            b = path_word(&backup_dir)?
+        );
+        remote::pipe(
+            sh.as_ref(),
+            &backup_cmd,
+            th.as_ref(),
+            &extract_cmd,
+            "streaming the backup",
+            COPY_TIMEOUT,
+        )
+    };
     // The credentials are not needed past the backup: the source's work directory goes
     // now, whatever happens later.
     drop(work);
     let bytes = streamed?;
     progress.add(0, bytes);
-    stage.done("backup streamed into the target's staging directory");
+    stage.done("backup in the target's staging directory");
     crate::signal::check()?;
     let prepare = format!(
         "{TOOL} --prepare --export --target-dir={}",
