@@ -813,8 +813,13 @@ fn physical_fixture_shard(lower_bound: &str) -> (String, String) {
 
 /// `move --shard SHARD --to TO` with the physical playbook, over the ssh inventory.
 fn physical_move(shard: &str, to: &str) -> assert_cmd::Command {
+    physical_move_with(&ssh_inventory(), shard, to)
+}
+
+/// `move --shard SHARD --to TO` with the physical playbook, over the inventory `inv`.
+fn physical_move_with(inv: &Path, shard: &str, to: &str) -> assert_cmd::Command {
     cli(
-        &ssh_inventory(),
+        inv,
         &[
             "move",
             "--shard",
@@ -916,10 +921,11 @@ fn every_object_moves_by_the_physical_method_with_identical_rows_and_objects() {
         .assert()
         .success();
     assert!(!schema_exists("node3", &schema));
-    // Between two servers of one machine and login (node1 and node2 here) mariadb-backup
-    // writes the backup straight into the target's staging directory, without a stream.
+    // Between two servers of one machine and login (node1 and node2 in the sandbox's own
+    // inventory, both on this machine) mariadb-backup writes the backup straight into the
+    // target's staging directory, without a stream.
     let (rows_now, objects_now) = (dump_rows("node1", &schema), dump_objects("node1", &schema));
-    physical_move(&id, "node2")
+    physical_move_with(&fleet().inventory_path(), &id, "node2")
         .timeout(Duration::from_secs(600))
         .assert()
         .success();
@@ -947,6 +953,37 @@ fn a_physical_copy_killed_or_interrupted_with_its_backup_staged_leaves_nothing_b
     let _g = serial();
     let (id, schema) = physical_fixture_shard("1000000");
     let rows_before = dump_rows("node1", &schema);
+    // On one machine and login (the sandbox's own inventory: node1 and node2 both here) the
+    // backup is written into the staging directory directly: a crash leaves it there,
+    // abort removes it.
+    let local = fleet().inventory_path();
+    let out = physical_move_with(&local, &id, "node2")
+        .arg("-vv")
+        .env("SHARDCTL_FAULT", "crash@copy")
+        .timeout(Duration::from_secs(600))
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert!(err.contains("fault point copy"), "{err}");
+    assert!(
+        err.contains("mariadb-backup --defaults-file=")
+            && err.contains(" --backup --parallel=")
+            && !err.contains("--stream=xbstream"),
+        "the backup was not written directly: {err}"
+    );
+    let staged = staged_on("node2");
+    assert!(
+        staged.len() == 1 && staged[0].starts_with(&format!("data.shardctl-import.{schema}.")),
+        "the killed copy's backup is staged beside node2's datadir: {staged:?}"
+    );
+    let op = directory().operations(None).unwrap()[0].id.to_string();
+    cli(&local, &["abort", &op])
+        .timeout(Duration::from_secs(300))
+        .assert()
+        .success();
+    assert!(staged_on("node2").is_empty(), "{:?}", staged_on("node2"));
+    assert!(!schema_exists("node2", &schema));
+    assert_eq!(shard_node(id.parse().unwrap()), "node1");
     let work = tempfile::tempdir().unwrap();
     let crash_in_the_copy = || {
         let out = physical_move(&id, "node3")

@@ -23,8 +23,9 @@ pub enum Method {
     Native,
     /// mariadb-dump / mysqldump piped into the client.
     Dump,
-    /// mariadb-backup of the shard's schemas on the source's host, streamed to the target's
-    /// host, prepared there and imported (`ALTER TABLE ... IMPORT TABLESPACE`).
+    /// mariadb-backup of the shard's schemas on the source's host into a staging directory
+    /// on the target's host, prepared there and imported (`ALTER TABLE ... IMPORT
+    /// TABLESPACE`).
     Physical,
 }
 

@@ -54,9 +54,16 @@ const IMPORT_STOP_POLL: Duration = Duration::from_millis(200);
 const BACKUP_THREADS: usize = 4;
 
 /// The threads a host's backup or extraction runs with: one per processor, at most
-/// [`BACKUP_THREADS`].
-fn threads_on(host: &dyn Host) -> Result<usize> {
-    Ok(hostops::cores(host)?.min(BACKUP_THREADS))
+/// [`BACKUP_THREADS`]; that many when the host cannot say (a tuning, never a reason to
+/// fail the copy).
+fn threads_on(host: &dyn Host) -> usize {
+    match hostops::cores(host) {
+        Ok(n) => n.min(BACKUP_THREADS),
+        Err(e) => {
+            crate::output::log(1, &format!("{e}; the backup runs {BACKUP_THREADS} threads"));
+            BACKUP_THREADS
+        }
+    }
 }
 
 /// How a table's rows travel.
@@ -436,7 +443,7 @@ pub fn copy(
     let schemas: Vec<&str> = pairs.iter().map(|p| p.from.as_str()).collect();
     let schemas = remote::quote(&schemas.join(" "))?;
     let mut stage = Stages::new();
-    let backup_threads = threads_on(sh.as_ref())?;
+    let backup_threads = threads_on(sh.as_ref());
     let streamed = if sh.machine() == th.machine() {
         // One machine and login (server instances side by side): the backup is written
         // straight into the target's staging directory, by one process and without a
@@ -458,7 +465,7 @@ pub fn copy(
         let extract_cmd = format!(
             "mkdir -- {b} && {EXTRACT_TOOL} --extract --parallel={t} --directory={b}",
             b = path_word(&backup_dir)?,
-            t = threads_on(th.as_ref())?
+            t = threads_on(th.as_ref())
         );
         remote::pipe(
             sh.as_ref(),
@@ -494,7 +501,7 @@ pub fn copy(
     }
     let coordinates = coordinates.ok_or_else(|| {
         Error::Remote(format!(
-            "{}: the backup streamed there from {source} holds no binary-log position (is the source's binary log on?)",
+            "{}: the backup taken from {source} holds no binary-log position (is the source's binary log on?)",
             th.describe()
         ))
     })?;
@@ -825,7 +832,7 @@ fn clear_command(prefix: &Path) -> Result<String> {
 }
 
 /// Removes what killed physical copies of `pairs` onto `target` left in their staging
-/// directories (each a whole streamed backup), under any of the pairs' names: an abort's
+/// directories (each a whole backup), under any of the pairs' names: an abort's
 /// rollback calls it.
 pub fn clear_staging(inv: &Inventory, target: &str, pairs: &[SchemaPair]) -> Result<()> {
     let tdata = hostops::datadir(inv, target, "the physical copy stages its files there")?;

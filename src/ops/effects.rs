@@ -148,7 +148,7 @@ pub trait FleetEffects {
     /// again, having really restarted.
     fn restart_server(&mut self, node: &str) -> Result<()>;
 
-    /// Removes the staging directory (a whole streamed backup) a killed physical copy of
+    /// Removes the staging directory (a whole backup) a killed physical copy of
     /// `pairs` left beside `node`'s datadir, if there is one.
     fn clear_copy_staging(&mut self, node: &str, pairs: &[SchemaPair]) -> Result<()>;
 
@@ -1621,7 +1621,7 @@ impl Effects for DryRun<'_> {
             ),
             Method::Dump => "dump: mariadb-dump --single-transaction piped into the client".into(),
             Method::Physical => format!(
-                "physical: mariadb-backup --backup --databases of the shard's schemas on the source's host, streamed into a staging directory on the target's host ({}, after removing what killed copies of the shard left there) and prepared there with --export, the tables created, their tablespaces discarded, the files moved in and imported, then views, routines, triggers and events",
+                "physical: mariadb-backup --backup --databases of the shard's schemas on the source's host, into a staging directory on the target's host (streamed there between machines; {}, after removing what killed copies of the shard left there) and prepared there with --export, the tables created, their tablespaces discarded, the files moved in and imported, then views, routines, triggers and events",
                 copy::physical::staging_glob(self.inv, req.target, req.pairs)?
             ),
         };
