@@ -252,22 +252,6 @@ pub fn free_bytes(host: &dyn Host, dir: &Path) -> Result<u64> {
         })
 }
 
-/// The processors the host offers this login (`nproc`: those its CPU affinity allows).
-pub fn cores(host: &dyn Host) -> Result<usize> {
-    let out = host.text("counting processors", "nproc", FILE_TIMEOUT)?;
-    out.trim()
-        .parse::<usize>()
-        .ok()
-        .filter(|&n| n > 0)
-        .ok_or_else(|| {
-            Error::Remote(format!(
-                "{}: cannot read nproc's answer: {:?}",
-                host.describe(),
-                out.trim()
-            ))
-        })
-}
-
 /// The first line of `tool --version` on the host, or a refusal naming the tool and the
 /// package that brings it.
 pub fn tool_version(host: &dyn Host, tool: &str, package: &str) -> Result<String> {
@@ -364,19 +348,6 @@ mod tests {
             tag: "shardctl_op7".into(),
             lines: vec!["shardctl_op7.replicate_wild_do_table=\"employees\\\\_3.%\"".into()],
         }
-    }
-
-    #[test]
-    fn a_hosts_processors_are_what_it_offers_this_process() {
-        let here = crate::remote::LocalHost::new("here");
-        let nproc = std::process::Command::new("nproc").output().unwrap();
-        let offered: usize = String::from_utf8(nproc.stdout)
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
-        assert!(offered > 0);
-        assert_eq!(cores(&here).unwrap(), offered);
     }
 
     #[test]
