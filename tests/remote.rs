@@ -205,14 +205,20 @@ fn ssh_runs_commands_with_streams_files_and_timeouts() {
         std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
         0o640
     );
-    // A stream from the ssh host to another host, through memory only.
+    // A stream from the ssh host to another host, through memory only; its source is
+    // given a line on its input first (as the backup its password).
     let copy = dir.path().join("copy");
     let local = LocalHost::new("here");
-    let src = format!("cat {}", remote::path_word(&file).unwrap());
+    let src = format!(
+        "IFS= read -r line && printf '%s' \"$line\" && cat {}",
+        remote::path_word(&file).unwrap()
+    );
     let dst = format!("cat > {}", remote::path_word(&copy).unwrap());
-    let n = remote::pipe(&host, &src, &local, &dst, "a stream", t).unwrap();
-    assert_eq!(n, 300_000);
-    assert_eq!(std::fs::read(&copy).unwrap(), data);
+    let n = remote::pipe(&host, &src, b"sent\n", &local, &dst, "a stream", t).unwrap();
+    assert_eq!(n, 300_004);
+    let mut want = b"sent".to_vec();
+    want.extend_from_slice(&data);
+    assert_eq!(std::fs::read(&copy).unwrap(), want);
     // A command past its timeout is stopped, and says so.
     let started = Instant::now();
     let err = host
@@ -295,6 +301,7 @@ fn a_failing_remote_command_names_the_host_status_and_its_error() {
     let err = remote::pipe(
         &host,
         "head -c 100000 /dev/zero; exit 3",
+        b"",
         &LocalHost::new("here"),
         &dst,
         "a stream",
@@ -966,10 +973,18 @@ fn a_physical_copy_killed_or_interrupted_with_its_backup_staged_leaves_nothing_b
     let err = stderr_of(&out);
     assert!(err.contains("fault point copy"), "{err}");
     assert!(
-        err.contains("mariadb-backup --defaults-file=")
+        err.contains("mariadb-backup --no-defaults")
             && err.contains(" --backup --parallel=")
             && !err.contains("--stream=xbstream"),
         "the backup was not written directly: {err}"
+    );
+    // Its password went to it on its input: not in the log of every command line.
+    let inv = Inventory::load(&local).unwrap();
+    let login = shardctl::server::ConnectSpec::for_node(&inv, inv.node("node1").unwrap()).unwrap();
+    let password = login.credentials.password.expose();
+    assert!(
+        password.len() >= 8 && !err.contains(password),
+        "the password is in the log"
     );
     let staged = staged_on("node2");
     assert!(

@@ -23,7 +23,7 @@
 //! schema names.
 
 use super::{objects, CopyReport, Progress, SchemaPair};
-use crate::config::{option_line, Inventory};
+use crate::config::Inventory;
 use crate::error::{Error, Result};
 use crate::ident::Ident;
 use crate::ops::host::{self as hostops, FILE_TIMEOUT};
@@ -256,10 +256,10 @@ struct RemoteDir<'a> {
 impl Drop for RemoteDir<'_> {
     fn drop(&mut self) {
         if let Ok(p) = path_word(&self.path) {
-            // Also after a Ctrl-C: the directory may hold a login or a whole backup.
+            // Also after a Ctrl-C: the directory may hold a whole backup.
             let _ = crate::signal::shielded(|| {
                 self.host.output(
-                    "removing a work directory",
+                    "removing the staging directory",
                     &format!("rm -rf -- {p}"),
                     FILE_TIMEOUT,
                 )
@@ -299,33 +299,42 @@ pub fn parse_binlog_info(text: &str) -> Option<Coordinates> {
     })
 }
 
-/// The option file mariadb-backup logs in with (written 0600 on the source's host, never
-/// on a command line).
-fn backup_options(spec: &ConnectSpec, datadir: &Path) -> Result<String> {
-    let mut text = String::from("[mariadb-backup]\n");
-    text.push_str(&option_line("user", &spec.credentials.user)?);
-    text.push_str(&option_line(
-        "password",
-        spec.credentials.password.expose(),
-    )?);
+/// The shell command that runs `mariadb-backup --no-defaults <login> --datadir=<datadir>
+/// <args>` logged in as `spec`, and what it must be given on its standard input: the
+/// password, which the shell reads into `MYSQL_PWD`, the environment of that one process
+/// (readable only by its own user, like a 0600 file), so that it is never on a command
+/// line nor in a file a killed copy could leave behind. The account, address and datadir
+/// are words of the command; no option file of the host is read.
+fn backup_login(spec: &ConnectSpec, datadir: &Path, args: &str) -> Result<(String, Vec<u8>)> {
+    let password = spec.credentials.password.expose();
+    if password.contains('\n') || password.contains('\0') {
+        return Err(Error::Usage(
+            "the source's password holds a line break or a NUL byte, which mariadb-backup cannot be given; use method native or dump".into(),
+        ));
+    }
+    let utf8 = |p: &Path| {
+        p.to_str()
+            .map(str::to_string)
+            .ok_or_else(|| Error::Usage(format!("{}: not a UTF-8 path", p.display())))
+    };
+    let mut login = vec![format!("--user={}", spec.credentials.user)];
     match &spec.socket {
-        Some(s) => text.push_str(&option_line(
-            "socket",
-            s.to_str()
-                .ok_or_else(|| Error::Usage(format!("{}: not a UTF-8 path", s.display())))?,
-        )?),
+        Some(s) => login.push(format!("--socket={}", utf8(s)?)),
         None => {
-            text.push_str(&option_line("host", &spec.host)?);
-            text.push_str(&option_line("port", &spec.port.to_string())?);
+            login.push(format!("--host={}", spec.host));
+            login.push(format!("--port={}", spec.port));
         }
     }
-    text.push_str(&option_line(
-        "datadir",
-        datadir
-            .to_str()
-            .ok_or_else(|| Error::Usage(format!("{}: not a UTF-8 path", datadir.display())))?,
-    )?);
-    Ok(text)
+    login.push(format!("--datadir={}", utf8(datadir)?));
+    let login = login
+        .iter()
+        .map(|w| remote::quote(w))
+        .collect::<Result<Vec<_>>>()?
+        .join(" ");
+    Ok((
+        format!("IFS= read -r MYSQL_PWD && export MYSQL_PWD && exec {TOOL} --no-defaults {login} {args}"),
+        format!("{password}\n").into_bytes(),
+    ))
 }
 
 /// Copies `pairs` from `source` to `target` through their hosts; the coordinates the copy
@@ -397,37 +406,6 @@ pub fn copy(
     };
     let backup_dir = staging.join("backup");
 
-    // The source: only the login's option file, in a directory of its own; the backup
-    // itself never lands on the source's disk.
-    // In the host's temporary directory ($TMPDIR, else /tmp).
-    let work = sh
-        .text(
-            "making a work directory",
-            "mktemp -d -t shardctl-backup.XXXXXXXX",
-            FILE_TIMEOUT,
-        )?
-        .trim()
-        .to_string();
-    let named = Path::new(&work)
-        .file_name()
-        .is_some_and(|n| n.to_string_lossy().starts_with("shardctl-backup."));
-    if !Path::new(&work).is_absolute() || !named {
-        return Err(Error::Remote(format!(
-            "{}: mktemp gave {work:?}",
-            sh.describe()
-        )));
-    }
-    let work = RemoteDir {
-        host: sh.as_ref(),
-        path: PathBuf::from(work),
-    };
-    let cnf = work.path.join("backup.cnf");
-    sh.write_file(
-        &cnf,
-        backup_options(&sspec, &sdata)?.as_bytes(),
-        0o600,
-        FILE_TIMEOUT,
-    )?;
     let schemas: Vec<&str> = pairs.iter().map(|p| p.from.as_str()).collect();
     let schemas = remote::quote(&schemas.join(" "))?;
     let mut stage = Stages::new();
@@ -435,20 +413,30 @@ pub fn copy(
         // One machine and login (server instances side by side): the backup is written
         // straight into the target's staging directory, by one process and without a
         // stream to pack and unpack.
-        let backup_cmd = format!(
-            "{TOOL} --defaults-file={} --backup --parallel={BACKUP_THREADS} --target-dir={} --databases={schemas}",
-            path_word(&cnf)?,
-            path_word(&backup_dir)?,
-        );
-        sh.run(&backup_cmd, None, &mut std::io::sink(), COPY_TIMEOUT)
-            .and_then(|exit| sh.check_exit("mariadb-backup --backup", &exit))
-            .map(|_| 0)
+        let (backup_cmd, password) = backup_login(
+            &sspec,
+            &sdata,
+            &format!(
+                "--backup --parallel={BACKUP_THREADS} --target-dir={} --databases={schemas}",
+                path_word(&backup_dir)?
+            ),
+        )?;
+        sh.run(
+            &backup_cmd,
+            Some(&mut password.as_slice()),
+            &mut std::io::sink(),
+            COPY_TIMEOUT,
+        )
+        .and_then(|exit| sh.check_exit("mariadb-backup --backup", &exit))
+        .map(|_| 0)
     } else {
-        let backup_cmd = format!(
-            "{TOOL} --defaults-file={} --backup --stream=xbstream --parallel={BACKUP_THREADS} --target-dir={} --databases={schemas}",
-            path_word(&cnf)?,
-            path_word(&work.path)?,
-        );
+        let (backup_cmd, password) = backup_login(
+            &sspec,
+            &sdata,
+            &format!(
+                "--backup --stream=xbstream --parallel={BACKUP_THREADS} --databases={schemas}"
+            ),
+        )?;
         let extract_cmd = format!(
             "mkdir -- {b} && {EXTRACT_TOOL} --extract --parallel={BACKUP_THREADS} --directory={b}",
             b = path_word(&backup_dir)?
@@ -456,15 +444,13 @@ pub fn copy(
         remote::pipe(
             sh.as_ref(),
             &backup_cmd,
+            &password,
             th.as_ref(),
             &extract_cmd,
             "streaming the backup",
             COPY_TIMEOUT,
         )
     };
-    // The credentials are not needed past the backup: the source's work directory goes
-    // now, whatever happens later.
-    drop(work);
     let bytes = streamed?;
     progress.add(0, bytes);
     stage.done("backup in the target's staging directory");
@@ -850,6 +836,49 @@ pub fn staging_glob(inv: &Inventory, target: &str, pairs: &[SchemaPair]) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn spec(socket: Option<&str>, password: &str) -> ConnectSpec {
+        ConnectSpec {
+            name: "node1".into(),
+            host: "db1.example".into(),
+            port: 3307,
+            socket: socket.map(PathBuf::from),
+            credentials: crate::config::Credentials {
+                user: "back up".into(),
+                password: crate::config::Secret::new(password),
+            },
+            tls: None,
+            connect_timeout: Duration::from_secs(5),
+            read_timeout: Duration::from_secs(5),
+            write_timeout: Duration::from_secs(5),
+        }
+    }
+
+    #[test]
+    fn the_backup_logs_in_with_the_password_on_its_input_only() {
+        let datadir = Path::new("/var/lib/my sql");
+        let (cmd, input) = backup_login(
+            &spec(None, "s3cr'et $x"),
+            datadir,
+            "--backup --databases=app",
+        )
+        .unwrap();
+        assert_eq!(
+            cmd,
+            "IFS= read -r MYSQL_PWD && export MYSQL_PWD && exec mariadb-backup --no-defaults '--user=back up' --host=db1.example --port=3307 '--datadir=/var/lib/my sql' --backup --databases=app"
+        );
+        assert_eq!(input, b"s3cr'et $x\n");
+        let (cmd, _) =
+            backup_login(&spec(Some("/run/mysqld/a.sock"), "pw"), datadir, "--backup").unwrap();
+        assert!(
+            cmd.contains(" --socket=/run/mysqld/a.sock '--datadir"),
+            "{cmd}"
+        );
+        assert!(!cmd.contains("--host") && !cmd.contains("pw"), "{cmd}");
+        // A password the shell's line could not carry whole is refused, not cut short.
+        let err = backup_login(&spec(None, "two\nlines"), datadir, "--backup").unwrap_err();
+        assert!(err.to_string().contains("line break"), "{err}");
+    }
 
     #[test]
     fn binlog_info_reads_file_position_and_gtid() {

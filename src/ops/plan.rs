@@ -110,7 +110,7 @@ pub fn move_plan(inv: &Inventory, shard: u32, to: &str, pb: &Playbook) -> Result
                     "mariadb-dump --single-transaction --master-data=2 --routines --triggers --events --hex-blob --skip-lock-tables --databases <schemas>"
                 )],
                 crate::copy::Method::Physical => vec![
-                    format!("on the source's host: mariadb-backup --backup --parallel=4 --databases of {schemas} (credentials in a 0600 option file) into a staging directory beside {to}'s datadir (of this attempt's own; what killed copies of the shard left there is removed first): as --stream=xbstream carried to mbstream --extract on {to}'s host, or written there directly when both servers share a machine and login"),
+                    format!("on the source's host: mariadb-backup --backup --parallel=4 --databases of {schemas} (its password on its standard input, never on a command line or in a file) into a staging directory beside {to}'s datadir (of this attempt's own; what killed copies of the shard left there is removed first): as --stream=xbstream carried to mbstream --extract on {to}'s host, or written there directly when both servers share a machine and login"),
                     format!("on {to}'s host: mariadb-backup --prepare --export there; the position from the backup's binlog info"),
                     format!("on {to}: CREATE DATABASE and CREATE TABLE, ALTER TABLE ... DISCARD TABLESPACE, the files moved in (owner and mode of the schema directory), ALTER TABLE ... IMPORT TABLESPACE over 4 connections"),
                     "then views, routines, triggers and events".into(),

@@ -165,14 +165,15 @@ pub fn is_this_machine(n: &NodeRef<'_>) -> bool {
     n.spec.socket.is_some() || matches!(n.host(), "127.0.0.1" | "localhost" | "::1")
 }
 
-/// Streams the standard output of `src_cmd` on `src` into the standard input of
-/// `dst_cmd` on `dst`, through this process's memory (never a file here). Both run within
+/// Streams the standard output of `src_cmd` on `src` (given `src_input` on its standard
+/// input) into the standard input of `dst_cmd` on `dst`, through this process's memory (never a file here). Both run within
 /// `timeout`; a failure of either is an error, and a source that fails makes the target's
 /// input fail rather than end, so a stream the source did not finish is never taken for a
 /// whole one. Returns the bytes carried.
 pub fn pipe(
     src: &dyn Host,
     src_cmd: &str,
+    src_input: &[u8],
     dst: &dyn Host,
     dst_cmd: &str,
     what: &str,
@@ -195,7 +196,8 @@ pub fn pipe(
     let (src_result, dst_result) = std::thread::scope(|s| {
         let src_thread = s.spawn(move || {
             crate::signal::enter_scope(stop);
-            let r = src.run(src_cmd, None, &mut writer, timeout);
+            let mut input = src_input;
+            let r = src.run(src_cmd, Some(&mut input), &mut writer, timeout);
             let r = match r {
                 Ok(exit) => src.check_exit(&format!("{what} (source side)"), &exit),
                 Err(e) => Err(e),
@@ -406,12 +408,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("out");
         let dst = format!("cat > {}", path_word(&out).unwrap());
-        let n = pipe(&h, "head -c 300000 /dev/zero", &h, &dst, "stream", T).unwrap();
-        assert_eq!(n, 300_000);
-        assert_eq!(std::fs::metadata(&out).unwrap().len(), 300_000);
+        // The source is given its input (as the backup its password), then streams.
+        let src = "IFS= read -r word && printf '%s' \"$word\" && head -c 300000 /dev/zero";
+        let n = pipe(&h, src, b" given \n", &h, &dst, "stream", T).unwrap();
+        assert_eq!(n, 300_007);
+        let got = std::fs::read(&out).unwrap();
+        assert_eq!(&got[..7], b" given ");
+        assert_eq!(got.len(), 300_007);
         let marker = dir.path().join("finished");
         let dst = format!("cat > /dev/null && touch {}", path_word(&marker).unwrap());
-        let err = pipe(&h, "echo partial; exit 7", &h, &dst, "stream", T)
+        let err = pipe(&h, "echo partial; exit 7", b"", &h, &dst, "stream", T)
             .unwrap_err()
             .to_string();
         assert!(
@@ -434,11 +440,11 @@ mod tests {
         assert!(matches!(r, Err(Error::Interrupted)), "{r:?}");
         // A stream whose source sends nothing, and one whose target reads nothing.
         let r = crate::signal::with_scope(stop_soon(), || {
-            pipe(&h, "sleep 30", &h, "cat > /dev/null", "stream", T)
+            pipe(&h, "sleep 30", b"", &h, "cat > /dev/null", "stream", T)
         });
         assert!(matches!(r, Err(Error::Interrupted)), "{r:?}");
         let r = crate::signal::with_scope(stop_soon(), || {
-            pipe(&h, "cat /dev/zero", &h, "sleep 30", "stream", T)
+            pipe(&h, "cat /dev/zero", b"", &h, "sleep 30", "stream", T)
         });
         assert!(matches!(r, Err(Error::Interrupted)), "{r:?}");
         assert!(
@@ -462,6 +468,7 @@ mod tests {
         let err = pipe(
             &h,
             "head -c 100000000 /dev/zero",
+            b"",
             &h,
             "echo 'No space left on device' >&2; exit 3",
             "stream",
