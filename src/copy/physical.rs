@@ -202,6 +202,12 @@ pub fn preflight(
             "the physical copy reads and writes tablespace files there",
         )?;
     }
+    // The login mariadb-backup is to be given: refused here rather than in the copy.
+    backup_login(
+        &ConnectSpec::for_node(inv, inv.node(source)?)?,
+        &hostops::datadir(inv, source, "the physical copy reads its files")?,
+        "",
+    )?;
     let sh = remote::host_for(inv, source)?;
     let th = remote::host_for(inv, target)?;
     // The backup runs on the source's host, its prepare on the target's: both need the
@@ -308,9 +314,10 @@ pub fn parse_binlog_info(text: &str) -> Option<Coordinates> {
 fn backup_login(spec: &ConnectSpec, datadir: &Path, args: &str) -> Result<(String, Vec<u8>)> {
     let password = spec.credentials.password.expose();
     if password.contains('\n') || password.contains('\0') {
-        return Err(Error::Usage(
-            "the source's password holds a line break or a NUL byte, which mariadb-backup cannot be given; use method native or dump".into(),
-        ));
+        return Err(Error::Refused(format!(
+            "method physical: the password of node {} holds a line break or a NUL byte, which mariadb-backup cannot be given; use method native",
+            spec.name
+        )));
     }
     let utf8 = |p: &Path| {
         p.to_str()
@@ -321,8 +328,11 @@ fn backup_login(spec: &ConnectSpec, datadir: &Path, args: &str) -> Result<(Strin
     match &spec.socket {
         Some(s) => login.push(format!("--socket={}", utf8(s)?)),
         None => {
+            // Over TCP even for `localhost`, which would otherwise mean the default
+            // socket: perhaps another server of the host than the one whose files these are.
             login.push(format!("--host={}", spec.host));
             login.push(format!("--port={}", spec.port));
+            login.push("--protocol=TCP".into());
         }
     }
     login.push(format!("--datadir={}", utf8(datadir)?));
@@ -865,7 +875,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             cmd,
-            "IFS= read -r MYSQL_PWD && export MYSQL_PWD && exec mariadb-backup --no-defaults '--user=back up' --host=db1.example --port=3307 '--datadir=/var/lib/my sql' --backup --databases=app"
+            "IFS= read -r MYSQL_PWD && export MYSQL_PWD && exec mariadb-backup --no-defaults '--user=back up' --host=db1.example --port=3307 --protocol=TCP '--datadir=/var/lib/my sql' --backup --databases=app"
         );
         assert_eq!(input, b"s3cr'et $x\n");
         let (cmd, _) =
@@ -874,10 +884,18 @@ mod tests {
             cmd.contains(" --socket=/run/mysqld/a.sock '--datadir"),
             "{cmd}"
         );
-        assert!(!cmd.contains("--host") && !cmd.contains("pw"), "{cmd}");
+        assert!(
+            !cmd.contains("--host") && !cmd.contains("--protocol"),
+            "{cmd}"
+        );
         // A password the shell's line could not carry whole is refused, not cut short.
         let err = backup_login(&spec(None, "two\nlines"), datadir, "--backup").unwrap_err();
-        assert!(err.to_string().contains("line break"), "{err}");
+        assert!(matches!(err, Error::Refused(_)), "{err:?}");
+        assert!(
+            err.to_string()
+                .contains("password of node node1 holds a line break"),
+            "{err}"
+        );
     }
 
     #[test]

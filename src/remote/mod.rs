@@ -4,8 +4,8 @@
 //!
 //! Every call has a deadline. Command lines are built from words with [`quote`], so a
 //! path or a schema name never changes what a command does. Nothing secret is put on a
-//! command line: a password travels as an option file written through standard input
-//! (0600) and removed after use. [`pipe`] streams one host's command output into another
+//! command line: a password travels on a command's standard input (mariadb-backup's, read
+//! into its environment). [`pipe`] streams one host's command output into another
 //! host's command input through this process's memory, never through a file here.
 
 mod local;
