@@ -411,7 +411,7 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l fence -d 'Ove
 read-only\t'The whole source server goes read-only (the chapter\'s fence)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l method -d 'Override the backup step\'s method' -r -f -a "native\t'In-process: one consistent snapshot, parallel readers and writers'
 dump\t'mariadb-dump / mysqldump piped into the client'
-physical\t'mariadb-backup of the shard\'s schemas on the source\'s host, streamed to the target\'s host, prepared there and imported (`ALTER TABLE ... IMPORT TABLESPACE`)'"
+physical\t'mariadb-backup of the shard\'s schemas on the source\'s host into a staging directory on the target\'s host, prepared there and imported (`ALTER TABLE ... IMPORT TABLESPACE`)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l cutover -d 'Copy and keep the copy current, then wait, unfenced, for `shardctl cutover OP` (`manual`), a daily window (`window`, with --cutover-window) or nothing (`auto`: go on once the before-cutover hooks pass). Without it the cut-over follows the copy at once' -r -f -a "manual\t'When an operator runs `shardctl cutover OP`'
 window\t'Inside the daily window (UTC), or earlier on `shardctl cutover OP`'
 auto\t'At once, as soon as every `before-cutover` hook passes'"
@@ -676,7 +676,7 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand prune" -s h -l help -d
 complete -c shardctl -n "__fish_shardctl_using_subcommand backup" -l shard -d 'Shard' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand backup" -l method -d 'Copy method' -r -f -a "native\t'In-process: one consistent snapshot, parallel readers and writers'
 dump\t'mariadb-dump / mysqldump piped into the client'
-physical\t'mariadb-backup of the shard\'s schemas on the source\'s host, streamed to the target\'s host, prepared there and imported (`ALTER TABLE ... IMPORT TABLESPACE`)'"
+physical\t'mariadb-backup of the shard\'s schemas on the source\'s host into a staging directory on the target\'s host, prepared there and imported (`ALTER TABLE ... IMPORT TABLESPACE`)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand backup" -l into -d 'Node to copy into' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand backup" -l to -d 'Directory for a dump file (dump method)' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand backup" -l workers -d 'Parallel workers (native)' -r

@@ -738,7 +738,7 @@ _arguments "${_arguments_options[@]}" : \
 read-only\:"The whole source server goes read-only (the chapter'\''s fence)"))' \
 '--method=[Override the backup step'\''s method]:METHOD:((native\:"In-process\: one consistent snapshot, parallel readers and writers"
 dump\:"mariadb-dump / mysqldump piped into the client"
-physical\:"mariadb-backup of the shard'\''s schemas on the source'\''s host, streamed to the target'\''s host, prepared there and imported (\`ALTER TABLE ... IMPORT TABLESPACE\`)"))' \
+physical\:"mariadb-backup of the shard'\''s schemas on the source'\''s host into a staging directory on the target'\''s host, prepared there and imported (\`ALTER TABLE ... IMPORT TABLESPACE\`)"))' \
 '--cutover=[Copy and keep the copy current, then wait, unfenced, for \`shardctl cutover OP\` (\`manual\`), a daily window (\`window\`, with --cutover-window) or nothing (\`auto\`\: go on once the before-cutover hooks pass). Without it the cut-over follows the copy at once]:CUTOVER:((manual\:"When an operator runs \`shardctl cutover OP\`"
 window\:"Inside the daily window (UTC), or earlier on \`shardctl cutover OP\`"
 auto\:"At once, as soon as every \`before-cutover\` hook passes"))' \
@@ -1174,7 +1174,7 @@ _arguments "${_arguments_options[@]}" : \
 '--shard=[Shard]:SHARD:_default' \
 '--method=[Copy method]:METHOD:((native\:"In-process\: one consistent snapshot, parallel readers and writers"
 dump\:"mariadb-dump / mysqldump piped into the client"
-physical\:"mariadb-backup of the shard'\''s schemas on the source'\''s host, streamed to the target'\''s host, prepared there and imported (\`ALTER TABLE ... IMPORT TABLESPACE\`)"))' \
+physical\:"mariadb-backup of the shard'\''s schemas on the source'\''s host into a staging directory on the target'\''s host, prepared there and imported (\`ALTER TABLE ... IMPORT TABLESPACE\`)"))' \
 '(--to)--into=[Node to copy into]:INTO:_default' \
 '--to=[Directory for a dump file (dump method)]:TO:_files' \
 '--workers=[Parallel workers (native)]:WORKERS:_default' \
