@@ -321,8 +321,42 @@ pub struct Applied {
     pub error: Option<String>,
 }
 
-/// Runs a plan's moves, at most `parallel` at once and at most `per_node` involving any
-/// one node. Refuses a plan made from an older directory version.
+/// The moves of an `apply` in flight, and which may start next.
+#[derive(Debug, Default)]
+struct InFlight {
+    running: usize,
+    per_node: std::collections::HashMap<String, usize>,
+    pairs: std::collections::HashSet<(String, String)>,
+}
+
+impl InFlight {
+    /// Whether `m` may start: fewer than `parallel` moves running, fewer than `per_node`
+    /// involving either of its nodes, and none from its source to its target (a replica
+    /// takes one replication connection per source: MariaDB and MySQL refuse a second
+    /// channel to the same server).
+    fn admits(&self, m: &PlannedMove, parallel: usize, per_node: usize) -> bool {
+        let busy = |n: &str| self.per_node.get(n).copied().unwrap_or(0);
+        self.running < parallel
+            && busy(&m.from) < per_node
+            && busy(&m.to) < per_node
+            && !self.pairs.contains(&(m.from.clone(), m.to.clone()))
+    }
+
+    fn start(&mut self, m: &PlannedMove) {
+        self.running += 1;
+        *self.per_node.entry(m.from.clone()).or_default() += 1;
+        *self.per_node.entry(m.to.clone()).or_default() += 1;
+        self.pairs.insert((m.from.clone(), m.to.clone()));
+    }
+
+    fn end(&mut self, m: &PlannedMove) {
+        self.running -= 1;
+        *self.per_node.entry(m.from.clone()).or_default() -= 1;
+        *self.per_node.entry(m.to.clone()).or_default() -= 1;
+        self.pairs.remove(&(m.from.clone(), m.to.clone()));
+    }
+}
+
 /// Refuses a plan that does not fit the directory: a move whose `from` is not where the
 /// shard lives, a shard moved twice, a move onto the shard's own node.
 fn check_against(snap: &crate::directory::Snapshot, file: &PlanFile) -> Result<()> {
@@ -379,6 +413,9 @@ pub fn dry_run(inv: &Inventory, file: &PlanFile) -> Result<Vec<crate::ops::effec
     Ok(out)
 }
 
+/// Runs a plan's moves in its order, at most `parallel` at once, at most `per_node`
+/// involving any one node, and never two from one node to the same other node at once.
+/// Refuses a plan made from an older directory version.
 pub fn apply(
     inv: &Inventory,
     file: &PlanFile,
@@ -402,10 +439,7 @@ pub fn apply(
     }
     check_against(&dir.load()?, file)?;
     let started = Instant::now();
-    let state = Arc::new((
-        Mutex::new((0usize, std::collections::HashMap::<String, usize>::new())),
-        Condvar::new(),
-    ));
+    let state = Arc::new((Mutex::new(InFlight::default()), Condvar::new()));
     let results = Mutex::new(Vec::new());
     std::thread::scope(|s| {
         for m in &file.moves {
@@ -413,19 +447,10 @@ pub fn apply(
             {
                 let (lock, cv) = &*state;
                 let mut g = lock.lock().expect("scheduler");
-                loop {
-                    let busy = |n: &str, g: &(usize, std::collections::HashMap<String, usize>)| {
-                        g.1.get(n).copied().unwrap_or(0)
-                    };
-                    if g.0 < parallel && busy(&m.from, &g) < per_node && busy(&m.to, &g) < per_node
-                    {
-                        break;
-                    }
+                while !g.admits(m, parallel, per_node) {
                     g = cv.wait(g).expect("scheduler");
                 }
-                g.0 += 1;
-                *g.1.entry(m.from.clone()).or_default() += 1;
-                *g.1.entry(m.to.clone()).or_default() += 1;
+                g.start(m);
             }
             let state = Arc::clone(&state);
             let results = &results;
@@ -450,10 +475,7 @@ pub fn apply(
                 };
                 on_done(&applied, done, file.moves.len());
                 let (lock, cv) = &*state;
-                let mut g = lock.lock().expect("scheduler");
-                g.0 -= 1;
-                *g.1.entry(m.from.clone()).or_default() -= 1;
-                *g.1.entry(m.to.clone()).or_default() -= 1;
+                lock.lock().expect("scheduler").end(m);
                 cv.notify_all();
             });
         }
@@ -465,4 +487,43 @@ pub fn apply(
             .unwrap_or(std::cmp::Ordering::Equal)
     });
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mv(shard: u32, from: &str, to: &str) -> PlannedMove {
+        PlannedMove {
+            step: "move".into(),
+            shard,
+            from: from.into(),
+            to: to.into(),
+            weight: 1,
+            bytes: 0,
+        }
+    }
+
+    #[test]
+    fn two_moves_between_the_same_two_nodes_never_run_at_once() {
+        let mut f = InFlight::default();
+        let first = mv(1, "node1", "node2");
+        assert!(f.admits(&first, 2, 2));
+        f.start(&first);
+        // Within both limits, but the replica would need a second channel from node1.
+        assert!(!f.admits(&mv(3, "node1", "node2"), 2, 2));
+        // The other direction and another target are other channels.
+        assert!(f.admits(&mv(4, "node2", "node1"), 2, 2));
+        let other = mv(2, "node1", "node3");
+        assert!(f.admits(&other, 2, 2));
+        f.start(&other);
+        // The limits still hold.
+        assert!(!f.admits(&mv(5, "node3", "node4"), 2, 2));
+        assert!(!f.admits(&mv(5, "node1", "node4"), 3, 2));
+        f.end(&first);
+        assert!(f.admits(&mv(3, "node1", "node2"), 2, 2));
+        f.end(&other);
+        assert_eq!(f.running, 0);
+        assert!(f.pairs.is_empty());
+    }
 }
