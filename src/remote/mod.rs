@@ -166,10 +166,10 @@ pub fn is_this_machine(n: &NodeRef<'_>) -> bool {
 }
 
 /// Streams the standard output of `src_cmd` on `src` (given `src_input` on its standard
-/// input) into the standard input of `dst_cmd` on `dst`, through this process's memory (never a file here). Both run within
-/// `timeout`; a failure of either is an error, and a source that fails makes the target's
-/// input fail rather than end, so a stream the source did not finish is never taken for a
-/// whole one. Returns the bytes carried.
+/// input) into the standard input of `dst_cmd` on `dst`, through this process's memory
+/// (never a file here). Both run within `timeout`; a failure of either is an error, and a
+/// source that fails makes the target's input fail rather than end, so a stream the source
+/// did not finish is never taken for a whole one. Returns the bytes carried.
 pub fn pipe(
     src: &dyn Host,
     src_cmd: &str,
