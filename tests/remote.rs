@@ -955,6 +955,49 @@ fn staged_on(node: &str) -> Vec<String> {
         .collect()
 }
 
+/// Moves shard `id` (schema `schema`) physically onto `to` over `inv`, `args` added, with
+/// the process killed at the copy's end: the operation, the staging directories beside
+/// `to`'s datadir (exactly the killed copy's) and the standard error.
+fn crash_in_the_copy(
+    inv: &Path,
+    id: &str,
+    schema: &str,
+    to: &str,
+    args: &[&str],
+) -> (String, Vec<String>, String) {
+    let out = physical_move_with(inv, id, to)
+        .args(args)
+        .env("SHARDCTL_FAULT", "crash@copy")
+        .timeout(Duration::from_secs(600))
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "the fault did not fire");
+    let err = stderr_of(&out);
+    assert!(err.contains("fault point copy"), "{err}");
+    let staged = staged_on(to);
+    assert!(
+        staged.len() == 1 && staged[0].starts_with(&format!("data.shardctl-import.{schema}.")),
+        "the killed copy's backup is staged beside {to}'s datadir: {staged:?}"
+    );
+    (
+        directory().operations(None).unwrap()[0].id.to_string(),
+        staged,
+        err,
+    )
+}
+
+/// `abort OP` over `inv` leaves nothing of the copy onto `to`: no staging directory, no
+/// schema, the shard still on node1.
+fn abort_leaves_nothing(inv: &Path, op: &str, id: &str, schema: &str, to: &str) {
+    cli(inv, &["abort", op])
+        .timeout(Duration::from_secs(300))
+        .assert()
+        .success();
+    assert!(staged_on(to).is_empty(), "{:?}", staged_on(to));
+    assert!(!schema_exists(to, schema));
+    assert_eq!(shard_node(id.parse().unwrap()), "node1");
+}
+
 #[test]
 fn a_physical_copy_killed_or_interrupted_with_its_backup_staged_leaves_nothing_behind() {
     let _g = serial();
@@ -964,14 +1007,7 @@ fn a_physical_copy_killed_or_interrupted_with_its_backup_staged_leaves_nothing_b
     // backup is written into the staging directory directly: a crash leaves it there,
     // abort removes it.
     let local = fleet().inventory_path();
-    let out = physical_move_with(&local, &id, "node2")
-        .arg("-vv")
-        .env("SHARDCTL_FAULT", "crash@copy")
-        .timeout(Duration::from_secs(600))
-        .output()
-        .unwrap();
-    let err = stderr_of(&out);
-    assert!(err.contains("fault point copy"), "{err}");
+    let (op, _, err) = crash_in_the_copy(&local, &id, &schema, "node2", &["-vv"]);
     assert!(
         err.contains("mariadb-backup --no-defaults")
             && err.contains(" --backup --parallel=")
@@ -979,65 +1015,26 @@ fn a_physical_copy_killed_or_interrupted_with_its_backup_staged_leaves_nothing_b
         "the backup was not written directly: {err}"
     );
     // Its password went to it on its input: not in the log of every command line.
-    let inv = Inventory::load(&local).unwrap();
-    let login = shardctl::server::ConnectSpec::for_node(&inv, inv.node("node1").unwrap()).unwrap();
+    let sandbox = Inventory::load(&local).unwrap();
+    let login =
+        shardctl::server::ConnectSpec::for_node(&sandbox, sandbox.node("node1").unwrap()).unwrap();
     let password = login.credentials.password.expose();
     assert!(
         password.len() >= 8 && !err.contains(password),
         "the password is in the log"
     );
-    let staged = staged_on("node2");
-    assert!(
-        staged.len() == 1 && staged[0].starts_with(&format!("data.shardctl-import.{schema}.")),
-        "the killed copy's backup is staged beside node2's datadir: {staged:?}"
-    );
-    let op = directory().operations(None).unwrap()[0].id.to_string();
-    cli(&local, &["abort", &op])
-        .timeout(Duration::from_secs(300))
-        .assert()
-        .success();
-    assert!(staged_on("node2").is_empty(), "{:?}", staged_on("node2"));
-    assert!(!schema_exists("node2", &schema));
-    assert_eq!(shard_node(id.parse().unwrap()), "node1");
+    abort_leaves_nothing(&local, &op, &id, &schema, "node2");
     let work = tempfile::tempdir().unwrap();
-    let crash_in_the_copy = || {
-        let out = physical_move(&id, "node3")
-            .env("SHARDCTL_FAULT", "crash@copy")
-            .timeout(Duration::from_secs(600))
-            .output()
-            .unwrap();
-        assert!(!out.status.success(), "the fault did not fire");
-        assert!(
-            stderr_of(&out).contains("fault point copy"),
-            "{}",
-            stderr_of(&out)
-        );
-        let staged = staged_on("node3");
-        assert!(
-            staged.len() == 1 && staged[0].starts_with(&format!("data.shardctl-import.{schema}.")),
-            "the killed copy's backup is staged beside the datadir: {staged:?}"
-        );
-        (
-            directory().operations(None).unwrap()[0].id.to_string(),
-            staged,
-        )
-    };
+    let inv = ssh_inventory();
     // Abort rolls the copy back, staging included.
-    let (op, _) = crash_in_the_copy();
-    cli(&ssh_inventory(), &["abort", &op])
-        .timeout(Duration::from_secs(300))
-        .assert()
-        .success();
-    assert!(staged_on("node3").is_empty(), "{:?}", staged_on("node3"));
-    assert!(!schema_exists("node3", &schema));
-    assert_eq!(shard_node(id.parse().unwrap()), "node1");
+    let (op, _, _) = crash_in_the_copy(&inv, &id, &schema, "node3", &[]);
+    abort_leaves_nothing(&inv, &op, &id, &schema, "node3");
     // Resume copies again in a directory of its own, once the killed copy's is gone. A
     // Ctrl-C while it is paused with the backup staged takes effect at the imports (the
     // tables created, their tablespaces discarded, the files moved in: the hardest state
     // to roll back); the staging directory and the .cfg files go, and the next resume
     // drops that state and copies again.
-    let (op, killed) = crash_in_the_copy();
-    let inv = ssh_inventory();
+    let (op, killed, _) = crash_in_the_copy(&inv, &id, &schema, "node3", &[]);
     let mut resumed = common::spawn_shardctl(
         &inv,
         &["resume", &op],
