@@ -1014,6 +1014,11 @@ fn a_physical_copy_killed_or_interrupted_with_its_backup_staged_leaves_nothing_b
             && !err.contains("--stream=xbstream"),
         "the backup was not written directly: {err}"
     );
+    // The prepare skips the fsyncs of its scratch files (scripts/setup installs eatmydata).
+    assert!(
+        err.contains("eatmydata mariadb-backup --prepare --export --target-dir="),
+        "the prepare did not run under eatmydata: {err}"
+    );
     // Its password went to it on its input: not in the log of every command line.
     let sandbox = Inventory::load(&local).unwrap();
     let login =

@@ -40,6 +40,14 @@ pub const TOOL: &str = "mariadb-backup";
 /// Unpacks the backup's stream on the target's host.
 pub const EXTRACT_TOOL: &str = "mbstream";
 
+/// Runs the prepare with its `fsync` calls skipped (Debian package `eatmydata`), when the
+/// target's host has it. The prepared files are scratch: a copy that stops before its
+/// import clears them, and `IMPORT TABLESPACE` rewrites every page of each file and has the
+/// server flush it. Their flush in the prepare wrote the whole backup to disk only for the
+/// import to write it again (at 944 MiB: the prepare 1.0 s → 0.5 s, the import 0.8 s →
+/// 1.1 s, the copy 3.8 s → 3.0 s). The server itself never runs under it.
+pub const NO_FSYNC_TOOL: &str = "eatmydata";
+
 /// Connections the tablespaces are imported over: each `IMPORT TABLESPACE` rewrites every
 /// page of its file (new space id), a pass that runs side by side for different tables.
 const IMPORT_CONNECTIONS: usize = 4;
@@ -347,6 +355,20 @@ fn backup_login(spec: &ConnectSpec, datadir: &Path, args: &str) -> Result<(Strin
     ))
 }
 
+/// `mariadb-backup --prepare --export` of the backup in `backup_dir`, under
+/// [`NO_FSYNC_TOOL`] when `without_fsync`.
+fn prepare_command(backup_dir: &Path, without_fsync: bool) -> Result<String> {
+    Ok(format!(
+        "{}{TOOL} --prepare --export --target-dir={}",
+        if without_fsync {
+            format!("{NO_FSYNC_TOOL} ")
+        } else {
+            String::new()
+        },
+        path_word(backup_dir)?
+    ))
+}
+
 /// Copies `pairs` from `source` to `target` through their hosts; the coordinates the copy
 /// matches. The target's schemas must not exist (the preflight checked).
 pub fn copy(
@@ -465,10 +487,17 @@ pub fn copy(
     progress.add(0, bytes);
     stage.done("backup in the target's staging directory");
     crate::signal::check()?;
-    let prepare = format!(
-        "{TOOL} --prepare --export --target-dir={}",
-        path_word(&backup_dir)?
-    );
+    let without_fsync = hostops::has_tool(th.as_ref(), NO_FSYNC_TOOL)?;
+    if !without_fsync {
+        crate::output::log(
+            1,
+            &format!(
+                "physical copy: {} has no {NO_FSYNC_TOOL}; the prepare flushes the backup to disk before the import writes it again",
+                th.describe()
+            ),
+        );
+    }
+    let prepare = prepare_command(&backup_dir, without_fsync)?;
     let exit = th.run(&prepare, None, &mut std::io::sink(), COPY_TIMEOUT)?;
     th.check_exit("mariadb-backup --prepare --export", &exit)?;
     stage.done("prepare --export");
@@ -896,6 +925,22 @@ mod tests {
                 .contains("password of node node1 holds a line break"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn the_prepare_skips_its_fsyncs_only_when_asked() {
+        let dir = Path::new("/var/lib/mysql.shardctl-import.app.x1/backup");
+        assert_eq!(
+            prepare_command(dir, true).unwrap(),
+            "eatmydata mariadb-backup --prepare --export --target-dir=/var/lib/mysql.shardctl-import.app.x1/backup"
+        );
+        assert_eq!(
+            prepare_command(dir, false).unwrap(),
+            "mariadb-backup --prepare --export --target-dir=/var/lib/mysql.shardctl-import.app.x1/backup"
+        );
+        assert!(prepare_command(Path::new("/tmp/it's"), true)
+            .unwrap()
+            .ends_with("--target-dir='/tmp/it'\\''s'"));
     }
 
     #[test]

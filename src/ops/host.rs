@@ -271,6 +271,24 @@ pub fn tool_version(host: &dyn Host, tool: &str, package: &str) -> Result<String
     Ok(line)
 }
 
+/// Whether `tool` is on the host's `PATH`, for a tool the caller can do without.
+pub fn has_tool(host: &dyn Host, tool: &str) -> Result<bool> {
+    let t = remote::quote(tool)?;
+    let out = host.text(
+        &format!("looking for {tool}"),
+        &format!("if command -v {t} >/dev/null 2>&1; then echo present; else echo missing; fi"),
+        FILE_TIMEOUT,
+    )?;
+    match out.trim() {
+        "present" => Ok(true),
+        "missing" => Ok(false),
+        other => Err(Error::Remote(format!(
+            "{}: looking for {tool} gave {other:?}",
+            host.describe()
+        ))),
+    }
+}
+
 /// The free-space preflight: the target's datadir must hold `needed` bytes (the shard's
 /// size) plus the inventory's margin and reserve. With `staged_beside` (the physical copy,
 /// which stages its backup beside the datadir before moving the files in), the datadir's
