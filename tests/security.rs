@@ -161,6 +161,28 @@ fn shards_move_over_tls_with_both_methods() {
         count(&mut admin("node1"), "SELECT COUNT(*) FROM sec_1.t"),
         200
     );
+    // The physical copy's mariadb-backup logs in with the inventory's CA and checks the
+    // server's certificate (the sandbox's inventory reaches its nodes over TCP).
+    let out = shardctl()
+        .arg("--config")
+        .arg(&config)
+        .args([
+            "move", "--shard", "1", "--to", "node2", "--method", "physical",
+        ])
+        .arg("-vv")
+        .timeout(Duration::from_secs(300))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("--protocol=TCP --ssl --ssl-ca=") && err.contains("--ssl-verify-server-cert"),
+        "mariadb-backup was not given the inventory's TLS: {err}"
+    );
+    assert_eq!(
+        count(&mut admin("node2"), "SELECT COUNT(*) FROM sec_1.t"),
+        200
+    );
 }
 
 #[test]
