@@ -17,6 +17,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 const USAGE: i32 = 2;
+const REFUSED: i32 = 5;
 const ROWS: i64 = 20_000;
 
 fn serial() -> MutexGuard<'static, ()> {
@@ -257,11 +258,28 @@ fn a_revert_within_the_window_brings_back_every_write() {
     );
     assert_eq!(home_of(1), to);
 
+    // The owner held still (SIGSTOP) so the request stays pending: a finalize given
+    // meanwhile is refused and the revert stands; the same revert again is accepted.
+    let owner = resumed.id() as i32;
+    unsafe { libc::kill(owner, libc::SIGSTOP) };
     let out = cli().args(["revert", &op.to_string()]).assert().success();
     assert!(
         String::from_utf8_lossy(&out.get_output().stdout).contains("revert requested"),
         "{out:?}"
     );
+    let refused = cli()
+        .args(["finalize", &op.to_string()])
+        .assert()
+        .code(REFUSED);
+    let said = String::from_utf8_lossy(&refused.get_output().stderr).into_owned();
+    assert!(
+        said.contains(&format!(
+            "operation {op}: a revert is already requested and not yet taken up by its owner; it stands (no finalize requested)"
+        )) && said.trim().lines().count() == 1,
+        "{said}"
+    );
+    cli().args(["revert", &op.to_string()]).assert().success();
+    unsafe { libc::kill(owner, libc::SIGCONT) };
     let status = wait_exit(&mut resumed, Duration::from_secs(180));
     assert!(
         status.success(),

@@ -2,7 +2,7 @@
 
 use super::{views, Context};
 use crate::copy::Method;
-use crate::directory::journal::{OpKind, OpState, StepState, WindowRequest};
+use crate::directory::journal::{OpKind, OpState, StepState, WindowRequest, WindowRequestOutcome};
 use crate::directory::Directory;
 use crate::error::{Error, Result};
 use crate::ops::mover::{self, Mover, StepEvent, StepEventKind};
@@ -955,11 +955,21 @@ pub fn window(ctx: &Context, args: WindowCmdArgs, request: WindowRequest) -> Res
             )))
         }
     }
-    if !dir.request_window(args.op, request)? {
-        return Err(Error::Usage(format!(
-            "operation {} finished meanwhile",
-            args.op
-        )));
+    match dir.request_window(args.op, request)? {
+        WindowRequestOutcome::Recorded => {}
+        WindowRequestOutcome::Finished => {
+            return Err(Error::Usage(format!(
+                "operation {} finished meanwhile",
+                args.op
+            )))
+        }
+        WindowRequestOutcome::Conflicts(pending) => {
+            return Err(Error::Refused(format!(
+                "operation {}: a {} is already requested and not yet taken up by its owner; it stands (no {verb} requested)",
+                args.op,
+                pending.as_sql()
+            )))
+        }
     }
     let live = rec.owner.is_some() && rec.heartbeat_age_secs.is_some_and(|a| a < 20);
     ctx.show(

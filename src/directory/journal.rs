@@ -70,6 +70,17 @@ sql_enum!(
     }
 );
 
+/// What became of an operator's request to a revert window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowRequestOutcome {
+    /// Recorded (or already pending): the owner takes it up.
+    Recorded,
+    /// The operation finished meanwhile.
+    Finished,
+    /// The other request is pending and stands.
+    Conflicts(WindowRequest),
+}
+
 sql_enum!(
     /// What an operation does.
     OpKind {
@@ -595,15 +606,44 @@ impl Directory {
         Ok(flag.unwrap_or(0) != 0)
     }
 
-    /// Asks a move waiting in its revert window to revert or to finalize. False when the
-    /// operation is finished.
-    pub fn request_window(&mut self, op: u64, request: WindowRequest) -> Result<bool> {
+    /// Asks a move waiting in its revert window to revert or to finalize. A request never
+    /// replaces the other one while that is pending (not yet taken up by the owner): two
+    /// operators answering one window differently are told, not silently overruled.
+    pub fn request_window(
+        &mut self,
+        op: u64,
+        request: WindowRequest,
+    ) -> Result<WindowRequestOutcome> {
         let ops = self.jt("operations");
-        let n = self.server().exec_affected(&Stmt::with(
-            format!("UPDATE {ops} SET window_request = ? WHERE op_id = ? AND state IN ('running', 'failed')"),
-            vec![request.as_sql().into(), op.into()],
-        ))?;
-        Ok(n > 0)
+        // The owner may take up the other request between the update and the read below;
+        // then the update is tried again.
+        for _ in 0..3 {
+            let changed = self.server().exec_affected(&Stmt::with(
+                format!("UPDATE {ops} SET window_request = ? WHERE op_id = ? AND state IN ('running', 'failed') AND window_request IS NULL"),
+                vec![request.as_sql().into(), op.into()],
+            ))?;
+            if changed > 0 {
+                return Ok(WindowRequestOutcome::Recorded);
+            }
+            let row: Option<(String, Option<String>)> = self.server().first(&Stmt::with(
+                format!("SELECT state, window_request FROM {ops} WHERE op_id = ?"),
+                vec![op.into()],
+            ))?;
+            let Some((state, pending)) = row else {
+                return Ok(WindowRequestOutcome::Finished);
+            };
+            if OpState::parse(&state)?.is_finished() {
+                return Ok(WindowRequestOutcome::Finished);
+            }
+            match pending.map(|p| WindowRequest::parse(&p)).transpose()? {
+                Some(p) if p == request => return Ok(WindowRequestOutcome::Recorded),
+                Some(p) => return Ok(WindowRequestOutcome::Conflicts(p)),
+                None => {}
+            }
+        }
+        Err(Error::Refused(format!(
+            "operation {op}: its revert window's request kept changing; try again"
+        )))
     }
 
     /// What an operator asked of `op`'s revert window, if anything.
