@@ -308,6 +308,10 @@ fn render_common() -> String {
     );
     line("physical: page size", sql::innodb_page_size().to_string());
     line(
+        "physical: flush method",
+        sql::innodb_flush_method().to_string(),
+    );
+    line(
         "physical: foreign keys added back",
         sql::add_constraints(
             &id("employees_3"),

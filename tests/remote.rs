@@ -932,10 +932,21 @@ fn every_object_moves_by_the_physical_method_with_identical_rows_and_objects() {
     // inventory, both on this machine) mariadb-backup writes the backup straight into the
     // target's staging directory, without a stream.
     let (rows_now, objects_now) = (dump_rows("node1", &schema), dump_objects("node1", &schema));
-    physical_move_with(&fleet().inventory_path(), &id, "node2")
+    let moved = physical_move_with(&fleet().inventory_path(), &id, "node2")
+        .arg("-vv")
         .timeout(Duration::from_secs(600))
         .assert()
         .success();
+    // The MyISAM and Aria files, carried as they are, and the directory they were renamed
+    // into are flushed once the tablespaces are imported.
+    let log = String::from_utf8_lossy(&moved.get_output().stderr).into_owned();
+    assert!(
+        log.lines().any(|l| l.contains("notes_myisam.MYD")
+            && l.contains("audit_aria.MAD")
+            && l.contains("sync -- \"$x\"")
+            && l.ends_with("&& sync -- .")),
+        "the carried files were not flushed: {log}"
+    );
     assert!(
         rows_now == dump_rows("node2", &schema),
         "rows differ on node2"

@@ -41,7 +41,8 @@ pub const TOOL: &str = "mariadb-backup";
 pub const EXTRACT_TOOL: &str = "mbstream";
 
 /// Runs the prepare with its `fsync` calls skipped (Debian package `eatmydata`), when the
-/// target's host has it. The prepared files are scratch until imported: a copy that stops
+/// target's host has it and the target's InnoDB flushes what it imports
+/// (`prepare_may_skip_fsync`). The prepared files are scratch until imported: a copy that stops
 /// before its import clears them, and `IMPORT TABLESPACE` rewrites every page of each file
 /// and then `fdatasync`s it (seen with strace on MariaDB 10.11), which writes all of the
 /// file's pages to disk whichever process dirtied them. Their flush in the prepare wrote
@@ -219,6 +220,15 @@ pub fn preflight(
     )?;
     let sh = remote::host_for(inv, source)?;
     let th = remote::host_for(inv, target)?;
+    for file in backup_tls_files(&ConnectSpec::for_node(inv, inv.node(source)?)?) {
+        if !sh.exists(&file, FILE_TIMEOUT)? {
+            return Err(refuse(format!(
+                "{}: the TLS file {} named in {source}'s inventory is not there; mariadb-backup runs on that host and needs it at the same path",
+                sh.describe(),
+                file.display()
+            )));
+        }
+    }
     // The backup runs on the source's host, its prepare on the target's: both need the
     // tool of the servers' version.
     let server_line = format!("{}.{}", sf.version.major, sf.version.minor);
@@ -356,9 +366,12 @@ fn backup_login(spec: &ConnectSpec, datadir: &Path, args: &str) -> Result<(Strin
                         login.push(format!("{option}={}", utf8(file)?));
                     }
                 }
-                if !tls.insecure {
-                    login.push("--ssl-verify-server-cert".into());
-                }
+                // Said either way: newer clients check by default.
+                login.push(if tls.insecure {
+                    "--skip-ssl-verify-server-cert".into()
+                } else {
+                    "--ssl-verify-server-cert".into()
+                });
             }
         }
     }
@@ -374,6 +387,57 @@ fn backup_login(spec: &ConnectSpec, datadir: &Path, args: &str) -> Result<(Strin
     ))
 }
 
+/// Flushes `files` (quoted words, names in `dir`; absent ones skipped) and then `dir`
+/// itself, where the copy renamed every file it moved in.
+fn flush_moved_command(dir: &Path, files: &[String]) -> Result<String> {
+    let d = path_word(dir)?;
+    let mut cmd = format!("cd {d}");
+    if !files.is_empty() {
+        cmd.push_str(&format!(
+            " && for x in {}; do test -e \"$x\" || continue; sync -- \"$x\" || exit 1; done",
+            files.join(" ")
+        ));
+    }
+    cmd.push_str(" && sync -- .");
+    Ok(cmd)
+}
+
+/// Whether the prepare may run under [`NO_FSYNC_TOOL`]: the tool is on the target's host,
+/// and the target's InnoDB flushes the files it imports (its `innodb_flush_method` is not
+/// one that skips the flush: `nosync`, `littlesync`, `O_DIRECT_NO_FSYNC`). Anything
+/// unknown (the probe failed, the variable is gone) keeps the prepare's own flush.
+fn prepare_may_skip_fsync(th: &dyn Host, target: &str, tgt: &mut Server) -> bool {
+    let keep = |why: String| {
+        crate::output::log(
+            1,
+            &format!("physical copy: the prepare flushes the backup itself ({why})"),
+        );
+        false
+    };
+    match hostops::has_tool(th, NO_FSYNC_TOOL) {
+        Ok(true) => {}
+        Ok(false) => return keep(format!("{} has no {NO_FSYNC_TOOL}", th.describe())),
+        Err(e) => return keep(format!("looking for {NO_FSYNC_TOOL} failed: {e}")),
+    }
+    match tgt.first::<String>(&statements::innodb_flush_method()) {
+        Ok(Some(m)) if import_is_flushed(&m) => true,
+        Ok(m) => keep(format!(
+            "{target} has innodb_flush_method {}",
+            m.unwrap_or_default()
+        )),
+        Err(e) => keep(format!(
+            "reading {target}'s innodb_flush_method failed: {e}"
+        )),
+    }
+}
+
+/// Whether a server with this `innodb_flush_method` flushes each file it imports.
+fn import_is_flushed(flush_method: &str) -> bool {
+    ["fsync", "O_DSYNC", "O_DIRECT"]
+        .iter()
+        .any(|m| m.eq_ignore_ascii_case(flush_method.trim()))
+}
+
 /// `mariadb-backup --prepare --export` of the backup in `backup_dir`, under
 /// [`NO_FSYNC_TOOL`] when `without_fsync`.
 fn prepare_command(backup_dir: &Path, without_fsync: bool) -> Result<String> {
@@ -386,6 +450,19 @@ fn prepare_command(backup_dir: &Path, without_fsync: bool) -> Result<String> {
         },
         path_word(backup_dir)?
     ))
+}
+
+/// The TLS files mariadb-backup is named (see [`backup_login`]): they must exist on the
+/// source's host.
+fn backup_tls_files(spec: &ConnectSpec) -> Vec<PathBuf> {
+    match (&spec.socket, spec.tls.as_ref().filter(|t| t.enabled)) {
+        (None, Some(tls)) => [&tls.ca_file, &tls.cert_file, &tls.key_file]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// Copies `pairs` from `source` to `target` through their hosts; the coordinates the copy
@@ -506,16 +583,7 @@ pub fn copy(
     progress.add(0, bytes);
     stage.done("backup in the target's staging directory");
     crate::signal::check()?;
-    let without_fsync = hostops::has_tool(th.as_ref(), NO_FSYNC_TOOL)?;
-    if !without_fsync {
-        crate::output::log(
-            1,
-            &format!(
-                "physical copy: {} has no {NO_FSYNC_TOOL}; the prepare flushes the backup to disk before the import writes it again",
-                th.describe()
-            ),
-        );
-    }
+    let without_fsync = prepare_may_skip_fsync(th.as_ref(), target, &mut tgt);
     let prepare = prepare_command(&backup_dir, without_fsync)?;
     let exit = th.run(&prepare, None, &mut std::io::sink(), COPY_TIMEOUT)?;
     th.check_exit("mariadb-backup --prepare --export", &exit)?;
@@ -643,6 +711,13 @@ pub fn copy(
         stage.done("tables created, tablespaces discarded and moved in");
         import_tablespaces(&tspec, &p.to, &plain)?;
         stage.done("IMPORT TABLESPACE");
+        // The files carried as they are (MyISAM, Aria) were written without a flush and
+        // the server flushes only what it writes; the renames live in the directory.
+        th.output(
+            &format!("flushing the files moved into {}", p.to),
+            &flush_moved_command(&dir, &file_names)?,
+            FILE_TIMEOUT,
+        )?;
         for (t, part, tmp) in &exchanges {
             tgt.exec(&statements::exchange_partition(&p.to, t, part, tmp))?;
             tgt.exec(&statements::drop_table(&p.to, tmp))?;
@@ -966,14 +1041,47 @@ mod tests {
         tcp.tls = Some(tls(true));
         let (cmd, _) = backup_login(&tcp, datadir, "--backup").unwrap();
         assert!(
-            cmd.contains(" --ssl --ssl-ca=") && !cmd.contains("verify"),
+            cmd.contains(" --ssl --ssl-ca=")
+                && cmd.contains(" --skip-ssl-verify-server-cert ")
+                && !cmd.contains(" --ssl-verify-server-cert"),
             "{cmd}"
+        );
+        assert_eq!(
+            backup_tls_files(&tcp),
+            vec![
+                PathBuf::from("/etc/mysql/ca.pem"),
+                PathBuf::from("/etc/mysql/client cert.pem")
+            ]
         );
         // Through the host's own socket no certificate is named or checked.
         let mut local = spec(Some("/run/mysqld/mysqld.sock"), "pw");
         local.tls = Some(tls(false));
         let (cmd, _) = backup_login(&local, datadir, "--backup").unwrap();
         assert!(!cmd.contains("--ssl"), "{cmd}");
+        assert!(backup_tls_files(&local).is_empty());
+    }
+
+    #[test]
+    fn only_a_target_that_flushes_its_imports_lets_the_prepare_skip_its_own() {
+        for m in ["fsync", "O_DIRECT", "o_direct", "O_DSYNC"] {
+            assert!(import_is_flushed(m), "{m}");
+        }
+        for m in ["nosync", "littlesync", "O_DIRECT_NO_FSYNC", ""] {
+            assert!(!import_is_flushed(m), "{m}");
+        }
+    }
+
+    #[test]
+    fn the_moved_files_and_their_directory_are_flushed() {
+        let dir = Path::new("/var/lib/mysql/app_1");
+        assert_eq!(
+            flush_moved_command(dir, &[]).unwrap(),
+            "cd /var/lib/mysql/app_1 && sync -- ."
+        );
+        assert_eq!(
+            flush_moved_command(dir, &["t.frm".into(), "t.MYD".into()]).unwrap(),
+            "cd /var/lib/mysql/app_1 && for x in t.frm t.MYD; do test -e \"$x\" || continue; sync -- \"$x\" || exit 1; done && sync -- ."
+        );
     }
 
     #[test]

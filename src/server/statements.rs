@@ -193,6 +193,11 @@ pub fn innodb_page_size() -> Stmt {
     Stmt::text("SELECT @@GLOBAL.innodb_page_size")
 }
 
+/// How InnoDB writes and flushes its data files (`fsync`, `O_DIRECT`, `nosync`, ...).
+pub fn innodb_flush_method() -> Stmt {
+    Stmt::text("SELECT @@GLOBAL.innodb_flush_method")
+}
+
 /// What a physical backup carries besides the shard's own tables: the system and undo
 /// tablespaces and the redo log, counted at its configured size (bytes; a busy source can
 /// write more redo while the backup runs).
