@@ -342,17 +342,22 @@ fn reserved_ports() -> &'static std::sync::Mutex<std::collections::HashSet<u16>>
     RESERVED.get_or_init(Default::default)
 }
 
-/// Finds `n` consecutive free ports for a test sandbox, never the same twice in a process.
+/// Where test sandboxes take their ports: below Linux's ephemeral range (32768 and up by
+/// default), so that no outgoing connection of a test running beside them takes a port
+/// between the check and the server's start, and above the walkthrough's 23306-23308.
+const TEST_PORTS: std::ops::Range<u16> = 24000..32700;
+
+/// Finds `n` consecutive free ports for a test sandbox, at random in [`TEST_PORTS`] (test
+/// binaries run side by side), never the same twice in a process.
 fn free_port_run(n: usize) -> Result<u16> {
+    use std::hash::{BuildHasher, Hasher};
     let mut reserved = reserved_ports().lock().unwrap_or_else(|p| p.into_inner());
-    for _ in 0..200 {
-        let probe = TcpListener::bind(("127.0.0.1", 0))
-            .and_then(|l| l.local_addr())
-            .map_err(|e| Error::io("cannot find a free port", e))?;
-        let base = probe.port();
-        if usize::from(base) + n >= 65000 {
-            continue;
-        }
+    let span = u64::from(TEST_PORTS.end - TEST_PORTS.start) - n as u64;
+    for attempt in 0..500u32 {
+        let mut random = std::collections::hash_map::RandomState::new().build_hasher();
+        random.write_u32(attempt);
+        random.write_u32(std::process::id());
+        let base = TEST_PORTS.start + (random.finish() % span) as u16;
         let all_free = (0..n as u16).all(|i| {
             !reserved.contains(&(base + i)) && TcpListener::bind(("127.0.0.1", base + i)).is_ok()
         });
