@@ -30,7 +30,7 @@
 //! - `COPY_VERBOSE` (default 0): shardctl's log level (2 shows each table's index build);
 //! - `COPY_SANDBOX` (optional): a sandbox directory kept between runs (the generated shards
 //!   are reused; stop it with `shardctl sandbox down --dir DIR --purge`), started at
-//!   `COPY_BASE_PORT` (default 25306) when it is not running.
+//!   `COPY_BASE_PORT` (default 22306, outside the ports test sandboxes take) when it is not running.
 
 use shardctl::config::Inventory;
 use shardctl::copy::{dump, native, physical, SchemaPair};
@@ -138,7 +138,7 @@ fn sandbox(files: &Path) -> Sandbox {
                     return sb;
                 }
             }
-            let port = env_num("COPY_BASE_PORT", 25306) as u16;
+            let port = env_num("COPY_BASE_PORT", 22306) as u16;
             extra(SandboxBuilder::new(dir).nodes(2).base_port(port))
                 .start()
                 .unwrap()

@@ -271,12 +271,9 @@ impl Drop for CliSandbox {
     }
 }
 
+/// Free ports below the ephemeral range (test binaries run side by side).
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    shardctl::sandbox::free_test_ports(3).expect("a free port")
 }
 
 #[test]

@@ -776,10 +776,7 @@ fn last_op(c: &mut Contract) -> u64 {
     v["operations"][0]["op"].as_u64().unwrap()
 }
 
+/// Free ports below the ephemeral range (test binaries run side by side).
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    shardctl::sandbox::free_test_ports(3).expect("a free port")
 }

@@ -260,8 +260,7 @@ fn a_revert_within_the_window_brings_back_every_write() {
 
     // The owner held still (SIGSTOP) so the request stays pending: a finalize given
     // meanwhile is refused and the revert stands; the same revert again is accepted.
-    let owner = resumed.id() as i32;
-    unsafe { libc::kill(owner, libc::SIGSTOP) };
+    let held = Held::stop(resumed.id() as i32);
     let out = cli().args(["revert", &op.to_string()]).assert().success();
     assert!(
         String::from_utf8_lossy(&out.get_output().stdout).contains("revert requested"),
@@ -279,7 +278,7 @@ fn a_revert_within_the_window_brings_back_every_write() {
         "{said}"
     );
     cli().args(["revert", &op.to_string()]).assert().success();
-    unsafe { libc::kill(owner, libc::SIGCONT) };
+    drop(held);
     let status = wait_exit(&mut resumed, Duration::from_secs(180));
     assert!(
         status.success(),
@@ -364,6 +363,58 @@ fn a_revert_within_the_window_brings_back_every_write() {
 
 /// `finalize` ends the window at once: the reverse channel and the old copy go, the move
 /// stands with every write; a window that runs out does the same by itself.
+/// A process held still with SIGSTOP, let go (SIGCONT) when dropped: also when an
+/// assertion fails while it is held.
+struct Held(i32);
+
+impl Held {
+    fn stop(pid: i32) -> Held {
+        unsafe { libc::kill(pid, libc::SIGSTOP) };
+        Held(pid)
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        unsafe { libc::kill(self.0, libc::SIGCONT) };
+    }
+}
+
+#[test]
+fn a_revert_asked_for_while_no_owner_ran_is_carried_out_after_the_window_ended() {
+    let _s = serial();
+    fleet();
+    let dir = tempfile::tempdir().unwrap();
+    let from = home_of(1);
+    let to = other_node(&from);
+    let w = start_workloads("f");
+    let mut first = spawn(
+        &["move", "--shard", "1", "--to", to, "--revert-window", "8s"],
+        dir.path(),
+        "first",
+    );
+    let op = until_window(Duration::from_secs(120), dir.path());
+    // The box dies in the window; the operator asks for the revert, which the CLI keeps
+    // for `resume`; the window ends before anyone resumes.
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let out = cli().args(["revert", &op.to_string()]).assert().success();
+    assert!(
+        String::from_utf8_lossy(&out.get_output().stdout).contains("revert requested"),
+        "{out:?}"
+    );
+    std::thread::sleep(Duration::from_secs(9));
+    let mut resumed = spawn(&["resume", &op.to_string()], dir.path(), "resume");
+    let status = wait_exit(&mut resumed, Duration::from_secs(180));
+    assert!(
+        status.success(),
+        "{}",
+        std::fs::read_to_string(dir.path().join("resume.err")).unwrap()
+    );
+    assert_eq!(home_of(1), from, "the revert asked for in time was carried out");
+    nothing_lost(w, "f");
+}
+
 #[test]
 fn finalize_or_the_windows_end_drops_the_old_copy_and_keeps_the_move() {
     let _s = serial();

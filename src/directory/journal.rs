@@ -661,13 +661,14 @@ impl Directory {
             .transpose()
     }
 
-    /// Uses up the request, under the owner's lease.
-    pub fn consume_window_request(&mut self, lease: &Lease) -> Result<()> {
+    /// Uses up `request`, the one the owner read, under its lease: only that one, so a
+    /// retried statement whose first reply was lost never clears a request given since.
+    pub fn consume_window_request(&mut self, lease: &Lease, request: WindowRequest) -> Result<()> {
         let ops = self.jt("operations");
         self.retrying(|d| {
             d.server().exec(&Stmt::with(
-                format!("UPDATE {ops} SET window_request = NULL WHERE op_id = ? AND epoch = ?"),
-                vec![lease.op.into(), lease.epoch.into()],
+                format!("UPDATE {ops} SET window_request = NULL WHERE op_id = ? AND epoch = ? AND window_request = ?"),
+                vec![lease.op.into(), lease.epoch.into(), request.as_sql().into()],
             ))
         })
     }

@@ -542,8 +542,8 @@ pub trait Effects: FleetEffects {
     /// What an operator asked of the revert window (`shardctl revert`/`finalize`); a dry
     /// run shows the window ending.
     fn window_request(&mut self) -> Result<Option<WindowRequest>>;
-    /// Uses the request up.
-    fn consume_window_request(&mut self) -> Result<()>;
+    /// Uses up `request`, the one [`Self::window_request`] returned.
+    fn consume_window_request(&mut self, request: WindowRequest) -> Result<()>;
 
     /// Journals a step as started.
     fn step_started(&mut self, step_no: u32, name: &str) -> Result<()>;
@@ -1103,8 +1103,8 @@ impl Effects for Live<'_> {
         self.dir.window_request(self.lease.op)
     }
 
-    fn consume_window_request(&mut self) -> Result<()> {
-        self.dir.consume_window_request(&self.lease)
+    fn consume_window_request(&mut self, request: WindowRequest) -> Result<()> {
+        self.dir.consume_window_request(&self.lease, request)
     }
 
     fn step_started(&mut self, step_no: u32, _name: &str) -> Result<()> {
@@ -1801,7 +1801,7 @@ impl Effects for DryRun<'_> {
         Ok(Some(WindowRequest::Finalize))
     }
 
-    fn consume_window_request(&mut self) -> Result<()> {
+    fn consume_window_request(&mut self, _request: WindowRequest) -> Result<()> {
         Ok(())
     }
 

@@ -215,7 +215,7 @@ impl SandboxBuilder {
         Ok(SandboxBuilder {
             dir,
             nodes,
-            base_port: free_port_run(nodes)?,
+            base_port: free_test_ports(nodes)?,
             extra_config: Vec::new(),
             lifetime: Lifetime::TiedToProcess,
             remove_on_drop: true,
@@ -345,11 +345,11 @@ fn reserved_ports() -> &'static std::sync::Mutex<std::collections::HashSet<u16>>
 /// Where test sandboxes take their ports: below Linux's ephemeral range (32768 and up by
 /// default), so that no outgoing connection of a test running beside them takes a port
 /// between the check and the server's start, and above the walkthrough's 23306-23308.
-const TEST_PORTS: std::ops::Range<u16> = 24000..32700;
+pub const TEST_PORTS: std::ops::Range<u16> = 24000..32700;
 
-/// Finds `n` consecutive free ports for a test sandbox, at random in [`TEST_PORTS`] (test
-/// binaries run side by side), never the same twice in a process.
-fn free_port_run(n: usize) -> Result<u16> {
+/// Finds `n` consecutive free ports for a test sandbox (or a test's sshd), at random in
+/// [`TEST_PORTS`] (test binaries run side by side), never the same twice in a process.
+pub fn free_test_ports(n: usize) -> Result<u16> {
     use std::hash::{BuildHasher, Hasher};
     let mut reserved = reserved_ports().lock().unwrap_or_else(|p| p.into_inner());
     let span = u64::from(TEST_PORTS.end - TEST_PORTS.start) - n as u64;

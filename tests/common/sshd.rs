@@ -3,7 +3,7 @@
 //! the user running the tests (root) with that key only. It dies with the test process.
 #![allow(dead_code)]
 
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -54,11 +54,9 @@ fn keygen(path: &Path) {
     assert!(st.success(), "ssh-keygen {}", path.display());
 }
 
+/// Free ports below the ephemeral range (test binaries run side by side).
 fn free_port() -> u16 {
-    TcpListener::bind(("127.0.0.1", 0))
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
+    shardctl::sandbox::free_test_ports(3).expect("a free port")
 }
 
 fn known_hosts_line(port: u16, pub_key: &Path) -> String {

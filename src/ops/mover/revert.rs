@@ -70,7 +70,10 @@ impl<E: Effects> Mover<'_, E> {
                 u
             }
         };
-        if crate::clock::unix_secs() >= until && !self.fx.is_dry_run() {
+        // A revert asked for while no owner ran (the CLI told the operator `resume` would
+        // run it) is carried out even when the window ended since.
+        let revert_pending = self.fx.window_request()? == Some(WindowRequest::Revert);
+        if crate::clock::unix_secs() >= until && !self.fx.is_dry_run() && !revert_pending {
             // Resumed after the window ended: nothing to keep current, and the new node
             // need not answer for the old copy to go.
             self.finalize_window()?;
@@ -83,7 +86,7 @@ impl<E: Effects> Mover<'_, E> {
             self.fx.check_lease()?;
             match self.fx.window_request()? {
                 Some(WindowRequest::Revert) => {
-                    self.fx.consume_window_request()?;
+                    self.fx.consume_window_request(WindowRequest::Revert)?;
                     match self.revert(p) {
                         Ok(v) => return Ok(v),
                         Err(e)
@@ -114,7 +117,7 @@ impl<E: Effects> Mover<'_, E> {
                     }
                 }
                 Some(WindowRequest::Finalize) => {
-                    self.fx.consume_window_request()?;
+                    self.fx.consume_window_request(WindowRequest::Finalize)?;
                     break "requested";
                 }
                 None => {}
