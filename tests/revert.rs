@@ -411,7 +411,11 @@ fn a_revert_asked_for_while_no_owner_ran_is_carried_out_after_the_window_ended()
         "{}",
         std::fs::read_to_string(dir.path().join("resume.err")).unwrap()
     );
-    assert_eq!(home_of(1), from, "the revert asked for in time was carried out");
+    assert_eq!(
+        home_of(1),
+        from,
+        "the revert asked for in time was carried out"
+    );
     nothing_lost(w, "f");
 }
 

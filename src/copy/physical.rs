@@ -42,12 +42,13 @@ pub const EXTRACT_TOOL: &str = "mbstream";
 
 /// Runs the prepare with its `fsync` calls skipped (Debian package `eatmydata`), when the
 /// target's host has it and the target's InnoDB flushes what it imports
-/// (`prepare_may_skip_fsync`). The prepared files are scratch until imported: a copy that stops
-/// before its import clears them, and `IMPORT TABLESPACE` rewrites every page of each file
-/// and then `fdatasync`s it (seen with strace on MariaDB 10.11), which writes all of the
-/// file's pages to disk whichever process dirtied them. Their flush in the prepare wrote
-/// the whole backup to disk only for the import to write it again (at 944 MiB: the prepare 1.0 s → 0.5 s, the import 0.8 s →
-/// 1.1 s, the copy 3.8 s → 3.0 s). The server itself never runs under it.
+/// (`prepare_may_skip_fsync`). The prepared files are scratch until imported: a copy that
+/// stops before its import clears them, and `IMPORT TABLESPACE` rewrites every page of each
+/// file and then `fdatasync`s it (seen with strace on MariaDB 10.11), which writes all of
+/// the file's pages to disk whichever process dirtied them. Their flush in the prepare
+/// wrote the whole backup to disk only for the import to write it again (at 944 MiB: the
+/// prepare 1.0 s → 0.5 s, the import 0.8 s → 1.1 s, the copy 3.8 s → 3.0 s). The server
+/// itself never runs under it.
 pub const NO_FSYNC_TOOL: &str = "eatmydata";
 
 /// Connections the tablespaces are imported over: each `IMPORT TABLESPACE` rewrites every
