@@ -686,6 +686,17 @@ fn a_crash_anywhere_in_a_revert_resumes_to_a_clean_end() {
         cli().args(["revert", &op.to_string()]).assert().success();
         let status = wait_exit(&mut run, Duration::from_secs(120));
         assert!(!status.success(), "{point}: the armed run crashed");
+        // A revert begun and stopped: finalize is refused until resume settles it.
+        let refused = cli()
+            .args(["finalize", &op.to_string()])
+            .assert()
+            .code(REFUSED);
+        let said = String::from_utf8_lossy(&refused.get_output().stderr).into_owned();
+        assert!(
+            said.contains(&format!("operation {op}: a revert is under way"))
+                && said.trim().lines().count() == 1,
+            "{point}: {said}"
+        );
         let mut resumed = spawn(&["resume", &op.to_string()], dir.path(), "resume");
         let deadline = Instant::now() + Duration::from_secs(180);
         let mut asked_again = false;

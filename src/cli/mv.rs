@@ -939,7 +939,15 @@ pub fn window(ctx: &Context, args: WindowCmdArgs, request: WindowRequest) -> Res
         )));
     }
     match rec.steps.iter().find(|s| s.state != StepState::Done) {
-        Some(s) if s.name == "revert-window" => {}
+        Some(s) if s.name == "revert-window" => {
+            let reverting = s.outputs.get("revert_began").and_then(|v| v.as_bool()) == Some(true);
+            if request == WindowRequest::Finalize && reverting {
+                return Err(Error::Refused(format!(
+                    "operation {}: a revert is under way (or was when its owner stopped; `shardctl resume {}` settles it): no finalize requested; if the revert stops before its flip back, the window opens again and finalize can be asked then",
+                    args.op, args.op
+                )));
+            }
+        }
         Some(s) => {
             return Err(Error::Usage(format!(
                 "operation {} is not in a revert window: its next step is {} {} (only a move started with --revert-window has one, once it flipped)",
