@@ -209,7 +209,11 @@ pub fn copy_with_progress(
     let sink: Box<dyn Write + Send> = match (target, &tgt_cnf, to_file) {
         (Some(t), Some(cnf), _) => {
             let mut cmd = Command::new(tool(&["mariadb", "mysql"])?);
+            // The client otherwise turns every CRLF of its input into LF (--binary-mode)
+            // and drops `#` and `-- ` comments (--comments): a routine's, trigger's or
+            // event's text would not arrive as the source stores it.
             cmd.arg(format!("--defaults-extra-file={}", cnf.path().display()))
+                .args(["--binary-mode", "--comments"])
                 .arg(format!(
                     "--connect-timeout={}",
                     t.connect_timeout.as_secs().max(1)
