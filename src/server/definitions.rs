@@ -262,7 +262,15 @@ pub fn trigger_table_clause_canonical(text: &str) -> Option<String> {
         t.kind == TokenKind::Word && text[t.span.clone()].eq_ignore_ascii_case(w)
     };
     let trigger = tokens.iter().position(|t| word(t, "TRIGGER"))?;
-    let on = trigger + tokens[trigger..].iter().position(|t| word(t, "ON"))?;
+    // The ON that follows the trigger's event (a trigger may be named `on`).
+    let on = (trigger..tokens.len()).find(|&i| {
+        word(&tokens[i], "ON")
+            && tokens[trigger..i]
+                .iter()
+                .rev()
+                .find(|t| t.kind != TokenKind::Space)
+                .is_some_and(|t| ["INSERT", "UPDATE", "DELETE"].iter().any(|e| word(t, e)))
+    })?;
     let mut i = on + 1;
     let skip_space = |mut i: usize| {
         while tokens.get(i).is_some_and(|t| t.kind == TokenKind::Space) {
@@ -824,6 +832,13 @@ mod tests {
             )
             .unwrap(),
             "CREATE TRIGGER `on` AFTER DELETE ON `a b`.t FOR EACH ROW SET @x = 1"
+        );
+        assert_eq!(
+            trigger_table_clause_canonical(
+                "CREATE TRIGGER on BEFORE INSERT ON t\r\n\tFOR EACH ROW SET @x = 1"
+            )
+            .unwrap(),
+            "CREATE TRIGGER on BEFORE INSERT ON t FOR EACH ROW SET @x = 1"
         );
         assert!(trigger_table_clause_canonical("CREATE VIEW v AS SELECT 1").is_none());
         let trigger = |text: &str, rewritten: bool| {
