@@ -116,6 +116,7 @@ fn normalize(sql: &str) -> String {
         .trim()
         .to_string();
     let s = s.replace("<op>", "");
+    let s = common::mask_directory_id(&s, "");
     let s = mark_digits(&s, "shardctl_op", "");
     let s = mark_digits(&s, "shardctl_trash_op", "");
     let s = mark_digits(&s, "MASTER_LOG_POS = ", "<pos>");
@@ -178,7 +179,8 @@ fn live_statements(file: &std::path::Path, new_shard: Option<u32>) -> Vec<(Strin
 fn golden(text: &str) -> String {
     let (head, rest) = text.split_once('\n').unwrap_or((text, ""));
     let head = mark_until(head, "(dry run: read-only; ", ')', "<flavors>");
-    let s = mark_digits(rest, "MASTER_PORT = ", "<port>");
+    let s = common::mask_directory_id(rest, "<dir>_");
+    let s = mark_digits(&s, "MASTER_PORT = ", "<port>");
     let s = mark_digits(&s, "MASTER_LOG_POS = ", "<pos>");
     let s = mark_digits(&s, "\"pos\":", "<pos>");
     let s = mark_digits(&s, "mysql-bin.000001', ", "<pos>");

@@ -28,7 +28,7 @@ use common::shardctl;
 use shardctl::config::Inventory;
 use shardctl::directory::journal::{OpKind, OperationRecord};
 use shardctl::directory::{Directory, Key, Router};
-use shardctl::ops::mover::{channel_for, fault_points};
+use shardctl::ops::mover::fault_points;
 use shardctl::playbook::Playbook;
 use shardctl::sandbox::{Sandbox, SandboxBuilder};
 use shardctl::server::{Server, Stmt};
@@ -562,7 +562,7 @@ fn assert_settled(context: &str, op: u64, shards: &[u32], rows: i64) {
     }
     let snap = dir().load().unwrap();
     let router = Router::connect(&inventory()).unwrap();
-    let channel = channel_for(op);
+    let channel = common::op_names(&inventory(), op).channel(op);
     let mut total = 0;
     for node in ["node1", "node2", "node3"] {
         let mut s = server(node);

@@ -763,7 +763,7 @@ fn render_common() -> String {
         "drop-source keep",
         shown_opt(sql::rename_to_hidden(&hidden[..1])),
     );
-    let trash = sql::trash_schema_name(12, 0);
+    let trash = shardctl::directory::names::NameScope::of_directory(0x5eed0001).trash_schema(12, 0);
     line(
         "drop-source: old copy moved out",
         shown_opt(sql::move_tables(

@@ -435,7 +435,7 @@ fn abort_before_the_flip_returns_everything() {
         .unwrap();
     assert!(!out.status.success());
     let op = last_op();
-    let channel = shardctl::ident::Channel::new(&format!("shardctl_op{op}")).unwrap();
+    let channel = common::op_names(&inventory(), op).channel(op);
     let mut target = connect(fleet(), to);
     assert!(target.channel_status(&channel).unwrap().is_some());
     cli(&["abort", &op.to_string()]).assert().success();
@@ -1222,7 +1222,7 @@ fn a_catch_up_that_never_finishes_times_out_and_leaves_the_shard_untouched() {
         )],
     );
     let op = last_op();
-    let channel = shardctl::ident::Channel::new(&format!("shardctl_op{op}")).unwrap();
+    let channel = common::op_names(&inventory(), op).channel(op);
     assert!(target.channel_status(&channel).unwrap().is_none());
     assert!(!schema_exists(to, &format!("employees_{shard}")));
     let snap = Directory::open(&inventory()).unwrap().load().unwrap();

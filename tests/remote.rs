@@ -396,10 +396,12 @@ fn a_move_on_the_restart_path_persists_the_filter_restarts_and_leaves_the_option
     // The option file is exactly as it was; its backup is kept.
     assert_eq!(std::fs::read(option_file(to)).unwrap(), cnf_before);
     let op = directory().operations(None).unwrap()[0].clone();
+    let channel = shardctl::directory::names::NameScope::from_params(&op.params)
+        .unwrap()
+        .channel(op.id);
     let backup = PathBuf::from(format!(
-        "{}.shardctl-shardctl_op{}.bak",
+        "{}.shardctl-{channel}.bak",
         option_file(to).display(),
-        op.id
     ));
     assert_eq!(std::fs::read(&backup).unwrap(), cnf_before);
     // Each effect journaled and done, in the chapter's order.
@@ -420,9 +422,7 @@ fn a_move_on_the_restart_path_persists_the_filter_restarts_and_leaves_the_option
     assert!(pos("flip") < pos("unpersist-filters"));
     assert!(pos("reset-channel") < pos("unpersist-filters"));
     // Nothing of the channel is left on the target.
-    let st = connect(fleet(), to)
-        .channel_status(&shardctl::ident::Channel::new(&format!("shardctl_op{}", op.id)).unwrap())
-        .unwrap();
+    let st = connect(fleet(), to).channel_status(&channel).unwrap();
     assert!(st.is_none(), "{st:?}");
     // Back where it was, by the default path (no restart).
     cli(&inv, &["move", "--shard", "2", "--to", from])
@@ -579,9 +579,8 @@ fn a_restart_command_that_fails_stops_the_move_and_abort_leaves_nothing_behind()
         .success();
     assert_eq!(std::fs::read(option_file("node3")).unwrap(), cnf);
     assert!(!schema_exists("node3", "employees_2"));
-    let st = connect(fleet(), "node3")
-        .channel_status(&shardctl::ident::Channel::new(&format!("shardctl_op{op}")).unwrap())
-        .unwrap();
+    let channel = common::op_names(&common::inventory(fleet()), op).channel(op);
+    let st = connect(fleet(), "node3").channel_status(&channel).unwrap();
     assert!(st.is_none(), "{st:?}");
     assert_eq!(shard_node(2), "node2");
     assert!(directory().version().unwrap() >= version);
@@ -1276,7 +1275,7 @@ fn the_dry_run_shows_the_option_block_the_restart_and_the_physical_copy_and_chan
     .output()
     .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = common::mask_directory_id(&String::from_utf8_lossy(&out.stdout), "");
     for want in [
         "append to ",
         "shardctl_op<op>.replicate_wild_do_table=\"employees\\\\_2.%\"",

@@ -234,6 +234,20 @@ pub struct Lease {
     pub op: u64,
     /// Epoch taken.
     pub epoch: u64,
+    /// The names the operation gives its channels and trash schemas.
+    pub names: super::names::NameScope,
+}
+
+/// The refusal of a read-only fence on a node that is read-only already while no operation
+/// of this directory holds it. Whoever set it (an operator, or an operation of another
+/// directory sharing the node, whose registry this one cannot see) may set it writable
+/// again at any moment, and this operation could not tell: writes would then reach the
+/// source behind its fence. Joining it as "read-only before" is what the registry does for
+/// its own holders only.
+pub fn read_only_outside_this_directory(node: &str) -> Error {
+    Error::Refused(format!(
+        "{node} is read-only already and no operation of this directory holds that fence (an operator or another directory's operation set it): its owner could lift it under this operation; use the shard fence (`fence: shard`), or make {node} writable first"
+    ))
 }
 
 /// How long an owner may stay silent before another process may take its operation over.
@@ -468,9 +482,14 @@ impl Directory {
                     new.shard_id
                 )));
             }
+            let names = d.name_scope()?;
+            let mut params = new.params.clone();
+            if let (Some(map), Some(id)) = (params.as_object_mut(), names.param()) {
+                map.insert(super::names::PARAMS_KEY.into(), id.into());
+            }
             d.server().exec(&Stmt::with(
                 format!("INSERT INTO {ops} (kind, shard_id, source_node, target_node, state, owner, epoch, heartbeat_at, params) VALUES (?, ?, ?, ?, 'running', ?, 1, CURRENT_TIMESTAMP(3), ?)"),
-                vec![new.kind.as_sql().into(), new.shard_id.into(), new.source.into(), new.target.into(), owner.as_str().into(), json_text(new.params).into()],
+                vec![new.kind.as_sql().into(), new.shard_id.into(), new.source.into(), new.target.into(), owner.as_str().into(), json_text(&params).into()],
             ))?;
             let id = d.server().first::<u64>(&Stmt::text("SELECT LAST_INSERT_ID()"))?.unwrap_or(0);
             for (i, (name, inputs)) in new.steps.iter().enumerate() {
@@ -479,7 +498,7 @@ impl Directory {
                     vec![id.into(), (i as u32).into(), name.as_str().into(), json_text(inputs).into()],
                 ))?;
             }
-            Ok(Lease { op: id, epoch: 1 })
+            Ok(Lease { op: id, epoch: 1, names: super::names::NameScope::from_params(&params)? })
         })
     }
 
@@ -507,6 +526,7 @@ impl Directory {
             Owner::Dead { owner, why } => Some(format!("{owner} ({why})")),
             Owner::Released => None,
         };
+        let names = super::names::NameScope::from_params(&rec.params)?;
         let me = owner_id();
         let expected = rec.epoch;
         let lease = self.retrying(|d| {
@@ -525,7 +545,7 @@ impl Directory {
                             format!("UPDATE {ops} SET epoch = epoch + 1, owner = ?, state = 'running', stop_requested = 0, paused_at = NULL, heartbeat_at = CURRENT_TIMESTAMP(3) WHERE op_id = ?"),
                             vec![me.as_str().into(), op.into()],
                         ))?;
-                        Ok(Lease { op, epoch: expected + 1 })
+                        Ok(Lease { op, epoch: expected + 1, names })
                     }
                     None => Err(Error::Usage(format!("no operation {op} in the journal"))),
                 }
@@ -1010,7 +1030,10 @@ impl Directory {
             }
             let was = match holders.first() {
                 Some((_, w)) => *w,
-                None => currently_read_only()?,
+                None if currently_read_only()? => {
+                    return Err(read_only_outside_this_directory(node));
+                }
+                None => false,
             };
             d.server().exec(&Stmt::with(
                 format!("INSERT INTO {rof} (node, op_id, was_read_only) VALUES (?, ?, ?)"),

@@ -4,6 +4,7 @@ pub mod analyze;
 pub mod journal;
 pub mod lookup;
 pub mod model;
+pub mod names;
 pub mod router;
 pub mod schema;
 pub mod store;

@@ -2,7 +2,7 @@
 //! directory lacks; a directory newer than this binary is refused.
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: u32 = 7;
+pub const SCHEMA_VERSION: u32 = 8;
 
 /// Migration `n` (1-based) brings a directory from version n-1 to n. `{d}` stands for the
 /// back-quoted directory schema.
@@ -202,4 +202,14 @@ pub const MIGRATIONS: &[&[&str]] = &[&[
         PRIMARY KEY (reporting_node, source_node),
         FOREIGN KEY (reporting_node) REFERENCES reporting_nodes (node)
     ) ENGINE=InnoDB",
+], &[
+    // A random id of this directory: the names an operation gives what it leaves on the
+    // nodes (its channel, the old copy's trash schemas) carry it, so two directories
+    // sharing nodes never take each other's channel or schema. Operations journaled
+    // before it keep the names they started with (their params have no `names`).
+    "ALTER TABLE {d}.directory_version
+        ADD COLUMN directory_id INT UNSIGNED NULL",
+    "UPDATE {d}.directory_version
+        SET directory_id = CONV(LEFT(SHA2(CONCAT(UUID(), RAND(), @@hostname, @@port), 256), 8), 16, 10)
+        WHERE id = 1 AND directory_id IS NULL",
 ]];

@@ -226,6 +226,19 @@ impl Directory {
         Ok((before, SCHEMA_VERSION))
     }
 
+    /// The scope of the names new operations of this directory give their channels and
+    /// trash schemas: its id (see [`super::names`]).
+    pub fn name_scope(&mut self) -> Result<super::names::NameScope> {
+        let st = Stmt::text(format!(
+            "SELECT directory_id FROM {} WHERE id = 1",
+            self.t("directory_version")
+        ));
+        Ok(match self.server.first::<Option<u32>>(&st)?.flatten() {
+            Some(id) => super::names::NameScope::of_directory(id),
+            None => super::names::NameScope::LEGACY,
+        })
+    }
+
     /// The current directory version (bumped by every change).
     pub fn version(&mut self) -> Result<u64> {
         let st = Stmt::text(format!(

@@ -485,6 +485,9 @@ pub trait FleetEffects {
 pub trait Effects: FleetEffects {
     /// The operation's id (a placeholder in a dry run).
     fn op(&self) -> u64;
+    /// The scope of the names the operation gives its channels and trash schemas (the
+    /// directory's for a dry run: what the run would use).
+    fn names(&self) -> crate::directory::names::NameScope;
     /// True for the recording implementation.
     fn is_dry_run(&self) -> bool;
     /// Fails once this process may no longer act for the operation.
@@ -576,6 +579,8 @@ pub trait Effects: FleetEffects {
     fn read_only_join(&mut self, node: &str) -> Result<bool>;
     /// Whether this operation holds `node`'s read-only fence.
     fn read_only_held(&mut self, node: &str) -> Result<bool>;
+    /// Whether any operation of this directory holds `node`'s read-only fence.
+    fn read_only_fenced_here(&mut self, node: &str) -> Result<bool>;
     /// Leaves `node`'s read-only fence, sending `make_writable` when it was the last
     /// holder and the node was writable before.
     fn read_only_leave(&mut self, node: &str, make_writable: &[Stmt]) -> Result<()>;
@@ -981,6 +986,10 @@ impl Effects for Live<'_> {
         self.lease.op
     }
 
+    fn names(&self) -> crate::directory::names::NameScope {
+        self.lease.names
+    }
+
     fn is_dry_run(&self) -> bool {
         false
     }
@@ -1196,6 +1205,10 @@ impl Effects for Live<'_> {
         self.dir.read_only_fence_held(self.lease.op, node)
     }
 
+    fn read_only_fenced_here(&mut self, node: &str) -> Result<bool> {
+        Ok(!self.dir.read_only_fence_holders(node)?.is_empty())
+    }
+
     fn read_only_leave(&mut self, node: &str, make_writable: &[Stmt]) -> Result<()> {
         let lease = self.lease;
         let mut server = Server::connect_node(self.inv, node)?;
@@ -1337,6 +1350,7 @@ pub struct DryRun<'a> {
     /// Per node: whether it was read-only before the first holder, and whether another
     /// operation holds its read-only fence (read from the registry at the join).
     read_only_join: HashMap<String, (bool, bool)>,
+    names: crate::directory::names::NameScope,
 }
 
 impl<'a> DryRun<'a> {
@@ -1348,9 +1362,11 @@ impl<'a> DryRun<'a> {
         shard: u32,
         source: &str,
         target: &str,
+        names: crate::directory::names::NameScope,
     ) -> DryRun<'a> {
         DryRun {
             inv,
+            names,
             dir,
             readers: HashMap::new(),
             plan: DryRunPlan {
@@ -1579,6 +1595,10 @@ impl FleetEffects for DryRun<'_> {
 impl Effects for DryRun<'_> {
     fn op(&self) -> u64 {
         DRY_RUN_OP
+    }
+
+    fn names(&self) -> crate::directory::names::NameScope {
+        self.names
     }
 
     fn is_dry_run(&self) -> bool {
@@ -1898,7 +1918,12 @@ impl Effects for DryRun<'_> {
     fn read_only_join(&mut self, node: &str) -> Result<bool> {
         let currently = self.reader(node)?.settings()?.read_only;
         let holders = self.dir.read_only_fence_holders(node)?;
-        let was = holders.first().map(|(_, w)| *w).unwrap_or(currently);
+        if holders.is_empty() && currently {
+            return Err(crate::directory::journal::read_only_outside_this_directory(
+                node,
+            ));
+        }
+        let was = holders.first().map(|(_, w)| *w).unwrap_or(false);
         self.read_only_join
             .insert(node.to_string(), (was, !holders.is_empty()));
         self.action(
@@ -1912,6 +1937,10 @@ impl Effects for DryRun<'_> {
 
     fn read_only_held(&mut self, node: &str) -> Result<bool> {
         Ok(self.read_only.contains(node))
+    }
+
+    fn read_only_fenced_here(&mut self, node: &str) -> Result<bool> {
+        Ok(!self.dir.read_only_fence_holders(node)?.is_empty())
     }
 
     fn read_only_leave(&mut self, node: &str, make_writable: &[Stmt]) -> Result<()> {

@@ -966,16 +966,6 @@ pub fn rename_from_hidden(tables: &[HiddenTable]) -> Option<Stmt> {
     rename(tables.iter().map(|h| (&h.schema, &h.hidden, &h.table)))
 }
 
-/// The schema the `n`th schema of an operation's old copy is moved into under the fence:
-/// `_shardctl_trash_op<op>_<n>`. Dropping a large table takes time and stalls the server;
-/// renaming it takes none, so the drop itself happens once the fence is lifted. Always a
-/// valid identifier (at most 56 characters).
-pub fn trash_schema_name(op: u64, n: usize) -> Ident {
-    Ident::new("schema", &format!("{TRASH_SCHEMA_PREFIX}{op}_{n}")).expect(
-        "_shardctl_trash_op<digits>_<digits> is a plain identifier of at most 56 characters",
-    )
-}
-
 /// `DROP <kind> IF EXISTS schema.name` for a view, trigger, procedure, function or event:
 /// the objects a revert re-creates on the old copy, removed first so that a retried
 /// attempt creates them afresh.
@@ -990,9 +980,6 @@ pub fn drop_defined_if_exists(
         qualified(schema, name)
     ))
 }
-
-/// The prefix of every [`trash_schema_name`].
-pub const TRASH_SCHEMA_PREFIX: &str = "_shardctl_trash_op";
 
 /// One atomic `RENAME TABLE from.now TO to.then, ...` of every table listed as (its name
 /// now, its name in `to`): the old copy's base tables moved out of the shard's schema (which

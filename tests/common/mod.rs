@@ -366,3 +366,40 @@ pub fn newest_op(inv: &Inventory) -> Option<shardctl::directory::journal::Operat
         .into_iter()
         .next()
 }
+
+/// The names operation `op` gives its channel and trash schemas: the directory id it
+/// journaled when it started.
+pub fn op_names(inv: &Inventory, op: u64) -> shardctl::directory::names::NameScope {
+    let rec = shardctl::directory::Directory::open(inv)
+        .expect("directory opens")
+        .operation(op)
+        .expect("operation journaled");
+    shardctl::directory::names::NameScope::from_params(&rec.params).expect("valid names")
+}
+
+/// `text` with the directory id in every shardctl name (`shardctl_<8 hex digits>_op...`,
+/// `_shardctl_trash_<8 hex digits>_op...`) replaced by `with`: `""` gives the names an
+/// operation without a directory id would use, `"<dir>_"` a stable mark for snapshots.
+pub fn mask_directory_id(text: &str, with: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("shardctl_") {
+        let (head, mut tail) = rest.split_at(i + "shardctl_".len());
+        out.push_str(head);
+        if let Some(after) = tail.strip_prefix("trash_") {
+            out.push_str("trash_");
+            tail = after;
+        }
+        let tagged = tail.len() >= 12
+            && tail.as_bytes()[..8].iter().all(|b| b.is_ascii_hexdigit())
+            && tail[8..].starts_with("_op");
+        if tagged {
+            out.push_str(with);
+            rest = &tail[9..];
+        } else {
+            rest = tail;
+        }
+    }
+    out.push_str(rest);
+    out
+}

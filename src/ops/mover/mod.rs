@@ -29,7 +29,6 @@ mod procedure;
 pub(crate) use procedure::comparable_definition;
 mod recovery;
 mod revert;
-pub use revert::reverse_channel_for;
 
 pub(crate) use owner::Heartbeat;
 pub use owner::OwnerFlags;
@@ -450,11 +449,6 @@ pub struct Mover<'a, E: Effects = Live<'a>> {
     pending_hooks: Vec<std::thread::JoinHandle<()>>,
 }
 
-/// The channel a move uses on the target.
-pub fn channel_for(op: u64) -> Channel {
-    Channel::new(&format!("shardctl_op{op}")).expect("valid channel name")
-}
-
 /// Refuses a shard that has an unfinished operation (also as a merge's survivor).
 fn refuse_if_busy(dir: &mut Directory, shard_id: u32) -> Result<()> {
     for op in dir.active_operations()? {
@@ -758,7 +752,7 @@ impl<'a, E: Effects> Mover<'a, E> {
             target: p.target,
             shard: p.shard,
             pairs: p.pairs,
-            channel: channel_for(op),
+            channel: fx.names().channel(op),
             done,
             fx,
             playbook: p.playbook,
@@ -783,9 +777,10 @@ impl<'a> Mover<'a, DryRun<'a>> {
     /// refuses leaves no operation and no directory change behind — and `--check` (the
     /// whole dry run) refuses exactly what the real run refuses up front.
     fn preflight_only(inv: &'a Inventory, p: &Planned) -> Result<()> {
-        let dir = Directory::open(inv)?;
+        let mut dir = Directory::open(inv)?;
         let kind = p.kind.as_sql();
-        let fx = DryRun::new(inv, dir, kind, p.shard.id, &p.shard.node, &p.target);
+        let names = dir.name_scope()?;
+        let fx = DryRun::new(inv, dir, kind, p.shard.id, &p.shard.node, &p.target, names);
         let done = vec![false; p.playbook.steps.len()];
         let mut m = Self::construct(inv, fx, p.clone(), MoveState::default(), done, &no_events);
         m.preflight().map(|_| ())
@@ -839,12 +834,13 @@ impl<'a> Mover<'a, DryRun<'a>> {
 
     fn dry_run(
         inv: &'a Inventory,
-        dir: Directory,
+        mut dir: Directory,
         p: Planned,
         on_event: &'a dyn Fn(&StepEvent),
     ) -> Result<DryRunPlan> {
         let kind = p.kind.as_sql();
-        let fx = DryRun::new(inv, dir, kind, p.shard.id, &p.shard.node, &p.target);
+        let names = dir.name_scope()?;
+        let fx = DryRun::new(inv, dir, kind, p.shard.id, &p.shard.node, &p.target, names);
         let done = vec![false; p.playbook.steps.len()];
         let mut m = Self::construct(inv, fx, p, MoveState::default(), done, on_event);
         m.run_steps()?;

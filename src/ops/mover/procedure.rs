@@ -391,6 +391,11 @@ impl<E: Effects> Mover<'_, E> {
                     .into(),
             ));
         }
+        if read_only_fence && s.read_only && !self.fx.read_only_fenced_here(&source)? {
+            return Err(crate::directory::journal::read_only_outside_this_directory(
+                &source,
+            ));
+        }
         if read_only_fence
             && source == self.inv.file.directory.node
             && self.fx.dialect(&source)?.flavor().has_super_read_only()
@@ -1614,7 +1619,7 @@ impl<E: Effects> Mover<'_, E> {
                     // tables renamed into a trash schema, the emptied schema dropped.
                     // Clients that still hold this location get "unknown database" (with
                     // `keep` too: the trash is then left for the operator, not dropped).
-                    let trash = statements::trash_schema_name(op, i);
+                    let trash = m.fx.names().trash_schema(op, i);
                     let fenced = m.state.fenced_tables.clone();
                     let tables = m.fx.tables_by_own_name(&source, &p.from, &fenced)?;
                     let held = m.state.fence == Some(Fence::ReadOnly);
@@ -1637,7 +1642,7 @@ impl<E: Effects> Mover<'_, E> {
         let op = self.fx.op();
         let mut present = Vec::new();
         for i in 0..self.pairs.len() {
-            let trash = statements::trash_schema_name(op, i);
+            let trash = self.fx.names().trash_schema(op, i);
             if self.fx.schema_exists(&source, &trash)? {
                 present.push(trash);
             }

@@ -24,7 +24,7 @@ use crate::copy::SchemaPair;
 use crate::directory::journal::WindowRequest;
 use crate::directory::ShardState;
 use crate::error::{Error, Result};
-use crate::ident::{Channel, Ident};
+use crate::ident::Ident;
 use crate::ops::effects::{ChannelState, Effects, Flip, VerifyRequest};
 use crate::ops::fence::Fenced;
 use crate::playbook::RevertWindowParams;
@@ -32,11 +32,6 @@ use crate::server::catalog::DefinedKind;
 use crate::server::{statements, Filters, SourceSpec, StartAt};
 use crate::verify::TablePair;
 use std::time::{Duration, Instant};
-
-/// The reverse channel a move's revert window uses on the source.
-pub fn reverse_channel_for(op: u64) -> Channel {
-    Channel::new(&format!("shardctl_op{op}_back")).expect("valid channel name")
-}
 
 impl<E: Effects> Mover<'_, E> {
     /// The `revert-window` step.
@@ -168,7 +163,7 @@ impl<E: Effects> Mover<'_, E> {
     /// The reverse channel's last error, when it stopped on one.
     fn reverse_channel_error(&mut self) -> Option<String> {
         let source = self.source.clone();
-        let channel = reverse_channel_for(self.fx.op());
+        let channel = self.fx.names().reverse_channel(self.fx.op());
         let status = self
             .fx
             .reader(&source)
@@ -184,7 +179,7 @@ impl<E: Effects> Mover<'_, E> {
 
     fn reverse_lag(&mut self) -> Option<u64> {
         let source = self.source.clone();
-        let channel = reverse_channel_for(self.fx.op());
+        let channel = self.fx.names().reverse_channel(self.fx.op());
         self.fx
             .reader(&source)
             .ok()?
@@ -200,7 +195,7 @@ impl<E: Effects> Mover<'_, E> {
         self.pairs
             .iter()
             .enumerate()
-            .map(|(i, p)| (p.to.clone(), statements::trash_schema_name(op, i)))
+            .map(|(i, p)| (p.to.clone(), self.fx.names().trash_schema(op, i)))
             .collect()
     }
 
@@ -217,7 +212,7 @@ impl<E: Effects> Mover<'_, E> {
     /// and started; started again when it exists but stands.
     fn open_reverse_channel(&mut self) -> Result<()> {
         let (source, target) = (self.source.clone(), self.target.clone());
-        let channel = reverse_channel_for(self.fx.op());
+        let channel = self.fx.names().reverse_channel(self.fx.op());
         match self.fx.channel_state(&source, &channel)? {
             ChannelState::Running => return Ok(()),
             ChannelState::Stopped => {
@@ -277,7 +272,7 @@ impl<E: Effects> Mover<'_, E> {
     /// The window's end: the reverse channel removed, the old copy dropped.
     fn finalize_window(&mut self) -> Result<()> {
         let source = self.source.clone();
-        let channel = reverse_channel_for(self.fx.op());
+        let channel = self.fx.names().reverse_channel(self.fx.op());
         self.effect(
             Effect::ResetReverseChannel,
             &source,
@@ -323,7 +318,7 @@ impl<E: Effects> Mover<'_, E> {
     /// The move in reverse, up to and including the flip back; then [`Self::finish_revert`].
     fn revert(&mut self, p: &RevertWindowParams) -> Result<serde_json::Value> {
         let (source, target) = (self.source.clone(), self.target.clone());
-        let channel = reverse_channel_for(self.fx.op());
+        let channel = self.fx.names().reverse_channel(self.fx.op());
         self.state.revert_error = None;
         crate::output::log(
             0,
@@ -528,7 +523,7 @@ impl<E: Effects> Mover<'_, E> {
         let (source, target) = (self.source.clone(), self.target.clone());
         let op = self.fx.op();
         let copies = self.old_copies();
-        let channel = reverse_channel_for(op);
+        let channel = self.fx.names().reverse_channel(op);
         let names: Vec<String> = copies.iter().map(|(s, _)| s.to_string()).collect();
         self.effect(
             Effect::ResetReverseChannel,
@@ -567,7 +562,7 @@ impl<E: Effects> Mover<'_, E> {
             serde_json::json!({"schemas": names}),
             |m| {
                 for (i, (schema, _)) in copies.iter().enumerate() {
-                    let trash = statements::trash_schema_name(op, i);
+                    let trash = m.fx.names().trash_schema(op, i);
                     let tables = m.fx.tables_by_own_name(&target, schema, &mapping)?;
                     m.fx.discard_schema(&target, schema, &tables, &trash)?;
                 }
@@ -576,7 +571,7 @@ impl<E: Effects> Mover<'_, E> {
         )?;
         self.fx.set_shard_state(self.shard.id, ShardState::Online)?;
         let trash: Vec<Ident> = (0..copies.len())
-            .map(|i| statements::trash_schema_name(op, i))
+            .map(|i| self.fx.names().trash_schema(op, i))
             .collect();
         let trash_names: Vec<String> = trash.iter().map(|t| t.to_string()).collect();
         self.effect(
@@ -742,16 +737,5 @@ impl<E: Effects> Mover<'_, E> {
             ));
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_reverse_channel_is_named_after_the_operation() {
-        assert_eq!(reverse_channel_for(42).to_string(), "shardctl_op42_back");
-        assert_ne!(reverse_channel_for(42), super::super::channel_for(42));
     }
 }
