@@ -558,3 +558,49 @@ fn cutover_controls_refuse_bad_input_and_change_nothing() {
     assert_eq!(home_of(1), from);
     drop(dir);
 }
+
+/// Hooks run with a clean environment: the variable the inventory's `password_env` names
+/// (and anything else exported in the operator's shell) never reaches a hook's command.
+#[test]
+fn a_hook_never_sees_the_password_variables_of_the_inventory() {
+    let _s = serial();
+    fleet();
+    let dir = tempfile::tempdir().unwrap();
+    let mut file = inventory().file;
+    let mut secret = String::new();
+    for node in file.nodes.values_mut() {
+        let options = shardctl::config::read_option_file(
+            node.account
+                .defaults_file
+                .as_ref()
+                .expect("a sandbox option file"),
+        )
+        .unwrap();
+        secret = options.password.clone().expect("a password");
+        node.account = shardctl::config::AccountSpec {
+            user: options.user.clone(),
+            password_env: Some("SHARDCTL_HOOK_TEST_PW".into()),
+            ..Default::default()
+        };
+    }
+    let config = dir.path().join("password_env.yaml");
+    std::fs::write(&config, serde_yaml::to_string(&file).unwrap()).unwrap();
+    let seen = dir.path().join("env");
+    let from = home_of(1);
+    let to = if from == "node3" { "node2" } else { "node3" };
+    shardctl()
+        .arg("--config")
+        .arg(&config)
+        .env("SHARDCTL_HOOK_TEST_PW", &secret)
+        .env("SHARDCTL_HOOK_TEST_TOKEN", "exported-in-the-shell")
+        .args(["move", "--shard", "1", "--to", to, "--hook"])
+        .arg(format!("done=env > {}", seen.display()))
+        .assert()
+        .success();
+    assert_eq!(home_of(1), to);
+    let env = std::fs::read_to_string(&seen).expect("the done hook ran");
+    assert!(env.lines().any(|l| l.starts_with("PATH=")), "{env}");
+    for leaked in ["SHARDCTL_HOOK_TEST_PW", "SHARDCTL_HOOK_TEST_TOKEN", &secret] {
+        assert!(!env.contains(leaked), "the hook saw {leaked}");
+    }
+}

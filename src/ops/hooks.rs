@@ -12,6 +12,25 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// The variables a hook inherits from shardctl's environment, whatever else it holds: the
+/// inventory's `password_env` variables, cloud credentials and tokens exported in the
+/// operator's shell stay out of the commands hooks run (and of any log they write). What a
+/// hook needs to know of the operation is in the JSON document on its stdin. A name ending
+/// in `*` stands for every variable with that prefix.
+pub const INHERITED_VARIABLES: &[&str] = &[
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_*", "TZ", "TMPDIR",
+];
+
+/// Whether a hook inherits the variable `name` (see [`INHERITED_VARIABLES`]).
+pub fn inherits(name: &str) -> bool {
+    INHERITED_VARIABLES
+        .iter()
+        .any(|allowed| match allowed.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => name == *allowed,
+        })
+}
+
 /// What a hook's run came to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HookOutcome {
@@ -53,9 +72,10 @@ pub fn run_stage(hooks: &[HookSpec], stage: HookStage, doc: &serde_json::Value) 
     all
 }
 
-/// Runs one hook: `sh -c COMMAND` in its own process group, `doc` on stdin, stdout and
-/// stderr into the log (the first 64 KiB), killed (the whole group) at its timeout or on
-/// Ctrl-C / `shardctl stop`.
+/// Runs one hook: `sh -c COMMAND` in its own process group with only the
+/// [`INHERITED_VARIABLES`] of shardctl's environment, `doc` on stdin, stdout and stderr
+/// into the log (the first 64 KiB), killed (the whole group) at its timeout or on Ctrl-C /
+/// `shardctl stop`.
 pub fn run_one(hook: &HookSpec, doc: &serde_json::Value) -> HookOutcome {
     let Ok(mut output) = tempfile::tempfile() else {
         return HookOutcome::Failed("cannot create a file for its output".into());
@@ -64,6 +84,8 @@ pub fn run_one(hook: &HookSpec, doc: &serde_json::Value) -> HookOutcome {
         return HookOutcome::Failed("cannot share its output file".into());
     };
     let child = Command::new("sh")
+        .env_clear()
+        .envs(std::env::vars_os().filter(|(k, _)| k.to_str().is_some_and(inherits)))
         .arg("-c")
         .arg(&hook.command)
         .stdin(Stdio::piped())
@@ -143,6 +165,41 @@ mod tests {
         assert!(!run_stage(&[hook("exit 3", 10)], HookStage::Done, &doc));
         // Hooks of other stages do not run.
         assert!(run_stage(&[hook("exit 3", 10)], HookStage::Started, &doc));
+    }
+
+    #[test]
+    fn a_hook_sees_only_the_inherited_variables() {
+        for name in ["PATH", "HOME", "LC_ALL", "LC_CTYPE", "TZ"] {
+            assert!(inherits(name), "{name}");
+        }
+        for name in [
+            "SHARDCTL_PW",
+            "AWS_SECRET_ACCESS_KEY",
+            "MYSQL_PWD",
+            "PATHX",
+            "LC",
+        ] {
+            assert!(!inherits(name), "{name}");
+        }
+        // cargo runs the tests with CARGO_* variables set: the hook must not see them.
+        assert!(std::env::vars().any(|(k, _)| k.starts_with("CARGO_")));
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("env");
+        let cmd = format!("env > {}", file.display());
+        assert_eq!(
+            run_one(&hook(&cmd, 10), &serde_json::json!({})),
+            HookOutcome::Passed
+        );
+        let seen = std::fs::read_to_string(&file).unwrap();
+        let names: Vec<&str> = seen.lines().filter_map(|l| l.split('=').next()).collect();
+        assert!(names.contains(&"PATH"), "{seen}");
+        for name in names {
+            // sh itself sets PWD (and may set SHLVL, _); nothing else comes from outside.
+            assert!(
+                inherits(name) || ["PWD", "SHLVL", "_", "OLDPWD"].contains(&name),
+                "the hook saw {name}"
+            );
+        }
     }
 
     #[test]
