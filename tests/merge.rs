@@ -403,12 +403,30 @@ fn list_shards_merge_under_load() {
     let _s = serial();
     let shards = shards_of("l");
     let (a, b, c) = (shards[0].0, shards[1].0, shards[2].0);
+    let hooks = tempfile::tempdir().unwrap();
+    let doc = hooks.path().join("done.json");
     merge_under_workload(
         "l",
         "ldb",
-        &["--shards", &format!("{b},{a}"), "--to", "node1"],
+        &[
+            "--shards",
+            &format!("{b},{a}"),
+            "--to",
+            "node1",
+            "--hook",
+            &format!("done=cat > {}", doc.display()),
+        ],
         false,
     );
+    // The hooks' document says what ran: a merge, of which two shards.
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&doc).expect("the done hook ran")).unwrap();
+    assert_eq!(doc["kind"], "merge", "{doc}");
+    let mut pair = [doc["survivor"].as_u64(), doc["retired"].as_u64()];
+    pair.sort();
+    let mut want = [Some(u64::from(a)), Some(u64::from(b))];
+    want.sort();
+    assert_eq!(pair, want, "{doc}");
     let r = Router::connect(&inventory()).unwrap();
     for v in ["a", "d", "e"] {
         assert_eq!(

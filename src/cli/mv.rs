@@ -1462,10 +1462,15 @@ pub struct MergeArgs {
     /// The dry run, reporting only whether the real run would be refused.
     #[arg(long)]
     pub check: bool,
+    /// Run COMMAND at STAGE of each merge, as with `move --hook` (the inventory's hooks run
+    /// too); the document's `kind` is `merge`, with its `survivor` and `retired` shards.
+    #[arg(long, value_name = "STAGE=COMMAND")]
+    pub hook: Vec<crate::config::HookSpec>,
 }
 
 pub fn merge(ctx: &Context, args: MergeArgs) -> Result<()> {
-    let inv = ctx.inventory()?;
+    let mut inv = ctx.inventory()?;
+    inv.file.hooks.extend(args.hook.iter().cloned());
     let pb = match &args.playbook {
         Some(p) => Playbook::load(p)?,
         None => Playbook::default_merge(),

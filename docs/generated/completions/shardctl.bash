@@ -3131,7 +3131,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__merge)
-            opts="-v -y -h --shards --to --playbook --dry-run --check --config --output --color --verbose --yes --log-file --help"
+            opts="-v -y -h --shards --to --playbook --dry-run --check --hook --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3146,6 +3146,10 @@ _shardctl() {
                     return 0
                     ;;
                 --playbook)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hook)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

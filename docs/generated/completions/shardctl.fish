@@ -459,6 +459,7 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand split" -s h -l help -d
 complete -c shardctl -n "__fish_shardctl_using_subcommand merge" -l shards -d 'The shards to merge (at least two, adjacent, of one function)' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand merge" -l to -d 'The node of the merged shard: one of the shards lives there and survives' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand merge" -l playbook -d 'A playbook to run instead of the embedded playbooks/merge.yaml' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand merge" -l hook -d 'Run COMMAND at STAGE of each merge, as with `move --hook` (the inventory\'s hooks run too); the document\'s `kind` is `merge`, with its `survivor` and `retired` shards' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand merge" -l config -d 'Inventory file' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand merge" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
 json\t'One JSON document (or one JSON object per event for streaming commands)'"

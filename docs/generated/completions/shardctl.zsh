@@ -800,6 +800,7 @@ _arguments "${_arguments_options[@]}" : \
 '*--shards=[The shards to merge (at least two, adjacent, of one function)]:SHARDS:_default' \
 '--to=[The node of the merged shard\: one of the shards lives there and survives]:TO:_default' \
 '--playbook=[A playbook to run instead of the embedded playbooks/merge.yaml]:PLAYBOOK:_files' \
+'*--hook=[Run COMMAND at STAGE of each merge, as with \`move --hook\` (the inventory'\''s hooks run too); the document'\''s \`kind\` is \`merge\`, with its \`survivor\` and \`retired\` shards]:STAGE=COMMAND:_default' \
 '--config=[Inventory file]:CONFIG:_files' \
 '--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
 json\:"One JSON document (or one JSON object per event for streaming commands)"))' \

@@ -1209,14 +1209,23 @@ impl<'a, E: Effects> Mover<'a, E> {
 
     /// The operation as hooks see it on their stdin.
     pub(super) fn hook_document(&self) -> serde_json::Value {
+        let kind = if self.split.is_some() {
+            "split"
+        } else if self.merge.is_some() {
+            "merge"
+        } else {
+            "move"
+        };
         serde_json::json!({
             "command": "hook",
             "op": self.fx.op(),
-            "kind": if self.split.is_some() { "split" } else { "move" },
+            "kind": kind,
             "shard": self.shard.id,
             "from": self.source,
             "to": self.target,
             "new_shard": self.split.as_ref().map(|p| p.new_shard),
+            "survivor": self.merge.as_ref().map(|p| p.survivor),
+            "retired": self.merge.as_ref().map(|p| p.retired),
         })
     }
 
