@@ -349,7 +349,7 @@ fn a_nullable_sharding_column_is_refused_at_table_add_and_by_the_preflight() {
             "the sharding column {schema}.u.id on node1 is nullable"
         )],
     );
-    // A mapped column made nullable since: `--check` and the operations refuse it.
+    // A mapped column made nullable since: `--check`, the operations and prune refuse it.
     exec(
         &mut connect(sandbox3(), "node1"),
         &[&format!("ALTER TABLE {schema}.t MODIFY id INT NULL")],
@@ -376,6 +376,7 @@ fn a_nullable_sharding_column_is_refused_at_table_add_and_by_the_preflight() {
         &[&schema],
         &words,
     );
+    refused(fleet(), &["prune", "--shard", &shard], &[&schema], &words);
 }
 
 #[test]

@@ -143,7 +143,7 @@ pub fn add_table(
         if crate::server::accounts::is_nullable(&mut server, &physical, table, column)?
             == Some(true)
         {
-            return Err(Error::Refused(crate::ops::checks::nullable_message(
+            return Err(Error::Refused(crate::prune::nullable_key_refusal(
                 &physical, table, column, &home.node,
             )));
         }

@@ -163,24 +163,12 @@ fn sharding_columns_not_null<E: Effects>(
     let source = scope.source.clone();
     for (schema, table, column) in &scope.sharded {
         if accounts::is_nullable(fx.reader(&source)?, schema, table, column)? == Some(true) {
-            return Err(Error::Refused(nullable_message(
+            return Err(Error::Refused(crate::prune::nullable_key_refusal(
                 schema, table, column, &source,
             )));
         }
     }
     Ok(json!(scope.sharded.len()))
-}
-
-/// The refusal of a nullable sharding column (`table add` says the same).
-pub(crate) fn nullable_message(
-    schema: &Ident,
-    table: &Ident,
-    column: &Ident,
-    node: &str,
-) -> String {
-    format!(
-        "the sharding column {schema}.{table}.{column} on {node} is nullable: a NULL key belongs to no shard (split guards let it through, a prune never deletes it, a split copies it to both sides); make it NOT NULL first"
-    )
 }
 
 /// No foreign key of the shard's tables references a table outside the shard's schemas.
