@@ -228,6 +228,24 @@ fn a_definer_missing_on_the_target_is_refused_before_any_change() {
             "does not exist on the target node2",
         ],
     );
+    // An admin account that cannot read the target's account names cannot tell: refused.
+    as_root(
+        "node2",
+        &["REVOKE SELECT (User, Host) ON mysql.user FROM 'shardctl'@'%'"],
+    );
+    refused(
+        fleet(),
+        &["move", "--shard", &shard, "--to", "node2"],
+        &[&schema],
+        &[
+            "cannot read the accounts on the target node2 to check the definer ghost@10.0.%",
+            "SELECT (User, Host) ON mysql.user",
+        ],
+    );
+    as_root(
+        "node2",
+        &["GRANT SELECT (User, Host) ON mysql.user TO 'shardctl'@'%'"],
+    );
     // With the account on the target the same move goes through, the view with it.
     as_root("node2", &["CREATE USER 'ghost'@'10.0.%'"]);
     ok(fleet(), &["move", "--shard", &shard, "--to", "node2"]);

@@ -77,7 +77,7 @@ fn definers_exist<E: Effects>(_inv: &Inventory, fx: &mut E, scope: &Scope) -> Re
         let (user, host) = d.account();
         let exists = accounts::account_exists(fx.reader(&target)?, &user, &host).map_err(|e| {
             Error::Refused(format!(
-                "cannot read the accounts on the target {target} to check the definer {} of {} {schema}.{} (the admin account needs SELECT on mysql.user): {e}",
+                "cannot read the accounts on the target {target} to check the definer {} of {} {schema}.{} (the admin account needs SELECT (User, Host) ON mysql.user): {e}",
                 d.definer, d.kind, d.object
             ))
         })?;

@@ -25,10 +25,11 @@ pub fn definers(schema: &Ident) -> Stmt {
 }
 
 /// How many accounts (or roles: a role is a row with an empty host) are named exactly
-/// `user`@`host`. Reads `mysql.user` (a view over `mysql.global_priv` on MariaDB 10.4+).
+/// `user`@`host`. Reads only the `User` and `Host` columns of `mysql.user` (a view over
+/// `mysql.global_priv` on MariaDB 10.4+), so a column-level grant of those two suffices.
 pub fn account_count(user: &str, host: &str) -> Stmt {
     Stmt::with(
-        "SELECT COUNT(*) FROM mysql.user WHERE User = ? AND Host = ?",
+        "SELECT COUNT(User) FROM mysql.user WHERE User = ? AND Host = ?",
         vec![Value::from(user), Value::from(host)],
     )
 }
