@@ -178,22 +178,16 @@ fn refused(inv: &Path, args: &[&str], schemas: &[&str], words: &[&str]) {
     );
 }
 
-/// The sandbox's inventory with `app_ps` (password `app-ps-pw`) as the application account.
-fn inventory_with_application() -> PathBuf {
-    static DONE: OnceLock<PathBuf> = OnceLock::new();
-    DONE.get_or_init(|| {
-        let text = std::fs::read_to_string(fleet()).unwrap();
-        let mut doc: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
-        doc["application"] = serde_yaml::from_str("{user: app_ps, password: app-ps-pw}").unwrap();
-        static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
-        let dir = DIR.get_or_init(|| tempfile::tempdir().unwrap());
-        write_file(
-            dir.path(),
-            "inventory.yaml",
-            &serde_yaml::to_string(&doc).unwrap(),
-        )
-    })
-    .clone()
+/// The sandbox's inventory with `app_ps` as the application account, logging in with
+/// `password`, written under `name`.
+fn inventory_with_application(name: &str, password: &str) -> PathBuf {
+    let text = std::fs::read_to_string(fleet()).unwrap();
+    let mut doc: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
+    doc["application"] =
+        serde_yaml::from_str(&format!("{{user: app_ps, password: {password}}}")).unwrap();
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    let dir = DIR.get_or_init(|| tempfile::tempdir().unwrap());
+    write_file(dir.path(), name, &serde_yaml::to_string(&doc).unwrap())
 }
 
 #[test]
@@ -293,8 +287,15 @@ fn an_application_without_grants_on_the_target_schema_is_refused() {
         "node3",
         &[&format!("GRANT SELECT ON `{schema}`.* TO 'app_ps'@'%'")],
     );
-    let inv = inventory_with_application();
+    let inv = inventory_with_application("app.yaml", "app-ps-pw");
     let shard = id.to_string();
+    // An application that cannot even log in to the target.
+    refused(
+        &inventory_with_application("wrong.yaml", "not-its-password"),
+        &["move", "--shard", &shard, "--to", "node3"],
+        &[&schema],
+        &["the application account app_ps cannot log in to the target node3"],
+    );
     refused(
         &inv,
         &["move", "--shard", &shard, "--to", "node3"],
