@@ -122,8 +122,6 @@ pub struct TableReport {
 /// Progress callback: (table, rows walked, rows deleted, estimated rows).
 pub type OnChunk<'a> = &'a dyn Fn(&str, u64, u64, u64);
 
-/// Plans the prune of a shard: every sharded table of its function in each of its schemas,
-/// children before parents. Refuses a table without a primary key.
 /// The refusal of a nullable sharding column (by `table add`, the preflight of a move,
 /// split or merge, and prune): a NULL key belongs to no shard, and no ownership predicate
 /// (`col < ? OR col >= ?`) is true for it.
@@ -133,6 +131,9 @@ pub fn nullable_key_refusal(schema: &Ident, table: &Ident, column: &Ident, node:
     )
 }
 
+/// Plans the prune of a shard: every sharded table of its function in each of its schemas,
+/// children before parents. Refuses a table without a primary key, or whose sharding
+/// column is nullable (its NULL keys would never be deleted).
 pub fn plan(inv: &Inventory, snap: &Snapshot, shard: &Shard) -> Result<Vec<TablePlan>> {
     let mut server = prune_connection(inv, &shard.node)?;
     let mut out = Vec::new();
