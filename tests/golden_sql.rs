@@ -1166,3 +1166,44 @@ fn reporting_statements() {
         .is_err());
     insta::assert_snapshot!(out.join("\n"));
 }
+
+/// The preflight's reads of accounts, definers, sharding columns and foreign keys:
+/// `src/server/accounts.rs`.
+#[test]
+fn preflight_statements() {
+    use shardctl::server::accounts as a;
+    let (s, t, c) = (id("shop_2"), id("orders"), id("customer_id"));
+    let lines = [
+        ("definers", a::definers(&s).to_string()),
+        (
+            "account exists",
+            a::account_count("app", "10.0.%").to_string(),
+        ),
+        ("current account", a::current_account().to_string()),
+        (
+            "own global privileges",
+            a::global_privileges("'app'@'%'").to_string(),
+        ),
+        (
+            "own schema privileges",
+            a::schema_privileges("'app'@'%'").to_string(),
+        ),
+        (
+            "own table privileges",
+            a::table_privileges("'app'@'%'", &s).to_string(),
+        ),
+        (
+            "column nullable",
+            a::column_nullable(&s, &t, &c).to_string(),
+        ),
+        (
+            "foreign keys to other schemas",
+            a::foreign_keys_to_other_schemas(&s).to_string(),
+        ),
+    ];
+    insta::assert_snapshot!(lines
+        .iter()
+        .map(|(k, v)| format!("{k}: {v}"))
+        .collect::<Vec<_>>()
+        .join("\n"));
+}

@@ -120,7 +120,7 @@ fn prune_refuses_a_table_without_primary_key_and_waits_for_lagging_replicas() {
         &[
             "CREATE DATABASE app",
             "CREATE TABLE app.acct (id BIGINT PRIMARY KEY, v INT)",
-            "CREATE TABLE app.log (acct_id BIGINT, msg VARCHAR(10))",
+            "CREATE TABLE app.log (acct_id BIGINT NOT NULL, msg VARCHAR(10))",
         ],
     );
     // node2 replicates node1 and is listed as its replica.

@@ -274,6 +274,18 @@ fn the_admin_account_has_no_grant_option_and_no_mysql_schema() {
         fails_with(&mut s, "GRANT SELECT ON sec_1.* TO 'app'@'%'"),
         Some(1044)
     );
+    // Account names only (the preflight looks for definers), never password hashes.
+    assert_eq!(
+        count(
+            &mut s,
+            "SELECT COUNT(User) FROM mysql.user WHERE User = 'app' AND Host = '%'"
+        ),
+        1
+    );
+    assert_eq!(
+        fails_with(&mut s, "SELECT authentication_string FROM mysql.user"),
+        Some(1143)
+    );
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! `table add`: a table mapped in the directory only once the servers show it can be —
-//! the schema and table exist where shards are made from, the sharding column exists and
-//! holds the function's kind of key.
+//! the schema and table exist where shards are made from, the sharding column exists,
+//! holds the function's kind of key and is NOT NULL.
 
 use crate::config::Inventory;
 use crate::directory::{shard_schema, Directory, KeyType, ShardState, Snapshot, TablePlacement};
@@ -139,6 +139,13 @@ pub fn add_table(
                 )))
             }
             Some(_) => {}
+        }
+        if crate::server::accounts::is_nullable(&mut server, &physical, table, column)?
+            == Some(true)
+        {
+            return Err(Error::Refused(crate::prune::nullable_key_refusal(
+                &physical, table, column, &home.node,
+            )));
         }
     }
     drop(server);

@@ -3,6 +3,7 @@
 
 pub mod add_shard;
 pub mod add_table;
+pub(crate) mod checks;
 pub mod effects;
 pub mod fence;
 pub mod hooks;

@@ -122,8 +122,18 @@ pub struct TableReport {
 /// Progress callback: (table, rows walked, rows deleted, estimated rows).
 pub type OnChunk<'a> = &'a dyn Fn(&str, u64, u64, u64);
 
+/// The refusal of a nullable sharding column (by `table add`, the preflight of a move,
+/// split or merge, and prune): a NULL key belongs to no shard, and no ownership predicate
+/// (`col < ? OR col >= ?`) is true for it.
+pub fn nullable_key_refusal(schema: &Ident, table: &Ident, column: &Ident, node: &str) -> String {
+    format!(
+        "the sharding column {schema}.{table}.{column} on {node} is nullable: a NULL key belongs to no shard (split guards let it through, a prune never deletes it, a split copies it to both sides); make it NOT NULL first"
+    )
+}
+
 /// Plans the prune of a shard: every sharded table of its function in each of its schemas,
-/// children before parents. Refuses a table without a primary key.
+/// children before parents. Refuses a table without a primary key, or whose sharding
+/// column is nullable (its NULL keys would never be deleted).
 pub fn plan(inv: &Inventory, snap: &Snapshot, shard: &Shard) -> Result<Vec<TablePlan>> {
     let mut server = prune_connection(inv, &shard.node)?;
     let mut out = Vec::new();
@@ -151,6 +161,16 @@ pub fn plan(inv: &Inventory, snap: &Snapshot, shard: &Shard) -> Result<Vec<Table
             if pk.is_empty() {
                 return Err(Error::Refused(format!(
                     "table {schema}.{table} has no primary key: prune walks primary keys and will not delete from it"
+                )));
+            }
+            if crate::server::accounts::is_nullable(&mut server, &schema, &table, &column)?
+                == Some(true)
+            {
+                return Err(Error::Refused(nullable_key_refusal(
+                    &schema,
+                    &table,
+                    &column,
+                    &shard.node,
                 )));
             }
             tables.push(TablePlan {

@@ -964,7 +964,8 @@ pub const APP_SCHEMA_PATTERNS: [&str; 9] = [
 /// them. Root gets a random password (in `root.cnf`) and loses every host but localhost;
 /// anonymous accounts go. The admin account gets what shardctl needs and no GRANT OPTION,
 /// its schema privileges on every schema but `mysql` (plus reading `mysql.proc`, which
-/// shows other definers' routine bodies); the application account DML on shard schemas
+/// shows other definers' routine bodies, and the names in `mysql.user`, which the
+/// preflight reads to find the definers of a shard's objects); the application account DML on shard schemas
 /// only; the replication account REPLICATION SLAVE (`REQUIRE SSL` with TLS).
 fn bootstrap_accounts(
     bin: &Binaries,
@@ -1026,6 +1027,11 @@ fn bootstrap_accounts(
                 ));
             }
             statements.push(format!("GRANT SELECT ON mysql.proc TO {account}"));
+            // The preflight reads which accounts exist (the definers of a shard's objects):
+            // their names only, never their password hashes.
+            statements.push(format!(
+                "GRANT SELECT (User, Host) ON mysql.user TO {account}"
+            ));
         }
     }
     let require = if tls { " REQUIRE SSL" } else { "" };

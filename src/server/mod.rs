@@ -3,6 +3,7 @@
 //! shardctl holds plain connections, never a pool: a pool resets connections between uses,
 //! which would silently drop session state the steps depend on (LOCK TABLES, sql_log_bin).
 
+pub mod accounts;
 pub mod catalog;
 pub mod definitions;
 pub mod dialect;

@@ -431,8 +431,9 @@ impl<E: Effects> Mover<'_, E> {
         if self.merge.is_some() {
             let checked = self.merge_preflight()?;
             if same {
+                let checks = self.shard_checks()?;
                 return Ok(
-                    serde_json::json!({"server_id": s.server_id, "same_node": true, "tables": checked}),
+                    serde_json::json!({"server_id": s.server_id, "same_node": true, "tables": checked, "checks": checks}),
                 );
             }
         }
@@ -455,8 +456,11 @@ impl<E: Effects> Mover<'_, E> {
                 )));
             }
         }
+        let checks = self.shard_checks()?;
         if same {
-            return Ok(serde_json::json!({"server_id": s.server_id, "same_node": true}));
+            return Ok(
+                serde_json::json!({"server_id": s.server_id, "same_node": true, "checks": checks}),
+            );
         }
         // MariaDB takes one connection per source on a replica: a channel the target
         // already has from the source (an open revert window's, a reporting server's)
@@ -477,8 +481,38 @@ impl<E: Effects> Mover<'_, E> {
             ))
         })?;
         Ok(
-            serde_json::json!({"source_server_id": s.server_id, "target_server_id": t.server_id, "hosts": hosts}),
+            serde_json::json!({"source_server_id": s.server_id, "target_server_id": t.server_id, "hosts": hosts, "checks": checks}),
         )
+    }
+
+    /// The preflight's checks of what the shard needs on the target besides its rows
+    /// (definers, the application's grants, sharding columns, foreign keys): see
+    /// `crate::ops::checks`.
+    fn shard_checks(&mut self) -> Result<serde_json::Value> {
+        let snap = self.fx.directory_snapshot()?;
+        let sharded = snap
+            .tables
+            .iter()
+            .filter(|t| t.func_id == self.shard.func_id)
+            .map(|t| {
+                Ok((
+                    Ident::new(
+                        "schema",
+                        &crate::directory::shard_schema(&t.schema, self.shard.id),
+                    )?,
+                    Ident::new("table", &t.table)?,
+                    Ident::new("column", &t.column)?,
+                ))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let scope = crate::ops::checks::Scope {
+            shard: self.shard.id,
+            source: self.source.clone(),
+            target: self.target.clone(),
+            pairs: self.pairs.clone(),
+            sharded,
+        };
+        crate::ops::checks::run(self.inv, &mut self.fx, &scope)
     }
 
     /// Refuses when MariaDB `replica` already has a channel (other than `own`) from
