@@ -5,7 +5,10 @@
 //!   into the next; a move whose source was changed that way behind the channel's back
 //!   stops before any fence;
 //! - the text the checksum hashes for a FLOAT or DOUBLE is exact: it reads back as the
-//!   stored value, bit for bit.
+//!   stored value, bit for bit;
+//! - FLOAT and DOUBLE values arrive bit-exact with the native and the physical method, and
+//!   the dump method (whose tool writes a FLOAT with 6 digits) refuses a shard holding a
+//!   FLOAT at preflight, naming the column.
 
 mod common;
 
@@ -483,4 +486,118 @@ fn two_rows_changed_alike_behind_the_channel_block_the_flip() {
         "the fence never went up"
     );
     cli(&["abort", &op.to_string()]).assert().success();
+}
+
+#[test]
+#[allow(
+    clippy::excessive_precision,
+    reason = "the issue's 8-digit value, as an application writes it"
+)]
+fn floats_and_doubles_arrive_bit_exact_natively_and_physically() {
+    let _g = serial();
+    let (id, schema) = new_shard("100000");
+    let mut n1 = connect(fleet(), "node1");
+    insert_floats(&mut n1, &schema, &float_rows(100_000, 5_000));
+    let before = float_bits(&mut n1, &schema);
+    assert_eq!(before.len(), 5_000);
+    // 51.5074456 as its float: 51.50744628906250, more than the 6 digits a FLOAT prints.
+    assert_eq!(before[0].1, 51.507_445_6f32.to_bits());
+
+    cli(&[
+        "move", "--shard", &id, "--to", "node2", "--method", "native",
+    ])
+    .assert()
+    .success();
+    assert_eq!(shard_node(&id), "node2");
+    assert_eq!(
+        float_bits(&mut connect(fleet(), "node2"), &schema),
+        before,
+        "native"
+    );
+
+    let playbook = fleet().dir().join("move-physical.yaml");
+    std::fs::write(
+        &playbook,
+        shardctl::playbook::MOVE_PLAYBOOK.replace("method: native", "method: physical"),
+    )
+    .unwrap();
+    cli(&[
+        "move",
+        "--shard",
+        &id,
+        "--to",
+        "node3",
+        "--playbook",
+        playbook.to_str().unwrap(),
+    ])
+    .assert()
+    .success();
+    assert_eq!(shard_node(&id), "node3");
+    assert_eq!(
+        float_bits(&mut connect(fleet(), "node3"), &schema),
+        before,
+        "physical"
+    );
+}
+
+#[test]
+fn the_dump_method_refuses_a_float_and_carries_doubles_exactly() {
+    let _g = serial();
+    let (id, schema) = new_shard("200000");
+    let mut n1 = connect(fleet(), "node1");
+    insert_floats(&mut n1, &schema, &float_rows(200_000, 2_000));
+    let ops_before = cli(&["--output", "json", "ops"]).output().unwrap().stdout;
+    let out = cli(&["move", "--shard", &id, "--to", "node2", "--method", "dump"])
+        .assert()
+        .code(REFUSED)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let line = stderr.trim_end();
+    assert!(!line.contains('\n'), "one line: {stderr}");
+    for words in [
+        format!("column {schema}.places.lat on node1 is a FLOAT"),
+        "6 significant digits".to_string(),
+        "--method native".to_string(),
+    ] {
+        assert!(line.contains(&words), "{words:?} not in {line}");
+    }
+    assert_eq!(shard_node(&id), "node1");
+    assert_eq!(
+        cli(&["--output", "json", "ops"]).output().unwrap().stdout,
+        ops_before,
+        "no operation was journaled"
+    );
+    assert!(!connect(fleet(), "node2")
+        .schema_exists(&ident(&schema))
+        .unwrap());
+
+    // Without the FLOAT column, the dump carries every DOUBLE exactly (its tool writes the
+    // shortest digits that read back as the same double) and the move verifies.
+    exec(
+        &mut n1,
+        &[&format!("ALTER TABLE {schema}.places DROP COLUMN lat")],
+    );
+    let doubles = |s: &mut Server| -> Vec<(i64, u64)> {
+        s.rows(&Stmt::with(
+            format!("SELECT id, lon FROM `{schema}`.places WHERE id >= ? ORDER BY id"),
+            vec![Value::Int(0)],
+        ))
+        .unwrap()
+        .into_iter()
+        .map(|r| {
+            let (id, d): (i64, Value) = mysql::from_row(r);
+            match d {
+                Value::Double(d) => (id, d.to_bits()),
+                other => panic!("DOUBLE read as {other:?}"),
+            }
+        })
+        .collect()
+    };
+    let before = doubles(&mut n1);
+    assert_eq!(before.len(), 2_000);
+    cli(&["move", "--shard", &id, "--to", "node2", "--method", "dump"])
+        .assert()
+        .success();
+    assert_eq!(doubles(&mut connect(fleet(), "node2")), before);
 }
