@@ -1395,9 +1395,9 @@ pub fn row_encoding(columns: &[HashedColumn]) -> String {
 /// [`row_encoding`]. SHA1 is not linear over XOR, as CRC32 is (with CRC32 the same change
 /// made to two rows of the same length cancels in the XOR of their hashes, always): here a
 /// set of changed rows goes unseen only if their hashes happen to XOR (or add) to the same
-/// 64 bits, about one chance in 2^64 per differing chunk. SHA1 rather than MD5: it measured
-/// about three times faster on MariaDB 10.11 here (docs/BENCHMARKS.md), and neither is
-/// asked to resist a forger, only chance. One 64-bit slice rather than two: the second
+/// 64 bits, about one chance in 2^64 per differing chunk. SHA1 rather than MD5: the
+/// comparison took 1.45 times as long with MD5 (`cargo bench --bench verify`,
+/// docs/BENCHMARKS.md); neither is asked to resist a forger, only chance. One 64-bit slice rather than two: the second
 /// would mean hashing each row twice (or a user variable whose order of evaluation the
 /// server does not promise) for odds already far below a disk's.
 pub fn row_hash(columns: &[HashedColumn]) -> String {
