@@ -1396,7 +1396,7 @@ pub fn row_encoding(columns: &[HashedColumn]) -> String {
 /// made to two rows of the same length cancels in the XOR of their hashes, always): here a
 /// set of changed rows goes unseen only if their hashes happen to XOR (or add) to the same
 /// 64 bits, about one chance in 2^64 per differing chunk. SHA1 rather than MD5: the
-/// comparison took 1.45 times as long with MD5 (`cargo bench --bench verify`,
+/// comparison took 1.45–1.55 times as long with MD5 (`cargo bench --bench verify`,
 /// docs/BENCHMARKS.md); neither is asked to resist a forger, only chance. One 64-bit slice rather than two: the second
 /// would mean hashing each row twice (or a user variable whose order of evaluation the
 /// server does not promise) for odds already far below a disk's.
