@@ -150,6 +150,8 @@ impl Conns<'_> {
 /// A table's shape, read from the source copy.
 struct Shape {
     columns: Vec<Ident>,
+    /// The same columns as the checksum hashes them.
+    hashed: Vec<crate::server::statements::HashedColumn>,
     pk: Vec<Ident>,
 }
 
@@ -240,24 +242,17 @@ fn diff(source: &Rows, copy: &Rows, shape: &Shape) -> Diff {
     d
 }
 
-/// Count, BIT_XOR and SUM of the rows' CRC32s.
+/// The whole table's row count and digest of row hashes, as verification compares a chunk.
 fn checksum(
     server: &mut Server,
     schema: &Ident,
     table: &Ident,
     shape: &Shape,
-) -> Result<(u64, u64, u64)> {
-    Ok(server
-        .first::<(u64, u64, u64)>(&statements::chunk_checksum(
-            schema,
-            table,
-            &shape.columns,
-            &shape.pk,
-            None,
-            None,
-            None,
-        ))?
-        .unwrap_or((0, 0, 0)))
+) -> Result<crate::verify::ChunkSum> {
+    crate::verify::chunk_sum(
+        server,
+        &statements::chunk_checksum(schema, table, &shape.hashed, &shape.pk, None, None, None),
+    )
 }
 
 /// A table's report, what would bring each differing shard (id, node) back, and its shape
@@ -300,8 +295,10 @@ fn compare(
             g.schema, g.table
         )));
     }
+    let hashed = crate::verify::read_hashed_columns(server, &src_schema, &table)?;
     let shape = Shape {
-        columns: names(server, &statements::all_columns(&src_schema, &table))?,
+        columns: hashed.iter().map(|c| c.name.clone()).collect(),
+        hashed,
         pk: names(
             server,
             &statements::primary_key_columns(&src_schema, &table),
@@ -312,7 +309,7 @@ fn compare(
         shard: source_id,
         node: source_node.clone(),
         state: "source".into(),
-        rows: src_sum.0,
+        rows: src_sum.rows,
         missing_rows: 0,
         extra_rows: 0,
         changed_rows: 0,
@@ -343,7 +340,7 @@ fn compare(
             continue;
         }
         let sum = checksum(server, &schema, &table, &shape)?;
-        copy.rows = sum.0;
+        copy.rows = sum.rows;
         if sum != src_sum {
             copy.state = "differs".into();
             if !shape.pk.is_empty() {

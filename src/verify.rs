@@ -95,6 +95,17 @@ pub enum Hold {
     Release,
 }
 
+/// What a chunk checksum reads on one side: the row count and the digest of the rows'
+/// hashes (see [`statements::chunk_checksum`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct ChunkSum {
+    /// Rows in the chunk.
+    pub rows: u64,
+    /// BIT_XOR of the rows' 64-bit hashes (a table without a primary key: their SUM
+    /// modulo 2^64).
+    pub digest: u64,
+}
+
 /// One chunk whose rows differ.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ChunkDifference {
@@ -105,28 +116,53 @@ pub struct ChunkDifference {
     pub after: String,
     /// See `after`.
     pub up_to: String,
-    /// Rows, the XOR of row CRCs and (tables without a primary key) their SUM, on the source.
-    pub source: (u64, u64, u64),
+    /// The chunk on the source.
+    pub source: ChunkSum,
     /// The same on the target.
-    pub target: (u64, u64, u64),
+    pub target: ChunkSum,
 }
 
 impl std::fmt::Display for ChunkDifference {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} rows with primary key in ({}, {}]: source {} rows (crc {:08x}/{}), target {} rows (crc {:08x}/{})",
+            "{} rows with primary key in ({}, {}]: source {} rows (digest {:016x}), target {} rows (digest {:016x})",
             self.table,
             self.after,
             self.up_to,
-            self.source.0,
-            self.source.1,
-            self.source.2,
-            self.target.0,
-            self.target.1,
-            self.target.2
+            self.source.rows,
+            self.source.digest,
+            self.target.rows,
+            self.target.digest
         )
     }
+}
+
+/// The columns of `schema.table` on `server` as a chunk checksum hashes them, in order.
+pub fn read_hashed_columns(
+    server: &mut Server,
+    schema: &Ident,
+    table: &Ident,
+) -> Result<Vec<statements::HashedColumn>> {
+    let node = server.name().to_string();
+    server
+        .rows(&statements::hashed_columns(schema, table))?
+        .into_iter()
+        .map(|r| {
+            let (name, data_type): (String, String) =
+                mysql::from_row_opt(r).map_err(|e| crate::server::row_error(&node, e))?;
+            Ok(statements::HashedColumn {
+                name: Ident::new("column", &name)?,
+                hashed_as: statements::HashedAs::for_data_type(&data_type),
+            })
+        })
+        .collect()
+}
+
+/// Runs a chunk checksum (see [`statements::chunk_checksum`]).
+pub fn chunk_sum(server: &mut Server, st: &Stmt) -> Result<ChunkSum> {
+    let (rows, digest) = server.first::<(u64, u64)>(st)?.unwrap_or((0, 0));
+    Ok(ChunkSum { rows, digest })
 }
 
 /// What a verification compared.
@@ -160,7 +196,7 @@ pub const MAX_DIFFERENCES: usize = 10;
 /// Where one table's comparison stands.
 struct Cursor {
     pair: TablePair,
-    columns: Vec<Ident>,
+    columns: Vec<statements::HashedColumn>,
     pk: Vec<Ident>,
     /// The last chunk's upper bound; None before the first.
     after: Option<Vec<Value>>,
@@ -204,17 +240,7 @@ pub fn verify(
     let mut catalog = connect(source)?;
     let mut cursors = Vec::new();
     for pair in tables {
-        let columns: Vec<Ident> = catalog
-            .rows(&statements::all_columns(
-                &pair.source_schema,
-                &pair.source_table,
-            ))?
-            .into_iter()
-            .map(|r| {
-                let name: String = mysql::from_row(r);
-                Ident::new("column", &name)
-            })
-            .collect::<Result<_>>()?;
+        let columns = read_hashed_columns(&mut catalog, &pair.source_schema, &pair.source_table)?;
         if columns.is_empty() {
             return Err(Error::Refused(format!(
                 "verification: {}.{} has no columns on the source (was it dropped?)",
@@ -514,7 +540,7 @@ fn compare_next_chunk(
                schema: &Ident,
                table: &Ident,
                extra: Option<&statements::Condition>|
-     -> Result<(u64, u64, u64)> {
+     -> Result<ChunkSum> {
         let st = statements::chunk_checksum(
             schema,
             table,
@@ -524,7 +550,7 @@ fn compare_next_chunk(
             up_to.as_deref(),
             extra,
         );
-        Ok(s.first::<(u64, u64, u64)>(&st)?.unwrap_or((0, 0, 0)))
+        chunk_sum(s, &st)
     };
     let a = sum(&mut w.source, &pair.source_schema, &pair.source_table, None)?;
     let b = sum(
@@ -540,7 +566,7 @@ fn compare_next_chunk(
         source: a,
         target: b,
     });
-    Ok(Some((a.0, diff)))
+    Ok(Some((a.rows, diff)))
 }
 
 /// The statements that hold a channel's applier for a round (built by the dialect).

@@ -4,7 +4,9 @@ use mysql::Value;
 use shardctl::config::ChannelTls;
 use shardctl::ident::{Channel, Ident};
 use shardctl::server::catalog::ObjectKind;
-use shardctl::server::statements::{self as sql, KeyKind, Keyset, NotOwned};
+use shardctl::server::statements::{
+    self as sql, HashedAs, HashedColumn, KeyKind, Keyset, NotOwned,
+};
 use shardctl::server::{BinlogPosition, Dialect, Filters, Flavor, SourceSpec, StartAt, Vendor};
 
 fn render(flavor: Flavor) -> String {
@@ -275,6 +277,13 @@ fn shown_opt(st: Option<shardctl::server::Stmt>) -> String {
 
 fn id(name: &str) -> Ident {
     Ident::new("name", name).unwrap()
+}
+
+fn hashed(name: &str, hashed_as: HashedAs) -> HashedColumn {
+    HashedColumn {
+        name: id(name),
+        hashed_as,
+    }
 }
 
 /// The statements that read the same on every flavor.
@@ -837,7 +846,10 @@ fn render_common() -> String {
         sql::chunk_checksum(
             &to,
             &table,
-            &[id("emp_no"), id("salary")],
+            &[
+                hashed("emp_no", HashedAs::Text),
+                hashed("salary", HashedAs::Text),
+            ],
             &[id("emp_no")],
             None,
             None,
@@ -903,7 +915,7 @@ fn render_common() -> String {
     line("verify: session time zone", sql::session_utc().to_string());
     line(
         "verify: columns",
-        sql::all_columns(&schema, &table).to_string(),
+        sql::hashed_columns(&schema, &table).to_string(),
     );
     line(
         "verify: first chunk bound",
@@ -913,7 +925,11 @@ fn render_common() -> String {
         "verify: next chunk bound",
         sql::chunk_upper_bound(&schema, &table, &pk, Some(&key), 10000).to_string(),
     );
-    let cols = [id("emp_no"), id("salary"), id("from_date")];
+    let cols = [
+        hashed("emp_no", HashedAs::Text),
+        hashed("salary", HashedAs::Text),
+        hashed("from_date", HashedAs::Text),
+    ];
     line(
         "verify: middle chunk",
         sql::chunk_checksum(&schema, &table, &cols, &pk, Some(&key), Some(&upper), None)
@@ -926,6 +942,23 @@ fn render_common() -> String {
     line(
         "verify: table without primary key",
         sql::chunk_checksum(&schema, &titles, &cols, &[], None, None, None).to_string(),
+    );
+    // Every way a column is hashed, NULLs included: bytes with their length, a FLOAT or
+    // DOUBLE by its exact value.
+    let every_kind = [
+        hashed("emp_no", HashedAs::Text),
+        hashed("title", HashedAs::Bytes),
+        hashed("latitude", HashedAs::ExactFloat),
+        hashed("photo", HashedAs::Bytes),
+    ];
+    line(
+        "verify: every kind of column",
+        sql::chunk_checksum(&schema, &table, &every_kind, &pk, None, Some(&upper), None)
+            .to_string(),
+    );
+    line(
+        "dump: FLOAT columns it would round",
+        sql::float_columns(&schema).to_string(),
     );
     line(
         "prune: pass the split's guards",

@@ -15,7 +15,7 @@ use super::{CopyReport, Progress, SchemaPair};
 use crate::error::{Error, Result};
 use crate::server::dialect::BinlogPosition;
 use crate::server::replication::Coordinates;
-use crate::server::ConnectSpec;
+use crate::server::{statements, ConnectSpec, Server};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -162,6 +162,30 @@ pub fn parse_coordinates(line: &str) -> Option<BinlogPosition> {
     })
 }
 
+/// Refuses a shard the dump cannot carry exactly, naming the first culprit: a FLOAT
+/// column. The dump tool writes each FLOAT with 6 significant digits (51.5074456 is written
+/// `51.5074` and arrives as 51.5074005), so the copy would differ from the source; the
+/// native and physical methods carry the stored value bit for bit. DOUBLE is written with
+/// the shortest digits that read back as the same double, and arrives exactly.
+pub fn preflight(src: &mut Server, source: &str, pairs: &[SchemaPair]) -> Result<()> {
+    for p in pairs {
+        let first = src
+            .rows(&statements::float_columns(&p.from))?
+            .into_iter()
+            .next()
+            .map(mysql::from_row_opt::<(String, String)>)
+            .transpose()
+            .map_err(|e| crate::server::row_error(source, e))?;
+        if let Some((table, column)) = first {
+            return Err(Error::Refused(format!(
+                "method dump: column {}.{table}.{column} on {source} is a FLOAT, which mariadb-dump writes with 6 significant digits (51.5074456 would arrive as 51.5074); use --method native (or physical) for this shard",
+                p.from
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Dumps `pairs` from `source` into `target` (same schema names), or into `to_file`.
 pub fn copy(
     source: &ConnectSpec,
@@ -190,6 +214,11 @@ pub fn copy_with_progress(
     }
     if target.is_none() && to_file.is_none() {
         return Err(Error::Usage("give a target node or a file".into()));
+    }
+    // Into a node the copy must be exact; a file is the dump tool's own format, FLOATs and
+    // all (a backup made by hand).
+    if target.is_some() {
+        preflight(&mut connect_for_copy(source)?, &source.name, pairs)?;
     }
     let started = Instant::now();
     progress.begin(estimate_rows(source, pairs));

@@ -149,8 +149,12 @@ fn push_field(out: &mut Vec<u8>, v: &Value, year: bool) {
         }
         Value::Int(i) => write!(out, "{i}"),
         Value::UInt(u) => write!(out, "{u}"),
-        Value::Float(f) => write!(out, "{f}"),
-        Value::Double(d) => write!(out, "{d}"),
+        // The server reads a number's text as the nearest double, and a FLOAT column then
+        // rounds that double to a float: the float's own shortest text would be rounded
+        // twice. The double it widens to is written instead: its shortest text reads back
+        // as that very double, which the float holds exactly, so nothing is rounded.
+        Value::Float(f) => write!(out, "{:e}", f64::from(*f)),
+        Value::Double(d) => write!(out, "{d:e}"),
         Value::Date(y, mo, d, h, mi, s, us) => {
             if (*h, *mi, *s, *us) == (0, 0, 0, 0) {
                 write!(out, "{y:04}-{mo:02}-{d:02}")
@@ -911,7 +915,7 @@ mod tests {
         ]];
         assert_eq!(
             String::from_utf8(tsv(&rows, &[])).unwrap(),
-            "-5\t\\N\ta\\tb\\nc\\\\d\\0e\\rf\t\\\\N\t2024-02-29\t2024-02-29 13:05:09.000120\t-26:03:04.000000\t0.1\n"
+            "-5\t\\N\ta\\tb\\nc\\\\d\\0e\\rf\t\\\\N\t2024-02-29\t2024-02-29 13:05:09.000120\t-26:03:04.000000\t1e-1\n"
         );
         // YEAR 0 is written 0000 (LOAD DATA reads `0` as 2000), other years as they are.
         let rows = vec![vec![Value::Int(0), Value::Int(0), Value::Int(1901)]];

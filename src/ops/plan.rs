@@ -163,7 +163,7 @@ pub fn move_plan(inv: &Inventory, shard: u32, to: &str, pb: &Playbook) -> Result
                 format!("{to}: {}", d.stop_applier(&channel)),
                 format!("{source}: LOCK TABLES <the shard's tables> READ; {} worker snapshots (START TRANSACTION WITH CONSISTENT SNAPSHOT); {}; UNLOCK TABLES", v.workers, d.binlog_coordinates()),
                 format!("{to}: START ... SQL_THREAD UNTIL <that position>; {} worker snapshots once it is there; the applier released", v.workers),
-                format!("both: every table compared in primary-key chunks of {} rows (COUNT and BIT_XOR of a CRC32 of every column); any difference stops the move before the fence", v.chunk_rows),
+                format!("both: every table compared in primary-key chunks of {} rows (COUNT and BIT_XOR of a 64-bit SHA1 slice of each row, every column exact: bytes with their length, FLOAT/DOUBLE by their stored value); any difference stops the move before the fence", v.chunk_rows),
             ]),
             Step::AwaitCutover(a) => (format!("{source}, {to}"), vec![
                 format!("{to}: the channel held within {}s of {source}, no fence up", a.lag_below_secs),

@@ -235,6 +235,19 @@ pub fn table_engines(schema: &Ident) -> Stmt {
     )
 }
 
+/// The FLOAT columns of a schema's base tables, as (table, column), generated columns
+/// left out (the target computes them itself): the dump tool writes a FLOAT with 6
+/// significant digits, which does not give back the float it stored.
+pub fn float_columns(schema: &Ident) -> Stmt {
+    Stmt::with(
+        "SELECT c.TABLE_NAME, c.COLUMN_NAME FROM information_schema.COLUMNS c \
+         JOIN information_schema.TABLES t ON t.TABLE_SCHEMA = c.TABLE_SCHEMA AND t.TABLE_NAME = c.TABLE_NAME \
+         WHERE c.TABLE_SCHEMA = ? AND t.TABLE_TYPE = 'BASE TABLE' AND c.DATA_TYPE = 'float' \
+         AND c.EXTRA NOT LIKE '%GENERATED%' ORDER BY c.TABLE_NAME, c.ORDINAL_POSITION",
+        vec![Value::from(schema.as_str())],
+    )
+}
+
 /// Seconds since the server started: after a restart command, an uptime shorter than the
 /// time since the command began shows the server really restarted.
 pub fn server_uptime() -> Stmt {
@@ -1260,15 +1273,6 @@ pub fn session_utc() -> Stmt {
     Stmt::text("SET SESSION time_zone = '+00:00'")
 }
 
-/// Every column of a table (generated and invisible ones included), in table order.
-pub fn all_columns(schema: &Ident, table: &Ident) -> Stmt {
-    Stmt::with(
-        "SELECT COLUMN_NAME FROM information_schema.COLUMNS \
-         WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION",
-        vec![Value::from(schema.as_str()), Value::from(table.as_str())],
-    )
-}
-
 /// The primary key `rows` rows past `after` (from the start when None), in key order: the
 /// inclusive upper bound of the next chunk. No row means fewer remain: the chunk then runs
 /// to the end of the table. An index range scan of at most `rows` entries.
@@ -1291,40 +1295,127 @@ pub fn chunk_upper_bound(
     )
 }
 
-/// The rows of one chunk, `(after, up_to]` by primary key (open ends when None), as three
-/// numbers: the row count, the BIT_XOR of a CRC32 over every column of each row (as
-/// pt-table-checksum and Spirit do; a second aggregate of the same hash doubled the
-/// comparison's CPU time). Each column is read as its bytes (`CAST(... AS BINARY)`, so no
-/// collation or character-set conversion hides a difference) with NULL markers after the
-/// values, so NULL and the empty string differ. XOR does not depend on row order. The
-/// third is the SUM of the same hashes for a table without a primary key, else 0. `extra`
-/// narrows the rows further (a merge's survivor: only the retired shard's keys).
+/// How one column enters a row's hash: its bytes must say exactly what the column holds,
+/// and the row's encoding must split back into its columns unambiguously.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HashedAs {
+    /// Numbers and times as the server writes them: the text is exact (DECIMAL, integers,
+    /// dates and times) and never holds the `#` that separates columns.
+    Text,
+    /// FLOAT and DOUBLE by their exact stored value: widened to a double (exact for a FLOAT)
+    /// and written as the shortest text that reads back as that double. The column's own
+    /// text would not do: a FLOAT prints 6 significant digits, so 51.5074456 and
+    /// 51.5074005 both read `51.5074`.
+    ExactFloat,
+    /// Anything else (strings, blobs, BIT, ENUM, SET, spatial, JSON, UUID, INET6, and any
+    /// type this list does not know) as its bytes, preceded by their count, so a `#` inside
+    /// a value cannot shift it into the next column.
+    Bytes,
+}
+
+impl HashedAs {
+    /// How a column of `data_type` (information_schema's `DATA_TYPE`) is hashed.
+    pub fn for_data_type(data_type: &str) -> HashedAs {
+        match data_type.to_ascii_lowercase().as_str() {
+            "tinyint" | "smallint" | "mediumint" | "int" | "integer" | "bigint" | "decimal"
+            | "numeric" | "year" | "date" | "time" | "datetime" | "timestamp" => HashedAs::Text,
+            "float" | "double" | "real" | "double precision" => HashedAs::ExactFloat,
+            _ => HashedAs::Bytes,
+        }
+    }
+}
+
+/// A column as a chunk checksum reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HashedColumn {
+    /// Its name.
+    pub name: Ident,
+    /// How its value enters the row's hash.
+    pub hashed_as: HashedAs,
+}
+
+/// Every column of a table (generated and invisible ones included) with its data type, in
+/// table order: what [`chunk_checksum`] hashes.
+pub fn hashed_columns(schema: &Ident, table: &Ident) -> Stmt {
+    Stmt::with(
+        "SELECT COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS \
+         WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION",
+        vec![Value::from(schema.as_str()), Value::from(table.as_str())],
+    )
+}
+
+/// The bytes a row is hashed over, as one SQL expression: every non-NULL column in order,
+/// joined by `#` (a [`HashedAs::Bytes`] column as its byte count, `#`, its bytes), then one
+/// `0`/`1` per column saying which are NULL. It reads back unambiguously: the NULL marks
+/// (fixed length, last) say which columns are present, a [`HashedAs::Text`] or
+/// [`HashedAs::ExactFloat`] value ends at the next `#` (its text has none), a
+/// [`HashedAs::Bytes`] value is exactly as long as its count says. So two rows that differ
+/// anywhere (NULL against the empty string, `a#b`,`c` against `a`,`b#c`, FLOATs past their
+/// sixth digit) are hashed over different bytes. Every value is read as bytes (`CAST(... AS
+/// BINARY)`): no collation or character-set conversion hides a difference.
+pub fn row_encoding(columns: &[HashedColumn]) -> String {
+    let mut parts = Vec::with_capacity(columns.len() * 2 + 1);
+    for c in columns {
+        let col = c.name.quoted();
+        match c.hashed_as {
+            HashedAs::Text => parts.push(format!("CAST({col} AS BINARY)")),
+            // `+ 0e0` is double arithmetic on every flavor (CAST ... AS DOUBLE is not on
+            // MySQL 5.7): exact, as adding zero is, and written with the shortest
+            // round-trip digits of a double.
+            HashedAs::ExactFloat => parts.push(format!("CAST({col} + 0e0 AS BINARY)")),
+            HashedAs::Bytes => {
+                parts.push(format!("LENGTH(CAST({col} AS BINARY))"));
+                parts.push(format!("CAST({col} AS BINARY)"));
+            }
+        }
+    }
+    let nulls = columns
+        .iter()
+        .map(|c| format!("ISNULL({})", c.name.quoted()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    parts.push(format!("CONCAT({nulls})"));
+    format!("CONCAT_WS('#', {})", parts.join(", "))
+}
+
+/// A row's hash as an unsigned 64-bit integer: the first 64 bits of the SHA1 of
+/// [`row_encoding`]. SHA1 is not linear over XOR, as CRC32 is (with CRC32 the same change
+/// made to two rows of the same length cancels in the XOR of their hashes, always): here a
+/// set of changed rows goes unseen only if their hashes happen to XOR (or add) to the same
+/// 64 bits, about one chance in 2^64 per differing chunk. SHA1 rather than MD5: the
+/// comparison took 1.45–1.55 times as long with MD5 (`cargo bench --bench verify`,
+/// docs/BENCHMARKS.md); neither is asked to resist a forger, only chance. One 64-bit slice rather than two: the second
+/// would mean hashing each row twice (or a user variable whose order of evaluation the
+/// server does not promise) for odds already far below a disk's.
+pub fn row_hash(columns: &[HashedColumn]) -> String {
+    format!(
+        "CAST(CONV(LEFT(SHA1({}), 16), 16, 10) AS UNSIGNED)",
+        row_encoding(columns)
+    )
+}
+
+/// The rows of one chunk, `(after, up_to]` by primary key (open ends when None), as two
+/// numbers: the row count and a digest of the rows' [`row_hash`]es that does not depend on
+/// their order. With a primary key the digest is their BIT_XOR: the rows are distinct, so
+/// only a chance collision of hashes cancels. Without one a table can hold the same row
+/// twice, and XOR cancels pairs (rows `x, x` and `y, y` both XOR to 0): the digest is then
+/// their SUM, modulo 2^64, which counts every copy. Keyed tables keep the XOR, the cheaper
+/// aggregate. `extra` narrows the rows further (a merge's survivor: only the retired
+/// shard's keys).
 pub fn chunk_checksum(
     schema: &Ident,
     table: &Ident,
-    columns: &[Ident],
+    columns: &[HashedColumn],
     pk: &[Ident],
     after: Option<&[Value]>,
     up_to: Option<&[Value]>,
     extra: Option<&Condition>,
 ) -> Stmt {
-    let values = columns
-        .iter()
-        .map(|c| format!("CAST({} AS BINARY)", c.quoted()))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let nulls = columns
-        .iter()
-        .map(|c| format!("ISNULL({})", c.quoted()))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let row = format!("CRC32(CONCAT_WS('#', {values}, CONCAT({nulls})))");
-    // Without a primary key a table can hold a row twice, and XOR cancels pairs: the SUM
-    // of the same hashes sees them. Keyed tables skip it (it doubles the hashing).
-    let dups = if pk.is_empty() {
-        format!("CAST(COALESCE(SUM({row}), 0) AS UNSIGNED)")
+    let row = row_hash(columns);
+    let digest = if pk.is_empty() {
+        format!("CAST(COALESCE(SUM({row}), 0) MOD 18446744073709551616 AS UNSIGNED)")
     } else {
-        "0".to_string()
+        format!("CAST(COALESCE(BIT_XOR({row}), 0) AS UNSIGNED)")
     };
     let conds: Vec<Condition> = after
         .map(|v| keyset(pk, v, Keyset::After))
@@ -1346,7 +1437,7 @@ pub fn chunk_checksum(
     };
     Stmt::with(
         format!(
-            "SELECT COUNT(*), CAST(COALESCE(BIT_XOR({row}), 0) AS UNSIGNED), {dups} FROM {}{filter}",
+            "SELECT COUNT(*), {digest} FROM {}{filter}",
             qualified(schema, table)
         ),
         conds.into_iter().flat_map(|c| c.params).collect(),
@@ -1603,6 +1694,31 @@ mod tests {
 
     fn id(name: &str) -> Ident {
         Ident::new("column", name).unwrap()
+    }
+
+    #[test]
+    fn only_types_whose_text_is_exact_and_free_of_the_separator_are_hashed_as_text() {
+        for t in [
+            "INT",
+            "bigint",
+            "decimal",
+            "datetime",
+            "timestamp",
+            "year",
+            "time",
+        ] {
+            assert_eq!(HashedAs::for_data_type(t), HashedAs::Text, "{t}");
+        }
+        for t in ["float", "DOUBLE"] {
+            assert_eq!(HashedAs::for_data_type(t), HashedAs::ExactFloat, "{t}");
+        }
+        // Bytes that may hold a `#`, text that is not the stored value (UUID, INET6 read
+        // as bytes differ from their text), and any type not listed.
+        for t in [
+            "varchar", "blob", "bit", "enum", "set", "json", "uuid", "inet6", "point", "vector",
+        ] {
+            assert_eq!(HashedAs::for_data_type(t), HashedAs::Bytes, "{t}");
+        }
     }
 
     #[test]

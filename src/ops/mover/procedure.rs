@@ -417,6 +417,10 @@ impl<E: Effects> Mover<'_, E> {
                 "a split copies under new schema names, which the dump method cannot: use method: native in the backup step".into(),
             ));
         }
+        if dump && !same && self.merge.is_none() {
+            let pairs = self.pairs.clone();
+            copy::dump::preflight(self.fx.reader(&source)?, &source, &pairs)?;
+        }
         if s.server_id == t.server_id && !same {
             return Err(Error::Refused(format!(
                 "{source} and {target} share server_id {}; replication between them would drop events",
