@@ -418,3 +418,33 @@ fn a_move_reaches_the_targets_replica_whole_and_leaves_the_sources_replica_after
         count(&mut target, "SELECT COUNT(*) FROM app_1.acct")
     );
 }
+
+#[test]
+fn prune_deletes_reach_the_nodes_replicas() {
+    let sb = grouped_fleet(&[]);
+    let mut n1 = connect(&sb, "node1");
+    // Rows of shard 2's range left in shard 1's copy (as a split leaves them).
+    exec(
+        &mut n1,
+        &["INSERT INTO app_1.acct SELECT seq, 2 FROM app_1.seq_1000_to_1999"],
+    );
+    let address = inventory(&sb).node("node1").unwrap().address();
+    let mut replica = replica_of(&sb, "node1");
+    let pos = n1.coordinates().unwrap().position;
+    replica
+        .wait_applied_from(&address, &pos, Duration::from_secs(60))
+        .unwrap();
+    assert_eq!(count(&mut replica, "SELECT COUNT(*) FROM app_1.acct"), 1500);
+    shardctl()
+        .arg("--config")
+        .arg(sb.inventory_path())
+        .args(["prune", "--shard", "1", "--chunk-ms", "20"])
+        .assert()
+        .success();
+    let pos = n1.coordinates().unwrap().position;
+    replica
+        .wait_applied_from(&address, &pos, Duration::from_secs(60))
+        .unwrap();
+    assert_eq!(count(&mut n1, "SELECT COUNT(*) FROM app_1.acct"), 500);
+    assert_eq!(count(&mut replica, "SELECT COUNT(*) FROM app_1.acct"), 500);
+}
