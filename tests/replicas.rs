@@ -291,6 +291,31 @@ fn a_target_whose_replicas_would_miss_the_channels_rows_is_refused_before_any_ch
         );
     }
     // Nothing changed: no operation journaled, no copy, no channel on the target.
+    // A revert window from a source with replicas (the other way, node2's log_slave_updates
+    // off does not matter there: node1 is the target).
+    let out = shardctl()
+        .arg("--config")
+        .arg(sb.inventory_path())
+        .args([
+            "move",
+            "--shard",
+            "2",
+            "--to",
+            "node1",
+            "--revert-window",
+            "1m",
+        ])
+        .assert()
+        .code(5)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "the source node2 has replicas (127.0.0.1:{replica}): a revert window keeps the old copy current"
+        )),
+        "{stderr}"
+    );
     assert!(common::newest_op(&inv).is_none());
     let mut n2 = connect(&sb, "node2");
     assert!(!has_schema(&mut n2, "app_1"));

@@ -101,4 +101,27 @@ impl<E: Effects> Mover<'_, E> {
         }
         Ok(serde_json::Value::Array(checked))
     }
+
+    /// Refuses a revert window when the source has replicas: the window keeps the old
+    /// copy current through a reverse channel into trash schemas made unlogged, which the
+    /// replicas do not have (with `log_slave_updates` their applier would stop at the first
+    /// such row; without, they would miss the window's writes a revert then serves).
+    pub(super) fn source_group_preflight(&mut self) -> Result<()> {
+        if self.playbook.revert_window_params().is_none() {
+            return Ok(());
+        }
+        let source = self.source.clone();
+        let replicas = &self.inv.node(&source)?.spec.replicas;
+        if replicas.is_empty() {
+            return Ok(());
+        }
+        Err(Error::Refused(format!(
+            "the source {source} has replicas ({}): a revert window keeps the old copy current under hidden schema names its replicas do not have; move without a revert window",
+            replicas
+                .iter()
+                .map(|r| r.label())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )))
+    }
 }

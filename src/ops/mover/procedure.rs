@@ -467,6 +467,7 @@ impl<E: Effects> Mover<'_, E> {
         if self.playbook.revert_window_params().is_some() {
             self.refuse_second_connection(&source, &target, None)?;
         }
+        self.source_group_preflight()?;
         let target_replicas = self.replica_group_preflight(&t)?;
         let hosts = self.host_preflight()?;
         // The replication account must reach the source as the target will.
