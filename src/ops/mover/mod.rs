@@ -369,11 +369,12 @@ impl Effect {
             (Step::Lock(_), true) => &[Effect::RaiseFence, Effect::LocalCopy],
             (Step::Flip(_), _) => &[Effect::Flip, Effect::EnableEvents],
             (Step::DropSource(_), _) => &[Effect::DropSource],
-            (Step::Unlock(_), _) => &[
+            (Step::Unlock(_), false) => &[
                 Effect::LowerFence,
                 Effect::DropTrash,
                 Effect::DropReplicaCopies,
             ],
+            (Step::Unlock(_), true) => &[Effect::LowerFence, Effect::DropTrash],
             (Step::ResetReplication(_), false) => &[Effect::ResetChannel, Effect::UnpersistFilters],
             (Step::Prune(_), _) => &[Effect::Prune],
             (Step::RevertWindow(_), false) => &[
@@ -408,7 +409,7 @@ pub fn fault_points(playbook: &Playbook, same_node: bool) -> Vec<String> {
             if shard_fenced_move && *e == Effect::LowerFence {
                 continue;
             }
-            if !drops_trash && *e == Effect::DropTrash {
+            if !drops_trash && matches!(e, Effect::DropTrash | Effect::DropReplicaCopies) {
                 continue;
             }
             if !playbook.persists_filters() && *e == Effect::UnpersistFilters {
