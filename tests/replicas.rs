@@ -343,7 +343,9 @@ fn a_target_whose_replicas_would_miss_the_channels_rows_is_refused_before_any_ch
 
 #[test]
 fn a_move_reaches_the_targets_replica_whole_and_leaves_the_sources_replica_after_the_flip() {
-    let sb = grouped_fleet(&[]);
+    // The source's replica applies DDL as written (MariaDB's default, IDEMPOTENT, would
+    // turn the copy's CREATE TABLE into CREATE OR REPLACE and hide a stale old copy).
+    let sb = grouped_fleet(&[("node1r1", "slave-ddl-exec-mode=STRICT")]);
     let inv = inventory(&sb);
     let dir = tempfile::tempdir().unwrap();
     // The dry run shows the drop on the source's replica, unlogged there.
@@ -441,6 +443,27 @@ fn a_move_reaches_the_targets_replica_whole_and_leaves_the_sources_replica_after
     assert_eq!(
         count(&mut target_replica, "SELECT COUNT(*) FROM app_1.acct"),
         count(&mut target, "SELECT COUNT(*) FROM app_1.acct")
+    );
+    // The shard moved back: the source's replica takes the new copy (with the old one
+    // left behind, it stopped at the copy's CREATE with 1050).
+    shardctl()
+        .arg("--config")
+        .arg(sb.inventory_path())
+        .args(["move", "--shard", "1", "--to", "node1"])
+        .assert()
+        .success();
+    let mut n1 = connect(&sb, "node1");
+    let pos = n1.coordinates().unwrap().position;
+    source_replica
+        .wait_applied_from(
+            &inv.node("node1").unwrap().address(),
+            &pos,
+            Duration::from_secs(120),
+        )
+        .unwrap();
+    assert_eq!(
+        count(&mut source_replica, "SELECT COUNT(*) FROM app_1.acct"),
+        count(&mut n1, "SELECT COUNT(*) FROM app_1.acct")
     );
 }
 
