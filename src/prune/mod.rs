@@ -322,7 +322,7 @@ fn json_to_value(j: &serde_json::Value) -> Option<Value> {
 struct Throttle {
     node: String,
     address: String,
-    replicas: Vec<(String, Option<Server>)>,
+    replicas: Vec<(crate::config::ReplicaSpec, Option<Server>)>,
     opts: Options,
     max_lag_seen: u64,
     /// The node's position after the previous chunk: replicas must have applied it before
@@ -346,9 +346,9 @@ impl Throttle {
     /// The worst replica lag in seconds; None when one of them cannot tell.
     fn replica_lag(&mut self, inv: &Inventory) -> Option<u64> {
         let mut worst = 0;
-        for (name, conn) in &mut self.replicas {
+        for (replica, conn) in &mut self.replicas {
             if conn.is_none() {
-                *conn = prune_connection(inv, name).ok();
+                *conn = Server::connect_replica(inv, &self.node, replica).ok();
             }
             let channels = conn.as_mut()?.channels();
             let Ok(channels) = channels else {
@@ -369,21 +369,22 @@ impl Throttle {
         let Some(pos) = self.pending.take() else {
             return Ok(());
         };
-        for (name, conn) in &mut self.replicas {
+        for (replica, conn) in &mut self.replicas {
             if conn.is_none() {
-                *conn = Some(prune_connection(inv, name)?);
+                *conn = Some(Server::connect_replica(inv, &self.node, replica)?);
             }
             let server = conn.as_mut().expect("connected above");
-            let channel = server
-                .channels()?
-                .into_iter()
-                .find(|c| c.source == self.address)
-                .ok_or_else(|| {
-                    Error::Timeout(format!("replica {name} has no channel from {}", self.node))
-                })?;
-            let channel = crate::ident::Channel::new(&channel.name)?;
             let left = self.opts.throttle_timeout.saturating_sub(started.elapsed());
-            server.wait_for_position(&channel, &pos, left.max(Duration::from_secs(1)))?;
+            // Through the channel's status: a replica's channel from its primary is often
+            // the unnamed default one, which no position wait can name.
+            server
+                .wait_applied_from(&self.address, &pos, left.max(Duration::from_secs(1)))
+                .map_err(|e| match e {
+                    Error::Server { .. } => {
+                        Error::Timeout(format!("replica {} of {}: {e}", replica.label(), self.node))
+                    }
+                    other => other,
+                })?;
         }
         Ok(())
     }

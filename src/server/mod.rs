@@ -65,6 +65,26 @@ impl ConnectSpec {
         })
     }
 
+    /// The spec for a replica of node `primary`: a node's own spec, or the replica's
+    /// address with the primary's account and TLS.
+    pub fn for_replica(
+        inv: &Inventory,
+        primary: NodeRef<'_>,
+        replica: &crate::config::ReplicaSpec,
+    ) -> Result<Self> {
+        match replica {
+            crate::config::ReplicaSpec::Node(name) => Self::for_node(inv, inv.node(name)?),
+            crate::config::ReplicaSpec::Server(s) => {
+                let mut spec = Self::for_node(inv, primary)?;
+                spec.name = format!("{} replica {}", primary.name, s.address());
+                spec.host = s.host.clone().unwrap_or_else(|| "127.0.0.1".into());
+                spec.port = s.port.unwrap_or(3306);
+                spec.socket = s.socket.clone();
+                Ok(spec)
+            }
+        }
+    }
+
     /// `host:port` or the socket path.
     pub fn address(&self) -> String {
         match &self.socket {
@@ -294,6 +314,58 @@ impl Server {
     pub fn connect_node(inv: &Inventory, name: &str) -> Result<Server> {
         let node = inv.node(name)?;
         Self::connect(&ConnectSpec::for_node(inv, node)?)
+    }
+
+    /// Connects to one of `primary`'s replicas (see [`ConnectSpec::for_replica`]).
+    pub fn connect_replica(
+        inv: &Inventory,
+        primary: &str,
+        replica: &crate::config::ReplicaSpec,
+    ) -> Result<Server> {
+        Self::connect(&ConnectSpec::for_replica(inv, inv.node(primary)?, replica)?)
+    }
+
+    /// Waits until this server's channel from `source_address` (`host:port`) has applied
+    /// the source's events up to `pos`, polling its status (any channel, the unnamed
+    /// default one too). Fails at once when that channel is missing or stopped, and with
+    /// [`Error::Timeout`] after `timeout`.
+    pub fn wait_applied_from(
+        &mut self,
+        source_address: &str,
+        pos: &BinlogPosition,
+        timeout: Duration,
+    ) -> Result<()> {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            let channel = self
+                .channels()?
+                .into_iter()
+                .find(|c| c.source == source_address)
+                .ok_or_else(|| {
+                    Error::server(&self.name, format!("no channel from {source_address}"))
+                })?;
+            if !channel.sql_running {
+                return Err(Error::server(
+                    &self.name,
+                    format!(
+                        "its channel from {source_address} is stopped: {}",
+                        channel.last_sql_error
+                    ),
+                ));
+            }
+            if channel.executed.as_ref().is_some_and(|e| e >= pos) {
+                return Ok(());
+            }
+            if std::time::Instant::now() > deadline {
+                return Err(Error::Timeout(format!(
+                    "{} did not apply {source_address} up to {pos} within {}s",
+                    self.name,
+                    timeout.as_secs()
+                )));
+            }
+            crate::signal::check()?;
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 
     /// The node's name.

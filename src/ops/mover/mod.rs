@@ -24,6 +24,7 @@
 //! fence is lifted. A failure before the flip lifts the fence and leaves the shard on the
 //! source; after the flip only forward.
 
+mod group;
 mod owner;
 mod procedure;
 pub(crate) use procedure::comparable_definition;
@@ -214,6 +215,9 @@ pub enum Effect {
     DropTrash,
     /// The write fence lifted.
     LowerFence,
+    /// The old copy's schemas dropped on each of the source's replicas (unlogged there),
+    /// once each has applied the source up to the drop.
+    DropReplicaCopies,
     /// The channel and its filters removed.
     ResetChannel,
     /// The target's copy dropped (rollback).
@@ -266,7 +270,7 @@ pub enum Effect {
 
 impl Effect {
     /// Every effect.
-    pub const ALL: [Effect; 33] = [
+    pub const ALL: [Effect; 34] = [
         Effect::Copy,
         Effect::PointChannel,
         Effect::SetFilters,
@@ -278,6 +282,7 @@ impl Effect {
         Effect::DropSource,
         Effect::DropTrash,
         Effect::LowerFence,
+        Effect::DropReplicaCopies,
         Effect::ResetChannel,
         Effect::DropTarget,
         Effect::Prune,
@@ -316,6 +321,7 @@ impl Effect {
             Effect::DropSource => "drop-source",
             Effect::DropTrash => "drop-trash",
             Effect::LowerFence => "lower-fence",
+            Effect::DropReplicaCopies => "drop-replica-copies",
             Effect::ResetChannel => "reset-channel",
             Effect::DropTarget => "drop-target",
             Effect::Prune => "prune",
@@ -362,7 +368,12 @@ impl Effect {
             (Step::Lock(_), true) => &[Effect::RaiseFence, Effect::LocalCopy],
             (Step::Flip(_), _) => &[Effect::Flip, Effect::EnableEvents],
             (Step::DropSource(_), _) => &[Effect::DropSource],
-            (Step::Unlock(_), _) => &[Effect::LowerFence, Effect::DropTrash],
+            (Step::Unlock(_), false) => &[
+                Effect::LowerFence,
+                Effect::DropTrash,
+                Effect::DropReplicaCopies,
+            ],
+            (Step::Unlock(_), true) => &[Effect::LowerFence, Effect::DropTrash],
             (Step::ResetReplication(_), false) => &[Effect::ResetChannel, Effect::UnpersistFilters],
             (Step::Prune(_), _) => &[Effect::Prune],
             (Step::RevertWindow(_), false) => &[
@@ -397,7 +408,7 @@ pub fn fault_points(playbook: &Playbook, same_node: bool) -> Vec<String> {
             if shard_fenced_move && *e == Effect::LowerFence {
                 continue;
             }
-            if !drops_trash && *e == Effect::DropTrash {
+            if !drops_trash && matches!(e, Effect::DropTrash | Effect::DropReplicaCopies) {
                 continue;
             }
             if !playbook.persists_filters() && *e == Effect::UnpersistFilters {
