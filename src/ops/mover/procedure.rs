@@ -912,6 +912,43 @@ impl<E: Effects> Mover<'_, E> {
         Ok(())
     }
 
+    /// The revert window's version of [`Mover::check_identity`], its roles swapped: the
+    /// reverse channel on the source replays the target's binary log onto the old copy, so
+    /// a revert may flip back only while the target is the server the shard moved to, its
+    /// binary log past everything that channel read, and the source the server holding
+    /// the old copy. A refusal stops the revert before its flip; the shard stays on the
+    /// target, which holds every write.
+    pub(super) fn check_revert_identity(&mut self) -> Result<()> {
+        if self.fx.is_dry_run() || self.same_node() {
+            return Ok(());
+        }
+        let Some(then) = self.state.identity.clone() else {
+            return Ok(());
+        };
+        let (source, target) = (self.source.clone(), self.target.clone());
+        let channel = super::reverse_channel_for(self.fx.op());
+        let mut source_server = self.fresh_connection(&source)?;
+        let source_now = source_server.identity()?;
+        let read = source_server
+            .channel_status(&channel)?
+            .and_then(|s| s.furthest_read().cloned());
+        let changed = match then.source.change_to(&source_now, None) {
+            Some(change) => Some(("the source", source.clone(), change)),
+            None => {
+                let target_now = self.fresh_connection(&target)?.identity()?;
+                then.target
+                    .change_to(&target_now, read.as_ref())
+                    .map(|change| ("the target", target.clone(), change))
+            }
+        };
+        match changed {
+            Some((role, node, change)) => Err(Error::Refused(format!(
+                "{role} {node} is not the server the shard was moved with: {change}; the revert does not flip back over writes the reverse channel may not have carried, and the shard stays on {target}"
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// Journals why the operation stops (in the outputs of every step that has some, so
     /// that lowering the fence, which clears the later ones, keeps it) and returns the
     /// refusal: one line naming the node and what changed.
