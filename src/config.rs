@@ -161,9 +161,64 @@ pub struct NodeSpec {
     /// Relative capacity weight for rebalancing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<f64>,
-    /// Nodes replicating from this one (prune throttles on their lag).
+    /// Servers replicating from this one: the node's replication group. Moves check
+    /// them before they start, the old copy's drop reaches them, prune throttles on their
+    /// lag and `status` shows them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub replicas: Vec<String>,
+    pub replicas: Vec<ReplicaSpec>,
+}
+
+/// One entry of a node's `replicas:` list.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(untagged)]
+pub enum ReplicaSpec {
+    /// Another node of this inventory, by name: reached with its own address, account,
+    /// TLS and ssh.
+    Node(String),
+    /// A server known by its address only: reached with its primary's account and TLS.
+    Server(ReplicaServer),
+}
+
+/// A replica given by its address.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ReplicaServer {
+    /// Host name or address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// TCP port (default 3306).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
+    /// Unix socket; when set, shardctl connects through it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub socket: Option<PathBuf>,
+    /// ssh access to the replica's host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssh: Option<SshSpec>,
+}
+
+impl ReplicaSpec {
+    /// The replica in messages: its node name, or its address.
+    pub fn label(&self) -> String {
+        match self {
+            ReplicaSpec::Node(name) => name.clone(),
+            ReplicaSpec::Server(s) => s.address(),
+        }
+    }
+}
+
+impl ReplicaServer {
+    /// `host:port`, or the socket path.
+    pub fn address(&self) -> String {
+        match (&self.socket, &self.host) {
+            (Some(s), _) => s.display().to_string(),
+            (None, h) => format!(
+                "{}:{}",
+                h.as_deref().unwrap_or("127.0.0.1"),
+                self.port.unwrap_or(3306)
+            ),
+        }
+    }
 }
 
 /// Which node holds the sharding directory, and in which schema.
@@ -409,10 +464,8 @@ impl Inventory {
                     )));
                 }
             }
-            for r in &node.replicas {
-                if !self.file.nodes.contains_key(r) {
-                    return Err(bad(format!("node {name}: replica {r:?} is not a node")));
-                }
+            for (i, r) in node.replicas.iter().enumerate() {
+                self.check_replica(name, node, i + 1, r).map_err(bad)?;
             }
             check_account(&node.account).map_err(|m| bad(format!("node {name}: {m}")))?;
             if let Some(tls) = &node.tls {
@@ -435,6 +488,54 @@ impl Inventory {
             check_account(a).map_err(|m| bad(format!("application: {m}")))?;
         }
         Ok(())
+    }
+
+    /// One entry of node `name`'s `replicas:` list (`number` from 1).
+    fn check_replica(
+        &self,
+        name: &str,
+        node: &NodeSpec,
+        number: usize,
+        replica: &ReplicaSpec,
+    ) -> std::result::Result<(), String> {
+        let own_address = NodeRef { name, spec: node }.address();
+        match replica {
+            ReplicaSpec::Node(r) if r == name => {
+                Err(format!("node {name}: replica {r:?} is the node itself"))
+            }
+            ReplicaSpec::Node(r) => match self.file.nodes.get(r) {
+                None => Err(format!("node {name}: replica {r:?} is not a node")),
+                Some(spec) if (NodeRef { name: r, spec }).address() == own_address => Err(format!(
+                    "node {name}: replica {r:?} has the node's own address {own_address}"
+                )),
+                Some(_) => Ok(()),
+            },
+            ReplicaSpec::Server(s) => {
+                if s.host.is_none() && s.socket.is_none() {
+                    return Err(format!(
+                        "node {name}: replica {number} has no address (give host and port, a socket, or the name of a node)"
+                    ));
+                }
+                if let Some(h) = &s.host {
+                    if h.is_empty() || h.chars().any(|c| c.is_control() || c.is_whitespace()) {
+                        return Err(format!(
+                            "node {name}: replica {number}: host: give a host name or address"
+                        ));
+                    }
+                }
+                if s.address() == own_address {
+                    return Err(format!(
+                        "node {name}: replica {number} ({own_address}) is the node itself"
+                    ));
+                }
+                match &s.ssh {
+                    Some(ssh) => {
+                        check_ssh(ssh).map_err(|m| format!("node {name}: replica {number}: {m}"))
+                    }
+                    None => Ok(()),
+                }
+            }
+        }
     }
 
     /// The node called `name`, or a usage error listing the known names.
@@ -562,29 +663,7 @@ fn check_remote_path(what: &str, p: &Path) -> std::result::Result<(), String> {
 
 fn check_host_fields(node: &NodeSpec) -> std::result::Result<(), String> {
     if let Some(ssh) = &node.ssh {
-        if ssh.identity_file.is_some() == ssh.agent {
-            return Err("ssh: give exactly one of identity_file or agent: true".into());
-        }
-        if let Some(f) = &ssh.identity_file {
-            check_remote_path("ssh.identity_file", f)?;
-        }
-        check_remote_path("ssh.known_hosts_file", &ssh.known_hosts_file)?;
-        if ssh.user.is_empty() || ssh.user.chars().any(|c| c.is_control() || c == ' ') {
-            return Err("ssh.user: give a user name without blanks or control characters".into());
-        }
-        if let Some(h) = &ssh.host {
-            if h.is_empty() || h.chars().any(|c| c.is_control() || c.is_whitespace()) {
-                return Err("ssh.host: give a host name or address".into());
-            }
-        }
-        if ssh.port == 0 {
-            return Err("ssh.port: must be above 0".into());
-        }
-        if ssh.connect_timeout_secs == 0 || ssh.command_timeout_secs == 0 {
-            return Err(
-                "ssh.connect_timeout_secs and ssh.command_timeout_secs must be above 0".into(),
-            );
-        }
+        check_ssh(ssh)?;
     }
     if let Some(d) = &node.datadir {
         check_remote_path("datadir", d)?;
@@ -596,6 +675,31 @@ fn check_host_fields(node: &NodeSpec) -> std::result::Result<(), String> {
         if c.trim().is_empty() || c.chars().any(|c| c == '\0' || c == '\n' || c == '\r') {
             return Err("restart_command: give one command line".into());
         }
+    }
+    Ok(())
+}
+
+fn check_ssh(ssh: &SshSpec) -> std::result::Result<(), String> {
+    if ssh.identity_file.is_some() == ssh.agent {
+        return Err("ssh: give exactly one of identity_file or agent: true".into());
+    }
+    if let Some(f) = &ssh.identity_file {
+        check_remote_path("ssh.identity_file", f)?;
+    }
+    check_remote_path("ssh.known_hosts_file", &ssh.known_hosts_file)?;
+    if ssh.user.is_empty() || ssh.user.chars().any(|c| c.is_control() || c == ' ') {
+        return Err("ssh.user: give a user name without blanks or control characters".into());
+    }
+    if let Some(h) = &ssh.host {
+        if h.is_empty() || h.chars().any(|c| c.is_control() || c.is_whitespace()) {
+            return Err("ssh.host: give a host name or address".into());
+        }
+    }
+    if ssh.port == 0 {
+        return Err("ssh.port: must be above 0".into());
+    }
+    if ssh.connect_timeout_secs == 0 || ssh.command_timeout_secs == 0 {
+        return Err("ssh.connect_timeout_secs and ssh.command_timeout_secs must be above 0".into());
     }
     Ok(())
 }

@@ -20,9 +20,20 @@ pub enum SandboxCommand {
         /// Where the sandbox lives.
         #[arg(long, default_value = DEFAULT_DIR)]
         dir: PathBuf,
-        /// Port of the first server; the others follow.
+        /// Port of the first server; the other nodes follow, then the replicas.
         #[arg(long, default_value_t = DEFAULT_BASE_PORT, value_parser = clap::value_parser!(u16).range(1024..))]
         base_port: u16,
+        /// Replicas per node, each its own read-only server replicating from its node with
+        /// GTID, listed under the node's `replicas:` in the inventory.
+        #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=9))]
+        replicas: u8,
+        /// Run every server with gtid_strict_mode (each node has its own GTID domain).
+        #[arg(long)]
+        gtid_strict: bool,
+        /// Grant the application account DML on these schemas only (comma-separated),
+        /// instead of on every shard schema name.
+        #[arg(long, value_delimiter = ',')]
+        app_schemas: Option<Vec<String>>,
         /// Serve TLS with a CA and certificate made in DIR/tls; the inventory asks for TLS,
         /// so replication channels and dump tools use it, verifying the certificate.
         #[arg(long)]
@@ -65,8 +76,9 @@ fn print_nodes(ctx: &Context, command: &str, sb: &Sandbox) {
             serde_json::json!({
                 "dir": sb.dir(),
                 "inventory": sb.inventory_path(),
-                "nodes": sb.nodes().iter().map(|n| serde_json::json!({
+                "nodes": sb.nodes().iter().chain(sb.replicas()).map(|n| serde_json::json!({
                     "node": n.name,
+                    "replica_of": n.primary,
                     "address": format!("127.0.0.1:{}", n.port),
                     "server_id": n.server_id,
                     "pid": n.pid.filter(|_| n.running()),
@@ -77,10 +89,13 @@ fn print_nodes(ctx: &Context, command: &str, sb: &Sandbox) {
         ),
         Format::Table => {
             let mut t = output::table(&["node", "address", "server_id", "pid", "state"]);
-            for n in sb.nodes() {
+            for n in sb.nodes().iter().chain(sb.replicas()) {
                 let running = n.running();
                 t.add_row(vec![
-                    Cell::new(&n.name),
+                    Cell::new(match &n.primary {
+                        Some(p) => format!("{} (replica of {p})", n.name),
+                        None => n.name.clone(),
+                    }),
                     Cell::new(format!("127.0.0.1:{}", n.port)),
                     Cell::new(n.server_id),
                     Cell::new(
@@ -104,20 +119,28 @@ pub fn run(ctx: &Context, cmd: SandboxCommand) -> Result<()> {
             dir,
             base_port,
             tls,
+            replicas,
+            gtid_strict,
+            app_schemas,
         } => {
             let existed = dir.exists();
-            let sb = SandboxBuilder::new(&dir)
+            let mut builder = SandboxBuilder::new(&dir)
                 .nodes(nodes)
                 .base_port(base_port)
-                .tls(tls)
-                .start()
-                .inspect_err(|_| {
-                    // A refused start leaves no empty directory behind (remove_dir only
-                    // removes an empty one: nothing a partial start wrote is lost).
-                    if !existed {
-                        let _ = std::fs::remove_dir(&dir);
-                    }
-                })?;
+                .replicas(usize::from(replicas))
+                .gtid_strict(gtid_strict)
+                .tls(tls);
+            if let Some(schemas) = &app_schemas {
+                let names: Vec<&str> = schemas.iter().map(String::as_str).collect();
+                builder = builder.app_schemas(&names);
+            }
+            let sb = builder.start().inspect_err(|_| {
+                // A refused start leaves no empty directory behind (remove_dir only
+                // removes an empty one: nothing a partial start wrote is lost).
+                if !existed {
+                    let _ = std::fs::remove_dir(&dir);
+                }
+            })?;
             print_nodes(ctx, "sandbox up", &sb);
             if ctx.format == Format::Table {
                 crate::outln!(

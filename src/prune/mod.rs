@@ -302,7 +302,7 @@ fn json_to_value(j: &serde_json::Value) -> Option<Value> {
 struct Throttle {
     node: String,
     address: String,
-    replicas: Vec<(String, Option<Server>)>,
+    replicas: Vec<(crate::config::ReplicaSpec, Option<Server>)>,
     opts: Options,
     max_lag_seen: u64,
     /// The node's position after the previous chunk: replicas must have applied it before
@@ -326,9 +326,9 @@ impl Throttle {
     /// The worst replica lag in seconds; None when one of them cannot tell.
     fn replica_lag(&mut self, inv: &Inventory) -> Option<u64> {
         let mut worst = 0;
-        for (name, conn) in &mut self.replicas {
+        for (replica, conn) in &mut self.replicas {
             if conn.is_none() {
-                *conn = prune_connection(inv, name).ok();
+                *conn = Server::connect_replica(inv, &self.node, replica).ok();
             }
             let channels = conn.as_mut()?.channels();
             let Ok(channels) = channels else {
@@ -349,9 +349,9 @@ impl Throttle {
         let Some(pos) = self.pending.take() else {
             return Ok(());
         };
-        for (name, conn) in &mut self.replicas {
+        for (replica, conn) in &mut self.replicas {
             if conn.is_none() {
-                *conn = Some(prune_connection(inv, name)?);
+                *conn = Some(Server::connect_replica(inv, &self.node, replica)?);
             }
             let server = conn.as_mut().expect("connected above");
             let channel = server
@@ -359,7 +359,11 @@ impl Throttle {
                 .into_iter()
                 .find(|c| c.source == self.address)
                 .ok_or_else(|| {
-                    Error::Timeout(format!("replica {name} has no channel from {}", self.node))
+                    Error::Timeout(format!(
+                        "replica {} has no channel from {}",
+                        replica.label(),
+                        self.node
+                    ))
                 })?;
             let channel = crate::ident::Channel::new(&channel.name)?;
             let left = self.opts.throttle_timeout.saturating_sub(started.elapsed());

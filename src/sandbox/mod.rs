@@ -1,14 +1,17 @@
 //! Local sandboxes of real MariaDB (or MySQL) servers, for the demo and for every test.
 //!
 //! Each node is its own mysqld process with its own data directory, port, socket, server_id
-//! and ROW-format binary log. The sandbox writes an inventory for itself, with credentials
-//! in 0600 option files, and records the pids it started so `down` stops exactly those.
+//! and ROW-format binary log. A node may have replicas, each its own server too (read-only,
+//! `log_slave_updates`, replicating from the node by GTID), as production primaries do.
+//! The sandbox writes an inventory for itself, with credentials in 0600 option files, and
+//! records the pids it started so `down` stops exactly those.
 
 mod process;
 mod tls;
 
 use crate::config::{
-    option_line, AccountSpec, Defaults, DirectorySpec, InventoryFile, NodeSpec, TlsSpec,
+    option_line, AccountSpec, Defaults, DirectorySpec, InventoryFile, NodeSpec, ReplicaServer,
+    ReplicaSpec, TlsSpec,
 };
 use crate::error::{Error, Result};
 use crate::output::log;
@@ -118,6 +121,9 @@ pub struct SandboxNode {
     pub dir: PathBuf,
     /// pid of the server process, once started.
     pub pid: Option<i32>,
+    /// For a replica: the node it replicates from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub primary: Option<String>,
 }
 
 impl SandboxNode {
@@ -155,6 +161,9 @@ pub struct SandboxState {
     pub binaries: Binaries,
     /// The nodes.
     pub nodes: Vec<SandboxNode>,
+    /// The nodes' replicas (each names its node in `primary`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replicas: Vec<SandboxNode>,
     /// The shardctl binary the inventory's `restart_command`s run (`sandbox restart`).
     #[serde(default)]
     pub shardctl_bin: Option<PathBuf>,
@@ -169,8 +178,13 @@ pub struct SandboxState {
 pub struct SandboxBuilder {
     dir: PathBuf,
     nodes: usize,
-    base_port: u16,
+    replicas: usize,
+    /// None: free ports in [`TEST_PORTS`], taken at start.
+    base_port: Option<u16>,
     extra_config: Vec<String>,
+    node_config: Vec<(String, String)>,
+    gtid_strict: bool,
+    app_schemas: Option<Vec<String>>,
     lifetime: Lifetime,
     remove_on_drop: bool,
     tls: bool,
@@ -190,8 +204,12 @@ impl SandboxBuilder {
         SandboxBuilder {
             dir: dir.into(),
             nodes: 3,
-            base_port: DEFAULT_BASE_PORT,
+            replicas: 0,
+            base_port: Some(DEFAULT_BASE_PORT),
             extra_config: Vec::new(),
+            node_config: Vec::new(),
+            gtid_strict: false,
+            app_schemas: None,
             lifetime: Lifetime::Detached,
             remove_on_drop: false,
             tls: false,
@@ -215,8 +233,12 @@ impl SandboxBuilder {
         Ok(SandboxBuilder {
             dir,
             nodes,
-            base_port: free_test_ports(nodes)?,
+            replicas: 0,
+            base_port: None,
             extra_config: Vec::new(),
+            node_config: Vec::new(),
+            gtid_strict: false,
+            app_schemas: None,
             lifetime: Lifetime::TiedToProcess,
             remove_on_drop: true,
             tls: false,
@@ -230,9 +252,40 @@ impl SandboxBuilder {
         self
     }
 
-    /// Port of the first node; the others follow.
+    /// Port of the first node; the other nodes follow, then the replicas (node1's first).
     pub fn base_port(mut self, port: u16) -> Self {
-        self.base_port = port;
+        self.base_port = Some(port);
+        self
+    }
+
+    /// Replicas per node (0 to 9): each its own server (`node1r1`, ...), read-only, with
+    /// its binary log and `log_slave_updates`, replicating from its node with GTID
+    /// (`MASTER_USE_GTID = slave_pos`), listed under the node's `replicas:` in the
+    /// inventory. Nodes with replicas log their replicated updates too.
+    pub fn replicas(mut self, per_node: usize) -> Self {
+        self.replicas = per_node;
+        self
+    }
+
+    /// An extra `[mysqld]` option line for one server (a node or a replica), after every
+    /// other line, so it overrides them (e.g. `log-slave-updates=OFF`).
+    pub fn node_config(mut self, server: impl Into<String>, line: impl Into<String>) -> Self {
+        self.node_config.push((server.into(), line.into()));
+        self
+    }
+
+    /// `gtid_strict_mode` on every server. Each node has its own GTID domain (its number);
+    /// its replicas share it.
+    pub fn gtid_strict(mut self, on: bool) -> Self {
+        self.gtid_strict = on;
+        self
+    }
+
+    /// Per-schema grants: the application account gets DML on these schemas only
+    /// (`GRANT ... ON schema.*` each), instead of the wildcard grants on every shard
+    /// schema name.
+    pub fn app_schemas(mut self, schemas: &[&str]) -> Self {
+        self.app_schemas = Some(schemas.iter().map(|s| s.to_string()).collect());
         self
     }
 
@@ -267,10 +320,30 @@ impl SandboxBuilder {
                 self.nodes
             )));
         }
-        if usize::from(self.base_port) + self.nodes > 65535 || self.base_port < 1024 {
+        if self.replicas > 9 {
             return Err(Error::Usage(format!(
-                "--base-port {}: choose a port from 1024 that leaves room for {} nodes",
-                self.base_port, self.nodes
+                "--replicas {}: a node has 0 to 9 replicas",
+                self.replicas
+            )));
+        }
+        if let Some(schema) = self.app_schemas.iter().flatten().find(|s| {
+            s.is_empty()
+                || !s
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+        }) {
+            return Err(Error::Usage(format!(
+                "--app-schemas: {schema:?} is not a schema name (ASCII letters, digits, _ and $)"
+            )));
+        }
+        let servers = self.nodes * (1 + self.replicas);
+        let base_port = match self.base_port {
+            Some(p) => p,
+            None => free_test_ports(servers)?,
+        };
+        if usize::from(base_port) + servers > 65535 || base_port < 1024 {
+            return Err(Error::Usage(format!(
+                "--base-port {base_port}: choose a port from 1024 that leaves room for {servers} servers"
             )));
         }
         fs::create_dir_all(&self.dir)
@@ -299,13 +372,26 @@ impl SandboxBuilder {
         let nodes: Vec<SandboxNode> = (1..=self.nodes)
             .map(|i| SandboxNode {
                 name: format!("node{i}"),
-                port: self.base_port + (i as u16 - 1),
+                port: base_port + (i as u16 - 1),
                 server_id: i as u32,
                 dir: dir.join(format!("node{i}")),
                 pid: None,
+                primary: None,
             })
             .collect();
-        for n in &nodes {
+        let replicas: Vec<SandboxNode> = (1..=self.nodes)
+            .flat_map(|i| (1..=self.replicas).map(move |r| (i, r)))
+            .enumerate()
+            .map(|(k, (i, r))| SandboxNode {
+                name: format!("node{i}r{r}"),
+                port: base_port + (self.nodes + k) as u16,
+                server_id: (i * 100 + r) as u32,
+                dir: dir.join(format!("node{i}r{r}")),
+                pid: None,
+                primary: Some(format!("node{i}")),
+            })
+            .collect();
+        for n in nodes.iter().chain(&replicas) {
             if TcpListener::bind(("127.0.0.1", n.port)).is_err() {
                 return Err(Error::Refused(format!(
                     "port {} (for {}) is taken on 127.0.0.1; choose another --base-port",
@@ -319,6 +405,7 @@ impl SandboxBuilder {
             state: SandboxState {
                 binaries,
                 nodes,
+                replicas,
                 shardctl_bin: self.shardctl_bin.clone(),
                 owner_pid: (self.lifetime == Lifetime::TiedToProcess).then(std::process::id),
             },
@@ -496,6 +583,20 @@ impl Sandbox {
         self.state.nodes.iter().find(|n| n.name == name)
     }
 
+    /// The nodes' replicas (`node1r1`, `node1r2`, ..., `node2r1`, ...).
+    pub fn replicas(&self) -> &[SandboxNode] {
+        &self.state.replicas
+    }
+
+    /// The replicas of node `primary`, in order.
+    pub fn replicas_of(&self, primary: &str) -> Vec<&SandboxNode> {
+        self.state
+            .replicas
+            .iter()
+            .filter(|r| r.primary.as_deref() == Some(primary))
+            .collect()
+    }
+
     fn boot(&mut self, builder: &SandboxBuilder, secrets: &Secrets) -> Result<()> {
         let template = self.dir.join(".template");
         if self.state.nodes.iter().any(|n| !n.datadir().exists()) && !template.exists() {
@@ -507,36 +608,91 @@ impl Sandbox {
         } else {
             None
         };
-        for node in &self.state.nodes {
+        for node in self.state.nodes.iter().chain(&self.state.replicas) {
             fs::create_dir_all(node.tmp_dir())
                 .map_err(|e| Error::io(format!("cannot create {}", node.dir.display()), e))?;
             if !node.datadir().exists() {
                 process::copy_tree(&template, &node.datadir())?;
             }
-            let config = server_config(
-                &self.state.binaries,
-                node,
-                &builder.extra_config,
-                tls.as_ref(),
-            )?;
+            let mut extra = builder.extra_config.clone();
+            if builder.gtid_strict {
+                extra.push("gtid-strict-mode=ON".into());
+            }
+            let has_replicas = self
+                .state
+                .replicas
+                .iter()
+                .any(|r| r.primary.as_deref() == Some(node.name.as_str()));
+            if has_replicas || node.primary.is_some() {
+                // A primary's replicas receive what its channels apply only so; a replica
+                // logs them too, to be promotable.
+                extra.push("log-slave-updates=ON".into());
+            }
+            if node.primary.is_some() {
+                extra.push("read-only=ON".into());
+            }
+            extra.extend(
+                builder
+                    .node_config
+                    .iter()
+                    .filter(|(server, _)| *server == node.name)
+                    .map(|(_, line)| line.clone()),
+            );
+            let config = server_config(&self.state.binaries, node, &extra, tls.as_ref())?;
             fs::write(node.config_file(), config)
                 .map_err(|e| Error::io("cannot write my.cnf", e))?;
         }
-        for i in 0..self.state.nodes.len() {
-            let pid = process::start_server(
-                &self.state.binaries,
-                &self.state.nodes[i].config_file(),
-                builder.lifetime,
-            )?;
-            self.state.nodes[i].pid = Some(pid);
+        for i in 0..self.state.nodes.len() + self.state.replicas.len() {
+            let node = self.server_mut(i);
+            let config = node.config_file();
+            let pid = process::start_server(&self.state.binaries, &config, builder.lifetime)?;
+            self.server_mut(i).pid = Some(pid);
         }
         self.save_state()?;
-        for node in &self.state.nodes {
+        let app_grants = match &builder.app_schemas {
+            Some(schemas) => AppGrants::Schemas(schemas),
+            None => AppGrants::ShardPatterns,
+        };
+        for node in self.state.nodes.iter().chain(&self.state.replicas) {
             wait_until_ready(node)?;
-            bootstrap_accounts(&self.state.binaries, node, secrets, tls.is_some())?;
+            bootstrap_accounts(
+                &self.state.binaries,
+                node,
+                secrets,
+                tls.is_some(),
+                &app_grants,
+            )?;
+        }
+        for replica in &self.state.replicas {
+            let primary = replica
+                .primary
+                .as_deref()
+                .and_then(|p| self.node(p))
+                .expect("a sandbox replica's primary is one of its nodes");
+            start_replication(replica, primary, secrets, tls.as_ref())?;
         }
         self.write_inventory(secrets, tls.as_ref())?;
         Ok(())
+    }
+
+    /// Server `i` of the nodes followed by the replicas.
+    fn server_mut(&mut self, i: usize) -> &mut SandboxNode {
+        let nodes = self.state.nodes.len();
+        if i < nodes {
+            &mut self.state.nodes[i]
+        } else {
+            &mut self.state.replicas[i - nodes]
+        }
+    }
+
+    /// The node or replica called `name`.
+    fn server_position(&self, name: &str) -> Result<usize> {
+        self.state
+            .nodes
+            .iter()
+            .chain(&self.state.replicas)
+            .position(|n| n.name == name)
+            .ok_or_else(|| Error::Usage(format!("no sandbox node or replica {name}")))
     }
 
     fn save_state(&self) -> Result<()> {
@@ -603,7 +759,18 @@ impl Sandbox {
                             })
                             .transpose()?,
                         capacity: Some(1.0),
-                        replicas: Vec::new(),
+                        replicas: self
+                            .replicas_of(&n.name)
+                            .into_iter()
+                            .map(|r| {
+                                ReplicaSpec::Server(ReplicaServer {
+                                    host: Some("127.0.0.1".into()),
+                                    port: Some(r.port),
+                                    socket: None,
+                                    ssh: None,
+                                })
+                            })
+                            .collect(),
                     },
                 ))
             })
@@ -637,12 +804,8 @@ impl Sandbox {
 
     /// Kills one node's server at once (SIGKILL), as a crash would. For fault tests.
     pub fn kill_node(&mut self, name: &str) -> Result<()> {
-        let node = self
-            .state
-            .nodes
-            .iter_mut()
-            .find(|n| n.name == name)
-            .ok_or_else(|| Error::Usage(format!("no sandbox node {name}")))?;
+        let i = self.server_position(name)?;
+        let node = self.server_mut(i);
         if let Some(pid) = node.pid.filter(|_| node.running()) {
             process::stop(pid, Duration::ZERO);
         }
@@ -657,29 +820,21 @@ impl Sandbox {
         } else {
             Lifetime::Detached
         };
-        let i = self
-            .state
-            .nodes
-            .iter()
-            .position(|n| n.name == name)
-            .ok_or_else(|| Error::Usage(format!("no sandbox node {name}")))?;
-        if self.state.nodes[i].running() {
+        let i = self.server_position(name)?;
+        if self.server_mut(i).running() {
             return Ok(());
         }
         // A server killed a moment ago may still hold its files or port: try a few times.
         let mut last = None;
         for _ in 0..3 {
-            let pid = process::start_server(
-                &self.state.binaries,
-                &self.state.nodes[i].config_file(),
-                lifetime,
-            )?;
-            self.state.nodes[i].pid = Some(pid);
+            let config = self.server_mut(i).config_file();
+            let pid = process::start_server(&self.state.binaries, &config, lifetime)?;
+            self.server_mut(i).pid = Some(pid);
             self.save_state()?;
             if let Some(owner) = self.state.owner_pid.filter(|o| *o != std::process::id()) {
                 process::stop_with(owner, pid)?;
             }
-            match wait_until_ready(&self.state.nodes[i]) {
+            match wait_until_ready(self.server_mut(i)) {
                 Ok(()) => return Ok(()),
                 Err(e) => last = Some(e),
             }
@@ -692,19 +847,12 @@ impl Sandbox {
     /// again on the same data and options, detached from the caller: what the
     /// `restart_command` a sandbox writes into its inventory runs (`sandbox restart`).
     pub fn restart_server(&mut self, name: &str) -> Result<()> {
-        let i = self
-            .state
-            .nodes
-            .iter()
-            .position(|n| n.name == name)
-            .ok_or_else(|| Error::Usage(format!("no sandbox node {name}")))?;
-        if let Some(pid) = self.state.nodes[i]
-            .pid
-            .filter(|_| self.state.nodes[i].running())
-        {
+        let i = self.server_position(name)?;
+        let node = self.server_mut(i);
+        if let Some(pid) = node.pid.filter(|_| node.running()) {
             process::stop(pid, STOP_TIMEOUT);
         }
-        self.state.nodes[i].pid = None;
+        self.server_mut(i).pid = None;
         self.save_state()?;
         self.restart_node(name)
     }
@@ -714,14 +862,16 @@ impl Sandbox {
         // A server restarted by another process (`sandbox restart`, run by a restart
         // command) has a pid recorded only on disk.
         if let Ok(Some(disk)) = read_state(&self.dir) {
-            for (n, d) in self.state.nodes.iter_mut().zip(disk.nodes) {
+            let ours = self.state.nodes.iter_mut().chain(&mut self.state.replicas);
+            for (n, d) in ours.zip(disk.nodes.into_iter().chain(disk.replicas)) {
                 if n.name == d.name && d.pid != n.pid && d.running() {
                     n.pid = d.pid;
                 }
             }
         }
         let mut stopped = 0;
-        for node in &mut self.state.nodes {
+        // Replicas first: a replica whose primary went first logs reconnection errors.
+        for node in self.state.replicas.iter_mut().chain(&mut self.state.nodes) {
             if node.running() {
                 if let Some(pid) = node.pid {
                     process::stop(pid, STOP_TIMEOUT);
@@ -809,8 +959,18 @@ fn server_config(
         "sync-binlog=0".into(),
         "performance-schema=OFF".into(),
     ];
+    // A replica reports its address, so its primary's SHOW SLAVE HOSTS lists it.
+    lines.push("report-host=127.0.0.1".into());
+    lines.push(format!("report-port={}", node.port));
     if bin.engine == Engine::MariaDb {
-        lines.push(format!("gtid-domain-id={}", node.server_id));
+        // One GTID domain per node, shared by its replicas (a promoted replica continues
+        // its primary's domain).
+        let domain = if node.primary.is_some() {
+            node.server_id / 100
+        } else {
+            node.server_id
+        };
+        lines.push(format!("gtid-domain-id={domain}"));
     } else {
         lines.push("mysqlx=OFF".into());
     }
@@ -960,6 +1120,86 @@ pub const APP_SCHEMA_PATTERNS: [&str; 9] = [
     "%\\_1%", "%\\_2%", "%\\_3%", "%\\_4%", "%\\_5%", "%\\_6%", "%\\_7%", "%\\_8%", "%\\_9%",
 ];
 
+/// The application account's privileges on the schemas it may use.
+pub const APP_PRIVILEGES: &str = "SELECT, INSERT, UPDATE, DELETE";
+
+/// Which schemas the application account may use.
+enum AppGrants<'a> {
+    /// Every shard schema name ([`APP_SCHEMA_PATTERNS`]).
+    ShardPatterns,
+    /// These schemas only.
+    Schemas(&'a [String]),
+}
+
+/// Points `replica` at `primary` with GTID (`MASTER_USE_GTID = slave_pos`), starts it, and
+/// waits until both threads run. Over the root socket; the replica's settings persist, so
+/// a restart resumes replication.
+fn start_replication(
+    replica: &SandboxNode,
+    primary: &SandboxNode,
+    secrets: &Secrets,
+    tls: Option<&tls::Files>,
+) -> Result<()> {
+    use crate::ident::string_literal as lit;
+    let mut conn = root_connection(replica, secrets)?;
+    let fail = |e: mysql::Error| {
+        Error::server(
+            &replica.name,
+            format!(
+                "starting replication: {}",
+                e.to_string().replace(secrets.repl.as_str(), "***")
+            ),
+        )
+    };
+    let mut options = format!(
+        "MASTER_HOST = '127.0.0.1', MASTER_PORT = {}, MASTER_USER = '{REPL_USER}', \
+         MASTER_PASSWORD = {}, MASTER_USE_GTID = slave_pos, MASTER_CONNECT_RETRY = 1",
+        primary.port,
+        lit(&secrets.repl)
+    );
+    if let Some(t) = tls {
+        let ca = t.ca.to_str().ok_or_else(|| {
+            Error::Usage(format!("{}: use a UTF-8 sandbox directory", t.ca.display()))
+        })?;
+        options.push_str(&format!(
+            ", MASTER_SSL = 1, MASTER_SSL_CA = {}, MASTER_SSL_VERIFY_SERVER_CERT = 1",
+            lit(ca)
+        ));
+    }
+    for sql in [
+        "STOP SLAVE".to_string(),
+        format!("CHANGE MASTER TO {options}"),
+        "START SLAVE".to_string(),
+    ] {
+        conn.query_drop(&sql).map_err(fail)?;
+    }
+    let deadline = Instant::now() + START_TIMEOUT;
+    loop {
+        let row: Option<mysql::Row> = conn.query_first("SHOW SLAVE STATUS").map_err(fail)?;
+        let field = |row: &mysql::Row, name: &str| -> String {
+            row.get_opt::<String, _>(name)
+                .and_then(|v| v.ok())
+                .unwrap_or_default()
+        };
+        if let Some(row) = &row {
+            if field(row, "Slave_IO_Running") == "Yes" && field(row, "Slave_SQL_Running") == "Yes" {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(Error::Timeout(format!(
+                    "{} does not replicate from {} after {}s: {} {}",
+                    replica.name,
+                    primary.name,
+                    START_TIMEOUT.as_secs(),
+                    field(row, "Last_IO_Error"),
+                    field(row, "Last_SQL_Error")
+                )));
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// Creates the sandbox accounts over the root socket, unlogged so no channel ever replays
 /// them. Root gets a random password (in `root.cnf`) and loses every host but localhost;
 /// anonymous accounts go. The admin account gets what shardctl needs and no GRANT OPTION,
@@ -971,6 +1211,7 @@ fn bootstrap_accounts(
     node: &SandboxNode,
     secrets: &Secrets,
     tls: bool,
+    app_grants: &AppGrants<'_>,
 ) -> Result<()> {
     use crate::ident::string_literal as lit;
     let mut conn = root_connection(node, secrets)?;
@@ -1045,10 +1286,24 @@ fn bootstrap_accounts(
         ),
         format!("REVOKE ALL PRIVILEGES, GRANT OPTION FROM '{APP_USER}'@'%'"),
     ]);
-    for pattern in APP_SCHEMA_PATTERNS {
-        statements.push(format!(
-            "GRANT SELECT, INSERT, UPDATE, DELETE ON `{pattern}`.* TO '{APP_USER}'@'%'"
-        ));
+    match app_grants {
+        AppGrants::ShardPatterns => {
+            for pattern in APP_SCHEMA_PATTERNS {
+                statements.push(format!(
+                    "GRANT {APP_PRIVILEGES} ON `{pattern}`.* TO '{APP_USER}'@'%'"
+                ));
+            }
+        }
+        AppGrants::Schemas(schemas) => {
+            for schema in schemas.iter() {
+                // Names are checked by the builder: letters, digits, `_` and `$`; in a
+                // grant `_` is a wildcard unless escaped.
+                statements.push(format!(
+                    "GRANT {APP_PRIVILEGES} ON `{}`.* TO '{APP_USER}'@'%'",
+                    schema.replace('_', "\\_")
+                ));
+            }
+        }
     }
     statements.push("SET SESSION sql_log_bin = 1".to_string());
     for sql in statements {

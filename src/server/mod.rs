@@ -64,6 +64,26 @@ impl ConnectSpec {
         })
     }
 
+    /// The spec for a replica of node `primary`: a node's own spec, or the replica's
+    /// address with the primary's account and TLS.
+    pub fn for_replica(
+        inv: &Inventory,
+        primary: NodeRef<'_>,
+        replica: &crate::config::ReplicaSpec,
+    ) -> Result<Self> {
+        match replica {
+            crate::config::ReplicaSpec::Node(name) => Self::for_node(inv, inv.node(name)?),
+            crate::config::ReplicaSpec::Server(s) => {
+                let mut spec = Self::for_node(inv, primary)?;
+                spec.name = format!("{} replica {}", primary.name, s.address());
+                spec.host = s.host.clone().unwrap_or_else(|| "127.0.0.1".into());
+                spec.port = s.port.unwrap_or(3306);
+                spec.socket = s.socket.clone();
+                Ok(spec)
+            }
+        }
+    }
+
     /// `host:port` or the socket path.
     pub fn address(&self) -> String {
         match &self.socket {
@@ -293,6 +313,15 @@ impl Server {
     pub fn connect_node(inv: &Inventory, name: &str) -> Result<Server> {
         let node = inv.node(name)?;
         Self::connect(&ConnectSpec::for_node(inv, node)?)
+    }
+
+    /// Connects to one of `primary`'s replicas (see [`ConnectSpec::for_replica`]).
+    pub fn connect_replica(
+        inv: &Inventory,
+        primary: &str,
+        replica: &crate::config::ReplicaSpec,
+    ) -> Result<Server> {
+        Self::connect(&ConnectSpec::for_replica(inv, inv.node(primary)?, replica)?)
     }
 
     /// The node's name.

@@ -95,6 +95,38 @@ pub fn load_fixture_as(sb: &Sandbox, node: &str, file: &str, from: &str, to: &st
     run_client(sb, node, file, renamed.as_bytes(), None);
 }
 
+/// Grants the sandbox's application account DML on `schema` on `server` (a node or a
+/// replica), unlogged, as root over the server's socket: what a DBA running per-schema
+/// grants does for each new schema (see `SandboxBuilder::app_schemas`).
+pub fn grant_application(sb: &Sandbox, server: &str, schema: &str) {
+    let s = sb
+        .nodes()
+        .iter()
+        .chain(sb.replicas())
+        .find(|n| n.name == server)
+        .expect("sandbox server");
+    let sql = format!(
+        "SET SESSION sql_log_bin = 0; GRANT {} ON `{}`.* TO '{}'@'%';",
+        shardctl::sandbox::APP_PRIVILEGES,
+        schema.replace('_', "\\_"),
+        shardctl::sandbox::APP_USER
+    );
+    let out = std::process::Command::new("mariadb")
+        .arg(format!(
+            "--defaults-extra-file={}",
+            sb.dir().join(shardctl::sandbox::ROOT_OPTION_FILE).display()
+        ))
+        .arg(format!("--socket={}", s.socket().display()))
+        .args(["-e", &sql])
+        .output()
+        .expect("run the mariadb client");
+    assert!(
+        out.status.success(),
+        "grant on {server}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Runs the `mariadb` client on `node` with the sandbox's admin option file, `input` on
 /// its standard input.
 fn run_client(sb: &Sandbox, node: &str, what: &str, input: &[u8], db: Option<&str>) {

@@ -4351,7 +4351,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__sandbox__subcmd__up)
-            opts="-v -y -h --nodes --dir --base-port --tls --config --output --color --verbose --yes --log-file --help"
+            opts="-v -y -h --nodes --dir --base-port --replicas --gtid-strict --app-schemas --tls --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4366,6 +4366,14 @@ _shardctl() {
                     return 0
                     ;;
                 --base-port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --replicas)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --app-schemas)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

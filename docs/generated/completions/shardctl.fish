@@ -95,7 +95,9 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fis
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and not __fish_seen_subcommand_from up status restart down help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -l nodes -d 'Number of servers' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -l dir -d 'Where the sandbox lives' -r -F
-complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -l base-port -d 'Port of the first server; the others follow' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -l base-port -d 'Port of the first server; the other nodes follow, then the replicas' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -l replicas -d 'Replicas per node, each its own read-only server replicating from its node with GTID, listed under the node\'s `replicas:` in the inventory' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -l app-schemas -d 'Grant the application account DML on these schemas only (comma-separated), instead of on every shard schema name' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -l config -d 'Inventory file' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
 json\t'One JSON document (or one JSON object per event for streaming commands)'"
@@ -103,6 +105,7 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_se
 always\t'Always'
 never\t'Never'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -l gtid-strict -d 'Run every server with gtid_strict_mode (each node has its own GTID domain)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -l tls -d 'Serve TLS with a CA and certificate made in DIR/tls; the inventory asks for TLS, so replication channels and dump tools use it, verifying the certificate'
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'

@@ -68,7 +68,9 @@ never\:"Never"))' \
 _arguments "${_arguments_options[@]}" : \
 '--nodes=[Number of servers]:NODES:_default' \
 '--dir=[Where the sandbox lives]:DIR:_files' \
-'--base-port=[Port of the first server; the others follow]:BASE_PORT:_default' \
+'--base-port=[Port of the first server; the other nodes follow, then the replicas]:BASE_PORT:_default' \
+'--replicas=[Replicas per node, each its own read-only server replicating from its node with GTID, listed under the node'\''s \`replicas\:\` in the inventory]:REPLICAS:_default' \
+'*--app-schemas=[Grant the application account DML on these schemas only (comma-separated), instead of on every shard schema name]:APP_SCHEMAS:_default' \
 '--config=[Inventory file]:CONFIG:_files' \
 '--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
 json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
@@ -76,6 +78,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 always\:"Always"
 never\:"Never"))' \
 '--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'--gtid-strict[Run every server with gtid_strict_mode (each node has its own GTID domain)]' \
 '--tls[Serve TLS with a CA and certificate made in DIR/tls; the inventory asks for TLS, so replication channels and dump tools use it, verifying the certificate]' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
