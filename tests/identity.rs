@@ -100,7 +100,12 @@ impl Fleet {
     /// over `app.t`) lives on node2 with ROWS rows; node2 is reached through the forwarder.
     /// `before_shard` runs once node2 is up and before the shard's schema exists on it.
     fn start(nodes: usize, before_shard: impl FnOnce(&Sandbox)) -> Fleet {
-        let sandbox = SandboxBuilder::for_tests(nodes).unwrap().start().unwrap();
+        Self::start_with(SandboxBuilder::for_tests(nodes).unwrap(), before_shard)
+    }
+
+    /// [`Fleet::start`] on the sandbox `builder` makes.
+    fn start_with(builder: SandboxBuilder, before_shard: impl FnOnce(&Sandbox)) -> Fleet {
+        let sandbox = builder.start().unwrap();
         let node2_port = sandbox.node("node2").unwrap().port;
         let forwarder = Forwarder::start(node2_port);
         let mut inv = Inventory::load(&sandbox.inventory_path()).unwrap();
@@ -390,6 +395,39 @@ fn a_new_primary_behind_the_sources_address_stops_the_move_before_the_flip() {
         let ids = 6_000_000..=6_000_049;
         write_rows(&mut app, ids.clone());
         assert_eq!(held(&mut n4, &ids), 50, "the writes reach the new primary");
+        ids
+    });
+}
+
+#[test]
+fn a_promoted_gtid_replica_behind_the_sources_address_stops_the_move_before_the_flip() {
+    let _s = serial();
+    // node2's own replica (the sandbox's: GTID, log_slave_updates, its domain), holding
+    // everything node2 logged, promoted mid-move.
+    let fleet = Fleet::start_with(SandboxBuilder::for_tests(3).unwrap().replicas(1), |_| {});
+    refused_then_aborted(&fleet, "server_id changed from", |fleet| {
+        let inv = Inventory::load(&fleet.sandbox.inventory_path()).unwrap();
+        let spec = inv.node("node2").unwrap().spec.replicas[0].clone();
+        let mut replica = Server::connect_replica(&inv, "node2", &spec).unwrap();
+        let mut n2 = fleet.direct("node2");
+        let gtid = n2.coordinates().unwrap().gtid;
+        replica
+            .wait_for_gtid(&gtid, Duration::from_secs(60))
+            .unwrap();
+        for sql in ["STOP SLAVE", "RESET SLAVE ALL", "SET GLOBAL read_only = 0"] {
+            replica.exec(&Stmt::text(sql)).unwrap();
+        }
+        fleet
+            .forwarder
+            .switch(fleet.sandbox.replicas_of("node2")[0].port);
+        let mut app = fleet.application("node2");
+        let ids = 6_000_000..=6_000_049;
+        write_rows(&mut app, ids.clone());
+        assert_eq!(
+            held(&mut replica, &ids),
+            50,
+            "the writes reach the new primary"
+        );
         ids
     });
 }
