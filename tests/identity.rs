@@ -420,6 +420,14 @@ fn a_promoted_gtid_replica_behind_the_sources_address_stops_the_move_before_the_
         fleet
             .forwarder
             .switch(fleet.sandbox.replicas_of("node2")[0].port);
+        // The operator's inventory after the failover: node2 has no replica left.
+        let mut after = fleet.inv();
+        after.file.nodes.get_mut("node2").unwrap().replicas.clear();
+        write_file(
+            fleet.sandbox.dir(),
+            "identity.yaml",
+            &serde_yaml::to_string(&after.file).unwrap(),
+        );
         let mut app = fleet.application("node2");
         let ids = 6_000_000..=6_000_049;
         write_rows(&mut app, ids.clone());
