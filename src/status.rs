@@ -51,6 +51,9 @@ pub struct NodeReport {
     pub coordinates: Option<Coordinates>,
     /// Replication channels on the node.
     pub channels: Vec<ChannelStatus>,
+    /// The node's replicas (the inventory's `replicas:`), each asked how it replicates
+    /// from the node.
+    pub replicas: Vec<ReplicaReport>,
     /// Shards the directory places on this node.
     pub shards: usize,
     /// Data plus index bytes of those shards' schemas.
@@ -65,6 +68,82 @@ pub struct NodeReport {
     pub stale_schemas: BTreeSet<String>,
 }
 
+/// One replica of a node as `status` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReplicaReport {
+    /// The inventory's entry: a node's name, or the address.
+    pub replica: String,
+    /// `host:port` or socket.
+    pub address: String,
+    /// Whether it answered.
+    pub reachable: bool,
+    /// Its channel from the node: the receiver (`yes`, `no`, `connecting`), when found.
+    pub io_state: Option<String>,
+    /// ... the applier runs.
+    pub sql_running: Option<bool>,
+    /// ... seconds behind the node, when known.
+    pub seconds_behind: Option<u64>,
+    /// Why it could not be read, it has no channel from the node, or its channel's last
+    /// error.
+    pub error: Option<String>,
+}
+
+impl ReplicaReport {
+    /// Reachable, replicating from the node with both threads, no error.
+    pub fn healthy(&self) -> bool {
+        self.reachable
+            && self.io_state.as_deref() == Some("yes")
+            && self.sql_running == Some(true)
+            && self.error.is_none()
+    }
+}
+
+/// Asks each of `node`'s replicas how it replicates from it (never fails: an unreachable
+/// replica is reported so).
+fn replica_reports(inv: &Inventory, node: &str) -> Vec<ReplicaReport> {
+    let Ok(primary) = inv.node(node) else {
+        return Vec::new();
+    };
+    let source = primary.address();
+    primary
+        .spec
+        .replicas
+        .iter()
+        .map(|r| {
+            let mut out = ReplicaReport {
+                replica: r.label(),
+                address: ConnectSpec::for_replica(inv, primary, r)
+                    .map(|s| s.address())
+                    .unwrap_or_default(),
+                reachable: false,
+                io_state: None,
+                sql_running: None,
+                seconds_behind: None,
+                error: None,
+            };
+            let channels = ConnectSpec::for_replica(inv, primary, r)
+                .and_then(|spec| Server::connect(&spec))
+                .and_then(|mut server| server.channels());
+            match channels {
+                Err(e) => out.error = Some(e.to_string()),
+                Ok(channels) => {
+                    out.reachable = true;
+                    match channels.into_iter().find(|c| c.source == source) {
+                        None => out.error = Some(format!("no channel from {node} ({source})")),
+                        Some(c) => {
+                            out.io_state = Some(c.io_running.to_ascii_lowercase());
+                            out.sql_running = Some(c.sql_running);
+                            out.seconds_behind = c.seconds_behind;
+                            out.error = c.last_error().map(str::to_string);
+                        }
+                    }
+                }
+            }
+            out
+        })
+        .collect()
+}
+
 fn report(inv: &Inventory, name: &str, analyze: &[String]) -> (NodeReport, Option<Error>) {
     let mut out = NodeReport {
         name: name.to_string(),
@@ -73,6 +152,7 @@ fn report(inv: &Inventory, name: &str, analyze: &[String]) -> (NodeReport, Optio
         settings: None,
         coordinates: None,
         channels: Vec::new(),
+        replicas: Vec::new(),
         shards: 0,
         shard_bytes: 0,
         error: None,
@@ -108,7 +188,9 @@ fn report(inv: &Inventory, name: &str, analyze: &[String]) -> (NodeReport, Optio
         out.schema_sizes = server.schema_sizes()?;
         Ok(())
     };
-    match read(&mut out) {
+    let result = read(&mut out);
+    out.replicas = replica_reports(inv, name);
+    match result {
         Ok(()) => (out, None),
         Err(e) => {
             out.error = Some(e.to_string());

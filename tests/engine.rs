@@ -458,6 +458,7 @@ fn the_lease_is_in_the_journal() {
             "enable-events",
             "drop-source",
             "drop-trash",
+            "drop-replica-copies",
             "reset-channel"
         ]
     );

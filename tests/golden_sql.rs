@@ -465,6 +465,10 @@ fn render_common() -> String {
         sql::delete_chunk(&schema, &table, &pk, Some(&key), &upper, &not_owned).to_string(),
     );
     line("threads running", sql::threads_running().to_string());
+    line(
+        "log replica updates",
+        sql::log_replica_updates().to_string(),
+    );
 
     // catalog
     let trigger = id("salaries_audit");

@@ -68,6 +68,50 @@ fn a_sandbox_with_replicas_replicates_by_gtid_and_lists_them_in_its_inventory() 
             .and_then(|row| row.get("Using_Gtid"));
         assert_eq!(using_gtid.as_deref(), Some("Slave_Pos"), "{node}");
     }
+    // `status` shows each node's replicas and how they replicate, in JSON and text.
+    let out = shardctl()
+        .arg("--config")
+        .arg(sb.inventory_path())
+        .args(["--output", "json", "status"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    for (i, node) in ["node1", "node2"].iter().enumerate() {
+        let replicas = &doc["nodes"][i]["replicas"];
+        let port = sb.replicas_of(node)[0].port;
+        assert_eq!(replicas[0]["address"], format!("127.0.0.1:{port}"), "{doc}");
+        assert_eq!(replicas[0]["reachable"], true, "{doc}");
+        assert_eq!(replicas[0]["io_state"], "yes", "{doc}");
+        assert_eq!(replicas[0]["sql_running"], true, "{doc}");
+        assert!(replicas[0]["seconds_behind"].is_u64(), "{doc}");
+    }
+    let mut stopped =
+        Server::connect_replica(&inv, "node2", &inv.node("node2").unwrap().spec.replicas[0])
+            .unwrap();
+    stopped.exec(&Stmt::text("STOP SLAVE SQL_THREAD")).unwrap();
+    let out = shardctl()
+        .arg("--config")
+        .arg(sb.inventory_path())
+        .args(["status"])
+        .env("COLUMNS", "300")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8_lossy(&out);
+    let port = |node: &str| sb.replicas_of(node)[0].port;
+    assert!(
+        text.contains(&format!("127.0.0.1:{} io=yes sql=yes", port("node1"))),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("127.0.0.1:{} io=yes sql=no", port("node2"))),
+        "{text}"
+    );
 }
 
 #[test]
@@ -168,4 +212,264 @@ fn per_schema_grants_let_the_application_use_the_named_schemas_only() {
     // The helper a test uses to grant one more schema, as a DBA would.
     common::grant_application(&sb, "node1", "shop_2");
     app("shop_2").expect("granted now");
+}
+
+/// A sandbox of two nodes with one replica each (`node_config` lines as (server, line)),
+/// a range directory over `app.acct` with shard 1 on node1 ([0, 1000)) and shard 2 on
+/// node2, and the workload's tables.
+fn grouped_fleet(node_config: &[(&str, &str)]) -> shardctl::sandbox::Sandbox {
+    let mut builder = SandboxBuilder::for_tests(2).unwrap().replicas(1);
+    for (server, line) in node_config {
+        builder = builder.node_config(*server, *line);
+    }
+    let sb = builder.start().unwrap();
+    let mut n1 = connect(&sb, "node1");
+    exec(
+        &mut n1,
+        &[
+            "CREATE DATABASE app",
+            "CREATE TABLE app.acct (id BIGINT PRIMARY KEY, v INT)",
+        ],
+    );
+    common::range_directory(
+        &sb.inventory_path(),
+        &["node1", "node2"],
+        &[("app.acct", "id")],
+        &[("node1", "0"), ("node2", "1000")],
+    );
+    exec(
+        &mut n1,
+        &["INSERT INTO app_1.acct SELECT seq, 1 FROM app_1.seq_0_to_499"],
+    );
+    shardctl::workload::setup(&inventory(&sb), "f").unwrap();
+    sb
+}
+
+/// The replica of `node` in the sandbox's inventory, connected.
+fn replica_of(sb: &shardctl::sandbox::Sandbox, node: &str) -> Server {
+    let inv = inventory(sb);
+    let spec = inv.node(node).unwrap().spec.replicas[0].clone();
+    Server::connect_replica(&inv, node, &spec).unwrap()
+}
+
+fn has_schema(server: &mut Server, schema: &str) -> bool {
+    server
+        .schema_exists(&shardctl::ident::Ident::new("schema", schema).unwrap())
+        .unwrap()
+}
+
+#[test]
+fn a_target_whose_replicas_would_miss_the_channels_rows_is_refused_before_any_change() {
+    let sb = grouped_fleet(&[("node2", "log-slave-updates=OFF")]);
+    let inv = inventory(&sb);
+    let replica = sb.replicas_of("node2")[0].port;
+    for (method, wanted) in [
+        (
+            "native",
+            "log_slave_updates (log_replica_updates) is off there",
+        ),
+        (
+            "physical",
+            "the physical copy imports tablespaces with logged statements",
+        ),
+    ] {
+        let out = shardctl()
+            .arg("--config")
+            .arg(sb.inventory_path())
+            .args(["move", "--shard", "1", "--to", "node2", "--method", method])
+            .assert()
+            .code(5)
+            .get_output()
+            .clone();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{method}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "the target node2 has replicas (127.0.0.1:{replica}): {wanted}"
+            )),
+            "{method}: {stderr}"
+        );
+    }
+    // Nothing changed: no operation journaled, no copy, no channel on the target.
+    // A revert window from a source with replicas (the other way, node2's log_slave_updates
+    // off does not matter there: node1 is the target).
+    let out = shardctl()
+        .arg("--config")
+        .arg(sb.inventory_path())
+        .args([
+            "move",
+            "--shard",
+            "2",
+            "--to",
+            "node1",
+            "--revert-window",
+            "1m",
+        ])
+        .assert()
+        .code(5)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "the source node2 has replicas (127.0.0.1:{replica}): a revert window keeps the old copy current"
+        )),
+        "{stderr}"
+    );
+    assert!(common::newest_op(&inv).is_none());
+    let mut n2 = connect(&sb, "node2");
+    assert!(!has_schema(&mut n2, "app_1"));
+    assert!(n2.channels().unwrap().is_empty());
+    // A replica that does not replicate is refused too (node1's, once stopped), with the
+    // same move the other way.
+    let mut r1 = replica_of(&sb, "node1");
+    r1.exec(&Stmt::text("STOP SLAVE")).unwrap();
+    let out = shardctl()
+        .arg("--config")
+        .arg(sb.inventory_path())
+        .args(["move", "--shard", "2", "--to", "node1"])
+        .assert()
+        .code(5)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("the target node1 has replicas")
+            && stderr.contains("does not replicate from it now (receiver No, applier stopped)"),
+        "{stderr}"
+    );
+    assert!(common::newest_op(&inv).is_none());
+}
+
+#[test]
+fn a_move_reaches_the_targets_replica_whole_and_leaves_the_sources_replica_after_the_flip() {
+    let sb = grouped_fleet(&[]);
+    let inv = inventory(&sb);
+    let dir = tempfile::tempdir().unwrap();
+    // The dry run shows the drop on the source's replica, unlogged there.
+    let out = shardctl()
+        .arg("--config")
+        .arg(sb.inventory_path())
+        .args(["move", "--shard", "1", "--to", "node2", "--dry-run"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let plan = String::from_utf8_lossy(&out);
+    let source_replica_port = sb.replicas_of("node1")[0].port;
+    assert!(
+        plan.contains("drop-replica-copies")
+            && plan.contains(&format!("node1 replica 127.0.0.1:{source_replica_port}"))
+            && plan.contains("DROP DATABASE IF EXISTS `app_1`"),
+        "{plan}"
+    );
+    let running = shardctl::workload::spawn(
+        inv.clone(),
+        shardctl::workload::Options {
+            rate: 300,
+            ..shardctl::workload::Options::new("f")
+        },
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    let mut child = common::spawn_shardctl(
+        &sb.inventory_path(),
+        &["move", "--shard", "1", "--to", "node2"],
+        Some("pause=3@before:flip"),
+        dir.path(),
+        "move",
+    );
+    // Until the flip the source's replica keeps serving the old copy.
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while !std::fs::read_to_string(dir.path().join("move.err"))
+        .unwrap_or_default()
+        .contains("fault point before:flip")
+    {
+        assert!(Instant::now() < deadline, "the move never reached the flip");
+        assert!(child.try_wait().unwrap().is_none(), "the move ended early");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut source_replica = replica_of(&sb, "node1");
+    assert!(has_schema(&mut source_replica, "app_1"));
+    let status = common::wait_exit(&mut child, Duration::from_secs(300));
+    std::thread::sleep(Duration::from_millis(800));
+    let mut report = running.stop().unwrap();
+    assert!(
+        status.success(),
+        "{}",
+        std::fs::read_to_string(dir.path().join("move.err")).unwrap()
+    );
+    let check = report.check(&inv, "f").unwrap();
+    assert!(check.missing.is_empty(), "{} lost", check.missing.len());
+    // After it, the old copy is gone from the source's replica too.
+    assert!(!has_schema(&mut source_replica, "app_1"));
+    // The target's replica holds every acknowledged write of the moved shard.
+    let mut target = connect(&sb, "node2");
+    let pos = target.coordinates().unwrap().position;
+    let address = inv.node("node2").unwrap().address();
+    let mut target_replica = replica_of(&sb, "node2");
+    target_replica
+        .wait_applied_from(&address, &pos, Duration::from_secs(120))
+        .unwrap();
+    let on_replica: std::collections::HashSet<u64> = target_replica
+        .rows(&Stmt::text(format!(
+            "SELECT seq FROM app_1.{}",
+            shardctl::workload::TABLE
+        )))
+        .unwrap()
+        .into_iter()
+        .map(mysql::from_row::<u64>)
+        .collect();
+    let moved: Vec<_> = report.acks.iter().filter(|a| a.shard == 1).collect();
+    assert!(
+        moved.len() > 100,
+        "the workload wrote {} to shard 1",
+        moved.len()
+    );
+    let lost: Vec<u64> = moved
+        .iter()
+        .filter(|a| !on_replica.contains(&a.seq))
+        .map(|a| a.seq)
+        .collect();
+    assert!(
+        lost.is_empty(),
+        "{} acknowledged writes missing on node2's replica: {:?}",
+        lost.len(),
+        &lost[..lost.len().min(5)]
+    );
+    assert_eq!(
+        count(&mut target_replica, "SELECT COUNT(*) FROM app_1.acct"),
+        count(&mut target, "SELECT COUNT(*) FROM app_1.acct")
+    );
+}
+
+#[test]
+fn prune_deletes_reach_the_nodes_replicas() {
+    let sb = grouped_fleet(&[]);
+    let mut n1 = connect(&sb, "node1");
+    // Rows of shard 2's range left in shard 1's copy (as a split leaves them).
+    exec(
+        &mut n1,
+        &["INSERT INTO app_1.acct SELECT seq, 2 FROM app_1.seq_1000_to_1999"],
+    );
+    let address = inventory(&sb).node("node1").unwrap().address();
+    let mut replica = replica_of(&sb, "node1");
+    let pos = n1.coordinates().unwrap().position;
+    replica
+        .wait_applied_from(&address, &pos, Duration::from_secs(60))
+        .unwrap();
+    assert_eq!(count(&mut replica, "SELECT COUNT(*) FROM app_1.acct"), 1500);
+    shardctl()
+        .arg("--config")
+        .arg(sb.inventory_path())
+        .args(["prune", "--shard", "1", "--chunk-ms", "20"])
+        .assert()
+        .success();
+    let pos = n1.coordinates().unwrap().position;
+    replica
+        .wait_applied_from(&address, &pos, Duration::from_secs(60))
+        .unwrap();
+    assert_eq!(count(&mut n1, "SELECT COUNT(*) FROM app_1.acct"), 500);
+    assert_eq!(count(&mut replica, "SELECT COUNT(*) FROM app_1.acct"), 500);
 }

@@ -59,6 +59,42 @@ fn channels_cell(r: &NodeReport) -> Cell {
     output::status_cell(&text.join("\n"), r.channels.iter().all(|c| c.healthy()))
 }
 
+fn replicas_cell(r: &NodeReport) -> Cell {
+    if r.replicas.is_empty() {
+        return Cell::new("-");
+    }
+    let text: Vec<String> = r
+        .replicas
+        .iter()
+        .map(|x| {
+            let name = if x.replica == x.address {
+                x.address.clone()
+            } else {
+                format!("{} ({})", x.replica, x.address)
+            };
+            match (x.reachable, &x.io_state, &x.error) {
+                (false, _, e) => format!("{name} unreachable: {}", e.as_deref().unwrap_or("")),
+                (true, None, e) => format!("{name} {}", e.as_deref().unwrap_or("")),
+                (true, Some(io), e) => {
+                    let lag = x
+                        .seconds_behind
+                        .map(|s| format!("{s}s"))
+                        .unwrap_or_else(|| "?".into());
+                    let mut line = format!(
+                        "{name} io={io} sql={} lag={lag}",
+                        yes_no(x.sql_running == Some(true))
+                    );
+                    if let Some(e) = e {
+                        line.push_str(&format!(" ERROR {e}"));
+                    }
+                    line
+                }
+            }
+        })
+        .collect();
+    output::status_cell(&text.join("\n"), r.replicas.iter().all(|x| x.healthy()))
+}
+
 pub fn run(ctx: &Context, args: StatusArgs) -> Result<()> {
     let inv = ctx.inventory()?;
     if args.watch {
@@ -92,6 +128,7 @@ fn show(ctx: &Context, inv: &crate::config::Inventory, args: &StatusArgs) -> Res
                 "shards",
                 "shard data",
                 "channels",
+                "replicas",
             ]);
             for r in &fleet.nodes {
                 match (&r.settings, &r.error) {
@@ -120,6 +157,7 @@ fn show(ctx: &Context, inv: &crate::config::Inventory, args: &StatusArgs) -> Res
                             Cell::new(r.shards),
                             Cell::new(human_bytes(r.shard_bytes)),
                             channels_cell(r),
+                            replicas_cell(r),
                         ]);
                     }
                     (None, err) => {

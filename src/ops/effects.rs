@@ -147,6 +147,18 @@ pub trait FleetEffects {
     /// Restarts `node`'s server through its restart command and waits until it answers
     /// again, having really restarted.
     fn restart_server(&mut self, node: &str) -> Result<()>;
+    /// Drops `schemas` (where they exist) on `replica`, one of `node`'s replicas, unlogged
+    /// there, once it has applied `node`'s events up to `after`: the old copy of a moved
+    /// shard leaves the source's replicas directly, never through the source's binary
+    /// log, which other channels (a reporting server's) may still read for that name.
+    /// Returns how many of the schemas it held.
+    fn drop_schemas_on_replica(
+        &mut self,
+        node: &str,
+        replica: &crate::config::ReplicaSpec,
+        schemas: &[Ident],
+        after: &crate::server::BinlogPosition,
+    ) -> Result<usize>;
 
     /// Removes the staging directory (a whole backup) a killed physical copy of
     /// `pairs` left beside `node`'s datadir, if there is one.
@@ -922,6 +934,29 @@ impl FleetEffects for Fleet<'_> {
             std::thread::sleep(Duration::from_millis(250));
         }
     }
+
+    fn drop_schemas_on_replica(
+        &mut self,
+        node: &str,
+        replica: &crate::config::ReplicaSpec,
+        schemas: &[Ident],
+        after: &crate::server::BinlogPosition,
+    ) -> Result<usize> {
+        let address = self.inv.node(node)?.address();
+        let mut server = Server::connect_replica(self.inv, node, replica)?;
+        let timeout = Duration::from_secs(self.inv.defaults().wait_timeout_secs);
+        server.wait_applied_from(&address, after, timeout)?;
+        let mut present = Vec::new();
+        for schema in schemas {
+            if server.schema_exists(schema)? {
+                present.push(statements::drop_schema_if_exists(schema));
+            }
+        }
+        if !present.is_empty() {
+            server.exec_unlogged(&present)?;
+        }
+        Ok(present.len())
+    }
 }
 
 impl FleetEffects for Live<'_> {
@@ -973,6 +1008,17 @@ impl FleetEffects for Live<'_> {
 
     fn restart_server(&mut self, node: &str) -> Result<()> {
         self.fleet.restart_server(node)
+    }
+
+    fn drop_schemas_on_replica(
+        &mut self,
+        node: &str,
+        replica: &crate::config::ReplicaSpec,
+        schemas: &[Ident],
+        after: &crate::server::BinlogPosition,
+    ) -> Result<usize> {
+        self.fleet
+            .drop_schemas_on_replica(node, replica, schemas, after)
     }
 }
 
@@ -1573,6 +1619,26 @@ impl FleetEffects for DryRun<'_> {
         );
         self.action(None, node, what);
         Ok(())
+    }
+
+    fn drop_schemas_on_replica(
+        &mut self,
+        node: &str,
+        replica: &crate::config::ReplicaSpec,
+        schemas: &[Ident],
+        after: &crate::server::BinlogPosition,
+    ) -> Result<usize> {
+        let label = format!("{node} replica {}", replica.label());
+        self.action(
+            None,
+            &label,
+            format!("once it has applied {node} up to {after}"),
+        );
+        let mut all = vec![statements::sql_log_bin(false)];
+        all.extend(schemas.iter().map(statements::drop_schema_if_exists));
+        all.push(statements::sql_log_bin(true));
+        self.record(&label, &all);
+        Ok(0)
     }
 }
 

@@ -354,20 +354,17 @@ impl Throttle {
                 *conn = Some(Server::connect_replica(inv, &self.node, replica)?);
             }
             let server = conn.as_mut().expect("connected above");
-            let channel = server
-                .channels()?
-                .into_iter()
-                .find(|c| c.source == self.address)
-                .ok_or_else(|| {
-                    Error::Timeout(format!(
-                        "replica {} has no channel from {}",
-                        replica.label(),
-                        self.node
-                    ))
-                })?;
-            let channel = crate::ident::Channel::new(&channel.name)?;
             let left = self.opts.throttle_timeout.saturating_sub(started.elapsed());
-            server.wait_for_position(&channel, &pos, left.max(Duration::from_secs(1)))?;
+            // Through the channel's status: a replica's channel from its primary is often
+            // the unnamed default one, which no position wait can name.
+            server
+                .wait_applied_from(&self.address, &pos, left.max(Duration::from_secs(1)))
+                .map_err(|e| match e {
+                    Error::Server { .. } => {
+                        Error::Timeout(format!("replica {} of {}: {e}", replica.label(), self.node))
+                    }
+                    other => other,
+                })?;
         }
         Ok(())
     }

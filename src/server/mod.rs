@@ -324,6 +324,49 @@ impl Server {
         Self::connect(&ConnectSpec::for_replica(inv, inv.node(primary)?, replica)?)
     }
 
+    /// Waits until this server's channel from `source_address` (`host:port`) has applied
+    /// the source's events up to `pos`, polling its status (any channel, the unnamed
+    /// default one too). Fails at once when that channel is missing or stopped, and with
+    /// [`Error::Timeout`] after `timeout`.
+    pub fn wait_applied_from(
+        &mut self,
+        source_address: &str,
+        pos: &BinlogPosition,
+        timeout: Duration,
+    ) -> Result<()> {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            let channel = self
+                .channels()?
+                .into_iter()
+                .find(|c| c.source == source_address)
+                .ok_or_else(|| {
+                    Error::server(&self.name, format!("no channel from {source_address}"))
+                })?;
+            if !channel.sql_running {
+                return Err(Error::server(
+                    &self.name,
+                    format!(
+                        "its channel from {source_address} is stopped: {}",
+                        channel.last_sql_error
+                    ),
+                ));
+            }
+            if channel.executed.as_ref().is_some_and(|e| e >= pos) {
+                return Ok(());
+            }
+            if std::time::Instant::now() > deadline {
+                return Err(Error::Timeout(format!(
+                    "{} did not apply {source_address} up to {pos} within {}s",
+                    self.name,
+                    timeout.as_secs()
+                )));
+            }
+            crate::signal::check()?;
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     /// The node's name.
     pub fn name(&self) -> &str {
         &self.name

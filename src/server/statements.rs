@@ -296,6 +296,13 @@ pub fn threads_running() -> Stmt {
     Stmt::text("SHOW GLOBAL STATUS LIKE 'Threads_running'")
 }
 
+/// Whether the server writes the events its channels apply to its own binary log (what
+/// its replicas need to receive them): `log_slave_updates`, a name MariaDB and MySQL
+/// before 8.4 both answer to.
+pub fn log_replica_updates() -> Stmt {
+    Stmt::text("SELECT @@GLOBAL.log_slave_updates")
+}
+
 /// The privileges of the session's account (the move's preflight reads them).
 pub fn show_grants() -> Stmt {
     Stmt::text("SHOW GRANTS")

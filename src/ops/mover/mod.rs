@@ -24,6 +24,7 @@
 //! fence is lifted. A failure before the flip lifts the fence and leaves the shard on the
 //! source; after the flip only forward.
 
+mod group;
 mod owner;
 mod procedure;
 pub(crate) use procedure::comparable_definition;
@@ -232,6 +233,9 @@ pub enum Effect {
     DropTrash,
     /// The write fence lifted.
     LowerFence,
+    /// The old copy's schemas dropped on each of the source's replicas (unlogged there),
+    /// once each has applied the source up to the drop.
+    DropReplicaCopies,
     /// The channel and its filters removed.
     ResetChannel,
     /// The target's copy dropped (rollback).
@@ -284,7 +288,7 @@ pub enum Effect {
 
 impl Effect {
     /// Every effect.
-    pub const ALL: [Effect; 33] = [
+    pub const ALL: [Effect; 34] = [
         Effect::Copy,
         Effect::PointChannel,
         Effect::SetFilters,
@@ -296,6 +300,7 @@ impl Effect {
         Effect::DropSource,
         Effect::DropTrash,
         Effect::LowerFence,
+        Effect::DropReplicaCopies,
         Effect::ResetChannel,
         Effect::DropTarget,
         Effect::Prune,
@@ -334,6 +339,7 @@ impl Effect {
             Effect::DropSource => "drop-source",
             Effect::DropTrash => "drop-trash",
             Effect::LowerFence => "lower-fence",
+            Effect::DropReplicaCopies => "drop-replica-copies",
             Effect::ResetChannel => "reset-channel",
             Effect::DropTarget => "drop-target",
             Effect::Prune => "prune",
@@ -380,7 +386,11 @@ impl Effect {
             (Step::Lock(_), true) => &[Effect::RaiseFence, Effect::LocalCopy],
             (Step::Flip(_), _) => &[Effect::Flip, Effect::EnableEvents],
             (Step::DropSource(_), _) => &[Effect::DropSource],
-            (Step::Unlock(_), _) => &[Effect::LowerFence, Effect::DropTrash],
+            (Step::Unlock(_), _) => &[
+                Effect::LowerFence,
+                Effect::DropTrash,
+                Effect::DropReplicaCopies,
+            ],
             (Step::ResetReplication(_), false) => &[Effect::ResetChannel, Effect::UnpersistFilters],
             (Step::Prune(_), _) => &[Effect::Prune],
             (Step::RevertWindow(_), false) => &[

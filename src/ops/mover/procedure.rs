@@ -208,10 +208,16 @@ impl<E: Effects> Mover<'_, E> {
                 if dropped > 0 {
                     self.state.trash_drop_millis = Some(started.elapsed().as_millis() as u64);
                 }
+                let replica_copies = if self.playbook.drops_old_copy() {
+                    self.drop_replica_copies()?
+                } else {
+                    0
+                };
                 Ok(serde_json::json!({
                     "fence_millis": self.state.fence_millis,
                     "trash_dropped": dropped,
                     "trash_drop_millis": self.state.trash_drop_millis,
+                    "replica_copies_dropped": replica_copies,
                 }))
             }
             Step::ResetReplication(_) => {
@@ -466,6 +472,8 @@ impl<E: Effects> Mover<'_, E> {
         if self.playbook.revert_window_params().is_some() {
             self.refuse_second_connection(&source, &target, None)?;
         }
+        self.source_group_preflight()?;
+        let target_replicas = self.replica_group_preflight(&t)?;
         let hosts = self.host_preflight()?;
         // The replication account must reach the source as the target will.
         let creds = self.inv.replication_credentials()?;
@@ -477,7 +485,7 @@ impl<E: Effects> Mover<'_, E> {
             ))
         })?;
         Ok(
-            serde_json::json!({"source_server_id": s.server_id, "target_server_id": t.server_id, "hosts": hosts}),
+            serde_json::json!({"source_server_id": s.server_id, "target_server_id": t.server_id, "hosts": hosts, "target_replicas": target_replicas}),
         )
     }
 
@@ -1805,6 +1813,51 @@ impl<E: Effects> Mover<'_, E> {
         )?;
         self.state.source_dropped = true;
         Ok(serde_json::json!({"kept": keep}))
+    }
+
+    /// Drops the old copy on each of the source's replicas (the inventory's `replicas:`),
+    /// after the flip and drop-source: drop-source is unlogged, so the replicas would keep
+    /// serving the old schemas, and a later move of the shard back would stop them (1050).
+    /// Each replica first applies the source's binary log up to now (everything logged
+    /// into the old copy before the fence), then loses the schemas, unlogged there. Never
+    /// through the source's binary log: another channel reading it (a reporting server's,
+    /// until it follows the move) would carry a logged drop into a live copy of that name.
+    /// Idempotent (reads each replica); the number of schemas dropped.
+    fn drop_replica_copies(&mut self) -> Result<usize> {
+        if self.same_node() {
+            return Ok(0);
+        }
+        let source = self.source.clone();
+        let replicas = self.inv.node(&source)?.spec.replicas.clone();
+        let schemas: Vec<Ident> = self.pairs.iter().map(|p| p.from.clone()).collect();
+        // Only once the shard is served from the target and the old copy has left the
+        // source, whatever order a playbook gives its steps: read from the servers.
+        if !self.state.flipped {
+            return Err(Error::Refused(
+                "the old copy leaves the source's replicas only after the flip".into(),
+            ));
+        }
+        for schema in &schemas {
+            if self.fx.schema_exists(&source, schema)? {
+                return Err(Error::Refused(format!(
+                    "the source {source} still has {schema}: its replicas keep their copy until drop-source has run"
+                )));
+            }
+        }
+        let detail = serde_json::json!({
+            "replicas": replicas.iter().map(|r| r.label()).collect::<Vec<_>>(),
+            "schemas": schemas.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+        });
+        let done = self.effect(Effect::DropReplicaCopies, &source, detail, |m| {
+            // Read inside the effect: a resume waits for the source's position then.
+            let after = m.fx.coordinates(&source)?.position;
+            let mut dropped = 0;
+            for r in &replicas {
+                dropped += m.fx.drop_schemas_on_replica(&source, r, &schemas, &after)?;
+            }
+            Ok(serde_json::json!({"dropped": dropped, "after": after.to_string()}))
+        })?;
+        Ok(done["dropped"].as_u64().unwrap_or(0) as usize)
     }
 
     /// Drops the trash schemas drop-source left on the source (the slow part of dropping

@@ -1,0 +1,127 @@
+//! Nodes as replication groups: the preflight's checks of the target's replicas (the
+//! inventory's `replicas:`), kept apart from the procedure's other checks.
+
+use super::Mover;
+use crate::error::{Error, Result};
+use crate::ops::effects::Effects;
+use crate::server::replication::ServerSettings;
+use crate::server::{statements, Server};
+
+impl<E: Effects> Mover<'_, E> {
+    /// Refuses a target whose replicas would miss what the move writes there: the rows
+    /// the channel applies reach them only through the target's binary log (on, ROW
+    /// format, with `log_slave_updates`), and the physical copy's tablespace import is
+    /// logged, which stops them. Each replica must answer and replicate from the target
+    /// with both threads running. Read-only; the replicas checked, for the journal.
+    pub(super) fn replica_group_preflight(
+        &mut self,
+        target_settings: &ServerSettings,
+    ) -> Result<serde_json::Value> {
+        let target = self.target.clone();
+        let node = self.inv.node(&target)?;
+        let replicas = node.spec.replicas.clone();
+        if replicas.is_empty() {
+            return Ok(serde_json::json!([]));
+        }
+        let labels = replicas
+            .iter()
+            .map(|r| r.label())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let refuse = |why: String| {
+            Error::Refused(format!(
+                "the target {target} has replicas ({labels}): {why}"
+            ))
+        };
+        if self.copies_physically() {
+            return Err(refuse(
+                "the physical copy imports tablespaces with logged statements, which would stop them; use method native or dump".into(),
+            ));
+        }
+        if !target_settings.log_bin {
+            return Err(refuse(
+                "its binary log is off, so the rows the channel applies would never reach them"
+                    .into(),
+            ));
+        }
+        if target_settings.binlog_format != "ROW" {
+            return Err(refuse(format!(
+                "it logs in {} format; its replicas need ROW to receive the channel's rows exactly",
+                target_settings.binlog_format
+            )));
+        }
+        let log_replica_updates = match target_settings.gtid {
+            Some(g) => g.log_slave_updates,
+            None => {
+                self.fx
+                    .reader(&target)?
+                    .first::<i64>(&statements::log_replica_updates())?
+                    .unwrap_or(0)
+                    != 0
+            }
+        };
+        if !log_replica_updates {
+            return Err(refuse(
+                "log_slave_updates (log_replica_updates) is off there, so the rows the channel applies would never reach them: turn it on (a restart) first".into(),
+            ));
+        }
+        let address = node.address();
+        let mut checked = Vec::new();
+        for r in &replicas {
+            let label = r.label();
+            let mut server = Server::connect_replica(self.inv, &target, r)
+                .map_err(|e| refuse(format!("replica {label} does not answer: {e}")))?;
+            let channel = server
+                .channels()?
+                .into_iter()
+                .find(|c| c.source == address)
+                .ok_or_else(|| {
+                    refuse(format!("replica {label} does not replicate from {address}"))
+                })?;
+            if channel.io_running != "Yes" || !channel.sql_running {
+                return Err(refuse(format!(
+                    "replica {label} does not replicate from it now (receiver {}, applier {}){}",
+                    channel.io_running,
+                    if channel.sql_running {
+                        "running"
+                    } else {
+                        "stopped"
+                    },
+                    [channel.last_io_error, channel.last_sql_error]
+                        .iter()
+                        .filter(|e| !e.is_empty())
+                        .map(|e| format!(": {e}"))
+                        .collect::<String>()
+                )));
+            }
+            checked.push(serde_json::json!({
+                "replica": label,
+                "seconds_behind": channel.seconds_behind,
+            }));
+        }
+        Ok(serde_json::Value::Array(checked))
+    }
+
+    /// Refuses a revert window when the source has replicas: the window keeps the old
+    /// copy current through a reverse channel into trash schemas made unlogged, which the
+    /// replicas do not have (with `log_slave_updates` their applier would stop at the first
+    /// such row; without, they would miss the window's writes a revert then serves).
+    pub(super) fn source_group_preflight(&mut self) -> Result<()> {
+        if self.playbook.revert_window_params().is_none() {
+            return Ok(());
+        }
+        let source = self.source.clone();
+        let replicas = &self.inv.node(&source)?.spec.replicas;
+        if replicas.is_empty() {
+            return Ok(());
+        }
+        Err(Error::Refused(format!(
+            "the source {source} has replicas ({}): a revert window keeps the old copy current under hidden schema names its replicas do not have; move without a revert window",
+            replicas
+                .iter()
+                .map(|r| r.label())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )))
+    }
+}
