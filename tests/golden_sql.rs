@@ -69,6 +69,7 @@ fn render(flavor: Flavor) -> String {
         format!("settings: {}", d.server_settings()),
         format!("coordinates: {}", d.binlog_coordinates()),
         format!("gtid state: {}", d.gtid_state()),
+        format!("identity: {}", d.server_identity()),
         format!(
             "change source at position: {}",
             shown(d.change_source(&ch, &spec(StartAt::Position(pos.clone()))))

@@ -53,8 +53,9 @@ impl fmt::Display for Stmt {
     }
 }
 
-/// A position in a binary log.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+/// A position in a binary log. Ordered by the file's numeric extension, then the offset
+/// (`mysql-bin.999999` comes before `mysql-bin.1000000`): see `server::replication`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BinlogPosition {
     /// The binary log file name.
     pub file: String,
@@ -190,6 +191,19 @@ impl Dialect {
         Stmt::text(format!(
             "SELECT @@GLOBAL.version, @@GLOBAL.server_id, @@GLOBAL.log_bin, @@GLOBAL.binlog_format, @@GLOBAL.read_only, {super_ro}, {gtid}"
         ))
+    }
+
+    /// What tells this server from another one behind the same address: `@@server_id`
+    /// (a primary and its replicas must differ in it), on MySQL `@@server_uuid` (MariaDB
+    /// has none: NULL), and the GTIDs its binary log holds per stream (MariaDB's
+    /// `gtid_binlog_state`, the last GTID of each domain and server; MySQL's
+    /// `gtid_executed`).
+    pub fn server_identity(&self) -> Stmt {
+        if self.flavor.is_mariadb() {
+            Stmt::text("SELECT @@GLOBAL.server_id, NULL, @@GLOBAL.gtid_binlog_state")
+        } else {
+            Stmt::text("SELECT @@GLOBAL.server_id, @@GLOBAL.server_uuid, @@GLOBAL.gtid_executed")
+        }
     }
 
     /// The current binary-log coordinates (File, Position columns).

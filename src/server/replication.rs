@@ -6,8 +6,218 @@ use super::dialect::{BinlogPosition, Filters, SourceSpec, Stmt};
 use super::{col_string, col_u64, server_error_code, Server};
 use crate::error::{Error, Result};
 use crate::ident::Channel;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::fmt;
 use std::time::{Duration, Instant};
+
+/// A binary log file name split into its base and numeric extension: `mysql-bin.000042`
+/// is (`mysql-bin`, 42). A name without a numeric extension has none.
+fn binlog_file_index(file: &str) -> (&str, Option<u64>) {
+    match file.rsplit_once('.') {
+        Some((base, ext)) if !ext.is_empty() && ext.bytes().all(|b| b.is_ascii_digit()) => {
+            (base, ext.parse().ok())
+        }
+        _ => (file, None),
+    }
+}
+
+/// Whether two positions are in the same series of binary log files (same base name), so
+/// that their order means something.
+pub fn same_binlog(a: &BinlogPosition, b: &BinlogPosition) -> bool {
+    binlog_file_index(&a.file).0 == binlog_file_index(&b.file).0
+}
+
+impl Ord for BinlogPosition {
+    /// By base name, then the file's extension as a number (the server counts past six
+    /// digits: `mysql-bin.999999` is followed by `mysql-bin.1000000`, which sorts before it
+    /// as text), then the offset; the name as text last, so that only equal positions
+    /// compare equal.
+    fn cmp(&self, other: &Self) -> Ordering {
+        let (a_base, a_index) = binlog_file_index(&self.file);
+        let (b_base, b_index) = binlog_file_index(&other.file);
+        a_base
+            .cmp(b_base)
+            .then(a_index.cmp(&b_index))
+            .then(self.pos.cmp(&other.pos))
+            .then_with(|| self.file.cmp(&other.file))
+    }
+}
+
+impl PartialOrd for BinlogPosition {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// The highest sequence number of each GTID stream in a GTID state: per domain and server
+/// for MariaDB's `domain-server-seq` lists (`gtid_binlog_state`), per source UUID for
+/// MySQL's `uuid:1-5:7-9` sets. Unreadable entries are left out.
+pub fn gtid_maxima(state: &str) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for entry in state.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        let (stream, seq) = if let Some((uuid, intervals)) = entry.split_once(':') {
+            let top = intervals
+                .split(':')
+                .filter_map(|i| i.rsplit('-').next()?.trim().parse::<u64>().ok())
+                .max();
+            (uuid.trim().to_ascii_lowercase(), top)
+        } else {
+            match entry.rsplit_once('-') {
+                Some((stream, seq)) => (stream.to_string(), seq.parse::<u64>().ok()),
+                None => (entry.to_string(), None),
+            }
+        };
+        if let Some(seq) = seq {
+            let e = out.entry(stream).or_insert(seq);
+            *e = (*e).max(seq);
+        }
+    }
+    out
+}
+
+/// What tells one server from another behind the same address, with where its binary log
+/// stood when this was read: journaled at a move's copy and compared with the server as it
+/// is at every later step before the flip.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerIdentity {
+    /// `@@server_id`: a primary and its replicas differ in it (replication drops a
+    /// server's own events), so a replica promoted behind the address shows another one.
+    pub server_id: u64,
+    /// `@@server_uuid` (MySQL; MariaDB has none).
+    #[serde(default)]
+    pub server_uuid: Option<String>,
+    /// The binary log's coordinates and GTID state when read.
+    pub binlog: Coordinates,
+    /// The GTIDs the binary log holds, per stream: MariaDB's `gtid_binlog_state` (per
+    /// domain and server, so a domain that two servers write never seems to go back),
+    /// MySQL's `gtid_executed`. Empty when GTIDs are off.
+    #[serde(default)]
+    pub gtid_streams: String,
+}
+
+/// How a server differs from the one journaled: anything here means the binary log that a
+/// channel follows (or a copy was taken from) is not the one it was.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IdentityChange {
+    /// Another `@@server_id`.
+    ServerId { then: u64, now: u64 },
+    /// Another `@@server_uuid`.
+    ServerUuid { then: String, now: String },
+    /// The binary log's files have another base name.
+    BinlogRenamed { then: String, now: String },
+    /// The binary log is at a lower position than it was (RESET MASTER, or another server).
+    BinlogBackwards {
+        then: BinlogPosition,
+        now: BinlogPosition,
+    },
+    /// The binary log is at a lower position than a channel has already read from it.
+    BehindChannel {
+        read: BinlogPosition,
+        now: BinlogPosition,
+    },
+    /// A GTID stream is missing or numbered lower than it was.
+    GtidBackwards { then: String, now: String },
+}
+
+impl fmt::Display for IdentityChange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IdentityChange::ServerId { then, now } => write!(
+                f,
+                "server_id changed from {then} to {now} (another server answers at its address: a failover?)"
+            ),
+            IdentityChange::ServerUuid { then, now } => write!(
+                f,
+                "server_uuid changed from {then} to {now} (another server answers at its address: a failover?)"
+            ),
+            IdentityChange::BinlogRenamed { then, now } => write!(
+                f,
+                "its binary log is now {now}, was {then} (another server, or log_bin renamed)"
+            ),
+            IdentityChange::BinlogBackwards { then, now } => write!(
+                f,
+                "its binary log went back from {then} to {now} (RESET MASTER, or another server)"
+            ),
+            IdentityChange::BehindChannel { read, now } => write!(
+                f,
+                "its binary log is at {now}, behind {read} that the channel already read (RESET MASTER, or another server)"
+            ),
+            IdentityChange::GtidBackwards { then, now } => write!(
+                f,
+                "its GTID position {now:?} does not include {then:?} (RESET MASTER, or another server)"
+            ),
+        }
+    }
+}
+
+impl ServerIdentity {
+    /// How `now` (this server as read again) differs from `self` (as journaled), given the
+    /// furthest position a channel has read from it, if any; None when it is the same
+    /// server with a binary log that only went forward.
+    pub fn change_to(
+        &self,
+        now: &ServerIdentity,
+        channel_read: Option<&BinlogPosition>,
+    ) -> Option<IdentityChange> {
+        if self.server_id != now.server_id {
+            return Some(IdentityChange::ServerId {
+                then: self.server_id,
+                now: now.server_id,
+            });
+        }
+        if let (Some(then), Some(n)) = (&self.server_uuid, &now.server_uuid) {
+            if !then.eq_ignore_ascii_case(n) {
+                return Some(IdentityChange::ServerUuid {
+                    then: then.clone(),
+                    now: n.clone(),
+                });
+            }
+        }
+        let (then_pos, now_pos) = (&self.binlog.position, &now.binlog.position);
+        if !same_binlog(then_pos, now_pos) {
+            return Some(IdentityChange::BinlogRenamed {
+                then: then_pos.file.clone(),
+                now: now_pos.file.clone(),
+            });
+        }
+        if now_pos < then_pos {
+            return Some(IdentityChange::BinlogBackwards {
+                then: then_pos.clone(),
+                now: now_pos.clone(),
+            });
+        }
+        if let Some(read) = channel_read {
+            if !same_binlog(read, now_pos) {
+                return Some(IdentityChange::BinlogRenamed {
+                    then: read.file.clone(),
+                    now: now_pos.file.clone(),
+                });
+            }
+            if now_pos < read {
+                return Some(IdentityChange::BehindChannel {
+                    read: read.clone(),
+                    now: now_pos.clone(),
+                });
+            }
+        }
+        let (then_gtid, now_gtid) = (
+            gtid_maxima(&self.gtid_streams),
+            gtid_maxima(&now.gtid_streams),
+        );
+        let behind = then_gtid
+            .iter()
+            .any(|(stream, seq)| now_gtid.get(stream).is_none_or(|n| n < seq));
+        if behind {
+            return Some(IdentityChange::GtidBackwards {
+                then: self.gtid_streams.clone(),
+                now: now.gtid_streams.clone(),
+            });
+        }
+        None
+    }
+}
 
 /// Server identity and binary-log settings.
 #[derive(Debug, Clone, Serialize)]
@@ -121,6 +331,14 @@ impl ChannelStatus {
         !self.sql_running || !matches!(self.until_condition.as_str(), "" | "None")
     }
 
+    /// The furthest source position the channel has read or applied.
+    pub fn furthest_read(&self) -> Option<&BinlogPosition> {
+        match (&self.received, &self.executed) {
+            (Some(r), Some(e)) => Some(if same_binlog(r, e) && e > r { e } else { r }),
+            (r, e) => r.as_ref().or(e.as_ref()),
+        }
+    }
+
     /// The last error, receiver or applier, if any.
     pub fn last_error(&self) -> Option<&str> {
         [&self.last_sql_error, &self.last_io_error]
@@ -192,6 +410,20 @@ impl Server {
                 strict_mode: strict != 0,
                 log_slave_updates: lsu != 0,
             }),
+        })
+    }
+
+    /// Which server this is, and where its binary log stands.
+    pub fn identity(&mut self) -> Result<ServerIdentity> {
+        let st = self.dialect().server_identity();
+        let row: Option<(u64, Option<String>, Option<String>)> = self.first(&st)?;
+        let (server_id, server_uuid, gtid_streams) =
+            row.ok_or_else(|| Error::server(self.name(), "no answer to the identity query"))?;
+        Ok(ServerIdentity {
+            server_id,
+            server_uuid: server_uuid.filter(|u| !u.is_empty()),
+            binlog: self.coordinates()?,
+            gtid_streams: gtid_streams.unwrap_or_default(),
         })
     }
 
@@ -409,5 +641,142 @@ mod gtid_tests {
         assert!(domain(0, false, true)
             .conflict_with_source(&source)
             .is_none());
+    }
+}
+
+#[cfg(test)]
+mod identity_tests {
+    use super::{gtid_maxima, same_binlog, Coordinates, IdentityChange, ServerIdentity};
+    use crate::server::BinlogPosition;
+
+    fn at(text: &str) -> BinlogPosition {
+        text.parse().unwrap()
+    }
+
+    fn server(id: u64, pos: &str, gtid_streams: &str) -> ServerIdentity {
+        ServerIdentity {
+            server_id: id,
+            server_uuid: None,
+            binlog: Coordinates {
+                position: at(pos),
+                gtid: String::new(),
+            },
+            gtid_streams: gtid_streams.into(),
+        }
+    }
+
+    #[test]
+    fn binlog_files_compare_by_their_number_not_their_text() {
+        assert!(at("mysql-bin.999999:9000") < at("mysql-bin.1000000:4"));
+        assert!(at("mysql-bin.000009:100") < at("mysql-bin.000010:4"));
+        assert!(at("mysql-bin.000010:4") < at("mysql-bin.000010:5"));
+        assert!(at("mysql-bin.000010:5") > at("mysql-bin.000009:99999"));
+        assert_eq!(
+            at("mysql-bin.000010:5").cmp(&at("mysql-bin.000010:5")),
+            std::cmp::Ordering::Equal
+        );
+        // Equal numbers written differently are still different positions.
+        assert_ne!(
+            at("mysql-bin.01:5").cmp(&at("mysql-bin.1:5")),
+            std::cmp::Ordering::Equal
+        );
+        assert!(same_binlog(
+            &at("mysql-bin.000001:4"),
+            &at("mysql-bin.1000000:4")
+        ));
+        assert!(!same_binlog(
+            &at("mysql-bin.000001:4"),
+            &at("node2-bin.000001:4")
+        ));
+    }
+
+    #[test]
+    fn gtid_streams_are_read_per_domain_and_server_or_per_uuid() {
+        let m = gtid_maxima("0-1-100,0-2-7, 5-5-3");
+        assert_eq!(m.get("0-1"), Some(&100));
+        assert_eq!(m.get("0-2"), Some(&7));
+        assert_eq!(m.get("5-5"), Some(&3));
+        let m = gtid_maxima("3E11FA47-71CA-11E1-9E33-C80AA9429562:1-5:11-18,\n4f1d0000-0000-0000-0000-000000000001:7");
+        assert_eq!(m.get("3e11fa47-71ca-11e1-9e33-c80aa9429562"), Some(&18));
+        assert_eq!(m.get("4f1d0000-0000-0000-0000-000000000001"), Some(&7));
+        assert!(gtid_maxima("").is_empty());
+    }
+
+    #[test]
+    fn the_same_server_going_forward_is_no_change() {
+        let then = server(2, "mysql-bin.000003:500", "0-2-40");
+        let now = server(2, "mysql-bin.000004:100", "0-2-41,0-3-9");
+        assert_eq!(
+            then.change_to(&now, Some(&at("mysql-bin.000004:100"))),
+            None
+        );
+        assert_eq!(then.change_to(&then.clone(), None), None);
+        let past_a_million = server(2, "mysql-bin.1000000:4", "0-2-41");
+        let before = server(2, "mysql-bin.999999:90000", "0-2-40");
+        assert_eq!(
+            before.change_to(&past_a_million, Some(&at("mysql-bin.999999:91000"))),
+            None
+        );
+    }
+
+    #[test]
+    fn another_server_id_or_uuid_is_a_change() {
+        let then = server(2, "mysql-bin.000003:500", "");
+        let now = server(12, "mysql-bin.000009:500", "");
+        assert!(matches!(
+            then.change_to(&now, None),
+            Some(IdentityChange::ServerId { then: 2, now: 12 })
+        ));
+        let mut a = then.clone();
+        a.server_uuid = Some("aaaa".into());
+        let mut b = then.clone();
+        b.server_uuid = Some("AAAA".into());
+        assert_eq!(a.change_to(&b, None), None);
+        b.server_uuid = Some("bbbb".into());
+        let change = a.change_to(&b, None).unwrap();
+        assert!(change
+            .to_string()
+            .contains("server_uuid changed from aaaa to bbbb"));
+    }
+
+    #[test]
+    fn a_binary_log_that_went_back_is_a_change() {
+        let then = server(2, "mysql-bin.000003:500", "");
+        // RESET MASTER: back to the first file.
+        let reset = server(2, "mysql-bin.000001:900", "");
+        let change = then.change_to(&reset, None).unwrap();
+        assert!(matches!(change, IdentityChange::BinlogBackwards { .. }));
+        assert!(change.to_string().contains("RESET MASTER"), "{change}");
+        // Same file, lower offset.
+        let lower = server(2, "mysql-bin.000003:499", "");
+        assert!(then.change_to(&lower, None).is_some());
+        // Above the journaled point but below what the channel already read.
+        let now = server(2, "mysql-bin.000003:800", "");
+        assert!(matches!(
+            then.change_to(&now, Some(&at("mysql-bin.000003:5000"))),
+            Some(IdentityChange::BehindChannel { .. })
+        ));
+        // Another series of files.
+        let renamed = server(2, "other-bin.000007:800", "");
+        assert!(matches!(
+            then.change_to(&renamed, None),
+            Some(IdentityChange::BinlogRenamed { .. })
+        ));
+    }
+
+    #[test]
+    fn gtids_missing_or_numbered_lower_are_a_change() {
+        let then = server(2, "mysql-bin.000003:500", "0-2-40,1-1-7");
+        // RESET MASTER empties the state.
+        let reset = server(2, "mysql-bin.000003:900", "");
+        assert!(matches!(
+            then.change_to(&reset, None),
+            Some(IdentityChange::GtidBackwards { .. })
+        ));
+        let lower = server(2, "mysql-bin.000003:900", "0-2-39,1-1-7");
+        assert!(then.change_to(&lower, None).is_some());
+        // A stream of the same domain by another server beside it is no change.
+        let beside = server(2, "mysql-bin.000003:900", "0-2-40,0-9-1,1-1-7");
+        assert_eq!(then.change_to(&beside, None), None);
     }
 }

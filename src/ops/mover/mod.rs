@@ -46,7 +46,7 @@ use crate::ident::{Channel, Ident};
 pub use crate::ops::effects::Live;
 use crate::ops::effects::{DryRun, DryRunPlan, Effects};
 use crate::playbook::{Fence, Playbook, Step};
-use crate::server::replication::Coordinates;
+use crate::server::replication::{Coordinates, ServerIdentity};
 use crate::server::BinlogPosition;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -99,6 +99,14 @@ pub struct MoveState {
     /// means a read-only fence silently went away.
     #[serde(default)]
     pub fenced_server_started_at: Option<i64>,
+    /// The source's and the target's servers as read at the copy: every step before the
+    /// flip checks that the same servers answer, with binary logs that only went forward.
+    #[serde(default)]
+    pub identity: Option<Identities>,
+    /// Why the operation may not go on: a server changed under it (see `identity`). Kept
+    /// until `abort`, so `resume` refuses with the same line.
+    #[serde(default)]
+    pub identity_refusal: Option<String>,
     /// Revert window: when it closes (Unix time).
     #[serde(default)]
     pub revert_until_unix: Option<i64>,
@@ -130,6 +138,15 @@ pub struct MoveState {
     /// revert) is gone.
     #[serde(default)]
     pub old_copy_dropped: bool,
+}
+
+/// The two servers of a move as read at its copy.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Identities {
+    /// The source's server: the copy's data and the channel's events come from its binary log.
+    pub source: ServerIdentity,
+    /// The target's server: it holds the copy and the channel.
+    pub target: ServerIdentity,
 }
 
 /// Where the `verify` step found the target equal to the source.

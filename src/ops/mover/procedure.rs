@@ -3,7 +3,7 @@
 //! through [`Effects`] inside [`Mover::effect`], so a dry run follows exactly this code.
 
 use super::VerifiedPoint;
-use super::{Effect, Mover};
+use super::{Effect, Identities, Mover};
 use crate::copy::{self, Method};
 use crate::directory::ShardState;
 use crate::error::{Error, Result};
@@ -11,6 +11,7 @@ use crate::ident::Ident;
 use crate::ops::effects::{ChannelState, CopyRequest, Effects, Flip, VerifyRequest};
 use crate::output::log;
 use crate::playbook::{Fence, Step, VerifyParams};
+use crate::server::replication::{same_binlog, Coordinates};
 use crate::server::{definitions, statements, ConnectSpec, Filters, Server, SourceSpec, StartAt};
 use crate::verify::{Hold, TablePair, VerifyOptions, VerifyReport};
 use std::time::{Duration, Instant};
@@ -48,6 +49,7 @@ impl<E: Effects> Mover<'_, E> {
         loop {
             crate::signal::check()?;
             self.fx.check_lease()?;
+            self.check_identity()?;
             // A lag spike while waiting (a batch job, a long ALTER on the source) is not a
             // failure: the copy is not ready yet, and the wait goes on.
             let lag = if self.same_node() {
@@ -128,6 +130,9 @@ impl<E: Effects> Mover<'_, E> {
     }
 
     pub(super) fn run_step(&mut self, step: &Step) -> Result<serde_json::Value> {
+        if !matches!(step, Step::Preflight(_)) {
+            self.check_identity()?;
+        }
         if self.same_node() {
             match step {
                 Step::ChangeMaster(_)
@@ -645,6 +650,9 @@ impl<E: Effects> Mover<'_, E> {
             t.dedup();
             t
         });
+        // Which servers the copy comes from and goes to, read before it: a copy made while
+        // either changed is not journaled as theirs.
+        let before = self.read_identities()?;
         let report = self.effect(
             Effect::Copy,
             &target,
@@ -686,7 +694,17 @@ impl<E: Effects> Mover<'_, E> {
         )?;
         self.state.coordinates = report.coordinates.clone();
         self.state.copied_rows = report.rows;
-        Ok(serde_json::to_value(&report).unwrap_or_default())
+        if let Some(before) = before {
+            self.journal_identities(&before, report.coordinates.as_ref())?;
+        }
+        let mut out = serde_json::to_value(&report).unwrap_or_default();
+        if let (Some(ids), Some(map)) = (&self.state.identity, out.as_object_mut()) {
+            map.insert(
+                "identity".into(),
+                serde_json::to_value(ids).unwrap_or_default(),
+            );
+        }
+        Ok(out)
     }
 
     fn change_master(&mut self) -> Result<serde_json::Value> {
@@ -730,6 +748,8 @@ impl<E: Effects> Mover<'_, E> {
         }
         self.fx
             .wait_for_position(&target, &channel, &pos, timeout)?;
+        // Reached means something only in the binary log the position was read from.
+        self.check_identity()?;
         self.effect(
             Effect::StopChannel,
             &target,
@@ -791,6 +811,9 @@ impl<E: Effects> Mover<'_, E> {
         }
         let fin = self.fx.coordinates(&source)?.position;
         self.state.final_position = Some(fin.clone());
+        // The final position must come from the server the channel follows, past all it
+        // read: one below it (a binary log reset, another server) is reached at once.
+        self.check_identity()?;
         Ok(serde_json::json!({"fence": fence, "final_position": fin}))
     }
 
@@ -843,6 +866,157 @@ impl<E: Effects> Mover<'_, E> {
             }
         }
         Ok(())
+    }
+
+    /// The source's and the target's identities now (None in a dry run and on one node,
+    /// where no channel follows a binary log).
+    fn read_identities(&mut self) -> Result<Option<Identities>> {
+        if self.fx.is_dry_run() || self.same_node() {
+            return Ok(None);
+        }
+        let (source, target) = (self.source.clone(), self.target.clone());
+        Ok(Some(Identities {
+            source: self.fresh_connection(&source)?.identity()?,
+            target: self.fresh_connection(&target)?.identity()?,
+        }))
+    }
+
+    /// A new connection to `node`: it reaches whatever server answers at the node's address
+    /// now, as the application's next connection does (one opened earlier may still reach
+    /// a server that was replaced behind the address).
+    fn fresh_connection(&self, node: &str) -> Result<Server> {
+        Server::connect_node(self.inv, node)
+    }
+
+    /// After the copy: journals the servers as they are now, once they are found to be the
+    /// ones read before it with binary logs that only went forward, the copy's coordinates
+    /// between the two readings.
+    fn journal_identities(
+        &mut self,
+        before: &Identities,
+        copied_at: Option<&Coordinates>,
+    ) -> Result<()> {
+        let Some(after) = self.read_identities()? else {
+            return Ok(());
+        };
+        let (source, target) = (self.source.clone(), self.target.clone());
+        if let Some(change) = before.source.change_to(&after.source, None) {
+            return Err(self.refuse_identity(&source, "the source", &change.to_string())?);
+        }
+        if let Some(change) = before.target.change_to(&after.target, None) {
+            return Err(self.refuse_identity(&target, "the target", &change.to_string())?);
+        }
+        if let Some(at) = copied_at.map(|c| &c.position) {
+            let (low, high) = (
+                &before.source.binlog.position,
+                &after.source.binlog.position,
+            );
+            if !same_binlog(at, high) || at < low || at > high {
+                let why = format!(
+                    "the copy's coordinates {at} are not between {low} and {high}, where its binary log stood before and after it"
+                );
+                return Err(self.refuse_identity(&source, "the source", &why)?);
+            }
+        }
+        self.state.identity = Some(after);
+        Ok(())
+    }
+
+    /// Refuses to go on unless the source and the target are still the servers journaled
+    /// at the copy, their binary logs having only gone forward — the source's also past
+    /// everything the channel has read from it. Otherwise the channel's position means
+    /// nothing (a `RESET MASTER`, a replica promoted behind the address): a final position
+    /// below what the channel applied would be "reached" at once and the flip would drop
+    /// the writes it never carried. A refusal is journaled and repeated by every later
+    /// run until `abort`. Nothing is checked after the flip, in a dry run, on one node, or
+    /// for an operation journaled before identities were.
+    pub(super) fn check_identity(&mut self) -> Result<()> {
+        if self.state.flipped {
+            return Ok(());
+        }
+        if let Some(why) = self.state.identity_refusal.clone() {
+            return Err(Error::Refused(why));
+        }
+        if self.fx.is_dry_run() || self.same_node() {
+            return Ok(());
+        }
+        let Some(then) = self.state.identity.clone() else {
+            return Ok(());
+        };
+        let (source, target, channel) = (
+            self.source.clone(),
+            self.target.clone(),
+            self.channel.clone(),
+        );
+        let mut target_server = self.fresh_connection(&target)?;
+        let target_now = target_server.identity()?;
+        if let Some(change) = then.target.change_to(&target_now, None) {
+            return Err(self.refuse_identity(&target, "the target", &change.to_string())?);
+        }
+        let read = target_server
+            .channel_status(&channel)?
+            .and_then(|s| s.furthest_read().cloned());
+        let source_now = self.fresh_connection(&source)?.identity()?;
+        if let Some(change) = then.source.change_to(&source_now, read.as_ref()) {
+            return Err(self.refuse_identity(&source, "the source", &change.to_string())?);
+        }
+        Ok(())
+    }
+
+    /// The revert window's version of [`Mover::check_identity`], its roles swapped: the
+    /// reverse channel on the source replays the target's binary log onto the old copy, so
+    /// a revert may flip back only while the target is the server the shard moved to, its
+    /// binary log past everything that channel read, and the source the server holding
+    /// the old copy. A refusal stops the revert before its flip; the shard stays on the
+    /// target, which holds every write.
+    pub(super) fn check_revert_identity(&mut self) -> Result<()> {
+        if self.fx.is_dry_run() || self.same_node() {
+            return Ok(());
+        }
+        let Some(then) = self.state.identity.clone() else {
+            return Ok(());
+        };
+        let (source, target) = (self.source.clone(), self.target.clone());
+        let channel = super::reverse_channel_for(self.fx.op());
+        let mut source_server = self.fresh_connection(&source)?;
+        let source_now = source_server.identity()?;
+        let read = source_server
+            .channel_status(&channel)?
+            .and_then(|s| s.furthest_read().cloned());
+        let changed = match then.source.change_to(&source_now, None) {
+            Some(change) => Some(("the source", source.clone(), change)),
+            None => {
+                let target_now = self.fresh_connection(&target)?.identity()?;
+                then.target
+                    .change_to(&target_now, read.as_ref())
+                    .map(|change| ("the target", target.clone(), change))
+            }
+        };
+        match changed {
+            Some((role, node, change)) => Err(Error::Refused(format!(
+                "{role} {node} is not the server the shard was moved with: {change}; the revert does not flip back over writes the reverse channel may not have carried, and the shard stays on {target}"
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// Journals why the operation stops (in the outputs of every step that has some, so
+    /// that lowering the fence, which clears the later ones, keeps it) and returns the
+    /// refusal: one line naming the node and what changed.
+    fn refuse_identity(&mut self, node: &str, role: &str, change: &str) -> Result<Error> {
+        let op = self.fx.op();
+        let why = format!(
+            "{role} {node} is not the server the copy was made with: {change}; nothing flips over writes the channel may not have carried: `shardctl abort {op}` leaves the shard on {} and drops the target's copy, then move it again",
+            self.source
+        );
+        self.state.identity_refusal = Some(why.clone());
+        let outputs = serde_json::to_value(&self.state).unwrap_or_default();
+        for i in 0..self.done.len() as u32 {
+            if i == self.step_no || self.done.get(i as usize).copied().unwrap_or(false) {
+                self.fx.set_step_outputs(i, &outputs)?;
+            }
+        }
+        Ok(Error::Refused(why))
     }
 
     /// Lifts the fence: the read-only hold released (the server writable again if no other
@@ -1120,6 +1294,8 @@ impl<E: Effects> Mover<'_, E> {
             },
         )?;
         refuse_differences(&report)?;
+        // Equal tables prove nothing about a source that is no longer the channel's.
+        self.check_identity()?;
         // Its age counts from the end: each round's snapshots were at most
         // max_snapshot_secs old, and the channel has applied everything since.
         self.state.verified_point = Some(VerifiedPoint {
@@ -1481,8 +1657,10 @@ impl<E: Effects> Mover<'_, E> {
             &directory_node,
             serde_json::json!({"shard": self.shard.id, "to": self.target}),
             |m| {
-                // Every write the target lacks would be lost: the fence must still stand.
+                // Every write the target lacks would be lost: the fence must still stand,
+                // on the servers the copy was made between.
                 m.fence_intact()?;
+                m.check_identity()?;
                 m.fx.flip(&flip)
             },
         );

@@ -7,6 +7,10 @@
 //!   exist on the source; the read-only fence when this operation holds it in the
 //!   directory's registry and the server is read-only.
 //! - The copy is usable when the target has every schema and its channel exists.
+//! - Before the flip, the source and the target must still be the servers journaled at the
+//!   copy (server_id, server_uuid, binary logs gone only forward, the source's past what
+//!   the channel read): otherwise `resume` refuses, now and every time after, and only
+//!   `abort` (which never checks it) goes on.
 //!
 //! Every action is idempotent, so `resume` and `abort` reach a clean end from any partial
 //! state. When the directory cannot be reached, nothing is lowered: the fence stays up
@@ -71,6 +75,11 @@ impl<'a> Mover<'a, Live<'a>> {
                 ),
                 Err(r) => notes.push(format!("rollback failed: {r}")),
             }
+        } else if self.state.identity_refusal.is_some() {
+            notes.push(format!(
+                "the fence is down and the shard stays on {}",
+                self.source
+            ));
         } else {
             notes.push(format!(
                 "the shard stays on {}; `shardctl resume {}` retries, `shardctl abort {}` cleans up",
@@ -156,6 +165,12 @@ impl<'a> Mover<'a, Live<'a>> {
         self.fence_mapping_from_journal()?;
         self.state.flipped = self.directory_flipped()?;
         self.state.fence = self.fence_now()?;
+        if !self.state.flipped {
+            // Before anything goes forward: the servers are still the ones of the copy (a
+            // failover or a binary log reset while no one ran), or an earlier run's refusal
+            // stands until `abort`.
+            self.check_identity()?;
+        }
         if self.state.flipped {
             // Forward only: everything before the flip stands; the flip step itself, unless
             // journaled done, runs again to enable the events (it does not flip twice).

@@ -346,6 +346,7 @@ impl<E: Effects> Mover<'_, E> {
             ),
         })?;
         super::procedure::refuse_differences(&report)?;
+        self.check_revert_identity()?;
 
         // What a client of the shard sees besides its tables, read before the fence (the
         // fence renames the tables the triggers and views name).
@@ -389,12 +390,16 @@ impl<E: Effects> Mover<'_, E> {
             },
         )?;
         let fin = self.fx.coordinates(&target)?.position;
+        // Read from the target the reverse channel follows, past all it read, or reached
+        // at once for nothing.
+        self.check_revert_identity()?;
         self.fx.wait_for_position(
             &source,
             &channel,
             &fin,
             Duration::from_secs(p.final_timeout_secs),
         )?;
+        self.check_revert_identity()?;
         self.effect(
             Effect::RevertStopChannel,
             &source,
@@ -421,6 +426,7 @@ impl<E: Effects> Mover<'_, E> {
             serde_json::json!({"shard": self.shard.id, "to": source}),
             |m| {
                 m.revert_fence_intact(&mapping)?;
+                m.check_revert_identity()?;
                 m.fx.flip(&flip)
             },
         );
