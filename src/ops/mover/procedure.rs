@@ -977,7 +977,7 @@ impl<E: Effects> Mover<'_, E> {
             return Ok(());
         };
         let (source, target) = (self.source.clone(), self.target.clone());
-        let channel = super::reverse_channel_for(self.fx.op());
+        let channel = self.fx.names().reverse_channel(self.fx.op());
         let mut source_server = self.fresh_connection(&source)?;
         let source_now = source_server.identity()?;
         let read = source_server
