@@ -3,7 +3,8 @@
 //! each try (not the whole `timeout_secs`), is named before fencing, and with
 //! `--kill-blockers` is ended so the move completes; SIGHUP (a dropped ssh session) under
 //! the fence stops at a safe point like SIGTERM, with the fence lifted, and `resume`
-//! finishes the move.
+//! finishes the move — also when the SIGHUP comes from the terminal itself hanging up,
+//! after which every write to it fails.
 
 mod common;
 
@@ -25,7 +26,8 @@ const ROWS: u64 = 2_000;
 const HELD_BACK: u32 = 1;
 const KILLED: u32 = 2;
 const HUNG_UP: u32 = 3;
-const SHARDS: u32 = 3;
+const TERMINAL_GONE: u32 = 4;
+const SHARDS: u32 = 4;
 
 fn serial() -> MutexGuard<'static, ()> {
     static LOCK: Mutex<()> = Mutex::new(());
@@ -337,4 +339,89 @@ fn sighup_under_the_fence_lifts_it_and_resume_finishes() {
         count(&mut t, &format!("SELECT COUNT(*) FROM app_{shard}.t")) as u64,
         ROWS
     );
+}
+
+/// The operator's terminal goes away (its master side closed, as when an ssh session
+/// drops) while shardctl, its controlling process, holds the fence: the kernel's SIGHUP
+/// stops it at the safe point, every later write to the terminal fails (EIO) without
+/// stopping it, it exits 130 with the fence lifted, and `resume` finishes.
+#[test]
+fn a_terminal_hanging_up_under_the_fence_stops_it_like_sighup() {
+    use std::io::Read;
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let _s = serial();
+    fleet();
+    let shard = TERMINAL_GONE;
+    let (mut master, mut slave) = (0, 0);
+    // SAFETY: openpty writes two fresh descriptors, owned from here on.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(rc, 0);
+    // SAFETY: fcntl on the descriptor just opened. shardctl must not inherit the master
+    // side: a copy open in the child would keep the terminal from ever hanging up.
+    assert_eq!(
+        unsafe { libc::fcntl(master, libc::F_SETFD, libc::FD_CLOEXEC) },
+        0
+    );
+    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("shardctl"));
+    cmd.env_remove("SHARDCTL_CONFIG")
+        .env("SHARDCTL_YES", "1")
+        .env("NO_COLOR", "1")
+        .env("SHARDCTL_FAULT", "pause=120@after:lock")
+        .arg("--config")
+        .arg(fleet().inventory_path())
+        .args(["-v", "move", "--shard", &shard.to_string(), "--to", "node2"])
+        .stdin(slave.try_clone().unwrap())
+        .stdout(slave.try_clone().unwrap())
+        .stderr(slave);
+    // SAFETY: setsid and ioctl are async-signal-safe; the child gets a session of its own
+    // with the terminal as its controlling terminal, as a login shell's job would.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let child = cmd.spawn().expect("spawn under a pty");
+    drop(cmd);
+    let mut child = Running(child);
+    let mut screen = std::fs::File::from(master);
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    let deadline = Instant::now() + Duration::from_secs(180);
+    while !String::from_utf8_lossy(&seen).contains("fault point after:lock: pausing") {
+        assert!(
+            Instant::now() < deadline,
+            "never fenced:\n{}",
+            String::from_utf8_lossy(&seen)
+        );
+        match screen.read(&mut buf) {
+            Ok(0) | Err(_) => panic!(
+                "the terminal closed early:\n{}",
+                String::from_utf8_lossy(&seen)
+            ),
+            Ok(n) => seen.extend_from_slice(&buf[..n]),
+        }
+    }
+    assert!(hidden_tables(shard) > 0, "the fence is up");
+    // The terminal hangs up.
+    drop(screen);
+    let nothing = Mutex::new(String::from("(the terminal is gone)"));
+    let code = exit_within(&mut child.0, Duration::from_secs(60), &nothing);
+    assert_eq!(code, INTERRUPTED);
+    assert_eq!(hidden_tables(shard), 0, "the fence was lifted");
+    assert_eq!(node_of(shard), "node1", "nothing flipped");
+    let op = last_op();
+    cli(&["resume", &op.id.to_string()]).assert().success();
+    assert_eq!(node_of(shard), "node2");
 }
