@@ -98,8 +98,6 @@ pub struct Blocker {
     pub schema: Option<String>,
     /// `Sleep` (idle inside its transaction), `Query`, ...
     pub command: String,
-    /// The statement it runs now, if any (its first 200 characters).
-    pub statement: Option<String>,
     /// How it was found.
     pub evidence: Evidence,
 }
@@ -143,8 +141,8 @@ fn metadata_lock_holders(src: &mut Server, schemas: &[Ident]) -> Option<HashSet<
 /// The open transactions of other sessions on `src` that hold the tables of `schemas`:
 /// precisely from the server's metadata-lock view where it has one, otherwise those whose
 /// default schema is one of `schemas` (a transaction that reached the shard's tables from
-/// another default schema is then missed: it is listed as `open_elsewhere`). Never this
-/// session, never a replication or system thread.
+/// another default schema is then missed: it only counts among the others, the second
+/// value). Never this session, never a replication or system thread.
 pub fn blockers(src: &mut Server, schemas: &[Ident]) -> Result<(Vec<Blocker>, usize)> {
     if schemas.is_empty() {
         return Ok((Vec::new(), 0));
@@ -157,7 +155,6 @@ pub fn blockers(src: &mut Server, schemas: &[Ident]) -> Result<(Vec<Blocker>, us
         Option<String>,
         Option<String>,
         Option<String>,
-        Option<String>,
     );
     let rows: Vec<Row> = src
         .rows(&statements::open_transactions(schemas))?
@@ -166,7 +163,7 @@ pub fn blockers(src: &mut Server, schemas: &[Ident]) -> Result<(Vec<Blocker>, us
         .collect();
     let mut found = Vec::new();
     let mut elsewhere = 0;
-    for (session, open_secs, user, host, schema, command, statement) in rows {
+    for (session, open_secs, user, host, schema, command) in rows {
         let evidence = match &holders {
             Some(h) if h.contains(&session) => Some(Evidence::MetadataLock),
             Some(_) => None,
@@ -186,7 +183,6 @@ pub fn blockers(src: &mut Server, schemas: &[Ident]) -> Result<(Vec<Blocker>, us
                 host: host.unwrap_or_default(),
                 schema,
                 command: command.unwrap_or_default(),
-                statement,
                 evidence,
             }),
             None => elsewhere += 1,

@@ -1025,8 +1025,9 @@ fn schema_placeholders(schemas: &[Ident]) -> (String, Vec<Value>) {
 }
 
 /// The open InnoDB transactions of other sessions (never this one, never a replication
-/// or system thread), as (session id, seconds open, user, host, default schema, command,
-/// statement): the candidates that could hold the shard fence's RENAME back. Sessions whose
+/// or system thread), as (session id, seconds open, user, host, default schema, command):
+/// the candidates that could hold the shard fence's RENAME back. Never the statement text,
+/// which may hold row data or a password. Sessions whose
 /// default schema is one of `schemas` come first.
 pub fn open_transactions(schemas: &[Ident]) -> Stmt {
     let (marks, params) = schema_placeholders(schemas);
@@ -1039,7 +1040,7 @@ pub fn open_transactions(schemas: &[Ident]) -> Stmt {
         format!(
             "SELECT CAST(t.trx_mysql_thread_id AS UNSIGNED), \
              CAST(GREATEST(TIMESTAMPDIFF(SECOND, t.trx_started, NOW()), 0) AS UNSIGNED), \
-             p.USER, p.HOST, p.DB, p.COMMAND, LEFT(p.INFO, 200) \
+             p.USER, p.HOST, p.DB, p.COMMAND \
              FROM information_schema.INNODB_TRX t \
              JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id \
              WHERE t.trx_mysql_thread_id <> CONNECTION_ID() AND p.USER <> 'system user' \
