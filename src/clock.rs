@@ -1,8 +1,44 @@
 //! Wall-clock times as RFC 3339 UTC text (`2026-11-22T15:34:19.123Z`), the one form every
 //! JSON document and log line uses. Written here rather than pulled from a date crate: the
 //! tool only ever formats UTC instants, which is a few lines of civil-calendar arithmetic.
+//!
+//! Ages that decide something across processes (a lease, the verified point's
+//! `max_age_secs`) are measured on one clock, the directory's (`UNIX_TIMESTAMP()` on the
+//! directory node): a resume on another host, or a local clock stepped by NTP between the
+//! verification and `confirm`, must not make a stale point look fresh. [`DirectoryClock`]
+//! reads it once and counts on from there with the local monotonic clock, which never
+//! steps.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+/// The directory's clock: its Unix time read once, carried forward by the monotonic clock.
+#[derive(Debug, Clone, Copy)]
+pub struct DirectoryClock {
+    read_at: Instant,
+    unix_secs: i64,
+}
+
+impl DirectoryClock {
+    /// The clock, given the directory's Unix time read just now.
+    pub fn read(directory_unix_secs: i64) -> DirectoryClock {
+        DirectoryClock {
+            read_at: Instant::now(),
+            unix_secs: directory_unix_secs,
+        }
+    }
+
+    /// The directory's Unix time now, in whole seconds.
+    pub fn unix_secs(&self) -> i64 {
+        self.unix_secs + self.read_at.elapsed().as_secs() as i64
+    }
+
+    /// Seconds from `then` (a Unix time on the directory's clock) to now on it; negative
+    /// when `then` is ahead (a point journaled with the local clock of a host ahead of the
+    /// directory's).
+    pub fn age_secs(&self, then: i64) -> i64 {
+        self.unix_secs() - then
+    }
+}
 
 /// `at` as RFC 3339 UTC with milliseconds.
 pub fn rfc3339(at: SystemTime) -> String {
@@ -66,6 +102,21 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    /// The age comes from the directory's time, not the local one: with a directory an
+    /// hour behind this host, a point stamped on the directory's clock a minute ago is a
+    /// minute old (the local clock would call it 61 minutes old, or a local stamp -59).
+    #[test]
+    fn ages_are_measured_on_the_directory_clock() {
+        let directory_now = unix_secs() - 3600;
+        let clock = DirectoryClock::read(directory_now);
+        assert_eq!(clock.age_secs(directory_now - 60), 60);
+        assert_ne!(unix_secs() - (directory_now - 60), 60);
+        assert!(
+            clock.age_secs(unix_secs()) <= -3599,
+            "a local stamp is an hour ahead"
+        );
+    }
 
     fn at(secs: i64, millis: u64) -> String {
         let t = if secs >= 0 {

@@ -4,13 +4,15 @@
 //! The text checks ([`Template`], [`Plan`]) are pure.
 
 use crate::config::Inventory;
-use crate::directory::{shard_schema, Snapshot};
+use crate::directory::journal::OpKind;
+use crate::directory::{shard_schema, OperationSummary, Snapshot};
 use crate::error::{Error, Result};
 use crate::ident::Ident;
 use crate::server::{reports, ConnectSpec, Server};
 use mysql::Value;
 use serde::Serialize;
 use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 /// Words that make a SELECT (or WITH) statement write or lock (`WITH ... UPDATE`,
@@ -603,6 +605,10 @@ pub struct Answer {
     pub rows: Vec<Vec<Cell>>,
     /// Each shard's part.
     pub shards: Vec<ShardPart>,
+    /// The shards whose rows were filtered by their ownership (a prune pending: each still
+    /// holds rows it no longer owns, which would otherwise count twice). Absent when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub owned_rows_only: Vec<u32>,
 }
 
 fn is_numeric(t: mysql::consts::ColumnType) -> bool {
@@ -661,15 +667,49 @@ pub enum Event<'a> {
     ShardDone(&'a ShardPart),
 }
 
+/// The shards that may hold rows they no longer own, from the operations not finished
+/// yet: every shard of the function of a split or merge under way (after a split's flip
+/// both halves hold the whole key space until both prunes finish, which may take hours;
+/// a merge copies the retired shard's rows into the survivor before its flip), and a
+/// shard whose prune is under way. The journal records every one of them: `shard add`
+/// refuses to give away keys that hold rows, and a split after its flip can only go
+/// forward to its prunes.
+pub fn unpruned_shards(snap: &Snapshot, ops: &[OperationSummary]) -> BTreeSet<u32> {
+    let mut out = BTreeSet::new();
+    for op in ops {
+        let Some(shard) = op.shard_id.and_then(|id| snap.shard(id).ok()) else {
+            continue;
+        };
+        match op.kind {
+            OpKind::Split | OpKind::Merge => {
+                out.extend(snap.shards_of(shard.func_id).map(|s| s.id));
+            }
+            OpKind::Prune => {
+                out.insert(shard.id);
+            }
+            OpKind::Move | OpKind::Lock => {}
+        }
+    }
+    out
+}
+
 /// A query that passed every check, resolved against the directory.
 struct Prepared {
     template: Template,
     logical: Vec<(Ident, Ident)>,
     plan: Plan,
     shards: Vec<crate::directory::Shard>,
+    /// For each shard that may hold rows it no longer owns: per marker, the condition
+    /// matching them (None for a global table).
+    not_owned: BTreeMap<u32, Vec<Option<crate::server::statements::Condition>>>,
 }
 
-fn prepare(snap: &Snapshot, function: &str, sql: &str) -> Result<Prepared> {
+fn prepare(
+    snap: &Snapshot,
+    function: &str,
+    sql: &str,
+    unpruned: &BTreeSet<u32>,
+) -> Result<Prepared> {
     check_read_only(sql)?;
     let template = Template::parse(sql)?;
     let logical = template.resolve(snap, function)?;
@@ -685,11 +725,40 @@ fn prepare(snap: &Snapshot, function: &str, sql: &str) -> Result<Prepared> {
             "function {function} has no serving shard"
         )));
     }
+    let columns: Vec<Option<Ident>> = logical
+        .iter()
+        .map(|(schema, table)| {
+            snap.tables
+                .iter()
+                .find(|t| {
+                    t.func_id == func.id
+                        && t.schema.eq_ignore_ascii_case(schema.as_str())
+                        && t.table.eq_ignore_ascii_case(table.as_str())
+                })
+                .map(|t| Ident::new("column", &t.column))
+                .transpose()
+        })
+        .collect::<Result<_>>()?;
+    let mut not_owned = BTreeMap::new();
+    if columns.iter().any(Option::is_some) {
+        for shard in shards.iter().filter(|s| unpruned.contains(&s.id)) {
+            let conditions = columns
+                .iter()
+                .map(|c| {
+                    c.as_ref()
+                        .map(|c| crate::prune::predicate::not_owned(snap, shard, c))
+                        .transpose()
+                })
+                .collect::<Result<Vec<_>>>()?;
+            not_owned.insert(shard.id, conditions);
+        }
+    }
     Ok(Prepared {
         template,
         logical,
         plan,
         shards,
+        not_owned,
     })
 }
 
@@ -702,14 +771,17 @@ fn query_shard(
     tx: &std::sync::mpsc::Sender<Msg>,
 ) -> Result<()> {
     let started = Instant::now();
-    let tables: Vec<(Ident, Ident)> = p
+    let filters = p.not_owned.get(&shard.id);
+    let tables: Vec<reports::MarkerTable> = p
         .logical
         .iter()
-        .map(|(s, t)| {
-            Ok((
-                Ident::new("schema", &shard_schema(s.as_str(), shard.id))?,
-                t.clone(),
-            ))
+        .enumerate()
+        .map(|(i, (s, t))| {
+            Ok(reports::MarkerTable {
+                schema: Ident::new("schema", &shard_schema(s.as_str(), shard.id))?,
+                table: t.clone(),
+                not_owned: filters.and_then(|f| f.get(i).cloned().flatten()),
+            })
         })
         .collect::<Result<_>>()?;
     let mut spec = ConnectSpec::for_node(inv, inv.node(&shard.node)?)?;
@@ -717,8 +789,11 @@ fn query_shard(
     spec.connect_timeout = spec.connect_timeout.min(Duration::from_secs(secs + 2));
     let mut server = Server::connect(&spec)?;
     server.exec(&reports::statement_time_limit(server.flavor(), secs))?;
+    let (st, values) = reports::shard_query_owned(&p.template.parts, &tables);
+    if let Some(set) = reports::owned_variables(&values) {
+        server.exec(&set)?;
+    }
     server.exec(&reports::start_read_only())?;
-    let st = reports::shard_query(&p.template.parts, &tables);
     let mut rows = 0u64;
     server
         .stream_text(
@@ -805,15 +880,16 @@ fn fan_out(
     })
 }
 
-fn empty_answer(function: &str, plan: &Plan) -> Answer {
+fn empty_answer(function: &str, p: &Prepared) -> Answer {
     Answer {
         function: function.to_string(),
         columns: Vec::new(),
         numeric: Vec::new(),
-        merge: plan.columns.clone(),
-        aggregated: plan.aggregate,
+        merge: p.plan.columns.clone(),
+        aggregated: p.plan.aggregate,
         rows: Vec::new(),
         shards: Vec::new(),
+        owned_rows_only: p.not_owned.keys().copied().collect(),
     }
 }
 
@@ -834,9 +910,10 @@ pub fn run(
     function: &str,
     sql: &str,
     timeout: Duration,
+    unpruned: &BTreeSet<u32>,
 ) -> Result<Answer> {
-    let p = prepare(snap, function, sql)?;
-    let mut answer = empty_answer(function, &p.plan);
+    let p = prepare(snap, function, sql, unpruned)?;
+    let mut answer = empty_answer(function, &p);
     let mut all = Vec::new();
     fan_out(inv, &p, timeout, |msg| {
         match msg {
@@ -900,15 +977,16 @@ pub fn stream(
     function: &str,
     sql: &str,
     timeout: Duration,
+    unpruned: &BTreeSet<u32>,
     sink: &mut dyn FnMut(Event<'_>),
 ) -> Result<Answer> {
-    let p = prepare(snap, function, sql)?;
+    let p = prepare(snap, function, sql, unpruned)?;
     if p.plan.aggregate {
         return Err(Error::Internal(
             "a query with aggregates cannot stream: its rows merge at the end".into(),
         ));
     }
-    let mut answer = empty_answer(function, &p.plan);
+    let mut answer = empty_answer(function, &p);
     let mut announced = false;
     fan_out(inv, &p, timeout, |msg| {
         match msg {

@@ -1,6 +1,9 @@
-//! Ctrl-C and SIGTERM: recorded in a flag that long operations check between steps (and the
+//! Ctrl-C, SIGTERM and SIGHUP: recorded in a flag that long operations check between steps (and the
 //! copies between batches), so they stop at a safe point (lifting a fence they raised)
-//! instead of dying mid-step.
+//! instead of dying mid-step. SIGHUP is what a dropped ssh session (or a closed terminal
+//! window) sends: it is a request to stop like the others, never a crash under a fence.
+//! Output written to the hung-up terminal afterwards fails with EIO (or EPIPE), which
+//! [`crate::output`] drops, so the stop still reaches its safe point.
 //!
 //! A second signal is not ignored forever: when the first has not been honoured within
 //! [`FORCE_AFTER`] (the process is still running, e.g. stuck on an unresponsive server), a
@@ -70,14 +73,22 @@ extern "C" fn on_signal(_: libc::c_int) {
     say(b"shardctl: still stopping at a safe point (interrupt again after 10 s to exit at once)\n");
 }
 
-/// Installs the handlers for SIGINT and SIGTERM. Called once by the binary.
+/// The signals that ask for a stop at the next safe point.
+pub const STOP_SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+/// Installs the handlers for [`STOP_SIGNALS`] and ignores SIGPIPE (a write to a closed
+/// pipe then fails with EPIPE, which the output layer drops, instead of killing the
+/// process; Rust's runtime does the same, this makes it independent of how the process was
+/// started). Called once by the binary.
 pub fn install() {
     let handler: extern "C" fn(libc::c_int) = on_signal;
     // SAFETY: the handler only touches atomics and calls async-signal-safe functions
     // (clock_gettime, write, kill, _exit).
     unsafe {
-        libc::signal(libc::SIGINT, handler as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, handler as libc::sighandler_t);
+        for sig in STOP_SIGNALS {
+            libc::signal(sig, handler as libc::sighandler_t);
+        }
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
     }
 }
 

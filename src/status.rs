@@ -290,6 +290,9 @@ pub struct ShardReport {
     pub state: ShardState,
     /// Operation in progress (`move #12 copying`).
     pub operation: Option<String>,
+    /// A prune is pending (a split or merge under way, or its prune): the shard still holds
+    /// rows it no longer owns, and `rows` and `bytes` count them too.
+    pub unpruned: bool,
 }
 
 /// The fleet: nodes and, when a directory exists, its shards.
@@ -362,6 +365,7 @@ pub fn gather_fleet_sized(inv: &Inventory, names: &[String], source: SizeSource)
     let mut version = None;
     if let Some((snap, ops)) = directory {
         version = Some(snap.version);
+        let unpruned = crate::query::unpruned_shards(&snap, &ops);
         for shard in &snap.shards {
             let Some(func) = snap.function_by_id(shard.func_id) else {
                 continue;
@@ -403,6 +407,7 @@ pub fn gather_fleet_sized(inv: &Inventory, names: &[String], source: SizeSource)
                 size_source,
                 state: shard.state,
                 operation,
+                unpruned: unpruned.contains(&shard.id),
             });
         }
         for r in &mut gathered.reports {

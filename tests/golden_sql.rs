@@ -767,6 +767,23 @@ fn render_common() -> String {
         })
         .collect();
     line("fence: lock wait", sql::lock_wait_timeout(5).to_string());
+    line(
+        "fence: open transactions",
+        sql::open_transactions(std::slice::from_ref(&schema)).to_string(),
+    );
+    line(
+        "fence: metadata lock holders (MariaDB)",
+        sql::metadata_lock_holders_mariadb(std::slice::from_ref(&schema)).to_string(),
+    );
+    line(
+        "fence: metadata lock holders (MySQL)",
+        sql::metadata_lock_holders_mysql(std::slice::from_ref(&schema)).to_string(),
+    );
+    line(
+        "fence: end a blocker",
+        sql::kill_connection(4242).to_string(),
+    );
+    line("directory clock", sql::unix_now().to_string());
     line("fence: raise", shown_opt(sql::rename_to_hidden(&hidden)));
     line("fence: lift", shown_opt(sql::rename_from_hidden(&hidden)));
     line(
@@ -1128,6 +1145,41 @@ fn render_reports() -> String {
             )
             .to_string(),
         ),
+        {
+            let not_owned = shardctl::server::statements::Condition {
+                sql: "(`emp_no` < ? OR `emp_no` >= ?)".into(),
+                params: vec![10.into(), 20.into()],
+            };
+            let owned = |table: &str, filtered: bool| r::MarkerTable {
+                schema: s.clone(),
+                table: id(table),
+                not_owned: filtered.then(|| not_owned.clone()),
+            };
+            let (st, values) = r::shard_query_owned(
+                &[
+                    "SELECT ".to_string(),
+                    ".emp_no, COUNT(*) FROM ".to_string(),
+                    " JOIN ".to_string(),
+                    " d USING (dept_no) GROUP BY ".to_string(),
+                    ".emp_no".to_string(),
+                ],
+                &[
+                    owned("employees", true),
+                    owned("employees", true),
+                    owned("departments", false),
+                    owned("employees", true),
+                ],
+            );
+            (
+                "query: a pending prune's shard reads only its own rows",
+                format!(
+                    "{}\n{st}",
+                    r::owned_variables(&values)
+                        .map(|v| v.to_string())
+                        .unwrap_or_default()
+                ),
+            )
+        },
     ];
     lines
         .iter()

@@ -635,12 +635,38 @@ pub fn query(ctx: &Context, args: QueryArgs) -> Result<()> {
     crate::query::Template::parse(&args.sql)?;
     let plan = crate::query::Plan::of(&args.sql)?;
     let inv = ctx.inventory()?;
-    let snap = Directory::open(&inv)?.load()?;
+    let mut dir = Directory::open(&inv)?;
+    let snap = dir.load()?;
+    let unpruned = crate::query::unpruned_shards(&snap, &dir.active_operations()?);
+    if let Ok(func) = snap.function(&args.function) {
+        let mine: Vec<String> = snap
+            .shards_of(func.id)
+            .filter(|s| unpruned.contains(&s.id))
+            .map(|s| s.id.to_string())
+            .collect();
+        if !mine.is_empty() {
+            output::log(
+                0,
+                &format!(
+                    "shard(s) {}: a prune is pending (they still hold rows they no longer own): only each shard's own rows are read",
+                    mine.join(", ")
+                ),
+            );
+        }
+    }
     let timeout = std::time::Duration::from_secs(args.timeout);
     if !plan.aggregate {
-        return query_stream(ctx, &inv, &snap, &args.function, &args.sql, timeout);
+        return query_stream(
+            ctx,
+            &inv,
+            &snap,
+            &args.function,
+            &args.sql,
+            timeout,
+            &unpruned,
+        );
     }
-    let answer = crate::query::run(&inv, &snap, &args.function, &args.sql, timeout)?;
+    let answer = crate::query::run(&inv, &snap, &args.function, &args.sql, timeout, &unpruned)?;
     match ctx.format {
         Format::Json => {
             let mut v = serde_json::to_value(&answer)
@@ -677,6 +703,7 @@ fn query_stream(
     function: &str,
     sql: &str,
     timeout: std::time::Duration,
+    unpruned: &std::collections::BTreeSet<u32>,
 ) -> Result<()> {
     use crate::query::Event;
     let json = ctx.format == Format::Json;
@@ -721,13 +748,16 @@ fn query_stream(
             }
         }
     };
-    let result = crate::query::stream(inv, snap, function, sql, timeout, &mut sink);
+    let result = crate::query::stream(inv, snap, function, sql, timeout, unpruned, &mut sink);
     if json {
         let mut body = serde_json::json!({"function": function, "rows": rows, "aggregated": false});
         match &result {
             Ok(a) => {
                 body["columns"] = serde_json::json!(a.columns);
                 body["shards"] = serde_json::to_value(&a.shards).unwrap_or_default();
+                if !a.owned_rows_only.is_empty() {
+                    body["owned_rows_only"] = serde_json::json!(a.owned_rows_only);
+                }
                 body["outcome"] = "finished".into();
                 body["error"] = serde_json::Value::Null;
             }

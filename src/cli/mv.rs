@@ -88,6 +88,11 @@ pub struct MoveArgs {
     /// Override the lock step's fence.
     #[arg(long, value_enum)]
     pub fence: Option<Fence>,
+    /// Before each try of the shard fence, end the sessions whose open transaction holds
+    /// the shard's tables (otherwise they are only named): sets the lock step's
+    /// kill_blockers.
+    #[arg(long)]
+    pub kill_blockers: bool,
     /// Override the backup step's method.
     #[arg(long, value_enum)]
     pub method: Option<Method>,
@@ -399,6 +404,7 @@ fn playbook(args: &MoveArgs) -> Result<Playbook> {
                 if let Some(f) = args.fence {
                     l.fence = f;
                 }
+                l.kill_blockers |= args.kill_blockers;
             }
             Step::Backup(b) => {
                 if let Some(m) = args.method {
@@ -1355,6 +1361,11 @@ pub struct SplitArgs {
     /// Override the lock step's fence.
     #[arg(long, value_enum)]
     pub fence: Option<Fence>,
+    /// Before each try of the shard fence, end the sessions whose open transaction holds
+    /// the shard's tables (otherwise they are only named): sets the lock step's
+    /// kill_blockers.
+    #[arg(long)]
+    pub kill_blockers: bool,
     /// Run the procedure with every effect recorded instead of sent (read-only); prints
     /// the statements a real run would send on these servers.
     #[arg(long, conflicts_with = "check")]
@@ -1374,11 +1385,12 @@ pub fn split(ctx: &Context, args: SplitArgs) -> Result<()> {
         Some(p) => Playbook::load(p)?,
         None => Playbook::default_split(),
     };
-    if let Some(f) = args.fence {
-        for s in &mut pb.steps {
-            if let Step::Lock(l) = s {
+    for s in &mut pb.steps {
+        if let Step::Lock(l) = s {
+            if let Some(f) = args.fence {
                 l.fence = f;
             }
+            l.kill_blockers |= args.kill_blockers;
         }
     }
     if !pb.is_split() {
@@ -1680,6 +1692,7 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
                         "by": by,
                         "directory_version": file.directory_version,
                         "size_source": file.size_source,
+                        "unpruned_shards": file.unpruned_shards,
                         "moves": file.moves.iter().map(|m| serde_json::json!({
                             "shard": m.shard,
                             "from": m.from,
@@ -1758,6 +1771,12 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
                             _ => "sizes: table statistics as they stand (they lag behind recent moves; `--sizes exact` refreshes them)",
                         }
                     );
+                    if !file.unpruned_shards.is_empty() {
+                        crate::outln!(
+                            "prune pending on shard(s) {:?}: their sizes still count rows they no longer own (their nodes weigh more than they will)",
+                            file.unpruned_shards
+                        );
+                    }
                     if let Some(p) = out {
                         crate::outln!(
                             "plan written to {} (directory version {})",

@@ -195,12 +195,16 @@ fn show(ctx: &Context, inv: &crate::config::Inventory, args: &StatusArgs) -> Res
                             Cell::new(&s.node),
                             Cell::new(s.schemas.join(", ")),
                             Cell::new(s.rows),
-                            Cell::new(match (fleet.size_source, s.size_source) {
-                                (SizeSource::Exact, SizeSource::Statistics) => {
-                                    format!("{} (statistics)", human_bytes(s.bytes))
-                                }
-                                _ => human_bytes(s.bytes),
-                            }),
+                            Cell::new(format!(
+                                "{}{}",
+                                match (fleet.size_source, s.size_source) {
+                                    (SizeSource::Exact, SizeSource::Statistics) => {
+                                        format!("{} (statistics)", human_bytes(s.bytes))
+                                    }
+                                    _ => human_bytes(s.bytes),
+                                },
+                                if s.unpruned { " (unpruned)" } else { "" }
+                            )),
                             output::status_cell(
                                 s.state.as_sql(),
                                 s.state == crate::directory::ShardState::Online,
@@ -210,6 +214,18 @@ fn show(ctx: &Context, inv: &crate::config::Inventory, args: &StatusArgs) -> Res
                     }
                     crate::outln!("{t}");
                     crate::outln!("directory version {v}, {} shards", fleet.shards.len());
+                    let unpruned: Vec<String> = fleet
+                        .shards
+                        .iter()
+                        .filter(|s| s.unpruned)
+                        .map(|s| s.id.to_string())
+                        .collect();
+                    if !unpruned.is_empty() {
+                        crate::outln!(
+                            "prune pending on shard(s) {}: their rows and sizes still count rows they no longer own (`query` reads only each shard's own)",
+                            unpruned.join(", ")
+                        );
+                    }
                     crate::outln!(
                         "{}",
                         match fleet.size_source {

@@ -377,7 +377,8 @@ pub trait FleetEffects {
     }
 
     /// Renames every table of `fenced` to its hidden name in one unlogged statement that
-    /// waits at most `timeout_secs` for in-flight transactions; nothing when already up.
+    /// waits at most `timeout_secs` for in-flight transactions (one try: error 1205 when
+    /// they held it longer); nothing when already up.
     fn raise_shard_fence(
         &mut self,
         node: &str,
@@ -393,6 +394,30 @@ pub trait FleetEffects {
             self.run_unlogged(node, &[st])?;
         }
         self.simulate(Change::Hidden(node.into(), fenced.to_vec(), true));
+        Ok(())
+    }
+
+    /// The open transactions of other sessions on `node` that hold the tables of
+    /// `schemas` (the shard fence's RENAME would wait for them), and how many other open
+    /// transactions there are.
+    fn fence_blockers(
+        &mut self,
+        node: &str,
+        schemas: &[Ident],
+    ) -> Result<(Vec<super::fence::Blocker>, usize)> {
+        super::fence::blockers(self.reader(node)?, schemas)
+    }
+
+    /// Ends the sessions `ids` on `node` (`KILL CONNECTION`); one already gone is no error.
+    fn kill_sessions(&mut self, node: &str, ids: &[u64]) -> Result<()> {
+        for &id in ids {
+            match self.run(node, &[statements::kill_connection(id)]) {
+                Err(Error::Server { message, .. }) if message.starts_with("error 1094 (") => {}
+                other => {
+                    other?;
+                }
+            }
+        }
         Ok(())
     }
 
@@ -539,6 +564,9 @@ pub trait Effects: FleetEffects {
     fn verify(&mut self, req: VerifyRequest<'_>) -> Result<VerifyReport>;
     /// The directory as it reads now.
     fn directory_snapshot(&mut self) -> Result<crate::directory::Snapshot>;
+    /// The directory's clock now, as a Unix time in seconds: what ages that outlive this
+    /// process (the verified point's) are measured on, like the lease.
+    fn directory_unix_secs(&mut self) -> Result<i64>;
     /// Creates the views, routines, triggers and events of `objects` in `pair.to`.
     fn create_objects(
         &mut self,
@@ -1110,6 +1138,13 @@ impl Effects for Live<'_> {
 
     fn directory_snapshot(&mut self) -> Result<crate::directory::Snapshot> {
         self.dir.load()
+    }
+
+    fn directory_unix_secs(&mut self) -> Result<i64> {
+        let now: Option<i64> = self.dir.server().first(&statements::unix_now())?;
+        now.ok_or_else(|| {
+            Error::Internal("the directory's UNIX_TIMESTAMP() returned nothing".into())
+        })
     }
 
     fn create_objects(
@@ -1850,6 +1885,13 @@ impl Effects for DryRun<'_> {
 
     fn directory_snapshot(&mut self) -> Result<crate::directory::Snapshot> {
         self.dir.load()
+    }
+
+    fn directory_unix_secs(&mut self) -> Result<i64> {
+        let now: Option<i64> = self.dir.server().first(&statements::unix_now())?;
+        now.ok_or_else(|| {
+            Error::Internal("the directory's UNIX_TIMESTAMP() returned nothing".into())
+        })
     }
 
     fn create_objects(

@@ -84,9 +84,20 @@ pub struct LockParams {
     /// The fence.
     #[serde(default = "default_fence")]
     pub fence: Fence,
-    /// Longest wait for in-flight transactions on the shard.
+    /// Longest wait for in-flight transactions on the shard, over every try.
     #[serde(default = "default_lock_timeout")]
     pub timeout_secs: u64,
+    /// The shard fence's lock wait on each try (`lock_wait_timeout` of the session that
+    /// renames): every reader and writer of the shard queues behind the waiting RENAME for
+    /// at most this long; a failed try releases them and the next one comes a second later,
+    /// as many as fit in `timeout_secs`.
+    #[serde(default = "default_lock_wait")]
+    pub lock_wait_secs: u64,
+    /// Before each try of the shard fence, end (`KILL CONNECTION`) the sessions whose open
+    /// transaction holds the shard's tables (journaled as the `kill-blockers` effect).
+    /// Off, they are only reported.
+    #[serde(default)]
+    pub kill_blockers: bool,
 }
 
 fn default_fence() -> Fence {
@@ -94,6 +105,9 @@ fn default_fence() -> Fence {
 }
 fn default_lock_timeout() -> u64 {
     10
+}
+fn default_lock_wait() -> u64 {
+    3
 }
 
 /// `verify` parameters: the comparison at a consistent point, before the fence.
@@ -639,6 +653,9 @@ impl Playbook {
                 if l.timeout_secs == 0 {
                     return bad(&format!("steps[{i}].lock.timeout_secs: must be above 0"));
                 }
+                if l.lock_wait_secs == 0 {
+                    return bad(&format!("steps[{i}].lock.lock_wait_secs: must be above 0"));
+                }
             }
             let once = !matches!(s, Step::Wait(_));
             if once && self.steps.iter().filter(|t| t.name() == s.name()).count() > 1 {
@@ -1003,6 +1020,10 @@ mod tests {
                     "    fence: shard\n    timeout_secs: 0",
                 ),
                 "steps[7].lock.timeout_secs: must be above 0",
+            ),
+            (
+                MOVE_PLAYBOOK.replace("    lock_wait_secs: 3", "    lock_wait_secs: 0"),
+                "steps[7].lock.lock_wait_secs: must be above 0",
             ),
         ];
         for (text, want) in cases {

@@ -45,6 +45,10 @@ pub struct PlanFile {
     /// `statistics`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size_source: Option<SizeSource>,
+    /// Shards with a prune pending when planned: their sizes (and their nodes' totals)
+    /// still count the rows they no longer own, so the plan weighs those twice.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unpruned_shards: Vec<u32>,
 }
 
 /// The limits of `rebalance plan`, recorded in the plan file.
@@ -254,6 +258,12 @@ pub fn plan_fleet_with(
             })
             .collect(),
         limits: None,
+        unpruned_shards: fleet
+            .shards
+            .iter()
+            .filter(|s| s.unpruned)
+            .map(|s| s.id)
+            .collect(),
         // What the sizes really came from: a shard whose statistics could not be
         // refreshed makes the whole plan's `statistics`.
         size_source: Some(

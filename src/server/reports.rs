@@ -204,6 +204,120 @@ pub fn statement_time_limit(flavor: Flavor, secs: u64) -> Stmt {
     }
 }
 
+/// The user variable holding the `n`th value an ownership filter compares with.
+fn owned_variable(n: usize) -> String {
+    format!("@_shardctl_owned_{n}")
+}
+
+/// `SET @_shardctl_owned_0 = ?, ...`: the values of the ownership filters of a shard's
+/// query, bound, for [`shard_query_owned`] to compare with (the query itself is sent as
+/// text). None when there are none.
+pub fn owned_variables(values: &[Value]) -> Option<Stmt> {
+    (!values.is_empty()).then(|| {
+        let list: Vec<String> = (0..values.len())
+            .map(|n| format!("{} = ?", owned_variable(n)))
+            .collect();
+        Stmt::with(format!("SET {}", list.join(", ")), values.to_vec())
+    })
+}
+
+/// The words after a table reference that do not start an alias.
+const NOT_ALIASES: [&str; 27] = [
+    "WHERE",
+    "JOIN",
+    "INNER",
+    "LEFT",
+    "RIGHT",
+    "CROSS",
+    "NATURAL",
+    "STRAIGHT_JOIN",
+    "ON",
+    "USING",
+    "GROUP",
+    "ORDER",
+    "LIMIT",
+    "HAVING",
+    "UNION",
+    "EXCEPT",
+    "INTERSECT",
+    "WINDOW",
+    "FOR",
+    "LOCK",
+    "PARTITION",
+    "USE",
+    "IGNORE",
+    "FORCE",
+    "INTO",
+    "FULL",
+    "OUTER",
+];
+
+/// Whether the text after a table reference starts with its alias (`AS a`, `a`, `` `a` ``).
+fn starts_with_alias(after: &str) -> bool {
+    let rest = after.trim_start();
+    if rest.starts_with('`') {
+        return true;
+    }
+    let word: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '$'))
+        .collect();
+    !word.is_empty()
+        && !word.chars().all(|c| c.is_ascii_digit())
+        && !NOT_ALIASES.iter().any(|w| w.eq_ignore_ascii_case(&word))
+}
+
+/// One marker of a shard's query: its physical table and, while the shard holds rows it
+/// no longer owns (a prune pending), the condition matching those rows (`?` placeholders,
+/// as `prune::predicate::not_owned` gives it).
+#[derive(Debug, Clone)]
+pub struct MarkerTable {
+    /// Physical schema.
+    pub schema: Ident,
+    /// Table.
+    pub table: Ident,
+    /// The rows to leave out, if any.
+    pub not_owned: Option<super::statements::Condition>,
+}
+
+/// [`shard_query`] where a marker with a `not_owned` condition stands for the shard's own
+/// rows only: as a table reference, `(SELECT * FROM s.t WHERE NOT COALESCE(cond, FALSE))`
+/// aliased by the table's name unless the query gives an alias; as a column qualifier
+/// (`{t}.col`), that alias. The condition's values are the user variables
+/// [`owned_variables`] sets (the statement and the values it needs, in order). A row whose
+/// key is NULL is kept, as the prune keeps it.
+pub fn shard_query_owned(parts: &[String], tables: &[MarkerTable]) -> (Stmt, Vec<Value>) {
+    let mut sql = String::new();
+    let mut values = Vec::new();
+    for (i, text) in parts.iter().enumerate() {
+        sql.push_str(text);
+        let Some(m) = tables.get(i) else { continue };
+        let after = parts.get(i + 1).map(String::as_str).unwrap_or("");
+        match &m.not_owned {
+            None => sql.push_str(&qualified(&m.schema, &m.table)),
+            Some(_) if after.starts_with('.') => sql.push_str(&m.table.quoted()),
+            Some(cond) => {
+                let mut filter = String::new();
+                for (k, piece) in cond.sql.split('?').enumerate() {
+                    if k > 0 {
+                        filter.push_str(&owned_variable(values.len()));
+                        values.push(cond.params.get(k - 1).cloned().unwrap_or(Value::NULL));
+                    }
+                    filter.push_str(piece);
+                }
+                sql.push_str(&format!(
+                    "(SELECT * FROM {} WHERE NOT COALESCE({filter}, FALSE))",
+                    qualified(&m.schema, &m.table)
+                ));
+                if !starts_with_alias(after) {
+                    sql.push_str(&format!(" AS {}", m.table.quoted()));
+                }
+            }
+        }
+    }
+    (Stmt::text(sql), values)
+}
+
 /// An operator's query with each `{table}` marker replaced by the shard's physical,
 /// back-quoted name. `parts` is the query cut at its markers: text, table, text, ...,
 /// text; `tables` has one (schema, table) per marker.

@@ -256,6 +256,12 @@ pub fn server_uptime() -> Stmt {
     )
 }
 
+/// The server's clock as a Unix time in whole seconds (`UNIX_TIMESTAMP()`): the directory's
+/// clock, which leases and the verified point's age are measured on.
+pub fn unix_now() -> Stmt {
+    Stmt::text("SELECT CAST(UNIX_TIMESTAMP() AS SIGNED)")
+}
+
 /// This session's id.
 pub fn connection_id() -> Stmt {
     Stmt::text("SELECT CONNECTION_ID()")
@@ -1012,6 +1018,73 @@ pub fn move_tables(from: &Ident, tables: &[(Ident, Ident)], to: &Ident) -> Optio
         .map(|(now, then)| format!("{} TO {}", qualified(from, now), qualified(to, then)))
         .collect();
     (!list.is_empty()).then(|| Stmt::text(format!("RENAME TABLE {}", list.join(", "))))
+}
+
+/// `?, ?, ...`: one placeholder per schema, with the schemas as their values.
+fn schema_placeholders(schemas: &[Ident]) -> (String, Vec<Value>) {
+    (
+        vec!["?"; schemas.len()].join(", "),
+        schemas
+            .iter()
+            .map(|s| Value::from(s.as_str().as_bytes().to_vec()))
+            .collect(),
+    )
+}
+
+/// The open InnoDB transactions of other sessions (never this one, never a replication
+/// or system thread), as (session id, seconds open, user, host, default schema, command):
+/// the candidates that could hold the shard fence's RENAME back. Never the statement text,
+/// which may hold row data or a password. Sessions whose
+/// default schema is one of `schemas` come first.
+pub fn open_transactions(schemas: &[Ident]) -> Stmt {
+    let (marks, params) = schema_placeholders(schemas);
+    let in_schemas = if schemas.is_empty() {
+        "0".to_string()
+    } else {
+        format!("p.DB IN ({marks})")
+    };
+    Stmt::with(
+        format!(
+            "SELECT CAST(t.trx_mysql_thread_id AS UNSIGNED), \
+             CAST(GREATEST(TIMESTAMPDIFF(SECOND, t.trx_started, NOW()), 0) AS UNSIGNED), \
+             p.USER, p.HOST, p.DB, p.COMMAND \
+             FROM information_schema.INNODB_TRX t \
+             JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id \
+             WHERE t.trx_mysql_thread_id <> CONNECTION_ID() AND p.USER <> 'system user' \
+             AND p.COMMAND NOT IN ('Binlog Dump', 'Binlog Dump GTID', 'Slave_IO', 'Slave_SQL', 'Slave_worker', 'Daemon') \
+             ORDER BY {in_schemas} DESC, t.trx_started"
+        ),
+        params,
+    )
+}
+
+/// The sessions (other than this one) holding a metadata lock on a table of `schemas`,
+/// from MariaDB's `information_schema.METADATA_LOCK_INFO` (the metadata_lock_info plugin;
+/// error 1109 where it is not loaded): one row per session id.
+pub fn metadata_lock_holders_mariadb(schemas: &[Ident]) -> Stmt {
+    let (marks, params) = schema_placeholders(schemas);
+    Stmt::with(
+        format!(
+            "SELECT DISTINCT CAST(THREAD_ID AS UNSIGNED) FROM information_schema.METADATA_LOCK_INFO \
+             WHERE TABLE_SCHEMA IN ({marks}) AND THREAD_ID <> CONNECTION_ID()"
+        ),
+        params,
+    )
+}
+
+/// [`metadata_lock_holders_mariadb`] on MySQL: granted locks of
+/// `performance_schema.metadata_locks` (empty or an error where performance_schema is off).
+pub fn metadata_lock_holders_mysql(schemas: &[Ident]) -> Stmt {
+    let (marks, params) = schema_placeholders(schemas);
+    Stmt::with(
+        format!(
+            "SELECT DISTINCT CAST(t.PROCESSLIST_ID AS UNSIGNED) FROM performance_schema.metadata_locks m \
+             JOIN performance_schema.threads t ON t.THREAD_ID = m.OWNER_THREAD_ID \
+             WHERE m.OBJECT_TYPE = 'TABLE' AND m.LOCK_STATUS = 'GRANTED' AND m.OBJECT_SCHEMA IN ({marks}) \
+             AND t.PROCESSLIST_ID <> CONNECTION_ID()"
+        ),
+        params,
+    )
 }
 
 fn rename<'a>(pairs: impl Iterator<Item = (&'a Ident, &'a Ident, &'a Ident)>) -> Option<Stmt> {

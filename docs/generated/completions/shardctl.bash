@@ -3177,7 +3177,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__move)
-            opts="-v -y -h --shard --to --playbook --fence --method --dry-run --offline --check --cutover --cutover-window --hook --revert-window --config --output --color --verbose --yes --log-file --help"
+            opts="-v -y -h --shard --to --playbook --fence --kill-blockers --method --dry-run --offline --check --cutover --cutover-window --hook --revert-window --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4713,7 +4713,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__split)
-            opts="-v -y -h --shard --to --at --point --values --playbook --fence --dry-run --check --cutover --cutover-window --hook --config --output --color --verbose --yes --log-file --help"
+            opts="-v -y -h --shard --to --at --point --values --playbook --fence --kill-blockers --dry-run --check --cutover --cutover-window --hook --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

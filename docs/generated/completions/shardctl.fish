@@ -428,6 +428,7 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l color -d 'Whe
 always\t'Always'
 never\t'Never'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l kill-blockers -d 'Before each try of the shard fence, end the sessions whose open transaction holds the shard\'s tables (otherwise they are only named): sets the lock step\'s kill_blockers'
 complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l dry-run -d 'Run the procedure with every effect recorded instead of sent: connects read-only, prints the steps with the statements a real run would send on these servers'
 complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l offline -d 'With --dry-run: connect nowhere (MariaDB 10.11 dialect, placeholders for what only the servers know)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l check -d 'The dry run, reporting only whether the real run would be refused (preflight included); changes nothing'
@@ -454,6 +455,7 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand split" -l color -d 'Wh
 always\t'Always'
 never\t'Never'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand split" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand split" -l kill-blockers -d 'Before each try of the shard fence, end the sessions whose open transaction holds the shard\'s tables (otherwise they are only named): sets the lock step\'s kill_blockers'
 complete -c shardctl -n "__fish_shardctl_using_subcommand split" -l dry-run -d 'Run the procedure with every effect recorded instead of sent (read-only); prints the statements a real run would send on these servers'
 complete -c shardctl -n "__fish_shardctl_using_subcommand split" -l check -d 'The dry run, reporting only whether the real run would be refused'
 complete -c shardctl -n "__fish_shardctl_using_subcommand split" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'

@@ -755,6 +755,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 always\:"Always"
 never\:"Never"))' \
 '--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'--kill-blockers[Before each try of the shard fence, end the sessions whose open transaction holds the shard'\''s tables (otherwise they are only named)\: sets the lock step'\''s kill_blockers]' \
 '(--check)--dry-run[Run the procedure with every effect recorded instead of sent\: connects read-only, prints the steps with the statements a real run would send on these servers]' \
 '--offline[With --dry-run\: connect nowhere (MariaDB 10.11 dialect, placeholders for what only the servers know)]' \
 '--check[The dry run, reporting only whether the real run would be refused (preflight included); changes nothing]' \
@@ -788,6 +789,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 always\:"Always"
 never\:"Never"))' \
 '--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'--kill-blockers[Before each try of the shard fence, end the sessions whose open transaction holds the shard'\''s tables (otherwise they are only named)\: sets the lock step'\''s kill_blockers]' \
 '(--check)--dry-run[Run the procedure with every effect recorded instead of sent (read-only); prints the statements a real run would send on these servers]' \
 '--check[The dry run, reporting only whether the real run would be refused]' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \

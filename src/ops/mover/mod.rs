@@ -24,6 +24,7 @@
 //! fence is lifted. A failure before the flip lifts the fence and leaves the shard on the
 //! source; after the flip only forward.
 
+mod fencing;
 mod group;
 mod owner;
 mod procedure;
@@ -152,7 +153,8 @@ pub struct Identities {
 /// Where the `verify` step found the target equal to the source.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct VerifiedPoint {
-    /// When its first round's snapshots opened (Unix time).
+    /// When it ended, as a Unix time on the directory's clock (its age is measured there,
+    /// whichever host resumes).
     pub at_unix: i64,
     /// The source position of its last round.
     pub position: Option<BinlogPosition>,
@@ -283,6 +285,9 @@ pub enum Effect {
     RevertUninstall,
     /// Revert, after its flip: the events enabled on the target enabled on the source.
     RevertEnableEvents,
+    /// Sessions whose open transaction held the shard's tables ended before a try of the
+    /// shard fence (only with the lock step's `kill_blockers`).
+    KillBlockers,
 }
 
 impl Effect {
@@ -322,6 +327,7 @@ impl Effect {
         Effect::RevertLowerFence,
         Effect::RevertUninstall,
         Effect::RevertEnableEvents,
+        Effect::KillBlockers,
     ];
 
     /// Its name in the journal and in fault points.
@@ -361,6 +367,7 @@ impl Effect {
             Effect::RevertLowerFence => "revert-lower-fence",
             Effect::RevertUninstall => "revert-uninstall",
             Effect::RevertEnableEvents => "revert-enable-events",
+            Effect::KillBlockers => "kill-blockers",
         }
     }
 

@@ -146,7 +146,7 @@ impl<E: Effects> Mover<'_, E> {
                 }
                 Step::Backup(_) => return self.local_prepare(),
                 Step::Lock(l) => {
-                    let out = self.lock(l.fence, l.timeout_secs)?;
+                    let out = self.lock(l)?;
                     let copied = self.local_copy()?;
                     return Ok(serde_json::json!({"lock": out, "copied_rows": copied}));
                 }
@@ -187,7 +187,7 @@ impl<E: Effects> Mover<'_, E> {
                     )
                 }
             }
-            Step::Lock(l) => self.lock(l.fence, l.timeout_secs),
+            Step::Lock(l) => self.lock(l),
             Step::Verify(p) => self.verify(p),
             Step::AwaitCutover(p) => self.await_cutover(p),
             Step::Confirm(_) => self.confirm(),
@@ -759,7 +759,8 @@ impl<E: Effects> Mover<'_, E> {
         Ok(serde_json::json!({"reached": pos}))
     }
 
-    fn lock(&mut self, fence: Fence, timeout_secs: u64) -> Result<serde_json::Value> {
+    fn lock(&mut self, l: &crate::playbook::LockParams) -> Result<serde_json::Value> {
+        let (fence, timeout_secs) = (l.fence, l.timeout_secs);
         if self.state.fence.is_none() {
             self.reverify_if_stale()?;
         }
@@ -789,19 +790,7 @@ impl<E: Effects> Mover<'_, E> {
                         .hidden_now(&source, &self.state.fenced_tables)?
                         .is_empty();
                 if !up {
-                    let op = self.fx.op();
-                    let mapping =
-                        crate::ops::fence::mapping(self.fx.reader(&source)?, &self.pairs, op)?;
-                    self.effect(
-                        Effect::RaiseFence,
-                        &source,
-                        serde_json::json!({"fence": fence, "fenced_tables": mapping}),
-                        |m| {
-                            m.state.fence = Some(Fence::Shard);
-                            m.state.fenced_tables = mapping.clone();
-                            m.fx.raise_shard_fence(&source, &mapping, timeout_secs)
-                        },
-                    )?;
+                    self.raise_shard_fence_in_tries(l)?;
                 }
                 self.state.fence = Some(Fence::Shard);
             }
@@ -1298,8 +1287,9 @@ impl<E: Effects> Mover<'_, E> {
         self.check_identity()?;
         // Its age counts from the end: each round's snapshots were at most
         // max_snapshot_secs old, and the channel has applied everything since.
+        let at_unix = self.fx.directory_unix_secs()?;
         self.state.verified_point = Some(VerifiedPoint {
-            at_unix: crate::clock::unix_secs(),
+            at_unix,
             position: report.points.last().cloned(),
             tables: tables.iter().map(TablePair::name).collect(),
             definitions,
@@ -1358,7 +1348,10 @@ impl<E: Effects> Mover<'_, E> {
         };
         let limit = limit.unwrap_or(p.max_age_secs);
         let stale = match &self.state.verified_point {
-            Some(v) => crate::clock::unix_secs() - v.at_unix > limit as i64,
+            Some(v) => {
+                let clock = crate::clock::DirectoryClock::read(self.fx.directory_unix_secs()?);
+                clock.age_secs(v.at_unix) > limit as i64
+            }
             None => true,
         };
         if stale {
@@ -1378,12 +1371,13 @@ impl<E: Effects> Mover<'_, E> {
     pub(super) fn confirm(&mut self) -> Result<serde_json::Value> {
         let max_age = self.playbook.verified_max_age_secs();
         if !self.same_node() && !self.fx.is_dry_run() {
+            let clock = crate::clock::DirectoryClock::read(self.fx.directory_unix_secs()?);
             match &self.state.verified_point {
-                Some(v) if crate::clock::unix_secs() - v.at_unix <= max_age as i64 => {}
+                Some(v) if clock.age_secs(v.at_unix) <= max_age as i64 => {}
                 Some(v) => {
                     return Err(Error::Refused(format!(
-                        "the verified point is {}s old (max_age_secs {max_age}): the fence goes down and the next run verifies again",
-                        crate::clock::unix_secs() - v.at_unix
+                        "the verified point is {}s old on the directory's clock (max_age_secs {max_age}): the fence goes down and the next run verifies again",
+                        clock.age_secs(v.at_unix)
                     )))
                 }
                 None => {
