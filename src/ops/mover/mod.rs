@@ -292,7 +292,7 @@ pub enum Effect {
 
 impl Effect {
     /// Every effect.
-    pub const ALL: [Effect; 34] = [
+    pub const ALL: [Effect; 35] = [
         Effect::Copy,
         Effect::PointChannel,
         Effect::SetFilters,
