@@ -79,6 +79,12 @@ impl Forwarder {
         }
     }
 
+    /// From now on new connections reach `backend`; those open so far keep their server
+    /// (a DNS name moved while the old server stays up).
+    fn redirect(&self, backend: u16) {
+        self.backend.store(backend, Ordering::SeqCst);
+    }
+
     /// From now on connections reach `backend`; those open so far are cut.
     fn switch(&self, backend: u16) {
         self.backend.store(backend, Ordering::SeqCst);
@@ -438,4 +444,61 @@ fn a_promoted_gtid_replica_behind_the_sources_address_stops_the_move_before_the_
         );
         ids
     });
+}
+
+/// A read-only-fenced move whose source address comes to reach another server while the
+/// old one stays up (a DNS name moved to node2's replica, still read-only: a misrouted
+/// address or a failover half done) is refused before its flip, and lifting its fence sends
+/// nothing to the server now behind the address: the replica stays read-only. (Before, the
+/// start time read over the old, still open connection matched and `read_only = OFF` went to
+/// the replica over a new one.)
+#[test]
+fn a_read_only_fence_is_never_lifted_on_a_server_that_replaced_the_source() {
+    let _s = serial();
+    let fleet = Fleet::start_with(SandboxBuilder::for_tests(3).unwrap().replicas(1), |_| {});
+    let dir = fleet.sandbox.dir();
+    let mut child = spawn_shardctl(
+        &fleet.inventory,
+        &[
+            "move",
+            "--shard",
+            "1",
+            "--to",
+            "node3",
+            "--fence",
+            "read-only",
+        ],
+        Some("pause=6@after:lock"),
+        dir,
+        "ro-move",
+    );
+    let err = dir.join("ro-move.err");
+    let until = Instant::now() + Duration::from_secs(180);
+    while !read(&err).contains("fault point after:lock: pausing") {
+        assert!(
+            Instant::now() < until,
+            "the move never reached after:lock:\n{}",
+            read(&err)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(
+        count(&mut fleet.direct("node2"), "SELECT @@GLOBAL.read_only"),
+        1
+    );
+    fleet
+        .forwarder
+        .redirect(fleet.sandbox.replicas_of("node2")[0].port);
+    let status = wait_exit(&mut child, Duration::from_secs(180));
+    assert!(!status.success(), "{}", read(&err));
+    let inv = Inventory::load(&fleet.sandbox.inventory_path()).unwrap();
+    let spec = inv.node("node2").unwrap().spec.replicas[0].clone();
+    let mut replica = Server::connect_replica(&inv, "node2", &spec).unwrap();
+    assert_eq!(
+        count(&mut replica, "SELECT @@GLOBAL.read_only"),
+        1,
+        "the replica behind the source's address was made writable: {}",
+        read(&err)
+    );
+    assert_eq!(fleet.placed_on(), "node2", "no flip");
 }

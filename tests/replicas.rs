@@ -496,3 +496,53 @@ fn prune_deletes_reach_the_nodes_replicas() {
     assert_eq!(count(&mut n1, "SELECT COUNT(*) FROM app_1.acct"), 500);
     assert_eq!(count(&mut replica, "SELECT COUNT(*) FROM app_1.acct"), 500);
 }
+
+/// The drop of the old copy on the source's replicas goes through no binary log, so it
+/// checks the server it reaches: a replica entry that is in fact the target (a copy-paste
+/// slip in the inventory) is refused there, after the flip, with the shard whole on the
+/// target; once the inventory is mended, `resume` finishes.
+#[test]
+fn a_source_replica_entry_that_is_the_target_never_loses_the_shard() {
+    let sb = grouped_fleet(&[]);
+    let mut file = inventory(&sb).file;
+    let (host, port) = {
+        let n2 = inventory(&sb);
+        let n2 = n2.node("node2").unwrap();
+        (n2.host().to_string(), n2.port())
+    };
+    file.nodes
+        .get_mut("node1")
+        .unwrap()
+        .replicas
+        .push(ReplicaSpec::Server(shardctl::config::ReplicaServer {
+            host: Some(host),
+            port: Some(port),
+            ..Default::default()
+        }));
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("target_as_replica.yaml");
+    std::fs::write(&config, serde_yaml::to_string(&file).unwrap()).unwrap();
+    let out = shardctl()
+        .arg("--config")
+        .arg(&config)
+        .args(["move", "--shard", "1", "--to", "node2"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!out.status.success(), "{said}");
+    assert!(
+        said.contains("is the server the shard now lives on"),
+        "{said}"
+    );
+    let mut n2 = connect(&sb, "node2");
+    assert_eq!(count(&mut n2, "SELECT COUNT(*) FROM app_1.acct"), 500);
+    let op = common::newest_op(&inventory(&sb)).unwrap().id;
+    shardctl()
+        .arg("--config")
+        .arg(sb.inventory_path())
+        .args(["resume", &op.to_string()])
+        .assert()
+        .success();
+    assert_eq!(count(&mut n2, "SELECT COUNT(*) FROM app_1.acct"), 500);
+    assert!(!has_schema(&mut replica_of(&sb, "node1"), "app_1"));
+}

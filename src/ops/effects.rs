@@ -158,6 +158,7 @@ pub trait FleetEffects {
         replica: &crate::config::ReplicaSpec,
         schemas: &[Ident],
         after: &crate::server::BinlogPosition,
+        live_server_ids: &[u64],
     ) -> Result<usize>;
 
     /// Removes the staging directory (a whole backup) a killed physical copy of
@@ -974,9 +975,26 @@ impl FleetEffects for Fleet<'_> {
         replica: &crate::config::ReplicaSpec,
         schemas: &[Ident],
         after: &crate::server::BinlogPosition,
+        live_server_ids: &[u64],
     ) -> Result<usize> {
         let address = self.inv.node(node)?.address();
         let mut server = Server::connect_replica(self.inv, node, replica)?;
+        // The last line of defence of a drop that never goes through a binary log: the
+        // server answering must be a read-only replica, and none that serves the shard.
+        let settings = server.settings()?;
+        if live_server_ids.contains(&settings.server_id) {
+            return Err(Error::Refused(format!(
+                "{node}'s replica {} is the server the shard now lives on (server_id {}): nothing dropped there; fix the inventory's replicas: of {node}",
+                replica.label(),
+                settings.server_id
+            )));
+        }
+        if !settings.read_only {
+            return Err(Error::Refused(format!(
+                "{node}'s replica {} is writable (read_only off): a server taking writes is not dropped as a replica; make it read-only or take it out of {node}'s replicas:",
+                replica.label()
+            )));
+        }
         let timeout = Duration::from_secs(self.inv.defaults().wait_timeout_secs);
         server.wait_applied_from(&address, after, timeout)?;
         let mut present = Vec::new();
@@ -1049,9 +1067,10 @@ impl FleetEffects for Live<'_> {
         replica: &crate::config::ReplicaSpec,
         schemas: &[Ident],
         after: &crate::server::BinlogPosition,
+        live_server_ids: &[u64],
     ) -> Result<usize> {
         self.fleet
-            .drop_schemas_on_replica(node, replica, schemas, after)
+            .drop_schemas_on_replica(node, replica, schemas, after, live_server_ids)
     }
 }
 
@@ -1678,6 +1697,7 @@ impl FleetEffects for DryRun<'_> {
         replica: &crate::config::ReplicaSpec,
         schemas: &[Ident],
         after: &crate::server::BinlogPosition,
+        _live_server_ids: &[u64],
     ) -> Result<usize> {
         let label = format!("{node} replica {}", replica.label());
         self.action(

@@ -1049,7 +1049,10 @@ impl<E: Effects> Mover<'_, E> {
                             Some(then) => (m.fx.server_started_at(&source)? - then).abs() > 2,
                             None => false,
                         };
-                        let writable = if restarted {
+                        // Nor is another server now behind the source's address (a
+                        // replica promoted there) made writable: it never took the fence.
+                        let replaced = m.source_replaced_since_copy()?;
+                        let writable = if restarted || replaced {
                             Vec::new()
                         } else {
                             m.fx
@@ -1076,6 +1079,32 @@ impl<E: Effects> Mover<'_, E> {
             self.fx.set_shard_state(self.shard.id, ShardState::Online)?;
         }
         Ok(())
+    }
+
+    /// True when the server answering at the source's address now (read over a new
+    /// connection) is not the one the copy was journaled from: the read-only fence must
+    /// not be lifted there. False in a dry run or before the copy journaled identities.
+    fn source_replaced_since_copy(&mut self) -> Result<bool> {
+        if self.fx.is_dry_run() {
+            return Ok(false);
+        }
+        let Some(then) = self.state.identity.as_ref().map(|i| i.source.server_id) else {
+            return Ok(false);
+        };
+        let now = self
+            .fresh_connection(&self.source.clone())?
+            .identity()?
+            .server_id;
+        if now != then {
+            crate::output::log(
+                0,
+                &format!(
+                    "{}: the address reaches server_id {now}, not {then} the copy came from: it is not made writable (the fenced server may still be read-only)",
+                    self.source
+                ),
+            );
+        }
+        Ok(now != then)
     }
 
     /// Marks the steps from the lock on pending (in the journal and here): whatever was
@@ -1867,6 +1896,21 @@ impl<E: Effects> Mover<'_, E> {
         let source = self.source.clone();
         let replicas = self.inv.node(&source)?.spec.replicas.clone();
         let schemas: Vec<Ident> = self.pairs.iter().map(|p| p.from.clone()).collect();
+        // A replica entry naming a node of the inventory (the target, a node holding other
+        // shards, a reporting node) is never a place to drop a shard's schemas unlogged:
+        // such entries are skipped, and said so.
+        let (replicas, by_name): (Vec<_>, Vec<_>) = replicas
+            .into_iter()
+            .partition(|r| matches!(r, crate::config::ReplicaSpec::Server(_)));
+        for r in &by_name {
+            crate::output::log(
+                0,
+                &format!(
+                    "{source}'s replicas: names the node {}, which may serve shards: the old copy is not dropped there (list a replica by its address to have it dropped)",
+                    r.label()
+                ),
+            );
+        }
         // Only once the shard is served from the target and the old copy has left the
         // source, whatever order a playbook gives its steps: read from the servers.
         if !self.state.flipped {
@@ -1885,12 +1929,15 @@ impl<E: Effects> Mover<'_, E> {
             "replicas": replicas.iter().map(|r| r.label()).collect::<Vec<_>>(),
             "schemas": schemas.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
         });
+        let target = self.target.clone();
         let done = self.effect(Effect::DropReplicaCopies, &source, detail, |m| {
             // Read inside the effect: a resume waits for the source's position then.
             let after = m.fx.coordinates(&source)?.position;
+            let live = [m.fx.settings(&target)?.server_id];
             let mut dropped = 0;
             for r in &replicas {
-                dropped += m.fx.drop_schemas_on_replica(&source, r, &schemas, &after)?;
+                dropped +=
+                    m.fx.drop_schemas_on_replica(&source, r, &schemas, &after, &live)?;
             }
             Ok(serde_json::json!({"dropped": dropped, "after": after.to_string()}))
         })?;
