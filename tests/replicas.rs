@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{connect, count, exec, inventory, shardctl};
+use common::{connect, count, exec, exec_unlogged, inventory, shardctl};
 use shardctl::config::ReplicaSpec;
 use shardctl::sandbox::SandboxBuilder;
 use shardctl::server::{Server, Stmt};
@@ -497,10 +497,10 @@ fn prune_deletes_reach_the_nodes_replicas() {
     assert_eq!(count(&mut replica, "SELECT COUNT(*) FROM app_1.acct"), 500);
 }
 
-/// The drop of the old copy on the source's replicas goes through no binary log, so it
-/// checks the server it reaches: a replica entry that is in fact the target (a copy-paste
-/// slip in the inventory) is refused there, after the flip, with the shard whole on the
-/// target; once the inventory is mended, `resume` finishes.
+/// The drop of the old copy on the source's replicas goes through no binary log, so a
+/// replica entry that is in fact the target (a copy-paste slip in the inventory: a
+/// writable server) is refused before anything changes; the drop itself checks the server
+/// it reaches again (the target's server_id, read_only) in case the entry changes later.
 #[test]
 fn a_source_replica_entry_that_is_the_target_never_loses_the_shard() {
     let sb = grouped_fleet(&[]);
@@ -529,20 +529,65 @@ fn a_source_replica_entry_that_is_the_target_never_loses_the_shard() {
         .output()
         .unwrap();
     let said = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(!out.status.success(), "{said}");
+    assert_eq!(out.status.code(), Some(5), "{said}");
+    assert!(said.contains("is writable"), "{said}");
     assert!(
-        said.contains("is the server the shard now lives on"),
-        "{said}"
+        common::newest_op(&inventory(&sb)).is_none(),
+        "nothing journaled"
     );
-    let mut n2 = connect(&sb, "node2");
-    assert_eq!(count(&mut n2, "SELECT COUNT(*) FROM app_1.acct"), 500);
-    let op = common::newest_op(&inventory(&sb)).unwrap().id;
-    shardctl()
+    assert_eq!(
+        count(
+            &mut connect(&sb, "node1"),
+            "SELECT COUNT(*) FROM app_1.acct"
+        ),
+        500
+    );
+    assert!(!has_schema(&mut connect(&sb, "node2"), "app_1"));
+}
+
+/// A copy dropped on the target alone (an abort drops it unlogged) stays on the target's
+/// replicas; the next copy's logged CREATEs would stop them. The preflight refuses it,
+/// naming the replica and the schema, before anything changes.
+#[test]
+fn a_stale_copy_on_a_targets_replica_is_refused_before_any_change() {
+    let sb = grouped_fleet(&[]);
+    let mut replica = replica_of(&sb, "node2");
+    exec_unlogged(&mut replica, &["CREATE DATABASE app_1"]);
+    let out = shardctl()
         .arg("--config")
         .arg(sb.inventory_path())
-        .args(["resume", &op.to_string()])
-        .assert()
-        .success();
-    assert_eq!(count(&mut n2, "SELECT COUNT(*) FROM app_1.acct"), 500);
-    assert!(!has_schema(&mut replica_of(&sb, "node1"), "app_1"));
+        .args(["move", "--shard", "1", "--to", "node2"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(5), "{said}");
+    assert!(said.contains("already has app_1"), "{said}");
+    assert!(
+        common::newest_op(&inventory(&sb)).is_none(),
+        "nothing journaled"
+    );
+    assert!(!has_schema(&mut connect(&sb, "node2"), "app_1"));
+}
+
+/// A source replica that could not lose the old copy after the flip (here: it stopped
+/// replicating from the source) is refused before anything changes, not after the flip.
+#[test]
+fn a_source_replica_that_cannot_lose_the_old_copy_is_refused_before_any_change() {
+    let sb = grouped_fleet(&[]);
+    let mut replica = replica_of(&sb, "node1");
+    exec(&mut replica, &["STOP SLAVE", "RESET SLAVE ALL"]);
+    let out = shardctl()
+        .arg("--config")
+        .arg(sb.inventory_path())
+        .args(["move", "--shard", "1", "--to", "node2"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(5), "{said}");
+    assert!(said.contains("could not lose the old copy"), "{said}");
+    assert!(
+        common::newest_op(&inventory(&sb)).is_none(),
+        "nothing journaled"
+    );
+    assert!(!has_schema(&mut connect(&sb, "node2"), "app_1"));
 }

@@ -94,6 +94,19 @@ impl<E: Effects> Mover<'_, E> {
                         .collect::<String>()
                 )));
             }
+            // A copy dropped unlogged on the target earlier (an abort, a revert) stays on
+            // its replicas: the new copy's logged CREATEs would then stop them or mix
+            // with stale tables.
+            for p in self.pairs.clone() {
+                // A merge copies into the survivor's schemas, which the target and its
+                // replicas hold: only a schema the target lacks must be absent there too.
+                if !self.fx.schema_exists(&target, &p.to)? && server.schema_exists(&p.to)? {
+                    return Err(refuse(format!(
+                        "replica {label} already has {} (left by an earlier copy dropped on {target} alone): drop it there first",
+                        p.to
+                    )));
+                }
+            }
             checked.push(serde_json::json!({
                 "replica": label,
                 "seconds_behind": channel.seconds_behind,
@@ -123,5 +136,38 @@ impl<E: Effects> Mover<'_, E> {
                 .collect::<Vec<_>>()
                 .join(", ")
         )))
+    }
+
+    /// Refuses, before anything changes, a source whose listed replicas (by address)
+    /// could not lose the old copy after the flip: each must answer, be read-only and
+    /// replicate from the source. Checked only after the flip, a bad entry would leave the
+    /// operation unable to finish until the inventory or the replica is mended.
+    pub(super) fn source_replicas_preflight(&mut self) -> Result<()> {
+        if self.same_node() || !self.playbook.drops_old_copy() {
+            return Ok(());
+        }
+        let source = self.source.clone();
+        let node = self.inv.node(&source)?;
+        let address = node.address();
+        for r in node.spec.replicas.clone() {
+            if !matches!(r, crate::config::ReplicaSpec::Server(_)) {
+                continue;
+            }
+            let label = r.label();
+            let refuse = |why: String| {
+                Error::Refused(format!(
+                    "the source {source}'s replica {label} {why}: it could not lose the old copy after the flip; mend it or take it out of {source}'s replicas:"
+                ))
+            };
+            let mut server = Server::connect_replica(self.inv, &source, &r)
+                .map_err(|e| refuse(format!("does not answer ({e})")))?;
+            if !server.settings()?.read_only {
+                return Err(refuse("is writable (read_only off)".into()));
+            }
+            if !server.channels()?.iter().any(|c| c.source == address) {
+                return Err(refuse(format!("does not replicate from {address}")));
+            }
+        }
+        Ok(())
     }
 }

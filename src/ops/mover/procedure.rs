@@ -487,6 +487,7 @@ impl<E: Effects> Mover<'_, E> {
         }
         self.source_group_preflight()?;
         let target_replicas = self.replica_group_preflight(&t)?;
+        self.source_replicas_preflight()?;
         let hosts = self.host_preflight()?;
         // The replication account must reach the source as the target will.
         let creds = self.inv.replication_credentials()?;
