@@ -1097,6 +1097,7 @@ fn init_migrates_a_version_2_directory_to_sequences_and_sources() {
             "DROP TABLE shardctl.sequences",
             "DROP TABLE shardctl.global_sources",
             "ALTER TABLE shardctl.operations DROP COLUMN window_request, DROP COLUMN pause_requested, DROP COLUMN paused_at, DROP COLUMN max_lag_secs, DROP COLUMN chunk_ms, DROP COLUMN workers, DROP COLUMN max_threads_running",
+            "ALTER TABLE shardctl.directory_version DROP COLUMN directory_id",
             "UPDATE shardctl.schema_version SET version = 3",
         ],
     );
@@ -1116,6 +1117,14 @@ fn init_migrates_a_version_2_directory_to_sequences_and_sources() {
     assert_eq!(
         count(&mut n1, "SELECT COUNT(*) FROM shardctl.global_sources"),
         0
+    );
+    // The directory got its id (schema version 8), which new operations' names carry.
+    assert_eq!(
+        count(
+            &mut n1,
+            "SELECT COUNT(*) FROM shardctl.directory_version WHERE directory_id IS NOT NULL"
+        ),
+        1
     );
     // Everything else survived: the fleet still answers.
     assert_eq!(

@@ -213,7 +213,7 @@ fn a_revert_within_the_window_brings_back_every_write() {
     );
     let op = until_window(Duration::from_secs(120), dir.path());
     assert_eq!(home_of(1), to, "the move flipped before its window");
-    let trash = format!("_shardctl\\_trash\\_op{op}\\_%");
+    let trash = format!("\\_shardctl\\_trash\\_%\\_op{op}\\_%");
     assert_eq!(
         schemas(&from, "app\\_1").len(),
         0,
