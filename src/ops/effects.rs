@@ -978,6 +978,7 @@ impl FleetEffects for Fleet<'_> {
         live_server_ids: &[u64],
     ) -> Result<usize> {
         let address = self.inv.node(node)?.address();
+        let source_server_id = self.reader(node)?.settings()?.server_id;
         let mut server = Server::connect_replica(self.inv, node, replica)?;
         // The last line of defence of a drop that never goes through a binary log: the
         // server answering must be a read-only replica, and none that serves the shard.
@@ -996,7 +997,7 @@ impl FleetEffects for Fleet<'_> {
             )));
         }
         let timeout = Duration::from_secs(self.inv.defaults().wait_timeout_secs);
-        server.wait_applied_from(&address, after, timeout)?;
+        server.wait_applied_from_server(&address, Some(source_server_id), after, timeout)?;
         let mut present = Vec::new();
         for schema in schemas {
             if server.schema_exists(schema)? {

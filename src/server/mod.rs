@@ -335,12 +335,28 @@ impl Server {
         pos: &BinlogPosition,
         timeout: Duration,
     ) -> Result<()> {
+        self.wait_applied_from_server(source_address, None, pos, timeout)
+    }
+
+    /// [`Server::wait_applied_from`], the channel found by the source's address or, when
+    /// `source_server_id` is given, by the server_id it reports (a replica may reach its
+    /// source by another name or port than the inventory's).
+    pub fn wait_applied_from_server(
+        &mut self,
+        source_address: &str,
+        source_server_id: Option<u64>,
+        pos: &BinlogPosition,
+        timeout: Duration,
+    ) -> Result<()> {
         let deadline = std::time::Instant::now() + timeout;
         loop {
             let channel = self
                 .channels()?
                 .into_iter()
-                .find(|c| c.source == source_address)
+                .find(|c| {
+                    c.source == source_address
+                        || (source_server_id.is_some() && c.source_server_id == source_server_id)
+                })
                 .ok_or_else(|| {
                     Error::server(&self.name, format!("no channel from {source_address}"))
                 })?;

@@ -310,6 +310,10 @@ pub struct ChannelStatus {
     /// The applier's stop condition (`None` when it has none; MySQL calls it
     /// Until_Condition too).
     pub until_condition: String,
+    /// The source's server_id as the channel last saw it (`Master_Server_Id`): tells the
+    /// source apart when the replica reaches it by another address than the inventory's.
+    #[serde(skip)]
+    pub source_server_id: Option<u64>,
 }
 
 fn lower_case<S: serde::Serializer>(text: &str, s: S) -> std::result::Result<S::Ok, S::Error> {
@@ -380,6 +384,8 @@ impl ChannelStatus {
             wild_do_table: s(&["Replicate_Wild_Do_Table"]),
             rewrite_db: s(&["Replicate_Rewrite_DB"]),
             until_condition: s(&["Until_Condition"]),
+            source_server_id: col_u64(row, &["Master_Server_Id", "Source_Server_Id"])
+                .filter(|id| *id != 0),
         }
     }
 }

@@ -74,7 +74,9 @@ impl<E: Effects> Mover<'_, E> {
             let channel = server
                 .channels()?
                 .into_iter()
-                .find(|c| c.source == address)
+                .find(|c| {
+                    c.source == address || c.source_server_id == Some(target_settings.server_id)
+                })
                 .ok_or_else(|| {
                     refuse(format!("replica {label} does not replicate from {address}"))
                 })?;
@@ -147,6 +149,7 @@ impl<E: Effects> Mover<'_, E> {
             return Ok(());
         }
         let source = self.source.clone();
+        let source_server_id = self.fx.settings(&source)?.server_id;
         let node = self.inv.node(&source)?;
         let address = node.address();
         for r in node.spec.replicas.clone() {
@@ -164,10 +167,69 @@ impl<E: Effects> Mover<'_, E> {
             if !server.settings()?.read_only {
                 return Err(refuse("is writable (read_only off)".into()));
             }
-            if !server.channels()?.iter().any(|c| c.source == address) {
+            let replicates = server
+                .channels()?
+                .iter()
+                .any(|c| c.source == address || c.source_server_id == Some(source_server_id));
+            if !replicates {
                 return Err(refuse(format!("does not replicate from {address}")));
             }
         }
         Ok(())
+    }
+
+    /// After a rollback dropped the copy on the target (unlogged, as every drop of a
+    /// copy), drops it on the target's replicas listed by address too, once each has
+    /// applied the target's binary log so far: the copy reached them through it, and a
+    /// later copy of the shard onto that node would otherwise be refused (or stop them).
+    /// Best effort: a replica that cannot be reached is named in a warning, and the next
+    /// move onto the node refuses until it is mended.
+    pub(super) fn drop_on_target_replicas(
+        &mut self,
+        target: &str,
+        schemas: &[crate::ident::Ident],
+    ) {
+        let Ok(node) = self.inv.node(target) else {
+            return;
+        };
+        let replicas: Vec<_> = node
+            .spec
+            .replicas
+            .iter()
+            .filter(|r| matches!(r, crate::config::ReplicaSpec::Server(_)))
+            .cloned()
+            .collect();
+        if replicas.is_empty() || schemas.is_empty() {
+            return;
+        }
+        let source = self.source.clone();
+        let ready = self
+            .fx
+            .coordinates(target)
+            .and_then(|c| Ok((c.position, self.fx.settings(&source)?.server_id)));
+        let (after, source_id) = match ready {
+            Ok(v) => v,
+            Err(e) => {
+                crate::output::log(
+                    0,
+                    &format!("warning: the copy stays on {target}'s replicas: {e}"),
+                );
+                return;
+            }
+        };
+        for r in &replicas {
+            if let Err(e) =
+                self.fx
+                    .drop_schemas_on_replica(target, r, schemas, &after, &[source_id])
+            {
+                crate::output::log(
+                    0,
+                    &format!(
+                        "warning: the copy stays on {target}'s replica {}: {e}; drop it there by hand",
+                        r.label()
+                    ),
+                );
+            }
+        }
     }
 }

@@ -307,6 +307,7 @@ impl<'a> Mover<'a, Live<'a>> {
                         .map(|p| p.to.clone())
                         .collect();
                     m.fx.drop_schemas(&target, &drop, false)?;
+                    m.drop_on_target_replicas(&target, &drop);
                     if m.copies_physically() {
                         // A temporary directory: the rollback goes on without it.
                         if let Err(e) = m.fx.clear_copy_staging(&target, &m.pairs) {
