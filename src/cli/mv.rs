@@ -1060,7 +1060,7 @@ fn ask_window(
     let live = rec.owner.is_some() && rec.heartbeat_age_secs.is_some_and(|a| a < 20);
     let mut doc = serde_json::json!({"op": args.op, "requested": true, "owner_alive": live});
     if let WindowRequest::ExtendUntil(until) = request {
-        doc["until"] = crate::clock::rfc3339_millis(until * 1000).into();
+        doc["ends_at"] = crate::clock::rfc3339_millis(until * 1000).into();
     }
     ctx.show(
         verb,
