@@ -341,3 +341,85 @@ fn extend_moves_the_windows_end() {
         .assert()
         .success();
 }
+
+/// The owner dies in the window and its new node too; `resume` after the window's end
+/// keeps the old copy and waits (it dropped it at once on the old code); `extend` while it
+/// is held, the node back, and `revert` returns the shard to its old node with every row.
+#[test]
+fn resume_after_the_windows_end_keeps_the_old_copy_and_can_revert() {
+    let mut sb = fleet();
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(home_of(&sb, 1), "node2");
+    let mut first = spawn(
+        &sb,
+        &[
+            "move",
+            "--shard",
+            "1",
+            "--to",
+            "node3",
+            "--revert-window",
+            "8s",
+        ],
+        dir.path(),
+        "move",
+    );
+    let op = until_window(&sb, Duration::from_secs(120), dir.path());
+    let trash = common::op_names(&inventory(&sb), op)
+        .trash_schema(op, 0)
+        .to_string();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !reverse_channel_runs(&sb) {
+        assert!(Instant::now() < deadline, "{}", stderr_of(dir.path()));
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    first.kill().unwrap();
+    first.wait().unwrap();
+    sb.kill_node("node3").unwrap();
+    std::thread::sleep(Duration::from_secs(9));
+
+    let mut resumed = spawn(&sb, &["resume", &op.to_string()], dir.path(), "resume");
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while window_state(&sb, op)["window_held"].is_null() {
+        assert!(
+            resumed.try_wait().unwrap().is_none(),
+            "resume ended with node3 down: {}",
+            stderr_of(dir.path())
+        );
+        assert!(
+            Instant::now() < deadline,
+            "never held: {}",
+            stderr_of(dir.path())
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    assert_eq!(rows(&sb, "node2", &trash), ROWS, "the old copy survives");
+
+    cli(&sb)
+        .args(["extend", &op.to_string(), "--by", "1h"])
+        .assert()
+        .success();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while window_state(&sb, op)["revert_until_unix"]
+        .as_i64()
+        .is_none_or(|u| u < shardctl::clock::unix_secs() + 3000)
+    {
+        assert!(Instant::now() < deadline, "{}", stderr_of(dir.path()));
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    sb.restart_node("node3").unwrap();
+    std::thread::sleep(Duration::from_secs(4));
+    assert!(
+        resumed.try_wait().unwrap().is_none(),
+        "the extended window stays open: {}",
+        stderr_of(dir.path())
+    );
+    cli(&sb)
+        .args(["revert", &op.to_string()])
+        .assert()
+        .success();
+    let status = wait_exit(&mut resumed, Duration::from_secs(180));
+    assert!(status.success(), "{}", stderr_of(dir.path()));
+    assert_eq!(home_of(&sb, 1), "node2");
+    assert_eq!(rows(&sb, "node2", "app_1"), ROWS);
+}
