@@ -422,4 +422,5 @@ fn resume_after_the_windows_end_keeps_the_old_copy_and_can_revert() {
     assert!(status.success(), "{}", stderr_of(dir.path()));
     assert_eq!(home_of(&sb, 1), "node2");
     assert_eq!(rows(&sb, "node2", "app_1"), ROWS);
+    assert!(window_state(&sb, op)["window_held"].is_null());
 }

@@ -696,6 +696,7 @@ impl<E: Effects> Mover<'_, E> {
             |m| m.fx.drop_schemas(&target, &trash, false),
         )?;
         self.state.old_copy_dropped = true;
+        self.state.window_held = None;
         self.hook_in_background(crate::config::HookStage::Reverted);
         Ok(serde_json::json!({"reverted": true, "node": source}))
     }
