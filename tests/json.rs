@@ -22,6 +22,7 @@ const VOLATILE: &[&str] = &[
     "directory_version",
     "elapsed_ms",
     "ended_ms",
+    "ends_at",
     "fence_ms",
     "file",
     "flavor",
@@ -551,6 +552,10 @@ fn every_command_follows_the_json_contract() {
             &["--to", "node2", "--revert-window", "10m"],
             "revert-window",
         );
+        if verb == "finalize" {
+            c.run(&["extend", &op.to_string(), "--by", "1h"]);
+            until_window_ends_later(&c.config, op);
+        }
         c.run(&[verb, &op.to_string()]);
         assert!(waiting.wait().unwrap().success());
     }
@@ -667,6 +672,7 @@ fn every_command_follows_the_json_contract() {
         "continue",
         "cutover",
         "drop-source",
+        "extend",
         "filter",
         "finalize",
         "flip",
@@ -761,6 +767,30 @@ fn move_until_step(c: &mut Contract, args: &[&str], step: &str) -> (std::process
             let _ = child.wait();
             panic!("the move never reached step {step}: {v}");
         }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
+/// Waits until the owner of `op` took up an `extend` (one window request at a time): its
+/// journaled window end moves past an hour from now.
+fn until_window_ends_later(config: &std::path::Path, op: u64) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let out = shardctl()
+            .arg("--config")
+            .arg(config)
+            .args(["--output", "json", "ops", &op.to_string()])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let until = v["operation"]["state_after_last_step"]["revert_until_unix"].as_i64();
+        if until.is_some_and(|u| u > shardctl::clock::unix_secs() + 3000) {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "extend never taken up: {v}"
+        );
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
 }

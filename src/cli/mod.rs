@@ -132,8 +132,15 @@ pub enum Command {
     )]
     Revert(mv::WindowCmdArgs),
     /// Close a move's revert window now: the reverse channel removed, the old copy dropped.
-    #[command(after_help = "Example:\n  shardctl finalize 12")]
+    #[command(
+        after_help = "Example:\n  shardctl finalize 12\n\nThe old copy goes only once the new node answers and holds the shard; until then the\nwindow stays open and `shardctl ops 12` says why."
+    )]
     Finalize(mv::WindowCmdArgs),
+    /// Keep a move's revert window open longer: its end moves by DURATION.
+    #[command(
+        after_help = "Example:\n  shardctl extend 12 --by 2h\n\nRefused unless the operation waits in its revert-window step. Counted from now when the\nwindow's end has passed (a window held open because its new node did not hold the shard)."
+    )]
+    Extend(mv::ExtendCmdArgs),
     /// Ask the process driving an operation to stop at its next safe point, as Ctrl-C would.
     #[command(
         after_help = "Example:\n  shardctl stop 12 && shardctl abort 12\n\nBefore the flip the owner lifts the fence and leaves the operation resumable."
@@ -450,6 +457,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Cutover(args) => mv::cutover(&ctx, args),
         Command::Revert(args) => mv::window(&ctx, args, WindowRequest::Revert),
         Command::Finalize(args) => mv::window(&ctx, args, WindowRequest::Finalize),
+        Command::Extend(args) => mv::extend(&ctx, args),
         Command::Pause(args) => mv::pause(&ctx, args, true),
         Command::Continue(args) => mv::pause(&ctx, args, false),
         Command::Throttle(args) => mv::throttle(&ctx, args),

@@ -756,6 +756,13 @@ fn show_ops(ctx: &Context, dir: &mut Directory, args: &OpsArgs) -> Result<bool> 
                     ]);
                 }
                 crate::outln!("{t}");
+                if let Some(w) = o
+                    .steps
+                    .iter()
+                    .find(|s| s.name == "revert-window" && s.state != StepState::Done)
+                {
+                    print_window(&w.outputs);
+                }
             }
         }
         return Ok(finished);
@@ -774,6 +781,23 @@ fn show_ops(ctx: &Context, dir: &mut Directory, args: &OpsArgs) -> Result<bool> 
         Format::Table => print_ops_table(&ops),
     }
     Ok(false)
+}
+
+/// A move's open revert window: when it ends, and why its end keeps the old copy or the
+/// last revert failed, as journaled by its owner.
+fn print_window(outputs: &serde_json::Value) {
+    if let Some(until) = outputs.get("revert_until_unix").and_then(|v| v.as_i64()) {
+        crate::outln!(
+            "revert window ends {}",
+            crate::clock::rfc3339_millis(until * 1000)
+        );
+    }
+    if let Some(why) = outputs.get("window_held").and_then(|v| v.as_str()) {
+        crate::outln!("revert window held open, the old copy kept: {why}");
+    }
+    if let Some(why) = outputs.get("revert_error").and_then(|v| v.as_str()) {
+        crate::outln!("last revert failed before its flip: {why}");
+    }
 }
 
 /// Arguments of `cutover`.
@@ -932,27 +956,75 @@ pub struct WindowCmdArgs {
     pub op: u64,
 }
 
+/// `shardctl extend OP --by DURATION`.
+#[derive(Debug, clap::Args)]
+pub struct ExtendCmdArgs {
+    /// The move waiting in its revert window (see `shardctl ops`).
+    pub op: u64,
+    /// How much longer the window stays open (90s, 30m, 2h, 1d): its end moves by DURATION,
+    /// counted from now when the end has passed already (a window its end could not close).
+    #[arg(long, value_name = "DURATION", value_parser = extension_secs)]
+    pub by: u64,
+}
+
+fn extension_secs(text: &str) -> std::result::Result<u64, String> {
+    match crate::playbook::parse_duration(text)? {
+        0 => Err(format!("{text:?}: an extension must last more than 0 s")),
+        secs => Ok(secs),
+    }
+}
+
 /// `shardctl revert OP` / `shardctl finalize OP`: what to do with a move's revert window.
 pub fn window(ctx: &Context, args: WindowCmdArgs, request: WindowRequest) -> Result<()> {
+    ask_window(ctx, args.op, request.verb(), |_| Ok(request))
+}
+
+/// `shardctl extend OP --by DURATION`: the window's end moves later.
+pub fn extend(ctx: &Context, args: ExtendCmdArgs) -> Result<()> {
+    ask_window(ctx, args.op, "extend", |outputs| {
+        let until = outputs
+            .get("revert_until_unix")
+            .and_then(|v| v.as_i64())
+            .ok_or_else(|| {
+                Error::Refused(format!(
+                    "operation {}: its revert window is opening (no end journaled yet); try again",
+                    args.op
+                ))
+            })?;
+        let from = until.max(crate::clock::unix_secs());
+        Ok(WindowRequest::ExtendUntil(from + args.by as i64))
+    })
+}
+
+/// Records `request` (built from the revert-window step's outputs) for the owner of `op`,
+/// refused unless `op` waits in its revert window.
+fn ask_window(
+    ctx: &Context,
+    op: u64,
+    verb: &str,
+    request: impl FnOnce(&serde_json::Value) -> Result<WindowRequest>,
+) -> Result<()> {
+    let args = WindowCmdArgs { op };
     let inv = ctx.inventory()?;
     let mut dir = Directory::open(&inv)?;
     let rec = dir.operation(args.op)?;
-    let verb = request.as_sql();
     if rec.state.is_finished() {
         return Err(Error::Usage(format!(
             "operation {} is {}: its revert window is closed (the old copy is gone), nothing to {verb}",
             args.op, rec.state
         )));
     }
-    match rec.steps.iter().find(|s| s.state != StepState::Done) {
+    let request = match rec.steps.iter().find(|s| s.state != StepState::Done) {
         Some(s) if s.name == "revert-window" => {
             let reverting = s.outputs.get("revert_began").and_then(|v| v.as_bool()) == Some(true);
-            if request == WindowRequest::Finalize && reverting {
+            let request = request(&s.outputs)?;
+            if request != WindowRequest::Revert && reverting {
                 return Err(Error::Refused(format!(
-                    "operation {}: a revert is under way (or was when its owner stopped; `shardctl resume {}` settles it): no finalize requested; if the revert stops before its flip back, the window opens again and finalize can be asked then",
+                    "operation {}: a revert is under way (or was when its owner stopped; `shardctl resume {}` settles it): no {verb} requested; if the revert stops before its flip back, the window opens again and {verb} can be asked then",
                     args.op, args.op
                 )));
             }
+            request
         }
         Some(s) => {
             return Err(Error::Usage(format!(
@@ -968,7 +1040,7 @@ pub fn window(ctx: &Context, args: WindowCmdArgs, request: WindowRequest) -> Res
                 args.op
             )))
         }
-    }
+    };
     match dir.request_window(args.op, request)? {
         WindowRequestOutcome::Recorded => {}
         WindowRequestOutcome::Finished => {
@@ -981,18 +1053,26 @@ pub fn window(ctx: &Context, args: WindowCmdArgs, request: WindowRequest) -> Res
             return Err(Error::Refused(format!(
                 "operation {}: a {} is already requested and not yet taken up by its owner; it stands (no {verb} requested)",
                 args.op,
-                pending.as_sql()
+                pending.verb()
             )))
         }
     }
     let live = rec.owner.is_some() && rec.heartbeat_age_secs.is_some_and(|a| a < 20);
+    let mut doc = serde_json::json!({"op": args.op, "requested": true, "owner_alive": live});
+    if let WindowRequest::ExtendUntil(until) = request {
+        doc["ends_at"] = crate::clock::rfc3339_millis(until * 1000).into();
+    }
     ctx.show(
         verb,
-        serde_json::json!({"op": args.op, "requested": true, "owner_alive": live}),
+        doc,
         || {
             let what = match request {
-                WindowRequest::Revert => "revert requested; its owner fences the new node, flips back and lifts the fence",
-                WindowRequest::Finalize => "finalize requested; its owner removes the reverse channel and drops the old copy",
+                WindowRequest::Revert => "revert requested; its owner fences the new node, flips back and lifts the fence".to_string(),
+                WindowRequest::Finalize => "finalize requested; its owner removes the reverse channel and drops the old copy once the new node answers and holds the shard".to_string(),
+                WindowRequest::ExtendUntil(until) => format!(
+                    "extend requested; its owner moves the window's end to {}",
+                    crate::clock::rfc3339_millis(until * 1000)
+                ),
             };
             if live {
                 crate::outln!("operation {}: {what}", args.op)

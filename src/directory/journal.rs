@@ -60,15 +60,53 @@ sql_enum!(
     }
 );
 
-sql_enum!(
-    /// What an operator asked of a move waiting in its revert window.
-    WindowRequest {
-        /// `shardctl revert`: back to the old copy.
-        Revert => "revert",
-        /// `shardctl finalize`: drop the old copy now.
-        Finalize => "finalize",
+/// What an operator asked of a move waiting in its revert window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowRequest {
+    /// `shardctl revert`: back to the old copy.
+    Revert,
+    /// `shardctl finalize`: drop the old copy now (once the new node holds the shard).
+    Finalize,
+    /// `shardctl extend`: the window ends at this Unix time instead.
+    ExtendUntil(i64),
+}
+
+impl WindowRequest {
+    /// The journal's spelling: `revert`, `finalize` or `until:<unix seconds>`.
+    pub fn as_sql(self) -> String {
+        match self {
+            WindowRequest::Revert => "revert".into(),
+            WindowRequest::Finalize => "finalize".into(),
+            WindowRequest::ExtendUntil(u) => format!("until:{u}"),
+        }
     }
-);
+
+    /// Reads the journal's spelling.
+    pub fn parse(text: &str) -> Result<Self> {
+        match text {
+            "revert" => Ok(WindowRequest::Revert),
+            "finalize" => Ok(WindowRequest::Finalize),
+            other => other
+                .strip_prefix("until:")
+                .and_then(|u| u.parse().ok())
+                .map(WindowRequest::ExtendUntil)
+                .ok_or_else(|| {
+                    Error::Internal(format!(
+                        "the journal holds an unknown WindowRequest {other:?}"
+                    ))
+                }),
+        }
+    }
+
+    /// The command that asks it.
+    pub fn verb(self) -> &'static str {
+        match self {
+            WindowRequest::Revert => "revert",
+            WindowRequest::Finalize => "finalize",
+            WindowRequest::ExtendUntil(_) => "extend",
+        }
+    }
+}
 
 /// What became of an operator's request to a revert window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -43,6 +43,9 @@ _shardctl() {
             shardctl,drop-source)
                 cmd="shardctl__subcmd__drop__subcmd__source"
                 ;;
+            shardctl,extend)
+                cmd="shardctl__subcmd__extend"
+                ;;
             shardctl,filter)
                 cmd="shardctl__subcmd__filter"
                 ;;
@@ -231,6 +234,9 @@ _shardctl() {
                 ;;
             shardctl__subcmd__help,drop-source)
                 cmd="shardctl__subcmd__help__subcmd__drop__subcmd__source"
+                ;;
+            shardctl__subcmd__help,extend)
+                cmd="shardctl__subcmd__help__subcmd__extend"
                 ;;
             shardctl__subcmd__help,filter)
                 cmd="shardctl__subcmd__help__subcmd__filter"
@@ -635,7 +641,7 @@ _shardctl() {
 
     case "${cmd}" in
         shardctl)
-            opts="-v -y -h -V --config --output --color --verbose --yes --log-file --help --version sandbox init node function table shard lookup analyze sample move split merge rebalance resume abort cutover revert finalize stop pause continue throttle ops workload prune backup filter change-master wait lock unlock flip drop-source status config simulate ids global query reporting completions man help"
+            opts="-v -y -h -V --config --output --color --verbose --yes --log-file --help --version sandbox init node function table shard lookup analyze sample move split merge rebalance resume abort cutover revert finalize extend stop pause continue throttle ops workload prune backup filter change-master wait lock unlock flip drop-source status config simulate ids global query reporting completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1032,6 +1038,40 @@ _shardctl() {
                     return 0
                     ;;
                 --node)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__extend)
+            opts="-v -y -h --by --config --output --color --verbose --yes --log-file --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --by)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1573,7 +1613,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__help)
-            opts="sandbox init node function table shard lookup analyze sample move split merge rebalance resume abort cutover revert finalize stop pause continue throttle ops workload prune backup filter change-master wait lock unlock flip drop-source status config simulate ids global query reporting completions man help"
+            opts="sandbox init node function table shard lookup analyze sample move split merge rebalance resume abort cutover revert finalize extend stop pause continue throttle ops workload prune backup filter change-master wait lock unlock flip drop-source status config simulate ids global query reporting completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1713,6 +1753,20 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__help__subcmd__drop__subcmd__source)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__help__subcmd__extend)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

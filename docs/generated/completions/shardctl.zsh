@@ -1022,6 +1022,25 @@ never\:"Never"))' \
 ':op -- The move waiting in its revert window (see `shardctl ops`):_default' \
 && ret=0
 ;;
+(extend)
+_arguments "${_arguments_options[@]}" : \
+'--by=[How much longer the window stays open (90s, 30m, 2h, 1d)\: its end moves by DURATION, counted from now when the end has passed already (a window its end could not close)]:DURATION:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':op -- The move waiting in its revert window (see `shardctl ops`):_default' \
+&& ret=0
+;;
 (stop)
 _arguments "${_arguments_options[@]}" : \
 '--wait=[How long to wait for the owner to let go, seconds]:WAIT:_default' \
@@ -2225,6 +2244,10 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(extend)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (stop)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -2467,6 +2490,7 @@ _shardctl_commands() {
 'cutover:Give an operation waiting in its await-cutover step (\`move --cutover manual\`) the go-ahead\: it fences, confirms and flips' \
 'revert:Flip a move waiting in its revert window (\`move --revert-window\`) back to its old node\: fence on the new node, old copy caught up and compared, directory back' \
 'finalize:Close a move'\''s revert window now\: the reverse channel removed, the old copy dropped' \
+'extend:Keep a move'\''s revert window open longer\: its end moves by DURATION' \
 'stop:Ask the process driving an operation to stop at its next safe point, as Ctrl-C would' \
 'pause:Pause a running copy, catch-up or prune at its next safe point outside any fence; it holds no fence and no lock while paused' \
 'continue:Let a paused operation go on' \
@@ -2565,6 +2589,11 @@ _shardctl__subcmd__cutover_commands() {
 _shardctl__subcmd__drop-source_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl drop-source commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__extend_commands] )) ||
+_shardctl__subcmd__extend_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl extend commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__filter_commands] )) ||
 _shardctl__subcmd__filter_commands() {
@@ -2712,6 +2741,7 @@ _shardctl__subcmd__help_commands() {
 'cutover:Give an operation waiting in its await-cutover step (\`move --cutover manual\`) the go-ahead\: it fences, confirms and flips' \
 'revert:Flip a move waiting in its revert window (\`move --revert-window\`) back to its old node\: fence on the new node, old copy caught up and compared, directory back' \
 'finalize:Close a move'\''s revert window now\: the reverse channel removed, the old copy dropped' \
+'extend:Keep a move'\''s revert window open longer\: its end moves by DURATION' \
 'stop:Ask the process driving an operation to stop at its next safe point, as Ctrl-C would' \
 'pause:Pause a running copy, catch-up or prune at its next safe point outside any fence; it holds no fence and no lock while paused' \
 'continue:Let a paused operation go on' \
@@ -2791,6 +2821,11 @@ _shardctl__subcmd__help__subcmd__cutover_commands() {
 _shardctl__subcmd__help__subcmd__drop-source_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl help drop-source commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__extend_commands] )) ||
+_shardctl__subcmd__help__subcmd__extend_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help extend commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__help__subcmd__filter_commands] )) ||
 _shardctl__subcmd__help__subcmd__filter_commands() {

@@ -135,6 +135,11 @@ pub struct MoveState {
     /// Revert window: the last revert that failed before its flip, and why.
     #[serde(default)]
     pub revert_error: Option<String>,
+    /// Revert window: why its end (expiry or `finalize`) keeps the old copy for now — the
+    /// new node does not answer or does not hold the shard (see `new_node_holds_shard`).
+    /// Cleared when the old copy goes.
+    #[serde(default)]
+    pub window_held: Option<String>,
     /// Revert window closed: the copy left behind (the old one, or the target's after a
     /// revert) is gone.
     #[serde(default)]

@@ -5,7 +5,11 @@
 //! into the trash schemas. The `revert-window` step waits until the window ends or an
 //! operator asks:
 //! - `shardctl finalize OP` (or the window's end): the reverse channel removed, the old copy
-//!   dropped;
+//!   dropped — only once the new node answers and holds the shard (every schema of the
+//!   shard there, with every table the old copy holds); until then the window stays open,
+//!   its step's outputs say why (`window_held`) and the owner checks again every few
+//!   seconds;
+//! - `shardctl extend OP --by DURATION`: the window ends later;
 //! - `shardctl revert OP`: the move in reverse, with the same guarantees — the reverse
 //!   channel caught up and the copies compared outside any fence, the shard fence on the
 //!   target, the reverse channel at the target's position read under it, the same tables
@@ -32,6 +36,9 @@ use crate::server::catalog::DefinedKind;
 use crate::server::{statements, Filters, SourceSpec, StartAt};
 use crate::verify::TablePair;
 use std::time::{Duration, Instant};
+
+/// How often the window's end checks again whether the new node holds the shard.
+const HOLD_RECHECK: Duration = Duration::from_secs(3);
 
 impl<E: Effects> Mover<'_, E> {
     /// The `revert-window` step.
@@ -65,17 +72,29 @@ impl<E: Effects> Mover<'_, E> {
                 u
             }
         };
+        let mut until = until;
+        // An extension asked for while no owner ran counts before the deadline is read.
+        if let Some(WindowRequest::ExtendUntil(u)) = self.fx.window_request()? {
+            until = self.extend_window(until, u)?;
+        }
         // A revert asked for while no owner ran (the CLI told the operator `resume` would
         // run it) is carried out even when the window ended since.
         let revert_pending = self.fx.window_request()? == Some(WindowRequest::Revert);
         if crate::clock::unix_secs() >= until && !self.fx.is_dry_run() && !revert_pending {
-            // Resumed after the window ended: nothing to keep current, and the new node
-            // need not answer for the old copy to go.
-            self.finalize_window()?;
-            return Ok(serde_json::json!({"finalized": "expired"}));
+            // Resumed after the window ended: nothing to keep current, but the old copy
+            // goes only when the new node holds the shard; otherwise the window stays open
+            // below until it does (or a revert or an extension is asked for).
+            match self.new_node_holds_shard() {
+                None => {
+                    self.finalize_window()?;
+                    return Ok(serde_json::json!({"finalized": "expired"}));
+                }
+                Some(why) => self.hold_window(&why)?,
+            }
         }
         self.open_reverse_channel()?;
         let mut last_report = Instant::now();
+        let mut last_hold_check: Option<Instant> = None;
         let reason = loop {
             crate::signal::check()?;
             self.fx.check_lease()?;
@@ -113,12 +132,32 @@ impl<E: Effects> Mover<'_, E> {
                 }
                 Some(WindowRequest::Finalize) => {
                     self.fx.consume_window_request(WindowRequest::Finalize)?;
-                    break "requested";
+                    match self.new_node_holds_shard() {
+                        None => break "requested",
+                        Some(why) => {
+                            self.hold_window(&format!("finalize refused: {why}"))?;
+                            last_hold_check = Some(Instant::now());
+                        }
+                    }
+                }
+                Some(WindowRequest::ExtendUntil(u)) => {
+                    until = self.extend_window(until, u)?;
                 }
                 None => {}
             }
-            if self.fx.is_dry_run() || crate::clock::unix_secs() >= until {
+            if self.fx.is_dry_run() {
                 break "expired";
+            }
+            if crate::clock::unix_secs() >= until
+                && last_hold_check.is_none_or(|t| t.elapsed() >= HOLD_RECHECK)
+            {
+                match self.new_node_holds_shard() {
+                    None => break "expired",
+                    Some(why) => {
+                        self.hold_window(&why)?;
+                        last_hold_check = Some(Instant::now());
+                    }
+                }
             }
             if last_report.elapsed() >= Duration::from_secs(30) {
                 last_report = Instant::now();
@@ -152,6 +191,75 @@ impl<E: Effects> Mover<'_, E> {
         };
         self.finalize_window()?;
         Ok(serde_json::json!({"finalized": reason}))
+    }
+
+    /// Takes up an `extend` request: the window ends at `asked` instead of `until` (never
+    /// earlier), journaled before the request is used up.
+    fn extend_window(&mut self, until: i64, asked: i64) -> Result<i64> {
+        let until = until.max(asked);
+        self.state.revert_until_unix = Some(until);
+        self.save_state()?;
+        self.fx
+            .consume_window_request(WindowRequest::ExtendUntil(asked))?;
+        crate::output::log(
+            0,
+            &format!(
+                "operation {}: revert window extended: it ends at {} (in {} s)",
+                self.fx.op(),
+                crate::clock::rfc3339_millis(until * 1000),
+                until - crate::clock::unix_secs()
+            ),
+        );
+        Ok(until)
+    }
+
+    /// None when the new node holds the shard, so its copy may become the only one: it
+    /// answers, and each of the shard's schemas exists there with every table the old copy
+    /// holds (tables dropped there during the window left the old copy too, through the
+    /// reverse channel). Otherwise why not. A dry run changes nothing and checks nothing.
+    fn new_node_holds_shard(&mut self) -> Option<String> {
+        if self.fx.is_dry_run() {
+            return None;
+        }
+        let (source, target) = (self.source.clone(), self.target.clone());
+        for (schema, trash) in self.old_copies() {
+            let there = match self.fx.schema_exists(&target, &schema) {
+                Ok(true) => self.fx.visible_tables(&target, &schema),
+                Ok(false) => return Some(format!("{target} has no schema {schema}")),
+                Err(e) => Err(e),
+            };
+            let there = match there {
+                Ok(t) => t,
+                Err(e) => return Some(format!("{target} does not answer ({e})")),
+            };
+            // The source not answering fails the drop itself; only the new node's side is
+            // judged here.
+            let Ok(old) = self.fx.visible_tables(&source, &trash) else {
+                continue;
+            };
+            if let Some(missing) = old.iter().find(|t| !there.contains(t)) {
+                return Some(format!("{target} has no table {schema}.{missing}"));
+            }
+        }
+        None
+    }
+
+    /// The window's end found the new node not holding the shard: the old copy stays,
+    /// and why is journaled (and logged when it changes).
+    fn hold_window(&mut self, why: &str) -> Result<()> {
+        if self.state.window_held.as_deref() == Some(why) {
+            return Ok(());
+        }
+        let op = self.fx.op();
+        crate::output::log(
+            0,
+            &format!(
+                "operation {op}: the revert window's end keeps the old copy on {}: {why}; it is dropped once {} answers and holds the shard (or `shardctl revert {op}`, `shardctl extend {op} --by DURATION`)",
+                self.source, self.target
+            ),
+        );
+        self.state.window_held = Some(why.to_string());
+        self.save_state()
     }
 
     /// Journals the procedure's state without finishing the step.
@@ -288,6 +396,7 @@ impl<E: Effects> Mover<'_, E> {
             |m| m.fx.drop_schemas(&source, &trash, false),
         )?;
         self.state.old_copy_dropped = true;
+        self.state.window_held = None;
         Ok(())
     }
 
@@ -587,6 +696,7 @@ impl<E: Effects> Mover<'_, E> {
             |m| m.fx.drop_schemas(&target, &trash, false),
         )?;
         self.state.old_copy_dropped = true;
+        self.state.window_held = None;
         self.hook_in_background(crate::config::HookStage::Reverted);
         Ok(serde_json::json!({"reverted": true, "node": source}))
     }
