@@ -1,8 +1,9 @@
 //! Tables the directory does not map (neither sharded nor global), on real servers: a
 //! merge is refused before any change while the retired shard's copy of one holds rows
 //! the survivor's does not hold the same (it carries only the sharded tables' rows and
-//! drops the retired schemas), and goes ahead once that copy is empty; a move carries such
-//! a table whole; a split copies it whole to both sides.
+//! drops the retired schemas), and goes ahead once that copy is empty; a row written into
+//! it during the merge stops the merge under the fence, before its flip; a move carries
+//! such a table whole; a split copies it whole to both sides.
 
 mod common;
 
@@ -205,4 +206,67 @@ fn a_move_carries_an_unmapped_table_whole_and_a_split_copies_it_to_both_sides() 
         count(&mut n2, &format!("SELECT COUNT(*) FROM shop_{new}.notes")),
         2
     );
+}
+
+/// Waits until the newest operation runs its await-cutover step; its id.
+fn until_waiting_for_cutover() -> u64 {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let op = newest_op(&inventory(fleet()));
+        if let Some(op) = &op {
+            let next = op.steps.iter().find(|s| s.state.as_sql() != "done");
+            if op.state.as_sql() == "running"
+                && next.is_some_and(|s| s.name == "await-cutover" && s.state.as_sql() == "running")
+            {
+                return op.id;
+            }
+        }
+        assert!(std::time::Instant::now() < deadline, "never waited: {op:?}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn a_row_written_into_an_empty_unmapped_table_during_a_merge_stops_it_before_the_flip() {
+    let _s = serial();
+    let dir = tempfile::tempdir().unwrap();
+    // The merge playbook with a manual cut-over: copied, verified, then waiting unfenced.
+    let playbook = include_str!("../playbooks/merge.yaml").replace(
+        "  - step: lock ",
+        "  - step: await-cutover\n    mode: manual\n  - step: lock ",
+    );
+    assert!(playbook.contains("await-cutover"), "{playbook}");
+    let path = common::write_file(dir.path(), "merge.yaml", &playbook);
+    let mut merge = common::spawn_shardctl(
+        &fleet().inventory_path(),
+        &[
+            "merge",
+            "--shards",
+            "5,4",
+            "--to",
+            "node1",
+            "--playbook",
+            path.to_str().unwrap(),
+        ],
+        None,
+        dir.path(),
+        "merge",
+    );
+    let op = until_waiting_for_cutover();
+    // The application writes into the retired shard's empty, unmapped table.
+    let mut n2 = connect(fleet(), "node2");
+    exec(&mut n2, &["INSERT INTO shop_4.notes VALUES (9, 'late')"]);
+    cli(&["cutover", &op.to_string()]).assert().success();
+    let status = common::wait_exit(&mut merge, std::time::Duration::from_secs(120));
+    let err = std::fs::read_to_string(dir.path().join("merge.err")).unwrap();
+    assert_eq!(status.code(), Some(5), "{err}");
+    assert!(err.contains("shop_4.notes"), "{err}");
+    // Stopped before its flip: shard 4 keeps its location, its schema and the row.
+    assert!(shards().iter().any(|s| s.0 == 4), "shard 4 was merged away");
+    assert_eq!(
+        count(&mut n2, "SELECT COUNT(*) FROM shop_4.notes WHERE id = 9"),
+        1
+    );
+    cli(&["abort", &op.to_string()]).assert().success();
+    exec(&mut n2, &["DELETE FROM shop_4.notes"]);
 }
