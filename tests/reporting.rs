@@ -25,7 +25,7 @@ fn serial() -> MutexGuard<'static, ()> {
 
 /// Four nodes; function `f` (range, int) shards `app.t` and `app.u` in shards 1 (node1,
 /// from 0), 2 (node2, from 1000), 3 (node3, from 2000); 300 rows per table; the
-/// workload's table in every shard. node4 holds nothing.
+/// workload's table in every shard, sharded by `k`. node4 holds nothing.
 fn fleet() -> &'static Sandbox {
     static SB: OnceLock<Sandbox> = OnceLock::new();
     SB.get_or_init(|| {
@@ -61,6 +61,22 @@ fn fleet() -> &'static Sandbox {
             }
         }
         shardctl::workload::setup(&inventory(&sb), "f").unwrap();
+        // Registered, as the application's tables must be: a split then prunes it and a
+        // merge carries its rows (an unmapped one holding rows refuses the merge).
+        shardctl()
+            .arg("--config")
+            .arg(sb.inventory_path())
+            .args([
+                "table",
+                "add",
+                "app.shardctl_workload",
+                "--function",
+                "f",
+                "--column",
+                "k",
+            ])
+            .assert()
+            .success();
         sb
     })
 }

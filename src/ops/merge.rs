@@ -347,8 +347,9 @@ pub fn compare_tables(
 
 /// Before anything changes (a merge whose retired shards live elsewhere moves them first):
 /// for every merge of `req`, read-only, on the shards' own nodes — the survivor's schemas
-/// hold the same tables defined the same way as the retired shard's, and no row of either
-/// lies outside its owner's keys (the survivor's must not hold the retired shard's keys).
+/// hold the same tables defined the same way as the retired shard's, no row of either
+/// lies outside its owner's keys (the survivor's must not hold the retired shard's keys),
+/// and no table the directory does not map holds rows the merge would drop.
 pub fn precheck(inv: &Inventory, snap: &Snapshot, req: &MergeRequest) -> Result<()> {
     let survivor = snap.shard(req.survivor)?.clone();
     let mut s = Server::connect_node(inv, &survivor.node)?;
@@ -398,6 +399,14 @@ pub fn precheck(inv: &Inventory, snap: &Snapshot, req: &MergeRequest) -> Result<
                 )));
             }
         }
+        crate::ops::checks::merge_loses_no_unmapped_row(
+            inv,
+            snap,
+            &retired,
+            survivor.id,
+            &survivor.node,
+            &[],
+        )?;
     }
     Ok(())
 }

@@ -529,6 +529,7 @@ impl<E: Effects> Mover<'_, E> {
             target: self.target.clone(),
             pairs: self.pairs.clone(),
             sharded,
+            merge_into: self.merge.as_ref().map(|p| p.survivor),
         };
         crate::ops::checks::run(self.inv, &mut self.fx, &scope)
     }
@@ -1217,6 +1218,7 @@ impl<E: Effects> Mover<'_, E> {
         }
         if self.merge.is_some() {
             self.merge_tables_match()?;
+            self.merge_loses_no_unmapped_row()?;
             return Ok(Vec::new());
         }
         let mut definitions = Vec::new();
@@ -2116,6 +2118,32 @@ impl<E: Effects> Mover<'_, E> {
             crate::ops::merge::compare_tables(&p.from, &from, &p.to, &to)?;
         }
         Ok(())
+    }
+
+    /// The retired shard's unmapped tables are empty or the same as the survivor's (see
+    /// `crate::ops::checks::merge_loses_no_unmapped_row`): checked again when the
+    /// verification runs and under the fence, once no write reaches the retired schemas
+    /// until they are dropped (the shard fence hides every table of them).
+    fn merge_loses_no_unmapped_row(&mut self) -> Result<serde_json::Value> {
+        let plan = self
+            .merge
+            .clone()
+            .ok_or_else(|| Error::Internal("unmapped tables outside a merge".into()))?;
+        let snap = self.fx.directory_snapshot()?;
+        let renames: Vec<(String, String)> = self
+            .state
+            .fenced_tables
+            .iter()
+            .map(|(_, name, hidden)| (hidden.clone(), name.clone()))
+            .collect();
+        crate::ops::checks::merge_loses_no_unmapped_row(
+            self.inv,
+            &snap,
+            &self.shard,
+            plan.survivor,
+            &self.target,
+            &renames,
+        )
     }
 
     /// After a merge's flip: the survivor's split guards (from a split it once made) are
