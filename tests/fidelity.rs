@@ -74,29 +74,8 @@ fn cli(args: &[&str]) -> assert_cmd::Command {
 /// schema.
 fn crlf_shard(lower_bound: &str) -> (String, String) {
     let sb = fleet();
-    let out = cli(&[
-        "--output",
-        "json",
-        "shard",
-        "add",
-        "--function",
-        "cust",
-        "--node",
-        "node1",
-        "--lower-bound",
-        lower_bound,
-        "--template-node",
-        "node1",
-    ])
-    .output()
-    .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let id = v["shard"].as_u64().unwrap().to_string();
+    let id =
+        common::add_shard_on(&fleet().inventory_path(), "cust", "node1", lower_bound).to_string();
     let schema = format!("crlf_{id}");
     exec(
         &mut connect(sb, "node1"),

@@ -802,29 +802,8 @@ fn every_object_shard(lower_bound: &str) -> (String, String) {
         .assert()
         .success();
     });
-    let out = cli(&[
-        "--output",
-        "json",
-        "shard",
-        "add",
-        "--function",
-        "obj",
-        "--node",
-        "node1",
-        "--lower-bound",
-        lower_bound,
-        "--template-node",
-        "node1",
-    ])
-    .output()
-    .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let id = v["shard"].as_u64().unwrap().to_string();
+    let id =
+        common::add_shard_on(&fleet().inventory_path(), "obj", "node1", lower_bound).to_string();
     let schema = format!("objects_{id}");
     let mut n1 = connect(sb, "node1");
     exec(&mut n1, &[&format!("DROP DATABASE {schema}")]);

@@ -435,3 +435,34 @@ pub fn mask_directory_id(text: &str, with: &str) -> String {
     out.push_str(rest);
     out
 }
+
+/// `shardctl shard add` of a shard of `function` on `node` from `lower_bound`, its schemas
+/// made from the logical schema on `node`; returns the new shard's id.
+pub fn add_shard_on(config: &Path, function: &str, node: &str, lower_bound: &str) -> u32 {
+    let out = shardctl()
+        .arg("--config")
+        .arg(config)
+        .args([
+            "--output",
+            "json",
+            "shard",
+            "add",
+            "--function",
+            function,
+            "--node",
+            node,
+            "--lower-bound",
+            lower_bound,
+            "--template-node",
+            node,
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["shard"].as_u64().expect("the new shard's id") as u32
+}
