@@ -522,19 +522,7 @@ fn a_source_replica_entry_that_is_the_target_never_loses_the_shard() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("target_as_replica.yaml");
     std::fs::write(&config, serde_yaml::to_string(&file).unwrap()).unwrap();
-    let out = shardctl()
-        .arg("--config")
-        .arg(&config)
-        .args(["move", "--shard", "1", "--to", "node2"])
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(out.status.code(), Some(5), "{said}");
-    assert!(said.contains("is writable"), "{said}");
-    assert!(
-        common::newest_op(&inventory(&sb)).is_none(),
-        "nothing journaled"
-    );
+    move_refused_before_any_change(&sb, &config, "is writable");
     assert_eq!(
         count(
             &mut connect(&sb, "node1"),
@@ -542,7 +530,29 @@ fn a_source_replica_entry_that_is_the_target_never_loses_the_shard() {
         ),
         500
     );
-    assert!(!has_schema(&mut connect(&sb, "node2"), "app_1"));
+}
+
+/// `move --shard 1 --to node2` with the inventory `config` is refused (exit 5, naming
+/// `want`) before anything is journaled, and node2 gets no copy.
+fn move_refused_before_any_change(
+    sb: &shardctl::sandbox::Sandbox,
+    config: &std::path::Path,
+    want: &str,
+) {
+    let out = shardctl()
+        .arg("--config")
+        .arg(config)
+        .args(["move", "--shard", "1", "--to", "node2"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(5), "{said}");
+    assert!(said.contains(want), "{said}");
+    assert!(
+        common::newest_op(&inventory(sb)).is_none(),
+        "nothing journaled"
+    );
+    assert!(!has_schema(&mut connect(sb, "node2"), "app_1"));
 }
 
 /// A copy dropped on the target alone (an abort drops it unlogged) stays on the target's
@@ -553,20 +563,7 @@ fn a_stale_copy_on_a_targets_replica_is_refused_before_any_change() {
     let sb = grouped_fleet(&[]);
     let mut replica = replica_of(&sb, "node2");
     exec_unlogged(&mut replica, &["CREATE DATABASE app_1"]);
-    let out = shardctl()
-        .arg("--config")
-        .arg(sb.inventory_path())
-        .args(["move", "--shard", "1", "--to", "node2"])
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(out.status.code(), Some(5), "{said}");
-    assert!(said.contains("already has app_1"), "{said}");
-    assert!(
-        common::newest_op(&inventory(&sb)).is_none(),
-        "nothing journaled"
-    );
-    assert!(!has_schema(&mut connect(&sb, "node2"), "app_1"));
+    move_refused_before_any_change(&sb, &sb.inventory_path(), "already has app_1");
 }
 
 /// A source replica that could not lose the old copy after the flip (here: it stopped
@@ -576,18 +573,5 @@ fn a_source_replica_that_cannot_lose_the_old_copy_is_refused_before_any_change()
     let sb = grouped_fleet(&[]);
     let mut replica = replica_of(&sb, "node1");
     exec(&mut replica, &["STOP SLAVE", "RESET SLAVE ALL"]);
-    let out = shardctl()
-        .arg("--config")
-        .arg(sb.inventory_path())
-        .args(["move", "--shard", "1", "--to", "node2"])
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(out.status.code(), Some(5), "{said}");
-    assert!(said.contains("could not lose the old copy"), "{said}");
-    assert!(
-        common::newest_op(&inventory(&sb)).is_none(),
-        "nothing journaled"
-    );
-    assert!(!has_schema(&mut connect(&sb, "node2"), "app_1"));
+    move_refused_before_any_change(&sb, &sb.inventory_path(), "could not lose the old copy");
 }
