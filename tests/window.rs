@@ -142,6 +142,31 @@ fn reverse_channel_runs(sb: &Sandbox) -> bool {
         })
 }
 
+/// `move --shard 1 --to node3 --revert-window WINDOW` in the background, once it runs its
+/// revert-window step: the child and the operation's id.
+fn move_into_window(sb: &Sandbox, window: &str, dir: &std::path::Path) -> (Child, u64) {
+    let args = [
+        "move",
+        "--shard",
+        "1",
+        "--to",
+        "node3",
+        "--revert-window",
+        window,
+    ];
+    let child = spawn(sb, &args, dir, "move");
+    (child, until_window(sb, Duration::from_secs(120), dir))
+}
+
+/// Waits (60 s at most) until the window's reverse channel runs on the old node.
+fn until_reverse_channel_runs(sb: &Sandbox, dir: &std::path::Path) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !reverse_channel_runs(sb) {
+        assert!(Instant::now() < deadline, "{}", stderr_of(dir));
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
 /// The new node dies during the window; the window's end (and a `finalize` asked for
 /// meanwhile) passes; the old copy stays on the old node with every row and the journal
 /// says why; the node comes back and the window ends by itself, the move standing. On the
@@ -151,21 +176,7 @@ fn the_windows_end_keeps_the_old_copy_while_the_new_node_is_down() {
     let mut sb = fleet();
     let dir = tempfile::tempdir().unwrap();
     assert_eq!(home_of(&sb, 1), "node2");
-    let mut run = spawn(
-        &sb,
-        &[
-            "move",
-            "--shard",
-            "1",
-            "--to",
-            "node3",
-            "--revert-window",
-            "8s",
-        ],
-        dir.path(),
-        "move",
-    );
-    let op = until_window(&sb, Duration::from_secs(120), dir.path());
+    let (mut run, op) = move_into_window(&sb, "8s", dir.path());
     let trash = common::op_names(&inventory(&sb), op)
         .trash_schema(op, 0)
         .to_string();
@@ -176,11 +187,7 @@ fn the_windows_end_keeps_the_old_copy_while_the_new_node_is_down() {
     );
     // The reverse channel runs (the window read node3's settings to open it) before
     // node3 dies.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !reverse_channel_runs(&sb) {
-        assert!(Instant::now() < deadline, "{}", stderr_of(dir.path()));
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    until_reverse_channel_runs(&sb, dir.path());
     sb.kill_node("node3").unwrap();
 
     // The window's end passes while node3 is down: the owner keeps waiting.
@@ -261,21 +268,7 @@ fn extend_moves_the_windows_end() {
     let sb = fleet();
     let dir = tempfile::tempdir().unwrap();
     assert_eq!(home_of(&sb, 1), "node2");
-    let mut run = spawn(
-        &sb,
-        &[
-            "move",
-            "--shard",
-            "1",
-            "--to",
-            "node3",
-            "--revert-window",
-            "20s",
-        ],
-        dir.path(),
-        "move",
-    );
-    let op = until_window(&sb, Duration::from_secs(120), dir.path());
+    let (mut run, op) = move_into_window(&sb, "20s", dir.path());
     let deadline = Instant::now() + Duration::from_secs(30);
     let until = loop {
         if let Some(u) = window_state(&sb, op)["revert_until_unix"].as_i64() {
@@ -350,29 +343,11 @@ fn resume_after_the_windows_end_keeps_the_old_copy_and_can_revert() {
     let mut sb = fleet();
     let dir = tempfile::tempdir().unwrap();
     assert_eq!(home_of(&sb, 1), "node2");
-    let mut first = spawn(
-        &sb,
-        &[
-            "move",
-            "--shard",
-            "1",
-            "--to",
-            "node3",
-            "--revert-window",
-            "8s",
-        ],
-        dir.path(),
-        "move",
-    );
-    let op = until_window(&sb, Duration::from_secs(120), dir.path());
+    let (mut first, op) = move_into_window(&sb, "8s", dir.path());
     let trash = common::op_names(&inventory(&sb), op)
         .trash_schema(op, 0)
         .to_string();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !reverse_channel_runs(&sb) {
-        assert!(Instant::now() < deadline, "{}", stderr_of(dir.path()));
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    until_reverse_channel_runs(&sb, dir.path());
     first.kill().unwrap();
     first.wait().unwrap();
     sb.kill_node("node3").unwrap();
