@@ -14,7 +14,7 @@ use shardctl::sandbox::Sandbox;
 use shardctl::server::Stmt;
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::{mpsc, Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -96,22 +96,7 @@ fn spawn_move(
     fault: Option<&str>,
     marker: impl Fn(&str) -> bool + Send + 'static,
 ) -> (Running, Arc<Mutex<String>>, mpsc::Receiver<()>) {
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("shardctl"));
-    cmd.env_remove("SHARDCTL_CONFIG")
-        .env("SHARDCTL_YES", "1")
-        .env_remove("SHARDCTL_FAULT")
-        .env("NO_COLOR", "1")
-        .arg("--config")
-        .arg(fleet().inventory_path())
-        .args(["-v", "move", "--shard", &shard.to_string(), "--to", "node2"])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    if let Some(f) = fault {
-        cmd.env("SHARDCTL_FAULT", f);
-    }
+    let mut cmd = common::move_command(&fleet().inventory_path(), shard, "node2", args, fault);
     let mut child = cmd.spawn().expect("start shardctl");
     let pipe = child.stderr.take().expect("piped stderr");
     let text = Arc::new(Mutex::new(String::new()));

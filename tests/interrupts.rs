@@ -17,7 +17,6 @@ use shardctl::sandbox::{Sandbox, SandboxBuilder};
 use shardctl::server::ConnectSpec;
 use std::io::{BufRead, BufReader};
 use std::os::fd::{FromRawFd, OwnedFd};
-use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::sync::{mpsc, Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
@@ -128,22 +127,7 @@ impl std::ops::DerefMut for Running {
 /// shardctl with the fleet's inventory, in a process group of its own (so a signal to the
 /// group is what a terminal's Ctrl-C does), stderr piped.
 fn spawn_move(shard: u32, args: &[&str], fault: Option<&str>) -> Running {
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("shardctl"));
-    cmd.env_remove("SHARDCTL_CONFIG")
-        .env("SHARDCTL_YES", "1")
-        .env_remove("SHARDCTL_FAULT")
-        .env("NO_COLOR", "1")
-        .arg("--config")
-        .arg(fleet().inventory_path())
-        .args(["-v", "move", "--shard", &shard.to_string(), "--to", "node2"])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    if let Some(f) = fault {
-        cmd.env("SHARDCTL_FAULT", f);
-    }
+    let mut cmd = common::move_command(&fleet().inventory_path(), shard, "node2", args, fault);
     Running(cmd.spawn().expect("start shardctl"))
 }
 

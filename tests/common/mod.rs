@@ -466,3 +466,34 @@ pub fn add_shard_on(config: &Path, function: &str, node: &str, lower_bound: &str
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     v["shard"].as_u64().expect("the new shard's id") as u32
 }
+
+/// `shardctl -v move --shard SHARD --to TO ARGS` with the inventory `config`, ready to
+/// spawn in a process group of its own (a signal to the group is what a terminal's Ctrl-C
+/// does), stdin and stdout closed, stderr piped, `fault` as `SHARDCTL_FAULT` if given.
+pub fn move_command(
+    config: &Path,
+    shard: u32,
+    to: &str,
+    args: &[&str],
+    fault: Option<&str>,
+) -> std::process::Command {
+    use std::os::unix::process::CommandExt;
+    use std::process::Stdio;
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("shardctl"));
+    cmd.env_remove("SHARDCTL_CONFIG")
+        .env("SHARDCTL_YES", "1")
+        .env_remove("SHARDCTL_FAULT")
+        .env("NO_COLOR", "1")
+        .arg("--config")
+        .arg(config)
+        .args(["-v", "move", "--shard", &shard.to_string(), "--to", to])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    if let Some(f) = fault {
+        cmd.env("SHARDCTL_FAULT", f);
+    }
+    cmd
+}
