@@ -155,33 +155,6 @@ fn ordered_dump(node: &str, schema: &str) -> Vec<u8> {
     out.stdout
 }
 
-/// Fails naming the first line where two dumps differ, CRs shown.
-fn assert_same_dump(before: &[u8], after: &[u8], what: &str) {
-    if before == after {
-        return;
-    }
-    let (l, r): (Vec<&[u8]>, Vec<&[u8]>) = (
-        before.split(|b| *b == b'\n').collect(),
-        after.split(|b| *b == b'\n').collect(),
-    );
-    let at = l
-        .iter()
-        .zip(&r)
-        .position(|(a, b)| a != b)
-        .unwrap_or(l.len().min(r.len()));
-    let show = |v: &Vec<&[u8]>| {
-        v.get(at)
-            .map(|line| format!("{:?}", String::from_utf8_lossy(line)))
-            .unwrap_or_else(|| "<end>".into())
-    };
-    panic!(
-        "{what}: the dumps differ first at line {}:\n  before: {}\n  after:  {}",
-        at + 1,
-        show(&l),
-        show(&r)
-    );
-}
-
 /// The text `SHOW CREATE kind` gives for `schema.name` on `server`.
 fn stored_text(server: &mut Server, kind: &str, schema: &str, name: &str) -> String {
     let rows = server
@@ -262,7 +235,7 @@ fn moves_byte_for_byte(method: &str, lower_bound: &str, prepare: &[&str]) {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    assert_same_dump(
+    common::assert_same_dump(
         &before,
         &ordered_dump("node2", &schema),
         &format!("{method} move"),

@@ -892,37 +892,6 @@ fn every_object_moves_with_both_methods_and_keeps_every_object() {
     assert_eq!(creation_context(&mut n3, &schema), context);
 }
 
-/// Fails naming the first line where two dumps differ (the rows' dump holds binary data
-/// and megabytes of text: neither is printed whole).
-fn assert_same_dump(left: &[u8], right: &[u8], what: &str) {
-    if left == right {
-        return;
-    }
-    let (l, r): (Vec<&[u8]>, Vec<&[u8]>) = (
-        left.split(|b| *b == b'\n').collect(),
-        right.split(|b| *b == b'\n').collect(),
-    );
-    let at = l
-        .iter()
-        .zip(&r)
-        .position(|(a, b)| a != b)
-        .unwrap_or(l.len().min(r.len()));
-    let show = |v: &Vec<&[u8]>| {
-        v.get(at)
-            .map(|line| {
-                let text = String::from_utf8_lossy(line);
-                text.chars().take(400).collect::<String>()
-            })
-            .unwrap_or_else(|| "<end>".into())
-    };
-    panic!(
-        "{what}: the dumps differ first at line {}:\n  left:  {}\n  right: {}",
-        at + 1,
-        show(&l),
-        show(&r)
-    );
-}
-
 /// `mariadb-dump ARGS` on `node` (the sandbox's admin account).
 fn mariadb_dump(node: &str, args: &[&str]) -> Vec<u8> {
     let sb = fleet();
@@ -1059,7 +1028,7 @@ fn every_object_moves_with_its_creation_context(method: &str, lower_bound: &str)
             )]
         );
     }
-    assert_same_dump(
+    common::assert_same_dump(
         objects_before
             .replace(
                 "ON COMPLETION PRESERVE ENABLE",
@@ -1072,12 +1041,12 @@ fn every_object_moves_with_its_creation_context(method: &str, lower_bound: &str)
     cli(&["resume", &op]).assert().success();
 
     assert_eq!(event_status("node2", &schema, ENABLED_EVENT), "ENABLED");
-    assert_same_dump(
+    common::assert_same_dump(
         objects_before.as_bytes(),
         dump_objects("node2", &schema).as_bytes(),
         "views, routines, triggers and events",
     );
-    assert_same_dump(&rows_before, &dump_rows("node2", &schema), "rows");
+    common::assert_same_dump(&rows_before, &dump_rows("node2", &schema), "rows");
     assert_eq!(signature(&mut n2, &schema), before);
     assert_eq!(creation_context(&mut n2, &schema), context);
 }

@@ -497,3 +497,35 @@ pub fn move_command(
     }
     cmd
 }
+
+/// Fails naming the first line where two dumps differ, shown with its control characters
+/// (a CR) escaped and cut at 400 characters (a rows' dump holds binary data and megabytes of
+/// text: neither is printed whole).
+pub fn assert_same_dump(before: &[u8], after: &[u8], what: &str) {
+    if before == after {
+        return;
+    }
+    let (l, r): (Vec<&[u8]>, Vec<&[u8]>) = (
+        before.split(|b| *b == b'\n').collect(),
+        after.split(|b| *b == b'\n').collect(),
+    );
+    let at = l
+        .iter()
+        .zip(&r)
+        .position(|(a, b)| a != b)
+        .unwrap_or(l.len().min(r.len()));
+    let show = |v: &Vec<&[u8]>| {
+        v.get(at)
+            .map(|line| {
+                let text: String = String::from_utf8_lossy(line).chars().take(400).collect();
+                format!("{text:?}")
+            })
+            .unwrap_or_else(|| "<end>".into())
+    };
+    panic!(
+        "{what}: the dumps differ first at line {}:\n  before: {}\n  after:  {}",
+        at + 1,
+        show(&l),
+        show(&r)
+    );
+}
