@@ -317,6 +317,7 @@ fn render_common() -> String {
         sql::import_tablespace(&id("employees_3"), &id("salaries")).to_string(),
     );
     line("physical: page size", sql::innodb_page_size().to_string());
+    line("physical: a replica's datadir", sql::datadir().to_string());
     line(
         "physical: flush method",
         sql::innodb_flush_method().to_string(),

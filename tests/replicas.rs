@@ -270,7 +270,7 @@ fn a_target_whose_replicas_would_miss_the_channels_rows_is_refused_before_any_ch
         ),
         (
             "physical",
-            "the physical copy imports tablespaces with logged statements",
+            "log_slave_updates (log_replica_updates) is off there",
         ),
     ] {
         let out = shardctl()
@@ -574,4 +574,255 @@ fn a_source_replica_that_cannot_lose_the_old_copy_is_refused_before_any_change()
     let mut replica = replica_of(&sb, "node1");
     exec(&mut replica, &["STOP SLAVE", "RESET SLAVE ALL"]);
     move_refused_before_any_change(&sb, &sb.inventory_path(), "could not lose the old copy");
+}
+
+/// The physical copy imports the same prepared backup into the target and into its
+/// replica, unlogged on each, so the replica holds the shard at the backup's point and
+/// the channel's rows reach it through the target's binary log: every acknowledged write
+/// of a move under the workload is on the target's replica afterwards, and the replica
+/// replicates on without an error (a logged import stopped it; before, it was refused).
+#[test]
+fn the_targets_replica_holds_every_acknowledged_write_of_a_physical_move_under_the_workload() {
+    let sb = grouped_fleet(&[]);
+    let inv = inventory(&sb);
+    // The dry run shows the import on the target's replica, unlogged there.
+    let out = shardctl()
+        .arg("--config")
+        .arg(sb.inventory_path())
+        .args([
+            "move",
+            "--shard",
+            "1",
+            "--to",
+            "node2",
+            "--method",
+            "physical",
+            "--dry-run",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let plan = String::from_utf8_lossy(&out);
+    let target_replica_port = sb.replicas_of("node2")[0].port;
+    assert!(
+        plan.contains("import-on-replica")
+            && plan.contains(&format!("node2 replica 127.0.0.1:{target_replica_port}"))
+            && plan.contains("with sql_log_bin = 0 there")
+            && plan.contains("every statement of the import runs with sql_log_bin = 0"),
+        "{plan}"
+    );
+    let running = shardctl::workload::spawn(
+        inv.clone(),
+        shardctl::workload::Options {
+            rate: 300,
+            ..shardctl::workload::Options::new("f")
+        },
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    let out = shardctl()
+        .arg("--config")
+        .arg(sb.inventory_path())
+        .args([
+            "move", "--shard", "1", "--to", "node2", "--method", "physical",
+        ])
+        .timeout(Duration::from_secs(600))
+        .output()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    let mut report = running.stop().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let check = report.check(&inv, "f").unwrap();
+    assert!(check.missing.is_empty(), "{} lost", check.missing.len());
+    // The replica's import is journaled, intent and done, after the copy.
+    let op = common::newest_op(&inv).unwrap();
+    let import = op
+        .last_effect("import-on-replica")
+        .unwrap_or_else(|| panic!("no import-on-replica in {op:?}"));
+    let replica_port = sb.replicas_of("node2")[0].port;
+    assert_eq!(
+        import.detail["replica"],
+        format!("127.0.0.1:{replica_port}"),
+        "{import:?}"
+    );
+    assert_eq!(import.state.as_sql(), "done", "{import:?}");
+    assert!(import.seq > op.last_effect("copy").unwrap().seq);
+    let mut target = connect(&sb, "node2");
+    let pos = target.coordinates().unwrap().position;
+    let address = inv.node("node2").unwrap().address();
+    let mut target_replica = replica_of(&sb, "node2");
+    target_replica
+        .wait_applied_from(&address, &pos, Duration::from_secs(120))
+        .unwrap();
+    let on_replica: std::collections::HashSet<u64> = target_replica
+        .rows(&Stmt::text(format!(
+            "SELECT seq FROM app_1.{}",
+            shardctl::workload::TABLE
+        )))
+        .unwrap()
+        .into_iter()
+        .map(mysql::from_row::<u64>)
+        .collect();
+    let moved: Vec<_> = report.acks.iter().filter(|a| a.shard == 1).collect();
+    assert!(
+        moved.len() > 100,
+        "the workload wrote {} to shard 1",
+        moved.len()
+    );
+    let lost: Vec<u64> = moved
+        .iter()
+        .filter(|a| !on_replica.contains(&a.seq))
+        .map(|a| a.seq)
+        .collect();
+    assert!(
+        lost.is_empty(),
+        "{} acknowledged writes missing on node2's replica: {:?}",
+        lost.len(),
+        &lost[..lost.len().min(5)]
+    );
+    assert_eq!(
+        count(&mut target_replica, "SELECT COUNT(*) FROM app_1.acct"),
+        count(&mut target, "SELECT COUNT(*) FROM app_1.acct")
+    );
+    // The replica replicates on from the target, both threads running, no error.
+    let channel = target_replica
+        .channels()
+        .unwrap()
+        .into_iter()
+        .find(|c| c.source == address)
+        .expect("node2's replica replicates from node2");
+    assert_eq!(channel.io_running, "Yes", "{channel:?}");
+    assert!(channel.sql_running, "{channel:?}");
+    assert!(
+        channel.last_io_error.is_empty() && channel.last_sql_error.is_empty(),
+        "{channel:?}"
+    );
+    // A write after the move reaches it too: its applier did not stop at anything.
+    exec(&mut target, &["INSERT INTO app_1.acct VALUES (999, 7)"]);
+    let pos = target.coordinates().unwrap().position;
+    target_replica
+        .wait_applied_from(&address, &pos, Duration::from_secs(60))
+        .unwrap();
+    assert_eq!(
+        count(
+            &mut target_replica,
+            "SELECT v FROM app_1.acct WHERE id = 999"
+        ),
+        7
+    );
+    // No staging directory is left beside either datadir.
+    assert_eq!(
+        staging_left(&mut target, &mut target_replica),
+        Vec::<String>::new()
+    );
+}
+
+/// The staging directories a physical copy onto node2 left beside node2's and its
+/// replica's datadirs.
+fn staging_left(target: &mut Server, replica: &mut Server) -> Vec<String> {
+    let mut left = Vec::new();
+    for server in [target, replica] {
+        let datadir = server
+            .first::<String>(&Stmt::text("SELECT @@datadir"))
+            .unwrap()
+            .unwrap();
+        let dir = std::path::Path::new(&datadir);
+        let name = dir.file_name().unwrap().to_string_lossy().to_string();
+        left.extend(
+            std::fs::read_dir(dir.parent().unwrap())
+                .unwrap()
+                .filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().to_string())
+                .filter(|n| n.starts_with(&format!("{name}.shardctl-import"))),
+        );
+    }
+    left
+}
+
+/// A physical move that dies around the import on the target's replica (before it: the
+/// prepared backup staged beside the replica's datadir; after it, not yet journaled: the
+/// replica holds its unlogged copy) is rolled back whole by `abort`: the copy gone from the
+/// target and its replica, nothing staged left, the replica replicating; the move then
+/// goes through.
+#[test]
+fn an_aborted_physical_move_leaves_nothing_on_the_targets_replica() {
+    let sb = grouped_fleet(&[]);
+    let inv = inventory(&sb);
+    let dir = tempfile::tempdir().unwrap();
+    let address = inv.node("node2").unwrap().address();
+    for point in ["before:import-on-replica", "done:import-on-replica"] {
+        let mut child = common::spawn_shardctl(
+            &sb.inventory_path(),
+            &[
+                "move", "--shard", "1", "--to", "node2", "--method", "physical",
+            ],
+            Some(&format!("crash@{point}")),
+            dir.path(),
+            "move",
+        );
+        let status = common::wait_exit(&mut child, Duration::from_secs(300));
+        assert!(!status.success(), "{point}: the move did not crash");
+        let mut target = connect(&sb, "node2");
+        let mut replica = replica_of(&sb, "node2");
+        if point.starts_with("done") {
+            assert!(has_schema(&mut replica, "app_1"), "{point}");
+        } else {
+            assert!(
+                !staging_left(&mut target, &mut replica).is_empty(),
+                "{point}"
+            );
+        }
+        let op = common::newest_op(&inv).unwrap().id.to_string();
+        let out = shardctl()
+            .arg("--config")
+            .arg(sb.inventory_path())
+            .args(["abort", &op])
+            .timeout(Duration::from_secs(300))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{point}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!has_schema(&mut target, "app_1"), "{point}");
+        assert!(!has_schema(&mut replica, "app_1"), "{point}");
+        assert_eq!(
+            staging_left(&mut target, &mut replica),
+            Vec::<String>::new(),
+            "{point}"
+        );
+        let channel = replica
+            .channels()
+            .unwrap()
+            .into_iter()
+            .find(|c| c.source == address)
+            .unwrap();
+        assert!(
+            channel.io_running == "Yes" && channel.sql_running && channel.last_sql_error.is_empty(),
+            "{point}: {channel:?}"
+        );
+    }
+    shardctl()
+        .arg("--config")
+        .arg(sb.inventory_path())
+        .args([
+            "move", "--shard", "1", "--to", "node2", "--method", "physical",
+        ])
+        .timeout(Duration::from_secs(600))
+        .assert()
+        .success();
+    let mut target = connect(&sb, "node2");
+    let pos = target.coordinates().unwrap().position;
+    let mut replica = replica_of(&sb, "node2");
+    replica
+        .wait_applied_from(&address, &pos, Duration::from_secs(120))
+        .unwrap();
+    assert_eq!(count(&mut replica, "SELECT COUNT(*) FROM app_1.acct"), 500);
 }

@@ -15,6 +15,13 @@
 //! tablespace, travel as their own files (`.frm` and data and index files) from the same
 //! consistent backup, placed in the target's schema directory where the server finds them.
 //!
+//! A target with replicas (the inventory's `replicas:`) gets the import unlogged, and so
+//! does each replica: before the target's import uses the prepared files up, they are
+//! copied beside each replica's datadir, and [`import_on_replica`] (one journaled effect
+//! each, before the channel starts) imports them there the same way. Every server of the
+//! group then holds the shard at the backup's point, and the rows the channel applies reach
+//! the replicas through the target's binary log.
+//!
 //! The preflight refuses what cannot work, naming the method that would: a table with a
 //! FULLTEXT index (the import leaves it unusable, and re-adding it on the imported table
 //! crashed MariaDB 10.11.19 in our tests), a table in another engine than InnoDB, MyISAM or
@@ -23,7 +30,7 @@
 //! schema names.
 
 use super::{objects, CopyReport, Progress, SchemaPair};
-use crate::config::Inventory;
+use crate::config::{Inventory, ReplicaSpec};
 use crate::error::{Error, Result};
 use crate::ident::Ident;
 use crate::ops::host::{self as hostops, FILE_TIMEOUT};
@@ -277,10 +284,15 @@ pub fn preflight_target(target: &str, tgt: &mut Server, checks: &PhysicalChecks)
 struct RemoteDir<'a> {
     host: &'a dyn Host,
     path: PathBuf,
+    /// Left in place when dropped: a later step still needs it.
+    keep: bool,
 }
 
 impl Drop for RemoteDir<'_> {
     fn drop(&mut self) {
+        if self.keep {
+            return;
+        }
         if let Ok(p) = path_word(&self.path) {
             // Also after a Ctrl-C: the directory may hold a whole backup.
             let _ = crate::signal::shielded(|| {
@@ -532,6 +544,7 @@ pub fn copy(
     let staging_guard = RemoteDir {
         host: th.as_ref(),
         path: staging.clone(),
+        keep: false,
     };
     let backup_dir = staging.join("backup");
 
@@ -608,11 +621,301 @@ pub fn copy(
     // A crash here leaves the whole backup staged on the target's host.
     crate::fault::point("copy");
 
+    // The target's replicas get the prepared backup before the target's import uses it up
+    // (its files are moved into the target's datadir there and rewritten by the import):
+    // each imports it unlogged later (`import_on_replica`), before the channel starts.
+    let replicas = target_replicas(inv, target)?;
+    let mut staged = Vec::new();
+    for r in &replicas {
+        staged.push(stage_on_replica(th.as_ref(), &backup_dir, pairs, r)?);
+        stage.done(&format!("the prepared backup staged for {}", r.label));
+    }
+    let into = ImportInto {
+        spec: &tspec,
+        host: th.as_ref(),
+        datadir: &tdata,
+        backup_dir: &backup_dir,
+        unlogged: !replicas.is_empty(),
+    };
+    let tables = import_schemas(
+        &into,
+        &mut tgt,
+        pairs,
+        &all,
+        &engines,
+        Some(progress),
+        &mut stage,
+    )?;
+    for s in &mut staged {
+        s.keep = true;
+    }
+    drop(staging_guard);
+    progress.finish();
+    Ok(CopyReport {
+        coordinates: Some(coordinates),
+        tables,
+        rows: progress.snapshot().rows,
+        millis: started.elapsed().as_millis() as u64,
+    })
+}
+
+/// One of the target's replicas as the physical copy reaches it: its server, its host and
+/// its data directory there.
+struct ReplicaFiles {
+    /// The replica in messages.
+    label: String,
+    /// Its server.
+    spec: ConnectSpec,
+    /// Its host.
+    host: Box<dyn Host>,
+    /// Its data directory (`@@datadir`), as its host sees it.
+    datadir: PathBuf,
+}
+
+/// `target`'s replica `replica`, with its host and data directory: refused, naming it and
+/// what is missing, when its files cannot be reached. Only a replica listed by address:
+/// an abort drops the copy on those alone (an entry naming a node may serve shards).
+fn replica_files(inv: &Inventory, target: &str, replica: &ReplicaSpec) -> Result<ReplicaFiles> {
+    let label = replica.label();
+    let ReplicaSpec::Server(server) = replica else {
+        return Err(Error::Refused(format!(
+            "method physical: {target}'s replica {label} is listed as a node of the inventory: the physical copy imports into replicas listed by address (host, port, ssh), as only those get an aborted copy dropped; list it so or use method native or dump"
+        )));
+    };
+    let host = remote::host_for_replica(target, server)?;
+    let spec = ConnectSpec::for_replica(inv, inv.node(target)?, replica)?;
+    let datadir = Server::connect(&spec)?
+        .first::<String>(&statements::datadir())?
+        .filter(|d| !d.trim().is_empty())
+        .ok_or_else(|| {
+            Error::Refused(format!(
+                "method physical: {target}'s replica {label} does not say where its data directory is"
+            ))
+        })?;
+    Ok(ReplicaFiles {
+        label,
+        spec,
+        host,
+        datadir: PathBuf::from(datadir),
+    })
+}
+
+/// The replicas of `target` the physical copy imports into: all of its `replicas:`.
+fn target_replicas(inv: &Inventory, target: &str) -> Result<Vec<ReplicaFiles>> {
+    inv.node(target)?
+        .spec
+        .replicas
+        .iter()
+        .map(|r| replica_files(inv, target, r))
+        .collect()
+}
+
+/// The directory beside a replica's `datadir` that holds the prepared backup of `pairs`
+/// from the copy until that replica's import: `<staging prefix>.staged`, removed with
+/// every attempt's staging directory by [`clear_command`].
+fn replica_staging(datadir: &Path, pairs: &[SchemaPair]) -> Result<PathBuf> {
+    Ok(PathBuf::from(format!(
+        "{}.staged",
+        staging_prefix(datadir, first_schema(pairs)?)?.display()
+    )))
+}
+
+/// Copies the prepared backup's schema directories (in `backup_dir` on `th`, the target's
+/// host) into a staging directory beside `replica`'s datadir: on one machine and login a
+/// `cp`, between machines a tar stream through this process. The directory is removed
+/// when the returned guard drops, unless kept.
+fn stage_on_replica<'a>(
+    th: &dyn Host,
+    backup_dir: &Path,
+    pairs: &[SchemaPair],
+    replica: &'a ReplicaFiles,
+) -> Result<RemoteDir<'a>> {
+    let prefix = staging_prefix(&replica.datadir, first_schema(pairs)?)?;
+    let staged = replica_staging(&replica.datadir, pairs)?;
+    replica.host.output(
+        "making the replica's staging directory",
+        &format!(
+            "{} && mkdir -- {}",
+            clear_command(&prefix)?,
+            path_word(&staged)?
+        ),
+        FILE_TIMEOUT,
+    )?;
+    let guard = RemoteDir {
+        host: replica.host.as_ref(),
+        path: staged.clone(),
+        keep: false,
+    };
+    let dirs = pairs
+        .iter()
+        .map(|p| remote::quote(p.from.as_str()))
+        .collect::<Result<Vec<_>>>()?
+        .join(" ");
+    let b = path_word(backup_dir)?;
+    let d = path_word(&staged)?;
+    if th.machine() == replica.host.machine() {
+        th.output(
+            &format!("copying the prepared backup for {}", replica.label),
+            &format!("cd {b} && cp -a -- {dirs} {d}/"),
+            COPY_TIMEOUT,
+        )?;
+    } else {
+        remote::pipe(
+            th,
+            &format!("cd {b} && tar -cf - -- {dirs}"),
+            &[],
+            replica.host.as_ref(),
+            &format!("tar -xf - -C {d}"),
+            &format!("streaming the prepared backup to {}", replica.label),
+            COPY_TIMEOUT,
+        )?;
+    }
+    Ok(guard)
+}
+
+/// What the import on one of the target's replicas did.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ReplicaImport {
+    /// The replica.
+    pub replica: String,
+    /// Base tables imported.
+    pub tables: usize,
+    /// Wall time, milliseconds.
+    pub millis: u64,
+}
+
+/// Imports the prepared backup a physical copy of `pairs` onto `target` staged beside
+/// `replica`'s datadir into that replica, unlogged there, with the definitions the target's
+/// copy has (imported from the same backup, before the channel started): the replica then
+/// holds the shard at the backup's point, and the rows the channel applies on the target
+/// reach it through the target's binary log. Waits first until the replica has applied
+/// the target's binary log so far (an earlier attempt's logged drop of the copy), then
+/// drops what an interrupted import left there. The staging directory goes at the end,
+/// and on any failure (a new copy stages it again).
+pub fn import_on_replica(
+    inv: &Inventory,
+    target: &str,
+    replica: &ReplicaSpec,
+    pairs: &[SchemaPair],
+) -> Result<ReplicaImport> {
+    let started = Instant::now();
+    let r = replica_files(inv, target, replica)?;
+    let staged = replica_staging(&r.datadir, pairs)?;
+    let guard = RemoteDir {
+        host: r.host.as_ref(),
+        path: staged.clone(),
+        keep: false,
+    };
+    if !r.host.exists(&staged, FILE_TIMEOUT)? {
+        return Err(Error::Remote(format!(
+            "{}: no prepared backup staged in {} for {}; resume copies again",
+            r.host.describe(),
+            staged.display(),
+            r.label
+        )));
+    }
+    let tspec = ConnectSpec::for_node(inv, inv.node(target)?)?;
+    let mut primary = super::connect_for_copy(&tspec)?;
+    let target_id = primary.settings()?.server_id;
+    let logged_so_far = primary.coordinates()?.position;
+    let mut server = super::connect_for_long_statements(&r.spec)?;
+    let settings = server.settings()?;
+    if settings.server_id == target_id {
+        return Err(Error::Refused(format!(
+            "{target}'s replica {} is {target} itself (server_id {target_id}): nothing imported there; fix the inventory's replicas: of {target}",
+            r.label
+        )));
+    }
+    if !settings.read_only {
+        return Err(Error::Refused(format!(
+            "{target}'s replica {} is writable (read_only off): a server taking writes gets no unlogged copy; make it read-only or take it out of {target}'s replicas:",
+            r.label
+        )));
+    }
+    server.wait_applied_from_server(
+        &inv.node(target)?.address(),
+        Some(target_id),
+        &logged_so_far,
+        Duration::from_secs(inv.defaults().wait_timeout_secs),
+    )?;
+    server.exec(&statements::sql_log_bin(false))?;
+    let own: Vec<SchemaPair> = pairs
+        .iter()
+        .map(|p| SchemaPair {
+            from: p.to.clone(),
+            to: p.to.clone(),
+        })
+        .collect();
+    let mut all = Vec::new();
+    let mut engines = Vec::new();
+    for p in &own {
+        if server.schema_exists(&p.to)? {
+            server.exec(&statements::drop_schema_if_exists(&p.to))?;
+        }
+        engines.push(carried(&mut primary, &p.from)?);
+        all.push(objects::read(&mut primary, p)?);
+    }
+    let into = ImportInto {
+        spec: &r.spec,
+        host: r.host.as_ref(),
+        datadir: &r.datadir,
+        backup_dir: &staged,
+        unlogged: true,
+    };
+    let tables = import_schemas(
+        &into,
+        &mut server,
+        &own,
+        &all,
+        &engines,
+        None,
+        &mut Stages::new(),
+    )?;
+    drop(guard);
+    Ok(ReplicaImport {
+        replica: r.label.clone(),
+        tables,
+        millis: started.elapsed().as_millis() as u64,
+    })
+}
+
+/// One server the prepared backup is imported into: the target, or one of its replicas
+/// (there unlogged, as on the target then: each server of the group imports its own copy).
+struct ImportInto<'a> {
+    /// The server.
+    spec: &'a ConnectSpec,
+    /// Its host, where the files are.
+    host: &'a dyn Host,
+    /// Its data directory, as the host sees it.
+    datadir: &'a Path,
+    /// The prepared backup on that host: a directory per schema.
+    backup_dir: &'a Path,
+    /// The import's statements kept out of the server's binary log.
+    unlogged: bool,
+}
+
+/// Creates each schema of `pairs` on `into`'s server with the tables of `all` (their
+/// definitions) carried as `engines` says, their files moved in from the prepared backup
+/// and imported, then the views, routines, triggers and events and the foreign keys; the
+/// tables carried. `tgt` is a connection to that server.
+fn import_schemas(
+    into: &ImportInto<'_>,
+    tgt: &mut Server,
+    pairs: &[SchemaPair],
+    all: &[objects::SchemaObjects],
+    engines: &[std::collections::HashMap<String, Carry>],
+    progress: Option<&Progress>,
+    stage: &mut Stages,
+) -> Result<usize> {
+    let (th, tdata, backup_dir, tspec) = (into.host, into.datadir, into.backup_dir, into.spec);
+    if into.unlogged {
+        tgt.exec(&statements::sql_log_bin(false))?;
+    }
     let mut tables = 0;
     // Every table's foreign keys, added once every schema's tablespaces are in (a key may
     // reference a table of another schema of the shard).
     let mut foreign_keys: Vec<(Ident, Ident, Vec<String>)> = Vec::new();
-    for ((p, objs), eng) in pairs.iter().zip(&all).zip(&engines) {
+    for ((p, objs), eng) in pairs.iter().zip(all).zip(engines) {
         // Only the tables carried by tablespace are created; the others arrive as files.
         let mut created = objs.clone();
         created
@@ -649,7 +952,7 @@ pub fn copy(
         let mut exchanges: Vec<(Ident, Ident, Ident)> = Vec::new();
         let mut renames = Vec::new();
         for (t, _) in &created.tables {
-            let parts = partitions(&mut tgt, &p.to, t)?;
+            let parts = partitions(tgt, &p.to, t)?;
             if parts.is_empty() {
                 plain.push(t.clone());
                 continue;
@@ -700,7 +1003,7 @@ pub fn copy(
         // The .cfg files go once imported, and also when the copy stops before: a table
         // whose import never ran leaves its .cfg, which DROP DATABASE does not remove.
         let cfg_files = RemoteCleanup {
-            host: th.as_ref(),
+            host: th,
             what: "removing the imported .cfg files",
             command: format!("rm -f -- {d}/*.cfg"),
         };
@@ -710,7 +1013,7 @@ pub fn copy(
             FILE_TIMEOUT,
         )?;
         stage.done("tables created, tablespaces discarded and moved in");
-        import_tablespaces(&tspec, &p.to, &plain)?;
+        import_tablespaces(tspec, &p.to, &plain, into.unlogged)?;
         stage.done("IMPORT TABLESPACE");
         // The files carried as they are (MyISAM, Aria) were written without a flush and
         // the server flushes only what it writes; the renames live in the directory.
@@ -726,10 +1029,12 @@ pub fn copy(
         tables += objs.tables.len();
         tgt.exec(&statements::foreign_key_checks(true))?;
         drop(cfg_files);
-        objects::create_after_data(&mut tgt, p, objs)?;
+        objects::create_after_data(tgt, p, objs)?;
         stage.done("views, routines, triggers, events");
-        let rows: u64 = tgt.table_rows(&p.to)?.values().sum();
-        progress.add(rows, 0);
+        if let Some(progress) = progress {
+            let rows: u64 = tgt.table_rows(&p.to)?.values().sum();
+            progress.add(rows, 0);
+        }
     }
     if !foreign_keys.is_empty() {
         tgt.exec(&statements::foreign_key_checks(false))?;
@@ -738,20 +1043,18 @@ pub fn copy(
         }
         tgt.exec(&statements::foreign_key_checks(true))?;
     }
-    drop(staging_guard);
-    progress.finish();
-    Ok(CopyReport {
-        coordinates: Some(coordinates),
-        tables,
-        rows: progress.snapshot().rows,
-        millis: started.elapsed().as_millis() as u64,
-    })
+    Ok(tables)
 }
 
 /// `IMPORT TABLESPACE` of each of `tables` (their files in place, tablespaces discarded),
 /// over up to [`IMPORT_CONNECTIONS`] connections of their own, each table by one of them.
 /// The first failure stops the other connections at their next table and is the error.
-fn import_tablespaces(spec: &ConnectSpec, schema: &Ident, tables: &[Ident]) -> Result<()> {
+fn import_tablespaces(
+    spec: &ConnectSpec,
+    schema: &Ident,
+    tables: &[Ident],
+    unlogged: bool,
+) -> Result<()> {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Mutex;
     let next = AtomicUsize::new(0);
@@ -765,6 +1068,9 @@ fn import_tablespaces(spec: &ConnectSpec, schema: &Ident, tables: &[Ident]) -> R
         let mut tgt = super::connect_for_long_statements(spec)?;
         if let Some(id) = tgt.first::<u64>(&statements::connection_id())? {
             ids.lock().unwrap_or_else(|p| p.into_inner()).push(id);
+        }
+        if unlogged {
+            tgt.exec(&statements::sql_log_bin(false))?;
         }
         // A referenced table's tablespace imports only without the checks.
         tgt.exec(&statements::foreign_key_checks(false))?;
@@ -949,12 +1255,31 @@ pub fn clear_staging(inv: &Inventory, target: &str, pairs: &[SchemaPair]) -> Res
     if script.is_empty() {
         return Ok(());
     }
-    remote::host_for(inv, target)?.output(
+    let on_target = remote::host_for(inv, target)?.output(
         "removing a physical copy's staging directories",
         &script.join(" && "),
         FILE_TIMEOUT,
-    )?;
-    Ok(())
+    );
+    // The prepared backup staged beside each replica's datadir for its import: every
+    // replica is tried, the first failure is the answer.
+    let mut first_error = on_target.err();
+    for r in &inv.node(target)?.spec.replicas {
+        let cleared = replica_files(inv, target, r).and_then(|r| {
+            let prefix = staging_prefix(&r.datadir, first_schema(pairs)?)?;
+            r.host.output(
+                "removing a physical copy's staging directory beside a replica's datadir",
+                &clear_command(&prefix)?,
+                FILE_TIMEOUT,
+            )
+        });
+        if let Err(e) = cleared {
+            first_error.get_or_insert(e);
+        }
+    }
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
 }
 
 /// The staging directories a physical copy of `pairs` onto `target` uses (for a dry

@@ -165,6 +165,16 @@ pub trait FleetEffects {
     /// `pairs` left beside `node`'s datadir, if there is one.
     fn clear_copy_staging(&mut self, node: &str, pairs: &[SchemaPair]) -> Result<()>;
 
+    /// A physical copy onto `node` with replicas: imports the prepared backup it staged
+    /// beside `replica`'s datadir into that replica, unlogged there (see
+    /// [`copy::physical::import_on_replica`]).
+    fn import_on_replica(
+        &mut self,
+        node: &str,
+        replica: &crate::config::ReplicaSpec,
+        pairs: &[SchemaPair],
+    ) -> Result<copy::physical::ReplicaImport>;
+
     // ---- The verbs: their statements are built here, once, for both implementations. ----
 
     /// The node's SQL dialect.
@@ -929,6 +939,15 @@ impl FleetEffects for Fleet<'_> {
         copy::physical::clear_staging(self.inv, node, pairs).map(|_| ())
     }
 
+    fn import_on_replica(
+        &mut self,
+        node: &str,
+        replica: &crate::config::ReplicaSpec,
+        pairs: &[SchemaPair],
+    ) -> Result<copy::physical::ReplicaImport> {
+        copy::physical::import_on_replica(self.inv, node, replica, pairs)
+    }
+
     fn persist_options(&mut self, node: &str, edit: &OptionEdit) -> Result<()> {
         host::persist(self.inv, node, edit).map(|_| ())
     }
@@ -1056,6 +1075,15 @@ impl FleetEffects for Live<'_> {
 
     fn clear_copy_staging(&mut self, node: &str, pairs: &[SchemaPair]) -> Result<()> {
         self.fleet.clear_copy_staging(node, pairs)
+    }
+
+    fn import_on_replica(
+        &mut self,
+        node: &str,
+        replica: &crate::config::ReplicaSpec,
+        pairs: &[SchemaPair],
+    ) -> Result<copy::physical::ReplicaImport> {
+        self.fleet.import_on_replica(node, replica, pairs)
     }
 
     fn restart_server(&mut self, node: &str) -> Result<()> {
@@ -1668,6 +1696,29 @@ impl FleetEffects for DryRun<'_> {
         Ok(())
     }
 
+    fn import_on_replica(
+        &mut self,
+        node: &str,
+        replica: &crate::config::ReplicaSpec,
+        pairs: &[SchemaPair],
+    ) -> Result<copy::physical::ReplicaImport> {
+        let label = format!("{node} replica {}", replica.label());
+        let schemas: Vec<String> = pairs.iter().map(|p| p.to.to_string()).collect();
+        self.action(
+            None,
+            &label,
+            format!(
+                "once it has applied {node} so far: with sql_log_bin = 0 there, {} created as on {node}, their tablespaces discarded, the prepared backup's files staged beside its datadir by the copy moved in and imported, then views, routines, triggers, events and foreign keys; the staging directory removed",
+                schemas.join(", ")
+            ),
+        );
+        Ok(copy::physical::ReplicaImport {
+            replica: replica.label(),
+            tables: 0,
+            millis: 0,
+        })
+    }
+
     fn unpersist_options(&mut self, node: &str, edit: &OptionEdit) -> Result<()> {
         let path = host::option_file(self.inv, node)?;
         let what = format!(
@@ -1763,8 +1814,13 @@ impl Effects for DryRun<'_> {
             ),
             Method::Dump => "dump: mariadb-dump --single-transaction piped into the client".into(),
             Method::Physical => format!(
-                "physical: mariadb-backup --backup --databases of the shard's schemas on the source's host, into a staging directory on the target's host (streamed there between machines; {}, after removing what killed copies of the shard left there) and prepared there with --export, the tables created, their tablespaces discarded, the files moved in and imported, then views, routines, triggers and events",
-                copy::physical::staging_glob(self.inv, req.target, req.pairs)?
+                "physical: mariadb-backup --backup --databases of the shard's schemas on the source's host, into a staging directory on the target's host (streamed there between machines; {}, after removing what killed copies of the shard left there) and prepared there with --export, the tables created, their tablespaces discarded, the files moved in and imported, then views, routines, triggers and events{}",
+                copy::physical::staging_glob(self.inv, req.target, req.pairs)?,
+                if self.inv.node(req.target)?.spec.replicas.is_empty() {
+                    ""
+                } else {
+                    "; the target has replicas: the prepared backup is first copied beside each replica's datadir, and every statement of the import runs with sql_log_bin = 0 (each replica imports its own copy next)"
+                }
             ),
         };
         let what = match req.into_tables {

@@ -160,6 +160,26 @@ pub fn host_for(inv: &Inventory, node: &str) -> Result<Box<dyn Host>> {
     )))
 }
 
+/// The host one of `primary`'s replicas (listed by address) runs on: over ssh when its
+/// entry gives `ssh:`, else this machine when its address is here (loopback or a socket).
+/// Otherwise refused, naming the replica and what to add.
+pub fn host_for_replica(
+    primary: &str,
+    replica: &crate::config::ReplicaServer,
+) -> Result<Box<dyn Host>> {
+    let label = format!("{primary} replica {}", replica.address());
+    let host = replica.host.as_deref().unwrap_or("127.0.0.1");
+    if let Some(spec) = &replica.ssh {
+        return Ok(Box::new(SshHost::new(&label, host, spec)));
+    }
+    if replica.socket.is_some() || matches!(host, "127.0.0.1" | "localhost" | "::1") {
+        return Ok(Box::new(LocalHost::new(&label)));
+    }
+    Err(Error::Refused(format!(
+        "{label} runs on {host} and its entry in replicas: has no ssh: section; add one (host, user, identity_file or agent, known_hosts_file) so shardctl can reach its host"
+    )))
+}
+
 /// Whether a node's server is on this machine (its address is loopback or a socket).
 pub fn is_this_machine(n: &NodeRef<'_>) -> bool {
     n.spec.socket.is_some() || matches!(n.host(), "127.0.0.1" | "localhost" | "::1")

@@ -193,6 +193,12 @@ pub fn innodb_page_size() -> Stmt {
     Stmt::text("SELECT @@GLOBAL.innodb_page_size")
 }
 
+/// The server's data directory as its host sees it: where the physical copy places a
+/// replica's files.
+pub fn datadir() -> Stmt {
+    Stmt::text("SELECT @@GLOBAL.datadir")
+}
+
 /// How InnoDB writes and flushes its data files (`fsync`, `O_DIRECT`, `nosync`, ...).
 pub fn innodb_flush_method() -> Stmt {
     Stmt::text("SELECT @@GLOBAL.innodb_flush_method")

@@ -10,9 +10,10 @@ use crate::server::{statements, Server};
 impl<E: Effects> Mover<'_, E> {
     /// Refuses a target whose replicas would miss what the move writes there: the rows
     /// the channel applies reach them only through the target's binary log (on, ROW
-    /// format, with `log_slave_updates`), and the physical copy's tablespace import is
-    /// logged, which stops them. Each replica must answer and replicate from the target
-    /// with both threads running. Read-only; the replicas checked, for the journal.
+    /// format, with `log_slave_updates`). Each replica must answer and replicate from the
+    /// target with both threads running, and with the physical method have its files
+    /// within reach (the copy imports into each). Read-only; the replicas checked, for the
+    /// journal.
     pub(super) fn replica_group_preflight(
         &mut self,
         target_settings: &ServerSettings,
@@ -33,11 +34,6 @@ impl<E: Effects> Mover<'_, E> {
                 "the target {target} has replicas ({labels}): {why}"
             ))
         };
-        if self.copies_physically() {
-            return Err(refuse(
-                "the physical copy imports tablespaces with logged statements, which would stop them; use method native or dump".into(),
-            ));
-        }
         if !target_settings.log_bin {
             return Err(refuse(
                 "its binary log is off, so the rows the channel applies would never reach them"
@@ -109,12 +105,86 @@ impl<E: Effects> Mover<'_, E> {
                     )));
                 }
             }
+            if self.copies_physically() {
+                self.physical_replica_preflight(r, &mut server, target_settings.server_id)
+                    .map_err(|e| match e {
+                        Error::Refused(why) => refuse(why),
+                        other => refuse(format!("replica {label}: {other}")),
+                    })?;
+            }
             checked.push(serde_json::json!({
                 "replica": label,
                 "seconds_behind": channel.seconds_behind,
             }));
         }
         Ok(serde_json::Value::Array(checked))
+    }
+
+    /// The physical copy imports the prepared backup into each of the target's replicas
+    /// itself (unlogged there): refuses, with the reason, a replica whose files it cannot
+    /// reach (an entry naming a node, no ssh for a host elsewhere, no datadir), one that is
+    /// not read-only or is the target, or one whose server could not import the target's
+    /// tablespaces (another major version or page size).
+    fn physical_replica_preflight(
+        &mut self,
+        replica: &crate::config::ReplicaSpec,
+        server: &mut Server,
+        target_server_id: u64,
+    ) -> Result<()> {
+        let label = replica.label();
+        let crate::config::ReplicaSpec::Server(entry) = replica else {
+            return Err(Error::Refused(format!(
+                "the physical copy imports into each replica itself, and replica {label} is listed as a node of the inventory (an abort drops the copy only on replicas listed by address); list it by address (host, port, ssh) or use method native or dump"
+            )));
+        };
+        let settings = server.settings()?;
+        if settings.server_id == target_server_id {
+            return Err(Error::Refused(format!(
+                "replica {label} is the target itself (server_id {target_server_id}); fix the inventory's replicas:"
+            )));
+        }
+        if !settings.read_only {
+            return Err(Error::Refused(format!(
+                "replica {label} is writable (read_only off): the physical copy imports into read-only replicas only"
+            )));
+        }
+        let target = self.target.clone();
+        let want = self.fx.dialect(&target)?.flavor();
+        let have = server.dialect().flavor();
+        if (have.version.major, have.version.minor) != (want.version.major, want.version.minor) {
+            return Err(Error::Refused(format!(
+                "replica {label} runs {have} and {target} runs {want}: tablespaces move only between servers of one major version; use method native or dump"
+            )));
+        }
+        let page: Option<u64> = server.first(&statements::innodb_page_size())?;
+        let target_page: Option<u64> = self
+            .fx
+            .reader(&target)?
+            .first(&statements::innodb_page_size())?;
+        if page != target_page {
+            return Err(Error::Refused(format!(
+                "replica {label} has innodb_page_size {}, {target} {}: tablespaces cannot move between them; use method native or dump",
+                page.unwrap_or(0),
+                target_page.unwrap_or(0)
+            )));
+        }
+        let host = crate::remote::host_for_replica(&target, entry)?;
+        let datadir: Option<String> = server.first(&statements::datadir())?;
+        let datadir = datadir.filter(|d| !d.trim().is_empty()).ok_or_else(|| {
+            Error::Refused(format!(
+                "replica {label} does not say where its data directory is"
+            ))
+        })?;
+        if !host.exists(
+            std::path::Path::new(&datadir),
+            crate::ops::host::FILE_TIMEOUT,
+        )? {
+            return Err(Error::Refused(format!(
+                "replica {label}'s data directory {datadir} is not on {}: the physical copy places its files there",
+                host.describe()
+            )));
+        }
+        Ok(())
     }
 
     /// Refuses a revert window when the source has replicas: the window keeps the old

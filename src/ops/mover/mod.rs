@@ -218,6 +218,9 @@ pub struct StepEvent {
 pub enum Effect {
     /// The shard's schemas copied to the target (created there).
     Copy,
+    /// A physical copy onto a target with replicas: the prepared backup imported into one
+    /// of the target's replicas, unlogged there (one effect per replica, after the copy).
+    ImportOnReplica,
     /// The channel created at the copy's coordinates.
     PointChannel,
     /// The channel's filters.
@@ -297,8 +300,9 @@ pub enum Effect {
 
 impl Effect {
     /// Every effect.
-    pub const ALL: [Effect; 35] = [
+    pub const ALL: [Effect; 36] = [
         Effect::Copy,
+        Effect::ImportOnReplica,
         Effect::PointChannel,
         Effect::SetFilters,
         Effect::StartChannel,
@@ -363,6 +367,7 @@ impl Effect {
             Effect::ReverseChannel => "reverse-channel",
             Effect::ResetReverseChannel => "reset-reverse-channel",
             Effect::DropOldCopy => "drop-old-copy",
+            Effect::ImportOnReplica => "import-on-replica",
             Effect::RevertFence => "revert-fence",
             Effect::RevertStopChannel => "revert-stop-channel",
             Effect::RevertFlip => "revert-flip",

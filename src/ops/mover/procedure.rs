@@ -694,6 +694,22 @@ impl<E: Effects> Mover<'_, E> {
                 })
             },
         )?;
+        // Each of the target's replicas imports the same prepared backup, before the channel
+        // starts: the target's import was unlogged, so nothing of the copy reaches them
+        // through its binary log, and the channel's rows will.
+        let mut replica_imports = Vec::new();
+        if method == Method::Physical && into.is_none() {
+            let replicas = self.inv.node(&target)?.spec.replicas.clone();
+            for r in replicas {
+                let done = self.effect(
+                    Effect::ImportOnReplica,
+                    &target,
+                    serde_json::json!({"replica": r.label(), "schemas": schemas}),
+                    |m| m.fx.import_on_replica(&target, &r, &m.pairs),
+                )?;
+                replica_imports.push(done);
+            }
+        }
         self.state.coordinates = report.coordinates.clone();
         self.state.copied_rows = report.rows;
         if let Some(before) = before {
@@ -704,6 +720,12 @@ impl<E: Effects> Mover<'_, E> {
             map.insert(
                 "identity".into(),
                 serde_json::to_value(ids).unwrap_or_default(),
+            );
+        }
+        if let (false, Some(map)) = (replica_imports.is_empty(), out.as_object_mut()) {
+            map.insert(
+                "replica_imports".into(),
+                serde_json::to_value(&replica_imports).unwrap_or_default(),
             );
         }
         Ok(out)
