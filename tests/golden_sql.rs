@@ -332,8 +332,16 @@ fn render_common() -> String {
         .to_string(),
     );
     line(
-        "physical: a full-text auxiliary table",
-        sql::fulltext_auxiliary_table("employees_3").to_string(),
+        "physical: the full-text auxiliary tables",
+        sql::fulltext_auxiliary_tables("employees_3").to_string(),
+    );
+    line(
+        "physical: a table's InnoDB id",
+        sql::innodb_table_id("employees_3/titles").to_string(),
+    );
+    line(
+        "physical: a FULLTEXT table's rebuilt copy swapped in",
+        sql::rename_table(&id("employees_3"), &id("_shardctl_ft0"), &id("titles")).to_string(),
     );
     line(
         "physical: tables with a FULLTEXT index",

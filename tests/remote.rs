@@ -1105,16 +1105,11 @@ fn the_physical_preflight_refuses_what_cannot_work_and_names_the_method_that_wou
     let ops = operation_count();
     let cnf = std::fs::read(option_file("node3")).unwrap();
     // Each case: what node2's shard gets, what the refusal says, the table dropped after.
-    let cases: [(&[&str], &[&str]); 3] = [
+    let cases: [(&[&str], &[&str]); 2] = [
         // A table in another engine.
         (
             &["CREATE TABLE employees_2.notes_extra (id INT PRIMARY KEY) ENGINE=MEMORY"],
             &["table employees_2.notes_extra on node2 uses the MEMORY engine"],
-        ),
-        // A FULLTEXT index: the imported tablespace would leave it unusable.
-        (
-            &["CREATE TABLE employees_2.notes_extra (id INT PRIMARY KEY, body TEXT, FULLTEXT KEY body (body)) ENGINE=InnoDB"],
-            &["table employees_2.notes_extra on node2 has a FULLTEXT index"],
         ),
         // A FULLTEXT index dropped without a rebuild leaves the table's hidden FTS_DOC_ID
         // column and full-text tables behind: its tablespace cannot be imported either.

@@ -585,6 +585,14 @@ fn a_source_replica_that_cannot_lose_the_old_copy_is_refused_before_any_change()
 fn the_targets_replica_holds_every_acknowledged_write_of_a_physical_move_under_the_workload() {
     let sb = grouped_fleet(&[]);
     let inv = inventory(&sb);
+    // A table with a FULLTEXT index goes along (imported, then rebuilt on each server).
+    exec(
+        &mut connect(&sb, "node1"),
+        &[
+            "CREATE TABLE app_1.notes (id INT PRIMARY KEY, body TEXT, FULLTEXT KEY body (body))",
+            "INSERT INTO app_1.notes VALUES (1, 'an epic drama'), (2, 'a quiet comedy')",
+        ],
+    );
     // The dry run shows the import on the target's replica, unlogged there.
     let out = shardctl()
         .arg("--config")
@@ -690,6 +698,9 @@ fn the_targets_replica_holds_every_acknowledged_write_of_a_physical_move_under_t
         count(&mut target_replica, "SELECT COUNT(*) FROM app_1.acct"),
         count(&mut target, "SELECT COUNT(*) FROM app_1.acct")
     );
+    let search = "SELECT id FROM app_1.notes WHERE MATCH(body) AGAINST ('drama')";
+    assert_eq!(count(&mut target, search), 1);
+    assert_eq!(count(&mut target_replica, search), 1);
     // The replica replicates on from the target, both threads running, no error.
     let channel = target_replica
         .channels()

@@ -22,12 +22,18 @@
 //! group then holds the shard at the backup's point, and the rows the channel applies reach
 //! the replicas through the target's binary log.
 //!
-//! The preflight refuses what cannot work, naming the method that would: a table with a
-//! FULLTEXT index (the import leaves it unusable, and re-adding it on the imported table
-//! crashed MariaDB 10.11.19 in our tests), a table in another engine than InnoDB, MyISAM or
-//! Aria, servers of different major versions or page sizes, a node
-//! without a host (ssh, or this machine) or datadir, a missing tool, a copy under new
-//! schema names.
+//! A table with a FULLTEXT index travels as its tablespace too, but the import leaves the
+//! index unusable (warning 1817), and re-adding it on the imported table crashes MariaDB
+//! 10.11.19 (assertion `sym_node->table != NULL` in pars0pars.cc): so a fresh table of the
+//! same definition is created beside it, takes its imported rows (`INSERT ... SELECT`,
+//! which builds the index) and its place. The rows are the backup's, so the whole copy
+//! stays at the backup's one point, where the channel starts.
+//!
+//! The preflight refuses what cannot work, naming the method that would: a table whose
+//! FULLTEXT index was dropped without a rebuild (its hidden `FTS_DOC_ID` column), a table
+//! in another engine than InnoDB, MyISAM or Aria, servers of different major versions or
+//! page sizes, a node without a host (ssh, or this machine) or datadir, a missing tool, a
+//! copy under new schema names.
 
 use super::{objects, CopyReport, Progress, SchemaPair};
 use crate::config::{Inventory, ReplicaSpec};
@@ -159,20 +165,26 @@ pub fn preflight(
     }
     let mut tables = 0;
     for p in pairs {
-        let fulltext: Vec<String> = src
-            .rows(&statements::fulltext_tables(&p.from))?
+        // A table with a FULLTEXT index is imported and then rebuilt from its rows (see
+        // `rebuild_fulltext`); a full-text auxiliary table of no such table marks a
+        // table whose index was dropped without a rebuild, which cannot be imported.
+        let fulltext = fulltext_tables(src, &p.from)?;
+        let mut owners = std::collections::HashSet::new();
+        for t in &fulltext {
+            let path = format!("{}/{}", file_name(&p.from), file_name(t));
+            if let Some(id) = src.first::<u64>(&statements::innodb_table_id(&path))? {
+                owners.insert(id);
+            }
+        }
+        let auxiliary: Vec<String> = src
+            .rows(&statements::fulltext_auxiliary_tables(&file_name(&p.from)))?
             .into_iter()
             .filter_map(|r| mysql::from_row_opt::<String>(r).ok())
             .collect();
-        if let Some(table) = fulltext.first() {
-            return Err(refuse(format!(
-                "table {}.{table} on {source} has a FULLTEXT index, which an imported tablespace leaves unusable (and which MariaDB 10.11 cannot rebuild on it safely); use method native or dump for this shard",
-                p.from
-            )));
-        }
-        let auxiliary: Option<String> =
-            src.first(&statements::fulltext_auxiliary_table(&file_name(&p.from)))?;
-        if let Some(aux) = auxiliary {
+        if let Some(aux) = auxiliary
+            .iter()
+            .find(|a| fulltext_owner(a).is_none_or(|id| !owners.contains(&id)))
+        {
             return Err(refuse(format!(
                 "schema {} on {source} holds the full-text table {aux}: one of its tables had a FULLTEXT index and keeps a hidden FTS_DOC_ID column, which a table created from its definition lacks, so its tablespace cannot be imported (rebuild it with ALTER TABLE ... FORCE to drop them); use method native or dump for this shard",
                 p.from
@@ -944,6 +956,24 @@ fn import_schemas(
         for st in objects::create_tables_statements(p, &created) {
             tgt.exec(&st)?;
         }
+        // Each table with a FULLTEXT index, imported, keeps its rows but not a usable index
+        // (and re-adding one on it crashes MariaDB 10.11): a fresh table of the same
+        // definition takes its rows once imported and then its place (`rebuild_fulltext`).
+        let mut rebuilt = Vec::new();
+        for t in fulltext_tables(tgt, &p.to)? {
+            let ddl = created
+                .tables
+                .iter()
+                .find(|(name, _)| *name == t)
+                .map(|(_, ddl)| ddl.clone())
+                .ok_or_else(|| Error::Internal(format!("no definition read for {}.{t}", p.to)))?;
+            let fresh = rebuilt_name(rebuilt.len())?;
+            tgt.exec(&statements::use_schema(&p.to))?;
+            tgt.exec(&statements::replay_definition(&renamed_definition(
+                &ddl, &t, &fresh,
+            )?))?;
+            rebuilt.push((t, fresh));
+        }
         // A referenced table's tablespace can be discarded only without the checks.
         tgt.exec(&statements::foreign_key_checks(false))?;
         // Each table's file (a plain table), or each partition's file imported into a plain
@@ -1026,6 +1056,7 @@ fn import_schemas(
             tgt.exec(&statements::exchange_partition(&p.to, t, part, tmp))?;
             tgt.exec(&statements::drop_table(&p.to, tmp))?;
         }
+        rebuild_fulltext(tgt, &p.to, &rebuilt)?;
         tables += objs.tables.len();
         tgt.exec(&statements::foreign_key_checks(true))?;
         drop(cfg_files);
@@ -1184,6 +1215,59 @@ fn split_foreign_keys(ddl: &str) -> (String, Vec<String>) {
         }
     }
     (lines.join("\n"), clauses)
+}
+
+/// Each imported FULLTEXT table of `rebuilt` (table, its fresh copy) replaced by its fresh
+/// copy holding the same rows, inserted there (which builds the index): the rows are the
+/// backup's, so the copy stays at the backup's point. The definition's `AUTO_INCREMENT`
+/// stays the fresh table's. Foreign key checks must be off.
+fn rebuild_fulltext(tgt: &mut Server, schema: &Ident, rebuilt: &[(Ident, Ident)]) -> Result<()> {
+    for (t, fresh) in rebuilt {
+        let columns = tgt.writable_columns(schema, t)?;
+        tgt.exec(&statements::copy_rows_within_node(
+            schema, fresh, schema, t, &columns,
+        ))?;
+        tgt.exec(&statements::drop_table(schema, t))?;
+        tgt.exec(&statements::rename_table(schema, fresh, t))?;
+    }
+    Ok(())
+}
+
+/// The tables of `schema` with a FULLTEXT index.
+fn fulltext_tables(server: &mut Server, schema: &Ident) -> Result<Vec<Ident>> {
+    server
+        .rows(&statements::fulltext_tables(schema))?
+        .into_iter()
+        .map(|r| {
+            let name: String =
+                mysql::from_row_opt(r).map_err(|e| Error::server(server.name(), e))?;
+            Ident::new("table", &name)
+        })
+        .collect()
+}
+
+/// The InnoDB table id a full-text auxiliary table (`<schema>/FTS_<16 hex digits>_...`)
+/// belongs to.
+fn fulltext_owner(aux: &str) -> Option<u64> {
+    let (_, rest) = aux.split_once("/FTS_")?;
+    u64::from_str_radix(rest.get(..16)?, 16).ok()
+}
+
+/// The name a FULLTEXT table's rebuilt copy has until it replaces the imported table.
+fn rebuilt_name(index: usize) -> Result<Ident> {
+    Ident::new("table", &format!("_shardctl_ft{index}"))
+}
+
+/// `ddl` (a `SHOW CREATE TABLE` of `table`) creating the table under the name `new`.
+fn renamed_definition(ddl: &str, table: &Ident, new: &Ident) -> Result<String> {
+    ddl.strip_prefix(&format!("CREATE TABLE {} ", table.quoted()))
+        .map(|rest| format!("CREATE TABLE {} {rest}", new.quoted()))
+        .ok_or_else(|| {
+            Error::Internal(format!(
+                "the definition of {table} does not start with CREATE TABLE {}",
+                table.quoted()
+            ))
+        })
 }
 
 /// A table's partitions, in order.
@@ -1424,6 +1508,30 @@ mod tests {
         assert!(prepare_command(Path::new("/tmp/it's"), true)
             .unwrap()
             .ends_with("--target-dir='/tmp/it'\\''s'"));
+    }
+
+    #[test]
+    fn a_fulltext_table_is_rebuilt_under_a_name_of_its_own_and_its_auxiliary_tables_name_it() {
+        let id = |n: &str| Ident::new("table", n).unwrap();
+        assert_eq!(
+            fulltext_owner("sakila/FTS_0000000000000012_000000000000001e_INDEX_1"),
+            Some(0x12)
+        );
+        assert_eq!(
+            fulltext_owner("sakila/FTS_00000000000001a4_CONFIG"),
+            Some(0x1a4)
+        );
+        assert_eq!(fulltext_owner("sakila/FTS_12_CONFIG"), None);
+        assert_eq!(fulltext_owner("sakila/film_text"), None);
+        let ddl = "CREATE TABLE `film_text` (\n  `film_id` smallint(6) NOT NULL,\n  `title` varchar(255) NOT NULL,\n  PRIMARY KEY (`film_id`),\n  FULLTEXT KEY `t` (`title`)\n) ENGINE=InnoDB AUTO_INCREMENT=1001";
+        let fresh = rebuilt_name(0).unwrap();
+        assert_eq!(fresh.as_str(), "_shardctl_ft0");
+        assert_eq!(
+            renamed_definition(ddl, &id("film_text"), &fresh).unwrap(),
+            ddl.replacen("`film_text`", "`_shardctl_ft0`", 1)
+        );
+        // Only the leading name: a definition of another table is not taken for it.
+        assert!(renamed_definition(ddl, &id("film"), &fresh).is_err());
     }
 
     #[test]

@@ -213,19 +213,36 @@ pub fn backup_overhead_bytes() -> Stmt {
     )
 }
 
-/// A full-text auxiliary table of the schema whose name on disk is given (`FTS_...`): a
-/// table there has, or had, a FULLTEXT index, and keeps its hidden `FTS_DOC_ID` column
-/// until rebuilt. Such a table's tablespace cannot be imported into a table defined from
-/// its `SHOW CREATE TABLE`. Needs PROCESS.
-pub fn fulltext_auxiliary_table(schema_file_name: &str) -> Stmt {
+/// Every full-text auxiliary table of a schema (`<schema>/FTS_<id>_...`, the id in 16 hex
+/// digits being the InnoDB table id of the table it belongs to): one left by a FULLTEXT
+/// index dropped without a rebuild marks a table whose hidden `FTS_DOC_ID` column a table
+/// created from its definition lacks, so its tablespace cannot be imported. Needs PROCESS.
+pub fn fulltext_auxiliary_tables(schema_file_name: &str) -> Stmt {
     Stmt::with(
-        "SELECT NAME FROM information_schema.INNODB_SYS_TABLES WHERE LEFT(NAME, CHAR_LENGTH(?) + 5) = CONCAT(?, '/FTS_') ORDER BY NAME LIMIT 1",
+        "SELECT NAME FROM information_schema.INNODB_SYS_TABLES WHERE LEFT(NAME, CHAR_LENGTH(?) + 5) = CONCAT(?, '/FTS_') ORDER BY NAME",
         vec![Value::from(schema_file_name), Value::from(schema_file_name)],
     )
 }
 
+/// The InnoDB table id of `<schema>/<table>` (names as file names).
+pub fn innodb_table_id(file_path: &str) -> Stmt {
+    Stmt::with(
+        "SELECT TABLE_ID FROM information_schema.INNODB_SYS_TABLES WHERE NAME = ?",
+        vec![Value::from(file_path)],
+    )
+}
+
+/// `RENAME TABLE schema.from TO schema.to`.
+pub fn rename_table(schema: &Ident, from: &Ident, to: &Ident) -> Stmt {
+    Stmt::text(format!(
+        "RENAME TABLE {} TO {}",
+        qualified(schema, from),
+        qualified(schema, to)
+    ))
+}
+
 /// The tables of a schema with a FULLTEXT index, which a tablespace import leaves
-/// unusable.
+/// unusable: the physical copy rebuilds them from their imported rows.
 pub fn fulltext_tables(schema: &Ident) -> Stmt {
     Stmt::with(
         "SELECT DISTINCT TABLE_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND INDEX_TYPE = 'FULLTEXT' ORDER BY TABLE_NAME",
