@@ -219,17 +219,21 @@ fn moves_byte_for_byte(method: &str, lower_bound: &str, prepare: &[&str]) -> Str
     .output()
     .unwrap();
     if !out.status.success() {
-        // Abort it, so that the other tests' moves are not refused for its channel.
+        // Abort it, so that the other tests' moves are not refused for its channel (a move
+        // refused by its preflight journaled nothing).
         let inv = common::inventory(fleet());
-        let op = shardctl::directory::Directory::open(&inv)
+        let newest = shardctl::directory::Directory::open(&inv)
             .unwrap()
             .operations(None)
-            .unwrap()[0]
-            .id
-            .to_string();
-        let _ = cli(&["abort", &op])
-            .timeout(Duration::from_secs(300))
-            .output();
+            .unwrap()
+            .into_iter()
+            .next()
+            .filter(|o| !o.state.is_finished());
+        if let Some(op) = newest {
+            let _ = cli(&["abort", &op.id.to_string()])
+                .timeout(Duration::from_secs(300))
+                .output();
+        }
         panic!(
             "the {method} move failed: {}",
             String::from_utf8_lossy(&out.stderr)
