@@ -802,19 +802,11 @@ fn every_object_shard(lower_bound: &str) -> (String, String) {
     (id, schema)
 }
 
-/// A shard of the every-object fixture without the part the physical method refuses: the
-/// FULLTEXT index (an imported tablespace leaves it unusable; see the preflight test),
-/// dropped and the table rebuilt, so that its hidden FTS_DOC_ID column goes too.
+/// A shard of the every-object fixture for the physical method: all of it, its FULLTEXT
+/// table (`customer`, referenced by foreign keys and referencing one) imported and rebuilt
+/// on the target.
 fn physical_fixture_shard(lower_bound: &str) -> (String, String) {
-    let (id, schema) = every_object_shard(lower_bound);
-    common::exec(
-        &mut connect(fleet(), "node1"),
-        &[
-            &format!("ALTER TABLE {schema}.customer DROP INDEX search"),
-            &format!("ALTER TABLE {schema}.customer FORCE"),
-        ],
-    );
-    (id, schema)
+    every_object_shard(lower_bound)
 }
 
 /// `move --shard SHARD --to TO` with the physical playbook, over the ssh inventory.
@@ -871,6 +863,14 @@ fn every_object_moves_by_the_physical_method_with_identical_rows_and_objects() {
     );
     let found_on_source = count(&mut connect(fleet(), "node1"), &search);
     assert!(found_on_source > 0, "the search finds nothing on node1");
+    let text_search = format!(
+        "SELECT COUNT(*) FROM {schema}.customer WHERE MATCH(name, bio) AGAINST ('compilers')"
+    );
+    let text_found_on_source = count(&mut connect(fleet(), "node1"), &text_search);
+    assert!(
+        text_found_on_source > 0,
+        "the full-text search finds nothing on node1"
+    );
     // node1 (the source) is on this machine, node3 (the target) behind the test's sshd: the
     // files stream from one host to the other. The source's work directory goes to a
     // temporary directory of this test's own, to be seen gone afterwards.
@@ -893,6 +893,12 @@ fn every_object_moves_by_the_physical_method_with_identical_rows_and_objects() {
         count(&mut n3, &search),
         found_on_source,
         "spatial search on node3"
+    );
+    // So does the FULLTEXT index, rebuilt on the target.
+    assert_eq!(
+        count(&mut n3, &text_search),
+        text_found_on_source,
+        "full-text search on node3"
     );
     common::exec(
         &mut n3,
