@@ -837,3 +837,44 @@ fn an_aborted_physical_move_leaves_nothing_on_the_targets_replica() {
         .unwrap();
     assert_eq!(count(&mut replica, "SELECT COUNT(*) FROM app_1.acct"), 500);
 }
+
+/// The physical copy imports into each of the target's replicas itself; a replica whose
+/// files it would place without an abort being able to clean them (an entry naming
+/// another node of the inventory: an abort drops the copy only on replicas listed by
+/// address) is refused by name before anything changes.
+#[test]
+fn a_physical_move_onto_a_replica_listed_as_a_node_is_refused_before_any_change() {
+    let sb = grouped_fleet(&[]);
+    let mut file = inventory(&sb).file;
+    let replica_port = sb.replicas_of("node2")[0].port;
+    let mut as_node = file.nodes["node2"].clone();
+    as_node.port = Some(replica_port);
+    as_node.replicas.clear();
+    file.nodes.insert("node2r1".into(), as_node);
+    file.nodes.get_mut("node2").unwrap().replicas = vec![ReplicaSpec::Node("node2r1".into())];
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("replica_as_node.yaml");
+    std::fs::write(&config, serde_yaml::to_string(&file).unwrap()).unwrap();
+    let out = shardctl()
+        .arg("--config")
+        .arg(&config)
+        .args([
+            "move", "--shard", "1", "--to", "node2", "--method", "physical",
+        ])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(5), "{said}");
+    assert_eq!(said.lines().count(), 1, "{said}");
+    assert!(
+        said.contains("the target node2 has replicas (node2r1)")
+            && said.contains("replica node2r1 is listed as a node of the inventory"),
+        "{said}"
+    );
+    assert!(
+        common::newest_op(&inventory(&sb)).is_none(),
+        "nothing journaled"
+    );
+    assert!(!has_schema(&mut connect(&sb, "node2"), "app_1"));
+    assert!(!has_schema(&mut replica_of(&sb, "node2"), "app_1"));
+}
