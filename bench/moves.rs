@@ -113,6 +113,7 @@ fn copy_bench(sb: &Sandbox, inv: &Inventory, rows: u64, runs: usize) -> Vec<Stri
 fn shardctl(sb: &Sandbox, args: &[&str]) {
     let bin = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/shardctl");
     let out = Command::new(bin)
+        .env("SHARDCTL_YES", "1")
         .arg("--config")
         .arg(sb.inventory_path())
         .args(args)

@@ -19,6 +19,7 @@ fn exec(s: &mut Server, sql: &str) {
 fn shardctl(inv: &std::path::Path, args: &[&str]) {
     let bin = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/shardctl");
     let out = Command::new(bin)
+        .env("SHARDCTL_YES", "1")
         .arg("--config")
         .arg(inv)
         .args(args)
