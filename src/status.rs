@@ -296,6 +296,35 @@ pub struct ShardReport {
     /// The shard's move waits in its revert window (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub revert_window: Option<RevertWindow>,
+    /// Why the directory's location of this online shard looks stale: its node answered
+    /// without one of its schemas (`node1 has no schema app_1; node2 has it`), as after the
+    /// directory was restored from a backup older than a move. Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale_location: Option<String>,
+}
+
+/// Why the directory's location of a shard looks stale: `node` answered and lacks one of
+/// `schemas` (with at least one table), and which other nodes read have it. None when the
+/// node holds them all or could not be read.
+fn stale_location(schemas: &[String], node: &str, reports: &[NodeReport]) -> Option<String> {
+    let report = reports
+        .iter()
+        .find(|r| r.name == node && r.settings.is_some())?;
+    let missing = schemas
+        .iter()
+        .find(|s| !report.schema_sizes.contains_key(*s))?;
+    let elsewhere: Vec<&str> = reports
+        .iter()
+        .filter(|r| r.name != node && r.schema_sizes.contains_key(missing))
+        .map(|r| r.name.as_str())
+        .collect();
+    Some(match elsewhere.as_slice() {
+        [] => format!("{node} has no schema {missing}"),
+        nodes => format!(
+            "{node} has no schema {missing}; {} has it",
+            nodes.join(", ")
+        ),
+    })
 }
 
 /// A move's open revert window, as its owner journaled it in the step's outputs.
@@ -459,6 +488,11 @@ pub fn gather_fleet_sized(inv: &Inventory, names: &[String], source: SizeSource)
                 format!("{} #{} {}{paused}", o.kind, o.id, o.state)
             });
             let revert_window = op.and_then(|o| windows.iter().find(|w| w.op == o.id).cloned());
+            // A shard under an operation may lack its schemas for a while (a move's copy,
+            // a merge's retired shard): only an online shard left alone is judged.
+            let stale_location = (shard.state == ShardState::Online && op.is_none())
+                .then(|| stale_location(&schemas, &shard.node, &gathered.reports))
+                .flatten();
             shards.push(ShardReport {
                 id: shard.id,
                 function: func.name.clone(),
@@ -472,6 +506,7 @@ pub fn gather_fleet_sized(inv: &Inventory, names: &[String], source: SizeSource)
                 operation,
                 unpruned: unpruned.contains(&shard.id),
                 revert_window,
+                stale_location,
             });
         }
         for r in &mut gathered.reports {

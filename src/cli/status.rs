@@ -230,6 +230,14 @@ fn show(ctx: &Context, inv: &crate::config::Inventory, args: &StatusArgs) -> Res
                         if let Some(w) = &s.revert_window {
                             print_revert_window(s.id, w);
                         }
+                        if let Some(why) = &s.stale_location {
+                            crate::outln!(
+                                "shard {}: STALE LOCATION? the directory places it on {}, but {why}: was the directory restored from an older backup? (routers send its keys to {})",
+                                s.id,
+                                s.node,
+                                s.node
+                            );
+                        }
                     }
                     crate::outln!(
                         "{}",
