@@ -82,6 +82,75 @@ pub fn rfc3339_millis(unix_millis: i64) -> String {
     )
 }
 
+/// Whole Unix seconds of an RFC 3339 time: `2026-11-25T18:00:00Z`, with optional fractional
+/// seconds (dropped) and a `Z` or `+HH:MM`/`-HH:MM` offset (`t` and `z`, and a space for the
+/// `T`, as RFC 3339 allows). None for anything else, an impossible date included.
+pub fn parse_rfc3339(text: &str) -> Option<i64> {
+    let b = text.as_bytes();
+    let num = |from: usize, len: usize| -> Option<i64> {
+        let part = text.get(from..from + len)?;
+        part.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| part.parse().ok())?
+    };
+    if b.len() < 20
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || !matches!(b[10], b'T' | b't' | b' ')
+        || b[13] != b':'
+        || b[16] != b':'
+    {
+        return None;
+    }
+    let (y, m, d) = (num(0, 4)?, num(5, 2)?, num(8, 2)?);
+    let (hh, mm, ss) = (num(11, 2)?, num(14, 2)?, num(17, 2)?);
+    let mut at = 19;
+    if b[at] == b'.' {
+        at += 1;
+        let digits = b[at..].iter().take_while(|c| c.is_ascii_digit()).count();
+        if digits == 0 {
+            return None;
+        }
+        at += digits;
+    }
+    let offset = match b.get(at..)? {
+        [b'Z' | b'z'] => 0,
+        [sign @ (b'+' | b'-'), _, _, b':', _, _] => {
+            let (oh, om) = (num(at + 1, 2)?, num(at + 4, 2)?);
+            if oh > 23 || om > 59 {
+                return None;
+            }
+            let o = oh * 3600 + om * 60;
+            if *sign == b'-' {
+                -o
+            } else {
+                o
+            }
+        }
+        _ => return None,
+    };
+    let days = days_from_civil(y, m as u32, d as u32);
+    if !(1..=12).contains(&m) || d < 1 || civil_from_days(days) != (y, m as u32, d as u32) {
+        return None;
+    }
+    if hh > 23 || mm > 59 || ss > 60 {
+        return None;
+    }
+    Some(days * 86_400 + hh * 3600 + mm * 60 + ss - offset)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date: the inverse of
+/// [`civil_from_days`] (Howard Hinnant's `days_from_civil`).
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let m = i64::from(m);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
 /// Year, month and day of a count of days since 1970-01-01 in the proleptic Gregorian
 /// calendar (Howard Hinnant's `civil_from_days`: eras of 400 years, March-based years so
 /// the leap day falls last).
@@ -102,6 +171,37 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    #[test]
+    fn rfc3339_times_read_back_as_unix_seconds() {
+        for secs in [0, 951_782_400, 1_795_629_600, 4_102_444_800, -86_400] {
+            let text = rfc3339_millis(secs * 1000);
+            assert_eq!(parse_rfc3339(&text), Some(secs), "{text}");
+        }
+        assert_eq!(parse_rfc3339("2026-11-25T18:00:00Z"), Some(1_795_629_600));
+        assert_eq!(
+            parse_rfc3339("2026-11-25T19:30:00+01:30"),
+            Some(1_795_629_600)
+        );
+        assert_eq!(
+            parse_rfc3339("2026-11-25t17:00:00.5-01:00"),
+            Some(1_795_629_600)
+        );
+        for bad in [
+            "",
+            "2026-11-25",
+            "2026-11-25T18:00:00",
+            "2026-02-30T18:00:00Z",
+            "2026-13-01T18:00:00Z",
+            "2026-11-25T24:00:00Z",
+            "2026-11-25T18:00:00.Z",
+            "2026-11-25T18:00:00+0100",
+            "2026-11-25T18:00:00Zjunk",
+            "+026-11-25T18:00:00Z",
+        ] {
+            assert_eq!(parse_rfc3339(bad), None, "{bad}");
+        }
+    }
 
     /// The age comes from the directory's time, not the local one: with a directory an
     /// hour behind this host, a point stamped on the directory's clock a minute ago is a

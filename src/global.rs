@@ -153,23 +153,40 @@ struct Shape {
     /// The same columns as the checksum hashes them.
     hashed: Vec<crate::server::statements::HashedColumn>,
     pk: Vec<Ident>,
+    /// Each key column's collation (None for numbers, times, binary strings).
+    pk_collations: Vec<Option<String>>,
 }
 
-fn names(server: &mut Server, st: &Stmt) -> Result<Vec<Ident>> {
+impl Shape {
+    /// Which key columns the server compares by a collation (where `abc` may equal `ABC`).
+    fn collated(&self) -> Vec<bool> {
+        self.pk_collations.iter().map(Option::is_some).collect()
+    }
+}
+
+/// A table's primary-key columns with their collations, in key order.
+fn key_columns(
+    server: &mut Server,
+    schema: &Ident,
+    table: &Ident,
+) -> Result<Vec<(Ident, Option<String>)>> {
     let node = server.name().to_string();
     server
-        .rows(st)?
+        .rows(&reports::key_collations(schema, table))?
         .into_iter()
         .map(|r| {
-            let n: String = mysql::from_row_opt(r).map_err(|e| row_error(&node, e))?;
-            Ident::new("column", &n)
+            let (n, collation): (String, Option<String>) =
+                mysql::from_row_opt(r).map_err(|e| row_error(&node, e))?;
+            Ok((Ident::new("column", &n)?, collation))
         })
         .collect()
 }
 
 type Rows = BTreeMap<String, Vec<Value>>;
 
-/// Every row of a copy, by its primary key's SQL text.
+/// Every row of a copy, by its primary key's SQL text: keys are told apart by their exact
+/// bytes (`abc` and `ABC` are two keys here even where the column's collation makes them
+/// equal), as the sync must leave every copy with the source's exact bytes.
 fn read_rows(server: &mut Server, schema: &Ident, table: &Ident, shape: &Shape) -> Result<Rows> {
     let mut rows = Rows::new();
     let pk_at: Vec<usize> = shape
@@ -296,13 +313,12 @@ fn compare(
         )));
     }
     let hashed = crate::verify::read_hashed_columns(server, &src_schema, &table)?;
+    let source_keys = key_columns(server, &src_schema, &table)?;
     let shape = Shape {
         columns: hashed.iter().map(|c| c.name.clone()).collect(),
         hashed,
-        pk: names(
-            server,
-            &statements::primary_key_columns(&src_schema, &table),
-        )?,
+        pk: source_keys.iter().map(|k| k.0.clone()).collect(),
+        pk_collations: source_keys.iter().map(|k| k.1.clone()).collect(),
     };
     let src_sum = checksum(server, &src_schema, &table, &shape)?;
     report.shards.push(ShardCopy {
@@ -338,6 +354,12 @@ fn compare(
             copy.state = "missing".into();
             report.shards.push(copy);
             continue;
+        }
+        if key_columns(server, &schema, &table)? != source_keys {
+            return Err(Error::Refused(format!(
+                "global table {}.{} has another primary key (columns or collations) on shard {id} ({node}) than on its source, shard {source_id}: make the definitions the same first",
+                g.schema, g.table
+            )));
         }
         let sum = checksum(server, &schema, &table, &shape)?;
         copy.rows = sum.rows;
@@ -414,8 +436,14 @@ pub struct SyncedCopy {
 
 /// `global sync`: brings every differing copy back to the recorded source of truth, in
 /// transactions of at most `chunk` rows, with foreign-key checks off for the session (so no
-/// cascade fires on the shard's own tables), then compares checksums again. Refused before
-/// any change when a table has no recorded source, no primary key, or is missing on a shard.
+/// cascade fires on the shard's own tables), then compares checksums again. Rows are told
+/// apart by their keys' exact bytes; the copy's extra keys are deleted first, each only where
+/// its bytes match exactly, then the source's rows upserted: so a key equal to a source key
+/// only under the column's collation (case, PAD SPACE trailing spaces) is replaced by the
+/// source's bytes and never takes the source's row with it. The checksum afterwards hashes
+/// every value's bytes; a copy still differing fails the sync loudly. Refused before
+/// any change when a table has no recorded source, no primary key, is missing on a shard,
+/// or has another primary key (columns or collations) on a shard than on its source.
 pub fn sync(
     inv: &Inventory,
     dir: &mut Directory,
@@ -477,17 +505,22 @@ pub fn sync(
                 statements: Vec::new(),
                 verified: false,
             };
+            // Deletes first, each by its key's exact bytes: a key the source lacks may equal
+            // one it has under the column's collation (`ABC` and `abc`, `x ` and `x` under
+            // PAD SPACE), and deleting it after the upsert would take the upserted row too.
+            let collated = shape.collated();
             let mut batches: Vec<Stmt> = Vec::new();
+            for keys in d.deletes.chunks(chunk) {
+                let values: Vec<Value> = keys.iter().flatten().cloned().collect();
+                batches.push(Stmt::with(
+                    reports::delete_keys(&schema, &table, &shape.pk, &collated, keys.len()).sql,
+                    values.iter().chain(&values).cloned().collect(),
+                ));
+            }
             for rows in d.upserts.chunks(chunk) {
                 batches.push(Stmt::with(
                     reports::upsert_rows(&schema, &table, &shape.columns, rows.len()).sql,
                     rows.iter().flatten().cloned().collect(),
-                ));
-            }
-            for keys in d.deletes.chunks(chunk) {
-                batches.push(Stmt::with(
-                    reports::delete_keys(&schema, &table, &shape.pk, keys.len()).sql,
-                    keys.iter().flatten().cloned().collect(),
                 ));
             }
             done.chunks = batches.len() as u64;
@@ -514,7 +547,7 @@ pub fn sync(
             let src = checksum(reader.get(&src_node)?, &src_schema, &table, &shape)?;
             if after != src {
                 return Err(Error::Refused(format!(
-                    "global table {}.{} on shard {shard} ({node}) still differs from shard {} after the sync: was it written meanwhile? Run global check",
+                    "global table {}.{} on shard {shard} ({node}) still differs from shard {} after the sync (its rows' bytes were compared): was it written meanwhile? Run global check",
                     g.schema, g.table, source.shard
                 )));
             }

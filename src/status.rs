@@ -293,6 +293,81 @@ pub struct ShardReport {
     /// A prune is pending (a split or merge under way, or its prune): the shard still holds
     /// rows it no longer owns, and `rows` and `bytes` count them too.
     pub unpruned: bool,
+    /// The shard's move waits in its revert window (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revert_window: Option<RevertWindow>,
+    /// Why the directory's location of this online shard looks stale: its node answered
+    /// without one of its schemas (`node1 has no schema app_1; node2 has it`), as after the
+    /// directory was restored from a backup older than a move. Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale_location: Option<String>,
+}
+
+/// Why the directory's location of a shard looks stale: `node` answered and lacks one of
+/// `schemas` (with at least one table), and which other nodes read have it. None when the
+/// node holds them all or could not be read.
+fn stale_location(schemas: &[String], node: &str, reports: &[NodeReport]) -> Option<String> {
+    let report = reports
+        .iter()
+        .find(|r| r.name == node && r.settings.is_some())?;
+    let missing = schemas
+        .iter()
+        .find(|s| !report.schema_sizes.contains_key(*s))?;
+    let elsewhere: Vec<&str> = reports
+        .iter()
+        .filter(|r| r.name != node && r.schema_sizes.contains_key(missing))
+        .map(|r| r.name.as_str())
+        .collect();
+    Some(match elsewhere.as_slice() {
+        [] => format!("{node} has no schema {missing}"),
+        nodes => format!(
+            "{node} has no schema {missing}; {} has it",
+            nodes.join(", ")
+        ),
+    })
+}
+
+/// A move's open revert window, as its owner journaled it in the step's outputs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RevertWindow {
+    /// The move.
+    pub op: u64,
+    /// When the window ends (RFC 3339), once journaled.
+    pub ends_at: Option<String>,
+    /// Why its end keeps the old copy past it: the new node does not answer or does not hold
+    /// the shard (`node3 does not answer (...)`). None while the window runs normally.
+    pub held: Option<String>,
+    /// Why the last `revert` failed before its flip, if one did.
+    pub revert_error: Option<String>,
+}
+
+impl RevertWindow {
+    /// The window of `op` when its next step is `revert-window`.
+    fn of(op: &crate::directory::journal::OperationRecord) -> Option<RevertWindow> {
+        let step = op
+            .steps
+            .iter()
+            .find(|s| s.state != crate::directory::journal::StepState::Done)?;
+        if step.name != "revert-window" {
+            return None;
+        }
+        let text = |key: &str| {
+            step.outputs
+                .get(key)
+                .and_then(|v| v.as_str())
+                .map(str::to_string)
+        };
+        Some(RevertWindow {
+            op: op.id,
+            ends_at: step
+                .outputs
+                .get("revert_until_unix")
+                .and_then(|v| v.as_i64())
+                .map(|u| crate::clock::rfc3339_millis(u.saturating_mul(1000))),
+            held: text("window_held"),
+            revert_error: text("revert_error"),
+        })
+    }
 }
 
 /// The fleet: nodes and, when a directory exists, its shards.
@@ -322,14 +397,29 @@ pub fn gather_fleet(inv: &Inventory, names: &[String]) -> Result<Fleet> {
 /// directory is read first, then each node refreshes the statistics of the shard schemas
 /// it holds before reporting sizes.
 pub fn gather_fleet_sized(inv: &Inventory, names: &[String], source: SizeSource) -> Result<Fleet> {
-    type DirRead = Result<Option<(crate::directory::Snapshot, Vec<OperationSummary>)>>;
+    type DirRead = Result<
+        Option<(
+            crate::directory::Snapshot,
+            Vec<OperationSummary>,
+            Vec<RevertWindow>,
+        )>,
+    >;
     let read_dir = || -> DirRead {
         match Directory::open_existing(inv)? {
             None => Ok(None),
             Some(mut d) => {
                 let snap = d.load()?;
                 let ops = d.active_operations()?;
-                Ok(Some((snap, ops)))
+                // Only a move has a revert window: its record (steps and outputs) is read
+                // for those alone.
+                let mut windows = Vec::new();
+                for o in ops
+                    .iter()
+                    .filter(|o| o.kind == crate::directory::journal::OpKind::Move)
+                {
+                    windows.extend(RevertWindow::of(&d.operation(o.id)?));
+                }
+                Ok(Some((snap, ops, windows)))
             }
         }
     };
@@ -342,7 +432,7 @@ pub fn gather_fleet_sized(inv: &Inventory, names: &[String], source: SizeSource)
         SizeSource::Exact => {
             let dir = read_dir();
             let mut analyze: BTreeMap<String, Vec<String>> = BTreeMap::new();
-            if let Ok(Some((snap, _))) = &dir {
+            if let Ok(Some((snap, _, _))) = &dir {
                 for shard in &snap.shards {
                     analyze
                         .entry(shard.node.clone())
@@ -363,7 +453,7 @@ pub fn gather_fleet_sized(inv: &Inventory, names: &[String], source: SizeSource)
     };
     let mut shards = Vec::new();
     let mut version = None;
-    if let Some((snap, ops)) = directory {
+    if let Some((snap, ops, windows)) = directory {
         version = Some(snap.version);
         let unpruned = crate::query::unpruned_shards(&snap, &ops);
         for shard in &snap.shards {
@@ -392,10 +482,17 @@ pub fn gather_fleet_sized(inv: &Inventory, names: &[String], source: SizeSource)
             if !names.is_empty() && !names.contains(&shard.node) {
                 continue;
             }
-            let operation = ops.iter().find(|o| o.shard_id == Some(shard.id)).map(|o| {
+            let op = ops.iter().find(|o| o.shard_id == Some(shard.id));
+            let operation = op.map(|o| {
                 let paused = if o.paused { " (paused)" } else { "" };
                 format!("{} #{} {}{paused}", o.kind, o.id, o.state)
             });
+            let revert_window = op.and_then(|o| windows.iter().find(|w| w.op == o.id).cloned());
+            // A shard under an operation may lack its schemas for a while (a move's copy,
+            // a merge's retired shard): only an online shard left alone is judged.
+            let stale_location = (shard.state == ShardState::Online && op.is_none())
+                .then(|| stale_location(&schemas, &shard.node, &gathered.reports))
+                .flatten();
             shards.push(ShardReport {
                 id: shard.id,
                 function: func.name.clone(),
@@ -408,6 +505,8 @@ pub fn gather_fleet_sized(inv: &Inventory, names: &[String], source: SizeSource)
                 state: shard.state,
                 operation,
                 unpruned: unpruned.contains(&shard.id),
+                revert_window,
+                stale_location,
             });
         }
         for r in &mut gathered.reports {

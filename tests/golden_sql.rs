@@ -1124,11 +1124,15 @@ fn render_reports() -> String {
         ),
         (
             "global: delete 2 keys",
-            r::delete_keys(&s, &id("departments"), &pk, 2).to_string(),
+            r::delete_keys(&s, &id("departments"), &pk, &[true], 2).to_string(),
         ),
         (
             "global: delete 1 composite key",
-            r::delete_keys(&s, &id("salaries"), &pk2, 1).to_string(),
+            r::delete_keys(&s, &id("salaries"), &pk2, &[false, false], 1).to_string(),
+        ),
+        (
+            "global: key columns and collations",
+            r::key_collations(&s, &t).to_string(),
         ),
         (
             "query: read-only transaction",

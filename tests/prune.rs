@@ -246,3 +246,94 @@ fn prune_refuses_a_table_without_primary_key_and_waits_for_lagging_replicas() {
             "table app_1.log has no primary key",
         ));
 }
+
+/// A hash function on a ZEROFILL column: the server reads `CAST(id AS CHAR)` as `00042`,
+/// the router hashes `42`. Prune must keep on each shard exactly the keys `lookup` routes
+/// there (it hashes on the server), not those of the zero-padded text.
+#[test]
+fn prune_on_a_zerofill_hash_column_keeps_the_rows_lookup_routes_to_each_shard() {
+    let sb = SandboxBuilder::for_tests(1).unwrap().start().unwrap();
+    let inv = sb.inventory_path();
+    let cli = |args: &[&str]| shardctl().arg("--config").arg(&inv).args(args).assert();
+    let mut n1 = connect(&sb, "node1");
+    exec(
+        &mut n1,
+        &[
+            "CREATE DATABASE zdb",
+            "CREATE TABLE zdb.codes (id INT(6) UNSIGNED ZEROFILL PRIMARY KEY, v INT)",
+        ],
+    );
+    cli(&["init"]).success();
+    cli(&["node", "add", "node1"]).success();
+    cli(&["function", "add", "h", "--type", "hash", "--key", "int"]).success();
+    cli(&[
+        "table",
+        "add",
+        "zdb.codes",
+        "--function",
+        "h",
+        "--column",
+        "id",
+    ])
+    .success();
+    for point in [
+        "40000000000000000000000000000000",
+        "c0000000000000000000000000000000",
+    ] {
+        cli(&[
+            "shard",
+            "add",
+            "--function",
+            "h",
+            "--node",
+            "node1",
+            "--point",
+            point,
+        ])
+        .success();
+    }
+    // Both shards hold every key, as both halves of a split do before pruning.
+    for shard in [1, 2] {
+        exec(
+            &mut n1,
+            &[&format!(
+                "INSERT INTO zdb_{shard}.codes SELECT seq, seq FROM zdb_{shard}.seq_1_to_300"
+            )],
+        );
+    }
+    cli(&["prune", "--shard", "1"]).success();
+    cli(&["prune", "--shard", "2"]).success();
+    let router = shardctl::directory::Router::connect(&common::inventory(&sb)).unwrap();
+    let mut per_shard = [0, 0];
+    for key in 1..=300i64 {
+        let owner = router
+            .shard_for_function("h", &shardctl::directory::Key::Int(key))
+            .unwrap()
+            .id;
+        for shard in [1u32, 2] {
+            let held = count(
+                &mut n1,
+                &format!("SELECT COUNT(*) FROM zdb_{shard}.codes WHERE id = {key}"),
+            );
+            assert_eq!(
+                held,
+                i64::from(owner == shard),
+                "key {key}: lookup routes it to shard {owner}, shard {shard} holds {held}"
+            );
+        }
+        per_shard[owner as usize - 1] += 1;
+    }
+    assert!(per_shard.iter().all(|n| *n > 0), "{per_shard:?}");
+    // `lookup` on the command line agrees with the router for a zero-padded key.
+    let shown = cli(&["--output", "json", "lookup", "--function", "h", "42"])
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let shown: serde_json::Value = serde_json::from_slice(&shown).unwrap();
+    let owner = router
+        .shard_for_function("h", &shardctl::directory::Key::Int(42))
+        .unwrap()
+        .id;
+    assert_eq!(shown["shard"], owner, "{shown}");
+}

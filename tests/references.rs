@@ -669,10 +669,21 @@ fn global_tables_are_checked_and_synced_from_the_recorded_source() {
     assert_eq!(dry["copies"][0]["shard"], 2);
     assert_eq!(dry["copies"][0]["upserted_rows"], 2);
     assert_eq!(dry["copies"][0]["deleted_rows"], 1);
-    assert!(dry["copies"][0]["statements"][0]
-        .as_str()
+    // The copy's extra key is deleted first, then the source's rows upserted.
+    let statements: Vec<&str> = dry["copies"][0]["statements"]
+        .as_array()
         .unwrap()
-        .starts_with("INSERT INTO `employees_2`.`departments`"));
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    assert!(
+        statements[0].starts_with("DELETE FROM `employees_2`.`departments`"),
+        "{statements:?}"
+    );
+    assert!(
+        statements[1].starts_with("INSERT INTO `employees_2`.`departments`"),
+        "{statements:?}"
+    );
     assert_eq!(departments(sb, "node2", 2), diverged);
     // The sync, in chunks of one row.
     let done = json(&["global", "sync", "--chunk", "1"]);
@@ -735,6 +746,125 @@ fn global_sync_refuses_a_table_missing_on_a_shard() {
         USAGE,
         "employees.salaries is not a global table",
     );
+}
+
+/// `employees_N.codes` on shard N's node as `code=label` pairs with the code in hex (its
+/// exact bytes), in byte order.
+fn codes(sb: &Sandbox, node: &str, shard: u32) -> String {
+    let mut c = connect(sb, node);
+    c.first::<String>(&shardctl::server::Stmt::text(format!(
+        "SELECT COALESCE(GROUP_CONCAT(HEX(code), '=', label ORDER BY HEX(code) SEPARATOR ','), '') FROM employees_{shard}.codes"
+    )))
+    .unwrap()
+    .unwrap()
+}
+
+/// Drops the `codes` global table test's table and mapping (left over by a failed run).
+fn drop_codes(sb: &Sandbox) {
+    let _ = shardctl()
+        .arg("--config")
+        .arg(sb.inventory_path())
+        .args(["table", "remove", "employees.codes"])
+        .output();
+    for (node, shard) in [("node1", 1), ("node2", 2), ("node3", 3)] {
+        exec(
+            &mut connect(sb, node),
+            &[&format!("DROP TABLE IF EXISTS employees_{shard}.codes")],
+        );
+    }
+}
+
+#[test]
+fn global_sync_keeps_rows_whose_keys_differ_only_by_collation() {
+    let _g = serial();
+    let sb = fleet();
+    drop_codes(sb);
+    // A case-insensitive, PAD SPACE key: `abc` = `ABC` and `x` = `x ` for the server.
+    for (node, shard) in [("node1", 1), ("node2", 2), ("node3", 3)] {
+        exec(
+            &mut connect(sb, node),
+            &[
+                &format!(
+                    "CREATE TABLE employees_{shard}.codes (code VARCHAR(10) CHARACTER SET utf8mb4 \
+                     COLLATE utf8mb4_general_ci PRIMARY KEY, label VARCHAR(20) NOT NULL)"
+                ),
+                &format!(
+                    "INSERT INTO employees_{shard}.codes VALUES ('abc', 'lower'), ('x', 'bare'), ('keep', 'same')"
+                ),
+            ],
+        );
+    }
+    cli(&["table", "add", "employees.codes", "--global"]).success();
+    cli(&["global", "source", "employees.codes", "--shard", "1"]).success();
+    let source = codes(sb, "node1", 1);
+    exec(
+        &mut connect(sb, "node2"),
+        &[
+            "UPDATE employees_2.codes SET code = 'ABC' WHERE code = 'abc'",
+            "UPDATE employees_2.codes SET code = 'x ' WHERE code = 'x'",
+        ],
+    );
+    exec(
+        &mut connect(sb, "node3"),
+        &[
+            "UPDATE employees_3.codes SET code = 'Abc', label = 'other' WHERE code = 'abc'",
+            "INSERT INTO employees_3.codes VALUES ('extra', 'gone')",
+        ],
+    );
+    let diverged = codes(sb, "node2", 2);
+    assert_ne!(diverged, source);
+    let out = cli(&[
+        "--output",
+        "json",
+        "global",
+        "sync",
+        "employees.codes",
+        "--chunk",
+        "1",
+    ])
+    .get_output()
+    .clone();
+    // Every shard holds exactly the source's bytes: no row lost to a key equal only under
+    // the collation.
+    for (node, shard) in [("node2", 2), ("node3", 3)] {
+        assert_eq!(
+            codes(sb, node, shard),
+            source,
+            "shard {shard} after the sync: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let done: Json = serde_json::from_slice(&out.stdout).unwrap();
+    let copies = done["copies"].as_array().unwrap();
+    assert_eq!(copies.len(), 2, "{done}");
+    assert!(copies.iter().all(|c| c["verified"] == true), "{done}");
+    json(&["global", "check", "employees.codes"]);
+    // A key collated otherwise on a shard is refused before any change.
+    let mut n3 = connect(sb, "node3");
+    exec(
+        &mut n3,
+        &[
+            "ALTER TABLE employees_3.codes MODIFY code VARCHAR(10) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin",
+            "UPDATE employees_3.codes SET label = 'changed' WHERE code = 'keep'",
+        ],
+    );
+    let before = codes(sb, "node3", 3);
+    refused(
+        &["global", "sync", "employees.codes"],
+        REFUSED,
+        "global table employees.codes has another primary key (columns or collations) on shard 3 (node3) than on its source, shard 1",
+    );
+    assert_eq!(
+        codes(sb, "node3", 3),
+        before,
+        "the refused sync changed shard 3"
+    );
+    drop_codes(sb);
 }
 
 // ---------------------------------------------------------------------------------------

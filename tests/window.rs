@@ -48,6 +48,17 @@ fn fleet() -> MutexGuard<'static, Sandbox> {
     .unwrap_or_else(|p| p.into_inner())
 }
 
+/// Shard `id` in a `status` document.
+fn shard_report(status: &serde_json::Value, id: u32) -> serde_json::Value {
+    status["shards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["shard"] == id)
+        .cloned()
+        .unwrap_or_else(|| panic!("no shard {id}: {status}"))
+}
+
 fn inventory(sb: &Sandbox) -> Inventory {
     common::inventory(sb)
 }
@@ -209,6 +220,31 @@ fn the_windows_end_keeps_the_old_copy_while_the_new_node_is_down() {
         std::thread::sleep(Duration::from_millis(300));
     };
     assert!(held.contains("node3"), "{held}");
+    // `status` shows the hold and why, in its JSON and its table (it also reports node3
+    // down, so it fails; its document comes first).
+    let out = cli(&sb)
+        .args(["--output", "json", "status"])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    let window = &shard_report(&doc, 1)["revert_window"];
+    assert_eq!(window["op"], op, "{doc}");
+    assert!(window["ends_at"].is_string(), "{doc}");
+    assert!(
+        window["held"]
+            .as_str()
+            .is_some_and(|why| why.contains("node3 does not answer")),
+        "{doc}"
+    );
+    let out = cli(&sb).arg("status").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines().any(|l| l.starts_with(&format!(
+            "shard 1: move #{op} revert window HELD past its end"
+        )) && l.contains("node3 does not answer")),
+        "{text}"
+    );
     cli(&sb)
         .args(["finalize", &op.to_string()])
         .assert()
@@ -294,6 +330,63 @@ fn extend_moves_the_windows_end() {
         );
         std::thread::sleep(Duration::from_millis(200));
     }
+    // `--until` sets the end itself (RFC 3339 or Unix seconds), later only.
+    let later = until + 7200;
+    cli(&sb)
+        .args([
+            "extend",
+            &op.to_string(),
+            "--until",
+            &shardctl::clock::rfc3339_millis(later * 1000),
+        ])
+        .assert()
+        .success();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while window_state(&sb, op)["revert_until_unix"].as_i64() != Some(later) {
+        assert!(
+            Instant::now() < deadline,
+            "--until never moved the end: {}",
+            window_state(&sb, op)
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let status = cli(&sb)
+        .args(["--output", "json", "status"])
+        .assert()
+        .success();
+    let doc: serde_json::Value = serde_json::from_slice(&status.get_output().stdout).unwrap();
+    let window = &shard_report(&doc, 1)["revert_window"];
+    assert_eq!(window["op"], op, "{doc}");
+    assert_eq!(
+        window["ends_at"],
+        shardctl::clock::rfc3339_millis(later * 1000),
+        "{doc}"
+    );
+    assert!(window["held"].is_null(), "{doc}");
+    for (earlier, needle) in [
+        ((later - 60).to_string(), "not later than"),
+        ("2026-13-01T00:00:00Z".to_string(), "not an RFC 3339 time"),
+    ] {
+        let out = cli(&sb)
+            .args(["extend", &op.to_string(), "--until", &earlier])
+            .assert()
+            .code(USAGE);
+        let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+        assert!(err.contains(needle), "{earlier}: {err}");
+        assert_eq!(
+            err.lines()
+                .filter(|l| !l.is_empty() && !l.starts_with("For more information"))
+                .count(),
+            1,
+            "{err}"
+        );
+    }
+    assert_eq!(
+        window_state(&sb, op)["revert_until_unix"].as_i64(),
+        Some(later),
+        "a refused extend changed nothing"
+    );
+
     // Past the window's first end, the move still waits.
     std::thread::sleep(Duration::from_secs(
         (until - shardctl::clock::unix_secs() + 3).max(0) as u64,

@@ -136,9 +136,9 @@ pub enum Command {
         after_help = "Example:\n  shardctl finalize 12\n\nThe old copy goes only once the new node answers and holds the shard; until then the\nwindow stays open and `shardctl ops 12` says why."
     )]
     Finalize(mv::WindowCmdArgs),
-    /// Keep a move's revert window open longer: its end moves by DURATION.
+    /// Keep a move's revert window open longer: its end moves by DURATION, or to TIME.
     #[command(
-        after_help = "Example:\n  shardctl extend 12 --by 2h\n\nRefused unless the operation waits in its revert-window step. Counted from now when the\nwindow's end has passed (a window held open because its new node did not hold the shard)."
+        after_help = "Example:\n  shardctl extend 12 --by 2h\n  shardctl extend 12 --until 2026-11-25T18:00:00Z\n\nRefused unless the operation waits in its revert-window step. --by counts from now when the\nwindow's end has passed (a window held open because its new node did not hold the shard);\n--until must be later than the window's end and than now. `shardctl status` shows each\nopen window's end and why a held one is held."
     )]
     Extend(mv::ExtendCmdArgs),
     /// Ask the process driving an operation to stop at its next safe point, as Ctrl-C would.

@@ -956,15 +956,34 @@ pub struct WindowCmdArgs {
     pub op: u64,
 }
 
-/// `shardctl extend OP --by DURATION`.
+/// `shardctl extend OP --by DURATION | --until TIME`.
 #[derive(Debug, clap::Args)]
 pub struct ExtendCmdArgs {
     /// The move waiting in its revert window (see `shardctl ops`).
     pub op: u64,
     /// How much longer the window stays open (90s, 30m, 2h, 1d): its end moves by DURATION,
     /// counted from now when the end has passed already (a window its end could not close).
-    #[arg(long, value_name = "DURATION", value_parser = extension_secs)]
-    pub by: u64,
+    #[arg(
+        long,
+        value_name = "DURATION",
+        value_parser = extension_secs,
+        required_unless_present = "until",
+        conflicts_with = "until"
+    )]
+    pub by: Option<u64>,
+    /// When the window ends instead: an RFC 3339 time (2026-11-25T18:00:00Z,
+    /// 2026-11-25T19:00:00+01:00) or Unix seconds; later than its current end and than now.
+    #[arg(long, value_name = "TIME", value_parser = window_end)]
+    pub until: Option<i64>,
+}
+
+fn window_end(text: &str) -> std::result::Result<i64, String> {
+    match text.parse::<i64>() {
+        Ok(secs) => Ok(secs),
+        Err(_) => crate::clock::parse_rfc3339(text).ok_or_else(|| {
+            format!("{text:?}: not an RFC 3339 time (2026-11-25T18:00:00Z) nor Unix seconds")
+        }),
+    }
 }
 
 fn extension_secs(text: &str) -> std::result::Result<u64, String> {
@@ -979,7 +998,7 @@ pub fn window(ctx: &Context, args: WindowCmdArgs, request: WindowRequest) -> Res
     ask_window(ctx, args.op, request.verb(), |_| Ok(request))
 }
 
-/// `shardctl extend OP --by DURATION`: the window's end moves later.
+/// `shardctl extend OP --by DURATION | --until TIME`: the window's end moves later.
 pub fn extend(ctx: &Context, args: ExtendCmdArgs) -> Result<()> {
     ask_window(ctx, args.op, "extend", |outputs| {
         let until = outputs
@@ -992,7 +1011,19 @@ pub fn extend(ctx: &Context, args: ExtendCmdArgs) -> Result<()> {
                 ))
             })?;
         let from = until.max(crate::clock::unix_secs());
-        Ok(WindowRequest::ExtendUntil(from + args.by as i64))
+        // Clap asks for exactly one of --by (more than 0 s) and --until.
+        let asked = match args.until {
+            Some(asked) => asked,
+            None => from + args.by.unwrap_or_default() as i64,
+        };
+        if asked <= from {
+            return Err(Error::Usage(format!(
+                "--until {}: not later than {} (the window's end, or now when it has passed): extend only moves the end later",
+                crate::clock::rfc3339_millis(asked.saturating_mul(1000)),
+                crate::clock::rfc3339_millis(from * 1000)
+            )));
+        }
+        Ok(WindowRequest::ExtendUntil(asked))
     })
 }
 

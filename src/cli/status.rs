@@ -226,6 +226,19 @@ fn show(ctx: &Context, inv: &crate::config::Inventory, args: &StatusArgs) -> Res
                             unpruned.join(", ")
                         );
                     }
+                    for s in &fleet.shards {
+                        if let Some(w) = &s.revert_window {
+                            print_revert_window(s.id, w);
+                        }
+                        if let Some(why) = &s.stale_location {
+                            crate::outln!(
+                                "shard {}: STALE LOCATION? the directory places it on {}, but {why}: was the directory restored from an older backup? (routers send its keys to {})",
+                                s.id,
+                                s.node,
+                                s.node
+                            );
+                        }
+                    }
                     crate::outln!(
                         "{}",
                         match fleet.size_source {
@@ -244,6 +257,26 @@ fn show(ctx: &Context, inv: &crate::config::Inventory, args: &StatusArgs) -> Res
 }
 
 /// Bytes in KiB/MiB/GiB.
+/// A shard's open revert window: when it ends, and why a held one keeps the old copy.
+fn print_revert_window(shard: u32, w: &crate::status::RevertWindow) {
+    let ends = w.ends_at.as_deref().unwrap_or("(end not journaled yet)");
+    match &w.held {
+        Some(why) => crate::outln!(
+            "shard {shard}: move #{} revert window HELD past its end {ends}, the old copy kept: {why} (`shardctl revert {}`, `shardctl extend {} --until TIME`)",
+            w.op,
+            w.op,
+            w.op
+        ),
+        None => crate::outln!("shard {shard}: move #{} revert window open, ends {ends}", w.op),
+    }
+    if let Some(why) = &w.revert_error {
+        crate::outln!(
+            "shard {shard}: move #{} last revert failed before its flip: {why}",
+            w.op
+        );
+    }
+}
+
 pub fn human_bytes(n: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut v = n as f64;

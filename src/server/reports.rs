@@ -171,15 +171,54 @@ pub fn upsert_rows(schema: &Ident, table: &Ident, columns: &[Ident], rows: usize
     ))
 }
 
-/// Deletes `rows` rows by primary key. Binds the keys' values in order.
-pub fn delete_keys(schema: &Ident, table: &Ident, pk: &[Ident], rows: usize) -> Stmt {
+/// Deletes `rows` rows by primary key, each only if its key has exactly the bytes given.
+/// `collated` says which key columns compare by a collation: under a case-insensitive or
+/// PAD SPACE one `k = 'ABC'` also matches the row `abc` (and `k = 'x '` the row `x`), so
+/// those columns are compared again as bytes (`CAST(... AS BINARY)`); the others (numbers,
+/// times, binary strings) compare exactly already. The first list lets the server find the
+/// rows through the primary key; the second keeps only the exact ones. Binds the keys'
+/// values in order, twice (once per list).
+pub fn delete_keys(
+    schema: &Ident,
+    table: &Ident,
+    pk: &[Ident],
+    collated: &[bool],
+    rows: usize,
+) -> Stmt {
+    debug_assert_eq!(pk.len(), collated.len());
     let one = placeholders(pk.len());
     let keys = vec![one; rows.max(1)].join(", ");
+    let (exact_columns, exact_marks): (Vec<String>, Vec<&str>) = pk
+        .iter()
+        .zip(collated)
+        .map(|(c, by_bytes)| match by_bytes {
+            true => (
+                format!("CAST({} AS BINARY)", c.quoted()),
+                "CAST(? AS BINARY)",
+            ),
+            false => (c.quoted(), "?"),
+        })
+        .unzip();
+    let exact_columns = exact_columns.join(", ");
+    let exact_keys = vec![format!("({})", exact_marks.join(", ")); rows.max(1)].join(", ");
     Stmt::text(format!(
-        "DELETE FROM {} WHERE ({}) IN ({keys})",
+        "DELETE FROM {} WHERE ({}) IN ({keys}) AND ({exact_columns}) IN ({exact_keys})",
         qualified(schema, table),
         column_list(pk)
     ))
+}
+
+/// A table's primary-key columns in key order, each with its collation (NULL for a column
+/// that has none: numbers, times, binary strings).
+pub fn key_collations(schema: &Ident, table: &Ident) -> Stmt {
+    Stmt::with(
+        "SELECT s.COLUMN_NAME, c.COLLATION_NAME FROM information_schema.STATISTICS s \
+         JOIN information_schema.COLUMNS c ON c.TABLE_SCHEMA = s.TABLE_SCHEMA \
+         AND c.TABLE_NAME = s.TABLE_NAME AND c.COLUMN_NAME = s.COLUMN_NAME \
+         WHERE s.TABLE_SCHEMA = ? AND s.TABLE_NAME = ? AND s.INDEX_NAME = 'PRIMARY' \
+         ORDER BY s.SEQ_IN_INDEX",
+        vec![Value::from(schema.as_str()), Value::from(table.as_str())],
+    )
 }
 
 // ---------------------------------------------------------------------------------------

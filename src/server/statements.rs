@@ -1125,7 +1125,8 @@ fn rename<'a>(pairs: impl Iterator<Item = (&'a Ident, &'a Ident, &'a Ident)>) ->
 /// How a sharding column's values are compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeyKind {
-    /// A signed 64-bit integer, compared as a number; hashed as its decimal text.
+    /// A signed 64-bit integer, compared as a number; hashed as its decimal text (without a
+    /// ZEROFILL column's leading zeros).
     Int,
     /// A string compared byte by byte (`CAST(col AS BINARY)`); hashed as its bytes.
     Bytes,
@@ -1171,7 +1172,9 @@ pub fn not_owned(column: &Ident, kind: KeyKind, what: &NotOwned) -> Condition {
         KeyKind::Bytes => format!("CAST({} AS BINARY)", column.quoted()),
     };
     let hashed = match kind {
-        KeyKind::Int => format!("MD5(CAST({} AS CHAR))", column.quoted()),
+        // `+ 0`: the number's own decimal text, as the router hashes it; a ZEROFILL
+        // column's CAST alone reads `00042` where the router hashes `42`.
+        KeyKind::Int => format!("MD5(CAST({} + 0 AS CHAR))", column.quoted()),
         KeyKind::Bytes => format!("MD5({})", column.quoted()),
     };
     let (sql, params) = match what {

@@ -1065,13 +1065,17 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__extend)
-            opts="-v -y -h --by --config --output --color --verbose --yes --log-file --help"
+            opts="-v -y -h --by --until --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --by)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --until)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1024,7 +1024,8 @@ never\:"Never"))' \
 ;;
 (extend)
 _arguments "${_arguments_options[@]}" : \
-'--by=[How much longer the window stays open (90s, 30m, 2h, 1d)\: its end moves by DURATION, counted from now when the end has passed already (a window its end could not close)]:DURATION:_default' \
+'(--until)--by=[How much longer the window stays open (90s, 30m, 2h, 1d)\: its end moves by DURATION, counted from now when the end has passed already (a window its end could not close)]:DURATION:_default' \
+'--until=[When the window ends instead\: an RFC 3339 time (2026-11-25T18\:00\:00Z, 2026-11-25T19\:00\:00+01\:00) or Unix seconds; later than its current end and than now]:TIME:_default' \
 '--config=[Inventory file]:CONFIG:_files' \
 '--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
 json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
@@ -2490,7 +2491,7 @@ _shardctl_commands() {
 'cutover:Give an operation waiting in its await-cutover step (\`move --cutover manual\`) the go-ahead\: it fences, confirms and flips' \
 'revert:Flip a move waiting in its revert window (\`move --revert-window\`) back to its old node\: fence on the new node, old copy caught up and compared, directory back' \
 'finalize:Close a move'\''s revert window now\: the reverse channel removed, the old copy dropped' \
-'extend:Keep a move'\''s revert window open longer\: its end moves by DURATION' \
+'extend:Keep a move'\''s revert window open longer\: its end moves by DURATION, or to TIME' \
 'stop:Ask the process driving an operation to stop at its next safe point, as Ctrl-C would' \
 'pause:Pause a running copy, catch-up or prune at its next safe point outside any fence; it holds no fence and no lock while paused' \
 'continue:Let a paused operation go on' \
@@ -2741,7 +2742,7 @@ _shardctl__subcmd__help_commands() {
 'cutover:Give an operation waiting in its await-cutover step (\`move --cutover manual\`) the go-ahead\: it fences, confirms and flips' \
 'revert:Flip a move waiting in its revert window (\`move --revert-window\`) back to its old node\: fence on the new node, old copy caught up and compared, directory back' \
 'finalize:Close a move'\''s revert window now\: the reverse channel removed, the old copy dropped' \
-'extend:Keep a move'\''s revert window open longer\: its end moves by DURATION' \
+'extend:Keep a move'\''s revert window open longer\: its end moves by DURATION, or to TIME' \
 'stop:Ask the process driving an operation to stop at its next safe point, as Ctrl-C would' \
 'pause:Pause a running copy, catch-up or prune at its next safe point outside any fence; it holds no fence and no lock while paused' \
 'continue:Let a paused operation go on' \
