@@ -629,7 +629,7 @@ fn prepare_move(
     refuse_if_busy(dir, shard_id)?;
     let shard = check_request(inv, &snap, shard_id, to)?;
     let playbook = gated(inv, playbook);
-    let params = serde_json::json!({ "playbook": playbook });
+    let params = serde_json::json!({ "playbook": playbook.journaled() });
     Ok(Planned {
         kind: OpKind::Move,
         pairs: schemas_of(&snap, &shard)?,
@@ -687,7 +687,7 @@ fn prepare_merge(
             )));
         }
     }
-    let params = serde_json::json!({ "playbook": playbook, "merge": plan });
+    let params = serde_json::json!({ "playbook": playbook.journaled(), "merge": plan });
     Ok(Planned {
         kind: OpKind::Merge,
         pairs: split_pairs(&snap, &r, survivor)?,
@@ -698,6 +698,57 @@ fn prepare_merge(
         merge: Some(plan),
         params,
     })
+}
+
+/// The playbook an operation's journal records (hook commands replaced by digests).
+fn journaled_playbook(rec: &OperationRecord) -> Result<Playbook> {
+    serde_json::from_value(rec.params["playbook"].clone()).map_err(|e| {
+        Error::Internal(format!(
+            "operation {}: unreadable playbook in the journal: {e}",
+            rec.id
+        ))
+    })
+}
+
+/// The journal holds no hook command, only digests ([`Playbook::journaled`]): a resumed
+/// run whose `await-cutover` step is still to come needs each `before-cutover` hook of the
+/// operation's own given again (`resume --hook before-cutover=COMMAND`, which lands in the
+/// inventory's hooks and runs from there). Nothing read from the journal is ever run; a
+/// digest without its command refuses the resume, naming it.
+fn own_hooks_given_again(
+    inv: &Inventory,
+    rec: &OperationRecord,
+    playbook: &Playbook,
+) -> Result<()> {
+    let waits_ahead = playbook
+        .steps
+        .iter()
+        .position(|s| matches!(s, Step::AwaitCutover(_)))
+        .is_some_and(|at| {
+            !rec.steps
+                .iter()
+                .any(|s| s.step_no as usize == at && s.state == StepState::Done)
+        });
+    if waits_ahead {
+        let given: Vec<String> = inv
+            .file
+            .hooks
+            .iter()
+            .filter(|h| h.stage == crate::config::HookStage::BeforeCutover)
+            .map(|h| crate::playbook::hook_digest(&h.command))
+            .collect();
+        if let Some(missing) = playbook
+            .journaled_hook_digests()
+            .into_iter()
+            .find(|d| !given.contains(d))
+        {
+            return Err(Error::Usage(format!(
+                "operation {} was started with a before-cutover hook of its own ({missing}); the journal keeps no commands: give the same --hook before-cutover=COMMAND to resume it",
+                rec.id
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// With `before-cutover` hooks in the inventory, every move and split (also those of
@@ -762,7 +813,7 @@ fn prepare_split(
         mapping,
     };
     let playbook = gated(inv, playbook);
-    let params = serde_json::json!({ "playbook": playbook, "split": plan });
+    let params = serde_json::json!({ "playbook": playbook.journaled(), "split": plan });
     Ok(Planned {
         kind: OpKind::Split,
         pairs: split_pairs(&snap, &shard, new_shard)?,
@@ -1027,6 +1078,10 @@ impl<'a> Mover<'a, Live<'a>> {
                 rec.kind
             )));
         }
+        // Refused before the claim: a missing hook changes nothing, not even the lease.
+        if verb == "resume" {
+            own_hooks_given_again(inv, &rec, &journaled_playbook(&rec)?)?;
+        }
         let (lease, took_over) = dir.claim_operation(op_id, verb)?;
         if let Some(from) = took_over {
             crate::output::log(
@@ -1080,12 +1135,9 @@ impl<'a> Mover<'a, Live<'a>> {
             },
             (Err(e), None) => return Err(e),
         };
-        let playbook: Playbook =
-            serde_json::from_value(rec.params["playbook"].clone()).map_err(|e| {
-                Error::Internal(format!(
-                    "operation {op_id}: unreadable playbook in the journal: {e}"
-                ))
-            })?;
+        // Its own hooks never run from the journal: `claim` checked that a resume was
+        // given them again, and they run from the inventory's.
+        let playbook = journaled_playbook(rec)?.without_own_hooks();
         // Names read back from the journal are checked again before any use.
         let source = rec.source.clone().unwrap_or_default();
         let target = rec.target.clone().unwrap_or_default();
