@@ -307,8 +307,9 @@ fn the_application_account_reaches_shard_schemas_only() {
     assert_eq!(count(&mut a, "SELECT COUNT(*) FROM sec_1.t"), 200);
     a.exec(&Stmt::text("UPDATE sec_1.t SET v = 'app' WHERE id = 1"))
         .unwrap();
+    // The directory it may read (it is the directory's application account too), never
+    // write: see the_application_account_reads_the_directory_and_cannot_write_it.
     for sql in [
-        "SELECT COUNT(*) FROM shardctl.locations",
         "UPDATE shardctl.locations SET version = version + 1",
         "SELECT COUNT(*) FROM mysql.db",
         "CREATE TABLE sec_1.more (id INT PRIMARY KEY)",
@@ -349,5 +350,276 @@ fn a_password_file_readable_by_others_is_named_in_one_warning() {
     assert!(
         warnings[0].contains("loose.cnf") && warnings[0].contains("0644"),
         "{stderr}"
+    );
+}
+
+/// The node shard 1 of `sec` lives on now (other tests move it).
+fn home_of_shard_1() -> String {
+    shardctl::directory::Directory::open(&inventory())
+        .unwrap()
+        .load()
+        .unwrap()
+        .shard(1)
+        .unwrap()
+        .node
+        .clone()
+}
+
+fn cli() -> assert_cmd::Command {
+    let mut c = shardctl();
+    c.arg("--config").arg(fleet().inventory_path());
+    c
+}
+
+/// The journal holds data, not code (issue 26, item 6): a move waiting for its manual
+/// cut-over (its own `before-cutover` hook given with `--hook`) dies; someone who can write
+/// the directory replaces the hook's entry in `operations.params` by a command of their
+/// own. `resume` never runs it — not even when told to cut over — and says which hook it
+/// needs given again; the operation can still be aborted.
+#[test]
+fn resume_never_runs_a_hook_command_read_back_from_the_journal() {
+    let _g = serial();
+    let sb = fleet();
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("planted");
+    let from = home_of_shard_1();
+    let to = if from == "node1" { "node2" } else { "node1" };
+    let mut first = common::spawn_shardctl(
+        &sb.inventory_path(),
+        &[
+            "move",
+            "--shard",
+            "1",
+            "--to",
+            to,
+            "--cutover",
+            "manual",
+            "--hook",
+            "before-cutover=true",
+        ],
+        None,
+        dir.path(),
+        "first",
+    );
+    let inv = inventory();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let op = loop {
+        let rec = common::newest_op(&inv);
+        if let Some(rec) = &rec {
+            let waiting = rec
+                .steps
+                .iter()
+                .any(|s| s.name == "await-cutover" && s.state.as_sql() == "running");
+            if rec.state.as_sql() == "running" && waiting {
+                break rec.id;
+            }
+        }
+        assert!(
+            first.try_wait().unwrap().is_none(),
+            "the move ended: {}",
+            std::fs::read_to_string(dir.path().join("first.err")).unwrap()
+        );
+        assert!(Instant::now() < deadline, "never waited: {rec:?}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    first.kill().unwrap();
+    first.wait().unwrap();
+
+    // Whoever can write the directory plants a command in the journaled playbook.
+    let directory_node = inv.file.directory.node.clone();
+    let mut d = admin(&directory_node);
+    let params: String = d
+        .first(&Stmt::with(
+            "SELECT params FROM shardctl.operations WHERE op_id = ?",
+            vec![op.into()],
+        ))
+        .unwrap()
+        .unwrap();
+    let mut params: serde_json::Value = serde_json::from_str(&params).unwrap();
+    let mut planted = 0;
+    for step in params["playbook"]["steps"].as_array_mut().unwrap() {
+        if step["step"] == "await-cutover" {
+            for hook in step["hooks"].as_array_mut().unwrap() {
+                hook["command"] = format!("touch {}", marker.display()).into();
+                planted += 1;
+            }
+        }
+    }
+    assert_eq!(planted, 1, "the move's own hook is journaled: {params}");
+    d.exec(&Stmt::with(
+        "UPDATE shardctl.operations SET params = ? WHERE op_id = ?",
+        vec![params.to_string().into(), op.into()],
+    ))
+    .unwrap();
+
+    let mut resumed = common::spawn_shardctl(
+        &sb.inventory_path(),
+        &["resume", &op.to_string(), "--hook", "before-cutover=true"],
+        None,
+        dir.path(),
+        "resume",
+    );
+    // Were it waiting again, the go-ahead would run its before-cutover hooks.
+    std::thread::sleep(Duration::from_secs(5));
+    if resumed.try_wait().unwrap().is_none() {
+        let _ = cli().args(["cutover", &op.to_string()]).output();
+    }
+    let status = common::wait_exit(&mut resumed, Duration::from_secs(180));
+    let err = std::fs::read_to_string(dir.path().join("resume.err")).unwrap();
+    assert!(!marker.exists(), "resume ran the planted command: {err}");
+    assert_eq!(status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "operation {op} was started with a before-cutover hook of its own (sha256:"
+        )) && err.contains("give the same --hook before-cutover=COMMAND"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert_eq!(home_of_shard_1(), from, "nothing moved");
+    cli().args(["abort", &op.to_string()]).assert().success();
+    assert!(!marker.exists());
+    assert_eq!(home_of_shard_1(), from);
+}
+
+/// The account applications read the directory with (the inventory's
+/// `directory.application`, the sandbox's application account): it reads every directory
+/// table and takes ids, and every INSERT, UPDATE and DELETE on the directory's tables is
+/// refused (1142; 1143 for a sequence's other columns). The router connects with it: it
+/// routes and issues ids, and with that account's password wrong it cannot connect while
+/// shardctl's own (admin) connections are unchanged.
+#[test]
+fn the_application_account_reads_the_directory_and_cannot_write_it() {
+    let _g = serial();
+    let sb = fleet();
+    let inv = inventory();
+    let directory_node = inv.file.directory.node.clone();
+    let mut admin_dir = shardctl::directory::Directory::open(&inv).unwrap();
+    if shardctl::ids::sequence(&mut admin_dir, "sec_ids").is_err() {
+        shardctl::ids::create_sequence(&mut admin_dir, "sec_ids", 1, 10, 1_000_000).unwrap();
+    }
+    let mut a = app(&directory_node);
+    for table in [
+        "nodes",
+        "locations",
+        "ranges",
+        "operations",
+        "operation_steps",
+        "operation_effects",
+        "sequences",
+        "directory_version",
+    ] {
+        let sql = format!("SELECT COUNT(*) FROM shardctl.{table}");
+        assert_eq!(fails_with(&mut a, &sql), None, "{sql}");
+    }
+    for sql in [
+        "INSERT INTO shardctl.nodes (name, host, port) VALUES ('evil', '10.6.6.6', 3306)",
+        "UPDATE shardctl.nodes SET host = '10.6.6.6'",
+        "DELETE FROM shardctl.nodes",
+        "UPDATE shardctl.locations SET port = 1",
+        "UPDATE shardctl.locations SET version = version + 1",
+        "DELETE FROM shardctl.locations",
+        "UPDATE shardctl.ranges SET lower_bound = 0",
+        "UPDATE shardctl.operations SET params = '{}'",
+        "INSERT INTO shardctl.operations (kind, state) VALUES ('move', 'running')",
+        "DELETE FROM shardctl.operations",
+        "UPDATE shardctl.operation_steps SET outputs = '{}'",
+        "UPDATE shardctl.directory_version SET version = version + 1",
+        "INSERT INTO shardctl.sequences (name, next_value, block_size, max_value) VALUES ('x', 1, 1, 9)",
+        "DELETE FROM shardctl.sequences",
+        "DROP TABLE shardctl.locations",
+    ] {
+        let code = fails_with(&mut a, sql);
+        assert_eq!(code, Some(1142), "{sql}: {code:?}");
+    }
+    let code = fails_with(&mut a, "UPDATE shardctl.sequences SET max_value = 1");
+    assert_eq!(code, Some(1143), "a sequence's other columns: {code:?}");
+
+    // The sandbox's inventory names that account as the directory's application account.
+    let mut file: serde_yaml::Value =
+        serde_yaml::from_str(&std::fs::read_to_string(sb.inventory_path()).unwrap()).unwrap();
+    assert_eq!(
+        file["directory"]["application"]["user"].as_str(),
+        Some(shardctl::sandbox::APP_USER),
+        "{file:?}"
+    );
+
+    let mut router = shardctl::directory::Router::connect(&inv).unwrap();
+    let shard = router
+        .shard_for_table("sec", "t", &shardctl::directory::Key::Int(5))
+        .unwrap();
+    assert_eq!(shard.id, 1);
+    let ids: Vec<i64> = (0..25)
+        .map(|_| router.next_id("sec_ids").unwrap())
+        .collect();
+    let mut unique = ids.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), 25, "{ids:?}");
+
+    // The router logs in with that account, not the admin's: with its password wrong it
+    // cannot connect, while shardctl's own connections are unchanged.
+    file["directory"]["application"] =
+        serde_yaml::from_str("{user: app, password: not-the-password}").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("wrong.yaml");
+    std::fs::write(&path, serde_yaml::to_string(&file).unwrap()).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let wrong = Inventory::load(&path).unwrap();
+    let refused = shardctl::directory::Router::connect(&wrong).unwrap_err();
+    assert!(refused.to_string().contains("1045"), "{refused}");
+    shardctl::directory::Directory::open(&wrong)
+        .unwrap()
+        .load()
+        .unwrap();
+}
+
+/// `status` warns, one line per node and in its JSON, when the directory's address of a
+/// node (what applications connect to) differs from the inventory's.
+#[test]
+fn status_warns_when_the_directory_sends_applications_elsewhere() {
+    let _g = serial();
+    let inv = inventory();
+    let mut d = admin(&inv.file.directory.node);
+    let port = port("node2");
+    d.exec(&Stmt::text(
+        "UPDATE shardctl.nodes SET host = '10.6.6.6' WHERE name = 'node2'",
+    ))
+    .unwrap();
+    let restore = || {
+        admin(&inventory().file.directory.node)
+            .exec(&Stmt::text(
+                "UPDATE shardctl.nodes SET host = '127.0.0.1' WHERE name = 'node2'",
+            ))
+            .unwrap()
+    };
+    let table = cli().arg("status").output().unwrap();
+    let json = cli().args(["--output", "json", "status"]).output().unwrap();
+    restore();
+    let stderr = String::from_utf8_lossy(&table.stderr);
+    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(
+        warnings,
+        [format!(
+            "shardctl: warning: node node2: the directory sends applications to 10.6.6.6:{port}, the inventory says 127.0.0.1:{port}"
+        )],
+        "{stderr}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let nodes = doc["nodes"].as_array().unwrap();
+    let address = |name: &str| {
+        nodes
+            .iter()
+            .find(|n| n["node"] == name)
+            .map(|n| n["directory_address"].clone())
+            .unwrap()
+    };
+    assert_eq!(address("node2"), format!("10.6.6.6:{port}"));
+    assert_eq!(address("node1"), serde_json::Value::Null);
+    // Agreeing again: no warning.
+    let again = cli().arg("status").output().unwrap();
+    assert!(
+        !String::from_utf8_lossy(&again.stderr).contains("warning"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
     );
 }
