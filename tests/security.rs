@@ -2,7 +2,11 @@
 //! the dump tools use TLS and verify the source's certificate when the inventory asks for
 //! it; root has no TCP login without a password; the admin account has no GRANT OPTION
 //! and no access to `mysql`; the application account reaches shard schemas only; a
-//! readable password file is named in a warning. One 2-node TLS sandbox for the binary.
+//! readable password file is named in a warning. The journal as an attack surface (issue
+//! 26, item 6): `resume` runs no hook command and replays no definition read back from it;
+//! the application account reads the directory and cannot write it; `status` warns when
+//! the directory's address of a node is not the inventory's. One 2-node TLS sandbox for
+//! the binary.
 
 mod common;
 
@@ -622,4 +626,127 @@ fn status_warns_when_the_directory_sends_applications_elsewhere() {
         "{}",
         String::from_utf8_lossy(&again.stderr)
     );
+}
+
+/// The definitions a split on one node carries across a crash in its journal (the view
+/// and trigger of the shard, read before the fence, created after the copy under it) are
+/// replayed only as the server still holds them: a definition planted in the step outputs
+/// is refused in one line and never sent; the genuine journal resumes and the new shard
+/// gets the shard's view and trigger.
+#[test]
+fn resume_replays_no_definition_the_server_does_not_hold() {
+    let _g = serial();
+    let sb = fleet();
+    let home = home_of_shard_1();
+    let mut h = admin(&home);
+    for sql in [
+        "CREATE OR REPLACE VIEW sec_1.t_ids AS SELECT id FROM sec_1.t",
+        "CREATE TRIGGER IF NOT EXISTS sec_1.t_shout BEFORE INSERT ON sec_1.t FOR EACH ROW SET NEW.v = UPPER(NEW.v)",
+    ] {
+        h.exec(&Stmt::text(sql)).unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut split = common::spawn_shardctl(
+        &sb.inventory_path(),
+        &["split", "--shard", "1", "--at", "100000", "--to", &home],
+        Some("crash@journaled:raise-fence"),
+        dir.path(),
+        "split",
+    );
+    let status = common::wait_exit(&mut split, Duration::from_secs(180));
+    assert!(
+        !status.success(),
+        "{}",
+        std::fs::read_to_string(dir.path().join("split.err")).unwrap()
+    );
+    let inv = inventory();
+    let op = common::newest_op(&inv).unwrap().id;
+
+    // Whoever can write the directory replaces the view's definition in the step outputs.
+    let mut d = admin(&inv.file.directory.node);
+    let rows = d
+        .rows(&Stmt::with(
+            "SELECT step_no, outputs FROM shardctl.operation_steps WHERE op_id = ? AND outputs LIKE '%local_ddl%'",
+            vec![op.into()],
+        ))
+        .unwrap();
+    let original: Vec<(u32, String)> = rows
+        .into_iter()
+        .map(mysql::from_row::<(u32, String)>)
+        .collect();
+    let mut planted = 0;
+    for (step_no, outputs) in &original {
+        let mut value: serde_json::Value = serde_json::from_str(outputs).unwrap();
+        if let Some(defs) = value["local_ddl"].as_array_mut() {
+            for def in defs {
+                if def[1]["label"] == "view t_ids" {
+                    def[1]["ddl"] = "CREATE DATABASE planted_by_journal".into();
+                    planted += 1;
+                }
+            }
+        }
+        d.exec(&Stmt::with(
+            "UPDATE shardctl.operation_steps SET outputs = ? WHERE op_id = ? AND step_no = ?",
+            vec![value.to_string().into(), op.into(), (*step_no).into()],
+        ))
+        .unwrap();
+    }
+    assert!(
+        planted > 0,
+        "the view's definition is journaled: {original:?}"
+    );
+    let planted_schema =
+        "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'planted_by_journal'";
+
+    let out = cli().args(["resume", &op.to_string()]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(count(&mut admin(&home), planted_schema), 0, "{err}");
+    assert_eq!(out.status.code(), Some(5), "{err}");
+    assert!(
+        err.contains("the journal's definition of view t_ids") && err.contains("is not replayed"),
+        "{err}"
+    );
+    // One line says why (besides the log line of taking the dead run's operation over).
+    let refusals = err.lines().filter(|l| l.starts_with("shardctl: ")).count();
+    assert_eq!(refusals, 1, "{err}");
+
+    // The journal as shardctl wrote it resumes; the new shard has the view and trigger.
+    for (step_no, outputs) in &original {
+        d.exec(&Stmt::with(
+            "UPDATE shardctl.operation_steps SET outputs = ? WHERE op_id = ? AND step_no = ?",
+            vec![outputs.clone().into(), op.into(), (*step_no).into()],
+        ))
+        .unwrap();
+    }
+    let out = cli().args(["resume", &op.to_string()]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let new_shard = shardctl::directory::Directory::open(&inv)
+        .unwrap()
+        .load()
+        .unwrap()
+        .shards
+        .iter()
+        .map(|s| s.id)
+        .max()
+        .unwrap();
+    let mut h = admin(&home);
+    assert_eq!(
+        count(
+            &mut h,
+            &format!("SELECT COUNT(*) FROM information_schema.VIEWS WHERE TABLE_SCHEMA = 'sec_{new_shard}' AND TABLE_NAME = 't_ids'")
+        ),
+        1
+    );
+    assert_eq!(
+        count(
+            &mut h,
+            &format!("SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = 'sec_{new_shard}' AND TRIGGER_NAME = 't_shout'")
+        ),
+        1
+    );
+    assert_eq!(count(&mut h, planted_schema), 0);
 }

@@ -700,6 +700,15 @@ fn prepare_merge(
     })
 }
 
+/// The (table, hidden name) pairs of `fenced` in `schema`.
+fn renamed_in(fenced: &[crate::ops::fence::Fenced], schema: &Ident) -> Vec<(String, String)> {
+    fenced
+        .iter()
+        .filter(|(s, _, _)| s == schema.as_str())
+        .map(|(_, table, hidden)| (table.clone(), hidden.clone()))
+        .collect()
+}
+
 /// The playbook an operation's journal records (hook commands replaced by digests).
 fn journaled_playbook(rec: &OperationRecord) -> Result<Playbook> {
     serde_json::from_value(rec.params["playbook"].clone()).map_err(|e| {
@@ -1095,6 +1104,9 @@ impl<'a> Mover<'a, Live<'a>> {
         let rec = dir.operation(op_id)?;
         let mut m = Self::from_record(inv, dir, lease, &rec, on_event)?;
         m.fx.end_orphaned_sessions(&rec.effects)?;
+        if verb == "resume" {
+            m.check_journaled_definitions(&rec)?;
+        }
         Ok(m)
     }
 
@@ -1203,6 +1215,96 @@ impl<'a> Mover<'a, Live<'a>> {
 }
 
 impl<'a, E: Effects> Mover<'a, E> {
+    /// The definitions of views, routines, triggers and events the journal carries across a
+    /// crash (a same-node split's `local_ddl` until its `local-copy` begins, a revert's
+    /// `revert_ddl` until the old copy is back) are replayed only when the server they were
+    /// read from still gives the very same ([`copy::objects::check_journaled`]): text read
+    /// back from the directory is never sent as it is.
+    fn check_journaled_definitions(&mut self, rec: &OperationRecord) -> Result<()> {
+        // Once the copy under the fence has begun, recovery starts again from the backup
+        // step, which reads the definitions afresh.
+        let copy_begun = rec.last_effect(Effect::LocalCopy.name()).is_some();
+        // The fences' mappings: the state saved at a step's end may predate the newest
+        // rename, whose intent journaled it first.
+        let mut fenced = self.state.fenced_tables.clone();
+        fenced.extend(self.state.revert_fenced_tables.iter().cloned());
+        for e in &rec.effects {
+            if let Some(m) = e.detail.get("fenced_tables") {
+                let mapping: Vec<crate::ops::fence::Fenced> =
+                    serde_json::from_value(m.clone()).unwrap_or_default();
+                for (schema, table, hidden) in &mapping {
+                    Ident::new("schema", schema)?;
+                    Ident::new("table", table)?;
+                    Ident::new("table", hidden)?;
+                }
+                fenced.extend(mapping);
+            }
+        }
+        if !copy_begun && !self.state.local_ddl.is_empty() {
+            let source = self.source.clone();
+            for p in self.pairs.clone() {
+                let journaled: Vec<copy::objects::ObjectDef> = self
+                    .state
+                    .local_ddl
+                    .iter()
+                    .filter(|(s, _)| s == p.to.as_str())
+                    .map(|(_, d)| d.clone())
+                    .collect();
+                let renamed = renamed_in(&fenced, &p.from);
+                copy::objects::check_journaled(self.fx.reader(&source)?, &p, &journaled, &renamed)?;
+            }
+            if self
+                .state
+                .local_ddl
+                .iter()
+                .any(|(s, _)| !self.pairs.iter().any(|p| p.to.as_str() == s))
+            {
+                return Err(Error::Refused(format!(
+                    "operation {}: the journal holds definitions for a schema outside the split: they are not replayed (abort the operation)",
+                    rec.id
+                )));
+            }
+        }
+        if self.state.revert_began && !self.state.revert_installed {
+            let target = self.target.clone();
+            let mut schemas: Vec<String> = self
+                .state
+                .revert_ddl
+                .iter()
+                .map(|(s, _)| s.clone())
+                .collect();
+            schemas.dedup();
+            for schema in schemas {
+                let schema = Ident::new("schema", &schema)?;
+                if !self.pairs.iter().any(|p| p.to == schema) {
+                    return Err(Error::Refused(format!(
+                        "operation {}: the journal holds definitions for {schema}, outside the shard: they are not replayed (abort the operation)",
+                        rec.id
+                    )));
+                }
+                let pair = SchemaPair {
+                    from: schema.clone(),
+                    to: schema.clone(),
+                };
+                let journaled: Vec<copy::objects::ObjectDef> = self
+                    .state
+                    .revert_ddl
+                    .iter()
+                    .filter(|(s, _)| s == schema.as_str())
+                    .map(|(_, d)| d.clone())
+                    .collect();
+                let renamed = renamed_in(&fenced, &schema);
+                copy::objects::check_journaled(
+                    self.fx.reader(&target)?,
+                    &pair,
+                    &journaled,
+                    &renamed,
+                )?;
+            }
+        }
+        Ok(())
+    }
+
     /// The split this operation carries out, if it is one.
     pub fn split(&self) -> Option<&crate::ops::split::SplitPlan> {
         self.split.as_ref()
