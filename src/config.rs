@@ -230,6 +230,13 @@ pub struct DirectorySpec {
     /// Schema name (default `shardctl`).
     #[serde(default = "default_directory_schema")]
     pub schema: String,
+    /// The account applications read the directory with (the library's `Router`,
+    /// `shardctl lookup`, the workload generator): `SELECT` on the directory schema and
+    /// `UPDATE (next_value)` on its `sequences` table for ids, nothing else, so a server
+    /// holding it cannot rewrite locations or the journal. Without it they use the
+    /// directory node's own (admin) account. shardctl's own connections never use it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub application: Option<AccountSpec>,
 }
 
 fn default_directory_schema() -> String {
@@ -484,6 +491,9 @@ impl Inventory {
         if let Some(r) = &self.file.replication {
             check_account(r).map_err(|m| bad(format!("replication: {m}")))?;
         }
+        if let Some(a) = &self.file.directory.application {
+            check_account(a).map_err(|m| bad(format!("directory.application: {m}")))?;
+        }
         if let Some(a) = &self.file.application {
             check_account(a).map_err(|m| bad(format!("application: {m}")))?;
         }
@@ -573,6 +583,17 @@ impl Inventory {
             Some(a) => resolve_account(a, "application"),
             None => self.node(node)?.credentials(),
         }
+    }
+
+    /// The account applications read the directory with (`directory.application`), when
+    /// the inventory names one.
+    pub fn directory_application_credentials(&self) -> Result<Option<Credentials>> {
+        self.file
+            .directory
+            .application
+            .as_ref()
+            .map(|a| resolve_account(a, "directory.application"))
+            .transpose()
     }
 
     /// The replication account with its password resolved.

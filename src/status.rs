@@ -60,6 +60,10 @@ pub struct NodeReport {
     pub shard_bytes: u64,
     /// Why the node could not be read.
     pub error: Option<String>,
+    /// The address the directory gives applications for this node (`host:port`), when it
+    /// differs from the inventory's: applications reach another server than shardctl does
+    /// (`status` warns). None when they agree or the node is not registered.
+    pub directory_address: Option<String>,
     /// Sizes of every schema on the node (used to fill the shard table).
     #[serde(skip)]
     pub schema_sizes: BTreeMap<String, SchemaSize>,
@@ -156,6 +160,7 @@ fn report(inv: &Inventory, name: &str, analyze: &[String]) -> (NodeReport, Optio
         shards: 0,
         shard_bytes: 0,
         error: None,
+        directory_address: None,
         schema_sizes: BTreeMap::new(),
         stale_schemas: BTreeSet::new(),
     };
@@ -197,6 +202,32 @@ fn report(inv: &Inventory, name: &str, analyze: &[String]) -> (NodeReport, Optio
             (out, Some(e))
         }
     }
+}
+
+/// The first `host:port` the directory gives for `node` — its registration, then the
+/// locations of its shards, which routers connect to — that differs from the inventory's
+/// host and port (a socket node is compared by the host and port the inventory gives it
+/// too, which `node add` registers by default).
+fn address_mismatch(
+    inv: &Inventory,
+    snap: &crate::directory::Snapshot,
+    node: &str,
+) -> Option<String> {
+    let spec = inv.node(node).ok()?;
+    let registered = snap
+        .nodes
+        .iter()
+        .filter(|n| n.name == node)
+        .map(|n| (&n.host, n.port));
+    let located = snap
+        .shards
+        .iter()
+        .filter(|s| s.node == node)
+        .map(|s| (&s.host, s.port));
+    registered
+        .chain(located)
+        .find(|(host, port)| host.as_str() != spec.host() || *port != spec.port())
+        .map(|(host, port)| format!("{host}:{port}"))
 }
 
 /// Reports from every node asked, and the errors of those that could not be read.
@@ -510,6 +541,7 @@ pub fn gather_fleet_sized(inv: &Inventory, names: &[String], source: SizeSource)
             });
         }
         for r in &mut gathered.reports {
+            r.directory_address = address_mismatch(inv, &snap, &r.name);
             let mine: Vec<&ShardReport> = shards.iter().filter(|s| s.node == r.name).collect();
             r.shards = mine.len();
             r.shard_bytes = mine.iter().map(|s| s.bytes).sum();

@@ -174,12 +174,25 @@ fn a_manual_cutover_waits_survives_a_crash_and_goes_on_when_told() {
     // The box dies while it waits; resume goes back to waiting.
     first.kill().unwrap();
     first.wait().unwrap();
+    // The journal keeps only the digest of the before-cutover hook: resume is given it
+    // again, or refuses.
+    let log = dir.path().join("hooks.jsonl");
+    let gate = format!("before-cutover=cat >> {}", log.display());
+    cli()
+        .args(["resume", &op.to_string()])
+        .assert()
+        .code(USAGE)
+        .stderr(predicates::str::contains(
+            "give the same --hook before-cutover=COMMAND",
+        ));
     let mut resumed = spawn(
         &[
             "resume",
             &op.to_string(),
             "--hook",
-            &format!("done=cat >> {}", dir.path().join("hooks.jsonl").display()),
+            &gate,
+            "--hook",
+            &format!("done=cat >> {}", log.display()),
         ],
         dir.path(),
         "resume",
@@ -215,7 +228,7 @@ fn a_manual_cutover_waits_survives_a_crash_and_goes_on_when_told() {
         assert!(report.acked > 100, "{name}: the workload ran");
     }
     // The first run's hooks up to ready (it was killed waiting); the resumed run's
-    // before-cutover hook (given to the first run, journaled with its playbook) and done.
+    // before-cutover hook (given to both runs, its digest journaled) and done.
     let stages: Vec<String> = hook_log(dir.path())
         .iter()
         .map(|h| {

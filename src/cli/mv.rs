@@ -504,7 +504,9 @@ fn summary_fields(m: &Mover<'_>) -> serde_json::Value {
 pub struct ResumeArgs {
     /// Operation id (see `shardctl ops`).
     pub op: u64,
-    /// Run COMMAND at STAGE, as with `move --hook` (the inventory's hooks run too).
+    /// Run COMMAND at STAGE, as with `move --hook` (the inventory's hooks run too). The
+    /// journal keeps only a digest of the operation's own before-cutover hooks: give them
+    /// again here, or a resume still to wait for its cut-over is refused.
     #[arg(long, value_name = "STAGE=COMMAND")]
     pub hook: Vec<crate::config::HookSpec>,
 }

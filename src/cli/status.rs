@@ -173,6 +173,16 @@ fn show(ctx: &Context, inv: &crate::config::Inventory, args: &StatusArgs) -> Res
                 }
             }
             crate::outln!("{t}");
+            for r in &fleet.nodes {
+                if let (Some(registered), Ok(n)) = (&r.directory_address, inv.node(&r.name)) {
+                    crate::errln!(
+                        "shardctl: warning: node {}: the directory sends applications to {registered}, the inventory says {}:{}",
+                        r.name,
+                        n.host(),
+                        n.port()
+                    );
+                }
+            }
             match fleet.directory_version {
                 None => crate::outln!("No sharding directory yet: `shardctl init` creates it."),
                 Some(v) => {

@@ -229,6 +229,81 @@ fn read_object(
     })
 }
 
+/// Checks definitions carried across a crash in the journal against the server they were
+/// read from: each must be one [`read`] gives for `pair` now — same label, text, creation
+/// context and schema collation. A trigger of a table the shard fence renamed names the
+/// hidden table now (without its schema); `renamed` (table, hidden name) maps it back: such
+/// a trigger matches when everything but its `ON` clause is the same text and the journal's
+/// `ON` names that table (in `pair.to`, or unqualified). The journal holds data, not code:
+/// a definition the server would not give again is never replayed, and the first one is
+/// named in the refusal.
+pub fn check_journaled(
+    server: &mut Server,
+    pair: &SchemaPair,
+    journaled: &[ObjectDef],
+    renamed: &[(String, String)],
+) -> Result<()> {
+    if journaled.is_empty() {
+        return Ok(());
+    }
+    let fresh = read(server, pair)?.after_data;
+    for def in journaled {
+        let same = fresh.iter().any(|f| {
+            f.label == def.label
+                && f.context == def.context
+                && f.database_collation == def.database_collation
+                && (f.ddl == def.ddl || same_trigger_under_fence(&f.ddl, &def.ddl, pair, renamed))
+        });
+        if !same {
+            return Err(Error::Refused(format!(
+                "the journal's definition of {} for {} is not the one {} holds in {}: it is not replayed (abort the operation)",
+                def.label,
+                pair.to,
+                server.name(),
+                pair.from
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A trigger's text cut around its `ON` clause: (before, the table it names, from `FOR
+/// EACH ROW` on).
+fn trigger_on_clause(ddl: &str) -> Option<(&str, &str, &str)> {
+    let upper = ddl.to_ascii_uppercase();
+    let end = upper.find(" FOR EACH ROW")?;
+    let start = upper[..end].rfind(" ON ")?;
+    Some((&ddl[..start], ddl[start + 4..end].trim(), &ddl[end..]))
+}
+
+/// True when `fresh` (read under the fence) and `journaled` (read before it) are the same
+/// trigger: equal but for the `ON` clause, where `fresh` names a hidden table of `renamed`
+/// and `journaled` names its table.
+fn same_trigger_under_fence(
+    fresh: &str,
+    journaled: &str,
+    pair: &SchemaPair,
+    renamed: &[(String, String)],
+) -> bool {
+    let unquote = |s: &str| s.trim_matches('`').to_string();
+    let (Some((head, on, tail)), Some((j_head, j_on, j_tail))) =
+        (trigger_on_clause(fresh), trigger_on_clause(journaled))
+    else {
+        return false;
+    };
+    if head != j_head || tail != j_tail {
+        return false;
+    }
+    let Some((table, _)) = renamed.iter().find(|(_, hidden)| unquote(on) == *hidden) else {
+        return false;
+    };
+    let (schema, named) = match j_on.rsplit_once('.') {
+        Some((s, t)) => (Some(unquote(s)), unquote(t)),
+        None => (None, unquote(j_on)),
+    };
+    named == *table && schema.is_none_or(|s| s == pair.to.as_str())
+}
+
 /// Reads the events of `pair.from` (to be created DISABLE in `pair.to`).
 pub fn read_events(server: &mut Server, pair: &SchemaPair) -> Result<Vec<ObjectDef>> {
     let ansi = session_ansi(server)?;

@@ -114,9 +114,11 @@ impl Router {
         }
     }
 
-    /// Connects to the directory of `inv` and loads it.
+    /// Connects to the directory of `inv` and loads it, with the account the inventory
+    /// names for applications (`directory.application`; the admin account without one):
+    /// a router only reads, and takes ids from sequences.
     pub fn connect(inv: &Inventory) -> Result<Router> {
-        let mut dir = Directory::open(inv)?;
+        let mut dir = Directory::open_for_application(inv)?;
         let snapshot = dir.load()?;
         let mut r = Router::from_snapshot(snapshot);
         r.directory = Some(dir);

@@ -59,10 +59,33 @@ fn key_value(key: &Key) -> Value {
     }
 }
 
+fn no_directory(inv: &Inventory) -> Error {
+    Error::Usage(format!(
+        "no sharding directory in schema {} on {}: run `shardctl init` first",
+        inv.file.directory.schema, inv.file.directory.node
+    ))
+}
+
 impl Directory {
     /// Connects to the directory node named in the inventory, without checking the schema.
     pub fn connect(inv: &Inventory) -> Result<Directory> {
         let spec = ConnectSpec::for_node(inv, inv.node(&inv.file.directory.node)?)?;
+        Self::connect_with(inv, spec)
+    }
+
+    /// [`Directory::open`] with the account the inventory names for applications
+    /// (`directory.application`: reads and the sequences' next values only), or the admin
+    /// account when it names none. The router's connection; shardctl's own are
+    /// [`Directory::open`]'s.
+    pub fn open_for_application(inv: &Inventory) -> Result<Directory> {
+        let mut spec = ConnectSpec::for_node(inv, inv.node(&inv.file.directory.node)?)?;
+        if let Some(credentials) = inv.directory_application_credentials()? {
+            spec.credentials = credentials;
+        }
+        Self::checked(Self::connect_with(inv, spec)?)?.ok_or_else(|| no_directory(inv))
+    }
+
+    fn connect_with(inv: &Inventory, spec: ConnectSpec) -> Result<Directory> {
         let mut server = Server::connect(&spec)?;
         server.set_purpose(crate::server::Purpose::Directory);
         let schema = Ident::new("directory schema", &inv.file.directory.schema)?;
@@ -113,17 +136,16 @@ impl Directory {
 
     /// Connects and checks that the directory exists and is not newer than this binary.
     pub fn open(inv: &Inventory) -> Result<Directory> {
-        Self::open_existing(inv)?.ok_or_else(|| {
-            Error::Usage(format!(
-                "no sharding directory in schema {} on {}: run `shardctl init` first",
-                inv.file.directory.schema, inv.file.directory.node
-            ))
-        })
+        Self::open_existing(inv)?.ok_or_else(|| no_directory(inv))
     }
 
     /// Like [`Directory::open`], but None when no directory has been created yet.
     pub fn open_existing(inv: &Inventory) -> Result<Option<Directory>> {
-        let mut d = Self::connect(inv)?;
+        Self::checked(Self::connect(inv)?)
+    }
+
+    /// `d` when its schema version is this binary's; None when there is no directory.
+    fn checked(mut d: Directory) -> Result<Option<Directory>> {
         match d.schema_version()? {
             None => Ok(None),
             Some(v) if v > SCHEMA_VERSION => Err(d.too_new(v)),

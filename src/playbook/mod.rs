@@ -316,6 +316,19 @@ fn default_final_secs() -> u64 {
     60
 }
 
+/// How the journal names a hook command: `sha256:` and the command's SHA-256 in hex.
+pub fn hook_digest(command: &str) -> String {
+    use sha2::Digest;
+    let hash = sha2::Sha256::digest(command.as_bytes());
+    let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
+fn is_hook_digest(text: &str) -> bool {
+    text.strip_prefix("sha256:")
+        .is_some_and(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
 /// Reads a duration such as `90s`, `30m`, `2h`, `1d` or `1h30m` (a bare number is seconds);
 /// the seconds.
 pub fn parse_duration(text: &str) -> std::result::Result<u64, String> {
@@ -510,6 +523,55 @@ impl Playbook {
         self.verify_params()
             .map(|p| p.max_age_secs)
             .unwrap_or_else(default_max_age_secs)
+    }
+
+    /// The playbook as the journal keeps it: each `before-cutover` hook of its own has its
+    /// command replaced by the command's digest ([`hook_digest`]). The journal holds data,
+    /// never code: a resumed run takes the commands from the operator again (`resume
+    /// --hook`) and runs only those whose digest the journal names.
+    pub fn journaled(&self) -> Playbook {
+        let mut pb = self.clone();
+        for step in &mut pb.steps {
+            if let Step::AwaitCutover(p) = step {
+                for h in &mut p.hooks {
+                    h.command = hook_digest(&h.command);
+                }
+            }
+        }
+        pb
+    }
+
+    /// The digests of the `before-cutover` hooks of its own, as [`Playbook::journaled`]
+    /// wrote them. A command found in their place (an older shardctl journaled the text,
+    /// or someone edited the journal) counts as the digest of that text: it too runs only
+    /// when the operator gives that very command again.
+    pub fn journaled_hook_digests(&self) -> Vec<String> {
+        self.steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::AwaitCutover(p) => Some(&p.hooks),
+                _ => None,
+            })
+            .flatten()
+            .map(|h| {
+                if is_hook_digest(&h.command) {
+                    h.command.clone()
+                } else {
+                    hook_digest(&h.command)
+                }
+            })
+            .collect()
+    }
+
+    /// Drops the `before-cutover` hooks of its own (a resumed run's come from the
+    /// operator, through the inventory's hooks).
+    pub fn without_own_hooks(mut self) -> Playbook {
+        for step in &mut self.steps {
+            if let Step::AwaitCutover(p) = step {
+                p.hooks.clear();
+            }
+        }
+        self
     }
 
     /// True when the playbook waits for its cut-over.

@@ -36,7 +36,11 @@ pub const ADMIN_USER: &str = "shardctl";
 /// The replication account on sandbox nodes.
 pub const REPL_USER: &str = "repl";
 /// The application account on sandbox nodes: data privileges only, so read_only stops it.
+/// It is the inventory's `directory.application` too: it reads the directory and takes
+/// ids from its sequences, and can change nothing else there.
 pub const APP_USER: &str = "app";
+/// The sandbox inventory's directory schema.
+pub const DIRECTORY_SCHEMA: &str = "shardctl";
 
 /// The option file (0600) with the root account's password, in the sandbox directory. Root
 /// has a random password and exists only as `root@localhost`: no passwordless account is
@@ -779,7 +783,12 @@ impl Sandbox {
             hooks: Vec::new(),
             directory: DirectorySpec {
                 node: self.state.nodes[0].name.clone(),
-                schema: "shardctl".into(),
+                schema: DIRECTORY_SCHEMA.into(),
+                application: Some(AccountSpec {
+                    user: Some(APP_USER.into()),
+                    defaults_file: Some(secrets.app_file.clone()),
+                    ..AccountSpec::default()
+                }),
             },
             replication: Some(AccountSpec {
                 user: Some(REPL_USER.into()),
@@ -1311,11 +1320,58 @@ fn bootstrap_accounts(
             }
         }
     }
+    statements.extend(directory_application_grants(&mut conn).map_err(fail)?);
     statements.push("SET SESSION sql_log_bin = 1".to_string());
     for sql in statements {
         conn.query_drop(&sql).map_err(fail)?;
     }
     Ok(())
+}
+
+/// The application account as the directory's reader (`directory.application`): SELECT on
+/// the directory schema, and UPDATE of one column, `sequences.next_value`, for the ids a
+/// router takes — no INSERT, DELETE or other UPDATE anywhere in the directory. A column
+/// grant needs its table, and the sandbox starts before `shardctl init`: when the table is
+/// not there yet, a stand-in with that column is created (with its schema) just for the
+/// grant and dropped after it; the grant stays and applies to the table `init` creates.
+/// Sent unlogged, like every bootstrap statement.
+fn directory_application_grants(conn: &mut mysql::Conn) -> mysql::Result<Vec<String>> {
+    let exists = |conn: &mut mysql::Conn, sql: &str| -> mysql::Result<bool> {
+        Ok(conn
+            .exec_first::<i64, _, _>(sql, (DIRECTORY_SCHEMA,))?
+            .unwrap_or(0)
+            > 0)
+    };
+    let has_schema = exists(
+        conn,
+        "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?",
+    )?;
+    let has_sequences = exists(
+        conn,
+        "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'sequences'",
+    )?;
+    let account = format!("'{APP_USER}'@'%'");
+    let mut out = vec![format!(
+        "GRANT SELECT ON `{DIRECTORY_SCHEMA}`.* TO {account}"
+    )];
+    if !has_schema {
+        out.push(format!("CREATE DATABASE `{DIRECTORY_SCHEMA}`"));
+    }
+    if !has_sequences {
+        out.push(format!(
+            "CREATE TABLE `{DIRECTORY_SCHEMA}`.`sequences` (next_value BIGINT)"
+        ));
+    }
+    out.push(format!(
+        "GRANT UPDATE (next_value) ON `{DIRECTORY_SCHEMA}`.`sequences` TO {account}"
+    ));
+    if !has_sequences {
+        out.push(format!("DROP TABLE `{DIRECTORY_SCHEMA}`.`sequences`"));
+    }
+    if !has_schema {
+        out.push(format!("DROP DATABASE `{DIRECTORY_SCHEMA}`"));
+    }
+    Ok(out)
 }
 
 /// True when `version` (`@@version`) is MariaDB at `min` or later.

@@ -530,7 +530,7 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_
 complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from help" -f -a "plan" -d 'Plan the moves that even out the fleet (nothing changes)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from help" -f -a "apply" -d 'Run a plan\'s moves with concurrency limits'
 complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c shardctl -n "__fish_shardctl_using_subcommand resume" -l hook -d 'Run COMMAND at STAGE, as with `move --hook` (the inventory\'s hooks run too)' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand resume" -l hook -d 'Run COMMAND at STAGE, as with `move --hook` (the inventory\'s hooks run too). The journal keeps only a digest of the operation\'s own before-cutover hooks: give them again here, or a resume still to wait for its cut-over is refused' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand resume" -l config -d 'Inventory file' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand resume" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
 json\t'One JSON document (or one JSON object per event for streaming commands)'"

@@ -933,7 +933,7 @@ esac
 ;;
 (resume)
 _arguments "${_arguments_options[@]}" : \
-'*--hook=[Run COMMAND at STAGE, as with \`move --hook\` (the inventory'\''s hooks run too)]:STAGE=COMMAND:_default' \
+'*--hook=[Run COMMAND at STAGE, as with \`move --hook\` (the inventory'\''s hooks run too). The journal keeps only a digest of the operation'\''s own before-cutover hooks\: give them again here, or a resume still to wait for its cut-over is refused]:STAGE=COMMAND:_default' \
 '--config=[Inventory file]:CONFIG:_files' \
 '--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
 json\:"One JSON document (or one JSON object per event for streaming commands)"))' \

@@ -634,7 +634,7 @@ fn prepare_move(
     refuse_if_busy(dir, shard_id)?;
     let shard = check_request(inv, &snap, shard_id, to)?;
     let playbook = gated(inv, playbook);
-    let params = serde_json::json!({ "playbook": playbook });
+    let params = serde_json::json!({ "playbook": playbook.journaled() });
     Ok(Planned {
         kind: OpKind::Move,
         pairs: schemas_of(&snap, &shard)?,
@@ -692,7 +692,7 @@ fn prepare_merge(
             )));
         }
     }
-    let params = serde_json::json!({ "playbook": playbook, "merge": plan });
+    let params = serde_json::json!({ "playbook": playbook.journaled(), "merge": plan });
     Ok(Planned {
         kind: OpKind::Merge,
         pairs: split_pairs(&snap, &r, survivor)?,
@@ -703,6 +703,66 @@ fn prepare_merge(
         merge: Some(plan),
         params,
     })
+}
+
+/// The (table, hidden name) pairs of `fenced` in `schema`.
+fn renamed_in(fenced: &[crate::ops::fence::Fenced], schema: &Ident) -> Vec<(String, String)> {
+    fenced
+        .iter()
+        .filter(|(s, _, _)| s == schema.as_str())
+        .map(|(_, table, hidden)| (table.clone(), hidden.clone()))
+        .collect()
+}
+
+/// The playbook an operation's journal records (hook commands replaced by digests).
+fn journaled_playbook(rec: &OperationRecord) -> Result<Playbook> {
+    serde_json::from_value(rec.params["playbook"].clone()).map_err(|e| {
+        Error::Internal(format!(
+            "operation {}: unreadable playbook in the journal: {e}",
+            rec.id
+        ))
+    })
+}
+
+/// The journal holds no hook command, only digests ([`Playbook::journaled`]): a resumed
+/// run whose `await-cutover` step is still to come needs each `before-cutover` hook of the
+/// operation's own given again (`resume --hook before-cutover=COMMAND`, which lands in the
+/// inventory's hooks and runs from there). Nothing read from the journal is ever run; a
+/// digest without its command refuses the resume, naming it.
+fn own_hooks_given_again(
+    inv: &Inventory,
+    rec: &OperationRecord,
+    playbook: &Playbook,
+) -> Result<()> {
+    let waits_ahead = playbook
+        .steps
+        .iter()
+        .position(|s| matches!(s, Step::AwaitCutover(_)))
+        .is_some_and(|at| {
+            !rec.steps
+                .iter()
+                .any(|s| s.step_no as usize == at && s.state == StepState::Done)
+        });
+    if waits_ahead {
+        let given: Vec<String> = inv
+            .file
+            .hooks
+            .iter()
+            .filter(|h| h.stage == crate::config::HookStage::BeforeCutover)
+            .map(|h| crate::playbook::hook_digest(&h.command))
+            .collect();
+        if let Some(missing) = playbook
+            .journaled_hook_digests()
+            .into_iter()
+            .find(|d| !given.contains(d))
+        {
+            return Err(Error::Usage(format!(
+                "operation {} was started with a before-cutover hook of its own ({missing}); the journal keeps no commands: give the same --hook before-cutover=COMMAND to resume it",
+                rec.id
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// With `before-cutover` hooks in the inventory, every move and split (also those of
@@ -767,7 +827,7 @@ fn prepare_split(
         mapping,
     };
     let playbook = gated(inv, playbook);
-    let params = serde_json::json!({ "playbook": playbook, "split": plan });
+    let params = serde_json::json!({ "playbook": playbook.journaled(), "split": plan });
     Ok(Planned {
         kind: OpKind::Split,
         pairs: split_pairs(&snap, &shard, new_shard)?,
@@ -1032,6 +1092,10 @@ impl<'a> Mover<'a, Live<'a>> {
                 rec.kind
             )));
         }
+        // Refused before the claim: a missing hook changes nothing, not even the lease.
+        if verb == "resume" {
+            own_hooks_given_again(inv, &rec, &journaled_playbook(&rec)?)?;
+        }
         let (lease, took_over) = dir.claim_operation(op_id, verb)?;
         if let Some(from) = took_over {
             crate::output::log(
@@ -1045,6 +1109,9 @@ impl<'a> Mover<'a, Live<'a>> {
         let rec = dir.operation(op_id)?;
         let mut m = Self::from_record(inv, dir, lease, &rec, on_event)?;
         m.fx.end_orphaned_sessions(&rec.effects)?;
+        if verb == "resume" {
+            m.check_journaled_definitions(&rec)?;
+        }
         Ok(m)
     }
 
@@ -1085,12 +1152,9 @@ impl<'a> Mover<'a, Live<'a>> {
             },
             (Err(e), None) => return Err(e),
         };
-        let playbook: Playbook =
-            serde_json::from_value(rec.params["playbook"].clone()).map_err(|e| {
-                Error::Internal(format!(
-                    "operation {op_id}: unreadable playbook in the journal: {e}"
-                ))
-            })?;
+        // Its own hooks never run from the journal: `claim` checked that a resume was
+        // given them again, and they run from the inventory's.
+        let playbook = journaled_playbook(rec)?.without_own_hooks();
         // Names read back from the journal are checked again before any use.
         let source = rec.source.clone().unwrap_or_default();
         let target = rec.target.clone().unwrap_or_default();
@@ -1156,6 +1220,96 @@ impl<'a> Mover<'a, Live<'a>> {
 }
 
 impl<'a, E: Effects> Mover<'a, E> {
+    /// The definitions of views, routines, triggers and events the journal carries across a
+    /// crash (a same-node split's `local_ddl` until its `local-copy` begins, a revert's
+    /// `revert_ddl` until the old copy is back) are replayed only when the server they were
+    /// read from still gives the very same ([`copy::objects::check_journaled`]): text read
+    /// back from the directory is never sent as it is.
+    fn check_journaled_definitions(&mut self, rec: &OperationRecord) -> Result<()> {
+        // Once the copy under the fence has begun, recovery starts again from the backup
+        // step, which reads the definitions afresh.
+        let copy_begun = rec.last_effect(Effect::LocalCopy.name()).is_some();
+        // The fences' mappings: the state saved at a step's end may predate the newest
+        // rename, whose intent journaled it first.
+        let mut fenced = self.state.fenced_tables.clone();
+        fenced.extend(self.state.revert_fenced_tables.iter().cloned());
+        for e in &rec.effects {
+            if let Some(m) = e.detail.get("fenced_tables") {
+                let mapping: Vec<crate::ops::fence::Fenced> =
+                    serde_json::from_value(m.clone()).unwrap_or_default();
+                for (schema, table, hidden) in &mapping {
+                    Ident::new("schema", schema)?;
+                    Ident::new("table", table)?;
+                    Ident::new("table", hidden)?;
+                }
+                fenced.extend(mapping);
+            }
+        }
+        if !copy_begun && !self.state.local_ddl.is_empty() {
+            let source = self.source.clone();
+            for p in self.pairs.clone() {
+                let journaled: Vec<copy::objects::ObjectDef> = self
+                    .state
+                    .local_ddl
+                    .iter()
+                    .filter(|(s, _)| s == p.to.as_str())
+                    .map(|(_, d)| d.clone())
+                    .collect();
+                let renamed = renamed_in(&fenced, &p.from);
+                copy::objects::check_journaled(self.fx.reader(&source)?, &p, &journaled, &renamed)?;
+            }
+            if self
+                .state
+                .local_ddl
+                .iter()
+                .any(|(s, _)| !self.pairs.iter().any(|p| p.to.as_str() == s))
+            {
+                return Err(Error::Refused(format!(
+                    "operation {}: the journal holds definitions for a schema outside the split: they are not replayed (abort the operation)",
+                    rec.id
+                )));
+            }
+        }
+        if self.state.revert_began && !self.state.revert_installed {
+            let target = self.target.clone();
+            let mut schemas: Vec<String> = self
+                .state
+                .revert_ddl
+                .iter()
+                .map(|(s, _)| s.clone())
+                .collect();
+            schemas.dedup();
+            for schema in schemas {
+                let schema = Ident::new("schema", &schema)?;
+                if !self.pairs.iter().any(|p| p.to == schema) {
+                    return Err(Error::Refused(format!(
+                        "operation {}: the journal holds definitions for {schema}, outside the shard: they are not replayed (abort the operation)",
+                        rec.id
+                    )));
+                }
+                let pair = SchemaPair {
+                    from: schema.clone(),
+                    to: schema.clone(),
+                };
+                let journaled: Vec<copy::objects::ObjectDef> = self
+                    .state
+                    .revert_ddl
+                    .iter()
+                    .filter(|(s, _)| s == schema.as_str())
+                    .map(|(_, d)| d.clone())
+                    .collect();
+                let renamed = renamed_in(&fenced, &schema);
+                copy::objects::check_journaled(
+                    self.fx.reader(&target)?,
+                    &pair,
+                    &journaled,
+                    &renamed,
+                )?;
+            }
+        }
+        Ok(())
+    }
+
     /// The split this operation carries out, if it is one.
     pub fn split(&self) -> Option<&crate::ops::split::SplitPlan> {
         self.split.as_ref()
