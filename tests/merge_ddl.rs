@@ -23,7 +23,8 @@ fn serial() -> MutexGuard<'static, ()> {
 const OWN_ROWS: i64 = 40;
 
 /// Two nodes; `shop.orders` sharded by `k`. Shards: 1 node1 [0, 100), 2 node2 [100, 200),
-/// 3 node1 [200, 300), 4 node2 [300, ∞); `OWN_ROWS` rows in each.
+/// 3 node1 [200, 300), 4 node2 [300, 400), 5 node1 [400, 500), 6 node2 [500, ∞);
+/// `OWN_ROWS` rows in each.
 fn fleet() -> &'static Sandbox {
     static SB: OnceLock<Sandbox> = OnceLock::new();
     SB.get_or_init(|| {
@@ -44,6 +45,8 @@ fn fleet() -> &'static Sandbox {
                 ("node2", "100"),
                 ("node1", "200"),
                 ("node2", "300"),
+                ("node1", "400"),
+                ("node2", "500"),
             ],
         );
         for (node, shard, low) in [
@@ -51,6 +54,8 @@ fn fleet() -> &'static Sandbox {
             ("node2", 2, 100),
             ("node1", 3, 200),
             ("node2", 4, 300),
+            ("node1", 5, 400),
+            ("node2", 6, 500),
         ] {
             let values: Vec<String> = (low..low + OWN_ROWS)
                 .map(|k| format!("({k}, {k})"))
@@ -106,6 +111,16 @@ fn own_rows(shard: u32) -> (i64, i64) {
 
 /// `merge --shards SURVIVOR,RETIRED --to node1` with a manual cut-over, in the background.
 fn spawn_merge(dir: &std::path::Path, survivor: u32, retired: u32) -> std::process::Child {
+    spawn_merge_with_fault(dir, survivor, retired, None)
+}
+
+/// [`spawn_merge`] with `SHARDCTL_FAULT` set to `fault`.
+fn spawn_merge_with_fault(
+    dir: &std::path::Path,
+    survivor: u32,
+    retired: u32,
+    fault: Option<&str>,
+) -> std::process::Child {
     let playbook = include_str!("../playbooks/merge.yaml").replace(
         "  - step: lock ",
         "  - step: await-cutover\n    mode: manual\n    check_every_secs: 1\n  - step: lock ",
@@ -123,7 +138,7 @@ fn spawn_merge(dir: &std::path::Path, survivor: u32, retired: u32) -> std::proce
             "--playbook",
             path.to_str().unwrap(),
         ],
-        None,
+        fault,
         dir,
         "merge",
     )
@@ -222,4 +237,50 @@ fn a_rename_in_the_retired_schema_while_shardctl_is_killed_mid_merge_never_reach
     stopped_before_the_flip(resumed.status.code(), &err, 3, 4, "rename table");
     cli(&["abort", &op.to_string()]).assert().success();
     assert_eq!(survivor_rows(3), own_rows(3));
+}
+
+#[test]
+fn a_crash_right_after_the_gate_opens_then_resume_carries_every_row() {
+    let _s = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let mut merge = spawn_merge_with_fault(dir.path(), 5, 6, Some("crash@done:gate-applier"));
+    let mut n2 = connect(fleet(), "node2");
+    // Writes after the copy: the gate opens for them during the catch-up, and shardctl
+    // dies with the applier let go but the effect not journaled.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut k = 550;
+    while merge.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "the gate never opened");
+        exec(
+            &mut n2,
+            &[&format!("INSERT INTO shop_6.orders VALUES ({k}, {k})")],
+        );
+        k += 1;
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let crashed = std::fs::read_to_string(dir.path().join("merge.err")).unwrap();
+    let op = newest_op(&inventory(fleet()))
+        .unwrap_or_else(|| panic!("no operation journaled: {crashed}"))
+        .id;
+    exec(
+        &mut n2,
+        &[&format!("INSERT INTO shop_6.orders VALUES ({k}, {k})")],
+    );
+    let mut resumed = common::spawn_shardctl(
+        &fleet().inventory_path(),
+        &["resume", &op.to_string()],
+        None,
+        dir.path(),
+        "resume",
+    );
+    assert_eq!(until_waiting_for_cutover(), op);
+    cli(&["cutover", &op.to_string()]).assert().success();
+    let status = common::wait_exit(&mut resumed, Duration::from_secs(120));
+    let err = std::fs::read_to_string(dir.path().join("resume.err")).unwrap();
+    assert!(status.success(), "{err}");
+    assert!(!shard_ids().contains(&6), "shard 6 merged");
+    assert_eq!(survivor_rows(5), own_rows(5));
+    let mut n1 = connect(fleet(), "node1");
+    let carried = count(&mut n1, "SELECT COUNT(*) FROM shop_5.orders WHERE k >= 500");
+    assert_eq!(carried, OWN_ROWS + (k - 550 + 1), "every row of shard 6");
 }

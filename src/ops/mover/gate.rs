@@ -88,8 +88,8 @@ impl<E: Effects> Mover<'_, E> {
         if running {
             match &status.until {
                 Some(gate) if applied < *gate => return Ok(gate.clone()),
-                // At its gate: it stops there by itself.
-                Some(_) => running = !self.applier_stops(Duration::from_secs(2))?,
+                // At its gate: it stops there once the next event arrives.
+                Some(_) => {}
                 None => {
                     // Started without a gate (by hand, or by a shardctl before gates):
                     // held first; what it applied unread cannot be told any more.
@@ -126,6 +126,10 @@ impl<E: Effects> Mover<'_, E> {
         if scan.safe_to <= applied {
             // Nothing further read: the applier stays where it is.
             return Ok(applied);
+        }
+        if running {
+            // At its gate with events after it: it stops there by itself, at once.
+            running = !self.applier_stops(Duration::from_secs(1))?;
         }
         self.open_gate(running, &scan.safe_to, Some(&applied))?;
         Ok(scan.safe_to)
