@@ -23,8 +23,9 @@ fn serial() -> MutexGuard<'static, ()> {
 const OWN_ROWS: i64 = 40;
 
 /// Two nodes; `shop.orders` sharded by `k`. Shards: 1 node1 [0, 100), 2 node2 [100, 200),
-/// 3 node1 [200, 300), 4 node2 [300, 400), 5 node1 [400, 500), 6 node2 [500, ∞);
-/// `OWN_ROWS` rows in each.
+/// 3 node1 [200, 300), 4 node2 [300, 400), 5 node1 [400, 500), 6 node2 [500, 10000),
+/// 7 node1 [10000, 20000), 8 node2 [20000, ∞); `OWN_ROWS` rows in each, from its lower
+/// bound.
 fn fleet() -> &'static Sandbox {
     static SB: OnceLock<Sandbox> = OnceLock::new();
     SB.get_or_init(|| {
@@ -47,6 +48,8 @@ fn fleet() -> &'static Sandbox {
                 ("node2", "300"),
                 ("node1", "400"),
                 ("node2", "500"),
+                ("node1", "10000"),
+                ("node2", "20000"),
             ],
         );
         for (node, shard, low) in [
@@ -56,6 +59,8 @@ fn fleet() -> &'static Sandbox {
             ("node2", 4, 300),
             ("node1", 5, 400),
             ("node2", 6, 500),
+            ("node1", 7, 10000),
+            ("node2", 8, 20000),
         ] {
             let values: Vec<String> = (low..low + OWN_ROWS)
                 .map(|k| format!("({k}, {k})"))
@@ -90,7 +95,7 @@ fn shard_ids() -> Vec<u32> {
 /// the retired shard's): how many, and their sum of `v`.
 fn survivor_rows(shard: u32) -> (i64, i64) {
     let mut n1 = connect(fleet(), "node1");
-    let low = (shard - 1) * 100;
+    let low = lower_bound(shard);
     let own = format!(
         "FROM shop_{shard}.orders WHERE k >= {low} AND k < {}",
         low + 100
@@ -104,8 +109,16 @@ fn survivor_rows(shard: u32) -> (i64, i64) {
     )
 }
 
+fn lower_bound(shard: u32) -> i64 {
+    match shard {
+        7 => 10000,
+        8 => 20000,
+        s => (s as i64 - 1) * 100,
+    }
+}
+
 fn own_rows(shard: u32) -> (i64, i64) {
-    let low = (shard as i64 - 1) * 100;
+    let low = lower_bound(shard);
     (OWN_ROWS, (low..low + OWN_ROWS).sum())
 }
 
@@ -283,4 +296,38 @@ fn a_crash_right_after_the_gate_opens_then_resume_carries_every_row() {
     let mut n1 = connect(fleet(), "node1");
     let carried = count(&mut n1, "SELECT COUNT(*) FROM shop_5.orders WHERE k >= 500");
     assert_eq!(carried, OWN_ROWS + (k - 550 + 1), "every row of shard 6");
+}
+
+#[test]
+fn a_truncate_in_the_retired_schema_just_before_the_fence_stops_the_merge_under_it() {
+    let _s = serial();
+    let dir = tempfile::tempdir().unwrap();
+    // The run stops for a moment once its fence's intent is journaled, before the fence.
+    let mut merge = spawn_merge_with_fault(dir.path(), 7, 8, Some("pause=6@before:raise-fence"));
+    let op = until_waiting_for_cutover();
+    cli(&["cutover", &op.to_string()]).assert().success();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while newest_op(&inventory(fleet()))
+        .unwrap()
+        .last_effect("raise-fence")
+        .is_none()
+    {
+        assert!(Instant::now() < deadline, "the fence never came");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Logged after the catch-up's last gate, before the final position: only the final
+    // wait, under the fence, reads it.
+    let mut n2 = connect(fleet(), "node2");
+    exec(&mut n2, &["USE shop_8", "TRUNCATE orders"]);
+    let status = common::wait_exit(&mut merge, Duration::from_secs(120));
+    let err = std::fs::read_to_string(dir.path().join("merge.err")).unwrap();
+    stopped_before_the_flip(status.code(), &err, 7, 8, "truncate");
+    // It stopped in the final wait, under the fence, which it then lifted.
+    let rec = newest_op(&inventory(fleet())).unwrap();
+    for effect in ["raise-fence", "lower-fence"] {
+        assert!(rec.last_effect(effect).is_some(), "{effect}: {rec:?}");
+    }
+    assert!(rec.last_effect("flip").is_none(), "{rec:?}");
+    cli(&["abort", &op.to_string()]).assert().success();
+    assert_eq!(survivor_rows(7), own_rows(7));
 }
