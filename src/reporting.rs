@@ -999,6 +999,7 @@ mod tests {
             wild_do_table: "employees\\_1.%,app\\_3.%".into(),
             rewrite_db: String::new(),
             until_condition: String::new(),
+            until: None,
             source_server_id: None,
         };
         let got: Vec<String> = filter_now(&s).into_iter().collect();

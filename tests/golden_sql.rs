@@ -149,6 +149,14 @@ fn render(flavor: Flavor) -> String {
         "verify: apply up to the point: {}",
         shown(d.start_applier_until(&ch, &pos))
     ));
+    out.push(format!(
+        "merge gate: start the receiver only: {}",
+        d.start_receiver(&ch)
+    ));
+    out.push(format!(
+        "merge gate: read the source's binary log ahead of the applier: {}",
+        shown(d.show_binlog_events(&pos, shardctl::server::binlog::SCAN_PAGE))
+    ));
     let guard_schema = Ident::new("schema", "employees_7").unwrap();
     let guard_table = Ident::new("table", "salaries").unwrap();
     let hidden = Ident::new("table", "_shardctl_op9_0").unwrap();

@@ -352,6 +352,7 @@ fn three_range_shards_on_three_nodes_merge_onto_one_with_stale_routers() {
             "point-channel",
             "set-filters",
             "hold-channel",
+            "gate-applier",
             "stop-channel",
             "reset-channel",
         ] {

@@ -98,6 +98,12 @@ pub struct VerifyRequest<'a> {
     /// The channel to hold at a consistent point for each round; None when the data
     /// stands still (under a fence, or a copy on one node).
     pub channel: Option<&'a Channel>,
+    /// A merge's gated channel: the retired schemas, whose statements the channel must
+    /// never apply. Before each round lets the applier run up to its consistent point,
+    /// the source's binary log is read up to there (a statement touching one of them
+    /// refuses the round, the applier held where it stands); after the round the applier
+    /// stays at that point for the gate to let it go on.
+    pub gate: Option<&'a [Ident]>,
     /// Workers, chunk size, snapshot age.
     pub opts: VerifyOptions,
 }
@@ -222,6 +228,12 @@ pub trait FleetEffects {
     fn start_channel(&mut self, node: &str, channel: &Channel) -> Result<()> {
         let st = self.dialect(node)?.start_channel(channel);
         self.channel_statements(node, channel, &[st], ChannelState::Running)
+    }
+
+    /// Starts only `channel`'s receiver: its applier stays where it is.
+    fn start_receiver(&mut self, node: &str, channel: &Channel) -> Result<()> {
+        let st = self.dialect(node)?.start_receiver(channel);
+        self.channel_statements(node, channel, &[st], ChannelState::Stopped)
     }
 
     /// Stops `channel`.
@@ -764,6 +776,48 @@ pub fn catch_up(
     }
 }
 
+/// The refusal of a merge whose retired schema logged `blocked` on `source`: one line.
+pub fn gate_refusal(
+    source: &str,
+    blocked: &crate::server::binlog::BlockedStatement,
+    op: u64,
+) -> Error {
+    Error::Refused(format!(
+        "{source} logged a statement in the retired schema {} at {} ({}): the merge's channel would apply it to the survivor's tables, so it stops before its flip with the survivor untouched; `shardctl abort {op}` lifts the fence and removes the channel, then merge again",
+        blocked.schema,
+        blocked.statement_at,
+        blocked.text.replace(['\n', '\r'], " ")
+    ))
+}
+
+/// Before a verification round lets a merge's channel apply up to `point`: reads
+/// `source`'s binary log from where the applier stands up to there, and refuses on a
+/// statement touching one of the retired `schemas`.
+fn gate_check(
+    fleet: &mut Fleet<'_>,
+    source: &str,
+    target: &str,
+    channel: &Channel,
+    schemas: &[Ident],
+    point: &BinlogPosition,
+    op: u64,
+) -> Result<()> {
+    let applied = fleet
+        .reader(target)?
+        .channel_status(channel)?
+        .and_then(|s| s.executed)
+        .ok_or_else(|| {
+            Error::server(target, format!("channel {channel} has no applied position"))
+        })?;
+    let scan = fleet
+        .reader(source)?
+        .scan_for_gate(&applied, Some(point), schemas, usize::MAX)?;
+    match scan.blocked {
+        Some(b) => Err(gate_refusal(source, &b, op)),
+        None => Ok(()),
+    }
+}
+
 /// Connections to the fleet's nodes that send what they are told: the acting half of a
 /// live run, and all of a step subcommand run by hand.
 pub struct Fleet<'a> {
@@ -1167,6 +1221,7 @@ impl Effects for Live<'_> {
         let flags = Arc::clone(&self.flags);
         let node = req.target;
         let channel = req.channel;
+        let (from_node, gate, op) = (req.source, req.gate, self.lease.op);
         let mut hold = |h: Hold| -> Result<()> {
             let Some(channel) = channel else {
                 return Ok(());
@@ -1174,6 +1229,16 @@ impl Effects for Live<'_> {
             // A process whose operation was taken over touches no server: the new owner
             // releases the channel itself.
             flags.check_lease()?;
+            if let Some(schemas) = gate {
+                match &h {
+                    // The gate lets the applier go on from the consistent point.
+                    Hold::Release => return Ok(()),
+                    Hold::RunUntil(point) => {
+                        gate_check(fleet, from_node, node, channel, schemas, point, op)?
+                    }
+                    Hold::Pause => {}
+                }
+            }
             let dialect = fleet.reader(node)?.dialect();
             fleet.run(
                 node,
@@ -1949,7 +2014,12 @@ impl Effects for DryRun<'_> {
             // A round's holds, at the source's position as it reads now.
             let point = self.coordinates(req.source)?.position;
             let dialect = self.dialect(req.target)?;
-            for h in [Hold::Pause, Hold::RunUntil(point), Hold::Release] {
+            let holds = if req.gate.is_some() {
+                vec![Hold::Pause, Hold::RunUntil(point)]
+            } else {
+                vec![Hold::Pause, Hold::RunUntil(point), Hold::Release]
+            };
+            for h in holds {
                 let stmts = crate::verify::hold_statements(&dialect, channel, &h)?;
                 self.run(req.target, &stmts)?;
             }

@@ -332,6 +332,24 @@ impl Dialect {
         self.channel_verb("STOP", channel, " SQL_THREAD")
     }
 
+    /// Starts only the receiver (IO thread) of one channel: it reads the source's binary
+    /// log into the relay log and applies nothing.
+    pub fn start_receiver(&self, channel: &Channel) -> Stmt {
+        self.channel_verb("START", channel, " IO_THREAD")
+    }
+
+    /// At most `limit` events of the source's binary log `from.file`, from the event at
+    /// `from.pos` on (`Log_name`, `Pos`, `Event_type`, `Server_id`, `End_log_pos`,
+    /// `Info`): what a merge's gate reads before its channel's applier may go there.
+    pub fn show_binlog_events(&self, from: &BinlogPosition, limit: u32) -> Result<Stmt> {
+        check_binlog_file(&from.file)?;
+        Ok(Stmt::text(format!(
+            "SHOW BINLOG EVENTS IN {} FROM {} LIMIT {limit}",
+            string_literal(&from.file),
+            from.pos
+        )))
+    }
+
     /// Starts the applier of one channel so that it applies the source's events up to
     /// `pos` and no further: it stops before the first event past it (and, when nothing
     /// follows, stays exactly there).

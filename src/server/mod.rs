@@ -4,6 +4,7 @@
 //! which would silently drop session state the steps depend on (LOCK TABLES, sql_log_bin).
 
 pub mod accounts;
+pub mod binlog;
 pub mod catalog;
 pub mod definitions;
 pub mod dialect;

@@ -310,6 +310,10 @@ pub struct ChannelStatus {
     /// The applier's stop condition (`None` when it has none; MySQL calls it
     /// Until_Condition too).
     pub until_condition: String,
+    /// The source position the applier stops at (`UNTIL MASTER_LOG_FILE/POS`), when its
+    /// stop condition is one.
+    #[serde(skip)]
+    pub until: Option<BinlogPosition>,
     /// The source's server_id as the channel last saw it (`Master_Server_Id`): tells the
     /// source apart when the replica reaches it by another address than the inventory's.
     #[serde(skip)]
@@ -384,6 +388,9 @@ impl ChannelStatus {
             wild_do_table: s(&["Replicate_Wild_Do_Table"]),
             rewrite_db: s(&["Replicate_Rewrite_DB"]),
             until_condition: s(&["Until_Condition"]),
+            until: matches!(s(&["Until_Condition"]).as_str(), "Master" | "Source")
+                .then(|| position(&["Until_Log_File"], &["Until_Log_Pos"]))
+                .flatten(),
             source_server_id: col_u64(row, &["Master_Server_Id", "Source_Server_Id"])
                 .filter(|id| *id != 0),
         }

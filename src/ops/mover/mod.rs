@@ -25,6 +25,7 @@
 //! source; after the flip only forward.
 
 mod fencing;
+mod gate;
 mod group;
 mod owner;
 mod procedure;
@@ -229,6 +230,9 @@ pub enum Effect {
     StartChannel,
     /// The channel stopped at the final position.
     StopChannel,
+    /// A merge's gate: the channel's applier let run up to a position whose events the
+    /// source's binary log showed harmless to the survivor (`START ... SQL_THREAD UNTIL`).
+    GateApplier,
     /// The write fence raised.
     RaiseFence,
     /// The directory points at the target.
@@ -307,6 +311,7 @@ impl Effect {
         Effect::SetFilters,
         Effect::StartChannel,
         Effect::StopChannel,
+        Effect::GateApplier,
         Effect::RaiseFence,
         Effect::Flip,
         Effect::EnableEvents,
@@ -347,6 +352,7 @@ impl Effect {
             Effect::SetFilters => "set-filters",
             Effect::StartChannel => "start-channel",
             Effect::StopChannel => "stop-channel",
+            Effect::GateApplier => "gate-applier",
             Effect::RaiseFence => "raise-fence",
             Effect::Flip => "flip",
             Effect::EnableEvents => "enable-events",

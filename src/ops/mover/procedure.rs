@@ -55,13 +55,18 @@ impl<E: Effects> Mover<'_, E> {
             let lag = if self.same_node() {
                 serde_json::Value::Null
             } else {
-                match self.fx.catch_up(
-                    &source,
-                    &target,
-                    &channel,
-                    p.lag_below_secs,
-                    Duration::from_secs(30),
-                ) {
+                let caught_up = if self.gated() {
+                    self.gated_catch_up(p.lag_below_secs, Duration::from_secs(30))
+                } else {
+                    self.fx.catch_up(
+                        &source,
+                        &target,
+                        &channel,
+                        p.lag_below_secs,
+                        Duration::from_secs(30),
+                    )
+                };
+                match caught_up {
                     Ok(lag) => lag,
                     Err(Error::Timeout(why)) => {
                         crate::output::log(1, &format!("not ready for the cut-over yet: {why}"));
@@ -158,6 +163,10 @@ impl<E: Effects> Mover<'_, E> {
             Step::Backup(p) => self.backup(p.method, p.workers),
             Step::ChangeMaster(_) => self.change_master(),
             Step::Filter(_) => self.filter(),
+            Step::StartReplication(_) if self.gated() => {
+                self.start_gated_channel()?;
+                Ok(serde_json::Value::Null)
+            }
             Step::StartReplication(_) => {
                 let (target, channel) = (self.target.clone(), self.channel.clone());
                 self.effect(
@@ -172,6 +181,8 @@ impl<E: Effects> Mover<'_, E> {
                 let timeout = Duration::from_secs(w.timeout_secs);
                 if w.until.is_some() {
                     self.wait_final(timeout)
+                } else if self.gated() {
+                    self.gated_catch_up(w.lag_below_secs.unwrap_or(1), timeout)
                 } else {
                     let (source, target, channel) = (
                         self.source.clone(),
@@ -760,9 +771,13 @@ impl<E: Effects> Mover<'_, E> {
             Error::Internal("no final position: the lock step has not run".into())
         })?;
         let (target, channel) = (self.target.clone(), self.channel.clone());
-        // A run that crashed after stopping the channel left it stopped: start it again
-        // (the source is fenced, so nothing of the shard follows).
-        if self.fx.channel_state(&target, &channel)? != ChannelState::Running {
+        if self.gated() {
+            // The source is fenced: the gate reads its log up to the final position
+            // (what remains since the catch-up) and lets the applier run exactly there.
+            self.gate_to(&pos, timeout)?;
+        } else if self.fx.channel_state(&target, &channel)? != ChannelState::Running {
+            // A run that crashed after stopping the channel left it stopped: start it
+            // again (the source is fenced, so nothing of the shard follows).
             self.effect(
                 Effect::StartChannel,
                 &target,
@@ -770,8 +785,10 @@ impl<E: Effects> Mover<'_, E> {
                 |m| m.fx.start_channel(&target, &channel),
             )?;
         }
-        self.fx
-            .wait_for_position(&target, &channel, &pos, timeout)?;
+        if !self.gated() {
+            self.fx
+                .wait_for_position(&target, &channel, &pos, timeout)?;
+        }
         // Reached means something only in the binary log the position was read from.
         self.check_identity()?;
         self.effect(
@@ -1322,16 +1339,23 @@ impl<E: Effects> Mover<'_, E> {
         );
         let opts = verify_options(p);
         let definitions = self.check_table_sets(&tables, true)?;
+        let gate = self.gated().then(|| self.retired_schemas());
         let report = self.effect(
             Effect::HoldChannel,
             &target,
-            serde_json::json!({"channel": channel, "tables": tables.len()}),
+            match gate {
+                Some(_) => {
+                    serde_json::json!({"channel": channel, "tables": tables.len(), "gated": true})
+                }
+                None => serde_json::json!({"channel": channel, "tables": tables.len()}),
+            },
             |m| {
                 m.fx.verify(VerifyRequest {
                     source: &source,
                     target: &target,
                     tables: &tables,
                     channel: Some(&channel),
+                    gate: gate.as_deref(),
                     opts,
                 })
             },
@@ -1361,7 +1385,8 @@ impl<E: Effects> Mover<'_, E> {
     /// A verification run before a crash may have left the channel's applier stopped or
     /// running only up to its point: let it run freely again.
     fn release_channel_if_held(&mut self) -> Result<()> {
-        if self.fx.is_dry_run() {
+        // A gated applier is held by design: only the gate lets it go on.
+        if self.fx.is_dry_run() || self.gated() {
             return Ok(());
         }
         let (target, channel) = (self.target.clone(), self.channel.clone());
@@ -1483,6 +1508,7 @@ impl<E: Effects> Mover<'_, E> {
                 target: &target,
                 tables: &unverified,
                 channel: None,
+                gate: None,
                 opts,
             })?;
             refuse_differences(&report)?;

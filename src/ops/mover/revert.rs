@@ -450,6 +450,7 @@ impl<E: Effects> Mover<'_, E> {
             target: &source,
             tables: &tables,
             channel: Some(&channel),
+            gate: None,
             opts: super::procedure::verify_options(
                 &self.playbook.verify_params().cloned().unwrap_or_default(),
             ),
