@@ -304,7 +304,7 @@ pub enum Effect {
 
 impl Effect {
     /// Every effect.
-    pub const ALL: [Effect; 36] = [
+    pub const ALL: [Effect; 37] = [
         Effect::Copy,
         Effect::ImportOnReplica,
         Effect::PointChannel,
