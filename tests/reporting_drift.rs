@@ -5,7 +5,8 @@
 //! must join node3's channel at its own flip's position, not the second move's: node4
 //! holds every row written between the flips. `reporting status` shows the follow waiting
 //! meanwhile; `reporting check` reports the copy clean, then reports (exit 5) a row changed
-//! by hand on node4.
+//! by hand on node4. Then a follow that fails (node4's channel from the old node stopped on
+//! an error) is retried, at its own flip's position, by the next move onto the same node.
 
 mod common;
 
@@ -255,4 +256,53 @@ fn a_follow_skipped_by_an_open_window_joins_at_its_own_flip_and_check_finds_drif
     assert_eq!(c["clean"], true, "{c}");
     let st = json(&sb, &["reporting", "status"]);
     assert_eq!(st["reporting_nodes"][0]["drift"], false, "{st}");
+
+    // A follow that fails: node4's channel from node3 stops on an error (a row it must
+    // update is gone there), so the move of shard 3 to node1 cannot drain it. The move
+    // stands; the follow stays recorded with the failure.
+    exec(&mut n4, &["DELETE FROM app_3.t WHERE id = 2005"]);
+    exec(&mut n3, &["UPDATE app_3.t SET v = v + 1 WHERE id = 2005"]);
+    let out = cli(&sb, &["move", "--shard", "3", "--to", "node1"])
+        .success()
+        .get_output()
+        .clone();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the reporting server did not follow the operation"),
+        "{err}"
+    );
+    let mut n1 = connect(&sb, "node1");
+    exec(
+        &mut n1,
+        &["UPDATE app_3.t SET note = 'after a failed follow' WHERE id BETWEEN 2100 AND 2150"],
+    );
+    let st = json(&sb, &["reporting", "status"]);
+    let waiting = st["reporting_nodes"][0]["pending_follows"]
+        .as_array()
+        .unwrap();
+    assert_eq!(waiting.len(), 1, "{st}");
+    assert_eq!(waiting[0]["schema"], "app_3", "{st}");
+    assert!(waiting[0]["failure"].is_string(), "{st}");
+    assert_eq!(st["reporting_nodes"][0]["drift"], true, "{st}");
+
+    // The operator repairs the channel; the next move onto node1 ends with a sync that
+    // joins shard 3 at its own flip, not at this move's.
+    exec(
+        &mut n4,
+        &[
+            "INSERT INTO app_3.t VALUES (2005, 5, 'row 5')",
+            "START SLAVE 'shardctl_report_node3'",
+        ],
+    );
+    cli(&sb, &["move", "--shard", "2", "--to", "node1"]).success();
+    assert_node4_holds(&sb, 3, "node1", "after a failed follow and another move");
+    assert_node4_holds(&sb, 2, "node1", "after a failed follow and another move");
+    let st = json(&sb, &["reporting", "status"]);
+    assert_eq!(
+        st["reporting_nodes"][0]["pending_follows"],
+        serde_json::json!([]),
+        "{st}"
+    );
+    let c = json(&sb, &["reporting", "check"]);
+    assert_eq!(c["clean"], true, "{c}");
 }
