@@ -1250,6 +1250,24 @@ fn check_shard(
     let channel = channel_for(&shard.node)?;
     let mut source = connect(inv, &shard.node)?;
     let mut reporting = connect(inv, node)?;
+    // A stopped or failing channel cannot be held at a consistent point: the copy is not
+    // compared, and not clean.
+    match reporting.channel_status(&channel)? {
+        Some(c) if c.healthy() => {}
+        Some(c) => {
+            out.differing.push(format!(
+                "channel {channel} is not running{} (`shardctl reporting status`)",
+                c.last_error().map(|e| format!(": {e}")).unwrap_or_default()
+            ));
+            return Ok(out);
+        }
+        None => {
+            out.differing.push(format!(
+                "channel {channel} does not exist (run `shardctl reporting sync`)"
+            ));
+            return Ok(out);
+        }
+    }
     let mut tables = Vec::new();
     for schema in &schemas {
         let schema = Ident::new("schema", schema)?;

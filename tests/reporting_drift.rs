@@ -284,6 +284,16 @@ fn a_follow_skipped_by_an_open_window_joins_at_its_own_flip_and_check_finds_drif
     assert_eq!(waiting[0]["schema"], "app_3", "{st}");
     assert!(waiting[0]["failure"].is_string(), "{st}");
     assert_eq!(st["reporting_nodes"][0]["drift"], true, "{st}");
+    // Shard 1's channel (from node3) cannot be held at a consistent point: not compared,
+    // and not clean.
+    let args = ["--output", "json", "reporting", "check", "--shard", "1"];
+    let out = cli(&sb, &args).code(REFUSED).get_output().clone();
+    let c = json_out(&out, &args);
+    let why = c["shards"][0]["differing"][0].as_str().unwrap();
+    assert!(
+        why.starts_with("channel shardctl_report_node3 is not running"),
+        "{c}"
+    );
 
     // The operator repairs the channel; the next move onto node1 ends with a sync that
     // joins shard 3 at its own flip, not at this move's.
