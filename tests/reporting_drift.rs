@@ -6,7 +6,8 @@
 //! holds every row written between the flips. `reporting status` shows the follow waiting
 //! meanwhile; `reporting check` reports the copy clean, then reports (exit 5) a row changed
 //! by hand on node4. Then a follow that fails (node4's channel from the old node stopped on
-//! an error) is retried, at its own flip's position, by the next move onto the same node.
+//! an error) is retried, at its own flip's position, by the next move onto the same node;
+//! and a revert whose follow failed is copied again by the next sync.
 
 mod common;
 
@@ -315,4 +316,58 @@ fn a_follow_skipped_by_an_open_window_joins_at_its_own_flip_and_check_finds_drif
     );
     let c = json(&sb, &["reporting", "check"]);
     assert_eq!(c["clean"], true, "{c}");
+
+    // A revert whose follow fails: shard 1 goes from node3 to node2 with a window, takes a
+    // write there, and is reverted; node4's channel from node3 is broken, so the revert's
+    // follow (copy shard 1 again from node3, whose old copy took the window's write
+    // through the reverse channel) fails. Once the channel is repaired, a plain sync sees
+    // the recorded follow whose schema the directory places elsewhere and copies it again.
+    exec(&mut n4, &["DELETE FROM app_1.t WHERE id = 7"]);
+    exec(&mut n3, &["UPDATE app_1.t SET v = v + 1 WHERE id = 7"]);
+    let mv = std::process::Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
+        .env("SHARDCTL_YES", "1")
+        .env_remove("SHARDCTL_CONFIG")
+        .env_remove("SHARDCTL_FAULT")
+        .arg("--config")
+        .arg(sb.inventory_path())
+        .args([
+            "move",
+            "--shard",
+            "1",
+            "--to",
+            "node2",
+            "--revert-window",
+            "10m",
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let op = until_window(&sb);
+    let mut n2 = connect(&sb, "node2");
+    exec(
+        &mut n2,
+        &["UPDATE app_1.t SET note = 'in the window' WHERE id BETWEEN 100 AND 120"],
+    );
+    std::thread::sleep(Duration::from_millis(800));
+    cli(&sb, &["revert", &op.to_string()]).success();
+    let out = mv.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("the reporting server did not follow the operation"),
+        "{err}"
+    );
+    exec(
+        &mut n4,
+        &[
+            "INSERT INTO app_1.t VALUES (7, 7, 'between the flips')",
+            "START SLAVE 'shardctl_report_node3'",
+        ],
+    );
+    cli(&sb, &["reporting", "sync"]).success();
+    assert_node4_holds(&sb, 1, "node3", "after a revert whose follow failed");
+    let st = json(&sb, &["reporting", "status"]);
+    assert_eq!(st["reporting_nodes"][0]["drift"], false, "{st}");
 }
