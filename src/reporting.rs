@@ -595,63 +595,163 @@ fn narrow(
     }
 }
 
-/// A hint from a finished operation: `node`'s binary-log position at the flip, from which
-/// the schemas that arrived on it need its events (no copy needed when the reporting server
-/// holds them, exact at the flip); and schemas to copy again whatever the placement says
-/// (a move reverted in its window: the old copy took the window's writes through a reverse
-/// channel, which its node's binary log may not hold).
+/// A hint from a finished operation: schemas to copy again whatever the placement says (a
+/// move reverted in its window: the old copy took the window's writes through a reverse
+/// channel, which its node's binary log may not hold). Where a moved schema joins its new
+/// node's channel comes from its own record in `reporting_follows` (see [`record_flip`]),
+/// never from the operation that happens to run the sync.
 #[derive(Debug, Clone, Default)]
 pub struct FlipHint {
-    /// The node the schemas arrived on.
-    pub node: String,
-    /// Its position at the flip.
-    pub at: Option<BinlogPosition>,
     /// Schemas to copy again.
     pub recopy: BTreeSet<String>,
 }
 
-/// Brings every reporting node in line with the directory (see the module's comment).
+/// A move's flip that a reporting node has not followed yet: its copy of `schema`, exact
+/// at the flip once `from`'s channel has applied all it logged, needs `to`'s events from
+/// `at`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PendingFollow {
+    /// The moved schema.
+    pub schema: String,
+    /// The node it left.
+    pub from: String,
+    /// The node it arrived on.
+    pub to: String,
+    /// `to`'s binary-log position at the flip.
+    #[serde(rename = "position")]
+    pub at: BinlogPosition,
+    /// The move.
+    pub operation: u64,
+    /// Why the last attempt to follow failed; None when none was made yet (the move still
+    /// in its revert window, or running).
+    pub failure: Option<String>,
+    /// When the flip recorded it (RFC 3339 UTC).
+    pub recorded_at: String,
+}
+
+/// Called by a move right after its flip: every attached reporting node must join
+/// `schemas` from `to`'s position `at` (see `reporting_follows` in the directory schema).
+/// Recorded per schema, not per operation: whichever sync runs next (this move's own
+/// follow, another operation's, `reporting sync`) joins each schema at its own position.
+pub fn record_flip(
+    dir: &mut Directory,
+    from: &str,
+    to: &str,
+    schemas: &[String],
+    at: &BinlogPosition,
+    op: u64,
+) -> Result<()> {
+    let d = dir.schema().clone();
+    for schema in schemas {
+        dir.server()
+            .exec(&st::record_follow(&d, schema, from, to, at, op))?;
+    }
+    Ok(())
+}
+
+/// A reporting node's pending follows, by schema.
+pub fn follows(dir: &mut Directory, node: &str) -> Result<BTreeMap<String, PendingFollow>> {
+    let d = dir.schema().clone();
+    type Row = (
+        String,
+        String,
+        String,
+        String,
+        u64,
+        u64,
+        Option<String>,
+        i64,
+    );
+    dir.server()
+        .rows(&st::reporting_follows(&d, node))?
+        .into_iter()
+        .map(|r| {
+            let (schema, from, to, file, pos, operation, failure, recorded_at): Row =
+                mysql::from_row_opt(r).map_err(|e| crate::server::row_error(node, e))?;
+            Ok((
+                schema.clone(),
+                PendingFollow {
+                    schema,
+                    from,
+                    to,
+                    at: BinlogPosition { file, pos },
+                    operation,
+                    failure,
+                    recorded_at: crate::clock::rfc3339_millis(recorded_at),
+                },
+            ))
+        })
+        .collect()
+}
+
+/// Brings every reporting node in line with the directory (see the module's comment). A
+/// node whose sync fails keeps its pending follows, marked with the failure (shown by
+/// `reporting status`, retried by the next sync).
 pub fn sync(inv: &Inventory, hint: Option<&FlipHint>) -> Result<BTreeMap<String, Vec<Source>>> {
     let mut dir = Directory::open(inv)?;
     if attached(&mut dir)?.is_empty() {
         return Ok(BTreeMap::new());
     }
-    locked(&mut dir, |dir| {
+    let result = locked(&mut dir, |dir| {
         let mut out = BTreeMap::new();
         for node in attached(dir)? {
-            let s = sync_node(inv, dir, &node, hint)?;
-            out.insert(node, s);
+            match sync_node(inv, dir, &node, hint) {
+                Ok(s) => {
+                    out.insert(node, s);
+                }
+                Err(e) => {
+                    mark_failed(dir, &node, &e);
+                    return Err(e);
+                }
+            }
         }
         Ok(out)
-    })
+    });
+    if let Err(e) = &result {
+        // The lock not taken, or the directory lost mid-way: every node's follows wait.
+        if matches!(
+            e,
+            Error::Timeout(_) | Error::Interrupted | Error::InterruptedAt(_)
+        ) {
+            for node in attached(&mut dir).unwrap_or_default() {
+                mark_failed(&mut dir, &node, e);
+            }
+        }
+    }
+    result
+}
+
+/// Records why `node`'s pending follows were not done (best effort: the error itself is
+/// what the caller reports).
+fn mark_failed(dir: &mut Directory, node: &str, e: &Error) {
+    let d = dir.schema().clone();
+    let _ = dir
+        .server()
+        .exec(&st::fail_reporting_follows(&d, node, &e.to_string()));
 }
 
 /// Called once at the end of a successful move, split or merge (after its revert window,
 /// when it has one): follows the new placement on every reporting server. It never fails
 /// the operation (done by then): a failure is logged with the command that finishes the
-/// work.
+/// work, and the moved schemas' follows stay recorded (with the failure) until a sync
+/// joins them at their flip position.
 pub fn follow(
     inv: &Inventory,
-    target: &str,
+    _target: &str,
     state: &crate::ops::mover::MoveState,
     pairs: &[SchemaPair],
 ) {
-    let hint = if state.reverted {
-        FlipHint {
-            recopy: pairs.iter().map(|p| p.from.to_string()).collect(),
-            ..Default::default()
-        }
-    } else {
-        FlipHint {
-            node: target.to_string(),
-            at: state.target_position_at_flip.clone(),
-            recopy: BTreeSet::new(),
-        }
+    let hint = FlipHint {
+        recopy: if state.reverted {
+            pairs.iter().map(|p| p.from.to_string()).collect()
+        } else {
+            BTreeSet::new()
+        },
     };
     if let Err(e) = sync(inv, Some(&hint)) {
         log(
             0,
-            &format!("the reporting server did not follow the operation ({e}): run `shardctl reporting sync`"),
+            &format!("the reporting server did not follow the operation ({e}): run `shardctl reporting sync` (`shardctl reporting status` shows what waits)"),
         );
     }
 }
@@ -668,7 +768,21 @@ fn sync_node(
         )));
     }
     let mut r = connect(inv, node)?;
-    let recopy = hint.map(|h| h.recopy.clone()).unwrap_or_default();
+    let place_now = placement(&dir.load()?);
+    let placed_on: BTreeMap<&String, &String> = place_now
+        .iter()
+        .flat_map(|(n, schemas)| schemas.iter().map(move |x| (x, n)))
+        .collect();
+    let pending_follows = follows(dir, node)?;
+    let mut recopy = hint.map(|h| h.recopy.clone()).unwrap_or_default();
+    // A follow whose schema is placed elsewhere than where its flip took it: the directory
+    // was pointed back without a move's flip (a revert in the window), and the copy that
+    // took the window's writes may hold events its node never logged.
+    for f in pending_follows.values() {
+        if placed_on.get(&f.schema).is_some_and(|n| **n != f.to) {
+            recopy.insert(f.schema.clone());
+        }
+    }
     let mut recorded = sources(dir, node)?;
     let before: BTreeSet<String> = recorded
         .iter()
@@ -678,6 +792,13 @@ fn sync_node(
     for s in recorded.iter_mut() {
         add_pending(inv, dir, &mut r, node, s)?;
     }
+    // Which channel carried each schema before this sync changed anything: a moved
+    // schema's copy is exact at its flip only once its old node's channel has applied all
+    // that node logged (the removals below make sure of it).
+    let carried_by: BTreeMap<String, String> = recorded
+        .iter()
+        .flat_map(|s| s.schemas.iter().map(|x| (x.clone(), s.node.clone())))
+        .collect();
     let place = placement(&dir.load()?);
     // Removals first: an old node's channel applies its last events of a shard before the
     // new node's first arrive.
@@ -724,33 +845,62 @@ fn sync_node(
         if add.is_empty() {
             continue;
         }
-        s.pending = add.clone();
-        // The reporting server's own copy of a moved shard is exact at the flip: only the
-        // new node's events from its position at the flip are missing.
-        let mut exact_at = None;
-        if let Some((h, at)) = hint.and_then(|h| Some((h, h.at.clone()?))) {
-            let mut all_here = &h.node == source;
-            for schema in &add {
-                all_here &= before.contains(schema)
-                    && !recopy.contains(schema)
-                    && r.schema_exists(&Ident::new("schema", schema)?)?;
-            }
-            if all_here {
-                exact_at = Some(at);
+        // A moved schema joins at its own flip's position when the reporting server's copy
+        // is exact there: its flip's old node's channel carried it until this sync. Every
+        // other schema is copied afresh. One join per position, earliest first.
+        let mut at_flip: BTreeMap<BinlogPosition, BTreeSet<String>> = BTreeMap::new();
+        let mut fresh = BTreeSet::new();
+        for schema in &add {
+            let exact = match pending_follows.get(schema) {
+                Some(f)
+                    if &f.to == source
+                        && carried_by.get(schema) == Some(&f.from)
+                        && !recopy.contains(schema)
+                        && r.schema_exists(&Ident::new("schema", schema)?)? =>
+                {
+                    Some(f)
+                }
+                _ => None,
+            };
+            match exact {
+                Some(f) => {
+                    log(
+                        if f.failure.is_some() { 0 } else { 1 },
+                        &format!(
+                            "{node}: {schema} joins from operation {}'s flip onto {source} at {}{}",
+                            f.operation,
+                            f.at,
+                            f.failure
+                                .as_deref()
+                                .map(|w| format!(" (its last follow failed: {w})"))
+                                .unwrap_or_default()
+                        ),
+                    );
+                    at_flip
+                        .entry(f.at.clone())
+                        .or_default()
+                        .insert(schema.clone());
+                }
+                None => {
+                    fresh.insert(schema.clone());
+                }
             }
         }
-        match exact_at {
-            Some(at) => {
-                s.pending_state = Pending::Joining;
-                s.pending_at = Some(at);
-            }
-            None => {
-                s.pending_state = Pending::Copying;
-                s.pending_at = None;
-            }
+        let batches = at_flip
+            .into_iter()
+            .map(|(at, b)| (Some(at), b))
+            .chain((!fresh.is_empty()).then_some((None, fresh)));
+        for (at, batch) in batches {
+            s.pending = batch;
+            s.pending_state = if at.is_some() {
+                Pending::Joining
+            } else {
+                Pending::Copying
+            };
+            s.pending_at = at;
+            record(dir, node, s)?;
+            add_pending(inv, dir, &mut r, node, s)?;
         }
-        record(dir, node, s)?;
-        add_pending(inv, dir, &mut r, node, s)?;
     }
     // Schemas no node holds any more (a merge retired their shard).
     let now: BTreeSet<String> = recorded
@@ -764,6 +914,23 @@ fn sync_node(
     if !gone.is_empty() {
         let drops: Vec<_> = gone.iter().map(statements::drop_schema_if_exists).collect();
         r.exec_unlogged(&drops)?;
+    }
+    // A follow is done once the channel of the node the directory places its schema on
+    // carries it (joined at its flip, or copied afresh); a schema no node holds any more
+    // has nothing left to follow.
+    let d = dir.schema().clone();
+    for f in pending_follows.values() {
+        let placed = place.iter().find(|(_, xs)| xs.contains(&f.schema));
+        let done = match placed {
+            Some((n, _)) => recorded
+                .iter()
+                .any(|s| &s.node == n && s.schemas.contains(&f.schema)),
+            None => !now.contains(&f.schema),
+        };
+        if done {
+            dir.server()
+                .exec(&st::delete_reporting_follow(&d, node, &f.schema))?;
+        }
     }
     sources(dir, node)
 }
@@ -857,11 +1024,56 @@ pub struct ChannelReport {
     pub error: Option<String>,
 }
 
+/// The last `reporting check` of one shard on a reporting node.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckRecord {
+    /// The shard.
+    pub shard: u32,
+    /// The reporting copy matched the fleet.
+    pub clean: bool,
+    /// The tables that differed (`schema.table`), or why the shard could not be compared.
+    pub differing: Vec<String>,
+    /// When (RFC 3339 UTC).
+    pub checked_at: String,
+}
+
+/// A reporting node in `reporting status`: its channels, the follows it has not done and
+/// its last checks.
+#[derive(Debug, Clone, Serialize)]
+pub struct NodeReport {
+    /// The channels.
+    pub channels: Vec<ChannelReport>,
+    /// Moves whose flip this node's copy has not followed yet (the next sync joins each
+    /// at its own flip position).
+    pub pending_follows: Vec<PendingFollow>,
+    /// The last `reporting check` of each shard.
+    pub last_checks: Vec<CheckRecord>,
+    /// Whether the copy may differ from the fleet: a channel not running, a change under
+    /// way, a follow not done, or a last check that found differences.
+    pub drift: bool,
+}
+
+/// A reporting node's last checks.
+pub fn checks(dir: &mut Directory, node: &str) -> Result<Vec<CheckRecord>> {
+    let d = dir.schema().clone();
+    dir.server()
+        .rows(&st::reporting_checks(&d, node))?
+        .into_iter()
+        .map(|r| {
+            let (shard, clean, differing, at): (u32, u8, String, i64) =
+                mysql::from_row_opt(r).map_err(|e| crate::server::row_error(node, e))?;
+            Ok(CheckRecord {
+                shard,
+                clean: clean != 0,
+                differing: serde_json::from_str(&differing).unwrap_or_else(|_| vec![differing]),
+                checked_at: crate::clock::rfc3339_millis(at),
+            })
+        })
+        .collect()
+}
+
 /// `reporting status`: every reporting node (or `only`) with its channels.
-pub fn status_report(
-    inv: &Inventory,
-    only: Option<&str>,
-) -> Result<BTreeMap<String, Vec<ChannelReport>>> {
+pub fn status_report(inv: &Inventory, only: Option<&str>) -> Result<BTreeMap<String, NodeReport>> {
     let mut dir = Directory::open(inv)?;
     let nodes = attached(&mut dir)?;
     if let Some(n) = only {
@@ -905,8 +1117,215 @@ pub fn status_report(
                 error,
             });
         }
-        out.insert(node, rows);
+        let pending_follows: Vec<PendingFollow> = follows(&mut dir, &node)?.into_values().collect();
+        let last_checks = checks(&mut dir, &node)?;
+        let drift = !pending_follows.is_empty()
+            || last_checks.iter().any(|c| !c.clean)
+            || rows
+                .iter()
+                .any(|c| !c.running || c.pending_state != Pending::None);
+        out.insert(
+            node,
+            NodeReport {
+                channels: rows,
+                pending_follows,
+                last_checks,
+                drift,
+            },
+        );
     }
+    Ok(out)
+}
+
+/// What `reporting check` found for one shard on one reporting node.
+#[derive(Debug, Clone, Serialize)]
+pub struct ShardCheck {
+    /// The reporting node.
+    pub node: String,
+    /// The shard.
+    pub shard: u32,
+    /// The node the directory places it on.
+    pub source: String,
+    /// Whether the reporting copy matched.
+    pub clean: bool,
+    /// Tables compared.
+    pub tables: usize,
+    /// Chunks compared.
+    pub chunks: u64,
+    /// Rows compared (on the shard's node).
+    pub rows: u64,
+    /// The reporting channel's positions the comparison was made at, one per round.
+    pub points: Vec<BinlogPosition>,
+    /// The tables that differ, or why the shard could not be compared (a schema the
+    /// channel does not carry, a table missing on the reporting server).
+    pub differing: Vec<String>,
+    /// The differing chunks (at most [`crate::verify::MAX_DIFFERENCES`]).
+    pub differences: Vec<crate::verify::ChunkDifference>,
+}
+
+/// `reporting check`: compares each reporting server's copy of every shard (or `only`)
+/// with the shard's node, chunk by chunk with the verification's own code
+/// ([`crate::verify::verify`]): each round holds the reporting channel at a consistent
+/// point of the shard's node (its applier runs `UNTIL` the position read under a
+/// momentary lock of the compared tables), so writes under way never show as drift.
+/// Records each shard's result in the directory (`reporting status` shows it). Holds the
+/// reporting lock: no sync re-points a channel meanwhile.
+pub fn check(
+    inv: &Inventory,
+    only: Option<u32>,
+    opts: &crate::verify::VerifyOptions,
+) -> Result<Vec<ShardCheck>> {
+    let mut dir = Directory::open(inv)?;
+    let snap = dir.load()?;
+    if let Some(id) = only {
+        if !snap.shards.iter().any(|s| s.id == id) {
+            return Err(Error::Usage(format!("shard {id} is not in the directory")));
+        }
+    }
+    let nodes = attached(&mut dir)?;
+    if nodes.is_empty() {
+        return Err(Error::Refused(
+            "no reporting server is attached: nothing to check".into(),
+        ));
+    }
+    locked(&mut dir, |dir| {
+        let mut out = Vec::new();
+        for node in &nodes {
+            let recorded = sources(dir, node)?;
+            for shard in snap
+                .shards
+                .iter()
+                .filter(|s| s.state != ShardState::Offline && only.is_none_or(|id| id == s.id))
+            {
+                crate::signal::check()?;
+                let c = check_shard(inv, node, &recorded, &snap, shard, opts)?;
+                let d = dir.schema().clone();
+                dir.server().exec(&st::record_reporting_check(
+                    &d,
+                    node,
+                    c.shard,
+                    c.clean,
+                    &serde_json::to_string(&c.differing).unwrap_or_else(|_| "[]".into()),
+                ))?;
+                out.push(c);
+            }
+        }
+        Ok(out)
+    })
+}
+
+fn check_shard(
+    inv: &Inventory,
+    node: &str,
+    recorded: &[Source],
+    snap: &Snapshot,
+    shard: &crate::directory::Shard,
+    opts: &crate::verify::VerifyOptions,
+) -> Result<ShardCheck> {
+    let mut out = ShardCheck {
+        node: node.to_string(),
+        shard: shard.id,
+        source: shard.node.clone(),
+        clean: false,
+        tables: 0,
+        chunks: 0,
+        rows: 0,
+        points: Vec::new(),
+        differing: Vec::new(),
+        differences: Vec::new(),
+    };
+    let schemas = snap.shard_schemas(shard);
+    let carrier = recorded.iter().find(|s| s.node == shard.node);
+    for schema in &schemas {
+        if !carrier.is_some_and(|s| s.schemas.contains(schema)) {
+            out.differing.push(format!(
+                "{schema}: not replicated from {} (run `shardctl reporting sync`)",
+                shard.node
+            ));
+        }
+    }
+    if !out.differing.is_empty() {
+        return Ok(out);
+    }
+    let channel = channel_for(&shard.node)?;
+    let mut source = connect(inv, &shard.node)?;
+    let mut reporting = connect(inv, node)?;
+    // A stopped or failing channel cannot be held at a consistent point: the copy is not
+    // compared, and not clean.
+    match reporting.channel_status(&channel)? {
+        Some(c) if c.healthy() => {}
+        Some(c) => {
+            out.differing.push(format!(
+                "channel {channel} is not running{} (`shardctl reporting status`)",
+                c.last_error().map(|e| format!(": {e}")).unwrap_or_default()
+            ));
+            return Ok(out);
+        }
+        None => {
+            out.differing.push(format!(
+                "channel {channel} does not exist (run `shardctl reporting sync`)"
+            ));
+            return Ok(out);
+        }
+    }
+    let mut tables = Vec::new();
+    for schema in &schemas {
+        let schema = Ident::new("schema", schema)?;
+        let there: BTreeSet<Ident> = if reporting.schema_exists(&schema)? {
+            reporting
+                .tables(&schema)?
+                .into_iter()
+                .filter(|t| !t.is_view)
+                .map(|t| t.name)
+                .collect()
+        } else {
+            BTreeSet::new()
+        };
+        for t in source.tables(&schema)? {
+            if t.is_view
+                || t.name
+                    .as_str()
+                    .starts_with(crate::ops::fence::HIDDEN_PREFIX)
+            {
+                continue;
+            }
+            if !there.contains(&t.name) {
+                out.differing
+                    .push(format!("{schema}.{}: missing on {node}", t.name));
+                continue;
+            }
+            tables.push(crate::verify::TablePair {
+                source_schema: schema.clone(),
+                source_table: t.name.clone(),
+                target_schema: schema.clone(),
+                target_table: t.name,
+                target_filter: None,
+            });
+        }
+    }
+    drop(source);
+    let dialect = reporting.dialect();
+    let report = crate::verify::verify(
+        &ConnectSpec::for_node(inv, inv.node(&shard.node)?)?,
+        &ConnectSpec::for_node(inv, inv.node(node)?)?,
+        &tables,
+        Some(&channel),
+        opts,
+        &mut |h| {
+            for stmt in crate::verify::hold_statements(&dialect, &channel, &h)? {
+                reporting.exec(&stmt)?;
+            }
+            Ok(())
+        },
+    )?;
+    out.tables = report.tables;
+    out.chunks = report.chunks;
+    out.rows = report.rows;
+    out.points = report.points;
+    let differing: BTreeSet<String> = report.differences.iter().map(|d| d.table.clone()).collect();
+    out.differing.extend(differing);
+    out.differences = report.differences;
+    out.clean = out.differing.is_empty();
     Ok(out)
 }
 

@@ -1215,7 +1215,8 @@ fn reference_statements() {
 }
 
 /// The reporting server's statements: each flavor's channel start with a stop position,
-/// and the directory's records of reporting nodes and their sources.
+/// and the directory's records of reporting nodes, their sources, the follows they owe and
+/// their last checks.
 #[test]
 fn reporting_statements() {
     use shardctl::server::reporting as r;
@@ -1264,6 +1265,24 @@ fn reporting_statements() {
         "forget source: {}",
         r::delete_reporting_source(&d, "node4", "node2")
     ));
+    out.push(format!(
+        "record follow: {}",
+        r::record_follow(&d, "app_1", "node1", "node3", &pos, 7)
+    ));
+    out.push(format!("follows: {}", r::reporting_follows(&d, "node4")));
+    out.push(format!(
+        "follow done: {}",
+        r::delete_reporting_follow(&d, "node4", "app_1")
+    ));
+    out.push(format!(
+        "follows failed: {}",
+        r::fail_reporting_follows(&d, "node4", "another shardctl held the reporting lock")
+    ));
+    out.push(format!(
+        "record check: {}",
+        r::record_reporting_check(&d, "node4", 2, false, r#"["app_2.t"]"#)
+    ));
+    out.push(format!("checks: {}", r::reporting_checks(&d, "node4")));
     out.push(format!("lock: {}", r::take_reporting_lock(600)));
     out.push(format!("unlock: {}", r::release_reporting_lock()));
     assert!(Dialect::new(Flavor::new(Vendor::MariaDb, 10, 11, 6))

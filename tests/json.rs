@@ -15,6 +15,7 @@ const VOLATILE: &[&str] = &[
     "address",
     "at",
     "bytes",
+    "checked_at",
     "config",
     "copied_rows",
     "created_at",
@@ -36,6 +37,7 @@ const VOLATILE: &[&str] = &[
     "pid",
     "port",
     "pos",
+    "recorded_at",
     "rows",
     "seconds",
     "server",
@@ -594,6 +596,8 @@ fn every_command_follows_the_json_contract() {
     c.run(&["reporting", "attach", "node4"]);
     c.run(&["reporting", "status"]);
     c.run(&["reporting", "sync"]);
+    c.run(&["reporting", "check"]);
+    c.run(&["reporting", "status"]);
     c.run(&["reporting", "detach", "node4", "--drop"]);
 
     // Taking the directory apart again.
@@ -688,6 +692,7 @@ fn every_command_follows_the_json_contract() {
         "ids sequence show",
         "query",
         "reporting attach",
+        "reporting check",
         "reporting detach",
         "reporting status",
         "reporting sync",

@@ -541,6 +541,21 @@ fn bad_reporting_input_is_refused_and_changes_nothing() {
         REFUSED,
         "node node4 is not attached as a reporting server",
     );
+    refused(
+        &["reporting", "check", "--shard", "99"],
+        USAGE,
+        "shard 99 is not in the directory",
+    );
+    refused(
+        &["reporting", "check"],
+        REFUSED,
+        "no reporting server is attached: nothing to check",
+    );
+    refused(
+        &["reporting", "check", "--chunk-rows", "0"],
+        USAGE,
+        "--chunk-rows",
+    );
     // A source whose binary log carries statements.
     let mut n2 = connect(fleet(), "node2");
     exec(&mut n2, &["SET GLOBAL binlog_format = 'STATEMENT'"]);

@@ -1,9 +1,9 @@
-//! Handlers of `reporting attach|status|sync|detach`: a reporting server replicating every
+//! Handlers of `reporting attach|status|sync|check|detach`: a reporting server replicating every
 //! shard (`src/reporting.rs`).
 
 use super::Context;
 use crate::directory::Directory;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::output::{self, Format};
 use comfy_table::Cell;
 
@@ -23,7 +23,9 @@ pub enum ReportingCommand {
         #[arg(long)]
         dry_run: bool,
     },
-    /// Each reporting server's channels: running, lag, the schemas each carries.
+    /// Each reporting server's channels (running, lag, the schemas each carries), the moves
+    /// whose flip it has not followed yet (the next sync joins each at its own position)
+    /// and the last `reporting check` of each shard.
     #[command(
         after_help = "Example:\n  shardctl reporting status\n  shardctl reporting status node4 --output json"
     )]
@@ -36,6 +38,22 @@ pub enum ReportingCommand {
     /// sync finished. Moves, splits and merges run it at their end by themselves.
     #[command(after_help = "Example:\n  shardctl reporting sync")]
     Sync,
+    /// Compare each reporting server's copy of every shard (or one) with the shard's node,
+    /// chunk by chunk with the verification's checksums, at consistent points of the
+    /// reporting channel (its applier held at the node's position for each round). Prints
+    /// the differing tables and chunks; exits 5 when a copy differs or a shard's schemas
+    /// are not replicated. The result shows in `reporting status`.
+    #[command(
+        after_help = "Example:\n  shardctl reporting check\n  shardctl reporting check --shard 3 --output json"
+    )]
+    Check {
+        /// Only this shard.
+        #[arg(long)]
+        shard: Option<u32>,
+        /// Rows per compared chunk.
+        #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+        chunk_rows: u64,
+    },
     /// Remove NODE's reporting channels and forget it; its copies stay (or go with --drop).
     #[command(after_help = "Example:\n  shardctl reporting detach node4 --drop --yes")]
     Detach {
@@ -122,6 +140,70 @@ pub fn run(ctx: &Context, cmd: ReportingCommand) -> Result<()> {
             crate::reporting::sync(&inv, None)?;
             print_status(ctx, "reporting sync", &inv, None)
         }
+        ReportingCommand::Check { shard, chunk_rows } => {
+            let opts = crate::verify::VerifyOptions {
+                chunk_rows,
+                ..Default::default()
+            };
+            let checks = crate::reporting::check(&inv, shard, &opts)?;
+            match ctx.format {
+                Format::Json => output::print_document(
+                    "reporting check",
+                    serde_json::json!({
+                        "clean": checks.iter().all(|c| c.clean),
+                        "shards": checks,
+                    }),
+                ),
+                Format::Table => {
+                    let mut t = output::table(&[
+                        "reporting node",
+                        "shard",
+                        "source",
+                        "tables",
+                        "rows",
+                        "result",
+                        "differing",
+                    ]);
+                    for c in &checks {
+                        t.add_row(vec![
+                            Cell::new(&c.node),
+                            Cell::new(c.shard),
+                            Cell::new(&c.source),
+                            Cell::new(c.tables),
+                            Cell::new(c.rows),
+                            output::status_cell(if c.clean { "same" } else { "differs" }, c.clean),
+                            Cell::new(c.differing.join(", ")),
+                        ]);
+                    }
+                    crate::outln!("{t}");
+                    for c in &checks {
+                        for d in &c.differences {
+                            crate::outln!("{}: shard {}: {d}", c.node, c.shard);
+                        }
+                    }
+                }
+            }
+            let bad: Vec<String> = checks
+                .iter()
+                .filter(|c| !c.clean)
+                .map(|c| {
+                    format!(
+                        "shard {} on {} ({})",
+                        c.shard,
+                        c.node,
+                        c.differing.join(", ")
+                    )
+                })
+                .collect();
+            if bad.is_empty() {
+                Ok(())
+            } else {
+                Err(Error::Refused(format!(
+                    "the reporting copy differs from the fleet: {}",
+                    bad.join("; ")
+                )))
+            }
+        }
         ReportingCommand::Detach { node, drop } => {
             if drop {
                 super::confirm(ctx, &format!("drop every shard copy on {node}"))?;
@@ -155,7 +237,15 @@ fn print_status(
         Format::Json => {
             let nodes: Vec<serde_json::Value> = report
                 .iter()
-                .map(|(n, channels)| serde_json::json!({"node": n, "channels": channels}))
+                .map(|(n, r)| {
+                    serde_json::json!({
+                        "node": n,
+                        "channels": r.channels,
+                        "pending_follows": r.pending_follows,
+                        "last_checks": r.last_checks,
+                        "drift": r.drift,
+                    })
+                })
                 .collect();
             output::print_document(command, serde_json::json!({"reporting_nodes": nodes}));
         }
@@ -163,8 +253,38 @@ fn print_status(
             if report.is_empty() {
                 crate::outln!("no reporting server attached");
             }
-            for (n, rows) in &report {
-                sources_table(rows, n);
+            for (n, r) in &report {
+                sources_table(&r.channels, n);
+                for f in &r.pending_follows {
+                    crate::outln!(
+                        "{n}: not followed yet: {} moved {} -> {} by operation {} (joins {} at {}){}",
+                        f.schema,
+                        f.from,
+                        f.to,
+                        f.operation,
+                        f.to,
+                        f.at,
+                        f.failure
+                            .as_deref()
+                            .map(|w| format!("; last attempt failed: {w}"))
+                            .unwrap_or_default()
+                    );
+                }
+                for c in &r.last_checks {
+                    crate::outln!(
+                        "{n}: shard {} checked {}: {}",
+                        c.shard,
+                        c.checked_at,
+                        if c.clean {
+                            "same as the fleet".to_string()
+                        } else {
+                            format!("DIFFERS ({})", c.differing.join(", "))
+                        }
+                    );
+                }
+                if r.drift {
+                    crate::outln!("{n}: may differ from the fleet (`shardctl reporting sync`, then `shardctl reporting check`)");
+                }
             }
         }
     }

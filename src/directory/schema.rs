@@ -2,7 +2,7 @@
 //! directory lacks; a directory newer than this binary is refused.
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: u32 = 8;
+pub const SCHEMA_VERSION: u32 = 9;
 
 /// Migration `n` (1-based) brings a directory from version n-1 to n. `{d}` stands for the
 /// back-quoted directory schema.
@@ -212,4 +212,35 @@ pub const MIGRATIONS: &[&[&str]] = &[&[
     "UPDATE {d}.directory_version
         SET directory_id = CONV(LEFT(SHA2(CONCAT(UUID(), RAND(), @@hostname, @@port), 256), 8), 16, 10)
         WHERE id = 1 AND directory_id IS NULL",
+], &[
+    // A reporting server's follows, per (reporting node, schema): a move's flip records
+    // that the reporting copy of each moved schema, exact at the flip once the old node's
+    // channel has applied all it logged, needs the new node's events from its position at
+    // the flip (`at_file`, `at_pos`). The row goes when the schema is joined at that
+    // position (or copied afresh); until then `reporting status` shows it, with why the
+    // last attempt failed (`failure`), and the next sync retries it.
+    "CREATE TABLE IF NOT EXISTS {d}.reporting_follows (
+        reporting_node VARCHAR(64) NOT NULL,
+        schema_name VARCHAR(64) NOT NULL,
+        from_node VARCHAR(64) NOT NULL,
+        to_node VARCHAR(64) NOT NULL,
+        at_file VARCHAR(255) NOT NULL,
+        at_pos BIGINT UNSIGNED NOT NULL,
+        operation_id BIGINT UNSIGNED NOT NULL,
+        failure TEXT NULL,
+        recorded_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
+        PRIMARY KEY (reporting_node, schema_name),
+        FOREIGN KEY (reporting_node) REFERENCES reporting_nodes (node)
+    ) ENGINE=InnoDB",
+    // The last `shardctl reporting check` of each (reporting node, shard): whether the
+    // copy matched the fleet, and the differing tables when not.
+    "CREATE TABLE IF NOT EXISTS {d}.reporting_checks (
+        reporting_node VARCHAR(64) NOT NULL,
+        shard_id INT UNSIGNED NOT NULL,
+        clean TINYINT UNSIGNED NOT NULL,
+        differing TEXT NOT NULL,
+        checked_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
+        PRIMARY KEY (reporting_node, shard_id),
+        FOREIGN KEY (reporting_node) REFERENCES reporting_nodes (node)
+    ) ENGINE=InnoDB",
 ]];

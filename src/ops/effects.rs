@@ -635,6 +635,16 @@ pub trait Effects: FleetEffects {
     fn set_shard_state(&mut self, shard: u32, state: ShardState) -> Result<()>;
     /// Changes the directory's placement (one transaction); the new directory version.
     fn flip(&mut self, flip: &Flip) -> Result<u64>;
+    /// Records, for every reporting server, that its copies of `schemas` (moved from
+    /// `from` to `to`) need `to`'s events from `at`, its position at the flip (see
+    /// [`crate::reporting::record_flip`]).
+    fn record_reporting_follow(
+        &mut self,
+        from: &str,
+        to: &str,
+        schemas: &[String],
+        at: &BinlogPosition,
+    ) -> Result<()>;
     /// Where the directory places a shard now, and its state.
     fn shard_location(&mut self, shard: u32) -> Result<Option<(String, String)>>;
     /// Joins the holders of `node`'s read-only fence; whether it was read-only before (read
@@ -1358,6 +1368,16 @@ impl Effects for Live<'_> {
 
     fn set_shard_state(&mut self, shard: u32, state: ShardState) -> Result<()> {
         self.dir.set_shard_state_leased(&self.lease, shard, state)
+    }
+
+    fn record_reporting_follow(
+        &mut self,
+        from: &str,
+        to: &str,
+        schemas: &[String],
+        at: &BinlogPosition,
+    ) -> Result<()> {
+        crate::reporting::record_flip(&mut self.dir, from, to, schemas, at, self.lease.op)
     }
 
     fn flip(&mut self, flip: &Flip) -> Result<u64> {
@@ -2098,6 +2118,17 @@ impl Effects for DryRun<'_> {
     }
 
     fn set_step_outputs(&mut self, _step_no: u32, _outputs: &serde_json::Value) -> Result<()> {
+        Ok(())
+    }
+
+    /// A journal record, not an effect on a server: a dry run flips nothing to follow.
+    fn record_reporting_follow(
+        &mut self,
+        _from: &str,
+        _to: &str,
+        _schemas: &[String],
+        _at: &BinlogPosition,
+    ) -> Result<()> {
         Ok(())
     }
 

@@ -97,9 +97,23 @@ pub fn insert_reporting_node(d: &Ident, node: &str) -> Stmt {
     )
 }
 
-/// Forgets a reporting node (its sources first).
+/// Forgets a reporting node (its follows, checks and sources first).
 pub fn delete_reporting_node(d: &Ident, node: &str) -> Vec<Stmt> {
     vec![
+        Stmt::with(
+            format!(
+                "DELETE FROM {}.reporting_follows WHERE reporting_node = ?",
+                d.quoted()
+            ),
+            vec![Value::from(node)],
+        ),
+        Stmt::with(
+            format!(
+                "DELETE FROM {}.reporting_checks WHERE reporting_node = ?",
+                d.quoted()
+            ),
+            vec![Value::from(node)],
+        ),
         Stmt::with(
             format!(
                 "DELETE FROM {}.reporting_sources WHERE reporting_node = ?",
@@ -167,6 +181,102 @@ pub fn delete_reporting_source(d: &Ident, node: &str, source: &str) -> Stmt {
             d.quoted()
         ),
         vec![Value::from(node), Value::from(source)],
+    )
+}
+
+/// Records, for every attached reporting node, that its copy of `schema` (moved by
+/// operation `op` from `from` to `to`) needs `to`'s events from `at`: written by the move
+/// right after its flip, replacing an older follow of the same schema.
+pub fn record_follow(
+    d: &Ident,
+    schema: &str,
+    from: &str,
+    to: &str,
+    at: &BinlogPosition,
+    op: u64,
+) -> Stmt {
+    Stmt::with(
+        format!(
+            "REPLACE INTO {d}.reporting_follows (reporting_node, schema_name, from_node, to_node, at_file, at_pos, operation_id) SELECT node, ?, ?, ?, ?, ?, ? FROM {d}.reporting_nodes",
+            d = d.quoted()
+        ),
+        vec![
+            Value::from(schema),
+            Value::from(from),
+            Value::from(to),
+            Value::from(at.file.as_str()),
+            Value::from(at.pos),
+            Value::from(op),
+        ],
+    )
+}
+
+/// A reporting node's pending follows: schema, from node, to node, file, position,
+/// operation, why the last attempt failed (NULL: not attempted yet), when recorded (Unix
+/// milliseconds).
+pub fn reporting_follows(d: &Ident, node: &str) -> Stmt {
+    Stmt::with(
+        format!(
+            "SELECT schema_name, from_node, to_node, at_file, at_pos, operation_id, failure, CAST(UNIX_TIMESTAMP(recorded_at) * 1000 AS UNSIGNED) FROM {}.reporting_follows WHERE reporting_node = ? ORDER BY schema_name",
+            d.quoted()
+        ),
+        vec![Value::from(node)],
+    )
+}
+
+/// A follow done: the schema is joined at its position (or copied afresh).
+pub fn delete_reporting_follow(d: &Ident, node: &str, schema: &str) -> Stmt {
+    Stmt::with(
+        format!(
+            "DELETE FROM {}.reporting_follows WHERE reporting_node = ? AND schema_name = ?",
+            d.quoted()
+        ),
+        vec![Value::from(node), Value::from(schema)],
+    )
+}
+
+/// Why a reporting node's pending follows were not done this time (every one of them).
+pub fn fail_reporting_follows(d: &Ident, node: &str, failure: &str) -> Stmt {
+    Stmt::with(
+        format!(
+            "UPDATE {}.reporting_follows SET failure = ? WHERE reporting_node = ?",
+            d.quoted()
+        ),
+        vec![Value::from(failure), Value::from(node)],
+    )
+}
+
+/// Records the result of `reporting check` for one shard on one reporting node.
+pub fn record_reporting_check(
+    d: &Ident,
+    node: &str,
+    shard: u32,
+    clean: bool,
+    differing: &str,
+) -> Stmt {
+    Stmt::with(
+        format!(
+            "REPLACE INTO {}.reporting_checks (reporting_node, shard_id, clean, differing) VALUES (?, ?, ?, ?)",
+            d.quoted()
+        ),
+        vec![
+            Value::from(node),
+            Value::from(shard),
+            Value::from(clean),
+            Value::from(differing),
+        ],
+    )
+}
+
+/// A reporting node's last checks: shard, clean (0/1), the differing tables (JSON list),
+/// when (Unix milliseconds).
+pub fn reporting_checks(d: &Ident, node: &str) -> Stmt {
+    Stmt::with(
+        format!(
+            "SELECT shard_id, clean, differing, CAST(UNIX_TIMESTAMP(checked_at) * 1000 AS UNSIGNED) FROM {}.reporting_checks WHERE reporting_node = ? ORDER BY shard_id",
+            d.quoted()
+        ),
+        vec![Value::from(node)],
     )
 }
 

@@ -394,6 +394,9 @@ _shardctl() {
             shardctl__subcmd__help__subcmd__reporting,attach)
                 cmd="shardctl__subcmd__help__subcmd__reporting__subcmd__attach"
                 ;;
+            shardctl__subcmd__help__subcmd__reporting,check)
+                cmd="shardctl__subcmd__help__subcmd__reporting__subcmd__check"
+                ;;
             shardctl__subcmd__help__subcmd__reporting,detach)
                 cmd="shardctl__subcmd__help__subcmd__reporting__subcmd__detach"
                 ;;
@@ -529,6 +532,9 @@ _shardctl() {
             shardctl__subcmd__reporting,attach)
                 cmd="shardctl__subcmd__reporting__subcmd__attach"
                 ;;
+            shardctl__subcmd__reporting,check)
+                cmd="shardctl__subcmd__reporting__subcmd__check"
+                ;;
             shardctl__subcmd__reporting,detach)
                 cmd="shardctl__subcmd__reporting__subcmd__detach"
                 ;;
@@ -543,6 +549,9 @@ _shardctl() {
                 ;;
             shardctl__subcmd__reporting__subcmd__help,attach)
                 cmd="shardctl__subcmd__reporting__subcmd__help__subcmd__attach"
+                ;;
+            shardctl__subcmd__reporting__subcmd__help,check)
+                cmd="shardctl__subcmd__reporting__subcmd__help__subcmd__check"
                 ;;
             shardctl__subcmd__reporting__subcmd__help,detach)
                 cmd="shardctl__subcmd__reporting__subcmd__help__subcmd__detach"
@@ -2275,7 +2284,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__help__subcmd__reporting)
-            opts="attach status sync detach"
+            opts="attach status sync check detach"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2289,6 +2298,20 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__help__subcmd__reporting__subcmd__attach)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__help__subcmd__reporting__subcmd__check)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -3853,7 +3876,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__reporting)
-            opts="-v -y -h --config --output --color --verbose --yes --log-file --help attach status sync detach help"
+            opts="-v -y -h --config --output --color --verbose --yes --log-file --help attach status sync check detach help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3912,6 +3935,44 @@ _shardctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        shardctl__subcmd__reporting__subcmd__check)
+            opts="-v -y -h --shard --chunk-rows --config --output --color --verbose --yes --log-file --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --shard)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --chunk-rows)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         shardctl__subcmd__reporting__subcmd__detach)
             opts="-v -y -h --drop --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -3943,7 +4004,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__reporting__subcmd__help)
-            opts="attach status sync detach help"
+            opts="attach status sync check detach help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3957,6 +4018,20 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__reporting__subcmd__help__subcmd__attach)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__reporting__subcmd__help__subcmd__check)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

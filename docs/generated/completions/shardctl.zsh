@@ -1922,6 +1922,25 @@ never\:"Never"))' \
 '--help[Print help]' \
 && ret=0
 ;;
+(check)
+_arguments "${_arguments_options[@]}" : \
+'--shard=[Only this shard]:SHARD:_default' \
+'--chunk-rows=[Rows per compared chunk]:CHUNK_ROWS:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
 (detach)
 _arguments "${_arguments_options[@]}" : \
 '--config=[Inventory file]:CONFIG:_files' \
@@ -1962,6 +1981,10 @@ _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
 (sync)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(check)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
@@ -2438,6 +2461,10 @@ _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
 (sync)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(check)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
@@ -3029,8 +3056,9 @@ _shardctl__subcmd__help__subcmd__rebalance__subcmd__plan_commands() {
 _shardctl__subcmd__help__subcmd__reporting_commands() {
     local commands; commands=(
 'attach:Make NODE (in the inventory, holding no shard) a reporting server\: a consistent copy of every node'\''s shard schemas, then one filtered channel per source node (\`shardctl_report_<node>\`), started. An interrupted attach is finished by \`sync\`' \
-'status:Each reporting server'\''s channels\: running, lag, the schemas each carries' \
+'status:Each reporting server'\''s channels (running, lag, the schemas each carries), the moves whose flip it has not followed yet (the next sync joins each at its own position) and the last \`reporting check\` of each shard' \
 'sync:Bring every reporting server in line with the directory\: channels narrowed to the shards their node still holds, new shards copied and joined, a crashed attach or sync finished. Moves, splits and merges run it at their end by themselves' \
+'check:Compare each reporting server'\''s copy of every shard (or one) with the shard'\''s node, chunk by chunk with the verification'\''s checksums, at consistent points of the reporting channel (its applier held at the node'\''s position for each round). Prints the differing tables and chunks; exits 5 when a copy differs or a shard'\''s schemas are not replicated. The result shows in \`reporting status\`' \
 'detach:Remove NODE'\''s reporting channels and forget it; its copies stay (or go with --drop)' \
     )
     _describe -t commands 'shardctl help reporting commands' commands "$@"
@@ -3039,6 +3067,11 @@ _shardctl__subcmd__help__subcmd__reporting_commands() {
 _shardctl__subcmd__help__subcmd__reporting__subcmd__attach_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl help reporting attach commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__reporting__subcmd__check_commands] )) ||
+_shardctl__subcmd__help__subcmd__reporting__subcmd__check_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help reporting check commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__help__subcmd__reporting__subcmd__detach_commands] )) ||
 _shardctl__subcmd__help__subcmd__reporting__subcmd__detach_commands() {
@@ -3452,8 +3485,9 @@ _shardctl__subcmd__rebalance__subcmd__plan_commands() {
 _shardctl__subcmd__reporting_commands() {
     local commands; commands=(
 'attach:Make NODE (in the inventory, holding no shard) a reporting server\: a consistent copy of every node'\''s shard schemas, then one filtered channel per source node (\`shardctl_report_<node>\`), started. An interrupted attach is finished by \`sync\`' \
-'status:Each reporting server'\''s channels\: running, lag, the schemas each carries' \
+'status:Each reporting server'\''s channels (running, lag, the schemas each carries), the moves whose flip it has not followed yet (the next sync joins each at its own position) and the last \`reporting check\` of each shard' \
 'sync:Bring every reporting server in line with the directory\: channels narrowed to the shards their node still holds, new shards copied and joined, a crashed attach or sync finished. Moves, splits and merges run it at their end by themselves' \
+'check:Compare each reporting server'\''s copy of every shard (or one) with the shard'\''s node, chunk by chunk with the verification'\''s checksums, at consistent points of the reporting channel (its applier held at the node'\''s position for each round). Prints the differing tables and chunks; exits 5 when a copy differs or a shard'\''s schemas are not replicated. The result shows in \`reporting status\`' \
 'detach:Remove NODE'\''s reporting channels and forget it; its copies stay (or go with --drop)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
@@ -3464,6 +3498,11 @@ _shardctl__subcmd__reporting__subcmd__attach_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl reporting attach commands' commands "$@"
 }
+(( $+functions[_shardctl__subcmd__reporting__subcmd__check_commands] )) ||
+_shardctl__subcmd__reporting__subcmd__check_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl reporting check commands' commands "$@"
+}
 (( $+functions[_shardctl__subcmd__reporting__subcmd__detach_commands] )) ||
 _shardctl__subcmd__reporting__subcmd__detach_commands() {
     local commands; commands=()
@@ -3473,8 +3512,9 @@ _shardctl__subcmd__reporting__subcmd__detach_commands() {
 _shardctl__subcmd__reporting__subcmd__help_commands() {
     local commands; commands=(
 'attach:Make NODE (in the inventory, holding no shard) a reporting server\: a consistent copy of every node'\''s shard schemas, then one filtered channel per source node (\`shardctl_report_<node>\`), started. An interrupted attach is finished by \`sync\`' \
-'status:Each reporting server'\''s channels\: running, lag, the schemas each carries' \
+'status:Each reporting server'\''s channels (running, lag, the schemas each carries), the moves whose flip it has not followed yet (the next sync joins each at its own position) and the last \`reporting check\` of each shard' \
 'sync:Bring every reporting server in line with the directory\: channels narrowed to the shards their node still holds, new shards copied and joined, a crashed attach or sync finished. Moves, splits and merges run it at their end by themselves' \
+'check:Compare each reporting server'\''s copy of every shard (or one) with the shard'\''s node, chunk by chunk with the verification'\''s checksums, at consistent points of the reporting channel (its applier held at the node'\''s position for each round). Prints the differing tables and chunks; exits 5 when a copy differs or a shard'\''s schemas are not replicated. The result shows in \`reporting status\`' \
 'detach:Remove NODE'\''s reporting channels and forget it; its copies stay (or go with --drop)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
@@ -3484,6 +3524,11 @@ _shardctl__subcmd__reporting__subcmd__help_commands() {
 _shardctl__subcmd__reporting__subcmd__help__subcmd__attach_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl reporting help attach commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__reporting__subcmd__help__subcmd__check_commands] )) ||
+_shardctl__subcmd__reporting__subcmd__help__subcmd__check_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl reporting help check commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__reporting__subcmd__help__subcmd__detach_commands] )) ||
 _shardctl__subcmd__reporting__subcmd__help__subcmd__detach_commands() {

@@ -1763,6 +1763,20 @@ impl<E: Effects> Mover<'_, E> {
             }
         };
         self.state.flipped = true;
+        if let (Flip::Move { from, to, .. }, Some(at)) =
+            (&flip, self.state.target_position_at_flip.clone())
+        {
+            // Whoever syncs a reporting server next joins these schemas from the flip,
+            // however this operation ends. Without the record a sync copies them afresh:
+            // slower, never wrong, so its failure does not fail the flip.
+            let schemas: Vec<String> = self.pairs.iter().map(|p| p.to.to_string()).collect();
+            if let Err(e) = self.fx.record_reporting_follow(from, to, &schemas, &at) {
+                log(
+                    0,
+                    &format!("the reporting servers' follow of the flip was not recorded ({e}): their next sync copies {} afresh", schemas.join(", ")),
+                );
+            }
+        }
         if self.state.fence == Some(Fence::Shard) && self.split.is_none() {
             if let Some(t) = self.fence_started {
                 self.state.fence_millis = Some(t.elapsed().as_millis() as u64);
