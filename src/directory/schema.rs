@@ -2,7 +2,7 @@
 //! directory lacks; a directory newer than this binary is refused.
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: u32 = 8;
+pub const SCHEMA_VERSION: u32 = 9;
 
 /// Migration `n` (1-based) brings a directory from version n-1 to n. `{d}` stands for the
 /// back-quoted directory schema.
@@ -212,4 +212,15 @@ pub const MIGRATIONS: &[&[&str]] = &[&[
     "UPDATE {d}.directory_version
         SET directory_id = CONV(LEFT(SHA2(CONCAT(UUID(), RAND(), @@hostname, @@port), 256), 8), 16, 10)
         WHERE id = 1 AND directory_id IS NULL",
+], &[
+    // The columns each sequence's ids are stored in (`ids sequence feeds`): `ids check`
+    // and `status` compare a sequence's next value with the highest id those columns hold
+    // on every shard, which a directory restored from an older backup falls behind.
+    "CREATE TABLE IF NOT EXISTS {d}.sequence_feeds (
+        sequence_name VARCHAR(64) NOT NULL,
+        schema_name VARCHAR(64) NOT NULL,
+        table_name VARCHAR(64) NOT NULL,
+        column_name VARCHAR(64) NOT NULL,
+        PRIMARY KEY (sequence_name, schema_name, table_name, column_name)
+    ) ENGINE=InnoDB",
 ]];
