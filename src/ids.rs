@@ -641,7 +641,7 @@ pub fn check(inv: &Inventory, snap: &Snapshot, seqs: &[Sequence]) -> Result<IdsR
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct StoredId {
     /// The id.
-    pub id: i128,
+    pub value: i128,
     /// The shard holding it.
     pub shard: u32,
     /// Its column, `schema.table.column`.
@@ -704,9 +704,9 @@ fn check_sequence(
         for shard in snap.shards_of(t.func_id) {
             match max_stored(inv, conns, &shard.node, schema, shard.id, table, column) {
                 Ok(Some(id)) => {
-                    if highest.as_ref().is_none_or(|h| id > h.id) {
+                    if highest.as_ref().is_none_or(|h| id > h.value) {
                         highest = Some(StoredId {
-                            id,
+                            value: id,
                             shard: shard.id,
                             column: feed.clone(),
                         });
@@ -722,11 +722,11 @@ fn check_sequence(
     }
     let hazard = highest
         .as_ref()
-        .filter(|h| i128::from(seq.next_value) <= h.id)
+        .filter(|h| i128::from(seq.next_value) <= h.value)
         .map(|h| {
             format!(
                 "sequence {} hands out {} but shard {} holds {} {}: the directory looks restored from an older backup (shardctl ids sequence raise {})",
-                seq.sequence, seq.next_value, h.shard, h.column, h.id, seq.sequence
+                seq.sequence, seq.next_value, h.shard, h.column, h.value, seq.sequence
             )
         });
     SequenceCheck {
@@ -812,14 +812,17 @@ pub fn raise(
         highest: check.highest.clone(),
         margin,
     };
-    let Some(highest) = check.highest.filter(|h| i128::from(seq.next_value) <= h.id) else {
+    let Some(highest) = check
+        .highest
+        .filter(|h| i128::from(seq.next_value) <= h.value)
+    else {
         return Ok(unchanged);
     };
-    let target = highest.id + 1 + i128::from(margin);
+    let target = highest.value + 1 + i128::from(margin);
     if target > i128::from(seq.max_value) {
         return Err(Error::Refused(format!(
             "sequence {name} not raised: past shard {}'s {} {} with a margin of {margin} it would hand out {target}, above its max {}",
-            highest.shard, highest.column, highest.id, seq.max_value
+            highest.shard, highest.column, highest.value, seq.max_value
         )));
     }
     let target = target as i64;

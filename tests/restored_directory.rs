@@ -255,7 +255,7 @@ fn ids_check_and_status_name_a_sequence_a_restored_directory_rewound() {
     let orders = &check["sequences"].as_array().unwrap()[0];
     assert_eq!(orders["sequence"], "orders_id");
     assert!(orders["hazard"].is_null(), "{orders}");
-    assert_eq!(orders["highest"]["id"], 200);
+    assert_eq!(orders["highest"]["value"], 200);
     assert_eq!(orders["highest"]["shard"], 2);
 
     // The backup restored: the sequence would hand out 101..200 again.

@@ -463,7 +463,7 @@ pub fn ids(ctx: &Context, cmd: IdsCommand) -> Result<()> {
                                     x.feeds.join(", ")
                                 }),
                                 Cell::new(x.highest.as_ref().map_or("-".to_string(), |h| {
-                                    format!("{} (shard {} {})", h.id, h.shard, h.column)
+                                    format!("{} (shard {} {})", h.value, h.shard, h.column)
                                 })),
                                 output::status_cell(
                                     x.hazard.as_deref().unwrap_or("no"),
@@ -527,7 +527,7 @@ pub fn ids(ctx: &Context, cmd: IdsCommand) -> Result<()> {
                         .highest
                         .as_ref()
                         .map_or("no id stored in the columns it feeds".to_string(), |h| {
-                            format!("shard {} holds {} {}", h.shard, h.column, h.id)
+                            format!("shard {} holds {} {}", h.shard, h.column, h.value)
                         });
                     if r.after == r.before {
                         crate::outln!(
