@@ -296,6 +296,35 @@ fn ids_check_and_status_name_a_sequence_a_restored_directory_rewound() {
         1
     );
 
+    // A fed column unreadable on a shard: status says so, the raise is refused.
+    exec(
+        &mut connect(&sb, "node1"),
+        &["RENAME TABLE app_1.orders TO app_1.orders_away"],
+    );
+    cli(&["ids", "sequence", "raise", "orders_id"])
+        .code(5)
+        .stderr(predicates::str::contains(
+        "refused: sequence orders_id not raised: cannot read app.orders.id on shard 1 (node1): ",
+    ));
+    let status = json_doc(&sb, &["status"], 0);
+    let unread = status["sequences"][0]["unread"].as_array().unwrap();
+    assert_eq!(unread.len(), 1, "{status}");
+    assert!(
+        unread[0]
+            .as_str()
+            .unwrap()
+            .starts_with("app.orders.id on shard 1 (node1): "),
+        "{status}"
+    );
+    exec(
+        &mut connect(&sb, "node1"),
+        &["RENAME TABLE app_1.orders_away TO app_1.orders"],
+    );
+    assert_eq!(
+        json_doc(&sb, &["ids", "sequence", "show", "orders_id"], 0)["sequences"][0]["next_value"],
+        101
+    );
+
     // The repair: past the highest stored id by one block; the next block does not collide.
     cli(&["ids", "sequence", "raise", "orders_id"])
         .success()
