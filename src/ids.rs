@@ -27,6 +27,9 @@ pub struct Sequence {
     pub max_value: i64,
     /// Values left.
     pub remaining: i64,
+    /// The columns its ids are stored in, `schema.table.column` (`ids sequence feeds`):
+    /// what `ids check` and `status` compare its next value with.
+    pub feeds: Vec<String>,
 }
 
 /// Values handed out: `first..=last`, to this caller only.
@@ -50,13 +53,41 @@ impl Block {
     }
 }
 
-/// Creates a sequence handing out `start..=max` in blocks of `block`.
+/// Creates a sequence handing out `start..=max` in blocks of `block`, feeding no named
+/// column.
 pub fn create_sequence(
     dir: &mut Directory,
     name: &str,
     start: i64,
     block: u32,
     max: i64,
+) -> Result<Sequence> {
+    create(dir, name, start, block, max, &[])
+}
+
+/// [`create_sequence`], the sequence feeding the columns `feeds` (`schema.table.column`,
+/// each checked as [`set_feeds`] does), recorded in the same transaction.
+pub fn create_sequence_feeding(
+    inv: &Inventory,
+    dir: &mut Directory,
+    name: &str,
+    start: i64,
+    block: u32,
+    max: i64,
+    feeds: &[String],
+) -> Result<Sequence> {
+    Ident::new("sequence", name)?;
+    let feeds = parse_feeds(inv, dir, feeds)?;
+    create(dir, name, start, block, max, &feeds)
+}
+
+fn create(
+    dir: &mut Directory,
+    name: &str,
+    start: i64,
+    block: u32,
+    max: i64,
+    feeds: &[Feed],
 ) -> Result<Sequence> {
     let ident = Ident::new("sequence", name)?;
     if start < 1 {
@@ -90,8 +121,118 @@ pub fn create_sequence(
             } else {
                 server.error(&e)
             }
-        })
+        })?;
+        record_feeds(dir, &d, name, feeds)
     })?;
+    sequence(dir, name)
+}
+
+/// A column a sequence's ids are stored in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Feed {
+    schema: String,
+    table: String,
+    column: String,
+}
+
+/// Checks each `schema.table.column`: a sharded table of the directory whose first shard
+/// has that column, of an integer type.
+fn parse_feeds(inv: &Inventory, dir: &mut Directory, feeds: &[String]) -> Result<Vec<Feed>> {
+    if feeds.is_empty() {
+        return Ok(Vec::new());
+    }
+    let snap = dir.load()?;
+    let mut conns: HashMap<String, Server> = HashMap::new();
+    let mut out = Vec::new();
+    for f in feeds {
+        let parts: Vec<&str> = f.split('.').collect();
+        let [schema, table, column] = parts.as_slice() else {
+            return Err(Error::Usage(format!(
+                "--feeds {f}: expected SCHEMA.TABLE.COLUMN (e.g. app.orders.id)"
+            )));
+        };
+        let column = Ident::new("column", column)?;
+        let Some(t) = snap
+            .tables
+            .iter()
+            .find(|t| t.schema == *schema && t.table == *table)
+        else {
+            return Err(Error::Usage(format!(
+                "--feeds {f}: {schema}.{table} is not a sharded table of the directory (shardctl table add)"
+            )));
+        };
+        let Some(first) = snap.shards_of(t.func_id).next() else {
+            return Err(Error::Usage(format!(
+                "--feeds {f}: the function of {schema}.{table} has no shard"
+            )));
+        };
+        let phys = Ident::new("schema", &shard_schema(schema, first.id))?;
+        let table_ident = Ident::new("table", table)?;
+        let server = conn(&mut conns, inv, &first.node)?;
+        let data_type: Option<String> =
+            server.first(&reports::column_data_type(&phys, &table_ident, &column))?;
+        match data_type {
+            None => {
+                return Err(Error::Usage(format!(
+                    "--feeds {f}: {phys}.{table} on {} has no column {column}",
+                    first.node
+                )))
+            }
+            Some(ty) if !INTEGER_TYPES.contains(&ty.to_ascii_lowercase().as_str()) => {
+                return Err(Error::Usage(format!(
+                    "--feeds {f}: column {column} is {ty}, not an integer"
+                )))
+            }
+            Some(_) => {}
+        }
+        out.push(Feed {
+            schema: schema.to_string(),
+            table: table.to_string(),
+            column: column.as_str().to_string(),
+        });
+    }
+    Ok(out)
+}
+
+/// Replaces the columns sequence `name` feeds, inside the caller's transaction.
+fn record_feeds(dir: &mut Directory, d: &Ident, name: &str, feeds: &[Feed]) -> Result<()> {
+    let server = dir.server();
+    server.exec(&crate::server::Stmt::with(
+        reports::clear_sequence_feeds(d).sql,
+        vec![name.into()],
+    ))?;
+    for f in feeds {
+        server.exec(&crate::server::Stmt::with(
+            reports::add_sequence_feed(d).sql,
+            vec![
+                name.into(),
+                f.schema.as_str().into(),
+                f.table.as_str().into(),
+                f.column.as_str().into(),
+            ],
+        ))?;
+    }
+    Ok(())
+}
+
+/// Sets the columns sequence `name` feeds (`schema.table.column`, at least one), replacing
+/// the ones it had: each must be a sharded table of the directory whose first shard has
+/// that column, of an integer type.
+pub fn set_feeds(
+    inv: &Inventory,
+    dir: &mut Directory,
+    name: &str,
+    feeds: &[String],
+) -> Result<Sequence> {
+    sequence(dir, name)?;
+    if feeds.is_empty() {
+        return Err(Error::Usage(format!(
+            "sequence {name}: name at least one SCHEMA.TABLE.COLUMN it feeds"
+        )));
+    }
+    let feeds = parse_feeds(inv, dir, feeds)?;
+    let d = dir.schema().clone();
+    dir.change(|dir, _| record_feeds(dir, &d, name, &feeds))?;
     sequence(dir, name)
 }
 
@@ -100,6 +241,15 @@ pub fn sequences(dir: &mut Directory) -> Result<Vec<Sequence>> {
     let d = dir.schema().clone();
     let server = dir.server();
     let node = server.name().to_string();
+    let mut feeds: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for r in server.rows(&reports::sequence_feeds(&d))? {
+        let (sequence, schema, table, column): (String, String, String, String) =
+            mysql::from_row_opt(r).map_err(|e| row_error(&node, e))?;
+        feeds
+            .entry(sequence)
+            .or_default()
+            .push(format!("{schema}.{table}.{column}"));
+    }
     server
         .rows(&reports::sequences(&d))?
         .into_iter()
@@ -108,6 +258,7 @@ pub fn sequences(dir: &mut Directory) -> Result<Vec<Sequence>> {
                 mysql::from_row_opt(r).map_err(|e| row_error(&node, e))?;
             Ok(Sequence {
                 remaining: (max_value - next_value + 1).max(0),
+                feeds: feeds.remove(&sequence).unwrap_or_default(),
                 sequence,
                 next_value,
                 block_size,
@@ -253,12 +404,15 @@ pub struct IdsReport {
     pub tables: Vec<TableIds>,
     /// The other sharded tables.
     pub skipped: Vec<Skipped>,
+    /// Each sequence compared with the ids stored in the columns it feeds.
+    pub sequences: Vec<SequenceCheck>,
 }
 
 impl IdsReport {
-    /// True when no table's scheme breaks.
+    /// True when no table's scheme breaks and no sequence would hand out a stored id.
     pub fn holds(&self) -> bool {
         self.tables.iter().all(|t| t.breaks.is_empty())
+            && self.sequences.iter().all(|s| s.hazard.is_none())
     }
 }
 
@@ -278,9 +432,9 @@ fn conn<'a>(
 
 const INTEGER_TYPES: [&str; 5] = ["tinyint", "smallint", "mediumint", "int", "bigint"];
 
-/// Reads every sharded table's ids from every shard (read-only) and every node's
-/// AUTO_INCREMENT settings.
-pub fn check(inv: &Inventory, snap: &Snapshot) -> Result<IdsReport> {
+/// Reads every sharded table's ids from every shard (read-only), every node's
+/// AUTO_INCREMENT settings, and the highest id in each column the sequences `seqs` feed.
+pub fn check(inv: &Inventory, snap: &Snapshot, seqs: &[Sequence]) -> Result<IdsReport> {
     let mut conns: HashMap<String, Server> = HashMap::new();
     let mut by_node: BTreeMap<String, Vec<u32>> = BTreeMap::new();
     for s in &snap.shards {
@@ -479,5 +633,208 @@ pub fn check(inv: &Inventory, snap: &Snapshot) -> Result<IdsReport> {
         nodes,
         tables,
         skipped,
+        sequences: check_sequences(inv, snap, seqs),
+    })
+}
+
+/// The highest id stored in a column a sequence feeds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StoredId {
+    /// The id.
+    pub value: i128,
+    /// The shard holding it.
+    pub shard: u32,
+    /// Its column, `schema.table.column`.
+    pub column: String,
+}
+
+/// One sequence compared with the ids stored in the columns it feeds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SequenceCheck {
+    /// The sequence.
+    pub sequence: String,
+    /// The first value it hands out next.
+    pub next_value: i64,
+    /// The columns it feeds (empty: not checked).
+    pub feeds: Vec<String>,
+    /// The highest id those columns hold on any shard read (null: none stored).
+    pub highest: Option<StoredId>,
+    /// Columns or shards that could not be read, and why.
+    pub unread: Vec<String>,
+    /// Set when the next value is at or below a stored id: the sequence would hand out ids
+    /// already in use, as a directory restored from an older backup does.
+    pub hazard: Option<String>,
+}
+
+/// Compares each sequence's next value with MAX of every column it feeds on every shard
+/// of the column's table (read-only). A node or table that cannot be read is named in
+/// `unread`, never an error: `status` reports what it could read.
+pub fn check_sequences(inv: &Inventory, snap: &Snapshot, seqs: &[Sequence]) -> Vec<SequenceCheck> {
+    let mut conns: HashMap<String, Server> = HashMap::new();
+    seqs.iter()
+        .map(|seq| check_sequence(inv, snap, seq, &mut conns))
+        .collect()
+}
+
+fn check_sequence(
+    inv: &Inventory,
+    snap: &Snapshot,
+    seq: &Sequence,
+    conns: &mut HashMap<String, Server>,
+) -> SequenceCheck {
+    let mut highest: Option<StoredId> = None;
+    let mut unread = Vec::new();
+    for feed in &seq.feeds {
+        let mut parts = feed.splitn(3, '.');
+        let (Some(schema), Some(table), Some(column)) = (parts.next(), parts.next(), parts.next())
+        else {
+            unread.push(format!("{feed}: not SCHEMA.TABLE.COLUMN"));
+            continue;
+        };
+        let Some(t) = snap
+            .tables
+            .iter()
+            .find(|t| t.schema == schema && t.table == table)
+        else {
+            unread.push(format!(
+                "{feed}: {schema}.{table} is no longer a sharded table of the directory"
+            ));
+            continue;
+        };
+        for shard in snap.shards_of(t.func_id) {
+            match max_stored(inv, conns, &shard.node, schema, shard.id, table, column) {
+                Ok(Some(id)) => {
+                    if highest.as_ref().is_none_or(|h| id > h.value) {
+                        highest = Some(StoredId {
+                            value: id,
+                            shard: shard.id,
+                            column: feed.clone(),
+                        });
+                    }
+                }
+                Ok(None) => {}
+                Err(e) => unread.push(format!(
+                    "{feed} on shard {} ({}): {e}",
+                    shard.id, shard.node
+                )),
+            }
+        }
+    }
+    let hazard = highest
+        .as_ref()
+        .filter(|h| i128::from(seq.next_value) <= h.value)
+        .map(|h| {
+            format!(
+                "sequence {} hands out {} but shard {} holds {} {}: the directory looks restored from an older backup (shardctl ids sequence raise {})",
+                seq.sequence, seq.next_value, h.shard, h.column, h.value, seq.sequence
+            )
+        });
+    SequenceCheck {
+        sequence: seq.sequence.clone(),
+        next_value: seq.next_value,
+        feeds: seq.feeds.clone(),
+        highest,
+        unread,
+        hazard,
+    }
+}
+
+/// MAX(`column`) of one shard's table; None when it holds no row.
+fn max_stored(
+    inv: &Inventory,
+    conns: &mut HashMap<String, Server>,
+    node: &str,
+    schema: &str,
+    shard: u32,
+    table: &str,
+    column: &str,
+) -> Result<Option<i128>> {
+    let phys = Ident::new("schema", &shard_schema(schema, shard))?;
+    let table = Ident::new("table", table)?;
+    let column = Ident::new("column", column)?;
+    let server = conn(conns, inv, node)?;
+    let max: Option<Option<String>> =
+        server.first(&reports::max_of_column(&phys, &table, &column))?;
+    match max.flatten() {
+        None => Ok(None),
+        Some(text) => text.parse::<i128>().map(Some).map_err(|_| {
+            Error::server(node, format!("{column} holds {text:?}, not an integer id"))
+        }),
+    }
+}
+
+/// What `ids sequence raise` did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Raised {
+    /// The sequence.
+    pub sequence: String,
+    /// Its next value before.
+    pub before: i64,
+    /// Its next value now (`before` when nothing needed raising).
+    pub after: i64,
+    /// The highest id stored in the columns it feeds.
+    pub highest: Option<StoredId>,
+    /// Values left unused above it.
+    pub margin: u64,
+}
+
+/// Raises sequence `name`'s next value past the highest id stored in the columns it feeds,
+/// plus `margin` values (default: one block) for blocks routers took from the directory
+/// before it was restored and have not stored yet. Never lowers it: a sequence already
+/// past every stored id is left as it is. Refused when a column cannot be read on some
+/// shard or the raised value would pass the sequence's max.
+pub fn raise(
+    inv: &Inventory,
+    dir: &mut Directory,
+    name: &str,
+    margin: Option<u64>,
+) -> Result<Raised> {
+    let seq = sequence(dir, name)?;
+    if seq.feeds.is_empty() {
+        return Err(Error::Usage(format!(
+            "sequence {name} feeds no column: name them first (shardctl ids sequence feeds {name} SCHEMA.TABLE.COLUMN)"
+        )));
+    }
+    let margin = margin.unwrap_or(u64::from(seq.block_size));
+    let snap = dir.load()?;
+    let check = check_sequences(inv, &snap, std::slice::from_ref(&seq))
+        .pop()
+        .expect("one sequence checked");
+    if let Some(why) = check.unread.first() {
+        return Err(Error::Refused(format!(
+            "sequence {name} not raised: cannot read {why}"
+        )));
+    }
+    let unchanged = Raised {
+        sequence: name.to_string(),
+        before: seq.next_value,
+        after: seq.next_value,
+        highest: check.highest.clone(),
+        margin,
+    };
+    let Some(highest) = check
+        .highest
+        .filter(|h| i128::from(seq.next_value) <= h.value)
+    else {
+        return Ok(unchanged);
+    };
+    let target = highest.value + 1 + i128::from(margin);
+    if target > i128::from(seq.max_value) {
+        return Err(Error::Refused(format!(
+            "sequence {name} not raised: past shard {}'s {} {} with a margin of {margin} it would hand out {target}, above its max {}",
+            highest.shard, highest.column, highest.value, seq.max_value
+        )));
+    }
+    let target = target as i64;
+    let d = dir.schema().clone();
+    let st = crate::server::Stmt::with(
+        reports::raise_sequence(&d).sql,
+        vec![target.into(), name.into(), target.into()],
+    );
+    dir.server().exec_affected(&st)?;
+    Ok(Raised {
+        after: sequence(dir, name)?.next_value,
+        highest: Some(highest),
+        ..unchanged
     })
 }

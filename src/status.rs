@@ -412,6 +412,9 @@ pub struct Fleet {
     pub nodes: Vec<NodeReport>,
     /// Shards.
     pub shards: Vec<ShardReport>,
+    /// Each sequence compared with the highest id stored in the columns it feeds: a
+    /// `hazard` names one that would hand out ids already in use.
+    pub sequences: Vec<crate::ids::SequenceCheck>,
     /// Errors of nodes that could not be read.
     #[serde(skip)]
     pub errors: Vec<Error>,
@@ -433,6 +436,7 @@ pub fn gather_fleet_sized(inv: &Inventory, names: &[String], source: SizeSource)
             crate::directory::Snapshot,
             Vec<OperationSummary>,
             Vec<RevertWindow>,
+            Vec<crate::ids::Sequence>,
         )>,
     >;
     let read_dir = || -> DirRead {
@@ -450,7 +454,8 @@ pub fn gather_fleet_sized(inv: &Inventory, names: &[String], source: SizeSource)
                 {
                     windows.extend(RevertWindow::of(&d.operation(o.id)?));
                 }
-                Ok(Some((snap, ops, windows)))
+                let sequences = crate::ids::sequences(&mut d)?;
+                Ok(Some((snap, ops, windows, sequences)))
             }
         }
     };
@@ -463,7 +468,7 @@ pub fn gather_fleet_sized(inv: &Inventory, names: &[String], source: SizeSource)
         SizeSource::Exact => {
             let dir = read_dir();
             let mut analyze: BTreeMap<String, Vec<String>> = BTreeMap::new();
-            if let Ok(Some((snap, _, _))) = &dir {
+            if let Ok(Some((snap, _, _, _))) = &dir {
                 for shard in &snap.shards {
                     analyze
                         .entry(shard.node.clone())
@@ -484,8 +489,10 @@ pub fn gather_fleet_sized(inv: &Inventory, names: &[String], source: SizeSource)
     };
     let mut shards = Vec::new();
     let mut version = None;
-    if let Some((snap, ops, windows)) = directory {
+    let mut sequences = Vec::new();
+    if let Some((snap, ops, windows, seqs)) = directory {
         version = Some(snap.version);
+        sequences = crate::ids::check_sequences(inv, &snap, &seqs);
         let unpruned = crate::query::unpruned_shards(&snap, &ops);
         for shard in &snap.shards {
             let Some(func) = snap.function_by_id(shard.func_id) else {
@@ -552,6 +559,7 @@ pub fn gather_fleet_sized(inv: &Inventory, names: &[String], source: SizeSource)
         size_source: source,
         nodes: gathered.reports,
         shards,
+        sequences,
         errors: gathered.errors,
     })
 }

@@ -1116,6 +1116,24 @@ fn render_reports() -> String {
         ("ids: last insert id", r::last_insert_id().to_string()),
         ("ids: lock wait", r::lock_wait_seconds(0).to_string()),
         ("ids: sequences", r::sequences(&d).to_string()),
+        ("ids: sequence feeds", r::sequence_feeds(&d).to_string()),
+        (
+            "ids: clear sequence feeds",
+            r::clear_sequence_feeds(&d).to_string(),
+        ),
+        (
+            "ids: add sequence feed",
+            r::add_sequence_feed(&d).to_string(),
+        ),
+        ("ids: raise sequence", r::raise_sequence(&d).to_string()),
+        (
+            "ids: column data type",
+            r::column_data_type(&s, &t, &c).to_string(),
+        ),
+        (
+            "ids: max of column",
+            r::max_of_column(&s, &t, &c).to_string(),
+        ),
         ("global: set source", r::set_global_source(&d).to_string()),
         ("global: sources", r::global_sources(&d).to_string()),
         (

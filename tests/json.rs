@@ -574,6 +574,8 @@ fn every_command_follows_the_json_contract() {
     ]);
     c.run(&["ids", "sequence", "create", "orders"]);
     c.run(&["ids", "sequence", "next", "orders", "--count", "3"]);
+    c.run(&["ids", "sequence", "feeds", "orders", "app.t.id"]);
+    c.run(&["ids", "sequence", "raise", "orders"]);
     c.run(&["ids", "sequence", "show"]);
     c.run(&["ids", "check"]);
     c.run(&["global", "check"]);
@@ -688,7 +690,9 @@ fn every_command_follows_the_json_contract() {
         "global sync",
         "ids check",
         "ids sequence create",
+        "ids sequence feeds",
         "ids sequence next",
+        "ids sequence raise",
         "ids sequence show",
         "query",
         "reporting attach",

@@ -290,6 +290,35 @@ pub enum SequenceCommand {
         /// Largest value.
         #[arg(long, default_value_t = i64::MAX - 1)]
         max: i64,
+        /// A column its ids are stored in, SCHEMA.TABLE.COLUMN of a sharded table (repeat for
+        /// several): `ids check` and `status` then name the sequence when its next value is
+        /// at or below an id stored there, as after a directory restored from an older
+        /// backup.
+        #[arg(long, value_name = "SCHEMA.TABLE.COLUMN")]
+        feeds: Vec<String>,
+    },
+    /// Set the columns a sequence's ids are stored in (replacing the ones it had).
+    #[command(after_help = "Example:
+  shardctl ids sequence feeds orders app.orders.id app.order_archive.id")]
+    Feeds {
+        /// The sequence.
+        name: String,
+        /// SCHEMA.TABLE.COLUMN of a sharded table, an integer column.
+        #[arg(required = true, value_name = "SCHEMA.TABLE.COLUMN")]
+        columns: Vec<String>,
+    },
+    /// Raise a sequence's next value past the highest id stored in the columns it feeds
+    /// (after a directory restored from an older backup); never lowers it.
+    #[command(after_help = "Example:
+  shardctl ids sequence raise orders")]
+    Raise {
+        /// The sequence.
+        name: String,
+        /// Values left unused above the highest stored id, for blocks routers took before
+        /// the restore and have not stored yet (default: one block; give block × routers,
+        /// or restart the routers first).
+        #[arg(long)]
+        margin: Option<u64>,
     },
     /// Take values: a block of --count (default: the sequence's block size).
     #[command(after_help = "Example:\n  shardctl ids sequence next orders --count 10")]
@@ -317,7 +346,14 @@ fn print_sequences(ctx: &Context, command: &str, seqs: &[crate::ids::Sequence]) 
     match ctx.format {
         Format::Json => output::print_document(command, serde_json::json!({ "sequences": seqs })),
         Format::Table => {
-            let mut t = output::table(&["sequence", "next value", "block", "max", "remaining"]);
+            let mut t = output::table(&[
+                "sequence",
+                "next value",
+                "block",
+                "max",
+                "remaining",
+                "feeds",
+            ]);
             for s in seqs {
                 t.add_row(vec![
                     Cell::new(&s.sequence),
@@ -325,6 +361,11 @@ fn print_sequences(ctx: &Context, command: &str, seqs: &[crate::ids::Sequence]) 
                     Cell::new(s.block_size),
                     Cell::new(s.max_value),
                     Cell::new(s.remaining),
+                    Cell::new(if s.feeds.is_empty() {
+                        "-".to_string()
+                    } else {
+                        s.feeds.join(", ")
+                    }),
                 ]);
             }
             crate::outln!("{t}");
@@ -339,7 +380,8 @@ pub fn ids(ctx: &Context, cmd: IdsCommand) -> Result<()> {
     match cmd {
         IdsCommand::Check => {
             let snap = dir.load()?;
-            let report = crate::ids::check(&inv, &snap)?;
+            let seqs = crate::ids::sequences(&mut dir)?;
+            let report = crate::ids::check(&inv, &snap, &seqs)?;
             match ctx.format {
                 Format::Json => output::print_document("ids check", serde_json::json!(report)),
                 Format::Table => {
@@ -403,21 +445,59 @@ pub fn ids(ctx: &Context, cmd: IdsCommand) -> Result<()> {
                     for s in &report.skipped {
                         crate::outln!("skipped {}.{}: {}", s.schema, s.table, s.reason);
                     }
+                    if !report.sequences.is_empty() {
+                        let mut t = output::table(&[
+                            "sequence",
+                            "next value",
+                            "feeds",
+                            "highest stored id",
+                            "hands out stored ids",
+                        ]);
+                        for x in &report.sequences {
+                            t.add_row(vec![
+                                Cell::new(&x.sequence),
+                                Cell::new(x.next_value),
+                                Cell::new(if x.feeds.is_empty() {
+                                    "- (not checked)".to_string()
+                                } else {
+                                    x.feeds.join(", ")
+                                }),
+                                Cell::new(x.highest.as_ref().map_or("-".to_string(), |h| {
+                                    format!("{} (shard {} {})", h.value, h.shard, h.column)
+                                })),
+                                output::status_cell(
+                                    x.hazard.as_deref().unwrap_or("no"),
+                                    x.hazard.is_none(),
+                                ),
+                            ]);
+                        }
+                        crate::outln!("{t}");
+                        for x in &report.sequences {
+                            for u in &x.unread {
+                                crate::outln!("sequence {}: not read: {u}", x.sequence);
+                            }
+                        }
+                    }
                 }
             }
             if report.holds() {
                 Ok(())
             } else {
+                let mut why: Vec<String> = Vec::new();
                 let bad: Vec<String> = report
                     .tables
                     .iter()
                     .filter(|t| !t.breaks.is_empty())
                     .map(|t| format!("{}.{}", t.schema, t.table))
                     .collect();
-                Err(Error::Refused(format!(
-                    "ids are not unique across shards in {}",
-                    bad.join(", ")
-                )))
+                if !bad.is_empty() {
+                    why.push(format!(
+                        "ids are not unique across shards in {}",
+                        bad.join(", ")
+                    ));
+                }
+                why.extend(report.sequences.iter().filter_map(|s| s.hazard.clone()));
+                Err(Error::Refused(why.join("; ")))
             }
         }
         IdsCommand::Sequence(SequenceCommand::Create {
@@ -425,9 +505,47 @@ pub fn ids(ctx: &Context, cmd: IdsCommand) -> Result<()> {
             start,
             block,
             max,
+            feeds,
         }) => {
-            let s = crate::ids::create_sequence(&mut dir, &name, start, block, max)?;
+            let s = crate::ids::create_sequence_feeding(
+                &inv, &mut dir, &name, start, block, max, &feeds,
+            )?;
             print_sequences(ctx, "ids sequence create", &[s]);
+            Ok(())
+        }
+        IdsCommand::Sequence(SequenceCommand::Feeds { name, columns }) => {
+            let s = crate::ids::set_feeds(&inv, &mut dir, &name, &columns)?;
+            print_sequences(ctx, "ids sequence feeds", &[s]);
+            Ok(())
+        }
+        IdsCommand::Sequence(SequenceCommand::Raise { name, margin }) => {
+            let r = crate::ids::raise(&inv, &mut dir, &name, margin)?;
+            match ctx.format {
+                Format::Json => output::print_document("ids sequence raise", serde_json::json!(r)),
+                Format::Table => {
+                    let stored = r
+                        .highest
+                        .as_ref()
+                        .map_or("no id stored in the columns it feeds".to_string(), |h| {
+                            format!("shard {} holds {} {}", h.shard, h.column, h.value)
+                        });
+                    if r.after == r.before {
+                        crate::outln!(
+                            "sequence {}: next value {} unchanged ({stored})",
+                            r.sequence,
+                            r.before
+                        )
+                    } else {
+                        crate::outln!(
+                            "sequence {}: next value raised from {} to {} ({stored}; margin {})",
+                            r.sequence,
+                            r.before,
+                            r.after,
+                            r.margin
+                        )
+                    }
+                }
+            }
             Ok(())
         }
         IdsCommand::Sequence(SequenceCommand::Next {

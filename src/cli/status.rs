@@ -249,6 +249,14 @@ fn show(ctx: &Context, inv: &crate::config::Inventory, args: &StatusArgs) -> Res
                             );
                         }
                     }
+                    for q in &fleet.sequences {
+                        if let Some(why) = &q.hazard {
+                            crate::outln!("SEQUENCE BEHIND? {why}");
+                        }
+                        for u in &q.unread {
+                            crate::outln!("sequence {}: not checked: {u}", q.sequence);
+                        }
+                    }
                     crate::outln!(
                         "{}",
                         match fleet.size_source {

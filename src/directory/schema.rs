@@ -2,7 +2,7 @@
 //! directory lacks; a directory newer than this binary is refused.
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: u32 = 9;
+pub const SCHEMA_VERSION: u32 = 10;
 
 /// Migration `n` (1-based) brings a directory from version n-1 to n. `{d}` stands for the
 /// back-quoted directory schema.
@@ -242,5 +242,16 @@ pub const MIGRATIONS: &[&[&str]] = &[&[
         checked_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
         PRIMARY KEY (reporting_node, shard_id),
         FOREIGN KEY (reporting_node) REFERENCES reporting_nodes (node)
+    ) ENGINE=InnoDB",
+], &[
+    // The columns each sequence's ids are stored in (`ids sequence feeds`): `ids check`
+    // and `status` compare a sequence's next value with the highest id those columns hold
+    // on every shard, which a directory restored from an older backup falls behind.
+    "CREATE TABLE IF NOT EXISTS {d}.sequence_feeds (
+        sequence_name VARCHAR(64) NOT NULL,
+        schema_name VARCHAR(64) NOT NULL,
+        table_name VARCHAR(64) NOT NULL,
+        column_name VARCHAR(64) NOT NULL,
+        PRIMARY KEY (sequence_name, schema_name, table_name, column_name)
     ) ENGINE=InnoDB",
 ]];

@@ -111,6 +111,66 @@ pub fn lock_wait_seconds(secs: u64) -> Stmt {
     ))
 }
 
+/// The columns the sequences of directory schema `d` feed: sequence, schema, table,
+/// column.
+pub fn sequence_feeds(d: &Ident) -> Stmt {
+    Stmt::text(format!(
+        "SELECT sequence_name, schema_name, table_name, column_name FROM {}.`sequence_feeds` \
+         ORDER BY sequence_name, schema_name, table_name, column_name",
+        d.quoted()
+    ))
+}
+
+/// Forgets every column a sequence feeds. Binds (sequence).
+pub fn clear_sequence_feeds(d: &Ident) -> Stmt {
+    Stmt::text(format!(
+        "DELETE FROM {}.`sequence_feeds` WHERE sequence_name = ?",
+        d.quoted()
+    ))
+}
+
+/// Records a column a sequence feeds. Binds (sequence, schema, table, column).
+pub fn add_sequence_feed(d: &Ident) -> Stmt {
+    Stmt::text(format!(
+        "INSERT IGNORE INTO {}.`sequence_feeds` (sequence_name, schema_name, table_name, column_name) \
+         VALUES (?, ?, ?, ?)",
+        d.quoted()
+    ))
+}
+
+/// Raises a sequence's next value, never lowering it: a concurrent `next` that went past
+/// the new value already leaves the row unchanged (0 rows). Binds (value, name, value).
+pub fn raise_sequence(d: &Ident) -> Stmt {
+    Stmt::text(format!(
+        "UPDATE {}.`sequences` SET next_value = ? WHERE name = ? AND next_value < ?",
+        d.quoted()
+    ))
+}
+
+/// The type of one column (information_schema's `DATA_TYPE`); no row when the table has
+/// no such column.
+pub fn column_data_type(schema: &Ident, table: &Ident, column: &Ident) -> Stmt {
+    Stmt::with(
+        "SELECT DATA_TYPE FROM information_schema.COLUMNS \
+         WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND COLUMN_NAME = ?",
+        vec![
+            Value::from(schema.as_str()),
+            Value::from(table.as_str()),
+            Value::from(column.as_str()),
+        ],
+    )
+}
+
+/// The highest value of one column, as text (NULL for an empty table): the largest id a
+/// sequence handed out that this shard stores.
+pub fn max_of_column(schema: &Ident, table: &Ident, column: &Ident) -> Stmt {
+    Stmt::text(format!(
+        "SELECT CAST(MAX({}) AS CHAR) FROM {}",
+        column.quoted(),
+        qualified(schema, table)
+    ))
+}
+
 /// The sequences of directory schema `d`: name, next value, block size, largest value.
 pub fn sequences(d: &Ident) -> Stmt {
     Stmt::text(format!(

@@ -370,8 +370,14 @@ _shardctl() {
             shardctl__subcmd__help__subcmd__ids__subcmd__sequence,create)
                 cmd="shardctl__subcmd__help__subcmd__ids__subcmd__sequence__subcmd__create"
                 ;;
+            shardctl__subcmd__help__subcmd__ids__subcmd__sequence,feeds)
+                cmd="shardctl__subcmd__help__subcmd__ids__subcmd__sequence__subcmd__feeds"
+                ;;
             shardctl__subcmd__help__subcmd__ids__subcmd__sequence,next)
                 cmd="shardctl__subcmd__help__subcmd__ids__subcmd__sequence__subcmd__next"
+                ;;
+            shardctl__subcmd__help__subcmd__ids__subcmd__sequence,raise)
+                cmd="shardctl__subcmd__help__subcmd__ids__subcmd__sequence__subcmd__raise"
                 ;;
             shardctl__subcmd__help__subcmd__ids__subcmd__sequence,show)
                 cmd="shardctl__subcmd__help__subcmd__ids__subcmd__sequence__subcmd__show"
@@ -457,8 +463,14 @@ _shardctl() {
             shardctl__subcmd__ids__subcmd__help__subcmd__sequence,create)
                 cmd="shardctl__subcmd__ids__subcmd__help__subcmd__sequence__subcmd__create"
                 ;;
+            shardctl__subcmd__ids__subcmd__help__subcmd__sequence,feeds)
+                cmd="shardctl__subcmd__ids__subcmd__help__subcmd__sequence__subcmd__feeds"
+                ;;
             shardctl__subcmd__ids__subcmd__help__subcmd__sequence,next)
                 cmd="shardctl__subcmd__ids__subcmd__help__subcmd__sequence__subcmd__next"
+                ;;
+            shardctl__subcmd__ids__subcmd__help__subcmd__sequence,raise)
+                cmd="shardctl__subcmd__ids__subcmd__help__subcmd__sequence__subcmd__raise"
                 ;;
             shardctl__subcmd__ids__subcmd__help__subcmd__sequence,show)
                 cmd="shardctl__subcmd__ids__subcmd__help__subcmd__sequence__subcmd__show"
@@ -466,11 +478,17 @@ _shardctl() {
             shardctl__subcmd__ids__subcmd__sequence,create)
                 cmd="shardctl__subcmd__ids__subcmd__sequence__subcmd__create"
                 ;;
+            shardctl__subcmd__ids__subcmd__sequence,feeds)
+                cmd="shardctl__subcmd__ids__subcmd__sequence__subcmd__feeds"
+                ;;
             shardctl__subcmd__ids__subcmd__sequence,help)
                 cmd="shardctl__subcmd__ids__subcmd__sequence__subcmd__help"
                 ;;
             shardctl__subcmd__ids__subcmd__sequence,next)
                 cmd="shardctl__subcmd__ids__subcmd__sequence__subcmd__next"
+                ;;
+            shardctl__subcmd__ids__subcmd__sequence,raise)
+                cmd="shardctl__subcmd__ids__subcmd__sequence__subcmd__raise"
                 ;;
             shardctl__subcmd__ids__subcmd__sequence,show)
                 cmd="shardctl__subcmd__ids__subcmd__sequence__subcmd__show"
@@ -478,11 +496,17 @@ _shardctl() {
             shardctl__subcmd__ids__subcmd__sequence__subcmd__help,create)
                 cmd="shardctl__subcmd__ids__subcmd__sequence__subcmd__help__subcmd__create"
                 ;;
+            shardctl__subcmd__ids__subcmd__sequence__subcmd__help,feeds)
+                cmd="shardctl__subcmd__ids__subcmd__sequence__subcmd__help__subcmd__feeds"
+                ;;
             shardctl__subcmd__ids__subcmd__sequence__subcmd__help,help)
                 cmd="shardctl__subcmd__ids__subcmd__sequence__subcmd__help__subcmd__help"
                 ;;
             shardctl__subcmd__ids__subcmd__sequence__subcmd__help,next)
                 cmd="shardctl__subcmd__ids__subcmd__sequence__subcmd__help__subcmd__next"
+                ;;
+            shardctl__subcmd__ids__subcmd__sequence__subcmd__help,raise)
+                cmd="shardctl__subcmd__ids__subcmd__sequence__subcmd__help__subcmd__raise"
                 ;;
             shardctl__subcmd__ids__subcmd__sequence__subcmd__help,show)
                 cmd="shardctl__subcmd__ids__subcmd__sequence__subcmd__help__subcmd__show"
@@ -1990,7 +2014,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__help__subcmd__ids__subcmd__sequence)
-            opts="create next show"
+            opts="create feeds raise next show"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2017,7 +2041,35 @@ _shardctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        shardctl__subcmd__help__subcmd__ids__subcmd__sequence__subcmd__feeds)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         shardctl__subcmd__help__subcmd__ids__subcmd__sequence__subcmd__next)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__help__subcmd__ids__subcmd__sequence__subcmd__raise)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2806,7 +2858,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__ids__subcmd__help__subcmd__sequence)
-            opts="create next show"
+            opts="create feeds raise next show"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2833,7 +2885,35 @@ _shardctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        shardctl__subcmd__ids__subcmd__help__subcmd__sequence__subcmd__feeds)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         shardctl__subcmd__ids__subcmd__help__subcmd__sequence__subcmd__next)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__ids__subcmd__help__subcmd__sequence__subcmd__raise)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2862,7 +2942,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__ids__subcmd__sequence)
-            opts="-v -y -h --config --output --color --verbose --yes --log-file --help create next show help"
+            opts="-v -y -h --config --output --color --verbose --yes --log-file --help create feeds raise next show help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2892,7 +2972,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__ids__subcmd__sequence__subcmd__create)
-            opts="-v -y -h --start --block --max --config --output --color --verbose --yes --log-file --help"
+            opts="-v -y -h --start --block --max --feeds --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2907,6 +2987,10 @@ _shardctl() {
                     return 0
                     ;;
                 --max)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --feeds)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2933,8 +3017,38 @@ _shardctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        shardctl__subcmd__ids__subcmd__sequence__subcmd__feeds)
+            opts="-v -y -h --config --output --color --verbose --yes --log-file --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         shardctl__subcmd__ids__subcmd__sequence__subcmd__help)
-            opts="create next show help"
+            opts="create feeds raise next show help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2948,6 +3062,20 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__ids__subcmd__sequence__subcmd__help__subcmd__create)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__ids__subcmd__sequence__subcmd__help__subcmd__feeds)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2989,6 +3117,20 @@ _shardctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        shardctl__subcmd__ids__subcmd__sequence__subcmd__help__subcmd__raise)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         shardctl__subcmd__ids__subcmd__sequence__subcmd__help__subcmd__show)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
@@ -3015,6 +3157,40 @@ _shardctl() {
                     return 0
                     ;;
                 --lock-wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__ids__subcmd__sequence__subcmd__raise)
+            opts="-v -y -h --margin --config --output --color --verbose --yes --log-file --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --margin)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -902,6 +902,8 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand ids; and __fish_seen_s
 complete -c shardctl -n "__fish_shardctl_using_subcommand ids; and __fish_seen_subcommand_from sequence" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand ids; and __fish_seen_subcommand_from sequence" -s h -l help -d 'Print help'
 complete -c shardctl -n "__fish_shardctl_using_subcommand ids; and __fish_seen_subcommand_from sequence" -f -a "create" -d 'Create a sequence'
+complete -c shardctl -n "__fish_shardctl_using_subcommand ids; and __fish_seen_subcommand_from sequence" -f -a "feeds" -d 'Set the columns a sequence\'s ids are stored in (replacing the ones it had)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand ids; and __fish_seen_subcommand_from sequence" -f -a "raise" -d 'Raise a sequence\'s next value past the highest id stored in the columns it feeds (after a directory restored from an older backup); never lowers it'
 complete -c shardctl -n "__fish_shardctl_using_subcommand ids; and __fish_seen_subcommand_from sequence" -f -a "next" -d 'Take values: a block of --count (default: the sequence\'s block size)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand ids; and __fish_seen_subcommand_from sequence" -f -a "show" -d 'Show sequences'
 complete -c shardctl -n "__fish_shardctl_using_subcommand ids; and __fish_seen_subcommand_from sequence" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -1559,6 +1559,7 @@ _arguments "${_arguments_options[@]}" : \
 '--start=[First value]:START:_default' \
 '--block=[Values per block a router takes at once]:BLOCK:_default' \
 '--max=[Largest value]:MAX:_default' \
+'*--feeds=[A column its ids are stored in, SCHEMA.TABLE.COLUMN of a sharded table (repeat for several)\: \`ids check\` and \`status\` then name the sequence when its next value is at or below an id stored there, as after a directory restored from an older backup]:SCHEMA.TABLE.COLUMN:_default' \
 '--config=[Inventory file]:CONFIG:_files' \
 '--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
 json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
@@ -1573,6 +1574,44 @@ never\:"Never"))' \
 '-h[Print help]' \
 '--help[Print help]' \
 ':name -- Its name:_default' \
+&& ret=0
+;;
+(feeds)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':name -- The sequence:_default' \
+'*::columns -- SCHEMA.TABLE.COLUMN of a sharded table, an integer column:_default' \
+&& ret=0
+;;
+(raise)
+_arguments "${_arguments_options[@]}" : \
+'--margin=[Values left unused above the highest stored id, for blocks routers took before the restore and have not stored yet (default\: one block; give block × routers, or restart the routers first)]:MARGIN:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':name -- The sequence:_default' \
 && ret=0
 ;;
 (next)
@@ -1629,6 +1668,14 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(feeds)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(raise)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (next)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -1678,6 +1725,14 @@ _arguments "${_arguments_options[@]}" : \
         curcontext="${curcontext%:*:*}:shardctl-ids-help-sequence-command-$line[1]:"
         case $line[1] in
             (create)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(feeds)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(raise)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
@@ -2392,6 +2447,14 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(feeds)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(raise)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (next)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -2940,6 +3003,8 @@ _shardctl__subcmd__help__subcmd__ids__subcmd__check_commands() {
 _shardctl__subcmd__help__subcmd__ids__subcmd__sequence_commands() {
     local commands; commands=(
 'create:Create a sequence' \
+'feeds:Set the columns a sequence'\''s ids are stored in (replacing the ones it had)' \
+'raise:Raise a sequence'\''s next value past the highest id stored in the columns it feeds (after a directory restored from an older backup); never lowers it' \
 'next:Take values\: a block of --count (default\: the sequence'\''s block size)' \
 'show:Show sequences' \
     )
@@ -2950,10 +3015,20 @@ _shardctl__subcmd__help__subcmd__ids__subcmd__sequence__subcmd__create_commands(
     local commands; commands=()
     _describe -t commands 'shardctl help ids sequence create commands' commands "$@"
 }
+(( $+functions[_shardctl__subcmd__help__subcmd__ids__subcmd__sequence__subcmd__feeds_commands] )) ||
+_shardctl__subcmd__help__subcmd__ids__subcmd__sequence__subcmd__feeds_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help ids sequence feeds commands' commands "$@"
+}
 (( $+functions[_shardctl__subcmd__help__subcmd__ids__subcmd__sequence__subcmd__next_commands] )) ||
 _shardctl__subcmd__help__subcmd__ids__subcmd__sequence__subcmd__next_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl help ids sequence next commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__ids__subcmd__sequence__subcmd__raise_commands] )) ||
+_shardctl__subcmd__help__subcmd__ids__subcmd__sequence__subcmd__raise_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help ids sequence raise commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__help__subcmd__ids__subcmd__sequence__subcmd__show_commands] )) ||
 _shardctl__subcmd__help__subcmd__ids__subcmd__sequence__subcmd__show_commands() {
@@ -3258,6 +3333,8 @@ _shardctl__subcmd__ids__subcmd__help__subcmd__help_commands() {
 _shardctl__subcmd__ids__subcmd__help__subcmd__sequence_commands() {
     local commands; commands=(
 'create:Create a sequence' \
+'feeds:Set the columns a sequence'\''s ids are stored in (replacing the ones it had)' \
+'raise:Raise a sequence'\''s next value past the highest id stored in the columns it feeds (after a directory restored from an older backup); never lowers it' \
 'next:Take values\: a block of --count (default\: the sequence'\''s block size)' \
 'show:Show sequences' \
     )
@@ -3268,10 +3345,20 @@ _shardctl__subcmd__ids__subcmd__help__subcmd__sequence__subcmd__create_commands(
     local commands; commands=()
     _describe -t commands 'shardctl ids help sequence create commands' commands "$@"
 }
+(( $+functions[_shardctl__subcmd__ids__subcmd__help__subcmd__sequence__subcmd__feeds_commands] )) ||
+_shardctl__subcmd__ids__subcmd__help__subcmd__sequence__subcmd__feeds_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl ids help sequence feeds commands' commands "$@"
+}
 (( $+functions[_shardctl__subcmd__ids__subcmd__help__subcmd__sequence__subcmd__next_commands] )) ||
 _shardctl__subcmd__ids__subcmd__help__subcmd__sequence__subcmd__next_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl ids help sequence next commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__ids__subcmd__help__subcmd__sequence__subcmd__raise_commands] )) ||
+_shardctl__subcmd__ids__subcmd__help__subcmd__sequence__subcmd__raise_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl ids help sequence raise commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__ids__subcmd__help__subcmd__sequence__subcmd__show_commands] )) ||
 _shardctl__subcmd__ids__subcmd__help__subcmd__sequence__subcmd__show_commands() {
@@ -3282,6 +3369,8 @@ _shardctl__subcmd__ids__subcmd__help__subcmd__sequence__subcmd__show_commands() 
 _shardctl__subcmd__ids__subcmd__sequence_commands() {
     local commands; commands=(
 'create:Create a sequence' \
+'feeds:Set the columns a sequence'\''s ids are stored in (replacing the ones it had)' \
+'raise:Raise a sequence'\''s next value past the highest id stored in the columns it feeds (after a directory restored from an older backup); never lowers it' \
 'next:Take values\: a block of --count (default\: the sequence'\''s block size)' \
 'show:Show sequences' \
 'help:Print this message or the help of the given subcommand(s)' \
@@ -3293,10 +3382,17 @@ _shardctl__subcmd__ids__subcmd__sequence__subcmd__create_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl ids sequence create commands' commands "$@"
 }
+(( $+functions[_shardctl__subcmd__ids__subcmd__sequence__subcmd__feeds_commands] )) ||
+_shardctl__subcmd__ids__subcmd__sequence__subcmd__feeds_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl ids sequence feeds commands' commands "$@"
+}
 (( $+functions[_shardctl__subcmd__ids__subcmd__sequence__subcmd__help_commands] )) ||
 _shardctl__subcmd__ids__subcmd__sequence__subcmd__help_commands() {
     local commands; commands=(
 'create:Create a sequence' \
+'feeds:Set the columns a sequence'\''s ids are stored in (replacing the ones it had)' \
+'raise:Raise a sequence'\''s next value past the highest id stored in the columns it feeds (after a directory restored from an older backup); never lowers it' \
 'next:Take values\: a block of --count (default\: the sequence'\''s block size)' \
 'show:Show sequences' \
 'help:Print this message or the help of the given subcommand(s)' \
@@ -3308,6 +3404,11 @@ _shardctl__subcmd__ids__subcmd__sequence__subcmd__help__subcmd__create_commands(
     local commands; commands=()
     _describe -t commands 'shardctl ids sequence help create commands' commands "$@"
 }
+(( $+functions[_shardctl__subcmd__ids__subcmd__sequence__subcmd__help__subcmd__feeds_commands] )) ||
+_shardctl__subcmd__ids__subcmd__sequence__subcmd__help__subcmd__feeds_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl ids sequence help feeds commands' commands "$@"
+}
 (( $+functions[_shardctl__subcmd__ids__subcmd__sequence__subcmd__help__subcmd__help_commands] )) ||
 _shardctl__subcmd__ids__subcmd__sequence__subcmd__help__subcmd__help_commands() {
     local commands; commands=()
@@ -3318,6 +3419,11 @@ _shardctl__subcmd__ids__subcmd__sequence__subcmd__help__subcmd__next_commands() 
     local commands; commands=()
     _describe -t commands 'shardctl ids sequence help next commands' commands "$@"
 }
+(( $+functions[_shardctl__subcmd__ids__subcmd__sequence__subcmd__help__subcmd__raise_commands] )) ||
+_shardctl__subcmd__ids__subcmd__sequence__subcmd__help__subcmd__raise_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl ids sequence help raise commands' commands "$@"
+}
 (( $+functions[_shardctl__subcmd__ids__subcmd__sequence__subcmd__help__subcmd__show_commands] )) ||
 _shardctl__subcmd__ids__subcmd__sequence__subcmd__help__subcmd__show_commands() {
     local commands; commands=()
@@ -3327,6 +3433,11 @@ _shardctl__subcmd__ids__subcmd__sequence__subcmd__help__subcmd__show_commands() 
 _shardctl__subcmd__ids__subcmd__sequence__subcmd__next_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl ids sequence next commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__ids__subcmd__sequence__subcmd__raise_commands] )) ||
+_shardctl__subcmd__ids__subcmd__sequence__subcmd__raise_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl ids sequence raise commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__ids__subcmd__sequence__subcmd__show_commands] )) ||
 _shardctl__subcmd__ids__subcmd__sequence__subcmd__show_commands() {
