@@ -824,6 +824,15 @@ fn gate_check(
         .scan_for_gate(&applied, Some(point), schemas, usize::MAX)?;
     match scan.blocked {
         Some(b) => Err(gate_refusal(source, &b, op)),
+        // Not read all the way to the point: letting the applier run there would apply
+        // events nobody read.
+        None if !scan.complete => Err(Error::server(
+            source,
+            format!(
+                "its binary log could not be read from {applied} up to {point} (read up to {}): the merge's channel stays at its gate",
+                scan.safe_to
+            ),
+        )),
         None => Ok(()),
     }
 }

@@ -297,8 +297,20 @@ impl Server {
             }
             // The log's first events (a new file's header) come again when read from 4.
             let Some(last) = events.last().cloned() else {
-                // Nothing more in this file: the binary log ends here (a rotation is an
-                // event, read below).
+                // Nothing more in this file. A file the server stopped or crashed in ends
+                // without a rotation event, and the log goes on in the next file it opened
+                // when it started: read on there while `up_to` lies beyond. Otherwise the
+                // binary log ends here (a rotation is an event, read below).
+                if let Some(u) = up_to {
+                    let later = crate::server::replication::next_binlog_file(&next.file)
+                        .filter(|_| next.file != u.file)
+                        .map(|file| BinlogPosition { file, pos: 4 })
+                        .filter(|n| crate::server::replication::same_binlog(n, u) && n <= u);
+                    if let Some(later) = later {
+                        next = later;
+                        continue;
+                    }
+                }
                 return Ok(GateScan {
                     safe_to: safe,
                     blocked: None,
@@ -375,6 +387,25 @@ mod tests {
     }
 
     /// As MariaDB 10.11 logged `INSERT`, `INSERT`, `USE s4; TRUNCATE t`, `INSERT`.
+    #[test]
+    fn a_file_the_server_stopped_in_goes_on_in_the_next_numbered_file() {
+        use crate::server::replication::next_binlog_file;
+        assert_eq!(
+            next_binlog_file("mysql-bin.000009").as_deref(),
+            Some("mysql-bin.000010")
+        );
+        assert_eq!(
+            next_binlog_file("mysql-bin.999999").as_deref(),
+            Some("mysql-bin.1000000")
+        );
+        assert_eq!(
+            next_binlog_file("a.b.000001").as_deref(),
+            Some("a.b.000002")
+        );
+        assert_eq!(next_binlog_file("mysql-bin"), None);
+        assert_eq!(next_binlog_file("mysql-bin.log"), None);
+    }
+
     #[test]
     fn a_truncate_in_the_retired_schema_stops_the_gate_before_its_group() {
         let events = [

@@ -23,6 +23,19 @@ fn binlog_file_index(file: &str) -> (&str, Option<u64>) {
     }
 }
 
+/// The file the server opens after `file` (`mysql-bin.000009` → `mysql-bin.000010`,
+/// keeping at least the digits' width, as servers count past six digits): where a binary
+/// log goes on after a file that ends without a rotation event (the server stopped or
+/// crashed and opened a new file when it started). None for a name without a numbered
+/// extension.
+pub fn next_binlog_file(file: &str) -> Option<String> {
+    let (base, index) = binlog_file_index(file);
+    let width = file.len().saturating_sub(base.len() + 1);
+    index
+        .and_then(|i| i.checked_add(1))
+        .map(|n| format!("{base}.{n:0width$}"))
+}
+
 /// Whether two positions are in the same series of binary log files (same base name), so
 /// that their order means something.
 pub fn same_binlog(a: &BinlogPosition, b: &BinlogPosition) -> bool {

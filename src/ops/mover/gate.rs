@@ -91,12 +91,10 @@ impl<E: Effects> Mover<'_, E> {
                 // At its gate: it stops there once the next event arrives.
                 Some(_) => {}
                 None => {
-                    // Started without a gate (by hand, or by a shardctl before gates):
-                    // held first; what it applied unread cannot be told any more.
-                    crate::output::log(
-                        0,
-                        &format!("warning: channel {channel} on {target} applied without a gate; it is held and gated from here on"),
-                    );
+                    // Started without a gate (by hand, or by the target's restart, which
+                    // also drops the runtime filters): what it applied was not read, and a
+                    // statement of the retired schema among it would have reached the
+                    // survivor's tables. Held, and the merge stops before its flip.
                     self.effect(
                         Effect::GateApplier,
                         &target,
@@ -111,7 +109,10 @@ impl<E: Effects> Mover<'_, E> {
                             )
                         },
                     )?;
-                    return self.advance_gate(up_to);
+                    return Err(Error::Refused(format!(
+                        "channel {channel} on {target} was applying without a gate (started by hand or by a restart of {target}), up to {applied}: events it applied were not read for statements in the retired schema, so the merge stops before its flip; check the survivor's tables, then `shardctl abort {}`",
+                        self.fx.op()
+                    )));
                 }
             }
         }
