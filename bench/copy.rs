@@ -32,6 +32,8 @@
 //!   are reused; stop it with `shardctl sandbox down --dir DIR --purge`), started at
 //!   `COPY_BASE_PORT` (default 22306, outside the ports test sandboxes take) when it is not running.
 
+mod smoke;
+
 use shardctl::config::Inventory;
 use shardctl::copy::{dump, native, physical, SchemaPair};
 use shardctl::ident::Ident;
@@ -343,7 +345,7 @@ fn main() {
         env_num("COPY_VERBOSE", 0) as u8,
         shardctl::output::ColorChoice::Never,
     );
-    let sizes: Vec<u64> = env_list("COPY_ROWS", "1000000,4000000")
+    let sizes: Vec<u64> = env_list("COPY_ROWS", smoke::or("1000", "1000000,4000000"))
         .iter()
         .map(|s| s.parse().unwrap_or_else(|_| panic!("COPY_ROWS: {s}")))
         .collect();

@@ -22,6 +22,8 @@
 //! - `CUTOVER_SPLIT_DEPTH` (default 2): 1 splits only the shard, 2 also its halves;
 //! - `CUTOVER_BUFFER_POOL` (default `1G`): each server's InnoDB buffer pool.
 
+mod smoke;
+
 use shardctl::config::Inventory;
 use shardctl::directory::journal::{OpKind, OperationRecord};
 use shardctl::directory::{Directory, Key, Router};
@@ -391,15 +393,15 @@ fn med(v: &[u64]) -> f64 {
 /// 64M cannot hold a 5,000,000-row shard's secondary index, which makes the copy (not the
 /// cut-over) disk-bound.
 fn buffer_pool() -> String {
-    std::env::var("CUTOVER_BUFFER_POOL").unwrap_or_else(|_| "1G".into())
+    std::env::var("CUTOVER_BUFFER_POOL").unwrap_or_else(|_| smoke::or("64M", "1G").into())
 }
 
 fn main() {
-    let sizes = env_list("CUTOVER_SIZES", "10000,1000000,5000000");
-    let runs = env_num("CUTOVER_RUNS", 5) as usize;
+    let sizes = env_list("CUTOVER_SIZES", smoke::or("1000", "10000,1000000,5000000"));
+    let runs = env_num("CUTOVER_RUNS", smoke::or(1, 5)) as usize;
     let runs_large = env_num("CUTOVER_RUNS_LARGE", runs as u64) as usize;
-    let split_sizes = env_list("CUTOVER_SPLIT_SIZES", "10000,1000000");
-    let depth = env_num("CUTOVER_SPLIT_DEPTH", 2);
+    let split_sizes = env_list("CUTOVER_SPLIT_SIZES", smoke::or("1000", "10000,1000000"));
+    let depth = env_num("CUTOVER_SPLIT_DEPTH", smoke::or(1, 2));
     let started = Instant::now();
     let (_sb, fleet, ids) = setup(&sizes);
     let mut all: Vec<Run> = Vec::new();

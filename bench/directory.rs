@@ -4,7 +4,10 @@
 //! - Router lookups per second in memory, against the chapter's SQL lookup (one query to
 //!   the directory per key).
 //!
-//! Run: `cargo bench --bench directory` (prints a Markdown block for docs/BENCHMARKS.md).
+//! Run: `cargo bench --bench directory` (prints a Markdown block for docs/BENCHMARKS.md;
+//! `BENCH_SHARDS` changes the shard count).
+
+mod smoke;
 
 use shardctl::config::Inventory;
 use shardctl::directory::{Directory, Key, Router};
@@ -25,7 +28,8 @@ fn main() {
     let shards: u32 = std::env::var("BENCH_SHARDS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(SHARDS);
+        .unwrap_or(smoke::or(10, SHARDS));
+    let runs = smoke::or(1, RUNS);
     let sb = SandboxBuilder::for_tests(3).unwrap().start().unwrap();
     let inv = Inventory::load(&sb.inventory_path()).unwrap();
     let mut n1 = Server::connect_node(&inv, "node1").unwrap();
@@ -79,16 +83,16 @@ fn main() {
     eprintln!("created {shards} shards in {:.1}s", setup.as_secs_f64());
 
     // shardctl status, the binary, as an operator runs it.
-    let bin = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/shardctl");
+    let bin = env!("CARGO_BIN_EXE_shardctl");
     let mut status_times = Vec::new();
-    for _ in 0..RUNS {
+    for _ in 0..runs {
         let t = Instant::now();
-        let out = std::process::Command::new(&bin)
+        let out = std::process::Command::new(bin)
             .arg("--config")
             .arg(sb.inventory_path())
             .args(["--output", "json", "status"])
             .output()
-            .expect("run target/release/shardctl (cargo build --release first)");
+            .expect("run shardctl");
         assert!(
             out.status.success(),
             "{}",
@@ -99,7 +103,7 @@ fn main() {
     // The naive way: one information_schema round trip per shard.
     let snap = dir.load().unwrap();
     let mut naive_times = Vec::new();
-    for _ in 0..RUNS {
+    for _ in 0..runs {
         let t = Instant::now();
         let mut conns: std::collections::HashMap<String, Server> = std::collections::HashMap::new();
         for s in &snap.shards {
@@ -119,9 +123,9 @@ fn main() {
     // Router lookups in memory.
     let router = Router::connect(&inv).unwrap();
     let max_key = i64::from(shards) * 1000;
-    let n_lookups = 2_000_000u64;
+    let n_lookups: u64 = smoke::or(10_000, 2_000_000);
     let mut lookup_rates = Vec::new();
-    for _ in 0..RUNS {
+    for _ in 0..runs {
         let t = Instant::now();
         let mut sum = 0u64;
         let mut k: i64 = 12345;
@@ -134,9 +138,9 @@ fn main() {
     }
     // The chapter's SQL lookup: one query to the directory per key.
     let mut dirdb = Server::connect_node(&inv, "node1").unwrap();
-    let n_sql = 3000;
+    let n_sql: u32 = smoke::or(100, 3000);
     let mut sql_rates = Vec::new();
-    for _ in 0..RUNS {
+    for _ in 0..runs {
         let t = Instant::now();
         let mut k: i64 = 12345;
         for _ in 0..n_sql {
@@ -155,11 +159,11 @@ fn main() {
     println!("| measure | shardctl | reference | ratio |");
     println!("|---|---|---|---|");
     println!(
-        "| `status --output json`, {shards} shards, 3 nodes (median of {RUNS}, whole process) | {:.3} s | one query per shard: {:.3} s | {:.1}x faster |",
+        "| `status --output json`, {shards} shards, 3 nodes (median of {runs}, whole process) | {:.3} s | one query per shard: {:.3} s | {:.1}x faster |",
         status, naive, naive / status
     );
     println!(
-        "| lookups per second, range function with {shards} shards (median of {RUNS}) | Router: {:.2} M/s | chapter SQL per key: {:.0}/s | {:.0}x |",
+        "| lookups per second, range function with {shards} shards (median of {runs}) | Router: {:.2} M/s | chapter SQL per key: {:.0}/s | {:.0}x |",
         router_rate / 1e6, sql_rate, router_rate / sql_rate
     );
 }

@@ -5,7 +5,11 @@
 //! - the longest write pause of the moving shard under ~500 writes/s, per fence mode
 //!   (median of several moves), next to the longest pause of a shard that did not move.
 //!
-//! Run: `cargo bench --bench moves` (prints Markdown for docs/BENCHMARKS.md).
+//! Run: `cargo bench --bench moves` (prints Markdown for docs/BENCHMARKS.md). Environment:
+//! `BENCH_ROWS` (default 1000000) rows copied, `BENCH_RUNS` (default 3) copies per method,
+//! `BENCH_MOVES` (default 5) moves per fence mode.
+
+mod smoke;
 
 use shardctl::config::Inventory;
 use shardctl::copy::{native, SchemaPair};
@@ -111,8 +115,7 @@ fn copy_bench(sb: &Sandbox, inv: &Inventory, rows: u64, runs: usize) -> Vec<Stri
 }
 
 fn shardctl(sb: &Sandbox, args: &[&str]) {
-    let bin = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/shardctl");
-    let out = Command::new(bin)
+    let out = Command::new(env!("CARGO_BIN_EXE_shardctl"))
         .env("SHARDCTL_YES", "1")
         .arg("--config")
         .arg(sb.inventory_path())
@@ -233,9 +236,9 @@ fn pause_bench(sb: &Sandbox, inv: &Inventory, moves: usize) -> Vec<String> {
 }
 
 fn main() {
-    let rows = env_num("BENCH_ROWS", 1_000_000);
-    let runs = env_num("BENCH_RUNS", 3) as usize;
-    let moves = env_num("BENCH_MOVES", 5) as usize;
+    let rows = env_num("BENCH_ROWS", smoke::or(1_000, 1_000_000));
+    let runs = env_num("BENCH_RUNS", smoke::or(1, 3)) as usize;
+    let moves = env_num("BENCH_MOVES", smoke::or(1, 5)) as usize;
     let sb = SandboxBuilder::for_tests(3).unwrap().start().unwrap();
     let inv = Inventory::load(&sb.inventory_path()).unwrap();
     let copy = copy_bench(&sb, &inv, rows, runs);

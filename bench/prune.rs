@@ -1,7 +1,9 @@
 //! Prune vs pt-archiver, side by side in one run on the same data, with a replica attached
 //! to the pruned node: rows deleted per second and the replica's peak lag for each.
 //!
-//! Run: `cargo build --release && cargo bench --bench prune` (`BENCH_ROWS` to resize).
+//! Run: `cargo bench --bench prune` (`BENCH_ROWS` to resize, default 400000).
+
+mod smoke;
 
 use shardctl::config::Inventory;
 use shardctl::sandbox::SandboxBuilder;
@@ -17,8 +19,7 @@ fn exec(s: &mut Server, sql: &str) {
 }
 
 fn shardctl(inv: &std::path::Path, args: &[&str]) {
-    let bin = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/shardctl");
-    let out = Command::new(bin)
+    let out = Command::new(env!("CARGO_BIN_EXE_shardctl"))
         .env("SHARDCTL_YES", "1")
         .arg("--config")
         .arg(inv)
@@ -63,7 +64,7 @@ fn main() {
     let rows: u64 = std::env::var("BENCH_ROWS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(400_000);
+        .unwrap_or(smoke::or(2_000, 400_000));
     let half = rows / 2;
     let sb = SandboxBuilder::for_tests(2).unwrap().start().unwrap();
     let base = Inventory::load(&sb.inventory_path()).unwrap();

@@ -5,6 +5,8 @@
 //!
 //! Run: `cargo bench --bench rebalance`.
 
+mod smoke;
+
 use shardctl::rebalance::planner::{greedy_baseline, plan, Limits, NodeIn, ShardIn};
 use std::time::Instant;
 
@@ -53,7 +55,11 @@ fn fleet(shards: usize, nodes: usize, seed: u64) -> (Vec<NodeIn>, Vec<ShardIn>) 
 fn main() {
     println!("| shards / nodes | planner time | planner peak/avg | planner moved / lower bound | planner moves | greedy time | greedy peak/avg | greedy moved / lower bound | greedy moves |");
     println!("|---|---|---|---|---|---|---|---|---|");
-    for (shards, nodes) in [(100, 5), (1_000, 20), (10_000, 100), (100_000, 1_000)] {
+    let fleets: &[(usize, usize)] = smoke::or(
+        &[(100, 5)],
+        &[(100, 5), (1_000, 20), (10_000, 100), (100_000, 1_000)],
+    );
+    for &(shards, nodes) in fleets {
         let (n, s) = fleet(shards, nodes, 0x5eed + shards as u64);
         let limits = Limits {
             threshold: 0.05,

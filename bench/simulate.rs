@@ -6,6 +6,8 @@
 //! Run: `cargo bench --bench simulate` (prints a Markdown block for docs/BENCHMARKS.md;
 //! `BENCH_KEYS` changes the key count).
 
+mod smoke;
+
 use shardctl::simulate::{self, HashFn, KeySet, Resize, Scheme};
 use std::time::Instant;
 
@@ -21,7 +23,8 @@ fn main() {
     let n: i64 = std::env::var("BENCH_KEYS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(KEYS);
+        .unwrap_or(smoke::or(1_000, KEYS));
+    let runs = smoke::or(1, RUNS);
     let keys = KeySet::generated(1, n + 1, 1).unwrap();
     let resize = Resize {
         from: 4,
@@ -31,7 +34,7 @@ fn main() {
     let mut each: Vec<(Scheme, Vec<f64>)> =
         Scheme::DEFAULTS.iter().map(|s| (*s, Vec::new())).collect();
     let mut all = Vec::new();
-    for _ in 0..RUNS {
+    for _ in 0..runs {
         let t = Instant::now();
         let out = simulate::simulate(&keys, &Scheme::DEFAULTS, resize).unwrap();
         all.push(t.elapsed().as_secs_f64());
@@ -50,7 +53,7 @@ fn main() {
         .map(|m| simulate::ring(*m, naive_points, HashFn::Crc32))
         .collect();
     let mut naive = Vec::new();
-    for _ in 0..RUNS.min(3) {
+    for _ in 0..runs.min(3) {
         let t = Instant::now();
         let mut moved = 0u64;
         for k in &keys.texts {
@@ -76,14 +79,14 @@ fn main() {
     let all_m = median(all);
     let naive_m = median(naive);
     println!(
-        "| {n} keys, all 5 static schemes, 4 → 5 nodes (median of {RUNS}) | {:.3} s | naive (hash per scheme and side, linear ring scan, 3 schemes only): {:.3} s | {:.1}x |",
+        "| {n} keys, all 5 static schemes, 4 → 5 nodes (median of {runs}) | {:.3} s | naive (hash per scheme and side, linear ring scan, 3 schemes only): {:.3} s | {:.1}x |",
         all_m,
         naive_m,
         naive_m / all_m
     );
     for (s, times) in each {
         println!(
-            "| {n} keys, {s} alone (median of {RUNS}) | {:.3} s | | |",
+            "| {n} keys, {s} alone (median of {runs}) | {:.3} s | | |",
             median(times)
         );
     }

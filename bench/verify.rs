@@ -18,6 +18,8 @@
 //! - `VERIFY_RUNS` (default 3): runs (medians shown);
 //! - `VERIFY_BUFFER_POOL` (default `64M`): each server's InnoDB buffer pool.
 
+mod smoke;
+
 use shardctl::config::Inventory;
 use shardctl::copy::{native, SchemaPair};
 use shardctl::ident::Ident;
@@ -185,8 +187,8 @@ fn compare_chunks(src: &ConnectSpec, dst: &ConnectSpec, schema: &str, rows: u64,
 }
 
 fn main() {
-    let rows = env_num("VERIFY_ROWS", 1_000_000);
-    let runs = env_num("VERIFY_RUNS", 3).max(1) as usize;
+    let rows = env_num("VERIFY_ROWS", smoke::or(1_000, 1_000_000));
+    let runs = env_num("VERIFY_RUNS", smoke::or(1, 3)).max(1) as usize;
     let pool = std::env::var("VERIFY_BUFFER_POOL").unwrap_or_else(|_| "64M".into());
     let sb = SandboxBuilder::for_tests(2)
         .unwrap()
