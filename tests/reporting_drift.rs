@@ -370,4 +370,36 @@ fn a_follow_skipped_by_an_open_window_joins_at_its_own_flip_and_check_finds_drif
     assert_node4_holds(&sb, 1, "node3", "after a revert whose follow failed");
     let st = json(&sb, &["reporting", "status"]);
     assert_eq!(st["reporting_nodes"][0]["drift"], false, "{st}");
+
+    // A follow that fails, then the shard moves back before any sync: shard 2 goes from
+    // node1 to node2 while node4's channel from node1 is broken, takes writes on node2,
+    // and moves back to node1 once the channel is repaired. node1's channel still carries
+    // app_2, but its copy lacks node2's writes: the move back's follow must not take the
+    // schema as followed because it is placed where that channel reads.
+    exec(&mut n4, &["DELETE FROM app_2.t WHERE id = 1005"]);
+    exec(&mut n1, &["UPDATE app_2.t SET v = v + 1 WHERE id = 1005"]);
+    let out = cli(&sb, &["move", "--shard", "2", "--to", "node2"])
+        .success()
+        .get_output()
+        .clone();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the reporting server did not follow the operation"),
+        "{err}"
+    );
+    exec(
+        &mut n2,
+        &["UPDATE app_2.t SET note = 'while on node2' WHERE id BETWEEN 1100 AND 1150"],
+    );
+    exec(
+        &mut n4,
+        &[
+            "INSERT INTO app_2.t VALUES (1005, 5, 'row 5')",
+            "START SLAVE 'shardctl_report_node1'",
+        ],
+    );
+    cli(&sb, &["move", "--shard", "2", "--to", "node1"]).success();
+    assert_node4_holds(&sb, 2, "node1", "after a failed follow and a move back");
+    let c = json(&sb, &["reporting", "check"]);
+    assert_eq!(c["clean"], true, "{c}");
 }
