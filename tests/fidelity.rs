@@ -268,3 +268,19 @@ fn a_crlf_schema_moves_physically_byte_for_byte() {
     let on_target = common::count(&mut connect(fleet(), "node2"), &search);
     assert!(on_target > 0, "the full-text search finds nothing on node2");
 }
+
+/// A FULLTEXT table whose AUTO_INCREMENT column holds 0 (stored under
+/// NO_AUTO_VALUE_ON_ZERO): the physical copy's rebuild of the table (`INSERT ... SELECT`)
+/// keeps the 0 instead of numbering the row anew under the server's default sql_mode.
+#[test]
+fn a_zero_auto_increment_value_in_a_fulltext_table_moves_physically_as_it_is() {
+    moves_byte_for_byte(
+        "physical",
+        "4000",
+        &[
+            "CREATE TABLE {s}.notes_ft (id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, body TEXT, FULLTEXT (body))",
+            "SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@SESSION.sql_mode, ''), 'NO_AUTO_VALUE_ON_ZERO')",
+            "INSERT INTO {s}.notes_ft VALUES (0, 'zero'), (5, 'five')",
+        ],
+    );
+}

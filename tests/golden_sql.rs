@@ -309,6 +309,10 @@ fn render_common() -> String {
         "connect: session",
         sql::allow_backslash_escapes().to_string(),
     );
+    line(
+        "rows copied on one server: session",
+        sql::keep_zero_auto_increment().to_string(),
+    );
     line("connect: version", sql::server_version().to_string());
     line(
         "dry run: read-only session",

@@ -1222,6 +1222,7 @@ fn split_foreign_keys(ddl: &str) -> (String, Vec<String>) {
 /// backup's, so the copy stays at the backup's point. The definition's `AUTO_INCREMENT`
 /// stays the fresh table's. Foreign key checks must be off.
 fn rebuild_fulltext(tgt: &mut Server, schema: &Ident, rebuilt: &[(Ident, Ident)]) -> Result<()> {
+    tgt.exec(&statements::keep_zero_auto_increment())?;
     for (t, fresh) in rebuilt {
         let columns = tgt.writable_columns(schema, t)?;
         tgt.exec(&statements::copy_rows_within_node(

@@ -494,6 +494,7 @@ pub trait FleetEffects {
         // widens them: the copy passes as a prune does.
         let stmts = [
             statements::mark_pruning_session(),
+            statements::keep_zero_auto_increment(),
             statements::foreign_key_checks(false),
             statements::delete_where(survivor, table, retired_keys),
             statements::copy_rows_within_node(survivor, table, retired, hidden, columns),
@@ -532,6 +533,7 @@ pub trait FleetEffects {
         columns: &[Ident],
     ) -> Result<u64> {
         let stmts = [
+            statements::keep_zero_auto_increment(),
             statements::foreign_key_checks(false),
             statements::delete_all_rows(&pair.to, table),
             statements::copy_rows_within_node(&pair.to, table, &pair.from, hidden, columns),

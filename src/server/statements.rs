@@ -49,6 +49,16 @@ pub fn allow_backslash_escapes() -> Stmt {
     Stmt::text("SET SESSION sql_mode = REPLACE(@@SESSION.sql_mode, 'NO_BACKSLASH_ESCAPES', '')")
 }
 
+/// Adds NO_AUTO_VALUE_ON_ZERO to the session's sql_mode before rows are copied with
+/// `INSERT ... SELECT` on one server: without it a row whose AUTO_INCREMENT column holds 0
+/// gets the next value instead (under the server's default sql_mode), so the copy would
+/// differ from its source, and on a replica, which nothing verifies, stay different.
+pub fn keep_zero_auto_increment() -> Stmt {
+    Stmt::text(
+        "SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@SESSION.sql_mode, ''), 'NO_AUTO_VALUE_ON_ZERO')",
+    )
+}
+
 /// How long a fence statement that comes without a timeout of its own (lifting a fence,
 /// the old copy's rename under it) waits for metadata locks, in seconds.
 pub const FENCE_LOCK_WAIT_SECS: u64 = 10;
