@@ -85,8 +85,6 @@ const ALLOWED: &[(&str, &str, usize)] = &[
     ("src/server/definitions.rs", "crate::copy::objects", 1),
     // The physical copy uses the host file helpers of ops.
     ("src/copy/physical.rs", "crate::ops::host", 1),
-    // The logical copy writes its option file with the sandbox's helper.
-    ("src/copy/dump.rs", "crate::sandbox::write_private", 1),
     // Library types derive clap's ValueEnum instead of being converted in src/cli.
     ("src/copy/mod.rs", "clap::ValueEnum", 1),
     ("src/directory/model.rs", "clap::ValueEnum", 2),
