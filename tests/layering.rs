@@ -50,17 +50,6 @@ const ROOT_NAMES: &[(&str, &str)] = &[
 /// Today's violations: (file, path as written, occurrences). Remove an entry when its
 /// import is gone; never add one.
 const ALLOWED: &[(&str, &str, usize)] = &[
-    // The directory's journal stores a merge's plan, a type of ops (issue 27 item 4).
-    (
-        "src/directory/journal.rs",
-        "crate::ops::merge::MergePlan",
-        1,
-    ),
-    (
-        "src/directory/journal.rs",
-        "crate::ops::merge::MergeMapping",
-        1,
-    ),
     // Fault points are validated against the names of the layers above instead of being
     // registered by the layers that own them.
     ("src/fault.rs", "crate::ops::mover::Effect::ALL", 1),
