@@ -72,13 +72,6 @@ const ALLOWED: &[(&str, &str, usize)] = &[
     ("src/reporting.rs", "crate::ops::fence::HIDDEN_PREFIX", 1),
     // The statement builders reuse copy's definition rewriting.
     ("src/server/definitions.rs", "crate::copy::objects", 1),
-    // Library types derive clap's ValueEnum instead of being converted in src/cli.
-    ("src/copy/mod.rs", "clap::ValueEnum", 1),
-    ("src/directory/model.rs", "clap::ValueEnum", 2),
-    ("src/output.rs", "clap::ValueEnum", 2),
-    ("src/playbook/mod.rs", "clap::ValueEnum", 2),
-    ("src/rebalance/mod.rs", "clap::ValueEnum", 1),
-    ("src/status.rs", "clap::ValueEnum", 1),
 ];
 
 fn layer_of(module: &str) -> Option<usize> {

@@ -9,6 +9,7 @@ mod reporting;
 mod sandbox;
 mod status;
 mod steps;
+mod values;
 mod views;
 
 use crate::config::{Inventory, DEFAULT_CONFIG};
