@@ -55,18 +55,6 @@ const ALLOWED: &[(&str, &str, usize)] = &[
     ("src/fault.rs", "crate::ops::mover::Effect::ALL", 1),
     ("src/fault.rs", "crate::playbook::STEP_NAMES", 1),
     ("src/fault.rs", "crate::reporting::FAULT_POINTS", 1),
-    // Prune takes the mover's lease heartbeat and merge guard, while the effects call prune.
-    (
-        "src/prune/mod.rs",
-        "crate::ops::mover::refuse_if_merging",
-        1,
-    ),
-    (
-        "src/prune/mod.rs",
-        "crate::ops::mover::OwnerFlags::default",
-        1,
-    ),
-    ("src/prune/mod.rs", "crate::ops::mover::Heartbeat::start", 1),
     // The reporting server's follow reads the mover's state and the fence's table prefix.
     ("src/reporting.rs", "crate::ops::mover::MoveState", 1),
     ("src/reporting.rs", "crate::ops::fence::HIDDEN_PREFIX", 1),
