@@ -1285,7 +1285,7 @@ fn check_shard(
             if t.is_view
                 || t.name
                     .as_str()
-                    .starts_with(crate::ops::fence::HIDDEN_PREFIX)
+                    .starts_with(crate::server::statements::HIDDEN_PREFIX)
             {
                 continue;
             }
