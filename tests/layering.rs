@@ -57,8 +57,6 @@ const ALLOWED: &[(&str, &str, usize)] = &[
     ("src/fault.rs", "crate::reporting::FAULT_POINTS", 1),
     // The reporting server's follow reads the mover's state.
     ("src/reporting.rs", "crate::ops::mover::MoveState", 1),
-    // The statement builders reuse copy's definition rewriting.
-    ("src/server/definitions.rs", "crate::copy::objects", 1),
 ];
 
 fn layer_of(module: &str) -> Option<usize> {
