@@ -1551,7 +1551,12 @@ impl<'a> Mover<'a, Live<'a>> {
                 .map(|_| {
                     self.join_hooks();
                     self.hook(crate::config::HookStage::Done);
-                    crate::reporting::follow(self.inv, &self.target, &self.state, &self.pairs);
+                    crate::reporting::follow(
+                        self.inv,
+                        &self.target,
+                        self.state.reverted,
+                        &self.pairs,
+                    );
                     self.state.clone()
                 }),
             Err(e) => {
