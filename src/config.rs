@@ -788,6 +788,21 @@ pub struct ClientOptions {
     pub password: Option<String>,
 }
 
+/// Writes a file readable by its owner only.
+pub fn write_private(path: &Path, content: &str) -> Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
+    f.write_all(content.as_bytes())
+        .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
+}
+
 /// Reads the `[client]` group of a MySQL option file (the format of `~/.my.cnf`), as
 /// strictly as the server's own client: an option outside any group, a group header
 /// without its `]`, a line that is not `name`, `name = value`, a comment or an

@@ -13,15 +13,27 @@
 
 use std::time::{Duration, Instant};
 
+/// The names of the fault points that the layers above own, handed to [`check_env`] by
+/// the caller (this module imports no higher layer): besides `copy` and `prune-chunk`,
+/// a point is one of these after its prefix.
+pub struct KnownPoints<'a> {
+    /// The effects' names, after `before:`, `done:` and `journaled:`.
+    pub effects: &'a [&'a str],
+    /// The playbook's step names, after `after:`.
+    pub steps: &'a [&'a str],
+    /// The reporting server's points, after `reporting:`.
+    pub reporting: &'a [&'a str],
+}
+
 /// Checks `SHARDCTL_FAULT`: each entry is `ACTION@POINT` with a known action and point.
-pub fn check_env() -> crate::error::Result<()> {
+pub fn check_env(known: &KnownPoints) -> crate::error::Result<()> {
     let Ok(spec) = std::env::var("SHARDCTL_FAULT") else {
         return Ok(());
     };
-    check_spec(&spec).map_err(|e| crate::error::Error::Usage(format!("SHARDCTL_FAULT: {e}")))
+    check_spec(&spec, known).map_err(|e| crate::error::Error::Usage(format!("SHARDCTL_FAULT: {e}")))
 }
 
-fn check_spec(spec: &str) -> Result<(), String> {
+fn check_spec(spec: &str, known: &KnownPoints) -> Result<(), String> {
     for entry in spec.split(',').map(str::trim) {
         let Some((action, at)) = entry.split_once('@') else {
             return Err(format!("entry {entry:?} is not ACTION@POINT"));
@@ -44,11 +56,9 @@ fn check_spec(spec: &str) -> Result<(), String> {
             }
         }
         let known = match at.split_once(':') {
-            Some(("before" | "done" | "journaled", e)) => {
-                crate::ops::mover::Effect::ALL.iter().any(|x| x.name() == e)
-            }
-            Some(("after", s)) => crate::playbook::STEP_NAMES.contains(&s),
-            Some(("reporting", s)) => crate::reporting::FAULT_POINTS.contains(&s),
+            Some(("before" | "done" | "journaled", e)) => known.effects.contains(&e),
+            Some(("after", s)) => known.steps.contains(&s),
+            Some(("reporting", s)) => known.reporting.contains(&s),
             Some(_) => false,
             None => at == "copy" || at == "prune-chunk",
         };
@@ -100,11 +110,24 @@ pub fn point(name: &str) {
 
 #[cfg(test)]
 mod tests {
-    use super::check_spec;
+    use super::{check_spec, KnownPoints};
+
+    fn check_spec_of_shardctl(spec: &str) -> Result<(), String> {
+        let effects: Vec<&str> = crate::ops::mover::Effect::ALL
+            .iter()
+            .map(|e| e.name())
+            .collect();
+        let known = KnownPoints {
+            effects: &effects,
+            steps: &crate::playbook::STEP_NAMES,
+            reporting: &crate::reporting::FAULT_POINTS,
+        };
+        check_spec(spec, &known)
+    }
 
     #[test]
     fn unknown_entries_are_named() {
-        assert!(check_spec("crash@before:flip, pause=3@after:lock,hang@copy").is_ok());
+        assert!(check_spec_of_shardctl("crash@before:flip, pause=3@after:lock,hang@copy").is_ok());
         for (spec, want) in [
             ("crash@before:flp", "unknown point \"before:flp\""),
             ("explode@after:lock", "unknown action \"explode\""),
@@ -112,7 +135,7 @@ mod tests {
             ("crash", "is not ACTION@POINT"),
             ("crash@after:nothing", "unknown point"),
         ] {
-            let e = check_spec(spec).unwrap_err();
+            let e = check_spec_of_shardctl(spec).unwrap_err();
             assert!(e.contains(want), "{spec}: {e}");
         }
     }

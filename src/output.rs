@@ -17,7 +17,7 @@ static LAG_SECS: AtomicU64 = AtomicU64::new(u64::MAX);
 static COLOR: AtomicBool = AtomicBool::new(false);
 
 /// Output format for results on stdout.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {
     /// Human-readable tables.
     #[default]
@@ -27,7 +27,7 @@ pub enum Format {
 }
 
 /// When to colour output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ColorChoice {
     /// When stdout is a terminal and NO_COLOR is unset.
     #[default]

@@ -734,15 +734,11 @@ fn mark_failed(dir: &mut Directory, node: &str, e: &Error) {
 /// when it has one): follows the new placement on every reporting server. It never fails
 /// the operation (done by then): a failure is logged with the command that finishes the
 /// work, and the moved schemas' follows stay recorded (with the failure) until a sync
-/// joins them at their flip position.
-pub fn follow(
-    inv: &Inventory,
-    _target: &str,
-    state: &crate::ops::mover::MoveState,
-    pairs: &[SchemaPair],
-) {
+/// joins them at their flip position. `reverted`: the operation was reverted in its
+/// window, so the copies that took the window's writes are copied again.
+pub fn follow(inv: &Inventory, _target: &str, reverted: bool, pairs: &[SchemaPair]) {
     let hint = FlipHint {
-        recopy: if state.reverted {
+        recopy: if reverted {
             pairs.iter().map(|p| p.from.to_string()).collect()
         } else {
             BTreeSet::new()
@@ -1285,7 +1281,7 @@ fn check_shard(
             if t.is_view
                 || t.name
                     .as_str()
-                    .starts_with(crate::ops::fence::HIDDEN_PREFIX)
+                    .starts_with(crate::server::statements::HIDDEN_PREFIX)
             {
                 continue;
             }

@@ -1200,9 +1200,12 @@ fn the_physical_preflight_refuses_what_cannot_work_and_names_the_method_that_wou
     );
     // A tool that is not there is named with its package.
     let host = SshHost::new("node3", "127.0.0.1", &ssh_spec(&sshd().known_hosts));
-    let err =
-        shardctl::ops::host::tool_version(&host, "mariadb-backup-not-installed", "mariadb-backup")
-            .unwrap_err();
+    let err = shardctl::remote::node::tool_version(
+        &host,
+        "mariadb-backup-not-installed",
+        "mariadb-backup",
+    )
+    .unwrap_err();
     assert_eq!(err.exit_code() as i32, REFUSED);
     assert!(
         err.to_string().contains(

@@ -9,6 +9,7 @@ mod reporting;
 mod sandbox;
 mod status;
 mod steps;
+mod values;
 mod views;
 
 use crate::config::{Inventory, DEFAULT_CONFIG};
@@ -437,7 +438,15 @@ pub fn run(cli: Cli) -> Result<()> {
 }
 
 fn dispatch(cli: Cli) -> Result<()> {
-    crate::fault::check_env()?;
+    let effects: Vec<&str> = crate::ops::mover::Effect::ALL
+        .iter()
+        .map(|e| e.name())
+        .collect();
+    crate::fault::check_env(&crate::fault::KnownPoints {
+        effects: &effects,
+        steps: &crate::playbook::STEP_NAMES,
+        reporting: &crate::reporting::FAULT_POINTS,
+    })?;
     let ctx = Context {
         config: cli.config,
         format: cli.output,

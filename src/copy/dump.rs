@@ -58,7 +58,7 @@ fn option_file(spec: &ConnectSpec) -> Result<tempfile::NamedTempFile> {
         .suffix(".cnf")
         .tempfile()
         .map_err(|e| Error::io("cannot create an option file", e))?;
-    crate::sandbox::write_private(f.path(), &option_file_text(spec)?)?;
+    crate::config::write_private(f.path(), &option_file_text(spec)?)?;
     Ok(f)
 }
 

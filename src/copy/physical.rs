@@ -39,7 +39,7 @@ use super::{objects, CopyReport, Progress, SchemaPair};
 use crate::config::{Inventory, ReplicaSpec};
 use crate::error::{Error, Result};
 use crate::ident::Ident;
-use crate::ops::host::{self as hostops, FILE_TIMEOUT};
+use crate::remote::node::{self as hostops, FILE_TIMEOUT};
 use crate::remote::{self, path_word, Host};
 use crate::server::replication::Coordinates;
 use crate::server::{statements, BinlogPosition, ConnectSpec, Flavor, Server};

@@ -1286,12 +1286,8 @@ impl Directory {
     /// shard's location is deleted; the survivor's location version bumps so routers
     /// refresh. Only for the lease holder whose operation has verified; nothing when the
     /// retired shard has no location any more (flipped already).
-    pub fn merge_flip(
-        &mut self,
-        lease: &Lease,
-        plan: &crate::ops::merge::MergePlan,
-    ) -> Result<u64> {
-        use crate::ops::merge::MergeMapping;
+    pub fn merge_flip(&mut self, lease: &Lease, plan: &super::MergePlan) -> Result<u64> {
+        use super::MergeMapping;
         let (st, locations) = (self.jt("operation_steps"), self.jt("locations"));
         let (ranges, hashes, lists) = (self.jt("ranges"), self.jt("hashes"), self.jt("lists"));
         let (f, survivor, retired) = (plan.func_id, plan.survivor, plan.retired);

@@ -5,6 +5,7 @@ pub mod journal;
 pub mod lookup;
 pub mod model;
 pub mod names;
+pub mod owner;
 pub mod router;
 pub mod schema;
 pub mod store;

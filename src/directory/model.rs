@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// How a partition function maps keys to shards.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum ShardingType {
     /// Ranges of keys, each starting at a lower bound.
@@ -41,7 +41,7 @@ impl ShardingType {
 }
 
 /// The type of a function's sharding key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum KeyType {
     /// A signed 64-bit integer.
@@ -417,4 +417,35 @@ pub struct OperationSummary {
     pub state: super::journal::OpState,
     /// Its owner acknowledged a pause (`shardctl pause`) and has not been told to go on.
     pub paused: bool,
+}
+
+/// How the retired shard's key space joins the survivor's, journaled with the operation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum MergeMapping {
+    /// Range: the two ranges become one; the upper of the two lower bounds goes.
+    Range {
+        /// The lower bound removed.
+        drop: Key,
+    },
+    /// Hash: the two arcs become one; the later of the two ring points goes.
+    Point {
+        /// The ring point removed (32 hex digits).
+        drop: String,
+    },
+    /// List: the retired shard's values map to the survivor.
+    Values,
+}
+
+/// One planned merge of two shards, journaled in the operation's parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MergePlan {
+    /// The partition function.
+    pub func_id: u32,
+    /// The shard that stays and takes the other's keys.
+    pub survivor: u32,
+    /// The shard that goes: fenced, copied into the survivor, dropped.
+    pub retired: u32,
+    /// How the mappings change at the flip.
+    pub mapping: MergeMapping,
 }

@@ -13,7 +13,6 @@
 //! dry run print exactly what a live run sends (`tests/dry_run.rs` compares them).
 
 use super::fence::Fenced;
-use super::host::{self, OptionEdit};
 use super::mover::{Effect, OwnerFlags};
 use crate::config::Inventory;
 use crate::copy::{self, CopyReport, Method, SchemaPair};
@@ -21,6 +20,7 @@ use crate::directory::journal::{EffectState, Lease, WindowRequest};
 use crate::directory::{Directory, NewMapping, ShardState};
 use crate::error::{Error, Result};
 use crate::ident::{Channel, Ident};
+use crate::remote::node::{self as host, OptionEdit};
 use crate::server::replication::{Coordinates, ServerSettings};
 use crate::server::{
     statements, BinlogPosition, ConnectSpec, Dialect, Filters, Server, SourceSpec, Stmt,

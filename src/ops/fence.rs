@@ -24,8 +24,7 @@ use std::collections::HashSet;
 /// A fenced table: (schema, table, hidden name).
 pub type Fenced = (String, String, String);
 
-/// The prefix of every name shardctl hides a table under.
-pub const HIDDEN_PREFIX: &str = "_shardctl_op";
+pub use crate::server::statements::HIDDEN_PREFIX;
 
 /// The hidden names operation `op` gives every base table of `pairs` (source side).
 pub fn mapping(src: &mut Server, pairs: &[SchemaPair], op: u64) -> Result<Vec<Fenced>> {

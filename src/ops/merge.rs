@@ -7,43 +7,12 @@
 use crate::config::Inventory;
 use crate::directory::shard_schema;
 use crate::directory::{
-    coverage, Coverage, Function, Key, RingPoint, Shard, ShardState, ShardingType, Snapshot,
+    coverage, Coverage, Function, RingPoint, Shard, ShardState, ShardingType, Snapshot,
 };
+pub use crate::directory::{MergeMapping, MergePlan};
 use crate::error::{Error, Result};
 use crate::ident::Ident;
 use crate::server::{statements, Server};
-use serde::{Deserialize, Serialize};
-
-/// How the retired shard's key space joins the survivor's, journaled with the operation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum MergeMapping {
-    /// Range: the two ranges become one; the upper of the two lower bounds goes.
-    Range {
-        /// The lower bound removed.
-        drop: Key,
-    },
-    /// Hash: the two arcs become one; the later of the two ring points goes.
-    Point {
-        /// The ring point removed (32 hex digits).
-        drop: String,
-    },
-    /// List: the retired shard's values map to the survivor.
-    Values,
-}
-
-/// One planned merge of two shards, journaled in the operation's parameters.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MergePlan {
-    /// The partition function.
-    pub func_id: u32,
-    /// The shard that stays and takes the other's keys.
-    pub survivor: u32,
-    /// The shard that goes: fenced, copied into the survivor, dropped.
-    pub retired: u32,
-    /// How the mappings change at the flip.
-    pub mapping: MergeMapping,
-}
 
 /// Whether `a` and `b` (shards of `func`) may merge, and how the mappings change when
 /// `retired` joins `survivor`.

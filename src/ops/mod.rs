@@ -7,7 +7,6 @@ pub(crate) mod checks;
 pub mod effects;
 pub mod fence;
 pub mod hooks;
-pub mod host;
 pub mod merge;
 pub mod mover;
 pub mod plan;

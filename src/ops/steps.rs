@@ -79,7 +79,7 @@ pub fn backup(
                     .map(|z| z.bytes)
                     .sum::<u64>()
                     + checks.backup_overhead_bytes;
-                crate::ops::host::check_free_space(inv, node, needed, true)?;
+                crate::remote::node::check_free_space(inv, node, needed, true)?;
             }
             copy_between(
                 inv,
@@ -179,7 +179,7 @@ pub fn filter(
         let lines = fleet
             .dialect(node)?
             .persisted_filter_lines(channel, filters)?;
-        let edit = crate::ops::host::OptionEdit {
+        let edit = crate::remote::node::OptionEdit {
             tag: channel.to_string(),
             lines,
         };
@@ -201,7 +201,7 @@ pub fn filter(
         let lines = fleet
             .dialect(node)?
             .persisted_filter_lines(channel, filters)?;
-        let edit = crate::ops::host::OptionEdit {
+        let edit = crate::remote::node::OptionEdit {
             tag: channel.to_string(),
             lines,
         };

@@ -17,7 +17,7 @@ pub const MOVE_RESTART_PLAYBOOK: &str = include_str!("../../playbooks/move-resta
 pub const MERGE_PLAYBOOK: &str = include_str!("../../playbooks/merge.yaml");
 
 /// Which write fence.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Fence {
     /// Only this shard: its tables are renamed out of reach; other shards keep writing.
@@ -162,7 +162,7 @@ pub struct DropSourceParams {
 }
 
 /// When `await-cutover` lets the fence go up.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CutoverMode {
     /// When an operator runs `shardctl cutover OP`.

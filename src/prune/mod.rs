@@ -535,6 +535,29 @@ fn step_name(plan: &TablePlan) -> String {
     format!("prune {}", plan.name())
 }
 
+/// Refuses a prune of a shard that an unfinished merge retires or merges into: before the
+/// flip the survivor holds rows it does not own yet (the retired shard's, copied), which
+/// a prune would delete.
+pub fn refuse_if_merging(inv: &Inventory, shard_id: u32) -> Result<()> {
+    let mut dir = Directory::open(inv)?;
+    for op in dir.active_operations()? {
+        if op.kind != OpKind::Merge {
+            continue;
+        }
+        let plan = serde_json::from_value::<crate::directory::MergePlan>(
+            dir.operation(op.id)?.params["merge"].clone(),
+        )
+        .ok();
+        if op.shard_id == Some(shard_id) || plan.is_some_and(|p| p.survivor == shard_id) {
+            return Err(Error::Refused(format!(
+                "shard {shard_id} is under operation {} ({}, {}): a prune now would delete the rows it merges; resume or abort it first",
+                op.id, op.kind, op.state
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Runs a prune (new, or resumed from `op`). Journaled: one step per table, checkpointed
 /// after every chunk.
 pub fn run(
@@ -552,7 +575,7 @@ pub fn run(
         return Err(Error::Refused(format!("shard {shard_id} is offline")));
     }
     if parent.is_none() {
-        crate::ops::mover::refuse_if_merging(inv, shard_id)?;
+        refuse_if_merging(inv, shard_id)?;
     }
     let plans = plan(inv, &snap, &shard)?;
     let (lease, previous) = match resume_op {
@@ -596,8 +619,9 @@ pub fn run(
     // any `shardctl throttle` gave it).
     let opts = &opts.with_limits(&rec.limits);
     dir.set_limits(op, &opts.limits().overridden_by(&rec.limits))?;
-    let flags = std::sync::Arc::new(crate::ops::mover::OwnerFlags::default());
-    let heartbeat = crate::ops::mover::Heartbeat::start(inv, lease, std::sync::Arc::clone(&flags))?;
+    let flags = std::sync::Arc::new(crate::directory::owner::OwnerFlags::default());
+    let heartbeat =
+        crate::directory::owner::Heartbeat::start(inv, lease, std::sync::Arc::clone(&flags))?;
     let controls = [Some(flags.control()), crate::control::current()];
     // A split's prune stops with the split (its scope); a prune of its own by its own
     // `shardctl stop`.

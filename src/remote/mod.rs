@@ -9,6 +9,7 @@
 //! host's command input through this process's memory, never through a file here.
 
 mod local;
+pub mod node;
 mod quote;
 mod ssh;
 

@@ -10,8 +10,8 @@ mod process;
 mod tls;
 
 use crate::config::{
-    option_line, AccountSpec, Defaults, DirectorySpec, InventoryFile, NodeSpec, ReplicaServer,
-    ReplicaSpec, TlsSpec,
+    option_line, write_private, AccountSpec, Defaults, DirectorySpec, InventoryFile, NodeSpec,
+    ReplicaServer, ReplicaSpec, TlsSpec,
 };
 use crate::error::{Error, Result};
 use crate::output::log;
@@ -19,9 +19,7 @@ use mysql::prelude::Queryable;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::Write;
 use std::net::TcpListener;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -516,19 +514,6 @@ fn random_password() -> Result<String> {
         .iter()
         .map(|b| ALPHABET[usize::from(*b) % ALPHABET.len()] as char)
         .collect())
-}
-
-/// Writes a file readable by its owner only.
-pub fn write_private(path: &Path, content: &str) -> Result<()> {
-    let mut f = fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
-    f.write_all(content.as_bytes())
-        .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
 }
 
 fn read_state(dir: &Path) -> Result<Option<SandboxState>> {

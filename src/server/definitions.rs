@@ -16,7 +16,6 @@
 
 use super::catalog::{ObjectKind, TableInfo};
 use super::{col_string, statements, Server};
-use crate::copy::objects::{event_status_span, has_ansi_quotes, retarget_for_mode};
 use crate::error::{Error, Result};
 use crate::ident::Ident;
 use serde::Serialize;
@@ -702,6 +701,130 @@ pub fn compare_objects(
     let a = read_definitions_renamed(source, source_schema, &options.source_renamed)?;
     let b = read_definitions(target, target_schema)?;
     Ok(diff_definitions(&a, &b, options.events))
+}
+
+/// Rewrites references to the source schema so a definition works in the target schema:
+/// every `` `from`. `` and every unquoted `from.` that stands as a whole identifier (servers
+/// keep a trigger's, routine's or event's text as it was written), never inside a string,
+/// a comment or another identifier. (A table alias spelled like the schema and used as
+/// `alias.column` would be rewritten too: the text alone cannot tell them apart.)
+pub fn retarget(ddl: &str, from: &Ident, to: &Ident) -> String {
+    retarget_in_mode(ddl, from, to, false)
+}
+
+/// [`retarget`] for a text written under `sql_mode`: with ANSI_QUOTES, `"name"` is an
+/// identifier (rewritten like `` `name` ``), not a string.
+pub fn retarget_for_mode(ddl: &str, from: &Ident, to: &Ident, sql_mode: Option<&str>) -> String {
+    retarget_in_mode(ddl, from, to, sql_mode.is_some_and(has_ansi_quotes))
+}
+
+fn retarget_in_mode(ddl: &str, from: &Ident, to: &Ident, ansi_quotes: bool) -> String {
+    if from == to {
+        return ddl.to_string();
+    }
+    let (from_name, to_quoted) = (from.as_str(), to.quoted());
+    let bytes = ddl.as_bytes();
+    let mut out = String::with_capacity(ddl.len());
+    let mut i = 0;
+    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b >= 0x80;
+    while i < bytes.len() {
+        let b = bytes[i];
+        // Strings and comments are copied as they are.
+        let skip_to = match b {
+            b'\'' | b'"' if !(b == b'"' && ansi_quotes) => {
+                let mut j = i + 1;
+                while j < bytes.len() && bytes[j] != b {
+                    j += if bytes[j] == b'\\' { 2 } else { 1 };
+                }
+                Some((j + 1).min(bytes.len()))
+            }
+            b'#' => Some(ddl[i..].find('\n').map_or(bytes.len(), |n| i + n)),
+            b'-' if ddl[i..].starts_with("-- ") => {
+                Some(ddl[i..].find('\n').map_or(bytes.len(), |n| i + n))
+            }
+            b'/' if ddl[i..].starts_with("/*") => Some(
+                ddl[i + 2..]
+                    .find("*/")
+                    .map_or(bytes.len(), |n| i + 2 + n + 2),
+            ),
+            _ => None,
+        };
+        if let Some(j) = skip_to {
+            out.push_str(&ddl[i..j]);
+            i = j;
+            continue;
+        }
+        if b == b'`' || b == b'"' {
+            let mut j = i + 1;
+            while j < bytes.len() {
+                if bytes[j] == b {
+                    if bytes.get(j + 1) == Some(&b) {
+                        j += 2;
+                        continue;
+                    }
+                    break;
+                }
+                j += 1;
+            }
+            let end = (j + 1).min(bytes.len());
+            let q = if b == b'"' { "\"" } else { "`" };
+            let name = ddl[i + 1..end.saturating_sub(1).max(i + 1)].replace(&q.repeat(2), q);
+            if name == from_name && bytes.get(end) == Some(&b'.') {
+                out.push_str(&to_quoted);
+            } else {
+                out.push_str(&ddl[i..end]);
+            }
+            i = end;
+            continue;
+        }
+        if is_ident(b) {
+            let mut j = i;
+            while j < bytes.len() && is_ident(bytes[j]) {
+                j += 1;
+            }
+            let preceded_by_dot = i > 0 && bytes[i - 1] == b'.';
+            if &ddl[i..j] == from_name && bytes.get(j) == Some(&b'.') && !preceded_by_dot {
+                out.push_str(&to_quoted);
+            } else {
+                out.push_str(&ddl[i..j]);
+            }
+            i = j;
+            continue;
+        }
+        let ch = ddl[i..].chars().next().expect("inside the text");
+        out.push(ch);
+        i += ch.len_utf8();
+    }
+    out
+}
+
+/// Where an event's status keyword (`ENABLE`, `DISABLE`, `DISABLE ON SLAVE`) stands in
+/// its `SHOW CREATE EVENT` text: right after `ON COMPLETION [NOT] PRESERVE`, which the
+/// server always prints after the schedule (a schedule holds only numbers, an interval
+/// unit and quoted times).
+pub fn event_status_span(ddl: &str) -> Option<std::ops::Range<usize>> {
+    let at = [" ON COMPLETION NOT PRESERVE ", " ON COMPLETION PRESERVE "]
+        .iter()
+        .filter_map(|p| ddl.find(p).map(|i| i + p.len()))
+        .min()?;
+    let rest = &ddl[at..];
+    ["DISABLE ON SLAVE", "ENABLE", "DISABLE"]
+        .iter()
+        .find(|k| {
+            rest.starts_with(*k)
+                && rest[k.len()..]
+                    .chars()
+                    .next()
+                    .is_none_or(char::is_whitespace)
+        })
+        .map(|k| at..at + k.len())
+}
+
+/// Whether an sql_mode makes `"` quote identifiers.
+pub fn has_ansi_quotes(sql_mode: &str) -> bool {
+    sql_mode
+        .split(',')
+        .any(|f| f == "ANSI_QUOTES" || f == "ANSI")
 }
 
 #[cfg(test)]

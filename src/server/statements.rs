@@ -986,6 +986,9 @@ pub struct HiddenTable {
     pub hidden: Ident,
 }
 
+/// The prefix of every name shardctl hides a table under.
+pub const HIDDEN_PREFIX: &str = "_shardctl_op";
+
 /// The hidden name of the `n`th table an operation renames: `_shardctl_op<op>_<n>`. Always
 /// a valid identifier (at most 53 characters).
 pub fn hidden_table_name(op: u64, n: usize) -> Ident {

@@ -177,7 +177,7 @@ impl<E: Effects> Mover<'_, E> {
         })?;
         if !host.exists(
             std::path::Path::new(&datadir),
-            crate::ops::host::FILE_TIMEOUT,
+            crate::remote::node::FILE_TIMEOUT,
         )? {
             return Err(Error::Refused(format!(
                 "replica {label}'s data directory {datadir} is not on {}: the physical copy places its files there",

@@ -4,7 +4,7 @@
 //! - this file, the driver: starts or loads an operation, runs its steps in order, and
 //!   journals every effect on a server or the directory before and after it happens
 //!   ([`Mover::effect`]);
-//! - `owner`: the lease (one owner at a time, an epoch every journal write checks) and the
+//! - [`crate::directory::owner`]: the lease (one owner at a time, an epoch every journal write checks) and the
 //!   heartbeat that keeps it and carries an operator's stop request;
 //! - `procedure`: the steps themselves;
 //! - `recovery`: what the servers and the directory really look like after a crash, and
@@ -27,14 +27,13 @@
 mod fencing;
 mod gate;
 mod group;
-mod owner;
 mod procedure;
 pub(crate) use procedure::comparable_definition;
 mod recovery;
 mod revert;
 
-pub(crate) use owner::Heartbeat;
-pub use owner::OwnerFlags;
+pub(crate) use crate::directory::owner::Heartbeat;
+pub use crate::directory::owner::OwnerFlags;
 pub use recovery::{abort, flip_by_hand, stop, StopOutcome};
 
 use crate::config::Inventory;
@@ -512,29 +511,6 @@ fn refuse_if_busy(dir: &mut Directory, shard_id: u32) -> Result<()> {
         if busy {
             return Err(Error::Refused(format!(
                 "shard {shard_id} is under operation {} ({}, {}): resume or abort it first",
-                op.id, op.kind, op.state
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// Refuses a prune of a shard that an unfinished merge retires or merges into: before the
-/// flip the survivor holds rows it does not own yet (the retired shard's, copied), which
-/// a prune would delete.
-pub fn refuse_if_merging(inv: &Inventory, shard_id: u32) -> Result<()> {
-    let mut dir = Directory::open(inv)?;
-    for op in dir.active_operations()? {
-        if op.kind != OpKind::Merge {
-            continue;
-        }
-        let plan = serde_json::from_value::<crate::ops::merge::MergePlan>(
-            dir.operation(op.id)?.params["merge"].clone(),
-        )
-        .ok();
-        if op.shard_id == Some(shard_id) || plan.is_some_and(|p| p.survivor == shard_id) {
-            return Err(Error::Refused(format!(
-                "shard {shard_id} is under operation {} ({}, {}): a prune now would delete the rows it merges; resume or abort it first",
                 op.id, op.kind, op.state
             )));
         }
@@ -1545,8 +1521,8 @@ impl<'a, E: Effects> Mover<'a, E> {
 impl<'a> Mover<'a, Live<'a>> {
     /// Keeps the lease's heartbeat going (and watches for a takeover or a stop request)
     /// until the returned guard is dropped.
-    fn heartbeat(&self) -> Result<owner::Heartbeat> {
-        owner::Heartbeat::start(self.inv, self.fx.lease, Arc::clone(&self.fx.flags))
+    fn heartbeat(&self) -> Result<Heartbeat> {
+        Heartbeat::start(self.inv, self.fx.lease, Arc::clone(&self.fx.flags))
     }
 
     /// The operation's pause and live limits, for progress displays.
@@ -1575,7 +1551,12 @@ impl<'a> Mover<'a, Live<'a>> {
                 .map(|_| {
                     self.join_hooks();
                     self.hook(crate::config::HookStage::Done);
-                    crate::reporting::follow(self.inv, &self.target, &self.state, &self.pairs);
+                    crate::reporting::follow(
+                        self.inv,
+                        &self.target,
+                        self.state.reverted,
+                        &self.pairs,
+                    );
                     self.state.clone()
                 }),
             Err(e) => {

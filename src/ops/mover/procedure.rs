@@ -302,14 +302,14 @@ impl<E: Effects> Mover<'_, E> {
         // The chapter's restart path: the filter in the option file, the server restarted,
         // and the filter in force afterwards read back from the channel itself.
         let edit = self.option_edit()?;
-        let path = crate::ops::host::option_file(self.inv, &target)?;
+        let path = crate::remote::node::option_file(self.inv, &target)?;
         self.effect(
             Effect::PersistFilters,
             &target,
             serde_json::json!({"option_file": path, "lines": edit.lines}),
             |m| m.fx.persist_options(&target, &edit),
         )?;
-        let command = crate::ops::host::restart_command(self.inv, &target)?;
+        let command = crate::remote::node::restart_command(self.inv, &target)?;
         self.effect(
             Effect::RestartServer,
             &target,
@@ -353,7 +353,7 @@ impl<E: Effects> Mover<'_, E> {
     }
 
     /// The restart path's block in the target's option file, in the target's dialect.
-    fn option_edit(&mut self) -> Result<crate::ops::host::OptionEdit> {
+    fn option_edit(&mut self) -> Result<crate::remote::node::OptionEdit> {
         let filters = Filters {
             wild_do_schemas: self.pairs.iter().map(|p| p.to.clone()).collect(),
             ..Filters::default()
@@ -363,7 +363,7 @@ impl<E: Effects> Mover<'_, E> {
             .fx
             .dialect(&target)?
             .persisted_filter_lines(&self.channel, &filters)?;
-        Ok(crate::ops::host::OptionEdit {
+        Ok(crate::remote::node::OptionEdit {
             tag: self.channel.to_string(),
             lines,
         })
@@ -377,7 +377,7 @@ impl<E: Effects> Mover<'_, E> {
         }
         let target = self.target.clone();
         let edit = self.option_edit()?;
-        let path = crate::ops::host::option_file(self.inv, &target)?;
+        let path = crate::remote::node::option_file(self.inv, &target)?;
         self.effect(
             Effect::UnpersistFilters,
             &target,
@@ -583,7 +583,7 @@ impl<E: Effects> Mover<'_, E> {
     /// the inventory's margin (with the physical method, plus what its backup carries
     /// besides), measured whenever the target's datadir and host are known.
     fn host_preflight(&mut self) -> Result<serde_json::Value> {
-        use crate::ops::host;
+        use crate::remote::node as host;
         let (source, target) = (self.source.clone(), self.target.clone());
         let mut out = serde_json::Map::new();
         let mut backup_overhead = 0;
