@@ -5,57 +5,54 @@
 
 mod common;
 
-use common::{connect, count, exec, exec_unlogged, inventory, sandbox3, shardctl, write_file};
+use common::{
+    connect, count, exec, exec_unlogged, inventory, sandbox3, serial, shardctl, write_file,
+    SharedFleet,
+};
 use predicates::prelude::*;
 use shardctl::directory::Directory;
-use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use shardctl::sandbox::Sandbox;
+use std::sync::OnceLock;
 
 const USAGE: i32 = 2;
 const CONFIG: i32 = 3;
 const SERVER: i32 = 4;
 const REFUSED: i32 = 5;
 
-/// One case at a time: a case that changes the directory on purpose (the replan) must not
-/// run while another checks that nothing changed.
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
+// The tests hold `serial()`: one case at a time: a case that changes the directory on
+// purpose (the replan) must not run while another checks that nothing changed.
 
 /// The fleet: `app.t` sharded by range over shards 1, 2, 3 on node1 and 4 on node3 (whose
 /// schema is then dropped by hand, so its move fails the preflight).
-fn fleet() -> &'static Path {
-    static DONE: OnceLock<PathBuf> = OnceLock::new();
-    DONE.get_or_init(|| {
-        let sb = sandbox3();
-        let mut n1 = connect(sb, "node1");
-        exec(
-            &mut n1,
-            &[
-                "CREATE DATABASE app",
-                "CREATE TABLE app.t (id INT PRIMARY KEY, v INT)",
-            ],
-        );
-        let inv = sb.inventory_path();
-        common::range_directory(
-            &inv,
-            &["node1", "node2", "node3"],
-            &[("app.t", "id")],
-            &[
-                ("node1", "0"),
-                ("node1", "1000"),
-                ("node1", "2000"),
-                ("node3", "3000"),
-            ],
-        );
-        exec(
-            &mut n1,
-            &["INSERT INTO app_1.t SELECT seq, 1 FROM app_1.seq_1_to_50"],
-        );
-        exec_unlogged(&mut connect(sb, "node3"), &["DROP DATABASE app_4"]);
-        inv
-    })
+static FLEET: SharedFleet = SharedFleet::over(sandbox3, set_up);
+
+/// Sets up the fleet once, on first use (see [`FLEET`]).
+fn set_up(sb: &Sandbox) {
+    let mut n1 = connect(sb, "node1");
+    exec(
+        &mut n1,
+        &[
+            "CREATE DATABASE app",
+            "CREATE TABLE app.t (id INT PRIMARY KEY, v INT)",
+        ],
+    );
+    let inv = sb.inventory_path();
+    common::range_directory(
+        &inv,
+        &["node1", "node2", "node3"],
+        &[("app.t", "id")],
+        &[
+            ("node1", "0"),
+            ("node1", "1000"),
+            ("node1", "2000"),
+            ("node3", "3000"),
+        ],
+    );
+    exec(
+        &mut n1,
+        &["INSERT INTO app_1.t SELECT seq, 1 FROM app_1.seq_1_to_50"],
+    );
+    exec_unlogged(&mut connect(sb, "node3"), &["DROP DATABASE app_4"]);
 }
 
 /// What a refused command must leave as it was: the directory version and the number of
@@ -77,7 +74,7 @@ fn refused(args: &[&str], code: i32, words: &[&str]) {
 }
 
 fn refused_with(args: &[&str], env: &[(&str, &str)], code: i32, words: &[&str]) {
-    let inv = fleet();
+    let inv = &FLEET.inventory_path();
     let before = state();
     let mut cmd = shardctl();
     cmd.arg("--config").arg(inv).args(args);
@@ -146,7 +143,7 @@ fn without(name: &str, step: &str) -> String {
 #[test]
 fn playbooks_that_drop_a_guarantee_are_refused_naming_the_step() {
     let _g = serial();
-    fleet();
+    FLEET.sandbox();
     let mv = |pb: &str| {
         vec![
             "move",
@@ -200,7 +197,7 @@ fn playbooks_that_drop_a_guarantee_are_refused_naming_the_step() {
 #[test]
 fn a_move_or_split_refused_at_preflight_leaves_no_operation() {
     let _g = serial();
-    fleet();
+    FLEET.sandbox();
     // The shard's schema is missing on its node: --check and the real run refuse alike.
     for extra in [&[][..], &["--check"][..]] {
         let mut args = vec!["move", "--shard", "4", "--to", "node2"];
@@ -247,7 +244,7 @@ fn a_move_or_split_refused_at_preflight_leaves_no_operation() {
     );
     let checked = shardctl()
         .arg("--config")
-        .arg(fleet())
+        .arg(FLEET.inventory_path())
         .args(["move", "--shard", "1", "--to", "node2", "--check"])
         .output();
     exec(
@@ -290,7 +287,7 @@ fn a_move_or_split_refused_at_preflight_leaves_no_operation() {
 #[test]
 fn rebalance_plans_that_do_not_fit_the_directory_are_refused() {
     let _g = serial();
-    fleet();
+    FLEET.sandbox();
     let version = state().0;
     let plan = |name: &str, moves: &str| {
         let text = format!("directory_version: {version}\nby: count\nmoves:\n{moves}");
@@ -350,7 +347,7 @@ fn rebalance_plans_that_do_not_fit_the_directory_are_refused() {
 #[test]
 fn replan_keeps_the_plans_limits_and_prints_the_new_plan() {
     let _g = serial();
-    let inv = fleet();
+    let inv = &FLEET.inventory_path();
     let cli = |args: &[&str]| shardctl().arg("--config").arg(inv).args(args).assert();
     let file = dir().path().join("limited.yaml");
     let f = file.to_str().unwrap();
@@ -422,7 +419,7 @@ fn replan_keeps_the_plans_limits_and_prints_the_new_plan() {
 #[test]
 fn limits_of_zero_and_unknown_fault_points_are_refused() {
     let _g = serial();
-    fleet();
+    FLEET.sandbox();
     for (args, words) in [
         (
             &["prune", "--shard", "1", "--chunk-ms", "0"][..],
@@ -466,7 +463,7 @@ fn limits_of_zero_and_unknown_fault_points_are_refused() {
 #[test]
 fn option_files_and_driver_errors_name_file_line_and_node() {
     let _g = serial();
-    let inv = fleet();
+    let inv = &FLEET.inventory_path();
     let text = std::fs::read_to_string(inv).unwrap();
     let admin = sandbox3().dir().join("client.cnf");
     let admin = admin.to_str().unwrap();

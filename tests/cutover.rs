@@ -6,82 +6,159 @@
 
 mod common;
 
-use common::{connect, exec, exec_unlogged, shardctl, write_file};
+use common::{connect, exec, exec_unlogged, serial, shardctl, write_file, SharedFleet};
 use predicates::prelude::*;
 use shardctl::directory::{Key, Router};
-use shardctl::sandbox::{Sandbox, SandboxBuilder};
+use shardctl::sandbox::Sandbox;
 use shardctl::server::{Server, Stmt};
-use std::sync::{Mutex, MutexGuard, OnceLock};
-
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// Three nodes; a range (`r`, `rdb`), a hash (`h`, `hdb`) and a list (`l`, `ldb`)
 /// function of two shards each on node1 and node2, `items` filled through the router.
-fn fleet() -> &'static Sandbox {
-    static SB: OnceLock<Sandbox> = OnceLock::new();
-    SB.get_or_init(|| {
-        let sb = SandboxBuilder::for_tests(3).unwrap().start().unwrap();
-        let mut n1 = connect(&sb, "node1");
-        for (db, key) in [("rdb", "BIGINT"), ("hdb", "BIGINT"), ("ldb", "VARBINARY(16)")] {
-            exec(
-                &mut n1,
-                &[
-                    &format!("CREATE DATABASE {db}"),
-                    &format!("CREATE TABLE {db}.items (k {key} NOT NULL, n INT NOT NULL, note VARCHAR(40) NULL, PRIMARY KEY (k, n))"),
-                    &format!("CREATE TABLE {db}.shardctl_workload (k {key} NOT NULL, seq BIGINT UNSIGNED NOT NULL, at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), PRIMARY KEY (k, seq))"),
-                ],
-            );
+static FLEET: SharedFleet = SharedFleet::new(3, set_up);
+
+/// Sets up the fleet once, on first use (see [`FLEET`]).
+fn set_up(sb: &Sandbox) {
+    let mut n1 = connect(sb, "node1");
+    for (db, key) in [
+        ("rdb", "BIGINT"),
+        ("hdb", "BIGINT"),
+        ("ldb", "VARBINARY(16)"),
+    ] {
+        exec(
+            &mut n1,
+            &[
+                &format!("CREATE DATABASE {db}"),
+                &format!("CREATE TABLE {db}.items (k {key} NOT NULL, n INT NOT NULL, note VARCHAR(40) NULL, PRIMARY KEY (k, n))"),
+                &format!("CREATE TABLE {db}.shardctl_workload (k {key} NOT NULL, seq BIGINT UNSIGNED NOT NULL, at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), PRIMARY KEY (k, seq))"),
+            ],
+        );
+    }
+    let inv = sb.inventory_path();
+    let run = |args: &[&str]| {
+        shardctl()
+            .arg("--config")
+            .arg(&inv)
+            .args(args)
+            .assert()
+            .success();
+    };
+    run(&["init"]);
+    for n in ["node1", "node2", "node3"] {
+        run(&["node", "add", n]);
+    }
+    for (f, t, k, db) in [
+        ("r", "range", "int", "rdb"),
+        ("h", "hash", "int", "hdb"),
+        ("l", "list", "string", "ldb"),
+    ] {
+        run(&["function", "add", f, "--type", t, "--key", k]);
+        for table in ["items", "shardctl_workload"] {
+            run(&[
+                "table",
+                "add",
+                &format!("{db}.{table}"),
+                "--function",
+                f,
+                "--column",
+                "k",
+            ]);
         }
-        let inv = sb.inventory_path();
-        let run = |args: &[&str]| {
-            shardctl().arg("--config").arg(&inv).args(args).assert().success();
-        };
-        run(&["init"]);
-        for n in ["node1", "node2", "node3"] {
-            run(&["node", "add", n]);
-        }
-        for (f, t, k, db) in [
-            ("r", "range", "int", "rdb"),
-            ("h", "hash", "int", "hdb"),
-            ("l", "list", "string", "ldb"),
-        ] {
-            run(&["function", "add", f, "--type", t, "--key", k]);
-            for table in ["items", "shardctl_workload"] {
-                run(&["table", "add", &format!("{db}.{table}"), "--function", f, "--column", "k"]);
+    }
+    run(&[
+        "shard",
+        "add",
+        "--function",
+        "r",
+        "--node",
+        "node1",
+        "--lower-bound",
+        "0",
+    ]);
+    run(&[
+        "shard",
+        "add",
+        "--function",
+        "r",
+        "--node",
+        "node2",
+        "--lower-bound",
+        "100000",
+    ]);
+    run(&[
+        "shard",
+        "add",
+        "--function",
+        "h",
+        "--node",
+        "node1",
+        "--point",
+        "auto",
+    ]);
+    run(&[
+        "shard",
+        "add",
+        "--function",
+        "h",
+        "--node",
+        "node2",
+        "--point",
+        "auto",
+    ]);
+    run(&[
+        "shard",
+        "add",
+        "--function",
+        "l",
+        "--node",
+        "node1",
+        "--values",
+        "a,b,c,d",
+    ]);
+    run(&[
+        "shard",
+        "add",
+        "--function",
+        "l",
+        "--node",
+        "node2",
+        "--values",
+        "e,f",
+    ]);
+    let keys: Vec<(&str, &str, Vec<Key>)> = vec![
+        (
+            "r",
+            "rdb",
+            (0..2000)
+                .map(|i| Key::Int(i * 7))
+                .chain((0..300).map(|i| Key::Int(100_000 + i)))
+                .collect(),
+        ),
+        ("h", "hdb", (0..2000).map(Key::Int).collect()),
+        (
+            "l",
+            "ldb",
+            ["a", "b", "c", "d", "e", "f"]
+                .iter()
+                .map(|s| Key::Str(s.to_string()))
+                .collect(),
+        ),
+    ];
+    let inventory = common::inventory(sb);
+    let router = Router::connect(&inventory).unwrap();
+    for (f, db, ks) in keys {
+        for k in ks {
+            let shard = router.shard_for_function(f, &k).unwrap();
+            let mut s = connect(sb, &shard.node);
+            let rows = if matches!(k, Key::Str(_)) { 20 } else { 1 };
+            for n in 0..rows {
+                s.exec(&Stmt::with(
+                    format!("INSERT INTO {db}_{}.items (k, n) VALUES (?, ?)", shard.id),
+                    vec![value(&k), n.into()],
+                ))
+                .unwrap();
             }
         }
-        run(&["shard", "add", "--function", "r", "--node", "node1", "--lower-bound", "0"]);
-        run(&["shard", "add", "--function", "r", "--node", "node2", "--lower-bound", "100000"]);
-        run(&["shard", "add", "--function", "h", "--node", "node1", "--point", "auto"]);
-        run(&["shard", "add", "--function", "h", "--node", "node2", "--point", "auto"]);
-        run(&["shard", "add", "--function", "l", "--node", "node1", "--values", "a,b,c,d"]);
-        run(&["shard", "add", "--function", "l", "--node", "node2", "--values", "e,f"]);
-        let keys: Vec<(&str, &str, Vec<Key>)> = vec![
-            ("r", "rdb", (0..2000).map(|i| Key::Int(i * 7)).chain((0..300).map(|i| Key::Int(100_000 + i))).collect()),
-            ("h", "hdb", (0..2000).map(Key::Int).collect()),
-            ("l", "ldb", ["a", "b", "c", "d", "e", "f"].iter().map(|s| Key::Str(s.to_string())).collect()),
-        ];
-        let inventory = common::inventory(&sb);
-        let router = Router::connect(&inventory).unwrap();
-        for (f, db, ks) in keys {
-            for k in ks {
-                let shard = router.shard_for_function(f, &k).unwrap();
-                let mut s = connect(&sb, &shard.node);
-                let rows = if matches!(k, Key::Str(_)) { 20 } else { 1 };
-                for n in 0..rows {
-                    s.exec(&Stmt::with(
-                        format!("INSERT INTO {db}_{}.items (k, n) VALUES (?, ?)", shard.id),
-                        vec![value(&k), n.into()],
-                    ))
-                    .unwrap();
-                }
-            }
-        }
-        sb
-    })
+    }
 }
 
 fn value(k: &Key) -> mysql::Value {
@@ -91,14 +168,8 @@ fn value(k: &Key) -> mysql::Value {
     }
 }
 
-fn cli(args: &[&str]) -> assert_cmd::Command {
-    let mut c = shardctl();
-    c.arg("--config").arg(fleet().inventory_path()).args(args);
-    c
-}
-
 fn router() -> Router {
-    Router::connect(&common::inventory(fleet())).unwrap()
+    Router::connect(&common::inventory(FLEET.sandbox())).unwrap()
 }
 
 /// The node and id of the shard holding `key` now.
@@ -109,7 +180,7 @@ fn owner(function: &str, key: &Key) -> (String, u32) {
 }
 
 fn last_op() -> u64 {
-    let out = cli(&["--output", "json", "ops"]).output().unwrap();
+    let out = FLEET.cli(&["--output", "json", "ops"]).output().unwrap();
     let ops: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     ops["operations"]
         .as_array()
@@ -149,7 +220,7 @@ fn stale_rows(db: &str, n: i64) -> i64 {
     let snap = router().snapshot().clone();
     let mut total = 0;
     for shard in &snap.shards {
-        let mut s = connect(fleet(), &shard.node);
+        let mut s = connect(FLEET.sandbox(), &shard.node);
         let exists = common::count(
             &mut s,
             &format!(
@@ -176,18 +247,19 @@ fn stale_clients_get_errors_after_a_move_with_either_fence() {
     let key = Key::Int(100_010);
     for (fence, to) in [("shard", "node3"), ("read-only", "node2")] {
         let (node, shard) = owner("r", &key);
-        let mut stale = connect(fleet(), &node);
-        cli(&[
-            "move",
-            "--shard",
-            &shard.to_string(),
-            "--to",
-            to,
-            "--fence",
-            fence,
-        ])
-        .assert()
-        .success();
+        let mut stale = connect(FLEET.sandbox(), &node);
+        FLEET
+            .cli(&[
+                "move",
+                "--shard",
+                &shard.to_string(),
+                "--to",
+                to,
+                "--fence",
+                fence,
+            ])
+            .assert()
+            .success();
         assert_eq!(owner("r", &key).0, to);
         let code = stale_insert(&mut stale, &format!("rdb_{shard}"), &key, 9_000);
         assert!(
@@ -212,13 +284,13 @@ fn split_with_a_stale_client(function: &str, db: &str, old: u32, at: &[&str], ke
         .find(|s| s.id == old)
         .map(|s| (s.node.clone(), s.id))
         .unwrap();
-    let mut stale = connect(fleet(), &node);
+    let mut stale = connect(FLEET.sandbox(), &node);
     let mut args = vec!["split", "--shard"];
     let old_s = old.to_string();
     args.push(&old_s);
     args.extend(["--to", "node3"]);
     args.extend(at);
-    cli(&args).assert().success();
+    FLEET.cli(&args).assert().success();
     let (mut refused, mut taken) = (0, 0);
     for (i, key) in keys.iter().enumerate() {
         let (_, now) = owner(function, key);
@@ -243,7 +315,7 @@ fn split_with_a_stale_client(function: &str, db: &str, old: u32, at: &[&str], ke
         "the keys cross the split point ({refused} refused, {taken} taken)"
     );
     // Every stale write that was taken is one the old shard owns: nothing was pruned away.
-    let mut s = connect(fleet(), &node);
+    let mut s = connect(FLEET.sandbox(), &node);
     let kept = common::count(
         &mut s,
         &format!("SELECT COUNT(*) FROM {db}_{old}.items WHERE note = 'stale' AND n >= 50000"),
@@ -272,19 +344,20 @@ fn stale_clients_get_errors_after_range_hash_and_list_splits() {
 fn stale_updates_and_deletes_of_given_away_rows_are_refused_until_the_prune() {
     let _g = serial();
     let (node, old) = owner("r", &Key::Int(100_050));
-    let mut stale = connect(fleet(), &node);
-    cli(&[
-        "split",
-        "--shard",
-        &old.to_string(),
-        "--to",
-        "node1",
-        "--at",
-        "100150",
-    ])
-    .env("SHARDCTL_FAULT", "crash@after:unlock")
-    .assert()
-    .failure();
+    let mut stale = connect(FLEET.sandbox(), &node);
+    FLEET
+        .cli(&[
+            "split",
+            "--shard",
+            &old.to_string(),
+            "--to",
+            "node1",
+            "--at",
+            "100150",
+        ])
+        .env("SHARDCTL_FAULT", "crash@after:unlock")
+        .assert()
+        .failure();
     let op = last_op();
     // The old shard still holds the given-away rows (no prune yet); its guards refuse them.
     for sql in [
@@ -305,8 +378,8 @@ fn stale_updates_and_deletes_of_given_away_rows_are_refused_until_the_prune() {
         )))
         .unwrap();
     // The prune passes the guards and completes the split.
-    cli(&["resume", &op.to_string()]).assert().success();
-    let mut s = connect(fleet(), &node);
+    FLEET.cli(&["resume", &op.to_string()]).assert().success();
+    let mut s = connect(FLEET.sandbox(), &node);
     assert_eq!(
         common::count(
             &mut s,
@@ -322,26 +395,31 @@ fn an_injected_difference_blocks_the_flip_and_names_the_rows() {
     let key = Key::Int(100_020);
     let (source, shard) = owner("r", &key);
     let to = if source == "node2" { "node3" } else { "node2" };
-    cli(&["move", "--shard", &shard.to_string(), "--to", to])
+    FLEET
+        .cli(&["move", "--shard", &shard.to_string(), "--to", to])
         .env("SHARDCTL_FAULT", "crash@after:start-replication")
         .assert()
         .failure();
     let op = last_op();
     // The copy on the target differs in one row, behind the channel's back.
-    let mut t = connect(fleet(), to);
+    let mut t = connect(FLEET.sandbox(), to);
     exec(
         &mut t,
         &[&format!(
             "UPDATE rdb_{shard}.items SET note = 'injected' WHERE k = 100020"
         )],
     );
-    cli(&["resume", &op.to_string()]).assert().code(5).stderr(
-        predicate::str::contains("verification failed")
-            .and(predicate::str::contains(format!("rdb_{shard}.items")))
-            .and(predicate::str::contains("primary key in")),
-    );
+    FLEET
+        .cli(&["resume", &op.to_string()])
+        .assert()
+        .code(5)
+        .stderr(
+            predicate::str::contains("verification failed")
+                .and(predicate::str::contains(format!("rdb_{shard}.items")))
+                .and(predicate::str::contains("primary key in")),
+        );
     assert_eq!(owner("r", &key).0, source, "nothing flipped");
-    let mut s = connect(fleet(), &source);
+    let mut s = connect(FLEET.sandbox(), &source);
     assert_eq!(
         common::count(
             &mut s,
@@ -350,7 +428,7 @@ fn an_injected_difference_blocks_the_flip_and_names_the_rows() {
         0,
         "the fence never went up"
     );
-    cli(&["abort", &op.to_string()]).assert().success();
+    FLEET.cli(&["abort", &op.to_string()]).assert().success();
 }
 
 #[test]
@@ -360,12 +438,13 @@ fn a_table_created_during_the_move_is_carried_and_an_unlogged_one_refused() {
     let (source, shard) = owner("r", &key);
     let to = if source == "node2" { "node3" } else { "node2" };
     // Logged: the channel carries it; confirm compares it in full under the fence.
-    cli(&["move", "--shard", &shard.to_string(), "--to", to])
+    FLEET
+        .cli(&["move", "--shard", &shard.to_string(), "--to", to])
         .env("SHARDCTL_FAULT", "crash@after:verify")
         .assert()
         .failure();
     let op = last_op();
-    let mut s = connect(fleet(), &source);
+    let mut s = connect(FLEET.sandbox(), &source);
     exec(
         &mut s,
         &[
@@ -373,8 +452,8 @@ fn a_table_created_during_the_move_is_carried_and_an_unlogged_one_refused() {
             &format!("INSERT INTO rdb_{shard}.late VALUES (1, 'x'), (2, NULL)"),
         ],
     );
-    cli(&["resume", &op.to_string()]).assert().success();
-    let mut t = connect(fleet(), to);
+    FLEET.cli(&["resume", &op.to_string()]).assert().success();
+    let mut t = connect(FLEET.sandbox(), to);
     assert_eq!(
         common::count(&mut t, &format!("SELECT COUNT(*) FROM rdb_{shard}.late")),
         2
@@ -383,26 +462,28 @@ fn a_table_created_during_the_move_is_carried_and_an_unlogged_one_refused() {
     // Unlogged: it never reaches the target; the flip is refused, the shard stays.
     let source = to.to_string();
     let to = if source == "node2" { "node3" } else { "node2" };
-    cli(&["move", "--shard", &shard.to_string(), "--to", to])
+    FLEET
+        .cli(&["move", "--shard", &shard.to_string(), "--to", to])
         .env("SHARDCTL_FAULT", "crash@after:verify")
         .assert()
         .failure();
     let op = last_op();
-    let mut s = connect(fleet(), &source);
+    let mut s = connect(FLEET.sandbox(), &source);
     exec_unlogged(
         &mut s,
         &[&format!(
             "CREATE TABLE rdb_{shard}.hidden_from_binlog (id INT PRIMARY KEY)"
         )],
     );
-    cli(&["resume", &op.to_string()])
+    FLEET
+        .cli(&["resume", &op.to_string()])
         .assert()
         .code(5)
         .stderr(predicate::str::contains(format!(
             "rdb_{shard}.hidden_from_binlog is on the source"
         )));
     assert_eq!(owner("r", &key).0, source);
-    cli(&["abort", &op.to_string()]).assert().success();
+    FLEET.cli(&["abort", &op.to_string()]).assert().success();
     exec(
         &mut s,
         &[&format!("DROP TABLE rdb_{shard}.hidden_from_binlog")],
@@ -420,21 +501,23 @@ fn a_verified_point_older_than_allowed_is_verified_again_before_the_fence() {
         shardctl::playbook::MOVE_PLAYBOOK.replace("max_age_secs: 600", "max_age_secs: 1");
     assert_ne!(playbook, shardctl::playbook::MOVE_PLAYBOOK);
     let path = write_file(dir.path(), "move.yaml", &playbook);
-    cli(&[
-        "move",
-        "--shard",
-        &shard.to_string(),
-        "--to",
-        to,
-        "--playbook",
-        path.to_str().unwrap(),
-    ])
-    .env("SHARDCTL_FAULT", "crash@after:verify")
-    .assert()
-    .failure();
+    FLEET
+        .cli(&[
+            "move",
+            "--shard",
+            &shard.to_string(),
+            "--to",
+            to,
+            "--playbook",
+            path.to_str().unwrap(),
+        ])
+        .env("SHARDCTL_FAULT", "crash@after:verify")
+        .assert()
+        .failure();
     let op = last_op();
     std::thread::sleep(std::time::Duration::from_secs(3));
-    cli(&["-v", "resume", &op.to_string()])
+    FLEET
+        .cli(&["-v", "resume", &op.to_string()])
         .assert()
         .success()
         .stderr(predicate::str::contains("verified point is too old"));
@@ -449,20 +532,21 @@ fn ddl_during_the_move_is_carried_and_a_table_created_under_the_fence_is_refused
     let to = if source == "node2" { "node3" } else { "node2" };
     // An ALTER between the verification and the fence reaches the target through the
     // channel; confirm finds the definitions equal.
-    cli(&["move", "--shard", &shard.to_string(), "--to", to])
+    FLEET
+        .cli(&["move", "--shard", &shard.to_string(), "--to", to])
         .env("SHARDCTL_FAULT", "crash@after:verify")
         .assert()
         .failure();
     let op = last_op();
-    let mut s = connect(fleet(), &source);
+    let mut s = connect(FLEET.sandbox(), &source);
     exec(
         &mut s,
         &[&format!(
             "ALTER TABLE rdb_{shard}.items ADD COLUMN extra INT NULL"
         )],
     );
-    cli(&["resume", &op.to_string()]).assert().success();
-    let mut t = connect(fleet(), to);
+    FLEET.cli(&["resume", &op.to_string()]).assert().success();
+    let mut t = connect(FLEET.sandbox(), to);
     assert_eq!(
         common::count(
             &mut t,
@@ -475,12 +559,13 @@ fn ddl_during_the_move_is_carried_and_a_table_created_under_the_fence_is_refused
     // flip is refused; the next run fences it too and carries it.
     let source = to.to_string();
     let to = if source == "node2" { "node3" } else { "node2" };
-    cli(&["move", "--shard", &shard.to_string(), "--to", to])
+    FLEET
+        .cli(&["move", "--shard", &shard.to_string(), "--to", to])
         .env("SHARDCTL_FAULT", "crash@after:lock")
         .assert()
         .failure();
     let op = last_op();
-    let mut s = connect(fleet(), &source);
+    let mut s = connect(FLEET.sandbox(), &source);
     exec(
         &mut s,
         &[
@@ -488,14 +573,15 @@ fn ddl_during_the_move_is_carried_and_a_table_created_under_the_fence_is_refused
             &format!("INSERT INTO rdb_{shard}.under_fence VALUES (7)"),
         ],
     );
-    cli(&["resume", &op.to_string()])
+    FLEET
+        .cli(&["resume", &op.to_string()])
         .assert()
         .code(5)
         .stderr(predicate::str::contains("under_fence"));
     assert_eq!(owner("r", &key).0, source, "nothing flipped");
-    cli(&["resume", &op.to_string()]).assert().success();
+    FLEET.cli(&["resume", &op.to_string()]).assert().success();
     assert_eq!(owner("r", &key).0, to);
-    let mut t = connect(fleet(), to);
+    let mut t = connect(FLEET.sandbox(), to);
     assert_eq!(
         common::count(
             &mut t,
@@ -510,7 +596,7 @@ fn ddl_during_the_move_is_carried_and_a_table_created_under_the_fence_is_refused
 /// says its key lives.
 fn stale_router_workload_through(function: &str, args: &[&str]) {
     let running = shardctl::workload::spawn(
-        common::inventory(fleet()),
+        common::inventory(FLEET.sandbox()),
         shardctl::workload::Options {
             rate: 300,
             stale_router: true,
@@ -519,10 +605,12 @@ fn stale_router_workload_through(function: &str, args: &[&str]) {
     )
     .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(700));
-    cli(args).assert().success();
+    FLEET.cli(args).assert().success();
     std::thread::sleep(std::time::Duration::from_millis(700));
     let mut report = running.stop().unwrap();
-    let check = report.check(&common::inventory(fleet()), function).unwrap();
+    let check = report
+        .check(&common::inventory(FLEET.sandbox()), function)
+        .unwrap();
     assert!(
         check.missing.is_empty(),
         "{function}: lost writes {:?}",
@@ -583,26 +671,31 @@ fn a_column_filled_differently_on_each_side_after_the_verified_point_blocks_the_
     let key = Key::Int(100_070);
     let (source, shard) = owner("r", &key);
     let to = if source == "node2" { "node3" } else { "node2" };
-    cli(&["move", "--shard", &shard.to_string(), "--to", to])
+    FLEET
+        .cli(&["move", "--shard", &shard.to_string(), "--to", to])
         .env("SHARDCTL_FAULT", "crash@after:verify")
         .assert()
         .failure();
     let op = last_op();
     // Logged as a statement: each server fills the new column with its own UUIDs. The
     // definitions then read the same on both sides; the rows do not.
-    let mut s = connect(fleet(), &source);
+    let mut s = connect(FLEET.sandbox(), &source);
     exec(
         &mut s,
         &[&format!(
             "ALTER TABLE rdb_{shard}.items ADD COLUMN tag VARCHAR(36) NULL DEFAULT (UUID())"
         )],
     );
-    cli(&["resume", &op.to_string()]).assert().code(5).stderr(
-        predicate::str::contains("verification failed")
-            .and(predicate::str::contains(format!("rdb_{shard}.items"))),
-    );
+    FLEET
+        .cli(&["resume", &op.to_string()])
+        .assert()
+        .code(5)
+        .stderr(
+            predicate::str::contains("verification failed")
+                .and(predicate::str::contains(format!("rdb_{shard}.items"))),
+        );
     assert_eq!(owner("r", &key).0, source, "nothing flipped");
-    cli(&["abort", &op.to_string()]).assert().success();
+    FLEET.cli(&["abort", &op.to_string()]).assert().success();
     exec(
         &mut s,
         &[&format!("ALTER TABLE rdb_{shard}.items DROP COLUMN tag")],

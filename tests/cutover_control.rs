@@ -6,62 +6,48 @@
 
 mod common;
 
-use common::{connect, exec, shardctl, wait_exit};
+use common::{connect, exec, serial, shardctl, wait_exit, SharedFleet};
 use shardctl::config::Inventory;
 use shardctl::directory::Directory;
-use shardctl::sandbox::{Sandbox, SandboxBuilder};
+use shardctl::sandbox::Sandbox;
 use shardctl::workload;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 const USAGE: i32 = 2;
 
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
+static FLEET: SharedFleet = SharedFleet::new(3, set_up);
 
-fn fleet() -> &'static Sandbox {
-    static SB: OnceLock<Sandbox> = OnceLock::new();
-    SB.get_or_init(|| {
-        let sb = SandboxBuilder::for_tests(3).unwrap().start().unwrap();
-        let mut n1 = connect(&sb, "node1");
-        exec(
-            &mut n1,
-            &[
-                "CREATE DATABASE app",
-                "CREATE TABLE app.items (k BIGINT NOT NULL, n INT NOT NULL, PRIMARY KEY (k, n))",
-                "CREATE TABLE app.shardctl_workload (k BIGINT NOT NULL, seq BIGINT UNSIGNED NOT NULL, at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), PRIMARY KEY (k, seq))",
-            ],
-        );
-        common::range_directory(
-            &sb.inventory_path(),
-            &["node1", "node2", "node3"],
-            &[("app.items", "k"), ("app.shardctl_workload", "k")],
-            &[("node1", "0"), ("node2", "100000")],
-        );
-        exec(
-            &mut n1,
-            &["INSERT INTO app_1.items SELECT seq, 1 FROM app_1.seq_1_to_20000"],
-        );
-        sb
-    })
+/// Sets up the fleet once, on first use (see [`FLEET`]).
+fn set_up(sb: &Sandbox) {
+    let mut n1 = connect(sb, "node1");
+    exec(
+        &mut n1,
+        &[
+            "CREATE DATABASE app",
+            "CREATE TABLE app.items (k BIGINT NOT NULL, n INT NOT NULL, PRIMARY KEY (k, n))",
+            "CREATE TABLE app.shardctl_workload (k BIGINT NOT NULL, seq BIGINT UNSIGNED NOT NULL, at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), PRIMARY KEY (k, seq))",
+        ],
+    );
+    common::range_directory(
+        &sb.inventory_path(),
+        &["node1", "node2", "node3"],
+        &[("app.items", "k"), ("app.shardctl_workload", "k")],
+        &[("node1", "0"), ("node2", "100000")],
+    );
+    exec(
+        &mut n1,
+        &["INSERT INTO app_1.items SELECT seq, 1 FROM app_1.seq_1_to_20000"],
+    );
 }
 
 fn inventory() -> Inventory {
-    common::inventory(fleet())
-}
-
-fn cli() -> assert_cmd::Command {
-    let mut c = shardctl();
-    c.arg("--config").arg(fleet().inventory_path());
-    c
+    common::inventory(FLEET.sandbox())
 }
 
 /// shardctl in the background, its output in files.
 fn spawn(args: &[&str], dir: &std::path::Path, name: &str) -> Child {
-    common::spawn_shardctl(&fleet().inventory_path(), args, None, dir, name)
+    common::spawn_shardctl(&FLEET.inventory_path(), args, None, dir, name)
 }
 
 fn newest_op() -> Option<shardctl::directory::journal::OperationRecord> {
@@ -138,7 +124,7 @@ fn hook_args(dir: &std::path::Path) -> Vec<String> {
 #[test]
 fn a_manual_cutover_waits_survives_a_crash_and_goes_on_when_told() {
     let _s = serial();
-    fleet();
+    FLEET.sandbox();
     let dir = tempfile::tempdir().unwrap();
     let from = home_of(1);
     let to = if from == "node3" { "node2" } else { "node3" };
@@ -178,7 +164,8 @@ fn a_manual_cutover_waits_survives_a_crash_and_goes_on_when_told() {
     // again, or refuses.
     let log = dir.path().join("hooks.jsonl");
     let gate = format!("before-cutover=cat >> {}", log.display());
-    cli()
+    FLEET
+        .cli(&[])
         .args(["resume", &op.to_string()])
         .assert()
         .code(USAGE)
@@ -206,7 +193,11 @@ fn a_manual_cutover_waits_survives_a_crash_and_goes_on_when_told() {
         "the resumed run waits"
     );
     assert_eq!(home_of(1), from, "a resumed wait does not cut over either");
-    let out = cli().args(["cutover", &op.to_string()]).assert().success();
+    let out = FLEET
+        .cli(&[])
+        .args(["cutover", &op.to_string()])
+        .assert()
+        .success();
     assert!(String::from_utf8_lossy(&out.get_output().stdout).contains("cut-over requested"));
     let status = wait_exit(&mut resumed, Duration::from_secs(120));
     assert!(
@@ -243,7 +234,8 @@ fn a_manual_cutover_waits_survives_a_crash_and_goes_on_when_told() {
         ["started", "copied", "ready", "before-cutover", "done"],
         "{stages:?}"
     );
-    cli()
+    FLEET
+        .cli(&[])
         .args(["cutover", &op.to_string()])
         .assert()
         .code(USAGE);
@@ -255,13 +247,13 @@ fn a_manual_cutover_waits_survives_a_crash_and_goes_on_when_told() {
 #[test]
 fn windows_and_hooks_decide_when_the_fence_goes_up() {
     let _s = serial();
-    fleet();
+    FLEET.sandbox();
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("hooks.jsonl");
     let tries = dir.path().join("tries");
     // An inventory with hooks: every stage logged, a before-cutover hook that fails its
     // first two runs, a ready hook that hangs past its 1 s timeout.
-    let mut text = std::fs::read_to_string(fleet().inventory_path()).unwrap();
+    let mut text = std::fs::read_to_string(FLEET.inventory_path()).unwrap();
     text.push_str("hooks:\n");
     for stage in ["started", "copied", "ready", "fenced", "flipped", "done"] {
         text.push_str(&format!(
@@ -321,7 +313,11 @@ fn windows_and_hooks_decide_when_the_fence_goes_up() {
         "before-cutover hooks run only once the cut-over may start"
     );
     // The operator decides not to wait for the window.
-    cli().args(["cutover", &op.to_string()]).assert().success();
+    FLEET
+        .cli(&[])
+        .args(["cutover", &op.to_string()])
+        .assert()
+        .success();
     let status = wait_exit(&mut child, Duration::from_secs(120));
     let err = std::fs::read_to_string(dir.path().join("move.err")).unwrap();
     assert!(status.success(), "{err}");
@@ -371,7 +367,7 @@ fn windows_and_hooks_decide_when_the_fence_goes_up() {
 #[test]
 fn a_run_that_lifted_its_fence_waits_for_a_new_go_ahead() {
     let _s = serial();
-    fleet();
+    FLEET.sandbox();
     let dir = tempfile::tempdir().unwrap();
     let from = home_of(1);
     let to = if from == "node3" { "node2" } else { "node3" };
@@ -379,14 +375,18 @@ fn a_run_that_lifted_its_fence_waits_for_a_new_go_ahead() {
         .env("SHARDCTL_YES", "1")
         .env("SHARDCTL_FAULT", "pause=60@after:lock")
         .arg("--config")
-        .arg(fleet().inventory_path())
+        .arg(FLEET.inventory_path())
         .args(["move", "--shard", "1", "--to", to, "--cutover", "manual"])
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(dir.path().join("first.err")).unwrap())
         .spawn()
         .unwrap();
     let op = until_waiting(Duration::from_secs(120));
-    cli().args(["cutover", &op.to_string()]).assert().success();
+    FLEET
+        .cli(&[])
+        .args(["cutover", &op.to_string()])
+        .assert()
+        .success();
     // Fenced, paused after the lock step: asked to stop, it lifts the fence.
     let deadline = Instant::now() + Duration::from_secs(60);
     while !last_op()
@@ -397,7 +397,11 @@ fn a_run_that_lifted_its_fence_waits_for_a_new_go_ahead() {
         assert!(Instant::now() < deadline, "the lock step never finished");
         std::thread::sleep(Duration::from_millis(200));
     }
-    cli().args(["stop", &op.to_string()]).assert().success();
+    FLEET
+        .cli(&[])
+        .args(["stop", &op.to_string()])
+        .assert()
+        .success();
     let status = wait_exit(&mut first, Duration::from_secs(60));
     assert!(!status.success());
     assert_eq!(home_of(1), from);
@@ -410,7 +414,11 @@ fn a_run_that_lifted_its_fence_waits_for_a_new_go_ahead() {
         resumed.try_wait().unwrap().is_none(),
         "it waits for a new one"
     );
-    cli().args(["cutover", &op.to_string()]).assert().success();
+    FLEET
+        .cli(&[])
+        .args(["cutover", &op.to_string()])
+        .assert()
+        .success();
     assert!(wait_exit(&mut resumed, Duration::from_secs(120)).success());
     assert_eq!(home_of(1), to);
 }
@@ -418,7 +426,7 @@ fn a_run_that_lifted_its_fence_waits_for_a_new_go_ahead() {
 #[test]
 fn ops_and_status_watch_until_the_operation_ends_or_ctrl_c() {
     let _s = serial();
-    fleet();
+    FLEET.sandbox();
     let dir = tempfile::tempdir().unwrap();
     let from = home_of(1);
     let to = if from == "node1" { "node2" } else { "node1" };
@@ -442,7 +450,11 @@ fn ops_and_status_watch_until_the_operation_ends_or_ctrl_c() {
         "watch",
     );
     std::thread::sleep(Duration::from_secs(2));
-    cli().args(["cutover", &op.to_string()]).assert().success();
+    FLEET
+        .cli(&[])
+        .args(["cutover", &op.to_string()])
+        .assert()
+        .success();
     assert!(wait_exit(&mut mv, Duration::from_secs(120)).success());
     assert!(
         wait_exit(&mut watch, Duration::from_secs(10)).success(),
@@ -484,14 +496,14 @@ fn ops_and_status_watch_until_the_operation_ends_or_ctrl_c() {
 #[test]
 fn cutover_controls_refuse_bad_input_and_change_nothing() {
     let _s = serial();
-    fleet();
+    FLEET.sandbox();
     let dir = tempfile::tempdir().unwrap();
     let from = home_of(1);
     let to = if from == "node2" { "node3" } else { "node2" };
     let version = || Directory::open(&inventory()).unwrap().version().unwrap();
     let before = version();
     let refused = |args: &[&str], code: i32, text: &str| {
-        let out = cli().args(args).assert().code(code);
+        let out = FLEET.cli(&[]).args(args).assert().code(code);
         let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
         // One line naming the culprit (clap adds a pointer to --help below its own).
         let first = err.lines().next().unwrap_or_default();
@@ -551,7 +563,7 @@ fn cutover_controls_refuse_bad_input_and_change_nothing() {
         .env("SHARDCTL_YES", "1")
         .env("SHARDCTL_FAULT", "crash@after:backup")
         .arg("--config")
-        .arg(fleet().inventory_path())
+        .arg(FLEET.inventory_path())
         .args(["move", "--shard", "1", "--to", to, "--cutover", "manual"])
         .output()
         .unwrap();
@@ -566,7 +578,11 @@ fn cutover_controls_refuse_bad_input_and_change_nothing() {
         .unwrap()
         .cutover_requested(op)
         .unwrap());
-    cli().args(["abort", &op.to_string()]).assert().success();
+    FLEET
+        .cli(&[])
+        .args(["abort", &op.to_string()])
+        .assert()
+        .success();
     refused(&["cutover", &op.to_string()], USAGE, "is aborted");
     assert_eq!(home_of(1), from);
     drop(dir);
@@ -577,7 +593,7 @@ fn cutover_controls_refuse_bad_input_and_change_nothing() {
 #[test]
 fn a_hook_never_sees_the_password_variables_of_the_inventory() {
     let _s = serial();
-    fleet();
+    FLEET.sandbox();
     let dir = tempfile::tempdir().unwrap();
     let mut file = inventory().file;
     let mut secret = String::new();

@@ -5,68 +5,60 @@
 
 mod common;
 
-use common::{connect, count, exec, shardctl, spawn_shardctl, wait_exit};
+use common::{cli_on, connect, count, exec, serial, spawn_shardctl, wait_exit, SharedFleet};
 use shardctl::config::Inventory;
 use shardctl::directory::Directory;
-use shardctl::sandbox::{Sandbox, SandboxBuilder};
+use shardctl::sandbox::Sandbox;
 use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 const REFUSED: i32 = 5;
 const ROWS: i64 = 5_000;
 
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// Directory `a` (schema `shardctl`, the sandbox's inventory) shards `alpha`: shard 1 on
 /// node1, shard 2 on node3. Directory `b` (schema `shardctl_b`, same nodes) shards `beta`:
 /// shard 1 on node3, shard 2 on node1. Every shard holds `ROWS` rows.
-fn fleet() -> &'static Sandbox {
-    static SB: OnceLock<Sandbox> = OnceLock::new();
-    SB.get_or_init(|| {
-        let sb = SandboxBuilder::for_tests(3).unwrap().start().unwrap();
-        let mut n1 = connect(&sb, "node1");
-        for app in ["alpha", "beta"] {
-            exec(
-                &mut n1,
-                &[
-                    &format!("CREATE DATABASE {app}"),
-                    &format!("CREATE TABLE {app}.items (k BIGINT NOT NULL PRIMARY KEY, note VARCHAR(40) NOT NULL)"),
-                ],
-            );
-        }
-        let b = b_inventory_path(&sb);
-        common::range_directory(
-            &sb.inventory_path(),
-            &["node1", "node2", "node3"],
-            &[("alpha.items", "k")],
-            &[("node1", "0"), ("node3", "1000000")],
+static FLEET: SharedFleet = SharedFleet::new(3, set_up);
+
+/// Sets up the fleet once, on first use (see [`FLEET`]).
+fn set_up(sb: &Sandbox) {
+    let mut n1 = connect(sb, "node1");
+    for app in ["alpha", "beta"] {
+        exec(
+            &mut n1,
+            &[
+                &format!("CREATE DATABASE {app}"),
+                &format!("CREATE TABLE {app}.items (k BIGINT NOT NULL PRIMARY KEY, note VARCHAR(40) NOT NULL)"),
+            ],
         );
-        common::range_directory(
-            &b,
-            &["node1", "node2", "node3"],
-            &[("beta.items", "k")],
-            &[("node3", "0"), ("node1", "1000000")],
+    }
+    let b = b_inventory_path(sb);
+    common::range_directory(
+        &sb.inventory_path(),
+        &["node1", "node2", "node3"],
+        &[("alpha.items", "k")],
+        &[("node1", "0"), ("node3", "1000000")],
+    );
+    common::range_directory(
+        &b,
+        &["node1", "node2", "node3"],
+        &[("beta.items", "k")],
+        &[("node3", "0"), ("node1", "1000000")],
+    );
+    for (node, schema, base) in [
+        ("node1", "alpha_1", 0),
+        ("node3", "alpha_2", 1_000_000),
+        ("node3", "beta_1", 0),
+        ("node1", "beta_2", 1_000_000),
+    ] {
+        let mut s = connect(sb, node);
+        exec(
+            &mut s,
+            &[&format!(
+                "INSERT INTO {schema}.items (k, note) SELECT {base} + seq, '{schema}' FROM {schema}.seq_1_to_{ROWS}"
+            )],
         );
-        for (node, schema, base) in [
-            ("node1", "alpha_1", 0),
-            ("node3", "alpha_2", 1_000_000),
-            ("node3", "beta_1", 0),
-            ("node1", "beta_2", 1_000_000),
-        ] {
-            let mut s = connect(&sb, node);
-            exec(
-                &mut s,
-                &[&format!(
-                    "INSERT INTO {schema}.items (k, note) SELECT {base} + seq, '{schema}' FROM {schema}.seq_1_to_{ROWS}"
-                )],
-            );
-        }
-        sb
-    })
+    }
 }
 
 /// The second directory's inventory: the sandbox's, with `directory.schema: shardctl_b`.
@@ -80,19 +72,13 @@ fn b_inventory_path(sb: &Sandbox) -> PathBuf {
 
 fn config(dir: char) -> PathBuf {
     match dir {
-        'a' => fleet().inventory_path(),
-        _ => b_inventory_path(fleet()),
+        'a' => FLEET.inventory_path(),
+        _ => b_inventory_path(FLEET.sandbox()),
     }
 }
 
 fn inventory(dir: char) -> Inventory {
     Inventory::load(&config(dir)).unwrap()
-}
-
-fn cli(dir: char) -> assert_cmd::Command {
-    let mut c = shardctl();
-    c.arg("--config").arg(config(dir));
-    c
 }
 
 fn home_of(dir: char, shard: u32) -> String {
@@ -107,7 +93,7 @@ fn home_of(dir: char, shard: u32) -> String {
 }
 
 fn channels(node: &str) -> Vec<String> {
-    let mut s = connect(fleet(), node);
+    let mut s = connect(FLEET.sandbox(), node);
     s.rows(&shardctl::server::Stmt::text("SHOW ALL SLAVES STATUS"))
         .unwrap()
         .iter()
@@ -116,7 +102,7 @@ fn channels(node: &str) -> Vec<String> {
 }
 
 fn schemas(node: &str, like: &str) -> Vec<String> {
-    let mut s = connect(fleet(), node);
+    let mut s = connect(FLEET.sandbox(), node);
     s.rows(&shardctl::server::Stmt::with(
         "SELECT schema_name FROM information_schema.schemata WHERE schema_name LIKE ? ORDER BY 1",
         vec![like.into()],
@@ -130,7 +116,7 @@ fn schemas(node: &str, like: &str) -> Vec<String> {
 /// Moves `shard` of directory `dir` back to `node` when a test left it elsewhere.
 fn put_back(dir: char, shard: u32, node: &str) {
     if home_of(dir, shard) != node {
-        cli(dir)
+        cli_on(&config(dir), &[])
             .args(["move", "--shard", &shard.to_string(), "--to", node])
             .assert()
             .success();
@@ -140,7 +126,7 @@ fn put_back(dir: char, shard: u32, node: &str) {
 #[test]
 fn two_directories_move_onto_one_node_at_once_each_with_its_own_channel() {
     let _g = serial();
-    fleet();
+    FLEET.sandbox();
     put_back('a', 1, "node1");
     put_back('b', 1, "node3");
     let tmp = tempfile::tempdir().unwrap();
@@ -184,7 +170,7 @@ fn two_directories_move_onto_one_node_at_once_each_with_its_own_channel() {
     assert!(sb.success(), "directory b's move: {}", err("b"));
     assert_eq!(home_of('a', 1), "node2");
     assert_eq!(home_of('b', 1), "node2");
-    let mut n2 = connect(fleet(), "node2");
+    let mut n2 = connect(FLEET.sandbox(), "node2");
     for schema in ["alpha_1", "beta_1"] {
         assert_eq!(
             count(
@@ -230,7 +216,7 @@ fn newest_op_soon(dir: char) -> u64 {
 #[test]
 fn a_read_only_fence_set_by_another_directory_is_never_joined() {
     let _g = serial();
-    fleet();
+    FLEET.sandbox();
     put_back('a', 1, "node1");
     put_back('b', 2, "node1");
     let tmp = tempfile::tempdir().unwrap();
@@ -251,14 +237,18 @@ fn a_read_only_fence_set_by_another_directory_is_never_joined() {
         "a",
     );
     let deadline = Instant::now() + Duration::from_secs(120);
-    while count(&mut connect(fleet(), "node1"), "SELECT @@GLOBAL.read_only") == 0 {
+    while count(
+        &mut connect(FLEET.sandbox(), "node1"),
+        "SELECT @@GLOBAL.read_only",
+    ) == 0
+    {
         assert!(Instant::now() < deadline, "directory a never fenced node1");
         std::thread::sleep(Duration::from_millis(100));
     }
     // Directory b's read-only fence on the same node is refused before any change: had it
     // joined as "read-only before", a's unlock would make node1 writable under b's fence.
     let ops_before = common::newest_op(&inventory('b')).map(|o| o.id);
-    let out = cli('b')
+    let out = cli_on(&config('b'), &[])
         .args([
             "move",
             "--shard",
@@ -291,7 +281,10 @@ fn a_read_only_fence_set_by_another_directory_is_never_joined() {
     );
     assert_eq!(home_of('a', 1), "node2");
     assert_eq!(
-        count(&mut connect(fleet(), "node1"), "SELECT @@GLOBAL.read_only"),
+        count(
+            &mut connect(FLEET.sandbox(), "node1"),
+            "SELECT @@GLOBAL.read_only"
+        ),
         0,
         "a's unlock made node1 writable again"
     );

@@ -4,62 +4,56 @@
 
 mod common;
 
-use common::{connect, exec, load_fixture, shardctl};
+use common::{connect, exec, load_fixture, serial, shardctl, SharedFleet};
 use predicates::prelude::*;
 use shardctl::directory::{Directory, Key, Router};
 use shardctl::sandbox::{Sandbox, SandboxBuilder};
 use shardctl::server::{Server, Stmt};
-use std::sync::{Mutex, MutexGuard, OnceLock};
 
-/// Tests that change the directory run one at a time, so "nothing changed" can be checked
-/// by the directory version.
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
+// The tests hold `serial()`: tests that change the directory run one at a time, so "nothing
+// changed" can be checked by the directory version.
 
 const USAGE: i32 = 2;
 const REFUSED: i32 = 5;
 
 /// A 4-node sandbox with the employees schema loaded on node1, the directory initialised
 /// and node1..node3 registered. node4 stays out of the directory for the node tests.
-fn fleet() -> &'static Sandbox {
-    static SB: OnceLock<Sandbox> = OnceLock::new();
-    SB.get_or_init(|| {
-        let sb = SandboxBuilder::for_tests(4).unwrap().start().unwrap();
-        load_fixture(&sb, "company.sql", None);
-        let inv = sb.inventory_path();
-        let run = |args: &[&str]| {
-            shardctl()
-                .arg("--config")
-                .arg(&inv)
-                .args(args)
-                .assert()
-                .success();
-        };
-        run(&["init"]);
-        for n in ["node1", "node2", "node3"] {
-            run(&["node", "add", n]);
-        }
-        sb
-    })
-}
+static FLEET: SharedFleet = SharedFleet::new(4, set_up);
 
-fn cli(args: &[&str]) -> assert_cmd::assert::Assert {
-    shardctl()
-        .arg("--config")
-        .arg(fleet().inventory_path())
-        .args(args)
-        .assert()
+/// Sets up the fleet once, on first use (see [`FLEET`]).
+fn set_up(sb: &Sandbox) {
+    load_fixture(sb, "company.sql", None);
+    let inv = sb.inventory_path();
+    let run = |args: &[&str]| {
+        shardctl()
+            .arg("--config")
+            .arg(&inv)
+            .args(args)
+            .assert()
+            .success();
+    };
+    run(&["init"]);
+    for n in ["node1", "node2", "node3"] {
+        run(&["node", "add", n]);
+    }
 }
 
 fn ok(args: &[&str]) -> String {
-    String::from_utf8(cli(args).success().get_output().stdout.clone()).unwrap()
+    String::from_utf8(
+        FLEET
+            .cli(args)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone(),
+    )
+    .unwrap()
 }
 
 fn refused(args: &[&str], code: i32, needle: &str) {
     let before = directory_version();
-    let out = cli(args).code(code).get_output().clone();
+    let out = FLEET.cli(args).assert().code(code).get_output().clone();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.trim_end().lines().count(), 1, "not one line: {err}");
     assert!(err.contains(needle), "{args:?}: {err}");
@@ -71,7 +65,7 @@ fn refused(args: &[&str], code: i32, needle: &str) {
 }
 
 fn inventory() -> shardctl::config::Inventory {
-    common::inventory(fleet())
+    common::inventory(FLEET.sandbox())
 }
 
 fn directory_version() -> u64 {
@@ -80,7 +74,7 @@ fn directory_version() -> u64 {
 
 /// The directory node, for the chapter's SQL.
 fn dirdb() -> Server {
-    connect(fleet(), "node1")
+    connect(FLEET.sandbox(), "node1")
 }
 
 fn one_u32(server: &mut Server, sql: &str, params: Vec<mysql::Value>) -> Option<u32> {
@@ -131,7 +125,7 @@ fn json(args: &[&str]) -> serde_json::Value {
 
 /// A one-table logical schema on node1 to shard by something other than emp_no.
 fn logical_schema(schema: &str, key_sql: &str) {
-    let mut s = connect(fleet(), "node1");
+    let mut s = connect(FLEET.sandbox(), "node1");
     exec(
         &mut s,
         &[
@@ -143,7 +137,7 @@ fn logical_schema(schema: &str, key_sql: &str) {
 
 #[test]
 fn employees_sharded_over_three_nodes_end_to_end() {
-    fleet();
+    FLEET.sandbox();
     let _serial = serial();
     ok(&["function", "add", "emp", "--type", "range", "--key", "int"]);
     for t in [
@@ -190,7 +184,7 @@ fn employees_sharded_over_three_nodes_end_to_end() {
     let inv = inventory();
     let router = Router::connect(&inv).unwrap();
     for (&id, (node, _)) in shard_ids.iter().zip(placements) {
-        let mut s = connect(fleet(), node);
+        let mut s = connect(FLEET.sandbox(), node);
         let schema = format!("employees_{id}");
         let n: i64 = s
             .first(&Stmt::with(
@@ -223,7 +217,7 @@ fn employees_sharded_over_three_nodes_end_to_end() {
     let func = function_id("emp");
     let mut total = 0;
     for (&id, (node, _)) in shard_ids.iter().zip(placements) {
-        let mut s = connect(fleet(), node);
+        let mut s = connect(FLEET.sandbox(), node);
         for table in ["employees", "salaries", "titles", "dept_emp"] {
             let rows = s
                 .rows(&Stmt::text(format!(
@@ -339,7 +333,7 @@ fn employees_sharded_over_three_nodes_end_to_end() {
 
 #[test]
 fn hash_lookups_match_the_chapters_sql_including_wrap_and_exact_points() {
-    fleet();
+    FLEET.sandbox();
     let _serial = serial();
     logical_schema("hdb", "VARCHAR(64)");
     ok(&[
@@ -451,7 +445,7 @@ fn hash_lookups_match_the_chapters_sql_including_wrap_and_exact_points() {
 
 #[test]
 fn list_lookups_are_exact_and_values_do_not_overlap() {
-    fleet();
+    FLEET.sandbox();
     let _serial = serial();
     logical_schema("ldb", "VARCHAR(8)");
     ok(&[
@@ -527,7 +521,7 @@ fn list_lookups_are_exact_and_values_do_not_overlap() {
 
 #[test]
 fn lookup_before_any_shard_exists_is_refused() {
-    fleet();
+    FLEET.sandbox();
     let _serial = serial();
     ok(&[
         "function", "add", "empty_fn", "--type", "range", "--key", "int",
@@ -560,7 +554,7 @@ fn lookup_before_any_shard_exists_is_refused() {
 
 #[test]
 fn names_that_are_not_plain_identifiers_are_refused() {
-    fleet();
+    FLEET.sandbox();
     let _serial = serial();
     ok(&["function", "add", "idf", "--type", "range", "--key", "int"]);
     refused(
@@ -605,7 +599,7 @@ fn names_that_are_not_plain_identifiers_are_refused() {
 
 #[test]
 fn nodes_are_added_listed_and_removed() {
-    fleet();
+    FLEET.sandbox();
     let _serial = serial();
     ok(&["node", "add", "node4", "--host", "127.0.0.1"]);
     assert!(ok(&["node", "list"]).contains("node4"));
@@ -618,7 +612,7 @@ fn nodes_are_added_listed_and_removed() {
 
 #[test]
 fn functions_and_tables_are_listed() {
-    fleet();
+    FLEET.sandbox();
     let _serial = serial();
     ok(&[
         "function", "add", "listed", "--type", "list", "--key", "int",
@@ -665,10 +659,12 @@ fn functions_and_tables_are_listed() {
 
 #[test]
 fn init_is_idempotent() {
-    fleet();
+    FLEET.sandbox();
     let _serial = serial();
     let before = directory_version();
-    cli(&["init"])
+    FLEET
+        .cli(&["init"])
+        .assert()
         .success()
         .stdout(predicate::str::contains("up to date"));
     assert_eq!(directory_version(), before);
@@ -676,7 +672,7 @@ fn init_is_idempotent() {
 
 #[test]
 fn analyze_finds_the_chapters_two_candidates_in_employees() {
-    fleet();
+    FLEET.sandbox();
     let _serial = serial();
     let v = json(&["analyze", "--schema", "employees"]);
     let c = v["candidates"].as_array().unwrap();
@@ -757,7 +753,7 @@ fn a_directory_newer_than_the_binary_is_refused() {
 
 /// Runs `args` with another directory schema in the inventory.
 fn init_into(schema: &str) -> assert_cmd::assert::Assert {
-    let path = fleet().inventory_path();
+    let path = FLEET.inventory_path();
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.contains("schema: shardctl"), "{text}");
     let other = path.with_file_name(format!("inventory-{schema}.yaml"));
@@ -771,7 +767,7 @@ fn init_into(schema: &str) -> assert_cmd::assert::Assert {
 
 #[test]
 fn init_refuses_system_schemas_and_schemas_it_did_not_create() {
-    fleet();
+    FLEET.sandbox();
     let _serial = serial();
     for (schema, code, needle) in [
         ("mysql", USAGE, "is a system schema"),
@@ -787,7 +783,7 @@ fn init_refuses_system_schemas_and_schemas_it_did_not_create() {
         assert_eq!(err.trim_end().lines().count(), 1, "{schema}: {err}");
         assert!(err.contains(needle), "{schema}: {err}");
     }
-    let mut s = connect(fleet(), "node1");
+    let mut s = connect(FLEET.sandbox(), "node1");
     for schema in ["mysql", "employees"] {
         let n: i64 = s
             .first(&Stmt::with(
@@ -802,11 +798,11 @@ fn init_refuses_system_schemas_and_schemas_it_did_not_create() {
 
 #[test]
 fn table_add_checks_schema_table_column_and_type_on_the_servers() {
-    fleet();
+    FLEET.sandbox();
     let _serial = serial();
     logical_schema("wdb", "INT");
     logical_schema("sdb", "VARCHAR(8)");
-    let mut s = connect(fleet(), "node1");
+    let mut s = connect(FLEET.sandbox(), "node1");
     exec(
         &mut s,
         &["CREATE OR REPLACE VIEW wdb.vv AS SELECT k FROM wdb.items"],
@@ -889,7 +885,7 @@ fn table_add_checks_schema_table_column_and_type_on_the_servers() {
 
 #[test]
 fn shard_add_refuses_to_take_keys_whose_rows_stay_behind() {
-    fleet();
+    FLEET.sandbox();
     let _serial = serial();
     logical_schema("vdb", "INT");
     ok(&["function", "add", "vfn", "--type", "range", "--key", "int"]);
@@ -917,7 +913,7 @@ fn shard_add_refuses_to_take_keys_whose_rows_stay_behind() {
             .unwrap() as u32
     };
     let first = add("node2", "0");
-    let mut s = connect(fleet(), "node2");
+    let mut s = connect(FLEET.sandbox(), "node2");
     exec(
         &mut s,
         &[&format!(
@@ -933,7 +929,7 @@ fn shard_add_refuses_to_take_keys_whose_rows_stay_behind() {
     };
     let (n2, n3) = (
         schemas_before(&mut s),
-        schemas_before(&mut connect(fleet(), "node3")),
+        schemas_before(&mut connect(FLEET.sandbox(), "node3")),
     );
     refused(
         &[
@@ -952,7 +948,7 @@ fn shard_add_refuses_to_take_keys_whose_rows_stay_behind() {
         ),
     );
     assert_eq!(schemas_before(&mut s), n2);
-    assert_eq!(schemas_before(&mut connect(fleet(), "node3")), n3);
+    assert_eq!(schemas_before(&mut connect(FLEET.sandbox(), "node3")), n3);
     // Above every row: nothing is taken.
     let second = add("node3", "5000");
     // A table whose copy on the first shard holds a key the first shard does not own (the
@@ -1021,7 +1017,7 @@ fn shard_add_refuses_to_take_keys_whose_rows_stay_behind() {
         out.contains(&format!("dropped vdb_{second} on node3")),
         "{out}"
     );
-    assert_eq!(schemas_before(&mut connect(fleet(), "node3")), n3);
+    assert_eq!(schemas_before(&mut connect(FLEET.sandbox(), "node3")), n3);
     refused(
         &["shard", "remove", "--shard", &second.to_string()],
         USAGE,
@@ -1031,7 +1027,7 @@ fn shard_add_refuses_to_take_keys_whose_rows_stay_behind() {
     // refuse the removal, naming it; empty, the removal finishes.
     let third = add("node3", "9000");
     let leftover = format!("vdb_{third}._shardctl_rm{third}_1_0");
-    let mut n3 = connect(fleet(), "node3");
+    let mut n3 = connect(FLEET.sandbox(), "node3");
     exec(
         &mut n3,
         &[
@@ -1059,7 +1055,7 @@ fn shard_add_refuses_to_take_keys_whose_rows_stay_behind() {
 
 #[test]
 fn a_hash_point_that_takes_rows_is_refused() {
-    fleet();
+    FLEET.sandbox();
     let _serial = serial();
     logical_schema("hpdb", "VARCHAR(16)");
     ok(&[
@@ -1085,7 +1081,7 @@ fn a_hash_point_that_takes_rows_is_refused() {
         "auto",
     ]);
     let first = v["shard"].as_u64().unwrap();
-    let mut s = connect(fleet(), "node2");
+    let mut s = connect(FLEET.sandbox(), "node2");
     exec(
         &mut s,
         &[&format!(
@@ -1110,7 +1106,7 @@ fn a_hash_point_that_takes_rows_is_refused() {
 
 #[test]
 fn list_values_are_trimmed_and_never_empty() {
-    fleet();
+    FLEET.sandbox();
     let _serial = serial();
     logical_schema("ldb2", "VARCHAR(8)");
     ok(&[
@@ -1191,7 +1187,7 @@ fn list_values_are_trimmed_and_never_empty() {
 
 #[test]
 fn names_too_long_for_a_shard_and_port_zero_are_refused_before_any_change() {
-    fleet();
+    FLEET.sandbox();
     let _serial = serial();
     let long = "l".repeat(63);
     logical_schema(&long, "INT");

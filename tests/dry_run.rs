@@ -11,68 +11,52 @@
 
 mod common;
 
-use common::{connect, exec, shardctl};
+use common::{connect, exec, serial, shardctl, SharedFleet};
+use shardctl::sandbox::Sandbox;
 use shardctl::server::{Captured, Purpose};
-use std::sync::OnceLock;
 
-fn fleet() -> &'static shardctl::sandbox::Sandbox {
-    static SB: OnceLock<shardctl::sandbox::Sandbox> = OnceLock::new();
-    SB.get_or_init(|| {
-        let sb = shardctl::sandbox::SandboxBuilder::for_tests(3)
-            .unwrap()
-            .start()
-            .unwrap();
-        let mut n1 = connect(&sb, "node1");
-        exec(
-            &mut n1,
-            &[
-                "CREATE DATABASE app",
-                "CREATE TABLE app.t (id INT PRIMARY KEY, v VARCHAR(40))",
-                "CREATE TABLE app.u (id INT PRIMARY KEY, t_id INT NOT NULL, KEY (t_id), \
-                 FOREIGN KEY (t_id) REFERENCES app.t (id))",
-                // Written with the schema's name, as servers then keep it in the text.
-                "CREATE VIEW app.tv AS SELECT id, v FROM app.t",
-                "CREATE TRIGGER app.t_upper BEFORE INSERT ON app.t FOR EACH ROW SET NEW.v = UPPER(NEW.v)",
-                // Enabled: a copy creates it disabled, the flip's enable-events enables it
-                // (its first run is years away; the sandbox's scheduler is off anyway).
-                "CREATE EVENT app.tidy ON SCHEDULE EVERY 1 DAY STARTS '2031-01-01 00:00:00' \
-                 ON COMPLETION PRESERVE ENABLE DO DELETE FROM app.t WHERE id < 0",
-            ],
-        );
-        common::range_directory(
-            &sb.inventory_path(),
-            &["node1", "node2", "node3"],
-            &[("app.t", "id"), ("app.u", "t_id")],
-            &[("node1", "0"), ("node2", "1000000")],
-        );
-        exec(
-            &mut n1,
-            &[
-                "INSERT INTO app_1.t SELECT seq, MD5(seq) FROM app_1.seq_1_to_3000",
-                "INSERT INTO app_1.u SELECT seq, seq FROM app_1.seq_1_to_3000",
-            ],
-        );
-        let mut n2 = connect(&sb, "node2");
-        exec(
-            &mut n2,
-            &[
-                "INSERT INTO app_2.t SELECT seq, MD5(seq) FROM app_2.seq_1000000_to_1002000",
-                "INSERT INTO app_2.u SELECT seq, seq FROM app_2.seq_1000000_to_1002000",
-            ],
-        );
-        sb
-    })
-}
+static FLEET: SharedFleet = SharedFleet::new(3, set_up);
 
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn cli(args: &[&str]) -> assert_cmd::Command {
-    let mut c = shardctl();
-    c.arg("--config").arg(fleet().inventory_path()).args(args);
-    c
+/// Sets up the fleet once, on first use (see [`FLEET`]).
+fn set_up(sb: &Sandbox) {
+    let mut n1 = connect(sb, "node1");
+    exec(
+        &mut n1,
+        &[
+            "CREATE DATABASE app",
+            "CREATE TABLE app.t (id INT PRIMARY KEY, v VARCHAR(40))",
+            "CREATE TABLE app.u (id INT PRIMARY KEY, t_id INT NOT NULL, KEY (t_id), \
+             FOREIGN KEY (t_id) REFERENCES app.t (id))",
+            // Written with the schema's name, as servers then keep it in the text.
+            "CREATE VIEW app.tv AS SELECT id, v FROM app.t",
+            "CREATE TRIGGER app.t_upper BEFORE INSERT ON app.t FOR EACH ROW SET NEW.v = UPPER(NEW.v)",
+            // Enabled: a copy creates it disabled, the flip's enable-events enables it
+            // (its first run is years away; the sandbox's scheduler is off anyway).
+            "CREATE EVENT app.tidy ON SCHEDULE EVERY 1 DAY STARTS '2031-01-01 00:00:00' \
+             ON COMPLETION PRESERVE ENABLE DO DELETE FROM app.t WHERE id < 0",
+        ],
+    );
+    common::range_directory(
+        &sb.inventory_path(),
+        &["node1", "node2", "node3"],
+        &[("app.t", "id"), ("app.u", "t_id")],
+        &[("node1", "0"), ("node2", "1000000")],
+    );
+    exec(
+        &mut n1,
+        &[
+            "INSERT INTO app_1.t SELECT seq, MD5(seq) FROM app_1.seq_1_to_3000",
+            "INSERT INTO app_1.u SELECT seq, seq FROM app_1.seq_1_to_3000",
+        ],
+    );
+    let mut n2 = connect(sb, "node2");
+    exec(
+        &mut n2,
+        &[
+            "INSERT INTO app_2.t SELECT seq, MD5(seq) FROM app_2.seq_1000000_to_1002000",
+            "INSERT INTO app_2.u SELECT seq, seq FROM app_2.seq_1000000_to_1002000",
+        ],
+    );
 }
 
 /// Replaces the digits that follow every `prefix` with `mark`.
@@ -205,7 +189,7 @@ fn golden(text: &str) -> String {
 }
 
 fn shard_node(shard: u32) -> String {
-    let inv = common::inventory(fleet());
+    let inv = common::inventory(FLEET.sandbox());
     shardctl::directory::Directory::open(&inv)
         .unwrap()
         .load()
@@ -220,26 +204,27 @@ fn shard_node(shard: u32) -> String {
 fn dry_equals_live(name: &str, args: &[&str], split: bool) {
     let mut dry_args = args.to_vec();
     dry_args.push("--dry-run");
-    let out = cli(&dry_args).output().unwrap();
+    let out = FLEET.cli(&dry_args).output().unwrap();
     assert!(out.status.success(), "{name}: {out:?}");
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     insta::assert_snapshot!(name, golden(&text));
     let mut json_args = vec!["--output", "json"];
     json_args.extend_from_slice(&dry_args);
-    let out = cli(&json_args).output().unwrap();
+    let out = FLEET.cli(&json_args).output().unwrap();
     assert!(out.status.success(), "{name}: {out:?}");
     let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let dry = dry_statements(&plan["plan"]);
 
     let dir = tempfile::tempdir().unwrap();
     let capture = dir.path().join("capture.jsonl");
-    let out = cli(args)
+    let out = FLEET
+        .cli(args)
         .env("SHARDCTL_CAPTURE", &capture)
         .output()
         .unwrap();
     assert!(out.status.success(), "{name}: {out:?}");
     let new_shard = split.then(|| {
-        let inv = common::inventory(fleet());
+        let inv = common::inventory(FLEET.sandbox());
         let mut d = shardctl::directory::Directory::open(&inv).unwrap();
         let op = d
             .operations(None)
@@ -274,7 +259,7 @@ fn dry_equals_live(name: &str, args: &[&str], split: bool) {
 
 #[test]
 fn dry_runs_print_exactly_what_the_live_runs_send() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     // A move with the shard fence and the native copy.
     assert_eq!(shard_node(1), "node1");
@@ -318,7 +303,7 @@ fn dry_runs_print_exactly_what_the_live_runs_send() {
     prune_dry_run_equals_live();
     // A merge of the two halves of shard 2 back into it, on their node: the copy under the
     // fence, the flip, the survivor's split guards widened, the retired schemas dropped.
-    let inv = common::inventory(fleet());
+    let inv = common::inventory(FLEET.sandbox());
     let snap = shardctl::directory::Directory::open(&inv)
         .unwrap()
         .load()
@@ -366,7 +351,7 @@ fn dry_runs_print_exactly_what_the_live_runs_send() {
 fn prune_dry_run_equals_live() {
     // Shard 1 (now [0, 1500) on node2) receives rows it does not own.
     let node = shard_node(1);
-    let mut s = connect(fleet(), &node);
+    let mut s = connect(FLEET.sandbox(), &node);
     exec(
         &mut s,
         &[
@@ -376,14 +361,16 @@ fn prune_dry_run_equals_live() {
             "INSERT INTO app_1.u SELECT seq, seq FROM app_1.seq_1600_to_4600",
         ],
     );
-    let out = cli(&["--output", "json", "prune", "--shard", "1", "--dry-run"])
+    let out = FLEET
+        .cli(&["--output", "json", "prune", "--shard", "1", "--dry-run"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
     let dry: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let capture = dir.path().join("capture.jsonl");
-    cli(&["prune", "--shard", "1", "--chunk-ms", "1"])
+    FLEET
+        .cli(&["prune", "--shard", "1", "--chunk-ms", "1"])
         .env("SHARDCTL_CAPTURE", &capture)
         .assert()
         .success();
@@ -427,7 +414,7 @@ fn prune_dry_run_equals_live() {
             );
         }
     }
-    let mut s = connect(fleet(), &node);
+    let mut s = connect(FLEET.sandbox(), &node);
     assert_eq!(
         common::count(&mut s, "SELECT COUNT(*) FROM app_1.t WHERE id >= 1500"),
         0
@@ -437,9 +424,9 @@ fn prune_dry_run_equals_live() {
 
 #[test]
 fn a_dry_run_changes_nothing_and_check_refuses_what_the_run_would() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
-    let inv = common::inventory(fleet());
+    let inv = common::inventory(FLEET.sandbox());
     let version = shardctl::directory::Directory::open(&inv)
         .unwrap()
         .version()
@@ -454,11 +441,13 @@ fn a_dry_run_changes_nothing_and_check_refuses_what_the_run_would() {
     } else {
         "node3"
     };
-    cli(&["move", "--shard", "2", "--to", to, "--dry-run"])
+    FLEET
+        .cli(&["move", "--shard", "2", "--to", to, "--dry-run"])
         .assert()
         .success()
         .stdout(predicates::str::contains("flip: shard 2"));
-    cli(&["move", "--shard", "2", "--to", to, "--check"])
+    FLEET
+        .cli(&["move", "--shard", "2", "--to", to, "--check"])
         .assert()
         .success()
         .stdout(predicates::str::contains("preflight passed"));
@@ -466,9 +455,10 @@ fn a_dry_run_changes_nothing_and_check_refuses_what_the_run_would() {
     assert_eq!(d.version().unwrap(), version, "the directory is unchanged");
     assert_eq!(d.operations(None).unwrap().len(), ops, "nothing journaled");
     // The target already holds the shard's schema: the check refuses, as the run would.
-    let mut t = connect(fleet(), to);
+    let mut t = connect(FLEET.sandbox(), to);
     exec(&mut t, &["CREATE DATABASE app_2"]);
-    cli(&["move", "--shard", "2", "--to", to, "--check"])
+    FLEET
+        .cli(&["move", "--shard", "2", "--to", to, "--check"])
         .assert()
         .code(5)
         .stderr(predicates::str::contains("already has a schema app_2"));
@@ -476,7 +466,7 @@ fn a_dry_run_changes_nothing_and_check_refuses_what_the_run_would() {
     // The offline mode still connects nowhere.
     let out = shardctl()
         .args(["--config"])
-        .arg(fleet().inventory_path())
+        .arg(FLEET.inventory_path())
         .args(["move", "--shard", "2", "--to", to, "--dry-run", "--offline"])
         .output()
         .unwrap();

@@ -7,69 +7,55 @@
 
 mod common;
 
-use common::{connect, count, exec, shardctl};
+use common::{connect, count, exec, serial, SharedFleet};
 use shardctl::config::Inventory;
 use shardctl::directory::journal::OpState;
 use shardctl::directory::Directory;
 use shardctl::playbook::Playbook;
-use shardctl::sandbox::{Sandbox, SandboxBuilder};
+use shardctl::sandbox::Sandbox;
 use shardctl::server::Stmt;
 use shardctl::workload;
 use std::io::BufRead;
-use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 const REFUSED: i32 = 5;
 const ROWS: i64 = 2000;
 
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// 2 nodes; `app.t` sharded by range over one shard (id 1) with ROWS rows, the workload
 /// table in it.
-fn fleet() -> &'static Sandbox {
-    static SB: OnceLock<Sandbox> = OnceLock::new();
-    SB.get_or_init(|| {
-        let sb = SandboxBuilder::for_tests(2).unwrap().start().unwrap();
-        let mut n1 = connect(&sb, "node1");
-        exec(
-            &mut n1,
-            &[
-                "CREATE DATABASE app",
-                "CREATE TABLE app.t (id INT PRIMARY KEY, v VARCHAR(40), KEY (v))",
-            ],
-        );
-        common::range_directory(
-            &sb.inventory_path(),
-            &["node1", "node2"],
-            &[("app.t", "id")],
-            &[("node1", "0")],
-        );
-        exec(
-            &mut n1,
-            &[&format!(
-                "INSERT INTO app_1.t SELECT seq, MD5(seq) FROM app_1.seq_1_to_{ROWS}"
-            )],
-        );
-        workload::setup(&inventory_of(&sb), "f").unwrap();
-        sb
-    })
+static FLEET: SharedFleet = SharedFleet::new(2, set_up);
+
+/// Sets up the fleet once, on first use (see [`FLEET`]).
+fn set_up(sb: &Sandbox) {
+    let mut n1 = connect(sb, "node1");
+    exec(
+        &mut n1,
+        &[
+            "CREATE DATABASE app",
+            "CREATE TABLE app.t (id INT PRIMARY KEY, v VARCHAR(40), KEY (v))",
+        ],
+    );
+    common::range_directory(
+        &sb.inventory_path(),
+        &["node1", "node2"],
+        &[("app.t", "id")],
+        &[("node1", "0")],
+    );
+    exec(
+        &mut n1,
+        &[&format!(
+            "INSERT INTO app_1.t SELECT seq, MD5(seq) FROM app_1.seq_1_to_{ROWS}"
+        )],
+    );
+    workload::setup(&inventory_of(sb), "f").unwrap();
 }
 
 fn inventory_of(sb: &Sandbox) -> Inventory {
     Inventory::load(&sb.inventory_path()).unwrap()
 }
 
-fn cli(args: &[&str]) -> assert_cmd::Command {
-    let mut c = shardctl();
-    c.arg("--config").arg(fleet().inventory_path()).args(args);
-    c
-}
-
 fn dir() -> Directory {
-    Directory::open(&inventory_of(fleet())).unwrap()
+    Directory::open(&inventory_of(FLEET.sandbox())).unwrap()
 }
 
 fn node_of_shard() -> String {
@@ -93,7 +79,7 @@ fn last_op() -> u64 {
 fn assert_clean_and_consistent(context: &str) {
     let home = node_of_shard();
     for node in ["node1", "node2"] {
-        let mut s = connect(fleet(), node);
+        let mut s = connect(FLEET.sandbox(), node);
         let hidden = count(
             &mut s,
             "SELECT COUNT(*) FROM information_schema.tables WHERE table_name LIKE '\\_shardctl\\_op%'",
@@ -118,7 +104,7 @@ fn assert_clean_and_consistent(context: &str) {
             "{context}: app_1 on {node}, directory says {home}"
         );
     }
-    let mut s = connect(fleet(), &home);
+    let mut s = connect(FLEET.sandbox(), &home);
     assert_eq!(
         count(&mut s, "SELECT COUNT(*) FROM app_1.t"),
         ROWS,
@@ -148,7 +134,7 @@ fn move_paused_for(point: &str, fence: &str, secs: u64) -> std::process::Child {
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
         .env("SHARDCTL_YES", "1")
         .arg("--config")
-        .arg(fleet().inventory_path())
+        .arg(FLEET.inventory_path())
         .args(["move", "--shard", "1", "--to", to, "--fence", fence])
         .env("SHARDCTL_FAULT", format!("pause={secs}@{point}"))
         .stderr(std::process::Stdio::piped())
@@ -175,7 +161,7 @@ fn move_paused_for(point: &str, fence: &str, secs: u64) -> std::process::Child {
 }
 
 fn hidden_tables(node: &str) -> i64 {
-    let mut s = connect(fleet(), node);
+    let mut s = connect(FLEET.sandbox(), node);
     count(
         &mut s,
         "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'app_1' AND table_name LIKE '\\_shardctl\\_op%'",
@@ -184,7 +170,7 @@ fn hidden_tables(node: &str) -> i64 {
 
 #[test]
 fn abort_and_resume_against_a_live_owner_change_nothing_and_stop_asks_it_to_stop() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     let source = node_of_shard();
     let mut child = move_paused_at("after:lock", "shard");
@@ -193,14 +179,16 @@ fn abort_and_resume_against_a_live_owner_change_nothing_and_stop_asks_it_to_stop
     let version = dir().version().unwrap();
     assert!(hidden_tables(&source) > 0, "the fence is up");
     for verb in ["abort", "resume"] {
-        cli(&[verb, &op.to_string()])
+        FLEET
+            .cli(&[verb, &op.to_string()])
             .assert()
             .code(REFUSED)
             .stderr(predicates::str::contains("is driven by"))
             .stderr(predicates::str::contains(format!(":{}", child.id())));
     }
     // The check of another move of the shard reports the operation that blocks it.
-    cli(&["move", "--shard", "1", "--to", other(&source), "--check"])
+    FLEET
+        .cli(&["move", "--shard", "1", "--to", other(&source), "--check"])
         .assert()
         .code(REFUSED)
         .stderr(predicates::str::contains(format!("under operation {op}")));
@@ -216,7 +204,8 @@ fn abort_and_resume_against_a_live_owner_change_nothing_and_stop_asks_it_to_stop
 
     // `stop` asks the owner to stop at its next safe point: the fence comes down and the
     // operation is left resumable; then abort works.
-    cli(&["stop", &op.to_string()])
+    FLEET
+        .cli(&["stop", &op.to_string()])
         .assert()
         .success()
         .stdout(predicates::str::contains("stopped at a safe point"));
@@ -227,13 +216,13 @@ fn abort_and_resume_against_a_live_owner_change_nothing_and_stop_asks_it_to_stop
         "a stopped owner exits as on Ctrl-C"
     );
     assert_eq!(hidden_tables(&source), 0, "the owner lifted its fence");
-    cli(&["abort", &op.to_string()]).assert().success();
+    FLEET.cli(&["abort", &op.to_string()]).assert().success();
     assert_clean_and_consistent("after stop and abort");
 }
 
 #[test]
 fn an_owner_whose_lease_was_taken_stops_without_touching_anything() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     let source = node_of_shard();
     let mut child = move_paused_at("after:lock", "shard");
@@ -252,17 +241,18 @@ fn an_owner_whose_lease_was_taken_stops_without_touching_anything() {
     assert!(hidden_tables(&source) > 0, "the fence was not touched");
     assert_eq!(node_of_shard(), source, "no flip");
     // The old owner's process is gone: resume takes over and finishes.
-    cli(&["resume", &op.to_string()]).assert().success();
+    FLEET.cli(&["resume", &op.to_string()]).assert().success();
     assert_eq!(node_of_shard(), other(&source));
     assert_clean_and_consistent("after takeover");
 }
 
 #[test]
 fn abort_after_the_flip_is_refused_and_resume_finishes() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     let source = node_of_shard();
-    let out = cli(&["move", "--shard", "1", "--to", other(&source)])
+    let out = FLEET
+        .cli(&["move", "--shard", "1", "--to", other(&source)])
         .env("SHARDCTL_FAULT", "crash@done:flip")
         .output()
         .unwrap();
@@ -270,25 +260,26 @@ fn abort_after_the_flip_is_refused_and_resume_finishes() {
     let op = last_op();
     // The flip committed but its journal row was never written.
     assert_eq!(node_of_shard(), other(&source));
-    cli(&["abort", &op.to_string()])
+    FLEET
+        .cli(&["abort", &op.to_string()])
         .assert()
         .code(REFUSED)
         .stderr(predicates::str::contains("only forward"));
-    assert!(connect(fleet(), other(&source))
+    assert!(connect(FLEET.sandbox(), other(&source))
         .schema_exists(&shardctl::ident::Ident::new("schema", "app_1").unwrap())
         .unwrap());
-    cli(&["resume", &op.to_string()]).assert().success();
-    cli(&["resume", &op.to_string()]).assert().code(2);
+    FLEET.cli(&["resume", &op.to_string()]).assert().success();
+    FLEET.cli(&["resume", &op.to_string()]).assert().code(2);
     assert_clean_and_consistent("after a crash between the flip and its journal row");
 }
 
 #[test]
 fn two_read_only_fences_on_one_node_are_counted() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     let source = node_of_shard();
     // A second shard on the same node, fenced read-only by hand (another operation)...
-    let inv = inventory_of(fleet());
+    let inv = inventory_of(FLEET.sandbox());
     let second = dir()
         .load()
         .unwrap()
@@ -299,18 +290,19 @@ fn two_read_only_fences_on_one_node_are_counted() {
     let second = match second {
         Some(id) => id,
         None => {
-            cli(&[
-                "shard",
-                "add",
-                "--function",
-                "f",
-                "--node",
-                &source,
-                "--lower-bound",
-                "1000000",
-            ])
-            .assert()
-            .success();
+            FLEET
+                .cli(&[
+                    "shard",
+                    "add",
+                    "--function",
+                    "f",
+                    "--node",
+                    &source,
+                    "--lower-bound",
+                    "1000000",
+                ])
+                .assert()
+                .success();
             workload::setup(&inv, "f").unwrap();
             2
         }
@@ -320,17 +312,18 @@ fn two_read_only_fences_on_one_node_are_counted() {
     // ...and a move's read-only fence raised and lifted again by its rollback.
     let mut child = move_paused_at("after:lock", "read-only");
     let op = last_op();
-    cli(&["stop", &op.to_string()]).assert().success();
+    FLEET.cli(&["stop", &op.to_string()]).assert().success();
     child.wait().unwrap();
-    let mut s = connect(fleet(), &source);
+    let mut s = connect(FLEET.sandbox(), &source);
     assert_eq!(
         count(&mut s, "SELECT @@GLOBAL.read_only"),
         1,
         "the move's rollback must not lift the other operation's fence"
     );
-    cli(&["abort", &op.to_string()]).assert().success();
+    FLEET.cli(&["abort", &op.to_string()]).assert().success();
     assert_eq!(count(&mut s, "SELECT @@GLOBAL.read_only"), 1);
-    cli(&["unlock", "--shard", &second.to_string()])
+    FLEET
+        .cli(&["unlock", "--shard", &second.to_string()])
         .assert()
         .success();
     assert_clean_and_consistent("after two read-only fences");
@@ -339,7 +332,7 @@ fn two_read_only_fences_on_one_node_are_counted() {
 /// One crash at `point` during a move under the workload, then `then` (resume or abort),
 /// then resume again if abort was refused; every acknowledged write must be found.
 fn crash_and_recover(point: &str, fence: &str, then: &str) -> bool {
-    let inv = inventory_of(fleet());
+    let inv = inventory_of(FLEET.sandbox());
     let source = node_of_shard();
     let running = workload::spawn(
         inv.clone(),
@@ -350,29 +343,30 @@ fn crash_and_recover(point: &str, fence: &str, then: &str) -> bool {
     )
     .unwrap();
     std::thread::sleep(Duration::from_millis(300));
-    let out = cli(&[
-        "move",
-        "--shard",
-        "1",
-        "--to",
-        other(&source),
-        "--fence",
-        fence,
-    ])
-    .env("SHARDCTL_FAULT", format!("crash@{point}"))
-    .output()
-    .unwrap();
+    let out = FLEET
+        .cli(&[
+            "move",
+            "--shard",
+            "1",
+            "--to",
+            other(&source),
+            "--fence",
+            fence,
+        ])
+        .env("SHARDCTL_FAULT", format!("crash@{point}"))
+        .output()
+        .unwrap();
     let context = format!("crash at {point} ({fence} fence), then {then}");
     let ops = dir().operations(None).unwrap();
     let crashed = String::from_utf8_lossy(&out.stderr).contains("crashing");
     if crashed {
         let op = ops[0].id;
-        let r = cli(&[then, &op.to_string()]).output().unwrap();
+        let r = FLEET.cli(&[then, &op.to_string()]).output().unwrap();
         if !r.status.success() {
             // An abort after the flip is refused; going forward must still work.
             assert_eq!(r.status.code(), Some(REFUSED), "{context}: {r:?}");
             assert_eq!(then, "abort", "{context}: {r:?}");
-            cli(&["resume", &op.to_string()]).assert().success();
+            FLEET.cli(&["resume", &op.to_string()]).assert().success();
         }
     } else {
         assert!(out.status.success(), "{context}: {out:?}");
@@ -386,7 +380,7 @@ fn crash_and_recover(point: &str, fence: &str, then: &str) -> bool {
 }
 
 fn matrix(fence: &str, verbs: &[&str]) {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     let mut playbook = Playbook::default_move();
     for step in &mut playbook.steps {
@@ -432,10 +426,11 @@ fn fault_matrix_read_only_fence() {
 
 #[test]
 fn the_lease_is_in_the_journal() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     let source = node_of_shard();
-    cli(&["move", "--shard", "1", "--to", other(&source)])
+    FLEET
+        .cli(&["move", "--shard", "1", "--to", other(&source)])
         .assert()
         .success();
     let rec = dir().operation(last_op()).unwrap();
@@ -480,7 +475,7 @@ fn wait_for(secs: u64, what: &str, mut pred: impl FnMut() -> bool) {
 
 #[test]
 fn a_read_only_fence_that_went_away_is_never_flipped_on() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     let source = node_of_shard();
     let to = other(&source);
@@ -488,7 +483,7 @@ fn a_read_only_fence_that_went_away_is_never_flipped_on() {
     let op = last_op();
     // The fence goes away behind shardctl's back (a restart resets read_only the same way),
     // and a client writes to the source.
-    let mut s = connect(fleet(), &source);
+    let mut s = connect(FLEET.sandbox(), &source);
     exec(&mut s, &["SET GLOBAL read_only = OFF"]);
     exec(
         &mut s,
@@ -500,9 +495,9 @@ fn a_read_only_fence_that_went_away_is_never_flipped_on() {
     assert_ne!(out.status.code(), Some(0));
     assert_eq!(node_of_shard(), source, "no flip on a fence that went away");
     // Resume catches up (carrying the write), fences again, verifies and flips.
-    cli(&["resume", &op.to_string()]).assert().success();
+    FLEET.cli(&["resume", &op.to_string()]).assert().success();
     assert_eq!(node_of_shard(), to);
-    let mut t = connect(fleet(), to);
+    let mut t = connect(FLEET.sandbox(), to);
     assert_eq!(
         count(&mut t, "SELECT COUNT(*) FROM app_1.t WHERE id = 999001"),
         1,
@@ -514,12 +509,12 @@ fn a_read_only_fence_that_went_away_is_never_flipped_on() {
 
 #[test]
 fn the_flip_is_refused_when_the_fence_no_longer_stands() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     let source = node_of_shard();
     let child = move_paused_for("after:confirm", "read-only", 3);
     let op = last_op();
-    let mut s = connect(fleet(), &source);
+    let mut s = connect(FLEET.sandbox(), &source);
     exec(&mut s, &["SET GLOBAL read_only = OFF"]);
     exec(
         &mut s,
@@ -531,23 +526,24 @@ fn the_flip_is_refused_when_the_fence_no_longer_stands() {
     assert!(error.contains("no longer read-only"), "{error}");
     assert_eq!(node_of_shard(), source);
     // What was verified no longer holds: the hand flip is refused too.
-    cli(&["flip", "--shard", "1", "--to", other(&source)])
+    FLEET
+        .cli(&["flip", "--shard", "1", "--to", other(&source)])
         .assert()
         .code(REFUSED);
     assert_eq!(node_of_shard(), source);
-    cli(&["abort", &op.to_string()]).assert().success();
+    FLEET.cli(&["abort", &op.to_string()]).assert().success();
     exec(&mut s, &["DELETE FROM app_1.t WHERE id = 999002"]);
     assert_clean_and_consistent("after a refused flip");
 }
 
 #[test]
 fn a_fence_statement_left_running_by_a_dead_owner_is_ended_by_the_next_one() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     let source = node_of_shard();
     let to = other(&source);
     // A long transaction holds the shard's table: the fence's RENAME waits for it.
-    let mut blocker = connect(fleet(), &source);
+    let mut blocker = connect(FLEET.sandbox(), &source);
     exec(
         &mut blocker,
         &["START TRANSACTION", "SELECT COUNT(*) FROM app_1.t"],
@@ -555,12 +551,12 @@ fn a_fence_statement_left_running_by_a_dead_owner_is_ended_by_the_next_one() {
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
         .env("SHARDCTL_YES", "1")
         .arg("--config")
-        .arg(fleet().inventory_path())
+        .arg(FLEET.inventory_path())
         .args(["move", "--shard", "1", "--to", to])
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let mut watch = connect(fleet(), &source);
+    let mut watch = connect(FLEET.sandbox(), &source);
     wait_for(60, "the fence's RENAME to wait", || {
         count(
             &mut watch,
@@ -571,7 +567,8 @@ fn a_fence_statement_left_running_by_a_dead_owner_is_ended_by_the_next_one() {
     child.kill().unwrap();
     child.wait().unwrap();
     let op = last_op();
-    cli(&["abort", &op.to_string()])
+    FLEET
+        .cli(&["abort", &op.to_string()])
         .assert()
         .success()
         .stderr(predicates::str::contains(
@@ -601,14 +598,14 @@ fn a_fence_statement_left_running_by_a_dead_owner_is_ended_by_the_next_one() {
 /// changes nothing; put back, the operation finishes.
 #[test]
 fn a_tampered_journal_name_is_refused_before_any_statement() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     let source = node_of_shard();
     let mut child = move_paused_for("after:lock", "shard", 3);
     let op = last_op();
     child.kill().unwrap();
     child.wait().unwrap();
-    let mut d = connect(fleet(), "node1");
+    let mut d = connect(FLEET.sandbox(), "node1");
     let step_of = |d: &mut shardctl::server::Server| -> (u32, String) {
         d.first::<(u32, String)>(&Stmt::with(
             "SELECT step_no, outputs FROM shardctl.operation_steps WHERE op_id = ? AND outputs IS NOT NULL ORDER BY step_no DESC LIMIT 1",
@@ -632,11 +629,11 @@ fn a_tampered_journal_name_is_refused_before_any_statement() {
         .unwrap();
     };
     set(&mut d, &state.to_string());
-    let out = cli(&["resume", &op.to_string()]).output().unwrap();
+    let out = FLEET.cli(&["resume", &op.to_string()]).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("invalid table name"), "{err}");
-    let mut s = connect(fleet(), &source);
+    let mut s = connect(FLEET.sandbox(), &source);
     assert_eq!(
         count(
             &mut s,
@@ -646,6 +643,6 @@ fn a_tampered_journal_name_is_refused_before_any_statement() {
         "the shard's schema is still there"
     );
     set(&mut d, &original);
-    cli(&["resume", &op.to_string()]).assert().success();
+    FLEET.cli(&["resume", &op.to_string()]).assert().success();
     assert_clean_and_consistent("after a tampered journal was put back");
 }

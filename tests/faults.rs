@@ -24,7 +24,7 @@
 
 mod common;
 
-use common::shardctl;
+use common::{cli_on, serial};
 use shardctl::config::Inventory;
 use shardctl::directory::journal::{OpKind, OperationRecord};
 use shardctl::directory::{Directory, Key, Router};
@@ -40,7 +40,7 @@ use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{mpsc, Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 const SERVER: i32 = 4;
@@ -54,11 +54,7 @@ const MOVED: u32 = 1;
 const SPLIT_BASE: i64 = 10_000_000;
 const SPLIT_STEP: i64 = 1_000_000;
 
-/// One test at a time: they share the fleet and kill its servers.
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
+// The tests hold `serial()`: one test at a time: they share the fleet and kill its servers.
 
 struct Fleet {
     /// Behind a mutex only for `kill_node` / `restart_node`.
@@ -135,15 +131,6 @@ fn dir() -> Directory {
     Directory::open(&inventory()).unwrap()
 }
 
-fn cli(args: &[&str]) -> assert_cmd::Command {
-    let mut c = shardctl();
-    c.env_remove("SHARDCTL_FAULT")
-        .arg("--config")
-        .arg(&fleet().inventory)
-        .args(args);
-    c
-}
-
 fn node_of(shard: u32) -> String {
     dir().load().unwrap().shard(shard).unwrap().node.clone()
 }
@@ -171,16 +158,19 @@ fn restart_node(node: &str) {
 fn fresh_shard(node: &str) -> (u32, i64) {
     static NEXT: AtomicI64 = AtomicI64::new(0);
     let lower = SPLIT_BASE + NEXT.fetch_add(1, Ordering::SeqCst) * SPLIT_STEP;
-    cli(&[
-        "shard",
-        "add",
-        "--function",
-        "f",
-        "--node",
-        node,
-        "--lower-bound",
-        &lower.to_string(),
-    ])
+    cli_on(
+        &fleet().inventory,
+        &[
+            "shard",
+            "add",
+            "--function",
+            "f",
+            "--node",
+            node,
+            "--lower-bound",
+            &lower.to_string(),
+        ],
+    )
     .assert()
     .success();
     let id = Router::connect(&inventory())
@@ -525,14 +515,17 @@ fn lookup_agrees(shard: u32, node: &str, context: &str) {
         &mut server(node),
         &format!("SELECT MIN(id) FROM app_{shard}.t"),
     );
-    let out = cli(&[
-        "--output",
-        "json",
-        "lookup",
-        "--function",
-        "f",
-        &key.to_string(),
-    ])
+    let out = cli_on(
+        &fleet().inventory,
+        &[
+            "--output",
+            "json",
+            "lookup",
+            "--function",
+            "f",
+            &key.to_string(),
+        ],
+    )
     .output()
     .unwrap();
     assert!(out.status.success(), "{context}: lookup {key}: {out:?}");
@@ -704,15 +697,18 @@ fn split_crash_and_recover(point: &str, same_node: bool, then: &str) {
     let context = format!("split of shard {shard} onto {to}: crash at {point}, then {then}");
     // Keys on both sides of the split point, one far above the rows.
     let load = Load::start(&[lower, lower + 300, at - 1, at, at + 700, lower + 500_000]);
-    let out = cli(&[
-        "split",
-        "--shard",
-        &shard.to_string(),
-        "--to",
-        to,
-        "--at",
-        &at.to_string(),
-    ])
+    let out = cli_on(
+        &fleet().inventory,
+        &[
+            "split",
+            "--shard",
+            &shard.to_string(),
+            "--to",
+            to,
+            "--at",
+            &at.to_string(),
+        ],
+    )
     .env("SHARDCTL_FAULT", format!("crash@{point}"))
     .output()
     .unwrap();
@@ -725,7 +721,9 @@ fn split_crash_and_recover(point: &str, same_node: bool, then: &str) {
     let op = last_op_of(shard, OpKind::Split);
     let new = new_shard_of(&op);
     let was_flipped = flipped(&op);
-    let r = cli(&[then, &op.id.to_string()]).output().unwrap();
+    let r = cli_on(&fleet().inventory, &[then, &op.id.to_string()])
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&r.stderr);
     if then == "abort" && was_flipped {
         assert_eq!(
@@ -734,7 +732,9 @@ fn split_crash_and_recover(point: &str, same_node: bool, then: &str) {
             "{context}: abort after the flip must be refused:\n{err}"
         );
         assert!(err.contains("only forward"), "{context}: {err}");
-        cli(&["resume", &op.id.to_string()]).assert().success();
+        cli_on(&fleet().inventory, &["resume", &op.id.to_string()])
+            .assert()
+            .success();
     } else {
         assert!(r.status.success(), "{context}: {then} failed:\n{err}");
     }
@@ -889,7 +889,9 @@ fn ctrl_c_after(run: Run, step: &str) -> Duration {
         "{context}: exit code after {took:?}; stderr:\n{text}"
     );
     let op = named_operation(&text);
-    let r = cli(&["resume", &op.to_string()]).output().unwrap();
+    let r = cli_on(&fleet().inventory, &["resume", &op.to_string()])
+        .output()
+        .unwrap();
     if !r.status.success() {
         let err = String::from_utf8_lossy(&r.stderr);
         assert_eq!(r.status.code(), Some(2), "{context}: resume {op}:\n{err}");
@@ -1030,7 +1032,9 @@ fn directory_killed_at(point: &str) {
         "{context}: an application write on the source's copy while the directory was down"
     );
     assert_eq!(node_of(MOVED), from, "{context}: no flip");
-    cli(&["resume", &op.to_string()]).assert().success();
+    cli_on(&fleet().inventory, &["resume", &op.to_string()])
+        .assert()
+        .success();
     let report = load.finish_safe(&context);
     assert_eq!(node_of(MOVED), to, "{context}");
     assert_settled(&context, op, &[MOVED], ROWS);
@@ -1078,7 +1082,9 @@ fn node_killed_at(point: &str, victim: &str, then: &str) {
     restart_node(&killed);
     assert_eq!(code, SERVER, "{context}: stderr:\n{text}");
     assert_eq!(node_of(MOVED), from, "{context}: no flip");
-    let r = cli(&[then, &op.to_string()]).output().unwrap();
+    let r = cli_on(&fleet().inventory, &[then, &op.to_string()])
+        .output()
+        .unwrap();
     assert!(
         r.status.success(),
         "{context}: {then}:\n{}",
@@ -1179,10 +1185,14 @@ fn race_a_live_owner(point: &str) {
         before,
         "{context}: a refused command changed something"
     );
-    cli(&["stop", &op.to_string()]).assert().success();
+    cli_on(&fleet().inventory, &["stop", &op.to_string()])
+        .assert()
+        .success();
     let (code, _) = p.exit_within(Duration::from_secs(30));
     assert_eq!(code, INTERRUPTED, "{context}: {}", p.stderr());
-    cli(&["resume", &op.to_string()]).assert().success();
+    cli_on(&fleet().inventory, &["resume", &op.to_string()])
+        .assert()
+        .success();
     load.finish(&context);
     assert_eq!(node_of(MOVED), to, "{context}");
     assert_settled(&context, op, &[MOVED], ROWS);
@@ -1208,7 +1218,7 @@ fn race_after_a_crash(point: &str) {
     let to = other(&from);
     let context = format!("move {from} -> {to} crashed at {point}");
     let load = Load::start(&moved_shard_keys());
-    let out = cli(&["move", "--shard", "1", "--to", to])
+    let out = cli_on(&fleet().inventory, &["move", "--shard", "1", "--to", to])
         .env("SHARDCTL_FAULT", format!("crash@{point}"))
         .output()
         .unwrap();
@@ -1239,7 +1249,9 @@ fn race_after_a_crash(point: &str) {
     let mut extra = 0;
     if !operation(op).state.is_finished() {
         // Every racer lost or gave up (an abort after the flip): going forward works.
-        cli(&["resume", &op.to_string()]).assert().success();
+        cli_on(&fleet().inventory, &["resume", &op.to_string()])
+            .assert()
+            .success();
         extra = 1;
     }
     let rec = operation(op);

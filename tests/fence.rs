@@ -8,14 +8,14 @@
 
 mod common;
 
-use common::{connect, count, exec};
+use common::{connect, count, exec, serial, SharedFleet};
 use shardctl::directory::Directory;
 use shardctl::sandbox::Sandbox;
 use shardctl::server::Stmt;
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command};
-use std::sync::{mpsc, Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const REFUSED: i32 = 5;
@@ -29,53 +29,40 @@ const HUNG_UP: u32 = 3;
 const TERMINAL_GONE: u32 = 4;
 const SHARDS: u32 = 4;
 
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 fn lower(shard: u32) -> u64 {
     u64::from(shard - 1) * 1_000_000
 }
 
 /// 3 nodes; `app.t` sharded by `k` over range shards on node1, each with `ROWS` rows.
-fn fleet() -> &'static Sandbox {
-    static READY: OnceLock<()> = OnceLock::new();
-    let sb = common::sandbox3();
-    READY.get_or_init(|| {
-        let mut n1 = connect(sb, "node1");
+static FLEET: SharedFleet = SharedFleet::over(common::sandbox3, set_up);
+
+/// Sets up the fleet once, on first use (see [`FLEET`]).
+fn set_up(sb: &Sandbox) {
+    let mut n1 = connect(sb, "node1");
+    exec(
+        &mut n1,
+        &[
+            "CREATE DATABASE app",
+            "CREATE TABLE app.t (id BIGINT PRIMARY KEY, k BIGINT NOT NULL, pad VARCHAR(64) NOT NULL, KEY (k))",
+        ],
+    );
+    let bounds: Vec<String> = (1..=SHARDS).map(|s| lower(s).to_string()).collect();
+    let shards: Vec<(&str, &str)> = bounds.iter().map(|b| ("node1", b.as_str())).collect();
+    common::range_directory(
+        &sb.inventory_path(),
+        &["node1", "node2", "node3"],
+        &[("app.t", "k")],
+        &shards,
+    );
+    for shard in 1..=SHARDS {
         exec(
             &mut n1,
-            &[
-                "CREATE DATABASE app",
-                "CREATE TABLE app.t (id BIGINT PRIMARY KEY, k BIGINT NOT NULL, pad VARCHAR(64) NOT NULL, KEY (k))",
-            ],
+            &[&format!(
+                "INSERT INTO app_{shard}.t SELECT seq, {} + seq, REPEAT('x', 40) FROM app_{shard}.seq_1_to_{ROWS}",
+                lower(shard)
+            )],
         );
-        let bounds: Vec<String> = (1..=SHARDS).map(|s| lower(s).to_string()).collect();
-        let shards: Vec<(&str, &str)> = bounds.iter().map(|b| ("node1", b.as_str())).collect();
-        common::range_directory(
-            &sb.inventory_path(),
-            &["node1", "node2", "node3"],
-            &[("app.t", "k")],
-            &shards,
-        );
-        for shard in 1..=SHARDS {
-            exec(
-                &mut n1,
-                &[&format!(
-                    "INSERT INTO app_{shard}.t SELECT seq, {} + seq, REPEAT('x', 40) FROM app_{shard}.seq_1_to_{ROWS}",
-                    lower(shard)
-                )],
-            );
-        }
-    });
-    sb
-}
-
-fn cli(args: &[&str]) -> assert_cmd::Command {
-    let mut c = common::shardctl();
-    c.arg("--config").arg(fleet().inventory_path()).args(args);
-    c
+    }
 }
 
 /// A shardctl process killed if the test fails before it exits.
@@ -96,7 +83,7 @@ fn spawn_move(
     fault: Option<&str>,
     marker: impl Fn(&str) -> bool + Send + 'static,
 ) -> (Running, Arc<Mutex<String>>, mpsc::Receiver<()>) {
-    let mut cmd = common::move_command(&fleet().inventory_path(), shard, "node2", args, fault);
+    let mut cmd = common::move_command(&FLEET.inventory_path(), shard, "node2", args, fault);
     let mut child = cmd.spawn().expect("start shardctl");
     let pipe = child.stderr.take().expect("piped stderr");
     let text = Arc::new(Mutex::new(String::new()));
@@ -132,13 +119,13 @@ fn exit_within(child: &mut Child, limit: Duration, stderr: &Mutex<String>) -> i3
 }
 
 fn node_of(shard: u32) -> String {
-    let inv = common::inventory(fleet());
+    let inv = common::inventory(FLEET.sandbox());
     let snap = Directory::open(&inv).unwrap().load().unwrap();
     snap.shard(shard).unwrap().node.clone()
 }
 
 fn last_op() -> shardctl::directory::journal::OperationRecord {
-    let inv = common::inventory(fleet());
+    let inv = common::inventory(FLEET.sandbox());
     let mut d = Directory::open(&inv).unwrap();
     let id = d.operations(None).unwrap()[0].id;
     d.operation(id).unwrap()
@@ -146,7 +133,7 @@ fn last_op() -> shardctl::directory::journal::OperationRecord {
 
 /// Tables of `app_<shard>` on node1 hidden under a fence's name now.
 fn hidden_tables(shard: u32) -> i64 {
-    let mut s = connect(fleet(), "node1");
+    let mut s = connect(FLEET.sandbox(), "node1");
     count(
         &mut s,
         &format!(
@@ -165,7 +152,7 @@ fn rename_waiting(watch: &mut shardctl::server::Server) -> bool {
 /// A session on node1 inside a transaction that has read the shard's table, with the
 /// shard's schema as its default (as an application connects); its session id.
 fn open_blocker(shard: u32) -> (shardctl::server::Server, u64) {
-    let mut b = connect(fleet(), "node1");
+    let mut b = connect(FLEET.sandbox(), "node1");
     exec(
         &mut b,
         &[
@@ -189,11 +176,11 @@ fn open_blocker(shard: u32) -> (shardctl::server::Server, u64) {
 #[test]
 fn a_long_transaction_holds_other_clients_only_for_a_short_try_and_is_named() {
     let _s = serial();
-    fleet();
+    FLEET.sandbox();
     let shard = HELD_BACK;
     let (mut blocker, blocker_id) = open_blocker(shard);
     let (mut child, stderr, _) = spawn_move(shard, &[], None, |_| false);
-    let mut watch = connect(fleet(), "node1");
+    let mut watch = connect(FLEET.sandbox(), "node1");
     let deadline = Instant::now() + Duration::from_secs(120);
     while !rename_waiting(&mut watch) {
         assert!(
@@ -204,7 +191,7 @@ fn a_long_transaction_holds_other_clients_only_for_a_short_try_and_is_named() {
         std::thread::sleep(Duration::from_millis(20));
     }
     // Another client of the shard, reading another row, queues behind the RENAME.
-    let mut reader = connect(fleet(), "node1");
+    let mut reader = connect(FLEET.sandbox(), "node1");
     let started = Instant::now();
     let n = count(
         &mut reader,
@@ -243,7 +230,7 @@ fn a_long_transaction_holds_other_clients_only_for_a_short_try_and_is_named() {
     assert_eq!(hidden_tables(shard), 0, "no fence left up");
     // The application's transaction was left alone.
     exec(&mut blocker, &["SELECT 1", "COMMIT"]);
-    cli(&["abort", &op.id.to_string()]).assert().success();
+    FLEET.cli(&["abort", &op.id.to_string()]).assert().success();
 }
 
 /// With `--kill-blockers` the session holding the shard's table is ended before the
@@ -251,10 +238,10 @@ fn a_long_transaction_holds_other_clients_only_for_a_short_try_and_is_named() {
 #[test]
 fn kill_blockers_ends_the_blocking_session_and_the_move_completes() {
     let _s = serial();
-    fleet();
+    FLEET.sandbox();
     let shard = KILLED;
     let (mut blocker, blocker_id) = open_blocker(shard);
-    let mut bystander = connect(fleet(), "node1");
+    let mut bystander = connect(FLEET.sandbox(), "node1");
     exec(
         &mut bystander,
         &["START TRANSACTION", "SELECT COUNT(*) FROM app_3.t"],
@@ -294,7 +281,7 @@ fn kill_blockers_ends_the_blocking_session_and_the_move_completes() {
 #[test]
 fn sighup_under_the_fence_lifts_it_and_resume_finishes() {
     let _s = serial();
-    fleet();
+    FLEET.sandbox();
     let shard = HUNG_UP;
     let (mut child, stderr, paused) =
         spawn_move(shard, &[], Some("pause=120@after:lock"), |l: &str| {
@@ -317,9 +304,9 @@ fn sighup_under_the_fence_lifts_it_and_resume_finishes() {
     assert!(line.contains(&format!("`shardctl resume {op}`")), "{line}");
     assert_eq!(hidden_tables(shard), 0, "the fence was lifted");
     assert_eq!(node_of(shard), "node1", "nothing flipped");
-    cli(&["resume", &op.to_string()]).assert().success();
+    FLEET.cli(&["resume", &op.to_string()]).assert().success();
     assert_eq!(node_of(shard), "node2");
-    let mut t = connect(fleet(), "node2");
+    let mut t = connect(FLEET.sandbox(), "node2");
     assert_eq!(
         count(&mut t, &format!("SELECT COUNT(*) FROM app_{shard}.t")) as u64,
         ROWS
@@ -335,7 +322,7 @@ fn a_terminal_hanging_up_under_the_fence_stops_it_like_sighup() {
     use std::io::Read;
     use std::os::fd::{FromRawFd, OwnedFd};
     let _s = serial();
-    fleet();
+    FLEET.sandbox();
     let shard = TERMINAL_GONE;
     let (mut master, mut slave) = (0, 0);
     // SAFETY: openpty writes two fresh descriptors, owned from here on.
@@ -362,7 +349,7 @@ fn a_terminal_hanging_up_under_the_fence_stops_it_like_sighup() {
         .env("NO_COLOR", "1")
         .env("SHARDCTL_FAULT", "pause=120@after:lock")
         .arg("--config")
-        .arg(fleet().inventory_path())
+        .arg(FLEET.inventory_path())
         .args(["-v", "move", "--shard", &shard.to_string(), "--to", "node2"])
         .stdin(slave.try_clone().unwrap())
         .stdout(slave.try_clone().unwrap())
@@ -407,6 +394,9 @@ fn a_terminal_hanging_up_under_the_fence_stops_it_like_sighup() {
     assert_eq!(hidden_tables(shard), 0, "the fence was lifted");
     assert_eq!(node_of(shard), "node1", "nothing flipped");
     let op = last_op();
-    cli(&["resume", &op.id.to_string()]).assert().success();
+    FLEET
+        .cli(&["resume", &op.id.to_string()])
+        .assert()
+        .success();
     assert_eq!(node_of(shard), "node2");
 }

@@ -7,65 +7,51 @@
 
 mod common;
 
-use common::{connect, exec, shardctl};
-use shardctl::sandbox::{Sandbox, SandboxBuilder};
+use common::{connect, exec, serial, shardctl, SharedFleet};
+use shardctl::sandbox::Sandbox;
 use shardctl::server::{Server, Stmt};
-use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
-
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// 3 nodes; function `cust` sharding `crlf.customer` on customer_id (the logical schema
 /// `crlf` on node1 is a one-table stub that `shard add` uses as its template).
-fn fleet() -> &'static Sandbox {
-    static SB: OnceLock<Sandbox> = OnceLock::new();
-    SB.get_or_init(|| {
-        let sb = SandboxBuilder::for_tests(3)
-            .unwrap()
-            .shardctl_bin(env!("CARGO_BIN_EXE_shardctl"))
-            .start()
-            .unwrap();
-        exec(
-            &mut connect(&sb, "node1"),
-            &[
-                "CREATE DATABASE crlf",
-                "CREATE TABLE crlf.customer (customer_id INT NOT NULL PRIMARY KEY)",
-            ],
-        );
-        let inv = sb.inventory_path();
-        let run = |args: &[&str]| {
-            shardctl()
-                .arg("--config")
-                .arg(&inv)
-                .args(args)
-                .assert()
-                .success();
-        };
-        run(&["init"]);
-        for n in ["node1", "node2", "node3"] {
-            run(&["node", "add", n]);
-        }
-        run(&["function", "add", "cust", "--type", "range", "--key", "int"]);
-        run(&[
-            "table",
-            "add",
-            "crlf.customer",
-            "--function",
-            "cust",
-            "--column",
-            "customer_id",
-        ]);
-        sb
-    })
-}
+static FLEET: SharedFleet = SharedFleet::configured(
+    3,
+    |b| b.shardctl_bin(env!("CARGO_BIN_EXE_shardctl")),
+    set_up,
+);
 
-fn cli(args: &[&str]) -> assert_cmd::Command {
-    let mut c = shardctl();
-    c.arg("--config").arg(fleet().inventory_path()).args(args);
-    c
+/// Sets up the fleet once, on first use (see [`FLEET`]).
+fn set_up(sb: &Sandbox) {
+    exec(
+        &mut connect(sb, "node1"),
+        &[
+            "CREATE DATABASE crlf",
+            "CREATE TABLE crlf.customer (customer_id INT NOT NULL PRIMARY KEY)",
+        ],
+    );
+    let inv = sb.inventory_path();
+    let run = |args: &[&str]| {
+        shardctl()
+            .arg("--config")
+            .arg(&inv)
+            .args(args)
+            .assert()
+            .success();
+    };
+    run(&["init"]);
+    for n in ["node1", "node2", "node3"] {
+        run(&["node", "add", n]);
+    }
+    run(&["function", "add", "cust", "--type", "range", "--key", "int"]);
+    run(&[
+        "table",
+        "add",
+        "crlf.customer",
+        "--function",
+        "cust",
+        "--column",
+        "customer_id",
+    ]);
 }
 
 /// A new shard on node1 holding the fixture, loaded under the shard's schema name by
@@ -73,9 +59,9 @@ fn cli(args: &[&str]) -> assert_cmd::Command {
 /// drops `#` and `-- ` comments): its id and
 /// schema.
 fn crlf_shard(lower_bound: &str) -> (String, String) {
-    let sb = fleet();
+    let sb = FLEET.sandbox();
     let id =
-        common::add_shard_on(&fleet().inventory_path(), "cust", "node1", lower_bound).to_string();
+        common::add_shard_on(&FLEET.inventory_path(), "cust", "node1", lower_bound).to_string();
     let schema = format!("crlf_{id}");
     exec(
         &mut connect(sb, "node1"),
@@ -101,7 +87,7 @@ fn crlf_shard(lower_bound: &str) -> (String, String) {
 /// Runs the `mariadb` client on `node` with `args`, `input` on its standard input.
 fn client(node: &str, args: &[&str], input: &[u8], what: &str) {
     use std::io::Write;
-    let sb = fleet();
+    let sb = FLEET.sandbox();
     let port = sb.node(node).unwrap().port.to_string();
     let mut child = std::process::Command::new("mariadb")
         .arg(format!(
@@ -127,7 +113,7 @@ fn client(node: &str, args: &[&str], input: &[u8], what: &str) {
 /// `mariadb-dump --routines --triggers --events` of `schema` on `node`, rows in primary
 /// key order, one INSERT per row: the comparison the issue names.
 fn ordered_dump(node: &str, schema: &str) -> Vec<u8> {
-    let sb = fleet();
+    let sb = FLEET.sandbox();
     let port = sb.node(node).unwrap().port.to_string();
     let out = std::process::Command::new("mariadb-dump")
         .arg(format!(
@@ -177,7 +163,7 @@ fn stored_text(server: &mut Server, kind: &str, schema: &str, name: &str) -> Str
 /// The hazards are really in the source's stored text, so the comparison cannot pass
 /// for want of them.
 fn assert_hazards_stored(schema: &str) {
-    let mut n1 = connect(fleet(), "node1");
+    let mut n1 = connect(FLEET.sandbox(), "node1");
     let trigger = stored_text(&mut n1, "TRIGGER", schema, "customer_create_date");
     assert!(
         trigger.contains("ON customer\r\n\tFOR EACH ROW"),
@@ -210,18 +196,19 @@ fn moves_byte_for_byte(method: &str, lower_bound: &str, prepare: &[&str]) -> Str
     assert_hazards_stored(&schema);
     let prepare: Vec<String> = prepare.iter().map(|s| s.replace("{s}", &schema)).collect();
     let prepare: Vec<&str> = prepare.iter().map(String::as_str).collect();
-    exec(&mut connect(fleet(), "node1"), &prepare);
+    exec(&mut connect(FLEET.sandbox(), "node1"), &prepare);
     let before = ordered_dump("node1", &schema);
-    let out = cli(&[
-        "move", "--shard", &id, "--to", "node2", "--method", method, "--fence", "shard",
-    ])
-    .timeout(Duration::from_secs(600))
-    .output()
-    .unwrap();
+    let out = FLEET
+        .cli(&[
+            "move", "--shard", &id, "--to", "node2", "--method", method, "--fence", "shard",
+        ])
+        .timeout(Duration::from_secs(600))
+        .output()
+        .unwrap();
     if !out.status.success() {
         // Abort it, so that the other tests' moves are not refused for its channel (a move
         // refused by its preflight journaled nothing).
-        let inv = common::inventory(fleet());
+        let inv = common::inventory(FLEET.sandbox());
         let newest = shardctl::directory::Directory::open(&inv)
             .unwrap()
             .operations(None)
@@ -230,7 +217,8 @@ fn moves_byte_for_byte(method: &str, lower_bound: &str, prepare: &[&str]) -> Str
             .next()
             .filter(|o| !o.state.is_finished());
         if let Some(op) = newest {
-            let _ = cli(&["abort", &op.id.to_string()])
+            let _ = FLEET
+                .cli(&["abort", &op.id.to_string()])
                 .timeout(Duration::from_secs(300))
                 .output();
         }
@@ -265,7 +253,7 @@ fn a_crlf_schema_moves_physically_byte_for_byte() {
     let search = format!(
         "SELECT COUNT(*) FROM {schema}.film_text WHERE MATCH(title, description) AGAINST ('Drama')"
     );
-    let on_target = common::count(&mut connect(fleet(), "node2"), &search);
+    let on_target = common::count(&mut connect(FLEET.sandbox(), "node2"), &search);
     assert!(on_target > 0, "the full-text search finds nothing on node2");
 }
 

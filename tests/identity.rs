@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{range_directory, spawn_shardctl, wait_exit, write_file};
+use common::{range_directory, serial, spawn_shardctl, wait_exit, write_file};
 use shardctl::config::Inventory;
 use shardctl::directory::{Directory, Key, Router};
 use shardctl::sandbox::{Sandbox, SandboxBuilder};
@@ -19,18 +19,14 @@ use std::io::Read;
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU16, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const REFUSED: i32 = 5;
 /// Rows of shard 1 before the move.
 const ROWS: i64 = 2000;
 
-/// One test at a time: each starts its own servers.
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
+// The tests hold `serial()`: one test at a time: each starts its own servers.
 
 /// A TCP forwarder: every connection accepted is carried to the backend port of the
 /// moment; [`Forwarder::switch`] changes it and cuts every connection carried so far.

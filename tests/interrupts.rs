@@ -7,18 +7,18 @@
 
 mod common;
 
-use common::{connect, count, exec, shardctl};
+use common::{connect, count, exec, serial, SharedFleet};
 use shardctl::copy::{native, Progress, SchemaPair};
 use shardctl::directory::Directory;
 use shardctl::ident::Ident;
 use shardctl::ops::mover::{Mover, StepEvent};
 use shardctl::playbook::Playbook;
-use shardctl::sandbox::{Sandbox, SandboxBuilder};
+use shardctl::sandbox::Sandbox;
 use shardctl::server::ConnectSpec;
 use std::io::{BufRead, BufReader};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::process::{Child, Command, Stdio};
-use std::sync::{mpsc, Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const INTERRUPTED: i32 = 130;
@@ -40,11 +40,8 @@ const SECOND_SIGNAL: u32 = 7;
 const STALLED_DUMP: u32 = 8;
 const SHARD_ROWS: [u64; 8] = [SMALL, LARGE, LARGE, SMALL, MEDIUM, MEDIUM, SMALL, SMALL];
 
-/// One test at a time: the timings below assume the machine is not busy with another move.
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
+// The tests hold `serial()`: one test at a time: the timings below assume the machine is
+// not busy with another move.
 
 /// Lower bound of a shard's key range.
 fn lower(shard: u32) -> u64 {
@@ -52,53 +49,45 @@ fn lower(shard: u32) -> u64 {
 }
 
 /// 3 nodes; `app.t` sharded by `k` over 7 range shards on node1, each filled with SQL.
-fn fleet() -> &'static Sandbox {
-    static SB: OnceLock<Sandbox> = OnceLock::new();
-    SB.get_or_init(|| {
-        let sb = SandboxBuilder::for_tests(3).unwrap().start().unwrap();
-        let mut n1 = connect(&sb, "node1");
+static FLEET: SharedFleet = SharedFleet::new(3, set_up);
+
+/// Sets up the fleet once, on first use (see [`FLEET`]).
+fn set_up(sb: &Sandbox) {
+    let mut n1 = connect(sb, "node1");
+    exec(
+        &mut n1,
+        &[
+            "CREATE DATABASE app",
+            "CREATE TABLE app.t (id BIGINT PRIMARY KEY, k BIGINT NOT NULL, pad VARCHAR(64) NOT NULL, KEY (k))",
+        ],
+    );
+    let bounds: Vec<String> = (1..=SHARD_ROWS.len() as u32)
+        .map(|s| lower(s).to_string())
+        .collect();
+    let shards: Vec<(&str, &str)> = bounds.iter().map(|b| ("node1", b.as_str())).collect();
+    common::range_directory(
+        &sb.inventory_path(),
+        &["node1", "node2", "node3"],
+        &[("app.t", "k")],
+        &shards,
+    );
+    for (i, rows) in SHARD_ROWS.iter().enumerate() {
+        let shard = i as u32 + 1;
         exec(
             &mut n1,
             &[
-                "CREATE DATABASE app",
-                "CREATE TABLE app.t (id BIGINT PRIMARY KEY, k BIGINT NOT NULL, pad VARCHAR(64) NOT NULL, KEY (k))",
+                &format!(
+                    "INSERT INTO app_{shard}.t SELECT seq, {} + seq, REPEAT('x', 40) FROM app_{shard}.seq_1_to_{rows}",
+                    lower(shard)
+                ),
+                &format!("ANALYZE TABLE app_{shard}.t"),
             ],
         );
-        let bounds: Vec<String> = (1..=SHARD_ROWS.len() as u32)
-            .map(|s| lower(s).to_string())
-            .collect();
-        let shards: Vec<(&str, &str)> = bounds.iter().map(|b| ("node1", b.as_str())).collect();
-        common::range_directory(
-            &sb.inventory_path(),
-            &["node1", "node2", "node3"],
-            &[("app.t", "k")],
-            &shards,
-        );
-        for (i, rows) in SHARD_ROWS.iter().enumerate() {
-            let shard = i as u32 + 1;
-            exec(
-                &mut n1,
-                &[
-                    &format!(
-                        "INSERT INTO app_{shard}.t SELECT seq, {} + seq, REPEAT('x', 40) FROM app_{shard}.seq_1_to_{rows}",
-                        lower(shard)
-                    ),
-                    &format!("ANALYZE TABLE app_{shard}.t"),
-                ],
-            );
-        }
-        sb
-    })
+    }
 }
 
 fn inventory() -> shardctl::config::Inventory {
-    common::inventory(fleet())
-}
-
-fn cli(args: &[&str]) -> assert_cmd::Command {
-    let mut c = shardctl();
-    c.arg("--config").arg(fleet().inventory_path()).args(args);
-    c
+    common::inventory(FLEET.sandbox())
 }
 
 /// A shardctl process killed if the test fails before it exits.
@@ -127,7 +116,7 @@ impl std::ops::DerefMut for Running {
 /// shardctl with the fleet's inventory, in a process group of its own (so a signal to the
 /// group is what a terminal's Ctrl-C does), stderr piped.
 fn spawn_move(shard: u32, args: &[&str], fault: Option<&str>) -> Running {
-    let mut cmd = common::move_command(&fleet().inventory_path(), shard, "node2", args, fault);
+    let mut cmd = common::move_command(&FLEET.inventory_path(), shard, "node2", args, fault);
     Running(cmd.spawn().expect("start shardctl"))
 }
 
@@ -275,10 +264,10 @@ fn node_of(shard: u32) -> String {
 /// The shard is on node2 with all its rows, and gone from node1.
 fn assert_moved(shard: u32) {
     assert_eq!(node_of(shard), "node2");
-    let mut t = connect(fleet(), "node2");
+    let mut t = connect(FLEET.sandbox(), "node2");
     let rows = count(&mut t, &format!("SELECT COUNT(*) FROM app_{shard}.t"));
     assert_eq!(rows as u64, SHARD_ROWS[shard as usize - 1]);
-    let mut s = connect(fleet(), "node1");
+    let mut s = connect(FLEET.sandbox(), "node1");
     assert_eq!(
         count(
             &mut s,
@@ -326,7 +315,7 @@ fn interrupt_copy_then_resume(i: Interrupt) {
     let stderr = Stderr::watch(&mut child, marker);
     stderr.wait_for_marker(Duration::from_secs(60));
     if streaming {
-        let mut t = connect(fleet(), "node2");
+        let mut t = connect(FLEET.sandbox(), "node2");
         let exists = format!(
             "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'app_{shard}'"
         );
@@ -364,7 +353,7 @@ fn interrupt_copy_then_resume(i: Interrupt) {
         "the signal stopped the copy itself (took {took:?}); stderr:\n{text}"
     );
     assert_eq!(node_of(shard), "node1", "nothing flipped");
-    cli(&["resume", &op.to_string()]).assert().success();
+    FLEET.cli(&["resume", &op.to_string()]).assert().success();
     let done = operation(op);
     assert_eq!(done.state.as_sql(), "done");
     let full_copy = done
@@ -378,7 +367,7 @@ fn interrupt_copy_then_resume(i: Interrupt) {
 
 #[test]
 fn ctrl_c_to_the_process_group_stops_a_dump_copy_and_resume_finishes_the_move() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     // The copy pauses (until interrupted) after the first INSERT reached the client, with
     // both tools alive; Ctrl-C goes to the whole group as a terminal sends it.
@@ -397,7 +386,7 @@ fn ctrl_c_to_the_process_group_stops_a_dump_copy_and_resume_finishes_the_move() 
 
 #[test]
 fn ctrl_c_to_the_process_group_stops_a_native_copy_mid_table_and_resume_finishes_the_move() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     // No fault point: the signal arrives while the readers stream a large table.
     interrupt_copy_then_resume(Interrupt {
@@ -415,7 +404,7 @@ fn ctrl_c_to_the_process_group_stops_a_native_copy_mid_table_and_resume_finishes
 
 #[test]
 fn sigterm_stops_a_running_dump_copy_and_resume_finishes_the_move() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     // No fault point: SIGTERM to shardctl alone (as a supervisor sends it) while the dump
     // streams a large table into the client.
@@ -434,7 +423,7 @@ fn sigterm_stops_a_running_dump_copy_and_resume_finishes_the_move() {
 
 #[test]
 fn a_second_signal_exits_at_once_only_after_the_first_went_unhonoured_for_ten_seconds() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     // A step that ignores interrupts (as one stuck on a server would).
     let mut child = spawn_move(SECOND_SIGNAL, &[], Some("hang=60@after:preflight"));
@@ -472,7 +461,7 @@ fn a_second_signal_exits_at_once_only_after_the_first_went_unhonoured_for_ten_se
         .find(|o| o.shard_id == Some(SECOND_SIGNAL))
         .unwrap()
         .id;
-    cli(&["resume", &op.to_string()]).assert().success();
+    FLEET.cli(&["resume", &op.to_string()]).assert().success();
     assert_moved(SECOND_SIGNAL);
 }
 
@@ -492,7 +481,7 @@ fn broken_pipe() -> Stdio {
 
 #[test]
 fn a_move_whose_output_pipe_closes_early_still_finishes() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     // `shardctl -v move ... 2>&1 | head -5`: one pipe for both, closed after 5 lines.
     let mut fds = [0; 2];
@@ -510,7 +499,7 @@ fn a_move_whose_output_pipe_closes_early_still_finishes() {
             .env_remove("SHARDCTL_FAULT")
             .env("NO_COLOR", "1")
             .arg("--config")
-            .arg(fleet().inventory_path())
+            .arg(FLEET.inventory_path())
             .args([
                 "-v",
                 "move",
@@ -557,10 +546,10 @@ fn a_move_whose_output_pipe_closes_early_still_finishes() {
 
 #[test]
 fn results_into_a_closed_pipe_neither_panic_nor_fail() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
-    let config = fleet().inventory_path();
-    let dir = fleet().dir().to_path_buf();
+    let config = FLEET.inventory_path();
+    let dir = FLEET.sandbox().dir().to_path_buf();
     let runs: Vec<Vec<std::ffi::OsString>> = vec![
         vec!["--config".into(), config.clone().into(), "ops".into()],
         vec![
@@ -644,7 +633,7 @@ fn sample(
 
 #[test]
 fn native_copy_progress_counts_rows_and_bytes_against_the_estimate() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     let inv = inventory();
     let source = ConnectSpec::for_node(&inv, inv.node("node1").unwrap()).unwrap();
@@ -702,7 +691,7 @@ fn native_copy_progress_counts_rows_and_bytes_against_the_estimate() {
         "{}",
         end.render()
     );
-    let mut t = connect(fleet(), "node3");
+    let mut t = connect(FLEET.sandbox(), "node3");
     assert_eq!(
         count(&mut t, "SELECT COUNT(*) FROM progress_copy.t") as u64,
         MEDIUM
@@ -712,7 +701,7 @@ fn native_copy_progress_counts_rows_and_bytes_against_the_estimate() {
 
 #[test]
 fn a_move_feeds_its_copy_counters_to_the_progress_display() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     let inv = inventory();
     let quiet = |_: &StepEvent| {};
@@ -749,10 +738,10 @@ fn a_move_feeds_its_copy_counters_to_the_progress_display() {
 /// fence: the shard stays where it was, the partial copy is dropped.
 #[test]
 fn a_dump_that_moves_nothing_is_killed_at_the_idle_limit() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     // The same inventory with 10 s read and write timeouts: the idle limit is its floor, 30 s.
-    let text = std::fs::read_to_string(fleet().inventory_path()).unwrap();
+    let text = std::fs::read_to_string(FLEET.inventory_path()).unwrap();
     let mut yaml: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
     yaml["defaults"]["read_timeout_secs"] = 10.into();
     yaml["defaults"]["write_timeout_secs"] = 10.into();
@@ -762,7 +751,7 @@ fn a_dump_that_moves_nothing_is_killed_at_the_idle_limit() {
         "inv.yaml",
         &serde_yaml::to_string(&yaml).unwrap(),
     );
-    let mut locker = connect(fleet(), "node1");
+    let mut locker = connect(FLEET.sandbox(), "node1");
     exec(
         &mut locker,
         &[&format!("LOCK TABLES app_{STALLED_DUMP}.t WRITE")],
@@ -788,7 +777,7 @@ fn a_dump_that_moves_nothing_is_killed_at_the_idle_limit() {
     assert!(err.contains("rolled back"), "{err}");
     assert!(took < Duration::from_secs(60), "{took:?}");
     assert_eq!(node_of(STALLED_DUMP), "node1");
-    let mut n2 = connect(fleet(), "node2");
+    let mut n2 = connect(FLEET.sandbox(), "node2");
     assert_eq!(
         count(
             &mut n2,

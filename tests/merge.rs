@@ -10,20 +10,14 @@
 
 mod common;
 
-use common::{connect, count, exec, shardctl};
+use common::{connect, count, exec, serial, shardctl, SharedFleet};
 use shardctl::config::Inventory;
 use shardctl::directory::journal::OpKind;
 use shardctl::directory::{Directory, Key, Router};
-use shardctl::sandbox::{Sandbox, SandboxBuilder};
+use shardctl::sandbox::Sandbox;
 use shardctl::server::Stmt;
 use shardctl::workload;
-use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
-
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// One function per test, each with its own database so the tests do not depend on
 /// their order: (function, type, key, database, shards as (node, mapping)).
@@ -76,87 +70,105 @@ const FUNCTIONS: &[FunctionSpec] = &[
     ("c2", "range", "int", "c2db", &[("node2", "0")]),
 ];
 
-fn fleet() -> &'static Sandbox {
-    static SB: OnceLock<Sandbox> = OnceLock::new();
-    SB.get_or_init(|| {
-        let sb = SandboxBuilder::for_tests(3).unwrap().start().unwrap();
-        let mut n1 = connect(&sb, "node1");
-        for (_, _, key, db, _) in FUNCTIONS {
-            let key = if *key == "int" { "BIGINT" } else { "VARBINARY(16)" };
-            exec(
-                &mut n1,
-                &[
-                    &format!("CREATE DATABASE {db}"),
-                    &format!("CREATE TABLE {db}.items (k {key} NOT NULL, n INT NOT NULL, PRIMARY KEY (k, n))"),
-                    &format!("CREATE TABLE {db}.shardctl_workload (k {key} NOT NULL, seq BIGINT UNSIGNED NOT NULL, at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), PRIMARY KEY (k, seq))"),
-                    &format!("CREATE TABLE {db}.kinds (id INT PRIMARY KEY)"),
-                    &format!("INSERT INTO {db}.kinds VALUES (1), (2)"),
-                ],
-            );
-        }
-        let inv = sb.inventory_path();
-        let run = |args: &[&str]| {
-            shardctl().arg("--config").arg(&inv).args(args).assert().success();
+static FLEET: SharedFleet = SharedFleet::new(3, set_up);
+
+/// Sets up the fleet once, on first use (see [`FLEET`]).
+fn set_up(sb: &Sandbox) {
+    let mut n1 = connect(sb, "node1");
+    for (_, _, key, db, _) in FUNCTIONS {
+        let key = if *key == "int" {
+            "BIGINT"
+        } else {
+            "VARBINARY(16)"
         };
-        run(&["init"]);
-        for n in ["node1", "node2", "node3"] {
-            run(&["node", "add", n]);
+        exec(
+            &mut n1,
+            &[
+                &format!("CREATE DATABASE {db}"),
+                &format!("CREATE TABLE {db}.items (k {key} NOT NULL, n INT NOT NULL, PRIMARY KEY (k, n))"),
+                &format!("CREATE TABLE {db}.shardctl_workload (k {key} NOT NULL, seq BIGINT UNSIGNED NOT NULL, at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), PRIMARY KEY (k, seq))"),
+                &format!("CREATE TABLE {db}.kinds (id INT PRIMARY KEY)"),
+                &format!("INSERT INTO {db}.kinds VALUES (1), (2)"),
+            ],
+        );
+    }
+    let inv = sb.inventory_path();
+    let run = |args: &[&str]| {
+        shardctl()
+            .arg("--config")
+            .arg(&inv)
+            .args(args)
+            .assert()
+            .success();
+    };
+    run(&["init"]);
+    for n in ["node1", "node2", "node3"] {
+        run(&["node", "add", n]);
+    }
+    for (f, t, k, db, shards) in FUNCTIONS {
+        run(&["function", "add", f, "--type", t, "--key", k]);
+        for table in ["items", "shardctl_workload"] {
+            run(&[
+                "table",
+                "add",
+                &format!("{db}.{table}"),
+                "--function",
+                f,
+                "--column",
+                "k",
+            ]);
         }
-        for (f, t, k, db, shards) in FUNCTIONS {
-            run(&["function", "add", f, "--type", t, "--key", k]);
-            for table in ["items", "shardctl_workload"] {
-                run(&["table", "add", &format!("{db}.{table}"), "--function", f, "--column", "k"]);
-            }
-            for (node, m) in *shards {
-                let opt = match *t {
-                    "range" => "--lower-bound",
-                    "hash" => "--point",
-                    _ => "--values",
-                };
-                run(&["shard", "add", "--function", f, "--node", node, opt, m]);
-            }
+        for (node, m) in *shards {
+            let opt = match *t {
+                "range" => "--lower-bound",
+                "hash" => "--point",
+                _ => "--values",
+            };
+            run(&["shard", "add", "--function", f, "--node", node, opt, m]);
         }
-        let inv = Inventory::load(&sb.inventory_path()).unwrap();
-        let router = Router::connect(&inv).unwrap();
-        let keys: Vec<(&str, &str, Vec<Key>)> = vec![
-            ("r", "rdb", (0..200).map(|i| Key::Int(i * 997)).collect()),
-            ("r3", "r3db", (0..300).map(|i| Key::Int(i * 991)).collect()),
-            ("h", "hdb", (0..400).map(Key::Int).collect()),
-            ("l", "ldb", ["a", "b", "c", "d", "e", "f"].iter().map(|s| Key::Str(s.to_string())).collect()),
-            ("b", "bdb", (0..30).map(|i| Key::Int(i * 100)).collect()),
-            ("c", "cdb", (0..100).map(Key::Int).collect()),
-            ("c2", "c2db", (0..100).map(Key::Int).collect()),
-        ];
-        for (f, db, ks) in keys {
-            for k in ks {
-                let shard = router.shard_for_function(f, &k).unwrap();
-                let mut s = connect(&sb, &shard.node);
-                let rows = if matches!(k, Key::Str(_)) { 20 } else { 1 };
-                for n in 0..rows {
-                    s.exec(&Stmt::with(
-                        format!("INSERT INTO {db}_{}.items (k, n) VALUES (?, ?)", shard.id),
-                        vec![match &k {
+    }
+    let inv = Inventory::load(&sb.inventory_path()).unwrap();
+    let router = Router::connect(&inv).unwrap();
+    let keys: Vec<(&str, &str, Vec<Key>)> = vec![
+        ("r", "rdb", (0..200).map(|i| Key::Int(i * 997)).collect()),
+        ("r3", "r3db", (0..300).map(|i| Key::Int(i * 991)).collect()),
+        ("h", "hdb", (0..400).map(Key::Int).collect()),
+        (
+            "l",
+            "ldb",
+            ["a", "b", "c", "d", "e", "f"]
+                .iter()
+                .map(|s| Key::Str(s.to_string()))
+                .collect(),
+        ),
+        ("b", "bdb", (0..30).map(|i| Key::Int(i * 100)).collect()),
+        ("c", "cdb", (0..100).map(Key::Int).collect()),
+        ("c2", "c2db", (0..100).map(Key::Int).collect()),
+    ];
+    for (f, db, ks) in keys {
+        for k in ks {
+            let shard = router.shard_for_function(f, &k).unwrap();
+            let mut s = connect(sb, &shard.node);
+            let rows = if matches!(k, Key::Str(_)) { 20 } else { 1 };
+            for n in 0..rows {
+                s.exec(&Stmt::with(
+                    format!("INSERT INTO {db}_{}.items (k, n) VALUES (?, ?)", shard.id),
+                    vec![
+                        match &k {
                             Key::Int(i) => (*i).into(),
                             Key::Str(s) => s.as_str().into(),
-                        }, n.into()],
-                    ))
-                    .unwrap();
-                }
+                        },
+                        n.into(),
+                    ],
+                ))
+                .unwrap();
             }
         }
-        sb
-    })
+    }
 }
 
 fn inventory() -> Inventory {
-    common::inventory(fleet())
-}
-
-fn cli(args: &[&str]) -> assert_cmd::Command {
-    let mut c = shardctl();
-    c.arg("--config").arg(fleet().inventory_path()).args(args);
-    c.env_remove("SHARDCTL_FAULT");
-    c
+    common::inventory(FLEET.sandbox())
 }
 
 fn dir() -> Directory {
@@ -179,7 +191,7 @@ fn rows_are_where_lookup_says(function: &str, db: &str) -> usize {
     let func = snap.function(function).unwrap().clone();
     let mut items = 0;
     for shard in snap.shards_of(func.id) {
-        let mut s = connect(fleet(), &shard.node);
+        let mut s = connect(FLEET.sandbox(), &shard.node);
         for table in ["items", "shardctl_workload"] {
             let rows = s
                 .rows(&Stmt::text(format!(
@@ -208,7 +220,7 @@ fn rows_are_where_lookup_says(function: &str, db: &str) -> usize {
 /// No schema of a retired shard is left on any node (nor its trash).
 fn gone_everywhere(db: &str, retired: &[u32]) {
     for node in ["node1", "node2", "node3"] {
-        let mut s = connect(fleet(), node);
+        let mut s = connect(FLEET.sandbox(), node);
         for r in retired {
             let n = count(
                 &mut s,
@@ -236,7 +248,8 @@ fn merge_under_workload(function: &str, db: &str, args: &[&str], stale: bool) ->
     )
     .unwrap();
     std::thread::sleep(Duration::from_millis(700));
-    let out = cli(&[&["--output", "json", "merge"][..], args].concat())
+    let out = FLEET
+        .cli(&[&["--output", "json", "merge"][..], args].concat())
         .output()
         .unwrap();
     std::thread::sleep(Duration::from_millis(700));
@@ -272,7 +285,7 @@ fn merge_under_workload(function: &str, db: &str, args: &[&str], stale: bool) ->
 
 #[test]
 fn three_range_shards_on_one_node_merge_under_load_fresh_then_stale() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     let shards = shards_of("r");
     let (a, b, c) = (shards[0].0, shards[1].0, shards[2].0);
@@ -300,7 +313,7 @@ fn three_range_shards_on_one_node_merge_under_load_fresh_then_stale() {
     assert_eq!(cov.to_string(), "[0, ∞)");
     gone_everywhere("rdb", &[b, c]);
     // The global table stays the survivor's own.
-    let mut n2 = connect(fleet(), "node2");
+    let mut n2 = connect(FLEET.sandbox(), "node2");
     assert_eq!(
         count(&mut n2, &format!("SELECT COUNT(*) FROM rdb_{a}.kinds")),
         2
@@ -309,14 +322,15 @@ fn three_range_shards_on_one_node_merge_under_load_fresh_then_stale() {
 
 #[test]
 fn three_range_shards_on_three_nodes_merge_onto_one_with_stale_routers() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     let shards = shards_of("r3");
     let ids: Vec<u32> = shards.iter().map(|s| s.0).collect();
     let list = format!("{},{},{}", ids[2], ids[0], ids[1]);
     // The dry run shows the request's first merge (the next one reads the fleet as the
     // first leaves it).
-    let out = cli(&["merge", "--shards", &list, "--to", "node2", "--dry-run"])
+    let out = FLEET
+        .cli(&["merge", "--shards", &list, "--to", "node2", "--dry-run"])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -361,7 +375,7 @@ fn three_range_shards_on_three_nodes_merge_onto_one_with_stale_routers() {
         assert!(rec.last_effect("local-copy").is_none());
     }
     // The global table stays the survivor's own: not copied, not replicated.
-    let mut n2 = connect(fleet(), "node2");
+    let mut n2 = connect(FLEET.sandbox(), "node2");
     assert_eq!(
         count(
             &mut n2,
@@ -373,7 +387,7 @@ fn three_range_shards_on_three_nodes_merge_onto_one_with_stale_routers() {
 
 #[test]
 fn adjacent_hash_arcs_merge_under_load() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     let shards = shards_of("h");
     let on = |node: &str| shards.iter().find(|s| s.1 == node).unwrap().0;
@@ -400,7 +414,7 @@ fn adjacent_hash_arcs_merge_under_load() {
 
 #[test]
 fn list_shards_merge_under_load() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     let shards = shards_of("l");
     let (a, b, c) = (shards[0].0, shards[1].0, shards[2].0);
@@ -455,7 +469,7 @@ fn list_shards_merge_under_load() {
 
 #[test]
 fn bad_merges_are_refused_without_a_change() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     let version = || dir().version().unwrap();
     let ops = || dir().operations(None).unwrap().len();
@@ -501,7 +515,7 @@ fn bad_merges_are_refused_without_a_change() {
         for extra in [&[][..], &["--check"][..]] {
             let mut a = vec!["merge", "--shards", &args[0], "--to", &args[1]];
             a.extend_from_slice(extra);
-            let out = cli(&a).output().unwrap();
+            let out = FLEET.cli(&a).output().unwrap();
             let err = String::from_utf8_lossy(&out.stderr);
             let text = format!("{err}{}", String::from_utf8_lossy(&out.stdout));
             assert_eq!(out.status.code(), Some(*code), "{a:?}: {text}");
@@ -516,22 +530,25 @@ fn bad_merges_are_refused_without_a_change() {
     );
 
     // A shard under another operation.
-    cli(&["lock", "--shard", &b[1].to_string()])
+    FLEET
+        .cli(&["lock", "--shard", &b[1].to_string()])
         .assert()
         .success();
     let (v0, o0) = (version(), ops());
-    let out = cli(&["merge", "--shards", &s(&[b[1], b[2]]), "--to", "node1"])
+    let out = FLEET
+        .cli(&["merge", "--shards", &s(&[b[1], b[2]]), "--to", "node1"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(5), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("under operation"));
     assert_eq!((version(), ops()), (v0, o0));
-    cli(&["unlock", "--shard", &b[1].to_string()])
+    FLEET
+        .cli(&["unlock", "--shard", &b[1].to_string()])
         .assert()
         .success();
 
-    let mut n1 = connect(fleet(), "node1");
-    let mut n2 = connect(fleet(), "node2");
+    let mut n1 = connect(FLEET.sandbox(), "node1");
+    let mut n2 = connect(FLEET.sandbox(), "node2");
     let (v0, o0) = (version(), ops());
     let refused = |needle: &str| {
         for extra in [&[][..], &["--check"][..]] {
@@ -540,7 +557,7 @@ fn bad_merges_are_refused_without_a_change() {
             a.push(&list);
             a.extend_from_slice(&["--to", "node2"]);
             a.extend_from_slice(extra);
-            let out = cli(&a).output().unwrap();
+            let out = FLEET.cli(&a).output().unwrap();
             let text = format!(
                 "{}{}",
                 String::from_utf8_lossy(&out.stderr),
@@ -599,14 +616,16 @@ fn bad_merges_are_refused_without_a_change() {
         "a refused merge changed something"
     );
     // After all that, the same merge goes through.
-    cli(&["merge", "--shards", &s(&[b[1], b[2]]), "--to", "node2"])
+    FLEET
+        .cli(&["merge", "--shards", &s(&[b[1], b[2]]), "--to", "node2"])
         .assert()
         .success();
     assert_eq!(shards_of("b").len(), 2);
 
     // A prune of either shard of an unfinished merge (crashed after its copy) is refused:
     // the survivor holds the retired rows it does not own yet.
-    let out = cli(&["merge", "--shards", &s(&[b[1], b[0]]), "--to", "node2"])
+    let out = FLEET
+        .cli(&["merge", "--shards", &s(&[b[1], b[0]]), "--to", "node2"])
         .env("SHARDCTL_FAULT", "crash@after:backup")
         .output()
         .unwrap();
@@ -623,7 +642,8 @@ fn bad_merges_are_refused_without_a_change() {
         .unwrap()
         .id;
     for shard in [b[1], b[0]] {
-        let out = cli(&["prune", "--shard", &shard.to_string()])
+        let out = FLEET
+            .cli(&["prune", "--shard", &shard.to_string()])
             .output()
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
@@ -633,9 +653,9 @@ fn bad_merges_are_refused_without_a_change() {
             "{err}"
         );
     }
-    cli(&["abort", &op.to_string()]).assert().success();
+    FLEET.cli(&["abort", &op.to_string()]).assert().success();
     assert_eq!(shards_of("b").len(), 2);
-    let mut n2 = connect(fleet(), "node2");
+    let mut n2 = connect(FLEET.sandbox(), "node2");
     assert_eq!(
         count(
             &mut n2,
@@ -668,24 +688,25 @@ fn fresh_pair(cross: bool) -> (u32, u32) {
     assert_eq!(shards.len(), 1, "{shards:?}");
     let survivor = shards[0].0;
     let bound = case * 1_000_000;
-    let mut n2 = connect(fleet(), "node2");
+    let mut n2 = connect(FLEET.sandbox(), "node2");
     exec(
         &mut n2,
         &[&format!(
             "INSERT INTO {db}_{survivor}.items SELECT {bound} + seq, 1 FROM {db}_{survivor}.seq_1_to_300"
         )],
     );
-    cli(&[
-        "split",
-        "--shard",
-        &survivor.to_string(),
-        "--to",
-        to,
-        "--at",
-        &bound.to_string(),
-    ])
-    .assert()
-    .success();
+    FLEET
+        .cli(&[
+            "split",
+            "--shard",
+            &survivor.to_string(),
+            "--to",
+            to,
+            "--at",
+            &bound.to_string(),
+        ])
+        .assert()
+        .success();
     let new = *shards_of(function).iter().map(|(id, _)| id).max().unwrap();
     (survivor, new)
 }
@@ -706,8 +727,8 @@ fn last_merge_of(retired: u32) -> shardctl::directory::journal::OperationRecord 
 fn merge_crash_and_recover(cross: bool, point: &str, then: &str) {
     let (function, db, retired_node) = matrix_function(cross);
     let (survivor, retired) = fresh_pair(cross);
-    let mut n2 = connect(fleet(), "node2");
-    let mut rn = connect(fleet(), retired_node);
+    let mut n2 = connect(FLEET.sandbox(), "node2");
+    let mut rn = connect(FLEET.sandbox(), retired_node);
     let before = count(
         &mut n2,
         &format!("SELECT COUNT(*) FROM {db}_{survivor}.items"),
@@ -715,16 +736,17 @@ fn merge_crash_and_recover(cross: bool, point: &str, then: &str) {
     let context = format!(
         "merge of {retired} on {retired_node} into {survivor}: crash at {point}, then {then}"
     );
-    let out = cli(&[
-        "merge",
-        "--shards",
-        &format!("{survivor},{retired}"),
-        "--to",
-        "node2",
-    ])
-    .env("SHARDCTL_FAULT", format!("crash@{point}"))
-    .output()
-    .unwrap();
+    let out = FLEET
+        .cli(&[
+            "merge",
+            "--shards",
+            &format!("{survivor},{retired}"),
+            "--to",
+            "node2",
+        ])
+        .env("SHARDCTL_FAULT", format!("crash@{point}"))
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("crashing"),
@@ -733,12 +755,15 @@ fn merge_crash_and_recover(cross: bool, point: &str, then: &str) {
     );
     let op = last_merge_of(retired);
     let flipped = dir().load().unwrap().shard(retired).is_err();
-    let r = cli(&[then, &op.id.to_string()]).output().unwrap();
+    let r = FLEET.cli(&[then, &op.id.to_string()]).output().unwrap();
     let err = String::from_utf8_lossy(&r.stderr);
     if then == "abort" && flipped {
         assert_eq!(r.status.code(), Some(5), "{context}: {err}");
         assert!(err.contains("only forward"), "{context}: {err}");
-        cli(&["resume", &op.id.to_string()]).assert().success();
+        FLEET
+            .cli(&["resume", &op.id.to_string()])
+            .assert()
+            .success();
     } else {
         assert!(r.status.success(), "{context}: {then} failed:\n{err}");
     }
@@ -800,22 +825,23 @@ fn merge_crash_and_recover(cross: bool, point: &str, then: &str) {
     rows_are_where_lookup_says(function, db);
     if aborted {
         // Leave the pair merged so the next case starts from one shard again.
-        cli(&[
-            "merge",
-            "--shards",
-            &format!("{survivor},{retired}"),
-            "--to",
-            "node2",
-        ])
-        .assert()
-        .success();
+        FLEET
+            .cli(&[
+                "merge",
+                "--shards",
+                &format!("{survivor},{retired}"),
+                "--to",
+                "node2",
+            ])
+            .assert()
+            .success();
     }
 }
 
 /// The crash matrix of a merge with its retired shard on node2 (`cross` false: copied
 /// under the fence) or node3 (`cross`: copied and kept current through a channel).
 fn merge_matrix(cross: bool) {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     let full = std::env::var("MERGE_FULL_MATRIX").is_ok_and(|v| v == "1");
     let mut points: Vec<String> =
@@ -887,7 +913,7 @@ fn a_crash_at_each_effect_of_a_merge_across_nodes_then_resume_or_abort() {
 #[test]
 fn a_primary_key_both_shards_hold_stops_the_merge_and_loses_nothing() {
     let _s = serial();
-    let sb = fleet();
+    let sb = FLEET.sandbox();
     let mut n1 = connect(sb, "node1");
     exec(
         &mut n1,
@@ -928,7 +954,7 @@ fn a_primary_key_both_shards_hold_stops_the_merge_and_loses_nothing() {
             "1000",
         ],
     ] {
-        cli(args).assert().success();
+        FLEET.cli(args).assert().success();
     }
     let shards = shards_of("pk");
     let (survivor, retired) = (shards[0].0, shards[1].0);
@@ -946,15 +972,16 @@ fn a_primary_key_both_shards_hold_stops_the_merge_and_loses_nothing() {
             "INSERT INTO pkdb_{retired}.t VALUES (5, 1001, 'retired'), (7, 1002, 'retired')"
         )],
     );
-    let out = cli(&[
-        "merge",
-        "--shards",
-        &format!("{survivor},{retired}"),
-        "--to",
-        "node2",
-    ])
-    .output()
-    .unwrap();
+    let out = FLEET
+        .cli(&[
+            "merge",
+            "--shards",
+            &format!("{survivor},{retired}"),
+            "--to",
+            "node2",
+        ])
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "the merge went ahead: {err}");
     assert!(err.contains("Duplicate entry"), "{err}");
@@ -973,7 +1000,7 @@ fn a_primary_key_both_shards_hold_stops_the_merge_and_loses_nothing() {
         .find(|o| o.shard_id == Some(retired) || o.shard_id == Some(survivor))
         .unwrap();
     if !op.state.is_finished() {
-        cli(&["abort", &op.id.to_string()]).assert().success();
+        FLEET.cli(&["abort", &op.id.to_string()]).assert().success();
     }
     assert_eq!(
         common::count(&mut n2, &format!("SELECT COUNT(*) FROM pkdb_{survivor}.t")),

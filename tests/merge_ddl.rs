@@ -8,16 +8,10 @@
 
 mod common;
 
-use common::{connect, count, exec, inventory, newest_op, range_directory};
+use common::{connect, count, exec, inventory, newest_op, range_directory, serial, SharedFleet};
 use shardctl::directory::Directory;
-use shardctl::sandbox::{Sandbox, SandboxBuilder};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use shardctl::sandbox::Sandbox;
 use std::time::{Duration, Instant};
-
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// The survivor's own rows per shard.
 const OWN_ROWS: i64 = 40;
@@ -26,65 +20,57 @@ const OWN_ROWS: i64 = 40;
 /// 3 node1 [200, 300), 4 node2 [300, 400), 5 node1 [400, 500), 6 node2 [500, 10000),
 /// 7 node1 [10000, 20000), 8 node2 [20000, ∞); `OWN_ROWS` rows in each, from its lower
 /// bound.
-fn fleet() -> &'static Sandbox {
-    static SB: OnceLock<Sandbox> = OnceLock::new();
-    SB.get_or_init(|| {
-        let sb = SandboxBuilder::for_tests(2).unwrap().start().unwrap();
-        exec(
-            &mut connect(&sb, "node1"),
-            &[
-                "CREATE DATABASE shop",
-                "CREATE TABLE shop.orders (k BIGINT NOT NULL PRIMARY KEY, v INT NOT NULL)",
-            ],
-        );
-        range_directory(
-            &sb.inventory_path(),
-            &["node1", "node2"],
-            &[("shop.orders", "k")],
-            &[
-                ("node1", "0"),
-                ("node2", "100"),
-                ("node1", "200"),
-                ("node2", "300"),
-                ("node1", "400"),
-                ("node2", "500"),
-                ("node1", "10000"),
-                ("node2", "20000"),
-            ],
-        );
-        for (node, shard, low) in [
-            ("node1", 1, 0),
-            ("node2", 2, 100),
-            ("node1", 3, 200),
-            ("node2", 4, 300),
-            ("node1", 5, 400),
-            ("node2", 6, 500),
-            ("node1", 7, 10000),
-            ("node2", 8, 20000),
-        ] {
-            let values: Vec<String> = (low..low + OWN_ROWS)
-                .map(|k| format!("({k}, {k})"))
-                .collect();
-            exec(
-                &mut connect(&sb, node),
-                &[&format!(
-                    "INSERT INTO shop_{shard}.orders VALUES {}",
-                    values.join(", ")
-                )],
-            );
-        }
-        sb
-    })
-}
+static FLEET: SharedFleet = SharedFleet::new(2, set_up);
 
-fn cli(args: &[&str]) -> assert_cmd::Command {
-    let mut c = common::shardctl();
-    c.arg("--config").arg(fleet().inventory_path()).args(args);
-    c
+/// Sets up the fleet once, on first use (see [`FLEET`]).
+fn set_up(sb: &Sandbox) {
+    exec(
+        &mut connect(sb, "node1"),
+        &[
+            "CREATE DATABASE shop",
+            "CREATE TABLE shop.orders (k BIGINT NOT NULL PRIMARY KEY, v INT NOT NULL)",
+        ],
+    );
+    range_directory(
+        &sb.inventory_path(),
+        &["node1", "node2"],
+        &[("shop.orders", "k")],
+        &[
+            ("node1", "0"),
+            ("node2", "100"),
+            ("node1", "200"),
+            ("node2", "300"),
+            ("node1", "400"),
+            ("node2", "500"),
+            ("node1", "10000"),
+            ("node2", "20000"),
+        ],
+    );
+    for (node, shard, low) in [
+        ("node1", 1, 0),
+        ("node2", 2, 100),
+        ("node1", 3, 200),
+        ("node2", 4, 300),
+        ("node1", 5, 400),
+        ("node2", 6, 500),
+        ("node1", 7, 10000),
+        ("node2", 8, 20000),
+    ] {
+        let values: Vec<String> = (low..low + OWN_ROWS)
+            .map(|k| format!("({k}, {k})"))
+            .collect();
+        exec(
+            &mut connect(sb, node),
+            &[&format!(
+                "INSERT INTO shop_{shard}.orders VALUES {}",
+                values.join(", ")
+            )],
+        );
+    }
 }
 
 fn shard_ids() -> Vec<u32> {
-    let snap = Directory::open(&inventory(fleet()))
+    let snap = Directory::open(&inventory(FLEET.sandbox()))
         .unwrap()
         .load()
         .unwrap();
@@ -94,7 +80,7 @@ fn shard_ids() -> Vec<u32> {
 /// The survivor's rows of its own keys on node1 (during the merge its table also holds
 /// the retired shard's): how many, and their sum of `v`.
 fn survivor_rows(shard: u32) -> (i64, i64) {
-    let mut n1 = connect(fleet(), "node1");
+    let mut n1 = connect(FLEET.sandbox(), "node1");
     let low = lower_bound(shard);
     let own = format!(
         "FROM shop_{shard}.orders WHERE k >= {low} AND k < {}",
@@ -141,7 +127,7 @@ fn spawn_merge_with_fault(
     assert!(playbook.contains("await-cutover"), "{playbook}");
     let path = common::write_file(dir, "merge.yaml", &playbook);
     common::spawn_shardctl(
-        &fleet().inventory_path(),
+        &FLEET.inventory_path(),
         &[
             "merge",
             "--shards",
@@ -161,7 +147,7 @@ fn spawn_merge_with_fault(
 fn until_waiting_for_cutover() -> u64 {
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
-        let op = newest_op(&inventory(fleet()));
+        let op = newest_op(&inventory(FLEET.sandbox()));
         if let Some(op) = &op {
             let next = op.steps.iter().find(|s| s.state.as_sql() != "done");
             if op.state.as_sql() == "running"
@@ -200,19 +186,19 @@ fn a_truncate_in_the_retired_schema_during_the_catch_up_stops_the_merge_with_the
     let mut merge = spawn_merge(dir.path(), 1, 2);
     let op = until_waiting_for_cutover();
     // The application empties the retired shard's table, as it may any table of its own.
-    let mut n2 = connect(fleet(), "node2");
+    let mut n2 = connect(FLEET.sandbox(), "node2");
     exec(&mut n2, &["USE shop_2", "TRUNCATE orders"]);
     exec(&mut n2, &["INSERT INTO shop_2.orders VALUES (150, 1)"]);
     std::thread::sleep(Duration::from_secs(3));
     // The go-ahead: a merge that did not see the statement flips now.
-    let _ = cli(&["cutover", &op.to_string()]).output();
+    let _ = FLEET.cli(&["cutover", &op.to_string()]).output();
     let status = common::wait_exit(&mut merge, Duration::from_secs(120));
     let err = std::fs::read_to_string(dir.path().join("merge.err")).unwrap();
     stopped_before_the_flip(status.code(), &err, 1, 2, "truncate");
     // Stopped, not lost: `resume` stops on it again, `abort` leaves both shards as they were.
-    let out = cli(&["resume", &op.to_string()]).output().unwrap();
+    let out = FLEET.cli(&["resume", &op.to_string()]).output().unwrap();
     assert_eq!(out.status.code(), Some(5), "{out:?}");
-    cli(&["abort", &op.to_string()]).assert().success();
+    FLEET.cli(&["abort", &op.to_string()]).assert().success();
     assert_eq!(survivor_rows(1), own_rows(1));
     assert_eq!(
         count(&mut n2, "SELECT COUNT(*) FROM shop_2.orders"),
@@ -230,7 +216,7 @@ fn a_rename_in_the_retired_schema_while_shardctl_is_killed_mid_merge_never_reach
     // The box running shardctl dies; the channel it set up is left to itself.
     merge.kill().unwrap();
     merge.wait().unwrap();
-    let mut n2 = connect(fleet(), "node2");
+    let mut n2 = connect(FLEET.sandbox(), "node2");
     exec(
         &mut n2,
         &[
@@ -245,10 +231,10 @@ fn a_rename_in_the_retired_schema_while_shardctl_is_killed_mid_merge_never_reach
     // Unattended, the channel did not rename the survivor's table.
     assert_eq!(survivor_rows(3), own_rows(3));
     // The resumed run reads the channel as it stands and stops on the statement.
-    let resumed = cli(&["resume", &op.to_string()]).output().unwrap();
+    let resumed = FLEET.cli(&["resume", &op.to_string()]).output().unwrap();
     let err = String::from_utf8_lossy(&resumed.stderr).to_string();
     stopped_before_the_flip(resumed.status.code(), &err, 3, 4, "rename table");
-    cli(&["abort", &op.to_string()]).assert().success();
+    FLEET.cli(&["abort", &op.to_string()]).assert().success();
     assert_eq!(survivor_rows(3), own_rows(3));
 }
 
@@ -257,7 +243,7 @@ fn a_crash_right_after_the_gate_opens_then_resume_carries_every_row() {
     let _s = serial();
     let dir = tempfile::tempdir().unwrap();
     let mut merge = spawn_merge_with_fault(dir.path(), 5, 6, Some("crash@done:gate-applier"));
-    let mut n2 = connect(fleet(), "node2");
+    let mut n2 = connect(FLEET.sandbox(), "node2");
     // Writes after the copy: the gate opens for them during the catch-up, and shardctl
     // dies with the applier let go but the effect not journaled.
     let deadline = Instant::now() + Duration::from_secs(120);
@@ -272,7 +258,7 @@ fn a_crash_right_after_the_gate_opens_then_resume_carries_every_row() {
         std::thread::sleep(Duration::from_millis(200));
     }
     let crashed = std::fs::read_to_string(dir.path().join("merge.err")).unwrap();
-    let op = newest_op(&inventory(fleet()))
+    let op = newest_op(&inventory(FLEET.sandbox()))
         .unwrap_or_else(|| panic!("no operation journaled: {crashed}"))
         .id;
     exec(
@@ -280,20 +266,20 @@ fn a_crash_right_after_the_gate_opens_then_resume_carries_every_row() {
         &[&format!("INSERT INTO shop_6.orders VALUES ({k}, {k})")],
     );
     let mut resumed = common::spawn_shardctl(
-        &fleet().inventory_path(),
+        &FLEET.inventory_path(),
         &["resume", &op.to_string()],
         None,
         dir.path(),
         "resume",
     );
     assert_eq!(until_waiting_for_cutover(), op);
-    cli(&["cutover", &op.to_string()]).assert().success();
+    FLEET.cli(&["cutover", &op.to_string()]).assert().success();
     let status = common::wait_exit(&mut resumed, Duration::from_secs(120));
     let err = std::fs::read_to_string(dir.path().join("resume.err")).unwrap();
     assert!(status.success(), "{err}");
     assert!(!shard_ids().contains(&6), "shard 6 merged");
     assert_eq!(survivor_rows(5), own_rows(5));
-    let mut n1 = connect(fleet(), "node1");
+    let mut n1 = connect(FLEET.sandbox(), "node1");
     let carried = count(&mut n1, "SELECT COUNT(*) FROM shop_5.orders WHERE k >= 500");
     assert_eq!(carried, OWN_ROWS + (k - 550 + 1), "every row of shard 6");
 }
@@ -305,9 +291,9 @@ fn a_truncate_in_the_retired_schema_just_before_the_fence_stops_the_merge_under_
     // The run stops for a moment once its fence's intent is journaled, before the fence.
     let mut merge = spawn_merge_with_fault(dir.path(), 7, 8, Some("pause=6@before:raise-fence"));
     let op = until_waiting_for_cutover();
-    cli(&["cutover", &op.to_string()]).assert().success();
+    FLEET.cli(&["cutover", &op.to_string()]).assert().success();
     let deadline = Instant::now() + Duration::from_secs(60);
-    while newest_op(&inventory(fleet()))
+    while newest_op(&inventory(FLEET.sandbox()))
         .unwrap()
         .last_effect("raise-fence")
         .is_none()
@@ -317,18 +303,18 @@ fn a_truncate_in_the_retired_schema_just_before_the_fence_stops_the_merge_under_
     }
     // Logged after the catch-up's last gate, before the final position: only the final
     // wait, under the fence, reads it.
-    let mut n2 = connect(fleet(), "node2");
+    let mut n2 = connect(FLEET.sandbox(), "node2");
     exec(&mut n2, &["USE shop_8", "TRUNCATE orders"]);
     let status = common::wait_exit(&mut merge, Duration::from_secs(120));
     let err = std::fs::read_to_string(dir.path().join("merge.err")).unwrap();
     stopped_before_the_flip(status.code(), &err, 7, 8, "truncate");
     // It stopped in the final wait, under the fence, which it then lifted.
-    let rec = newest_op(&inventory(fleet())).unwrap();
+    let rec = newest_op(&inventory(FLEET.sandbox())).unwrap();
     for effect in ["raise-fence", "lower-fence"] {
         assert!(rec.last_effect(effect).is_some(), "{effect}: {rec:?}");
     }
     assert!(rec.last_effect("flip").is_none(), "{rec:?}");
-    cli(&["abort", &op.to_string()]).assert().success();
+    FLEET.cli(&["abort", &op.to_string()]).assert().success();
     assert_eq!(survivor_rows(7), own_rows(7));
 }
 

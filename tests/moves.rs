@@ -5,95 +5,82 @@
 
 mod common;
 
-use common::{connect, count, exec, load_fixture, shardctl};
+use common::{connect, count, exec, load_fixture, serial, shardctl, SharedFleet};
 use predicates::prelude::*;
 use shardctl::config::Inventory;
 use shardctl::directory::{Directory, Key, Router};
 use shardctl::sandbox::{Sandbox, SandboxBuilder};
 use shardctl::server::{Server, Stmt};
 use shardctl::workload;
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 const USAGE: i32 = 2;
 const REFUSED: i32 = 5;
 
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// 3 nodes; employees sharded in 4 shards (node1, node2, node3, node2), data written
 /// through the router, the workload table in every shard.
-fn fleet() -> &'static Sandbox {
-    static SB: OnceLock<Sandbox> = OnceLock::new();
-    SB.get_or_init(|| {
-        let sb = SandboxBuilder::for_tests(3).unwrap().start().unwrap();
-        load_fixture(&sb, "company.sql", None);
-        let inv = sb.inventory_path();
-        let run = |args: &[&str]| {
-            shardctl()
-                .arg("--config")
-                .arg(&inv)
-                .args(args)
-                .assert()
-                .success();
-        };
-        run(&["init"]);
-        for n in ["node1", "node2", "node3"] {
-            run(&["node", "add", n]);
-        }
-        run(&["function", "add", "emp", "--type", "range", "--key", "int"]);
-        for t in [
-            "employees",
-            "dept_emp",
-            "dept_manager",
-            "titles",
-            "salaries",
-        ] {
-            run(&[
-                "table",
-                "add",
-                &format!("employees.{t}"),
-                "--function",
-                "emp",
-                "--column",
-                "emp_no",
-            ]);
-        }
-        run(&["table", "add", "employees.departments", "--global"]);
-        for (node, bound) in [
-            ("node1", "0"),
-            ("node2", "10000"),
-            ("node3", "20000"),
-            ("node2", "30000"),
-        ] {
-            run(&[
-                "shard",
-                "add",
-                "--function",
-                "emp",
-                "--node",
-                node,
-                "--lower-bound",
-                bound,
-            ]);
-        }
-        run(&["sample", "--count", "3000", "--start", "1", "--step", "13"]);
-        let inv = Inventory::load(&sb.inventory_path()).unwrap();
-        workload::setup(&inv, "emp").unwrap();
-        sb
-    })
+static FLEET: SharedFleet = SharedFleet::new(3, set_up);
+
+/// Sets up the fleet once, on first use (see [`FLEET`]).
+fn set_up(sb: &Sandbox) {
+    load_fixture(sb, "company.sql", None);
+    let inv = sb.inventory_path();
+    let run = |args: &[&str]| {
+        shardctl()
+            .arg("--config")
+            .arg(&inv)
+            .args(args)
+            .assert()
+            .success();
+    };
+    run(&["init"]);
+    for n in ["node1", "node2", "node3"] {
+        run(&["node", "add", n]);
+    }
+    run(&["function", "add", "emp", "--type", "range", "--key", "int"]);
+    for t in [
+        "employees",
+        "dept_emp",
+        "dept_manager",
+        "titles",
+        "salaries",
+    ] {
+        run(&[
+            "table",
+            "add",
+            &format!("employees.{t}"),
+            "--function",
+            "emp",
+            "--column",
+            "emp_no",
+        ]);
+    }
+    run(&["table", "add", "employees.departments", "--global"]);
+    for (node, bound) in [
+        ("node1", "0"),
+        ("node2", "10000"),
+        ("node3", "20000"),
+        ("node2", "30000"),
+    ] {
+        run(&[
+            "shard",
+            "add",
+            "--function",
+            "emp",
+            "--node",
+            node,
+            "--lower-bound",
+            bound,
+        ]);
+    }
+    run(&["sample", "--count", "3000", "--start", "1", "--step", "13"]);
+    let inv = Inventory::load(&sb.inventory_path()).unwrap();
+    workload::setup(&inv, "emp").unwrap();
 }
 
 fn inventory() -> Inventory {
-    common::inventory(fleet())
-}
-
-fn cli(args: &[&str]) -> assert_cmd::Command {
-    let mut c = shardctl();
-    c.arg("--config").arg(fleet().inventory_path()).args(args);
-    c
+    common::inventory(FLEET.sandbox())
 }
 
 /// The shard holding `key`, and its node.
@@ -104,7 +91,7 @@ fn shard_of(key: i64) -> (u32, String) {
 }
 
 fn schema_exists(node: &str, schema: &str) -> bool {
-    let mut s = connect(fleet(), node);
+    let mut s = connect(FLEET.sandbox(), node);
     s.schema_exists(&shardctl::ident::Ident::new("schema", schema).unwrap())
         .unwrap()
 }
@@ -148,7 +135,7 @@ fn move_under(
     let shard_s = shard.to_string();
     let mut args = vec!["move", "--shard", shard_s.as_str(), "--to", to];
     args.extend_from_slice(extra);
-    let mut cmd = cli(&args);
+    let mut cmd = FLEET.cli(&args);
     if let Some(f) = fault {
         cmd.env("SHARDCTL_FAULT", f);
     }
@@ -179,7 +166,7 @@ fn move_under(
     // The directory points at the target; the source copy is gone; the target has the data.
     assert_eq!(shard_of(key), (shard, to.to_string()));
     assert!(!schema_exists(&from, &format!("employees_{shard}")));
-    let mut t = connect(fleet(), to);
+    let mut t = connect(FLEET.sandbox(), to);
     assert!(
         count(
             &mut t,
@@ -191,7 +178,7 @@ fn move_under(
 
 #[test]
 fn a_move_under_load_with_the_shard_fence_loses_nothing_and_spares_other_shards() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     // Shards 10000.. and 30000.. share node2; move the first, the second must not notice.
     let (other_shard, other_node) = shard_of(30000);
@@ -252,7 +239,7 @@ fn a_move_under_load_with_the_shard_fence_loses_nothing_and_spares_other_shards(
 
 #[test]
 fn a_stale_router_writes_nothing_to_the_wrong_shard_across_a_move() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     let (shard, from) = shard_of(20000);
     let to = if from == "node1" { "node2" } else { "node1" };
@@ -304,7 +291,7 @@ impl Drop for RestoreBound {
 
 #[test]
 fn a_stale_router_that_writes_to_a_shard_no_longer_owning_the_key_is_counted() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     // Keys [5000, 10000) move by hand from the shard of 0 to the shard of 10000 (no data
     // moved, no fence, no guard): a stale router keeps writing them to the shard of 0,
@@ -361,10 +348,10 @@ fn a_stale_router_that_writes_to_a_shard_no_longer_owning_the_key_is_counted() {
 
 #[test]
 fn a_move_under_load_with_the_read_only_fence_loses_nothing() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     let (_, _, from) = move_under_workload(0, "node3", &["--fence", "read-only"]);
-    let mut src = connect(fleet(), &from);
+    let mut src = connect(FLEET.sandbox(), &from);
     assert!(!src.settings().unwrap().read_only, "the fence was lifted");
     // And back again with the dump method.
     move_under_workload(0, &from, &["--fence", "read-only", "--method", "dump"]);
@@ -372,11 +359,12 @@ fn a_move_under_load_with_the_read_only_fence_loses_nothing() {
 
 #[test]
 fn resume_after_a_crash_during_the_copy() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     let (shard, from) = shard_of(20000);
     let to = if from == "node1" { "node2" } else { "node1" };
-    let out = cli(&["move", "--shard", &shard.to_string(), "--to", to])
+    let out = FLEET
+        .cli(&["move", "--shard", &shard.to_string(), "--to", to])
         .env("SHARDCTL_FAULT", "crash@copy")
         .output()
         .unwrap();
@@ -385,13 +373,15 @@ fn resume_after_a_crash_during_the_copy() {
     // The journal shows the operation running; the shard has not moved.
     assert_eq!(shard_of(20000), (shard, from.clone()));
     // Another move of the same shard is refused.
-    cli(&["move", "--shard", &shard.to_string(), "--to", to])
+    FLEET
+        .cli(&["move", "--shard", &shard.to_string(), "--to", to])
         .assert()
         .code(REFUSED)
         .stderr(predicates::str::contains("under operation"));
     // The owner's process is gone although its heartbeat is fresh: resume takes over, and
     // says so.
-    cli(&["resume", &op.to_string()])
+    FLEET
+        .cli(&["resume", &op.to_string()])
         .assert()
         .success()
         .stderr(predicates::str::contains("taking over"));
@@ -401,76 +391,83 @@ fn resume_after_a_crash_during_the_copy() {
 
 #[test]
 fn resume_after_a_crash_with_the_fence_up() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     let (shard, from) = shard_of(20000);
     let to = if from == "node3" { "node2" } else { "node3" };
-    let out = cli(&["move", "--shard", &shard.to_string(), "--to", to])
+    let out = FLEET
+        .cli(&["move", "--shard", &shard.to_string(), "--to", to])
         .env("SHARDCTL_FAULT", "crash@after:lock")
         .output()
         .unwrap();
     assert!(!out.status.success());
     // The fence survives the crash: the shard's tables are out of reach on the source.
-    let mut src = connect(fleet(), &from);
+    let mut src = connect(FLEET.sandbox(), &from);
     let err = src
         .exec(&Stmt::text(format!(
             "SELECT COUNT(*) FROM employees_{shard}.employees"
         )))
         .unwrap_err();
     assert!(err.to_string().contains("1146"), "{err}");
-    cli(&["resume", &last_op().to_string()]).assert().success();
+    FLEET
+        .cli(&["resume", &last_op().to_string()])
+        .assert()
+        .success();
     assert_eq!(shard_of(20000), (shard, to.to_string()));
     assert!(!schema_exists(&from, &format!("employees_{shard}")));
 }
 
 #[test]
 fn abort_before_the_flip_returns_everything() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     let (shard, from) = shard_of(30000);
     let to = if from == "node1" { "node3" } else { "node1" };
-    let out = cli(&["move", "--shard", &shard.to_string(), "--to", to])
+    let out = FLEET
+        .cli(&["move", "--shard", &shard.to_string(), "--to", to])
         .env("SHARDCTL_FAULT", "crash@after:start-replication")
         .output()
         .unwrap();
     assert!(!out.status.success());
     let op = last_op();
     let channel = common::op_names(&inventory(), op).channel(op);
-    let mut target = connect(fleet(), to);
+    let mut target = connect(FLEET.sandbox(), to);
     assert!(target.channel_status(&channel).unwrap().is_some());
-    cli(&["abort", &op.to_string()]).assert().success();
+    FLEET.cli(&["abort", &op.to_string()]).assert().success();
     assert!(target.channel_status(&channel).unwrap().is_none());
     assert!(!schema_exists(to, &format!("employees_{shard}")));
     assert_eq!(shard_of(30000), (shard, from.clone()));
-    let mut src = connect(fleet(), &from);
+    let mut src = connect(FLEET.sandbox(), &from);
     assert!(
         count(
             &mut src,
             &format!("SELECT COUNT(*) FROM employees_{shard}.employees")
         ) > 0
     );
-    let ops = cli(&["--output", "json", "ops", &op.to_string()])
+    let ops = FLEET
+        .cli(&["--output", "json", "ops", &op.to_string()])
         .output()
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&ops.stdout).unwrap();
     assert_eq!(v["operation"]["state"], "aborted");
     // The shard can be moved again.
-    cli(&["move", "--shard", &shard.to_string(), "--to", to, "--check"])
+    FLEET
+        .cli(&["move", "--shard", &shard.to_string(), "--to", to, "--check"])
         .assert()
         .success();
-    cli(&["abort", &op.to_string()]).assert().code(USAGE);
+    FLEET.cli(&["abort", &op.to_string()]).assert().code(USAGE);
 }
 
 #[test]
 fn ctrl_c_with_the_fence_up_lifts_it() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     let (shard, from) = shard_of(10000);
     let to = if from == "node1" { "node2" } else { "node1" };
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
         .env("SHARDCTL_YES", "1")
         .arg("--config")
-        .arg(fleet().inventory_path())
+        .arg(FLEET.inventory_path())
         .args(["move", "--shard", &shard.to_string(), "--to", to])
         .env("SHARDCTL_FAULT", "pause@after:lock")
         .stderr(std::process::Stdio::piped())
@@ -490,7 +487,7 @@ fn ctrl_c_with_the_fence_up_lifts_it() {
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
     // The fence is lifted: the shard is writable on the source and online in the directory.
-    let mut src = connect(fleet(), &from);
+    let mut src = connect(FLEET.sandbox(), &from);
     exec(
         &mut src,
         &[&format!(
@@ -500,12 +497,15 @@ fn ctrl_c_with_the_fence_up_lifts_it() {
     assert_eq!(shard_of(10000), (shard, from));
     let snap = Directory::open(&inventory()).unwrap().load().unwrap();
     assert_eq!(snap.shard(shard).unwrap().state.as_sql(), "online");
-    cli(&["abort", &last_op().to_string()]).assert().success();
+    FLEET
+        .cli(&["abort", &last_op().to_string()])
+        .assert()
+        .success();
 }
 
 #[test]
 fn bad_moves_are_refused_without_a_change() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     let (shard, from) = shard_of(0);
     let to = if from == "node1" { "node2" } else { "node1" };
@@ -529,16 +529,17 @@ fn bad_moves_are_refused_without_a_change() {
         ),
     ];
     for (args, code, needle) in cases {
-        let out = cli(&args).output().unwrap();
+        let out = FLEET.cli(&args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
         assert!(err.contains(&needle), "{args:?}: {err}");
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     }
     // A target that already holds the schema.
-    let mut t = connect(fleet(), to);
+    let mut t = connect(FLEET.sandbox(), to);
     exec(&mut t, &[&format!("CREATE DATABASE employees_{shard}")]);
-    cli(&["move", "--shard", &s, "--to", to])
+    FLEET
+        .cli(&["move", "--shard", &s, "--to", to])
         .assert()
         .code(REFUSED)
         .stderr(predicates::str::contains(format!(
@@ -547,11 +548,11 @@ fn bad_moves_are_refused_without_a_change() {
     exec(&mut t, &[&format!("DROP DATABASE employees_{shard}")]);
     // A replication account that cannot log in.
     let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(fleet().inventory_path()).unwrap();
+    let text = std::fs::read_to_string(FLEET.inventory_path()).unwrap();
     let broken = text.replace(
         &format!(
             "defaults_file: {}",
-            fleet().dir().join("replication.cnf").display()
+            FLEET.sandbox().dir().join("replication.cnf").display()
         ),
         "password: wrong-password",
     );
@@ -578,20 +579,22 @@ fn bad_moves_are_refused_without_a_change() {
         "pb.yaml",
         &shardctl::playbook::MOVE_PLAYBOOK.replace("keep: false", "keep: false\n    shred: true"),
     );
-    cli(&[
-        "move",
-        "--shard",
-        &s,
-        "--to",
-        to,
-        "--playbook",
-        pb.to_str().unwrap(),
-    ])
-    .assert()
-    .code(3)
-    .stderr(predicates::str::contains("pb.yaml:").and(predicates::str::contains("shred")));
+    FLEET
+        .cli(&[
+            "move",
+            "--shard",
+            &s,
+            "--to",
+            to,
+            "--playbook",
+            pb.to_str().unwrap(),
+        ])
+        .assert()
+        .code(3)
+        .stderr(predicates::str::contains("pb.yaml:").and(predicates::str::contains("shred")));
     // The dry run prints every step without touching anything.
-    let out = cli(&["move", "--shard", &s, "--to", to, "--dry-run"])
+    let out = FLEET
+        .cli(&["move", "--shard", &s, "--to", to, "--dry-run"])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -776,7 +779,7 @@ fn creation_context(server: &mut Server, schema: &str) -> Vec<String> {
 /// the shard's name by the `mariadb` client, so every object keeps the creation context the
 /// fixture gives it.
 fn every_object_shard(lower_bound: &str) -> (String, String) {
-    let sb = fleet();
+    let sb = FLEET.sandbox();
     static FUNCTION: OnceLock<()> = OnceLock::new();
     FUNCTION.get_or_init(|| {
         let mut n1 = connect(sb, "node1");
@@ -787,23 +790,24 @@ fn every_object_shard(lower_bound: &str) -> (String, String) {
                 "CREATE TABLE objects.customer (id INT NOT NULL PRIMARY KEY)",
             ],
         );
-        cli(&["function", "add", "obj", "--type", "range", "--key", "int"])
+        FLEET
+            .cli(&["function", "add", "obj", "--type", "range", "--key", "int"])
             .assert()
             .success();
-        cli(&[
-            "table",
-            "add",
-            "objects.customer",
-            "--function",
-            "obj",
-            "--column",
-            "id",
-        ])
-        .assert()
-        .success();
+        FLEET
+            .cli(&[
+                "table",
+                "add",
+                "objects.customer",
+                "--function",
+                "obj",
+                "--column",
+                "id",
+            ])
+            .assert()
+            .success();
     });
-    let id =
-        common::add_shard_on(&fleet().inventory_path(), "obj", "node1", lower_bound).to_string();
+    let id = common::add_shard_on(&FLEET.inventory_path(), "obj", "node1", lower_bound).to_string();
     let schema = format!("objects_{id}");
     let mut n1 = connect(sb, "node1");
     exec(&mut n1, &[&format!("DROP DATABASE {schema}")]);
@@ -862,9 +866,9 @@ fn without_floats(s: &mut Server, schema: &str) {
 
 #[test]
 fn every_object_moves_with_both_methods_and_keeps_every_object() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
-    let sb = fleet();
+    let sb = FLEET.sandbox();
     let (id, schema) = every_object_shard("0");
     let mut n1 = connect(sb, "node1");
     without_floats(&mut n1, &schema);
@@ -873,7 +877,8 @@ fn every_object_moves_with_both_methods_and_keeps_every_object() {
     assert_every_kind_present(&before, &context);
 
     // mariadb-dump carries every object in its creation context.
-    cli(&["move", "--shard", &id, "--to", "node2", "--method", "dump"])
+    FLEET
+        .cli(&["move", "--shard", &id, "--to", "node2", "--method", "dump"])
         .assert()
         .success();
     let mut n2 = connect(sb, "node2");
@@ -882,11 +887,12 @@ fn every_object_moves_with_both_methods_and_keeps_every_object() {
 
     // Then natively, onward: the same again.
     let before = signature(&mut n2, &schema);
-    cli(&[
-        "move", "--shard", &id, "--to", "node3", "--method", "native",
-    ])
-    .assert()
-    .success();
+    FLEET
+        .cli(&[
+            "move", "--shard", &id, "--to", "node3", "--method", "native",
+        ])
+        .assert()
+        .success();
     let mut n3 = connect(sb, "node3");
     assert_eq!(signature(&mut n3, &schema), before);
     assert_eq!(creation_context(&mut n3, &schema), context);
@@ -894,7 +900,7 @@ fn every_object_moves_with_both_methods_and_keeps_every_object() {
 
 /// `mariadb-dump ARGS` on `node` (the sandbox's admin account).
 fn mariadb_dump(node: &str, args: &[&str]) -> Vec<u8> {
-    let sb = fleet();
+    let sb = FLEET.sandbox();
     let port = sb.node(node).expect("sandbox node").port.to_string();
     let out = std::process::Command::new("mariadb-dump")
         .arg(format!(
@@ -950,7 +956,7 @@ fn dump_rows(node: &str, schema: &str) -> Vec<u8> {
 const ENABLED_EVENT: &str = "refresh_totals";
 
 fn event_status(node: &str, schema: &str, event: &str) -> String {
-    let mut s = connect(fleet(), node);
+    let mut s = connect(FLEET.sandbox(), node);
     s.first::<String>(&Stmt::with(
         "SELECT status FROM information_schema.events WHERE event_schema = ? AND event_name = ?",
         vec![schema.into(), event.into()],
@@ -965,9 +971,9 @@ fn event_status(node: &str, schema: &str, event: &str) -> String {
 /// the target's copy of an ENABLED event is still DISABLED there (it never ran before the
 /// flip) and the objects compare equal but for that status; `resume` enables it.
 fn every_object_moves_with_its_creation_context(method: &str, lower_bound: &str) {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
-    let sb = fleet();
+    let sb = FLEET.sandbox();
     let (id, schema) = every_object_shard(lower_bound);
     let ident = |s: &str| shardctl::ident::Ident::new("schema", s).unwrap();
     let mut n1 = connect(sb, "node1");
@@ -985,14 +991,15 @@ fn every_object_moves_with_its_creation_context(method: &str, lower_bound: &str)
     );
     assert_eq!(event_status("node1", &schema, ENABLED_EVENT), "ENABLED");
 
-    let out = cli(&["move", "--shard", &id, "--to", "node2", "--method", method])
+    let out = FLEET
+        .cli(&["move", "--shard", &id, "--to", "node2", "--method", method])
         .env("SHARDCTL_FAULT", "crash@journaled:flip")
         .output()
         .unwrap();
     let op = last_op().to_string();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     if !stderr.contains("fault point journaled:flip") {
-        let _ = cli(&["abort", &op]).output();
+        let _ = FLEET.cli(&["abort", &op]).output();
         panic!("the {method} move did not reach the flip: {stderr}");
     }
     // Flipped, events not enabled yet: the target's copy of the enabled event is disabled.
@@ -1038,7 +1045,7 @@ fn every_object_moves_with_its_creation_context(method: &str, lower_bound: &str)
         dump_objects("node2", &schema).as_bytes(),
         "before the events are enabled, the target's objects differ only by their status",
     );
-    cli(&["resume", &op]).assert().success();
+    FLEET.cli(&["resume", &op]).assert().success();
 
     assert_eq!(event_status("node2", &schema, ENABLED_EVENT), "ENABLED");
     common::assert_same_dump(
@@ -1067,9 +1074,9 @@ fn every_object_moves_by_dump_with_its_creation_context() {
 #[test]
 fn compare_objects_reports_a_trigger_recreated_under_another_sql_mode() {
     use shardctl::server::definitions::{compare_objects, CompareOptions, ObjectType};
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
-    let sb = fleet();
+    let sb = FLEET.sandbox();
     let (_, schema) = every_object_shard("3000000");
     let reference = format!("{schema}_ref");
     common::load_fixture_as(sb, "node3", "every_object.sql", "objects", &reference);
@@ -1116,7 +1123,7 @@ fn compare_objects_reports_a_trigger_recreated_under_another_sql_mode() {
 
 #[test]
 fn a_catch_up_that_never_finishes_times_out_and_leaves_the_shard_untouched() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     let (shard, from) = shard_of(30000);
     let to = if from == "node1" { "node3" } else { "node1" };
@@ -1130,7 +1137,7 @@ fn a_catch_up_that_never_finishes_times_out_and_leaves_the_shard_untouched() {
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
         .env("SHARDCTL_YES", "1")
         .arg("--config")
-        .arg(fleet().inventory_path())
+        .arg(FLEET.inventory_path())
         .args([
             "move",
             "--shard",
@@ -1154,14 +1161,14 @@ fn a_catch_up_that_never_finishes_times_out_and_leaves_the_shard_untouched() {
         }
     }
     // Block the target's applier: hold a lock on the table the next write replicates to.
-    let mut target = connect(fleet(), to);
+    let mut target = connect(FLEET.sandbox(), to);
     exec(
         &mut target,
         &[&format!(
             "LOCK TABLES employees_{shard}.shardctl_workload WRITE"
         )],
     );
-    let mut src = connect(fleet(), &from);
+    let mut src = connect(FLEET.sandbox(), &from);
     exec(
         &mut src,
         &[&format!(

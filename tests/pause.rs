@@ -6,15 +6,14 @@
 
 mod common;
 
-use common::{connect, exec, shardctl};
+use common::{connect, exec, serial, SharedFleet};
 use shardctl::config::Inventory;
 use shardctl::directory::journal::OperationRecord;
 use shardctl::directory::{Directory, ShardState};
-use shardctl::sandbox::{Sandbox, SandboxBuilder};
+use shardctl::sandbox::Sandbox;
 use shardctl::server::{Server, Stmt};
 use shardctl::workload;
 use std::process::Child;
-use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 const USAGE: i32 = 2;
@@ -24,54 +23,41 @@ const ROWS: i64 = 99_999;
 /// Rows shard 2 holds that it does not own, for the prune.
 const STRAY: i64 = 30_000;
 
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
+static FLEET: SharedFleet = SharedFleet::new(3, set_up);
 
-fn fleet() -> &'static Sandbox {
-    static SB: OnceLock<Sandbox> = OnceLock::new();
-    SB.get_or_init(|| {
-        let sb = SandboxBuilder::for_tests(3).unwrap().start().unwrap();
-        let mut n1 = connect(&sb, "node1");
-        exec(
-            &mut n1,
-            &[
-                "CREATE DATABASE app",
-                "CREATE TABLE app.items (k BIGINT NOT NULL, n INT NOT NULL, PRIMARY KEY (k, n))",
-                "CREATE TABLE app.shardctl_workload (k BIGINT NOT NULL, seq BIGINT UNSIGNED NOT NULL, at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), PRIMARY KEY (k, seq))",
-            ],
-        );
-        common::range_directory(
-            &sb.inventory_path(),
-            &["node1", "node2", "node3"],
-            &[("app.items", "k"), ("app.shardctl_workload", "k")],
-            &[("node1", "0"), ("node2", "100000")],
-        );
-        exec(
-            &mut n1,
-            &[&format!(
-                "INSERT INTO app_1.items SELECT seq, 1 FROM app_1.seq_1_to_{ROWS}"
-            )],
-        );
-        sb
-    })
+/// Sets up the fleet once, on first use (see [`FLEET`]).
+fn set_up(sb: &Sandbox) {
+    let mut n1 = connect(sb, "node1");
+    exec(
+        &mut n1,
+        &[
+            "CREATE DATABASE app",
+            "CREATE TABLE app.items (k BIGINT NOT NULL, n INT NOT NULL, PRIMARY KEY (k, n))",
+            "CREATE TABLE app.shardctl_workload (k BIGINT NOT NULL, seq BIGINT UNSIGNED NOT NULL, at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), PRIMARY KEY (k, seq))",
+        ],
+    );
+    common::range_directory(
+        &sb.inventory_path(),
+        &["node1", "node2", "node3"],
+        &[("app.items", "k"), ("app.shardctl_workload", "k")],
+        &[("node1", "0"), ("node2", "100000")],
+    );
+    exec(
+        &mut n1,
+        &[&format!(
+            "INSERT INTO app_1.items SELECT seq, 1 FROM app_1.seq_1_to_{ROWS}"
+        )],
+    );
 }
 
 fn inventory() -> Inventory {
-    common::inventory(fleet())
-}
-
-fn cli() -> assert_cmd::Command {
-    let mut c = shardctl();
-    c.arg("--config").arg(fleet().inventory_path());
-    c
+    common::inventory(FLEET.sandbox())
 }
 
 /// shardctl in the background with `fault` as SHARDCTL_FAULT (slowing it down at a known
 /// place), its output in files.
 fn spawn(args: &[&str], fault: &str, dir: &std::path::Path, name: &str) -> Child {
-    common::spawn_shardctl(&fleet().inventory_path(), args, Some(fault), dir, name)
+    common::spawn_shardctl(&FLEET.inventory_path(), args, Some(fault), dir, name)
 }
 
 fn wait_exit(child: &mut Child, within: Duration, dir: &std::path::Path, name: &str) {
@@ -121,7 +107,8 @@ fn home_of(shard: u32) -> String {
 
 /// `ops OP` as the JSON document shows it.
 fn ops_json(op: u64) -> serde_json::Value {
-    let out = cli()
+    let out = FLEET
+        .cli(&[])
         .args(["--output", "json", "ops", &op.to_string()])
         .output()
         .unwrap();
@@ -191,7 +178,7 @@ fn check_workloads(running: Vec<(workload::Running, &'static str)>) {
 #[test]
 fn a_paused_copy_writes_nothing_holds_no_fence_and_continues_where_it_stood() {
     let _s = serial();
-    fleet();
+    FLEET.sandbox();
     let dir = tempfile::tempdir().unwrap();
     let from = home_of(1);
     let to = if from == "node3" { "node2" } else { "node3" };
@@ -203,14 +190,18 @@ fn a_paused_copy_writes_nothing_holds_no_fence_and_continues_where_it_stood() {
         dir.path(),
         "move",
     );
-    let mut target = connect(fleet(), to);
-    let mut source = connect(fleet(), &from);
+    let mut target = connect(FLEET.sandbox(), to);
+    let mut source = connect(FLEET.sandbox(), &from);
     let copied = |t: &mut Server| count_or_zero(t, "SELECT COUNT(*) FROM app_1.items");
     until(Duration::from_secs(120), "the copy wrote a batch", || {
         copied(&mut target) > 0
     });
     let op = newest_op().unwrap().id;
-    let out = cli().args(["pause", &op.to_string()]).assert().success();
+    let out = FLEET
+        .cli(&[])
+        .args(["pause", &op.to_string()])
+        .assert()
+        .success();
     assert!(
         String::from_utf8_lossy(&out.get_output().stdout).contains("pause requested"),
         "{out:?}"
@@ -243,7 +234,11 @@ fn a_paused_copy_writes_nothing_holds_no_fence_and_continues_where_it_stood() {
     );
     assert!(common::count(&mut source, "SELECT COUNT(*) FROM app_1.items") >= ROWS);
     exec(&mut source, &["INSERT INTO app_1.items VALUES (99999, 2)"]);
-    let status = cli().args(["--output", "json", "status"]).output().unwrap();
+    let status = FLEET
+        .cli(&[])
+        .args(["--output", "json", "status"])
+        .output()
+        .unwrap();
     let status: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
     let shard1 = status["shards"]
         .as_array()
@@ -259,7 +254,11 @@ fn a_paused_copy_writes_nothing_holds_no_fence_and_continues_where_it_stood() {
         "{shard1}"
     );
     // Go on: rows flow again, the move finishes, nothing is lost.
-    let out = cli().args(["continue", &op.to_string()]).assert().success();
+    let out = FLEET
+        .cli(&[])
+        .args(["continue", &op.to_string()])
+        .assert()
+        .success();
     assert!(String::from_utf8_lossy(&out.get_output().stdout).contains("continuing"));
     until(Duration::from_secs(30), "rows flow again", || {
         copied(&mut target) > at_pause
@@ -268,7 +267,7 @@ fn a_paused_copy_writes_nothing_holds_no_fence_and_continues_where_it_stood() {
     wait_exit(&mut mover, Duration::from_secs(240), dir.path(), "move");
     assert_eq!(home_of(1), to);
     std::thread::sleep(Duration::from_millis(700));
-    let mut target = connect(fleet(), to);
+    let mut target = connect(FLEET.sandbox(), to);
     assert_eq!(
         common::count(
             &mut target,
@@ -312,10 +311,10 @@ fn walked(op: u64, table: &str) -> (u64, u64) {
 #[test]
 fn a_paused_prune_stops_deleting_and_a_live_throttle_reaches_it() {
     let _s = serial();
-    fleet();
+    FLEET.sandbox();
     let dir = tempfile::tempdir().unwrap();
     let node = home_of(2);
-    let mut server = connect(fleet(), &node);
+    let mut server = connect(FLEET.sandbox(), &node);
     exec(
         &mut server,
         &[&format!(
@@ -339,7 +338,11 @@ fn a_paused_prune_stops_deleting_and_a_live_throttle_reaches_it() {
     assert_eq!(operation(op).kind.as_sql(), "prune");
     // Its own limits are journaled as it starts.
     assert_eq!(ops_json(op)["limits"]["chunk_ms"], 1);
-    cli().args(["pause", &op.to_string()]).assert().success();
+    FLEET
+        .cli(&[])
+        .args(["pause", &op.to_string()])
+        .assert()
+        .success();
     until(Duration::from_secs(60), "the pause acknowledged", || {
         ops_json(op)["paused"] == true
     });
@@ -357,7 +360,8 @@ fn a_paused_prune_stops_deleting_and_a_live_throttle_reaches_it() {
     exec(&mut server, &["INSERT INTO app_2.items VALUES (150000, 3)"]);
     assert_eq!(common::count(&mut server, "SELECT @@global.read_only"), 0);
     // Throttled while paused; the owner reads the new target with its next heartbeat.
-    let out = cli()
+    let out = FLEET
+        .cli(&[])
         .args([
             "--output",
             "json",
@@ -372,7 +376,11 @@ fn a_paused_prune_stops_deleting_and_a_live_throttle_reaches_it() {
     assert_eq!(doc["limits"]["chunk_ms"], 2000, "{doc}");
     assert_eq!(doc["owner_alive"], true, "{doc}");
     assert_eq!(ops_json(op)["limits"]["chunk_ms"], 2000);
-    cli().args(["continue", &op.to_string()]).assert().success();
+    FLEET
+        .cli(&[])
+        .args(["continue", &op.to_string()])
+        .assert()
+        .success();
     wait_exit(&mut prune, Duration::from_secs(240), dir.path(), "prune");
     assert_eq!(stray(&mut server), 0);
     assert_eq!(
@@ -405,9 +413,9 @@ fn a_paused_prune_stops_deleting_and_a_live_throttle_reaches_it() {
 #[test]
 fn pause_continue_and_throttle_refuse_bad_input_and_change_nothing() {
     let _s = serial();
-    fleet();
+    FLEET.sandbox();
     let refused = |args: &[&str], text: &str| {
-        let out = cli().args(args).assert().code(USAGE);
+        let out = FLEET.cli(&[]).args(args).assert().code(USAGE);
         let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
         let first = err.lines().next().unwrap_or_default();
         assert!(first.contains(text), "{args:?}: {err}");
@@ -435,7 +443,8 @@ fn pause_continue_and_throttle_refuse_bad_input_and_change_nothing() {
     assert_eq!(version(), before);
 
     // A prune whose process died: unfinished, not paused.
-    let crashed = cli()
+    let crashed = FLEET
+        .cli(&[])
         .env("SHARDCTL_FAULT", "crash@prune-chunk")
         .args(["prune", "--shard", "1"])
         .output()
@@ -454,12 +463,12 @@ fn pause_continue_and_throttle_refuse_bad_input_and_change_nothing() {
     assert!(!unchanged.pause_requested);
     assert_eq!(unchanged.limits, prune.limits);
     // Paused without an owner: it stays paused for whoever resumes it; twice is refused.
-    let out = cli().args(["pause", &p]).assert().success();
+    let out = FLEET.cli(&[]).args(["pause", &p]).assert().success();
     assert!(String::from_utf8_lossy(&out.get_output().stdout).contains("no live owner"));
     refused(&["pause", &p], &format!("operation {p} is already paused"));
-    cli().args(["continue", &p]).assert().success();
+    FLEET.cli(&[]).args(["continue", &p]).assert().success();
     assert!(!operation(prune.id).pause_requested);
-    cli().args(["resume", &p]).assert().success();
+    FLEET.cli(&[]).args(["resume", &p]).assert().success();
     refused(
         &["pause", &p],
         &format!("operation {p} is done: nothing to pause"),
@@ -482,7 +491,8 @@ fn pause_continue_and_throttle_refuse_bad_input_and_change_nothing() {
     } else {
         "node2"
     };
-    let crashed = cli()
+    let crashed = FLEET
+        .cli(&[])
         .env("SHARDCTL_FAULT", "crash@after:preflight")
         .args(["move", "--shard", "1", "--to", to])
         .output()
@@ -498,5 +508,5 @@ fn pause_continue_and_throttle_refuse_bad_input_and_change_nothing() {
     );
     assert!(operation(mv.id).limits.is_empty());
     assert_eq!(version(), at_refusal);
-    cli().args(["abort", &m]).assert().success();
+    FLEET.cli(&[]).args(["abort", &m]).assert().success();
 }

@@ -7,18 +7,18 @@
 
 mod common;
 
-use common::{connect, count, exec, inventory, sandbox3, shardctl, write_file};
+use common::{
+    connect, count, exec, inventory, sandbox3, serial, shardctl, write_file, SharedFleet,
+};
 use shardctl::directory::Directory;
+use shardctl::sandbox::Sandbox;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::OnceLock;
 
 const REFUSED: i32 = 5;
 
-/// One case at a time: each checks that nothing changed while it ran.
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
+// The tests hold `serial()`: one case at a time: each checks that nothing changed while it
+// ran.
 
 /// Runs `shardctl --config INV ARGS`, which must succeed.
 fn ok(inv: &Path, args: &[&str]) {
@@ -31,16 +31,15 @@ fn ok(inv: &Path, args: &[&str]) {
 }
 
 /// The directory, with the three nodes registered; each case adds its own function.
-fn fleet() -> &'static Path {
-    static DONE: OnceLock<PathBuf> = OnceLock::new();
-    DONE.get_or_init(|| {
-        let inv = sandbox3().inventory_path();
-        ok(&inv, &["init"]);
-        for n in ["node1", "node2", "node3"] {
-            ok(&inv, &["node", "add", n]);
-        }
-        inv
-    })
+static FLEET: SharedFleet = SharedFleet::over(sandbox3, set_up);
+
+/// Sets up the fleet once, on first use (see [`FLEET`]).
+fn set_up(sb: &Sandbox) {
+    let inv = sb.inventory_path();
+    ok(&inv, &["init"]);
+    for n in ["node1", "node2", "node3"] {
+        ok(&inv, &["node", "add", n]);
+    }
 }
 
 /// A root session on `node` over its socket (the admin account cannot create accounts).
@@ -76,7 +75,7 @@ fn as_root(node: &str, sqls: &[&str]) {
 /// A range function `name` over `schema.table` by `column` (the table created on node1 by
 /// `ddl` first) and one shard of it on `node`; the shard's id.
 fn sharded(name: &str, ddl: &[&str], table: &str, column: &str, node: &str) -> u32 {
-    let inv = fleet();
+    let inv = &FLEET.inventory_path();
     exec(&mut connect(sandbox3(), "node1"), ddl);
     ok(
         inv,
@@ -181,7 +180,7 @@ fn refused(inv: &Path, args: &[&str], schemas: &[&str], words: &[&str]) {
 /// The sandbox's inventory with `app_ps` as the application account, logging in with
 /// `password`, written under `name`.
 fn inventory_with_application(name: &str, password: &str) -> PathBuf {
-    let text = std::fs::read_to_string(fleet()).unwrap();
+    let text = std::fs::read_to_string(FLEET.inventory_path()).unwrap();
     let mut doc: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
     doc["application"] =
         serde_yaml::from_str(&format!("{{user: app_ps, password: {password}}}")).unwrap();
@@ -213,7 +212,7 @@ fn a_definer_missing_on_the_target_is_refused_before_any_change() {
     );
     let shard = id.to_string();
     refused(
-        fleet(),
+        &FLEET.inventory_path(),
         &["move", "--shard", &shard, "--to", "node2"],
         &[&schema],
         &[
@@ -228,7 +227,7 @@ fn a_definer_missing_on_the_target_is_refused_before_any_change() {
         &["REVOKE SELECT (User, Host) ON mysql.user FROM 'shardctl'@'%'"],
     );
     refused(
-        fleet(),
+        &FLEET.inventory_path(),
         &["move", "--shard", &shard, "--to", "node2"],
         &[&schema],
         &[
@@ -242,7 +241,10 @@ fn a_definer_missing_on_the_target_is_refused_before_any_change() {
     );
     // With the account on the target the same move goes through, the view with it.
     as_root("node2", &["CREATE USER 'ghost'@'10.0.%'"]);
-    ok(fleet(), &["move", "--shard", &shard, "--to", "node2"]);
+    ok(
+        &FLEET.inventory_path(),
+        &["move", "--shard", &shard, "--to", "node2"],
+    );
     assert_eq!(
         count(
             &mut connect(sandbox3(), "node2"),
@@ -332,7 +334,7 @@ fn an_application_without_grants_on_the_target_schema_is_refused() {
     // Without an application account in the inventory the check is skipped (the sandbox's
     // own application account has wildcard grants anyway).
     ok(
-        fleet(),
+        &FLEET.inventory_path(),
         &["move", "--shard", &shard, "--to", "node3", "--check"],
     );
 }
@@ -353,7 +355,7 @@ fn a_nullable_sharding_column_is_refused_at_table_add_and_by_the_preflight() {
     );
     let schema = format!("pnull_{id}");
     refused(
-        fleet(),
+        &FLEET.inventory_path(),
         &[
             "table",
             "add",
@@ -378,24 +380,29 @@ fn a_nullable_sharding_column_is_refused_at_table_add_and_by_the_preflight() {
         "the sharding column {schema}.t.id on node1 is nullable"
     )];
     refused(
-        fleet(),
+        &FLEET.inventory_path(),
         &["move", "--shard", &shard, "--to", "node2", "--check"],
         &[&schema],
         &words,
     );
     refused(
-        fleet(),
+        &FLEET.inventory_path(),
         &["move", "--shard", &shard, "--to", "node2"],
         &[&schema],
         &words,
     );
     refused(
-        fleet(),
+        &FLEET.inventory_path(),
         &["split", "--shard", &shard, "--to", "node2", "--at", "500"],
         &[&schema],
         &words,
     );
-    refused(fleet(), &["prune", "--shard", &shard], &[&schema], &words);
+    refused(
+        &FLEET.inventory_path(),
+        &["prune", "--shard", &shard],
+        &[&schema],
+        &words,
+    );
 }
 
 #[test]
@@ -422,7 +429,7 @@ fn a_foreign_key_to_a_schema_outside_the_shard_is_refused() {
     );
     let shard = id.to_string();
     refused(
-        fleet(),
+        &FLEET.inventory_path(),
         &["move", "--shard", &shard, "--to", "node2"],
         &[&schema],
         &[&format!(

@@ -5,53 +5,44 @@
 
 mod common;
 
-use common::{connect, exec};
+use common::{connect, exec, SharedFleet};
 use shardctl::sandbox::Sandbox;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
 use std::time::Duration;
 
 const ROWS: u64 = 1_000;
 
 /// 3 nodes; `app.t` sharded by `k` (range), one shard on node1 with keys 1..=ROWS, and
 /// the global table `app.g`.
-fn fleet() -> &'static Sandbox {
-    static READY: OnceLock<()> = OnceLock::new();
-    let sb = common::sandbox3();
-    READY.get_or_init(|| {
-        let mut n1 = connect(sb, "node1");
-        exec(
-            &mut n1,
-            &[
-                "CREATE DATABASE app",
-                "CREATE TABLE app.t (id BIGINT PRIMARY KEY, k BIGINT NOT NULL, pad VARCHAR(64) NOT NULL, KEY (k))",
-            ],
-        );
-        common::range_directory(
-            &sb.inventory_path(),
-            &["node1", "node2", "node3"],
-            &[("app.t", "k")],
-            &[("node1", "0")],
-        );
-        exec(
-            &mut n1,
-            &[&format!(
-                "INSERT INTO app_1.t SELECT seq, seq, REPEAT('x', 40) FROM app_1.seq_1_to_{ROWS}"
-            )],
-        );
-    });
-    sb
-}
+static FLEET: SharedFleet = SharedFleet::over(common::sandbox3, set_up);
 
-fn cli(args: &[&str]) -> assert_cmd::Command {
-    let mut c = common::shardctl();
-    c.arg("--config").arg(fleet().inventory_path()).args(args);
-    c
+/// Sets up the fleet once, on first use (see [`FLEET`]).
+fn set_up(sb: &Sandbox) {
+    let mut n1 = connect(sb, "node1");
+    exec(
+        &mut n1,
+        &[
+            "CREATE DATABASE app",
+            "CREATE TABLE app.t (id BIGINT PRIMARY KEY, k BIGINT NOT NULL, pad VARCHAR(64) NOT NULL, KEY (k))",
+        ],
+    );
+    common::range_directory(
+        &sb.inventory_path(),
+        &["node1", "node2", "node3"],
+        &[("app.t", "k")],
+        &[("node1", "0")],
+    );
+    exec(
+        &mut n1,
+        &[&format!(
+            "INSERT INTO app_1.t SELECT seq, seq, REPEAT('x', 40) FROM app_1.seq_1_to_{ROWS}"
+        )],
+    );
 }
 
 fn stdout_of(args: &[&str]) -> String {
-    let out = cli(args).output().unwrap();
+    let out = FLEET.cli(args).output().unwrap();
     assert!(
         out.status.success(),
         "{args:?}: {}",
@@ -82,7 +73,7 @@ fn streamed_rows(sql: &str) -> usize {
 
 #[test]
 fn query_after_a_split_before_its_prunes_counts_each_row_once_and_status_says_so() {
-    fleet();
+    FLEET.sandbox();
     // The split stops (paused) after its flip, unlock and channel removal: both shards
     // hold all ROWS rows, neither has pruned.
     let mut split = Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
@@ -91,7 +82,7 @@ fn query_after_a_split_before_its_prunes_counts_each_row_once_and_status_says_so
         .env("NO_COLOR", "1")
         .env("SHARDCTL_FAULT", "pause=300@after:reset-replication")
         .arg("--config")
-        .arg(fleet().inventory_path())
+        .arg(FLEET.inventory_path())
         .args(["split", "--shard", "1", "--to", "node2", "--at", "501"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -110,7 +101,7 @@ fn query_after_a_split_before_its_prunes_counts_each_row_once_and_status_says_so
     paused
         .recv_timeout(Duration::from_secs(240))
         .expect("the split reached its prune");
-    let mut n2 = connect(fleet(), "node2");
+    let mut n2 = connect(FLEET.sandbox(), "node2");
     assert_eq!(
         common::count(&mut n2, "SELECT COUNT(*) FROM app_2.t") as u64,
         ROWS,
@@ -164,7 +155,7 @@ fn query_after_a_split_before_its_prunes_counts_each_row_once_and_status_says_so
     split.kill().unwrap();
     split.wait().unwrap();
     let op = {
-        let inv = common::inventory(fleet());
+        let inv = common::inventory(FLEET.sandbox());
         let mut d = shardctl::directory::Directory::open(&inv).unwrap();
         d.operations(None)
             .unwrap()
@@ -173,7 +164,7 @@ fn query_after_a_split_before_its_prunes_counts_each_row_once_and_status_says_so
             .unwrap()
             .id
     };
-    cli(&["resume", &op.to_string()]).assert().success();
+    FLEET.cli(&["resume", &op.to_string()]).assert().success();
     assert_eq!(
         merged("SELECT COUNT(*) FROM {t}"),
         serde_json::json!([[ROWS]])

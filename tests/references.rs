@@ -4,94 +4,86 @@
 
 mod common;
 
-use common::{connect, count, exec, load_fixture, sandbox3, shardctl, write_file};
+use common::{connect, count, exec, load_fixture, serial, shardctl, write_file, SharedFleet};
 use serde_json::Value as Json;
 use shardctl::directory::{Directory, Router};
 use shardctl::sandbox::Sandbox;
 use std::collections::HashSet;
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::OnceLock;
 
 const USAGE: i32 = 2;
 const CONFIG: i32 = 3;
 const REFUSED: i32 = 5;
 const TIMEOUT: i32 = 6;
 
-/// Tests that change the fleet run one at a time.
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
+// The tests hold `serial()`: tests that change the fleet run one at a time.
 
 /// node1..node3 in the directory; function `f` (range, int) sharding the employees schema
 /// by emp_no in shards 1 (node1, from 0), 2 (node2, from 20000), 3 (node3, from 40000);
 /// `departments` global; 300 employees from 10001 every 150 written through the router.
-fn fleet() -> &'static Sandbox {
-    static DONE: OnceLock<()> = OnceLock::new();
-    let sb = sandbox3();
-    DONE.get_or_init(|| {
-        load_fixture(sb, "company.sql", None);
-        let run = |args: &[&str]| {
-            shardctl()
-                .arg("--config")
-                .arg(sb.inventory_path())
-                .args(args)
-                .assert()
-                .success();
-        };
-        run(&["init"]);
-        for n in ["node1", "node2", "node3"] {
-            run(&["node", "add", n]);
-        }
-        run(&["function", "add", "f", "--type", "range", "--key", "int"]);
-        for t in [
-            "employees",
-            "dept_emp",
-            "dept_manager",
-            "titles",
-            "salaries",
-        ] {
-            run(&[
-                "table",
-                "add",
-                &format!("employees.{t}"),
-                "--function",
-                "f",
-                "--column",
-                "emp_no",
-            ]);
-        }
-        run(&["table", "add", "employees.departments", "--global"]);
-        for (node, lower) in [("node1", "0"), ("node2", "20000"), ("node3", "40000")] {
-            run(&[
-                "shard",
-                "add",
-                "--function",
-                "f",
-                "--node",
-                node,
-                "--lower-bound",
-                lower,
-            ]);
-        }
-        run(&[
-            "sample", "--count", "300", "--start", "10001", "--step", "150",
-        ]);
-    });
-    sb
-}
+static FLEET: SharedFleet = SharedFleet::over(common::sandbox3, set_up);
 
-fn cli(args: &[&str]) -> assert_cmd::assert::Assert {
-    shardctl()
-        .arg("--config")
-        .arg(fleet().inventory_path())
-        .args(args)
-        .assert()
+/// Sets up the fleet once, on first use (see [`FLEET`]).
+fn set_up(sb: &Sandbox) {
+    load_fixture(sb, "company.sql", None);
+    let run = |args: &[&str]| {
+        shardctl()
+            .arg("--config")
+            .arg(sb.inventory_path())
+            .args(args)
+            .assert()
+            .success();
+    };
+    run(&["init"]);
+    for n in ["node1", "node2", "node3"] {
+        run(&["node", "add", n]);
+    }
+    run(&["function", "add", "f", "--type", "range", "--key", "int"]);
+    for t in [
+        "employees",
+        "dept_emp",
+        "dept_manager",
+        "titles",
+        "salaries",
+    ] {
+        run(&[
+            "table",
+            "add",
+            &format!("employees.{t}"),
+            "--function",
+            "f",
+            "--column",
+            "emp_no",
+        ]);
+    }
+    run(&["table", "add", "employees.departments", "--global"]);
+    for (node, lower) in [("node1", "0"), ("node2", "20000"), ("node3", "40000")] {
+        run(&[
+            "shard",
+            "add",
+            "--function",
+            "f",
+            "--node",
+            node,
+            "--lower-bound",
+            lower,
+        ]);
+    }
+    run(&[
+        "sample", "--count", "300", "--start", "10001", "--step", "150",
+    ]);
 }
 
 fn json(args: &[&str]) -> Json {
     let mut all = vec!["--output", "json"];
     all.extend_from_slice(args);
-    let out = cli(&all).success().get_output().stdout.clone();
+    let out = FLEET
+        .cli(&all)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
     serde_json::from_slice(&out)
         .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out)))
 }
@@ -100,7 +92,13 @@ fn json(args: &[&str]) -> Json {
 fn json_lines(args: &[&str]) -> Vec<Json> {
     let mut all = vec!["--output", "json"];
     all.extend_from_slice(args);
-    let out = cli(&all).success().get_output().stdout.clone();
+    let out = FLEET
+        .cli(&all)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
     String::from_utf8(out)
         .unwrap()
         .lines()
@@ -112,7 +110,7 @@ fn json_lines(args: &[&str]) -> Vec<Json> {
 /// the directory's version did not move.
 fn refused(args: &[&str], code: i32, needle: &str) {
     let before = directory_version();
-    let out = cli(args).code(code).get_output().clone();
+    let out = FLEET.cli(args).assert().code(code).get_output().clone();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(needle), "{args:?}: {err}");
     // One line (clap adds its "For more information" hint after a blank line).
@@ -129,7 +127,7 @@ fn refused(args: &[&str], code: i32, needle: &str) {
 }
 
 fn directory_version() -> u64 {
-    let inv = common::inventory(fleet());
+    let inv = common::inventory(FLEET.sandbox());
     Directory::open(&inv).unwrap().version().unwrap()
 }
 
@@ -225,7 +223,7 @@ fn simulate_static_schemes_match_counts_computed_here() {
 #[test]
 fn simulate_the_directory_on_a_live_column() {
     let _g = serial();
-    let sb = fleet();
+    let sb = FLEET.sandbox();
     let mut n2 = connect(sb, "node2");
     let mut held: Vec<i64> = n2
         .rows(&shardctl::server::Stmt::text(
@@ -411,7 +409,7 @@ fn simulate_bad_input_is_refused_naming_it() {
 #[test]
 fn ids_check_finds_ids_on_more_than_one_shard() {
     let _g = serial();
-    let sb = fleet();
+    let sb = FLEET.sandbox();
     let out = json(&["ids", "check"]);
     let emp = out["tables"]
         .as_array()
@@ -448,17 +446,21 @@ fn ids_check_finds_ids_on_more_than_one_shard() {
             );
         }
     }
-    cli(&[
-        "table",
-        "add",
-        "employees.notes",
-        "--function",
-        "f",
-        "--column",
-        "emp_no",
-    ])
-    .success();
-    let out = cli(&["--output", "json", "ids", "check"])
+    FLEET
+        .cli(&[
+            "table",
+            "add",
+            "employees.notes",
+            "--function",
+            "f",
+            "--column",
+            "emp_no",
+        ])
+        .assert()
+        .success();
+    let out = FLEET
+        .cli(&["--output", "json", "ids", "check"])
+        .assert()
         .code(REFUSED)
         .get_output()
         .clone();
@@ -488,14 +490,20 @@ fn ids_check_finds_ids_on_more_than_one_shard() {
             &[&format!("DELETE FROM employees_{shard}.notes")],
         );
     }
-    cli(&["table", "remove", "employees.notes"]).success();
+    FLEET
+        .cli(&["table", "remove", "employees.notes"])
+        .assert()
+        .success();
 }
 
 #[test]
 fn sequences_hand_out_unique_ids_to_racing_threads() {
     let _g = serial();
-    let sb = fleet();
-    cli(&["ids", "sequence", "create", "orders", "--block", "7"]).success();
+    let sb = FLEET.sandbox();
+    FLEET
+        .cli(&["ids", "sequence", "create", "orders", "--block", "7"])
+        .assert()
+        .success();
     let inv = common::inventory(sb);
     let threads: Vec<_> = (0..8)
         .map(|_| {
@@ -534,8 +542,11 @@ fn sequences_hand_out_unique_ids_to_racing_threads() {
 #[test]
 fn sequence_exhausted_or_contended_is_refused_and_unchanged() {
     let _g = serial();
-    let sb = fleet();
-    cli(&["ids", "sequence", "create", "tiny", "--max", "5"]).success();
+    let sb = FLEET.sandbox();
+    FLEET
+        .cli(&["ids", "sequence", "create", "tiny", "--max", "5"])
+        .assert()
+        .success();
     json(&["ids", "sequence", "next", "tiny", "--count", "4"]);
     refused(
         &["ids", "sequence", "next", "tiny", "--count", "2"],
@@ -609,7 +620,7 @@ fn shard_state(report: &Json, shard: u64) -> Json {
 #[test]
 fn global_tables_are_checked_and_synced_from_the_recorded_source() {
     let _g = serial();
-    let sb = fleet();
+    let sb = FLEET.sandbox();
     // No source recorded yet (another test may have recorded one).
     exec(
         &mut connect(sb, "node1"),
@@ -634,7 +645,9 @@ fn global_tables_are_checked_and_synced_from_the_recorded_source() {
             "INSERT INTO employees_2.departments VALUES ('d010', 'Legal')",
         ],
     );
-    let out = cli(&["--output", "json", "global", "check"])
+    let out = FLEET
+        .cli(&["--output", "json", "global", "check"])
+        .assert()
         .code(REFUSED)
         .get_output()
         .clone();
@@ -662,7 +675,10 @@ fn global_tables_are_checked_and_synced_from_the_recorded_source() {
         REFUSED,
         "has no recorded source of truth",
     );
-    cli(&["global", "source", "employees.departments", "--shard", "1"]).success();
+    FLEET
+        .cli(&["global", "source", "employees.departments", "--shard", "1"])
+        .assert()
+        .success();
     // A dry run shows the statements and changes nothing.
     let diverged = departments(sb, "node2", 2);
     let dry = json(&["global", "sync", "--dry-run"]);
@@ -701,8 +717,11 @@ fn global_tables_are_checked_and_synced_from_the_recorded_source() {
 #[test]
 fn global_sync_refuses_a_table_missing_on_a_shard() {
     let _g = serial();
-    let sb = fleet();
-    cli(&["global", "source", "employees.departments", "--shard", "1"]).success();
+    let sb = FLEET.sandbox();
+    FLEET
+        .cli(&["global", "source", "employees.departments", "--shard", "1"])
+        .assert()
+        .success();
     let mut n2 = connect(sb, "node2");
     exec(
         &mut n2,
@@ -724,7 +743,9 @@ fn global_sync_refuses_a_table_missing_on_a_shard() {
         diverged,
         "the refused sync changed shard 2"
     );
-    let out = cli(&["--output", "json", "global", "check"])
+    let out = FLEET
+        .cli(&["--output", "json", "global", "check"])
+        .assert()
         .code(REFUSED)
         .get_output()
         .clone();
@@ -777,7 +798,7 @@ fn drop_codes(sb: &Sandbox) {
 #[test]
 fn global_sync_keeps_rows_whose_keys_differ_only_by_collation() {
     let _g = serial();
-    let sb = fleet();
+    let sb = FLEET.sandbox();
     drop_codes(sb);
     // A case-insensitive, PAD SPACE key: `abc` = `ABC` and `x` = `x ` for the server.
     for (node, shard) in [("node1", 1), ("node2", 2), ("node3", 3)] {
@@ -794,8 +815,14 @@ fn global_sync_keeps_rows_whose_keys_differ_only_by_collation() {
             ],
         );
     }
-    cli(&["table", "add", "employees.codes", "--global"]).success();
-    cli(&["global", "source", "employees.codes", "--shard", "1"]).success();
+    FLEET
+        .cli(&["table", "add", "employees.codes", "--global"])
+        .assert()
+        .success();
+    FLEET
+        .cli(&["global", "source", "employees.codes", "--shard", "1"])
+        .assert()
+        .success();
     let source = codes(sb, "node1", 1);
     exec(
         &mut connect(sb, "node2"),
@@ -813,17 +840,19 @@ fn global_sync_keeps_rows_whose_keys_differ_only_by_collation() {
     );
     let diverged = codes(sb, "node2", 2);
     assert_ne!(diverged, source);
-    let out = cli(&[
-        "--output",
-        "json",
-        "global",
-        "sync",
-        "employees.codes",
-        "--chunk",
-        "1",
-    ])
-    .get_output()
-    .clone();
+    let out = FLEET
+        .cli(&[
+            "--output",
+            "json",
+            "global",
+            "sync",
+            "employees.codes",
+            "--chunk",
+            "1",
+        ])
+        .assert()
+        .get_output()
+        .clone();
     // Every shard holds exactly the source's bytes: no row lost to a key equal only under
     // the collation.
     for (node, shard) in [("node2", 2), ("node3", 3)] {
@@ -894,7 +923,7 @@ const NODES: [(&str, u32); 3] = [("node1", 1), ("node2", 2), ("node3", 3)];
 #[test]
 fn query_merges_rows_and_aggregates_across_shards() {
     let _g = serial();
-    let sb = fleet();
+    let sb = FLEET.sandbox();
     // Totals computed here, shard by shard.
     let mut by_gender: std::collections::BTreeMap<String, (i64, i64, String)> = Default::default();
     let (mut n, mut total) = (0i64, 0i64);
@@ -996,7 +1025,7 @@ fn spawn_lines(args: &[&str]) -> (std::process::Child, std::sync::mpsc::Receiver
         .env_remove("SHARDCTL_CONFIG")
         .env("NO_COLOR", "1")
         .arg("--config")
-        .arg(fleet().inventory_path())
+        .arg(FLEET.inventory_path())
         .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -1024,7 +1053,7 @@ fn next_line(rx: &std::sync::mpsc::Receiver<String>, waiting_for: &str) -> Strin
 #[test]
 fn plain_query_rows_stream_as_each_shard_answers() {
     let _g = serial();
-    let sb = fleet();
+    let sb = FLEET.sandbox();
     let per_shard: Vec<usize> = NODES
         .iter()
         .map(|(node, s)| {
@@ -1114,7 +1143,7 @@ fn plain_query_rows_stream_as_each_shard_answers() {
 #[test]
 fn query_bad_input_is_refused_and_changes_nothing() {
     let _g = serial();
-    let sb = fleet();
+    let sb = FLEET.sandbox();
     let before = count(
         &mut connect(sb, "node1"),
         "SELECT COUNT(*) FROM employees_1.employees WHERE first_name = 'x'",
@@ -1176,17 +1205,22 @@ fn query_bad_input_is_refused_and_changes_nothing() {
                 "CREATE TABLE IF NOT EXISTS other.things (id INT PRIMARY KEY)",
             ],
         );
-        cli(&["function", "add", "g", "--type", "range", "--key", "int"]).success();
-        cli(&[
-            "table",
-            "add",
-            "other.things",
-            "--function",
-            "g",
-            "--column",
-            "id",
-        ])
-        .success();
+        FLEET
+            .cli(&["function", "add", "g", "--type", "range", "--key", "int"])
+            .assert()
+            .success();
+        FLEET
+            .cli(&[
+                "table",
+                "add",
+                "other.things",
+                "--function",
+                "g",
+                "--column",
+                "id",
+            ])
+            .assert()
+            .success();
     });
     refused(
         &["query", "--function", "f", "SELECT * FROM {things}"],
@@ -1219,7 +1253,7 @@ fn query_bad_input_is_refused_and_changes_nothing() {
 #[test]
 fn init_migrates_a_version_2_directory_to_sequences_and_sources() {
     let _g = serial();
-    let sb = fleet();
+    let sb = FLEET.sandbox();
     let mut n1 = connect(sb, "node1");
     exec(
         &mut n1,
@@ -1233,7 +1267,9 @@ fn init_migrates_a_version_2_directory_to_sequences_and_sources() {
         ],
     );
     let current = shardctl::directory::schema::SCHEMA_VERSION;
-    cli(&["ids", "sequence", "show"])
+    FLEET
+        .cli(&["ids", "sequence", "show"])
+        .assert()
         .code(USAGE)
         .stderr(predicates::str::contains(format!(
             "the directory has schema version 3, this shardctl uses {current}: run `shardctl init`"

@@ -8,25 +8,20 @@ mod common;
 #[path = "common/sshd.rs"]
 mod sshd;
 
-use common::{connect, count, load_fixture, shardctl};
+use common::{cli_on, connect, count, load_fixture, serial, shardctl, SharedFleet};
 use shardctl::config::{Inventory, InventoryFile};
 use shardctl::directory::Directory;
 use shardctl::error::Error;
 use shardctl::remote::{self, Host, LocalHost, SshHost};
-use shardctl::sandbox::{Sandbox, SandboxBuilder};
+use shardctl::sandbox::Sandbox;
 use sshd::Sshd;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 const SERVER: i32 = 4;
 const REFUSED: i32 = 5;
 const TIMEOUT: i32 = 6;
-
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 fn sshd() -> &'static Sshd {
     static S: OnceLock<Sshd> = OnceLock::new();
@@ -35,44 +30,42 @@ fn sshd() -> &'static Sshd {
 
 /// 3 nodes whose inventory restarts them through `shardctl sandbox restart`; employees in
 /// three shards (node1 holds the directory), rows written through the router.
-fn fleet() -> &'static Sandbox {
-    static SB: OnceLock<Sandbox> = OnceLock::new();
-    SB.get_or_init(|| {
-        let sb = SandboxBuilder::for_tests(3)
-            .unwrap()
-            .shardctl_bin(env!("CARGO_BIN_EXE_shardctl"))
-            .start()
-            .unwrap();
-        load_fixture(&sb, "company.sql", None);
-        common::range_directory(
-            &sb.inventory_path(),
-            &["node1", "node2", "node3"],
-            &[
-                ("employees.employees", "emp_no"),
-                ("employees.salaries", "emp_no"),
-                ("employees.titles", "emp_no"),
-            ],
-            &[("node1", "0"), ("node2", "10000"), ("node3", "20000")],
-        );
-        shardctl()
-            .arg("--config")
-            .arg(sb.inventory_path())
-            .args(["table", "add", "employees.departments", "--global"])
-            .assert()
-            .success();
-        shardctl()
-            .arg("--config")
-            .arg(sb.inventory_path())
-            .args(["sample", "--count", "900", "--start", "1", "--step", "37"])
-            .assert()
-            .success();
-        sb
-    })
+static FLEET: SharedFleet = SharedFleet::configured(
+    3,
+    |b| b.shardctl_bin(env!("CARGO_BIN_EXE_shardctl")),
+    set_up,
+);
+
+/// Sets up the fleet once, on first use (see [`FLEET`]).
+fn set_up(sb: &Sandbox) {
+    load_fixture(sb, "company.sql", None);
+    common::range_directory(
+        &sb.inventory_path(),
+        &["node1", "node2", "node3"],
+        &[
+            ("employees.employees", "emp_no"),
+            ("employees.salaries", "emp_no"),
+            ("employees.titles", "emp_no"),
+        ],
+        &[("node1", "0"), ("node2", "10000"), ("node3", "20000")],
+    );
+    shardctl()
+        .arg("--config")
+        .arg(sb.inventory_path())
+        .args(["table", "add", "employees.departments", "--global"])
+        .assert()
+        .success();
+    shardctl()
+        .arg("--config")
+        .arg(sb.inventory_path())
+        .args(["sample", "--count", "900", "--start", "1", "--step", "37"])
+        .assert()
+        .success();
 }
 
 /// The sandbox's inventory with `edit` applied, written to a file of its own.
 fn inventory_with(name: &str, edit: impl FnOnce(&mut InventoryFile)) -> PathBuf {
-    let sb = fleet();
+    let sb = FLEET.sandbox();
     let mut inv = Inventory::load(&sb.inventory_path()).unwrap().file;
     edit(&mut inv);
     let path = sb.dir().join(format!("{name}.yaml"));
@@ -103,22 +96,16 @@ fn ssh_inventory() -> PathBuf {
     })
 }
 
-fn cli(inv: &Path, args: &[&str]) -> assert_cmd::Command {
-    let mut c = shardctl();
-    c.arg("--config").arg(inv).args(args);
-    c
-}
-
 fn restart_playbook() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("playbooks/move-restart.yaml")
 }
 
 fn option_file(node: &str) -> PathBuf {
-    fleet().node(node).unwrap().config_file()
+    FLEET.sandbox().node(node).unwrap().config_file()
 }
 
 fn directory() -> Directory {
-    Directory::open(&common::inventory(fleet())).unwrap()
+    Directory::open(&common::inventory(FLEET.sandbox())).unwrap()
 }
 
 fn shard_node(shard: u32) -> String {
@@ -138,13 +125,13 @@ fn operation_count() -> usize {
 }
 
 fn schema_exists(node: &str, schema: &str) -> bool {
-    connect(fleet(), node)
+    connect(FLEET.sandbox(), node)
         .schema_exists(&shardctl::ident::Ident::new("schema", schema).unwrap())
         .unwrap()
 }
 
 fn rows(node: &str, schema: &str) -> i64 {
-    let mut s = connect(fleet(), node);
+    let mut s = connect(FLEET.sandbox(), node);
     ["employees", "salaries", "titles"]
         .iter()
         .map(|t| count(&mut s, &format!("SELECT COUNT(*) FROM `{schema}`.`{t}`")))
@@ -153,7 +140,7 @@ fn rows(node: &str, schema: &str) -> i64 {
 
 fn uptime(node: &str) -> u64 {
     count(
-        &mut connect(fleet(), node),
+        &mut connect(FLEET.sandbox(), node),
         "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'UPTIME'",
     ) as u64
 }
@@ -367,7 +354,7 @@ fn a_move_on_the_restart_path_persists_the_filter_restarts_and_leaves_the_option
     let rows_before = rows(from, &schema);
     assert!(rows_before > 0);
     let started = Instant::now();
-    let out = cli(
+    let out = cli_on(
         &inv,
         &[
             "move",
@@ -422,10 +409,12 @@ fn a_move_on_the_restart_path_persists_the_filter_restarts_and_leaves_the_option
     assert!(pos("flip") < pos("unpersist-filters"));
     assert!(pos("reset-channel") < pos("unpersist-filters"));
     // Nothing of the channel is left on the target.
-    let st = connect(fleet(), to).channel_status(&channel).unwrap();
+    let st = connect(FLEET.sandbox(), to)
+        .channel_status(&channel)
+        .unwrap();
     assert!(st.is_none(), "{st:?}");
     // Back where it was, by the default path (no restart).
-    cli(&inv, &["move", "--shard", "2", "--to", from])
+    cli_on(&inv, &["move", "--shard", "2", "--to", from])
         .timeout(Duration::from_secs(300))
         .assert()
         .success();
@@ -439,7 +428,7 @@ fn the_restart_path_writes_the_per_channel_option_the_server_reads_back() {
     let node = "node3";
     let before = std::fs::read(option_file(node)).unwrap();
     let ch = shardctl::ident::Channel::new("shardctl_persist_probe").unwrap();
-    let mut s = connect(fleet(), node);
+    let mut s = connect(FLEET.sandbox(), node);
     common::exec(
         &mut s,
         &["CHANGE MASTER 'shardctl_persist_probe' TO MASTER_HOST = '127.0.0.1', MASTER_PORT = 1, MASTER_USER = 'nobody'"],
@@ -456,12 +445,15 @@ fn the_restart_path_writes_the_per_channel_option_the_server_reads_back() {
         "{text}"
     );
     // The server came back with the channel filtered from the option file alone.
-    let st = connect(fleet(), node).channel_status(&ch).unwrap().unwrap();
+    let st = connect(FLEET.sandbox(), node)
+        .channel_status(&ch)
+        .unwrap()
+        .unwrap();
     assert_eq!(st.wild_do_table, "employees\\_77.%");
     filter(&inv, node, &ch, &filters, Persist::Remove).unwrap();
     assert_eq!(std::fs::read(option_file(node)).unwrap(), before);
     common::exec(
-        &mut connect(fleet(), node),
+        &mut connect(FLEET.sandbox(), node),
         &[
             "STOP SLAVE 'shardctl_persist_probe'",
             "RESET SLAVE 'shardctl_persist_probe' ALL",
@@ -477,7 +469,7 @@ fn a_move_over_a_host_with_the_wrong_key_is_refused_and_nothing_is_done() {
     });
     let cnf = std::fs::read(option_file("node3")).unwrap();
     let ops = operation_count();
-    let out = cli(
+    let out = cli_on(
         &inv,
         &[
             "move",
@@ -513,7 +505,7 @@ fn a_move_onto_an_unreachable_host_times_out_and_nothing_is_done() {
     });
     let cnf = std::fs::read(option_file("node3")).unwrap();
     let ops = operation_count();
-    let out = cli(
+    let out = cli_on(
         &inv,
         &[
             "move",
@@ -546,7 +538,7 @@ fn a_restart_command_that_fails_stops_the_move_and_abort_leaves_nothing_behind()
     });
     let cnf = std::fs::read(option_file("node3")).unwrap();
     let version = directory().version().unwrap();
-    let out = cli(
+    let out = cli_on(
         &inv,
         &[
             "move",
@@ -573,14 +565,16 @@ fn a_restart_command_that_fails_stops_the_move_and_abort_leaves_nothing_behind()
     // The shard never left its node: no fence, no flip.
     assert_eq!(shard_node(2), "node2");
     let op = directory().operations(None).unwrap()[0].id;
-    cli(&inv, &["abort", &op.to_string()])
+    cli_on(&inv, &["abort", &op.to_string()])
         .timeout(Duration::from_secs(120))
         .assert()
         .success();
     assert_eq!(std::fs::read(option_file("node3")).unwrap(), cnf);
     assert!(!schema_exists("node3", "employees_2"));
-    let channel = common::op_names(&common::inventory(fleet()), op).channel(op);
-    let st = connect(fleet(), "node3").channel_status(&channel).unwrap();
+    let channel = common::op_names(&common::inventory(FLEET.sandbox()), op).channel(op);
+    let st = connect(FLEET.sandbox(), "node3")
+        .channel_status(&channel)
+        .unwrap();
     assert!(st.is_none(), "{st:?}");
     assert_eq!(shard_node(2), "node2");
     assert!(directory().version().unwrap() >= version);
@@ -597,7 +591,7 @@ fn too_little_free_space_in_the_target_datadir_is_refused() {
     });
     let cnf = std::fs::read(option_file("node3")).unwrap();
     let ops = operation_count();
-    let out = cli(&inv, &["move", "--shard", "2", "--to", "node3"])
+    let out = cli_on(&inv, &["move", "--shard", "2", "--to", "node3"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(REFUSED), "{}", stderr_of(&out));
@@ -619,7 +613,7 @@ fn the_restart_path_refuses_a_target_that_holds_the_directory_or_lacks_a_restart
         inv.nodes.get_mut("node3").unwrap().restart_command = None;
     });
     let cnf = std::fs::read(option_file("node3")).unwrap();
-    let out = cli(
+    let out = cli_on(
         &inv,
         &[
             "move",
@@ -640,7 +634,7 @@ fn the_restart_path_refuses_a_target_that_holds_the_directory_or_lacks_a_restart
         stderr_of(&out)
     );
     assert_nothing_done(ops, 2, "node2", "node3", &cnf);
-    let out = cli(
+    let out = cli_on(
         &ssh_inventory(),
         &[
             "move",
@@ -684,7 +678,7 @@ fn a_remote_node_without_ssh_is_refused_by_name() {
 
 /// `mariadb-dump ARGS` on `node` (the sandbox's admin account).
 fn mariadb_dump(node: &str, args: &[&str]) -> Vec<u8> {
-    let sb = fleet();
+    let sb = FLEET.sandbox();
     let port = sb.node(node).unwrap().port.to_string();
     let out = std::process::Command::new("mariadb-dump")
         .arg(format!(
@@ -739,7 +733,7 @@ fn dump_rows(node: &str, schema: &str) -> Vec<u8> {
 /// A shard of function `obj` on node1 holding tests/fixtures/every_object.sql (loaded by
 /// the `mariadb` client under the shard's name, so every object keeps its context).
 fn every_object_shard(lower_bound: &str) -> (String, String) {
-    let sb = fleet();
+    let sb = FLEET.sandbox();
     let inv = sb.inventory_path();
     static FUNCTION: OnceLock<()> = OnceLock::new();
     FUNCTION.get_or_init(|| {
@@ -750,13 +744,13 @@ fn every_object_shard(lower_bound: &str) -> (String, String) {
                 "CREATE TABLE objects.customer (id INT NOT NULL PRIMARY KEY)",
             ],
         );
-        cli(
+        cli_on(
             &inv,
             &["function", "add", "obj", "--type", "range", "--key", "int"],
         )
         .assert()
         .success();
-        cli(
+        cli_on(
             &inv,
             &[
                 "table",
@@ -771,7 +765,7 @@ fn every_object_shard(lower_bound: &str) -> (String, String) {
         .assert()
         .success();
     });
-    let out = cli(
+    let out = cli_on(
         &inv,
         &[
             "--output",
@@ -816,7 +810,7 @@ fn physical_move(shard: &str, to: &str) -> assert_cmd::Command {
 
 /// `move --shard SHARD --to TO` with the physical playbook, over the inventory `inv`.
 fn physical_move_with(inv: &Path, shard: &str, to: &str) -> assert_cmd::Command {
-    cli(
+    cli_on(
         inv,
         &[
             "move",
@@ -834,7 +828,7 @@ fn physical_move_with(inv: &Path, shard: &str, to: &str) -> assert_cmd::Command 
 fn physical_playbook() -> PathBuf {
     let text = shardctl::playbook::MOVE_PLAYBOOK.replace("method: native", "method: physical");
     assert!(text.contains("method: physical"));
-    let path = fleet().dir().join("move-physical.yaml");
+    let path = FLEET.sandbox().dir().join("move-physical.yaml");
     std::fs::write(&path, text).unwrap();
     path
 }
@@ -846,7 +840,7 @@ fn every_object_moves_by_the_physical_method_with_identical_rows_and_objects() {
     // Tables in the engines carried as files from the same backup, with a trigger and a
     // view on them (created after the files are in place).
     common::exec(
-        &mut connect(fleet(), "node1"),
+        &mut connect(FLEET.sandbox(), "node1"),
         &[
             &format!("CREATE TABLE {schema}.notes_myisam (id INT PRIMARY KEY, body TEXT, KEY b (body(10))) ENGINE=MyISAM"),
             &format!("CREATE TABLE {schema}.audit_aria (id INT AUTO_INCREMENT PRIMARY KEY, what VARCHAR(40)) ENGINE=Aria"),
@@ -861,12 +855,12 @@ fn every_object_moves_by_the_physical_method_with_identical_rows_and_objects() {
     let search = format!(
         "SELECT COUNT(*) FROM {schema}.place FORCE INDEX (location) WHERE MBRIntersects(location, ST_GeomFromText('POLYGON((-1 -1, 1 -1, 1 1, -1 1, -1 -1))'))"
     );
-    let found_on_source = count(&mut connect(fleet(), "node1"), &search);
+    let found_on_source = count(&mut connect(FLEET.sandbox(), "node1"), &search);
     assert!(found_on_source > 0, "the search finds nothing on node1");
     let text_search = format!(
         "SELECT COUNT(*) FROM {schema}.customer WHERE MATCH(name, bio) AGAINST ('compilers')"
     );
-    let text_found_on_source = count(&mut connect(fleet(), "node1"), &text_search);
+    let text_found_on_source = count(&mut connect(FLEET.sandbox(), "node1"), &text_search);
     assert!(
         text_found_on_source > 0,
         "the full-text search finds nothing on node1"
@@ -887,7 +881,7 @@ fn every_object_moves_by_the_physical_method_with_identical_rows_and_objects() {
     assert_eq!(rows_before, dump_rows("node3", &schema), "rows differ");
     assert!(objects_before.contains("ENGINE=MyISAM") && objects_before.contains("ENGINE=Aria"));
     // The tables carried as files work on the target: the trigger fires into the Aria table.
-    let mut n3 = connect(fleet(), "node3");
+    let mut n3 = connect(FLEET.sandbox(), "node3");
     // The imported SPATIAL index answers on the target as on the source.
     assert_eq!(
         count(&mut n3, &search),
@@ -914,7 +908,7 @@ fn every_object_moves_by_the_physical_method_with_identical_rows_and_objects() {
         1
     );
     // No staging directory or backup is left behind.
-    let node_dir = fleet().node("node3").unwrap().dir.clone();
+    let node_dir = FLEET.sandbox().node("node3").unwrap().dir.clone();
     let staged: Vec<_> = std::fs::read_dir(&node_dir)
         .unwrap()
         .flatten()
@@ -928,7 +922,7 @@ fn every_object_moves_by_the_physical_method_with_identical_rows_and_objects() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
     // The imported copy is an ordinary schema there: moved on, its drop-source drops it.
-    cli(&ssh_inventory(), &["move", "--shard", &id, "--to", "node1"])
+    cli_on(&ssh_inventory(), &["move", "--shard", &id, "--to", "node1"])
         .timeout(Duration::from_secs(600))
         .assert()
         .success();
@@ -937,7 +931,7 @@ fn every_object_moves_by_the_physical_method_with_identical_rows_and_objects() {
     // inventory, both on this machine) mariadb-backup writes the backup straight into the
     // target's staging directory, without a stream.
     let (rows_now, objects_now) = (dump_rows("node1", &schema), dump_objects("node1", &schema));
-    let moved = physical_move_with(&fleet().inventory_path(), &id, "node2")
+    let moved = physical_move_with(&FLEET.inventory_path(), &id, "node2")
         .arg("-vv")
         .timeout(Duration::from_secs(600))
         .assert()
@@ -962,7 +956,7 @@ fn every_object_moves_by_the_physical_method_with_identical_rows_and_objects() {
 
 /// The staging directories beside a node's datadir.
 fn staged_on(node: &str) -> Vec<String> {
-    let node_dir = fleet().node(node).unwrap().dir.clone();
+    let node_dir = FLEET.sandbox().node(node).unwrap().dir.clone();
     std::fs::read_dir(&node_dir)
         .unwrap()
         .flatten()
@@ -1005,7 +999,7 @@ fn crash_in_the_copy(
 /// `abort OP` over `inv` leaves nothing of the copy onto `to`: no staging directory, no
 /// schema, the shard still on node1.
 fn abort_leaves_nothing(inv: &Path, op: &str, id: &str, schema: &str, to: &str) {
-    cli(inv, &["abort", op])
+    cli_on(inv, &["abort", op])
         .timeout(Duration::from_secs(300))
         .assert()
         .success();
@@ -1022,7 +1016,7 @@ fn a_physical_copy_killed_or_interrupted_with_its_backup_staged_leaves_nothing_b
     // On one machine and login (the sandbox's own inventory: node1 and node2 both here) the
     // backup is written into the staging directory directly: a crash leaves it there,
     // abort removes it.
-    let local = fleet().inventory_path();
+    let local = FLEET.inventory_path();
     let (op, _, err) = crash_in_the_copy(&local, &id, &schema, "node2", &["-vv"]);
     assert!(
         err.contains("mariadb-backup --no-defaults")
@@ -1092,7 +1086,7 @@ fn a_physical_copy_killed_or_interrupted_with_its_backup_staged_leaves_nothing_b
         std::fs::read_to_string(work.path().join("resume.err")).unwrap()
     );
     assert!(staged_on("node3").is_empty(), "{:?}", staged_on("node3"));
-    cli(&inv, &["resume", &op])
+    cli_on(&inv, &["resume", &op])
         .timeout(Duration::from_secs(600))
         .assert()
         .success();
@@ -1107,7 +1101,7 @@ fn the_physical_preflight_refuses_what_cannot_work_and_names_the_method_that_wou
     use shardctl::copy::physical::{self, PhysicalChecks};
     use shardctl::copy::SchemaPair;
     use shardctl::server::{Flavor, Vendor};
-    let sb = fleet();
+    let sb = FLEET.sandbox();
     let ops = operation_count();
     let cnf = std::fs::read(option_file("node3")).unwrap();
     // Each case: what node2's shard gets, what the refusal says, the table dropped after.
@@ -1236,7 +1230,7 @@ fn the_physical_preflight_refuses_what_cannot_work_and_names_the_method_that_wou
 #[test]
 fn the_backup_step_by_hand_copies_physically_with_its_position() {
     let _g = serial();
-    let out = cli(
+    let out = cli_on(
         &ssh_inventory(),
         &[
             "--output", "json", "backup", "--shard", "3", "--method", "physical", "--into", "node2",
@@ -1251,7 +1245,7 @@ fn the_backup_step_by_hand_copies_physically_with_its_position() {
     assert!(text.contains("mysql-bin."), "no position in {text}");
     assert_eq!(rows("node2", "employees_3"), rows("node3", "employees_3"));
     common::exec(
-        &mut connect(fleet(), "node2"),
+        &mut connect(FLEET.sandbox(), "node2"),
         &["DROP DATABASE employees_3"],
     );
 }
@@ -1263,7 +1257,7 @@ fn the_dry_run_shows_the_option_block_the_restart_and_the_physical_copy_and_chan
     let ops = operation_count();
     let version = directory().version().unwrap();
     let up = uptime("node3");
-    let out = cli(
+    let out = cli_on(
         &ssh_inventory(),
         &[
             "move",
@@ -1289,7 +1283,7 @@ fn the_dry_run_shows_the_option_block_the_restart_and_the_physical_copy_and_chan
     ] {
         assert!(text.contains(want), "{want:?} not in:\n{text}");
     }
-    let out = cli(
+    let out = cli_on(
         &ssh_inventory(),
         &[
             "move",
@@ -1327,7 +1321,7 @@ fn a_crash_on_the_restart_path_is_resumed_and_the_option_file_still_comes_back_a
         "journaled:restart-server",
         "before:unpersist-filters",
     ] {
-        let out = cli(
+        let out = cli_on(
             &inv,
             &[
                 "move",
@@ -1350,13 +1344,13 @@ fn a_crash_on_the_restart_path_is_resumed_and_the_option_file_still_comes_back_a
             stderr_of(&out)
         );
         let op = directory().operations(None).unwrap()[0].id.to_string();
-        cli(&inv, &["resume", &op])
+        cli_on(&inv, &["resume", &op])
             .timeout(Duration::from_secs(300))
             .assert()
             .success();
         assert_eq!(shard_node(2), "node3", "{point}");
         assert_eq!(std::fs::read(option_file("node3")).unwrap(), cnf, "{point}");
-        cli(&inv, &["move", "--shard", "2", "--to", "node2"])
+        cli_on(&inv, &["move", "--shard", "2", "--to", "node2"])
             .timeout(Duration::from_secs(300))
             .assert()
             .success();
@@ -1367,7 +1361,7 @@ fn a_crash_on_the_restart_path_is_resumed_and_the_option_file_still_comes_back_a
 fn config_check_reaches_each_host_over_ssh_and_names_a_wrong_key() {
     // Not while another test restarts a node.
     let _g = serial();
-    let out = cli(&ssh_inventory(), &["config", "check"])
+    let out = cli_on(&ssh_inventory(), &["config", "check"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
@@ -1376,7 +1370,7 @@ fn config_check_reaches_each_host_over_ssh_and_names_a_wrong_key() {
     let inv = inventory_with("check-wrong-key", |inv| {
         inv.nodes.get_mut("node3").unwrap().ssh = Some(ssh_spec(&sshd().wrong_known_hosts));
     });
-    let out = cli(&inv, &["--output", "json", "config", "check"])
+    let out = cli_on(&inv, &["--output", "json", "config", "check"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(REFUSED), "{}", stderr_of(&out));
@@ -1443,11 +1437,11 @@ fn login_through_the_ssh_agent_works_and_without_it_is_refused() {
         spec.agent = true;
         inv.nodes.get_mut("node3").unwrap().ssh = Some(spec);
     });
-    let with_agent = cli(&inv, &["config", "check"])
+    let with_agent = cli_on(&inv, &["config", "check"])
         .env("SSH_AUTH_SOCK", &sock)
         .output()
         .unwrap();
-    let without = cli(&inv, &["config", "check"])
+    let without = cli_on(&inv, &["config", "check"])
         .env_remove("SSH_AUTH_SOCK")
         .output()
         .unwrap();

@@ -7,99 +7,87 @@
 
 mod common;
 
-use common::{connect, exec, inventory, shardctl};
+use common::{connect, exec, inventory, serial, shardctl, SharedFleet};
 use serde_json::Value as Json;
 use shardctl::directory::Directory;
-use shardctl::sandbox::{Sandbox, SandboxBuilder};
+use shardctl::sandbox::Sandbox;
 use shardctl::server::Stmt;
-use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 const USAGE: i32 = 2;
 const REFUSED: i32 = 5;
 
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// Four nodes; function `f` (range, int) shards `app.t` and `app.u` in shards 1 (node1,
 /// from 0), 2 (node2, from 1000), 3 (node3, from 2000); 300 rows per table; the
 /// workload's table in every shard, sharded by `k`. node4 holds nothing.
-fn fleet() -> &'static Sandbox {
-    static SB: OnceLock<Sandbox> = OnceLock::new();
-    SB.get_or_init(|| {
-        let sb = SandboxBuilder::for_tests(4)
-            .and_then(|b| b.start())
-            .unwrap_or_else(|e| panic!("cannot start the test sandbox: {e}"));
-        let mut n1 = connect(&sb, "node1");
-        exec(
-            &mut n1,
-            &[
-                "CREATE DATABASE app",
-                "CREATE TABLE app.t (id INT PRIMARY KEY, v INT, note VARCHAR(20), KEY (v))",
-                "CREATE TABLE app.u (id INT, k INT, PRIMARY KEY (id, k))",
-            ],
-        );
-        common::range_directory(
-            &sb.inventory_path(),
-            &["node1", "node2", "node3"],
-            &[("app.t", "id"), ("app.u", "id")],
-            &[("node1", "0"), ("node2", "1000"), ("node3", "2000")],
-        );
-        for (node, shard, base) in [("node1", 1, 0), ("node2", 2, 1000), ("node3", 3, 2000)] {
-            let mut s = connect(&sb, node);
-            for i in 0..300 {
-                let id = base + i * 3;
-                exec(
-                    &mut s,
-                    &[
-                        &format!("INSERT INTO app_{shard}.t VALUES ({id}, {i}, 'row {i}')"),
-                        &format!("INSERT INTO app_{shard}.u VALUES ({id}, 1), ({id}, 2)"),
-                    ],
-                );
-            }
-        }
-        shardctl::workload::setup(&inventory(&sb), "f").unwrap();
-        // Registered, as the application's tables must be: a split then prunes it and a
-        // merge carries its rows (an unmapped one holding rows refuses the merge).
-        shardctl()
-            .arg("--config")
-            .arg(sb.inventory_path())
-            .args([
-                "table",
-                "add",
-                "app.shardctl_workload",
-                "--function",
-                "f",
-                "--column",
-                "k",
-            ])
-            .assert()
-            .success();
-        sb
-    })
-}
+static FLEET: SharedFleet = SharedFleet::new(4, set_up);
 
-fn cli(args: &[&str]) -> assert_cmd::assert::Assert {
+/// Sets up the fleet once, on first use (see [`FLEET`]).
+fn set_up(sb: &Sandbox) {
+    let mut n1 = connect(sb, "node1");
+    exec(
+        &mut n1,
+        &[
+            "CREATE DATABASE app",
+            "CREATE TABLE app.t (id INT PRIMARY KEY, v INT, note VARCHAR(20), KEY (v))",
+            "CREATE TABLE app.u (id INT, k INT, PRIMARY KEY (id, k))",
+        ],
+    );
+    common::range_directory(
+        &sb.inventory_path(),
+        &["node1", "node2", "node3"],
+        &[("app.t", "id"), ("app.u", "id")],
+        &[("node1", "0"), ("node2", "1000"), ("node3", "2000")],
+    );
+    for (node, shard, base) in [("node1", 1, 0), ("node2", 2, 1000), ("node3", 3, 2000)] {
+        let mut s = connect(sb, node);
+        for i in 0..300 {
+            let id = base + i * 3;
+            exec(
+                &mut s,
+                &[
+                    &format!("INSERT INTO app_{shard}.t VALUES ({id}, {i}, 'row {i}')"),
+                    &format!("INSERT INTO app_{shard}.u VALUES ({id}, 1), ({id}, 2)"),
+                ],
+            );
+        }
+    }
+    shardctl::workload::setup(&inventory(sb), "f").unwrap();
+    // Registered, as the application's tables must be: a split then prunes it and a
+    // merge carries its rows (an unmapped one holding rows refuses the merge).
     shardctl()
         .arg("--config")
-        .arg(fleet().inventory_path())
-        .args(args)
+        .arg(sb.inventory_path())
+        .args([
+            "table",
+            "add",
+            "app.shardctl_workload",
+            "--function",
+            "f",
+            "--column",
+            "k",
+        ])
         .assert()
+        .success();
 }
 
 fn json(args: &[&str]) -> Json {
     let mut all = vec!["--output", "json"];
     all.extend_from_slice(args);
-    let out = cli(&all).success().get_output().stdout.clone();
+    let out = FLEET
+        .cli(&all)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
     serde_json::from_slice(&out)
         .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out)))
 }
 
 /// Every schema node4 holds besides the server's own.
 fn node4_schemas() -> Vec<String> {
-    let mut s = connect(fleet(), "node4");
+    let mut s = connect(FLEET.sandbox(), "node4");
     s.rows(&Stmt::text(
         "SELECT schema_name FROM information_schema.schemata WHERE schema_name NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys', 'test') ORDER BY 1",
     ))
@@ -114,7 +102,7 @@ fn node4_schemas() -> Vec<String> {
 fn refused(args: &[&str], code: i32, needle: &str) {
     let schemas = node4_schemas();
     let channels = channels_on_node4();
-    let out = cli(args).code(code).get_output().clone();
+    let out = FLEET.cli(args).assert().code(code).get_output().clone();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(needle), "{args:?}: {err}");
     let lines = err
@@ -131,7 +119,7 @@ fn refused(args: &[&str], code: i32, needle: &str) {
 }
 
 fn channels_on_node4() -> Vec<String> {
-    let mut s = connect(fleet(), "node4");
+    let mut s = connect(FLEET.sandbox(), "node4");
     let mut names: Vec<String> = s.channels().unwrap().into_iter().map(|c| c.name).collect();
     names.sort();
     names
@@ -149,11 +137,11 @@ fn checksum(server: &mut shardctl::server::Server, schema: &str, table: &str) ->
 
 /// Every base table of every shard schema, as (node, schema, table), from the directory.
 fn fleet_tables() -> Vec<(String, String, String)> {
-    let inv = inventory(fleet());
+    let inv = inventory(FLEET.sandbox());
     let snap = Directory::open(&inv).unwrap().load().unwrap();
     let mut out = Vec::new();
     for shard in &snap.shards {
-        let mut s = connect(fleet(), &shard.node);
+        let mut s = connect(FLEET.sandbox(), &shard.node);
         for schema in snap.shard_schemas(shard) {
             for r in s
                 .rows(&Stmt::with(
@@ -174,12 +162,12 @@ fn fleet_tables() -> Vec<(String, String, String)> {
 /// that still differ. Returns the number of tables compared.
 fn assert_node4_equals_fleet(when: &str) -> usize {
     let deadline = Instant::now() + Duration::from_secs(120);
-    let mut r = connect(fleet(), "node4");
+    let mut r = connect(FLEET.sandbox(), "node4");
     loop {
         let tables = fleet_tables();
         let mut differ = Vec::new();
         for (node, schema, table) in &tables {
-            let mut s = connect(fleet(), node);
+            let mut s = connect(FLEET.sandbox(), node);
             let (a, b) = (
                 checksum(&mut s, schema, table),
                 checksum(&mut r, schema, table),
@@ -237,7 +225,7 @@ fn healthy_channels() -> Vec<(String, Vec<String>)> {
 fn until_window(within: Duration) -> u64 {
     let deadline = Instant::now() + within;
     loop {
-        let ops = Directory::open(&inventory(fleet()))
+        let ops = Directory::open(&inventory(FLEET.sandbox()))
             .unwrap()
             .operations(None)
             .unwrap();
@@ -259,7 +247,7 @@ fn until_window(within: Duration) -> u64 {
 
 fn workload() -> shardctl::workload::Running {
     shardctl::workload::spawn(
-        inventory(fleet()),
+        inventory(FLEET.sandbox()),
         shardctl::workload::Options {
             rate: 150,
             ..shardctl::workload::Options::new("f")
@@ -271,14 +259,14 @@ fn workload() -> shardctl::workload::Running {
 fn stop_and_check(running: shardctl::workload::Running) {
     let mut report = running.stop().unwrap();
     assert!(report.acked > 0);
-    let check = report.check(&inventory(fleet()), "f").unwrap();
+    let check = report.check(&inventory(FLEET.sandbox()), "f").unwrap();
     assert!(check.missing.is_empty(), "lost writes {:?}", check.missing);
 }
 
 #[test]
 fn a_reporting_server_follows_attach_move_and_split_under_writes() {
     let _g = serial();
-    fleet();
+    FLEET.sandbox();
     // The plan, and nothing done.
     let plan = json(&["reporting", "attach", "node4", "--dry-run"]);
     assert_eq!(plan["sources"].as_array().unwrap().len(), 3, "{plan}");
@@ -289,7 +277,10 @@ fn a_reporting_server_follows_attach_move_and_split_under_writes() {
     // Attach while the workload writes every shard.
     let running = workload();
     std::thread::sleep(Duration::from_millis(800));
-    cli(&["reporting", "attach", "node4"]).success();
+    FLEET
+        .cli(&["reporting", "attach", "node4"])
+        .assert()
+        .success();
     std::thread::sleep(Duration::from_millis(800));
     stop_and_check(running);
     assert_eq!(
@@ -311,7 +302,9 @@ fn a_reporting_server_follows_attach_move_and_split_under_writes() {
     // flip, from node3 after, none twice; node4's copy is not made again.
     let running = workload();
     std::thread::sleep(Duration::from_millis(800));
-    let out = cli(&["-v", "move", "--shard", "2", "--to", "node3"])
+    let out = FLEET
+        .cli(&["-v", "move", "--shard", "2", "--to", "node3"])
+        .assert()
         .success()
         .get_output()
         .clone();
@@ -337,7 +330,10 @@ fn a_reporting_server_follows_attach_move_and_split_under_writes() {
     // joins node1's channel; the pruned rows go on node4 too.
     let running = workload();
     std::thread::sleep(Duration::from_millis(800));
-    cli(&["split", "--shard", "1", "--to", "node1", "--at", "500"]).success();
+    FLEET
+        .cli(&["split", "--shard", "1", "--to", "node1", "--at", "500"])
+        .assert()
+        .success();
     std::thread::sleep(Duration::from_millis(800));
     stop_and_check(running);
     let channels = healthy_channels();
@@ -349,7 +345,10 @@ fn a_reporting_server_follows_attach_move_and_split_under_writes() {
     // from node2 carries the new shard.
     let running = workload();
     std::thread::sleep(Duration::from_millis(800));
-    cli(&["split", "--shard", "3", "--to", "node2", "--at", "2500"]).success();
+    FLEET
+        .cli(&["split", "--shard", "3", "--to", "node2", "--at", "2500"])
+        .assert()
+        .success();
     std::thread::sleep(Duration::from_millis(800));
     stop_and_check(running);
     let channels = healthy_channels();
@@ -362,7 +361,10 @@ fn a_reporting_server_follows_attach_move_and_split_under_writes() {
 
     // A same-node merge: the retired shard's rows join the survivor through node1's
     // channel, its schema leaves node4.
-    cli(&["merge", "--shards", "1,4", "--to", "node1"]).success();
+    FLEET
+        .cli(&["merge", "--shards", "1,4", "--to", "node1"])
+        .assert()
+        .success();
     let channels = healthy_channels();
     assert_eq!(
         channels[0],
@@ -391,7 +393,7 @@ fn a_reporting_server_follows_attach_move_and_split_under_writes() {
         shardctl()
             .env("SHARDCTL_FAULT", fault)
             .arg("--config")
-            .arg(fleet().inventory_path())
+            .arg(FLEET.inventory_path())
             .args(&args)
             .assert()
             .failure()
@@ -432,7 +434,7 @@ fn a_reporting_server_follows_attach_move_and_split_under_writes() {
             .env_remove("SHARDCTL_CONFIG")
             .env_remove("SHARDCTL_FAULT")
             .arg("--config")
-            .arg(fleet().inventory_path())
+            .arg(FLEET.inventory_path())
             .args(["move", "--shard", "3", "--to", to, "--revert-window", "10m"])
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
@@ -440,13 +442,13 @@ fn a_reporting_server_follows_attach_move_and_split_under_writes() {
             .spawn()
             .unwrap();
         let op = until_window(Duration::from_secs(120));
-        let mut n = connect(fleet(), to);
+        let mut n = connect(FLEET.sandbox(), to);
         exec(
             &mut n,
             &["UPDATE app_3.t SET note = 'in the window' WHERE id = 2003"],
         );
         std::thread::sleep(Duration::from_millis(800));
-        cli(&[verb, &op.to_string()]).success();
+        FLEET.cli(&[verb, &op.to_string()]).assert().success();
         let out = mv.wait_with_output().unwrap();
         assert!(
             out.status.success(),
@@ -454,7 +456,7 @@ fn a_reporting_server_follows_attach_move_and_split_under_writes() {
             String::from_utf8_lossy(&out.stderr)
         );
         stop_and_check(running);
-        let placed = Directory::open(&inventory(fleet()))
+        let placed = Directory::open(&inventory(FLEET.sandbox()))
             .unwrap()
             .load()
             .unwrap()
@@ -473,7 +475,7 @@ fn a_reporting_server_follows_attach_move_and_split_under_writes() {
             "{verb}: {channels:?}"
         );
         assert_node4_equals_fleet(verb);
-        let mut r = connect(fleet(), "node4");
+        let mut r = connect(FLEET.sandbox(), "node4");
         assert_eq!(
             common::count(
                 &mut r,
@@ -490,7 +492,7 @@ fn a_reporting_server_follows_attach_move_and_split_under_writes() {
     assert_eq!(healthy_channels(), before);
 
     // A write after all that still arrives.
-    let mut n2 = connect(fleet(), "node2");
+    let mut n2 = connect(FLEET.sandbox(), "node2");
     exec(
         &mut n2,
         &["UPDATE app_2.t SET note = 'late' WHERE id = 1003"],
@@ -507,7 +509,7 @@ fn a_reporting_server_follows_attach_move_and_split_under_writes() {
         REFUSED,
         "node node4 already has a schema app_",
     );
-    let mut n4 = connect(fleet(), "node4");
+    let mut n4 = connect(FLEET.sandbox(), "node4");
     for s in node4_schemas() {
         exec(&mut n4, &[&format!("DROP DATABASE `{s}`")]);
     }
@@ -520,7 +522,7 @@ fn a_reporting_server_follows_attach_move_and_split_under_writes() {
 #[test]
 fn bad_reporting_input_is_refused_and_changes_nothing() {
     let _g = serial();
-    fleet();
+    FLEET.sandbox();
     refused(
         &["reporting", "attach", "node9"],
         USAGE,
@@ -557,7 +559,7 @@ fn bad_reporting_input_is_refused_and_changes_nothing() {
         "--chunk-rows",
     );
     // A source whose binary log carries statements.
-    let mut n2 = connect(fleet(), "node2");
+    let mut n2 = connect(FLEET.sandbox(), "node2");
     exec(&mut n2, &["SET GLOBAL binlog_format = 'STATEMENT'"]);
     let r = std::panic::catch_unwind(|| {
         refused(
@@ -569,7 +571,7 @@ fn bad_reporting_input_is_refused_and_changes_nothing() {
     exec(&mut n2, &["SET GLOBAL binlog_format = 'ROW'"]);
     r.unwrap();
     // A schema of the same name already on the reporting node.
-    let mut n4 = connect(fleet(), "node4");
+    let mut n4 = connect(FLEET.sandbox(), "node4");
     exec(&mut n4, &["CREATE DATABASE app_1"]);
     let r = std::panic::catch_unwind(|| {
         refused(

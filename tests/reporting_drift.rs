@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::{connect, exec, inventory, shardctl};
+use common::{cli_on, connect, exec, inventory};
 use serde_json::Value as Json;
 use shardctl::directory::Directory;
 use shardctl::sandbox::{Sandbox, SandboxBuilder};
@@ -55,14 +55,6 @@ fn fleet() -> Sandbox {
     sb
 }
 
-fn cli(sb: &Sandbox, args: &[&str]) -> assert_cmd::assert::Assert {
-    shardctl()
-        .arg("--config")
-        .arg(sb.inventory_path())
-        .args(args)
-        .assert()
-}
-
 fn json_out(out: &std::process::Output, args: &[&str]) -> Json {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
@@ -76,7 +68,11 @@ fn json_out(out: &std::process::Output, args: &[&str]) -> Json {
 fn json(sb: &Sandbox, args: &[&str]) -> Json {
     let mut all = vec!["--output", "json"];
     all.extend_from_slice(args);
-    let out = cli(sb, &all).success().get_output().clone();
+    let out = cli_on(&sb.inventory_path(), &all)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
     json_out(&out, args)
 }
 
@@ -141,7 +137,9 @@ fn until_window(sb: &Sandbox) -> u64 {
 #[test]
 fn a_follow_skipped_by_an_open_window_joins_at_its_own_flip_and_check_finds_drift() {
     let sb = fleet();
-    cli(&sb, &["reporting", "attach", "node4"]).success();
+    cli_on(&sb.inventory_path(), &["reporting", "attach", "node4"])
+        .assert()
+        .success();
     assert_node4_holds(&sb, 1, "node1", "after attach");
 
     // Shard 1 to node3 with a revert window: the move flips, then waits; the reporting
@@ -186,7 +184,12 @@ fn a_follow_skipped_by_an_open_window_joins_at_its_own_flip_and_check_finds_drif
     assert_eq!(node4["drift"], true, "{st}");
 
     // A second move onto node3 ends first: its follow syncs the reporting server.
-    cli(&sb, &["move", "--shard", "2", "--to", "node3"]).success();
+    cli_on(
+        &sb.inventory_path(),
+        &["move", "--shard", "2", "--to", "node3"],
+    )
+    .assert()
+    .success();
     exec(
         &mut n3,
         &["UPDATE app_1.t SET note = 'after the second move' WHERE id = 900"],
@@ -194,7 +197,9 @@ fn a_follow_skipped_by_an_open_window_joins_at_its_own_flip_and_check_finds_drif
     assert_node4_holds(&sb, 1, "node3", "after the second move onto node3");
     assert_node4_holds(&sb, 2, "node3", "after the second move onto node3");
 
-    cli(&sb, &["finalize", &op.to_string()]).success();
+    cli_on(&sb.inventory_path(), &["finalize", &op.to_string()])
+        .assert()
+        .success();
     let out = mv.wait_with_output().unwrap();
     assert!(
         out.status.success(),
@@ -226,7 +231,11 @@ fn a_follow_skipped_by_an_open_window_joins_at_its_own_flip_and_check_finds_drif
     let mut n4 = connect(&sb, "node4");
     exec(&mut n4, &["UPDATE app_2.t SET v = -1 WHERE id = 1100"]);
     let args = ["--output", "json", "reporting", "check", "--shard", "2"];
-    let out = cli(&sb, &args).code(REFUSED).get_output().clone();
+    let out = cli_on(&sb.inventory_path(), &args)
+        .assert()
+        .code(REFUSED)
+        .get_output()
+        .clone();
     let c = json_out(&out, &args);
     assert_eq!(c["clean"], false, "{c}");
     assert_eq!(c["shards"][0]["shard"], 2, "{c}");
@@ -263,10 +272,14 @@ fn a_follow_skipped_by_an_open_window_joins_at_its_own_flip_and_check_finds_drif
     // stands; the follow stays recorded with the failure.
     exec(&mut n4, &["DELETE FROM app_3.t WHERE id = 2005"]);
     exec(&mut n3, &["UPDATE app_3.t SET v = v + 1 WHERE id = 2005"]);
-    let out = cli(&sb, &["move", "--shard", "3", "--to", "node1"])
-        .success()
-        .get_output()
-        .clone();
+    let out = cli_on(
+        &sb.inventory_path(),
+        &["move", "--shard", "3", "--to", "node1"],
+    )
+    .assert()
+    .success()
+    .get_output()
+    .clone();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("the reporting server did not follow the operation"),
@@ -288,7 +301,11 @@ fn a_follow_skipped_by_an_open_window_joins_at_its_own_flip_and_check_finds_drif
     // Shard 1's channel (from node3) cannot be held at a consistent point: not compared,
     // and not clean.
     let args = ["--output", "json", "reporting", "check", "--shard", "1"];
-    let out = cli(&sb, &args).code(REFUSED).get_output().clone();
+    let out = cli_on(&sb.inventory_path(), &args)
+        .assert()
+        .code(REFUSED)
+        .get_output()
+        .clone();
     let c = json_out(&out, &args);
     let why = c["shards"][0]["differing"][0].as_str().unwrap();
     assert!(
@@ -305,7 +322,12 @@ fn a_follow_skipped_by_an_open_window_joins_at_its_own_flip_and_check_finds_drif
             "START SLAVE 'shardctl_report_node3'",
         ],
     );
-    cli(&sb, &["move", "--shard", "2", "--to", "node1"]).success();
+    cli_on(
+        &sb.inventory_path(),
+        &["move", "--shard", "2", "--to", "node1"],
+    )
+    .assert()
+    .success();
     assert_node4_holds(&sb, 3, "node1", "after a failed follow and another move");
     assert_node4_holds(&sb, 2, "node1", "after a failed follow and another move");
     let st = json(&sb, &["reporting", "status"]);
@@ -351,7 +373,9 @@ fn a_follow_skipped_by_an_open_window_joins_at_its_own_flip_and_check_finds_drif
         &["UPDATE app_1.t SET note = 'in the window' WHERE id BETWEEN 100 AND 120"],
     );
     std::thread::sleep(Duration::from_millis(800));
-    cli(&sb, &["revert", &op.to_string()]).success();
+    cli_on(&sb.inventory_path(), &["revert", &op.to_string()])
+        .assert()
+        .success();
     let out = mv.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
@@ -366,7 +390,9 @@ fn a_follow_skipped_by_an_open_window_joins_at_its_own_flip_and_check_finds_drif
             "START SLAVE 'shardctl_report_node3'",
         ],
     );
-    cli(&sb, &["reporting", "sync"]).success();
+    cli_on(&sb.inventory_path(), &["reporting", "sync"])
+        .assert()
+        .success();
     assert_node4_holds(&sb, 1, "node3", "after a revert whose follow failed");
     let st = json(&sb, &["reporting", "status"]);
     assert_eq!(st["reporting_nodes"][0]["drift"], false, "{st}");

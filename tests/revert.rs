@@ -7,70 +7,60 @@
 
 mod common;
 
-use common::{connect, count, exec, shardctl, wait_exit};
+use common::{connect, count, exec, serial, wait_exit, SharedFleet};
 use shardctl::config::Inventory;
 use shardctl::directory::Directory;
-use shardctl::sandbox::{Sandbox, SandboxBuilder};
+use shardctl::sandbox::Sandbox;
 use shardctl::workload;
 use std::process::Child;
-use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 const USAGE: i32 = 2;
 const REFUSED: i32 = 5;
 const ROWS: i64 = 20_000;
 
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
+static FLEET: SharedFleet = SharedFleet::new(3, set_up);
 
-fn fleet() -> &'static Sandbox {
-    static SB: OnceLock<Sandbox> = OnceLock::new();
-    SB.get_or_init(|| {
-        let sb = SandboxBuilder::for_tests(3).unwrap().start().unwrap();
-        let mut n1 = connect(&sb, "node1");
-        exec(
-            &mut n1,
-            &[
-                "CREATE DATABASE app",
-                "CREATE TABLE app.items (k BIGINT NOT NULL, n INT NOT NULL, note VARCHAR(40) NULL, PRIMARY KEY (k, n))",
-                "CREATE TABLE app.shardctl_workload (k BIGINT NOT NULL, seq BIGINT UNSIGNED NOT NULL, at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), PRIMARY KEY (k, seq))",
-                "CREATE TABLE app.audit (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, k BIGINT NOT NULL)",
-                "CREATE TRIGGER app.items_audit AFTER INSERT ON app.items FOR EACH ROW INSERT INTO app.audit (k) VALUES (NEW.k)",
-                "CREATE VIEW app.items_per_key AS SELECT k, COUNT(*) AS n FROM app.items GROUP BY k",
-                // Enabled: the move's enable-events on the new node is a logged ALTER EVENT
-                // the reverse channel must step over.
-                "CREATE EVENT app.tidy ON SCHEDULE EVERY 1 DAY DO DELETE FROM app.audit WHERE k < 0",
-            ],
-        );
-        common::range_directory(
-            &sb.inventory_path(),
-            &["node1", "node2", "node3"],
-            &[("app.items", "k"), ("app.shardctl_workload", "k"), ("app.audit", "k")],
-            &[("node1", "0"), ("node2", "100000")],
-        );
-        exec(
-            &mut n1,
-            &["INSERT INTO app_1.items (k, n) SELECT seq, 1 FROM app_1.seq_1_to_20000"],
-        );
-        sb
-    })
+/// Sets up the fleet once, on first use (see [`FLEET`]).
+fn set_up(sb: &Sandbox) {
+    let mut n1 = connect(sb, "node1");
+    exec(
+        &mut n1,
+        &[
+            "CREATE DATABASE app",
+            "CREATE TABLE app.items (k BIGINT NOT NULL, n INT NOT NULL, note VARCHAR(40) NULL, PRIMARY KEY (k, n))",
+            "CREATE TABLE app.shardctl_workload (k BIGINT NOT NULL, seq BIGINT UNSIGNED NOT NULL, at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), PRIMARY KEY (k, seq))",
+            "CREATE TABLE app.audit (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, k BIGINT NOT NULL)",
+            "CREATE TRIGGER app.items_audit AFTER INSERT ON app.items FOR EACH ROW INSERT INTO app.audit (k) VALUES (NEW.k)",
+            "CREATE VIEW app.items_per_key AS SELECT k, COUNT(*) AS n FROM app.items GROUP BY k",
+            // Enabled: the move's enable-events on the new node is a logged ALTER EVENT
+            // the reverse channel must step over.
+            "CREATE EVENT app.tidy ON SCHEDULE EVERY 1 DAY DO DELETE FROM app.audit WHERE k < 0",
+        ],
+    );
+    common::range_directory(
+        &sb.inventory_path(),
+        &["node1", "node2", "node3"],
+        &[
+            ("app.items", "k"),
+            ("app.shardctl_workload", "k"),
+            ("app.audit", "k"),
+        ],
+        &[("node1", "0"), ("node2", "100000")],
+    );
+    exec(
+        &mut n1,
+        &["INSERT INTO app_1.items (k, n) SELECT seq, 1 FROM app_1.seq_1_to_20000"],
+    );
 }
 
 fn inventory() -> Inventory {
-    common::inventory(fleet())
-}
-
-fn cli() -> assert_cmd::Command {
-    let mut c = shardctl();
-    c.arg("--config").arg(fleet().inventory_path());
-    c
+    common::inventory(FLEET.sandbox())
 }
 
 /// shardctl in the background, its output in files.
 fn spawn(args: &[&str], dir: &std::path::Path, name: &str) -> Child {
-    common::spawn_shardctl(&fleet().inventory_path(), args, None, dir, name)
+    common::spawn_shardctl(&FLEET.inventory_path(), args, None, dir, name)
 }
 
 fn newest_op() -> Option<shardctl::directory::journal::OperationRecord> {
@@ -120,7 +110,7 @@ fn home_of(shard: u32) -> String {
 }
 
 fn schemas(node: &str, like: &str) -> Vec<String> {
-    let mut s = connect(fleet(), node);
+    let mut s = connect(FLEET.sandbox(), node);
     s.rows(&shardctl::server::Stmt::with(
         "SELECT schema_name FROM information_schema.schemata WHERE schema_name LIKE ? ORDER BY 1",
         vec![like.into()],
@@ -132,7 +122,7 @@ fn schemas(node: &str, like: &str) -> Vec<String> {
 }
 
 fn channels(node: &str) -> Vec<String> {
-    let mut s = connect(fleet(), node);
+    let mut s = connect(FLEET.sandbox(), node);
     let rows = s
         .rows(&shardctl::server::Stmt::text("SHOW ALL SLAVES STATUS"))
         .unwrap();
@@ -201,7 +191,7 @@ fn other_node(from: &str) -> &'static str {
 #[test]
 fn a_revert_within_the_window_brings_back_every_write() {
     let _s = serial();
-    fleet();
+    FLEET.sandbox();
     let dir = tempfile::tempdir().unwrap();
     let from = home_of(1);
     let to = other_node(&from);
@@ -225,7 +215,7 @@ fn a_revert_within_the_window_brings_back_every_write() {
         .to_string();
     assert!(channels(&from).contains(&back), "{:?}", channels(&from));
     // Writes on the new node during the window, some of them by the trigger.
-    let mut t = connect(fleet(), to);
+    let mut t = connect(FLEET.sandbox(), to);
     exec(
         &mut t,
         &[
@@ -263,12 +253,17 @@ fn a_revert_within_the_window_brings_back_every_write() {
     // The owner held still (SIGSTOP) so the request stays pending: a finalize given
     // meanwhile is refused and the revert stands; the same revert again is accepted.
     let held = Held::stop(resumed.id() as i32);
-    let out = cli().args(["revert", &op.to_string()]).assert().success();
+    let out = FLEET
+        .cli(&[])
+        .args(["revert", &op.to_string()])
+        .assert()
+        .success();
     assert!(
         String::from_utf8_lossy(&out.get_output().stdout).contains("revert requested"),
         "{out:?}"
     );
-    let refused = cli()
+    let refused = FLEET
+        .cli(&[])
         .args(["finalize", &op.to_string()])
         .assert()
         .code(REFUSED);
@@ -279,7 +274,11 @@ fn a_revert_within_the_window_brings_back_every_write() {
         )) && said.trim().lines().count() == 1,
         "{said}"
     );
-    cli().args(["revert", &op.to_string()]).assert().success();
+    FLEET
+        .cli(&[])
+        .args(["revert", &op.to_string()])
+        .assert()
+        .success();
     drop(held);
     let status = wait_exit(&mut resumed, Duration::from_secs(180));
     assert!(
@@ -300,7 +299,7 @@ fn a_revert_within_the_window_brings_back_every_write() {
     assert_eq!(seen[0]["op"], op);
     assert_eq!(seen[0]["shard"], 1);
 
-    let mut s = connect(fleet(), &from);
+    let mut s = connect(FLEET.sandbox(), &from);
     assert_eq!(
         count(&mut s, "SELECT COUNT(*) FROM app_1.items"),
         ROWS + 1,
@@ -356,7 +355,8 @@ fn a_revert_within_the_window_brings_back_every_write() {
     let rec = newest_op().unwrap();
     assert_eq!(rec.state.as_sql(), "done");
     // After the window: nothing to revert or finalize any more.
-    cli()
+    FLEET
+        .cli(&[])
         .args(["revert", &op.to_string()])
         .assert()
         .code(USAGE)
@@ -385,7 +385,7 @@ impl Drop for Held {
 #[test]
 fn a_revert_asked_for_while_no_owner_ran_is_carried_out_after_the_window_ended() {
     let _s = serial();
-    fleet();
+    FLEET.sandbox();
     let dir = tempfile::tempdir().unwrap();
     let from = home_of(1);
     let to = other_node(&from);
@@ -400,7 +400,11 @@ fn a_revert_asked_for_while_no_owner_ran_is_carried_out_after_the_window_ended()
     // for `resume`; the window ends before anyone resumes.
     first.kill().unwrap();
     first.wait().unwrap();
-    let out = cli().args(["revert", &op.to_string()]).assert().success();
+    let out = FLEET
+        .cli(&[])
+        .args(["revert", &op.to_string()])
+        .assert()
+        .success();
     assert!(
         String::from_utf8_lossy(&out.get_output().stdout).contains("revert requested"),
         "{out:?}"
@@ -424,7 +428,7 @@ fn a_revert_asked_for_while_no_owner_ran_is_carried_out_after_the_window_ended()
 #[test]
 fn finalize_or_the_windows_end_drops_the_old_copy_and_keeps_the_move() {
     let _s = serial();
-    fleet();
+    FLEET.sandbox();
     let dir = tempfile::tempdir().unwrap();
     let from = home_of(1);
     let to = other_node(&from);
@@ -445,7 +449,8 @@ fn finalize_or_the_windows_end_drops_the_old_copy_and_keeps_the_move() {
         .shard(3)
         .is_err()
     {
-        cli()
+        FLEET
+            .cli(&[])
             .args([
                 "shard",
                 "add",
@@ -459,7 +464,8 @@ fn finalize_or_the_windows_end_drops_the_old_copy_and_keeps_the_move() {
             .assert()
             .success();
     }
-    let out = cli()
+    let out = FLEET
+        .cli(&[])
         .args(["move", "--shard", "3", "--to", &from, "--check"])
         .assert()
         .failure();
@@ -475,7 +481,11 @@ fn finalize_or_the_windows_end_drops_the_old_copy_and_keeps_the_move() {
         )),
         "{said}"
     );
-    cli().args(["finalize", &op.to_string()]).assert().success();
+    FLEET
+        .cli(&[])
+        .args(["finalize", &op.to_string()])
+        .assert()
+        .success();
     let status = wait_exit(&mut run, Duration::from_secs(60));
     assert!(
         status.success(),
@@ -524,7 +534,7 @@ fn finalize_or_the_windows_end_drops_the_old_copy_and_keeps_the_move() {
 #[test]
 fn bad_revert_and_finalize_requests_are_refused() {
     let _s = serial();
-    fleet();
+    FLEET.sandbox();
     let from = home_of(1);
     let to = other_node(&from);
     for (args, says) in [
@@ -547,7 +557,7 @@ fn bad_revert_and_finalize_requests_are_refused() {
             "a duration is like",
         ),
     ] {
-        let out = cli().args(&args).assert().code(USAGE);
+        let out = FLEET.cli(&[]).args(&args).assert().code(USAGE);
         let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
         assert!(err.contains(says), "{args:?}: {err}");
     }
@@ -562,7 +572,8 @@ fn bad_revert_and_finalize_requests_are_refused() {
     assert!(wait_exit(&mut run, Duration::from_secs(120)).success());
     let op = newest_op().unwrap().id;
     for verb in ["revert", "finalize"] {
-        cli()
+        FLEET
+            .cli(&[])
             .args([verb, &op.to_string()])
             .assert()
             .code(USAGE)
@@ -575,7 +586,8 @@ fn bad_revert_and_finalize_requests_are_refused() {
         shardctl::playbook::MERGE_PLAYBOOK.replace("keep: false", "keep: true")
     );
     let pb = common::write_file(dir.path(), "merge-revert.yaml", &text);
-    cli()
+    FLEET
+        .cli(&[])
         .args(["merge", "--shards", "1,2", "--to", &from, "--playbook"])
         .arg(&pb)
         .assert()
@@ -589,7 +601,8 @@ fn bad_revert_and_finalize_requests_are_refused() {
         shardctl::playbook::SPLIT_PLAYBOOK
     );
     let pb = common::write_file(dir.path(), "split-revert.yaml", &text);
-    cli()
+    FLEET
+        .cli(&[])
         .args([
             "split",
             "--shard",
@@ -609,7 +622,8 @@ fn bad_revert_and_finalize_requests_are_refused() {
     assert_eq!(newest_op().unwrap().id, ops_before, "nothing journaled");
     assert_eq!(home_of(1), from);
     // The dry run shows the window's channel and its end.
-    let out = cli()
+    let out = FLEET
+        .cli(&[])
         .args([
             "move",
             "--shard",
@@ -667,7 +681,7 @@ fn revert_points() -> Vec<String> {
 
 /// shardctl in the background with a fault point armed.
 fn spawn_faulty(args: &[&str], dir: &std::path::Path, name: &str, fault: &str) -> Child {
-    common::spawn_shardctl(&fleet().inventory_path(), args, Some(fault), dir, name)
+    common::spawn_shardctl(&FLEET.inventory_path(), args, Some(fault), dir, name)
 }
 
 /// A crash at each point of a revert, under both routers, then `resume` (again and again
@@ -676,7 +690,7 @@ fn spawn_faulty(args: &[&str], dir: &std::path::Path, name: &str, fault: &str) -
 #[test]
 fn a_crash_anywhere_in_a_revert_resumes_to_a_clean_end() {
     let _s = serial();
-    fleet();
+    FLEET.sandbox();
     for point in revert_points() {
         let dir = tempfile::tempdir().unwrap();
         let from = home_of(1);
@@ -689,11 +703,16 @@ fn a_crash_anywhere_in_a_revert_resumes_to_a_clean_end() {
             &format!("crash@{point}"),
         );
         let op = until_window(Duration::from_secs(120), dir.path());
-        cli().args(["revert", &op.to_string()]).assert().success();
+        FLEET
+            .cli(&[])
+            .args(["revert", &op.to_string()])
+            .assert()
+            .success();
         let status = wait_exit(&mut run, Duration::from_secs(120));
         assert!(!status.success(), "{point}: the armed run crashed");
         // A revert begun and stopped: finalize is refused until resume settles it.
-        let refused = cli()
+        let refused = FLEET
+            .cli(&[])
             .args(["finalize", &op.to_string()])
             .assert()
             .code(REFUSED);
@@ -718,7 +737,11 @@ fn a_crash_anywhere_in_a_revert_resumes_to_a_clean_end() {
                 .is_some_and(|s| s.name == "revert-window" && s.state.as_sql() == "running");
             if waiting && !asked_again && home_of(1) == to {
                 // Rolled back before its flip: the window is open again; ask once more.
-                cli().args(["revert", &op.to_string()]).assert().success();
+                FLEET
+                    .cli(&[])
+                    .args(["revert", &op.to_string()])
+                    .assert()
+                    .success();
                 asked_again = true;
             }
             assert!(Instant::now() < deadline, "{point}: resume never ended");
@@ -751,7 +774,7 @@ fn a_crash_anywhere_in_a_revert_resumes_to_a_clean_end() {
             "{point}: {:?}",
             channels(&from)
         );
-        let mut s = connect(fleet(), &from);
+        let mut s = connect(FLEET.sandbox(), &from);
         assert!(
             count(&mut s, "SELECT COUNT(*) FROM app_1.items") >= ROWS,
             "{point}"

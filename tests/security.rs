@@ -10,57 +10,47 @@
 
 mod common;
 
-use common::{range_directory, shardctl};
+use common::{range_directory, serial, shardctl, SharedFleet};
 use mysql::prelude::Queryable;
 use shardctl::config::Inventory;
 use shardctl::ident::Channel;
-use shardctl::sandbox::{Sandbox, SandboxBuilder, ROOT_OPTION_FILE};
+use shardctl::sandbox::{Sandbox, ROOT_OPTION_FILE};
 use shardctl::server::{server_error_code, Server, StartAt, Stmt};
 use std::os::unix::fs::PermissionsExt;
-use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 /// The TLS sandbox, with schema `sec` (table `t`) mapped by function `f`: shard 1 on
 /// node1 holding 200 rows.
-fn fleet() -> &'static Sandbox {
-    static SB: OnceLock<Sandbox> = OnceLock::new();
-    SB.get_or_init(|| {
-        let sb = SandboxBuilder::for_tests(2)
-            .and_then(|b| b.tls(true).start())
-            .unwrap_or_else(|e| panic!("cannot start the TLS sandbox: {e}"));
-        let inv = Inventory::load(&sb.inventory_path()).unwrap();
-        let mut s = Server::connect_node(&inv, "node1").unwrap();
-        for sql in [
-            "CREATE DATABASE sec",
-            "CREATE TABLE sec.t (id INT PRIMARY KEY, v VARCHAR(20))",
-        ] {
-            s.exec(&Stmt::text(sql)).unwrap();
-        }
-        range_directory(
-            &sb.inventory_path(),
-            &["node1", "node2"],
-            &[("sec.t", "id")],
-            &[("node1", "0")],
-        );
-        s.exec(&Stmt::text(
-            "INSERT INTO sec_1.t SELECT seq, CONCAT('row ', seq) FROM sec.seq_1_to_200",
-        ))
-        .unwrap();
-        sb
-    })
-}
+static FLEET: SharedFleet = SharedFleet::configured(2, |b| b.tls(true), set_up);
 
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+/// Sets up the fleet once, on first use (see [`FLEET`]).
+fn set_up(sb: &Sandbox) {
+    let inv = Inventory::load(&sb.inventory_path()).unwrap();
+    let mut s = Server::connect_node(&inv, "node1").unwrap();
+    for sql in [
+        "CREATE DATABASE sec",
+        "CREATE TABLE sec.t (id INT PRIMARY KEY, v VARCHAR(20))",
+    ] {
+        s.exec(&Stmt::text(sql)).unwrap();
+    }
+    range_directory(
+        &sb.inventory_path(),
+        &["node1", "node2"],
+        &[("sec.t", "id")],
+        &[("node1", "0")],
+    );
+    s.exec(&Stmt::text(
+        "INSERT INTO sec_1.t SELECT seq, CONCAT('row ', seq) FROM sec.seq_1_to_200",
+    ))
+    .unwrap();
 }
 
 fn inventory() -> Inventory {
-    Inventory::load(&fleet().inventory_path()).unwrap()
+    Inventory::load(&FLEET.inventory_path()).unwrap()
 }
 
 fn port(node: &str) -> u16 {
-    fleet().node(node).unwrap().port
+    FLEET.sandbox().node(node).unwrap().port
 }
 
 /// A TCP login attempt; the server's error code when refused.
@@ -101,7 +91,7 @@ fn count(server: &mut Server, sql: &str) -> i64 {
 #[test]
 fn a_channel_from_a_tls_node_uses_tls_and_verifies_the_certificate() {
     let _g = serial();
-    let sb = fleet();
+    let sb = FLEET.sandbox();
     let inv = inventory();
     let mut source = admin("node1");
     let start = source.coordinates().unwrap().position;
@@ -142,7 +132,7 @@ fn a_channel_from_a_tls_node_uses_tls_and_verifies_the_certificate() {
 #[test]
 fn shards_move_over_tls_with_both_methods() {
     let _g = serial();
-    let sb = fleet();
+    let sb = FLEET.sandbox();
     let config = sb.inventory_path();
     let run = |args: &[&str]| {
         shardctl()
@@ -202,7 +192,7 @@ fn tls_sandbox_accounts_refuse_plain_connections() {
 #[test]
 fn root_has_no_tcp_login_without_its_password() {
     let _g = serial();
-    let sb = fleet();
+    let sb = FLEET.sandbox();
     for node in ["node1", "node2"] {
         assert_eq!(tcp_login(node, "root", None).err(), Some(1045), "{node}");
         assert_eq!(
@@ -327,7 +317,7 @@ fn the_application_account_reaches_shard_schemas_only() {
 #[test]
 fn a_password_file_readable_by_others_is_named_in_one_warning() {
     let _g = serial();
-    let sb = fleet();
+    let sb = FLEET.sandbox();
     let dir = tempfile::tempdir().unwrap();
     let loose = dir.path().join("loose.cnf");
     std::fs::copy(sb.dir().join("client.cnf"), &loose).unwrap();
@@ -369,12 +359,6 @@ fn home_of_shard_1() -> String {
         .clone()
 }
 
-fn cli() -> assert_cmd::Command {
-    let mut c = shardctl();
-    c.arg("--config").arg(fleet().inventory_path());
-    c
-}
-
 /// The journal holds data, not code (issue 26, item 6): a move waiting for its manual
 /// cut-over (its own `before-cutover` hook given with `--hook`) dies; someone who can write
 /// the directory replaces the hook's entry in `operations.params` by a command of their
@@ -383,7 +367,7 @@ fn cli() -> assert_cmd::Command {
 #[test]
 fn resume_never_runs_a_hook_command_read_back_from_the_journal() {
     let _g = serial();
-    let sb = fleet();
+    let sb = FLEET.sandbox();
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("planted");
     let from = home_of_shard_1();
@@ -466,7 +450,7 @@ fn resume_never_runs_a_hook_command_read_back_from_the_journal() {
     // Were it waiting again, the go-ahead would run its before-cutover hooks.
     std::thread::sleep(Duration::from_secs(5));
     if resumed.try_wait().unwrap().is_none() {
-        let _ = cli().args(["cutover", &op.to_string()]).output();
+        let _ = FLEET.cli(&[]).args(["cutover", &op.to_string()]).output();
     }
     let status = common::wait_exit(&mut resumed, Duration::from_secs(180));
     let err = std::fs::read_to_string(dir.path().join("resume.err")).unwrap();
@@ -480,7 +464,11 @@ fn resume_never_runs_a_hook_command_read_back_from_the_journal() {
     );
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert_eq!(home_of_shard_1(), from, "nothing moved");
-    cli().args(["abort", &op.to_string()]).assert().success();
+    FLEET
+        .cli(&[])
+        .args(["abort", &op.to_string()])
+        .assert()
+        .success();
     assert!(!marker.exists());
     assert_eq!(home_of_shard_1(), from);
 }
@@ -494,7 +482,7 @@ fn resume_never_runs_a_hook_command_read_back_from_the_journal() {
 #[test]
 fn the_application_account_reads_the_directory_and_cannot_write_it() {
     let _g = serial();
-    let sb = fleet();
+    let sb = FLEET.sandbox();
     let inv = inventory();
     let directory_node = inv.file.directory.node.clone();
     let mut admin_dir = shardctl::directory::Directory::open(&inv).unwrap();
@@ -596,8 +584,12 @@ fn status_warns_when_the_directory_sends_applications_elsewhere() {
             ))
             .unwrap()
     };
-    let table = cli().arg("status").output().unwrap();
-    let json = cli().args(["--output", "json", "status"]).output().unwrap();
+    let table = FLEET.cli(&[]).arg("status").output().unwrap();
+    let json = FLEET
+        .cli(&[])
+        .args(["--output", "json", "status"])
+        .output()
+        .unwrap();
     restore();
     let stderr = String::from_utf8_lossy(&table.stderr);
     let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("warning")).collect();
@@ -620,7 +612,7 @@ fn status_warns_when_the_directory_sends_applications_elsewhere() {
     assert_eq!(address("node2"), format!("10.6.6.6:{port}"));
     assert_eq!(address("node1"), serde_json::Value::Null);
     // Agreeing again: no warning.
-    let again = cli().arg("status").output().unwrap();
+    let again = FLEET.cli(&[]).arg("status").output().unwrap();
     assert!(
         !String::from_utf8_lossy(&again.stderr).contains("warning"),
         "{}",
@@ -636,7 +628,7 @@ fn status_warns_when_the_directory_sends_applications_elsewhere() {
 #[test]
 fn resume_replays_no_definition_the_server_does_not_hold() {
     let _g = serial();
-    let sb = fleet();
+    let sb = FLEET.sandbox();
     let home = home_of_shard_1();
     let mut h = admin(&home);
     for sql in [
@@ -698,7 +690,11 @@ fn resume_replays_no_definition_the_server_does_not_hold() {
     let planted_schema =
         "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'planted_by_journal'";
 
-    let out = cli().args(["resume", &op.to_string()]).output().unwrap();
+    let out = FLEET
+        .cli(&[])
+        .args(["resume", &op.to_string()])
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(count(&mut admin(&home), planted_schema), 0, "{err}");
     assert_eq!(out.status.code(), Some(5), "{err}");
@@ -718,7 +714,11 @@ fn resume_replays_no_definition_the_server_does_not_hold() {
         ))
         .unwrap();
     }
-    let out = cli().args(["resume", &op.to_string()]).output().unwrap();
+    let out = FLEET
+        .cli(&[])
+        .args(["resume", &op.to_string()])
+        .output()
+        .unwrap();
     assert!(
         out.status.success(),
         "{}",

@@ -4,94 +4,172 @@
 
 mod common;
 
-use common::{connect, exec, shardctl};
+use common::{connect, exec, serial, shardctl, SharedFleet};
 use predicates::prelude::*;
 use shardctl::config::Inventory;
 use shardctl::directory::{Directory, Key, Router};
-use shardctl::sandbox::{Sandbox, SandboxBuilder};
+use shardctl::sandbox::Sandbox;
 use shardctl::server::Stmt;
 use shardctl::workload;
-use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
+static FLEET: SharedFleet = SharedFleet::new(3, set_up);
 
-fn fleet() -> &'static Sandbox {
-    static SB: OnceLock<Sandbox> = OnceLock::new();
-    SB.get_or_init(|| {
-        let sb = SandboxBuilder::for_tests(3).unwrap().start().unwrap();
-        let mut n1 = connect(&sb, "node1");
-        for (db, key) in [("rdb", "BIGINT"), ("hdb", "BIGINT"), ("ldb", "VARBINARY(16)")] {
-            exec(
-                &mut n1,
-                &[
-                    &format!("CREATE DATABASE {db}"),
-                    &format!("CREATE TABLE {db}.items (k {key} NOT NULL, n INT NOT NULL, PRIMARY KEY (k, n))"),
-                    &format!("CREATE TABLE {db}.shardctl_workload (k {key} NOT NULL, seq BIGINT UNSIGNED NOT NULL, at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), PRIMARY KEY (k, seq))"),
-                    &format!("CREATE TABLE {db}.kinds (id INT PRIMARY KEY)"),
-                    &format!("INSERT INTO {db}.kinds VALUES (1), (2)"),
-                ],
-            );
+/// Sets up the fleet once, on first use (see [`FLEET`]).
+fn set_up(sb: &Sandbox) {
+    let mut n1 = connect(sb, "node1");
+    for (db, key) in [
+        ("rdb", "BIGINT"),
+        ("hdb", "BIGINT"),
+        ("ldb", "VARBINARY(16)"),
+    ] {
+        exec(
+            &mut n1,
+            &[
+                &format!("CREATE DATABASE {db}"),
+                &format!("CREATE TABLE {db}.items (k {key} NOT NULL, n INT NOT NULL, PRIMARY KEY (k, n))"),
+                &format!("CREATE TABLE {db}.shardctl_workload (k {key} NOT NULL, seq BIGINT UNSIGNED NOT NULL, at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), PRIMARY KEY (k, seq))"),
+                &format!("CREATE TABLE {db}.kinds (id INT PRIMARY KEY)"),
+                &format!("INSERT INTO {db}.kinds VALUES (1), (2)"),
+            ],
+        );
+    }
+    let inv = sb.inventory_path();
+    let run = |args: &[&str]| {
+        shardctl()
+            .arg("--config")
+            .arg(&inv)
+            .args(args)
+            .assert()
+            .success();
+    };
+    run(&["init"]);
+    for n in ["node1", "node2", "node3"] {
+        run(&["node", "add", n]);
+    }
+    for (f, t, k, db) in [
+        ("r", "range", "int", "rdb"),
+        ("h", "hash", "int", "hdb"),
+        ("l", "list", "string", "ldb"),
+    ] {
+        run(&["function", "add", f, "--type", t, "--key", k]);
+        for table in ["items", "shardctl_workload"] {
+            run(&[
+                "table",
+                "add",
+                &format!("{db}.{table}"),
+                "--function",
+                f,
+                "--column",
+                "k",
+            ]);
         }
-        let inv = sb.inventory_path();
-        let run = |args: &[&str]| {
-            shardctl().arg("--config").arg(&inv).args(args).assert().success();
-        };
-        run(&["init"]);
-        for n in ["node1", "node2", "node3"] {
-            run(&["node", "add", n]);
-        }
-        for (f, t, k, db) in [("r", "range", "int", "rdb"), ("h", "hash", "int", "hdb"), ("l", "list", "string", "ldb")] {
-            run(&["function", "add", f, "--type", t, "--key", k]);
-            for table in ["items", "shardctl_workload"] {
-                run(&["table", "add", &format!("{db}.{table}"), "--function", f, "--column", "k"]);
-            }
-        }
-        run(&["shard", "add", "--function", "r", "--node", "node1", "--lower-bound", "0"]);
-        run(&["shard", "add", "--function", "r", "--node", "node2", "--lower-bound", "100000"]);
-        run(&["shard", "add", "--function", "h", "--node", "node1", "--point", "auto"]);
-        run(&["shard", "add", "--function", "h", "--node", "node2", "--point", "auto"]);
-        run(&["shard", "add", "--function", "l", "--node", "node1", "--values", "a,b,c,d"]);
-        run(&["shard", "add", "--function", "l", "--node", "node2", "--values", "e,f"]);
-        let inv = Inventory::load(&sb.inventory_path()).unwrap();
-        let router = Router::connect(&inv).unwrap();
-        let keys: Vec<(&str, &str, Vec<Key>)> = vec![
-            ("r", "rdb", (0..4000).map(|i| Key::Int(i * 3)).chain((0..500).map(|i| Key::Int(100_000 + i))).collect()),
-            ("h", "hdb", (0..3000).map(Key::Int).collect()),
-            ("l", "ldb", ["a", "b", "c", "d", "e", "f"].iter().map(|s| Key::Str(s.to_string())).collect()),
-        ];
-        for (f, db, ks) in keys {
-            for k in ks {
-                let shard = router.shard_for_function(f, &k).unwrap();
-                let mut s = connect(&sb, &shard.node);
-                let rows = if matches!(k, Key::Str(_)) { 50 } else { 1 };
-                for n in 0..rows {
-                    s.exec(&Stmt::with(
-                        format!("INSERT INTO {db}_{}.items (k, n) VALUES (?, ?)", shard.id),
-                        vec![match &k {
+    }
+    run(&[
+        "shard",
+        "add",
+        "--function",
+        "r",
+        "--node",
+        "node1",
+        "--lower-bound",
+        "0",
+    ]);
+    run(&[
+        "shard",
+        "add",
+        "--function",
+        "r",
+        "--node",
+        "node2",
+        "--lower-bound",
+        "100000",
+    ]);
+    run(&[
+        "shard",
+        "add",
+        "--function",
+        "h",
+        "--node",
+        "node1",
+        "--point",
+        "auto",
+    ]);
+    run(&[
+        "shard",
+        "add",
+        "--function",
+        "h",
+        "--node",
+        "node2",
+        "--point",
+        "auto",
+    ]);
+    run(&[
+        "shard",
+        "add",
+        "--function",
+        "l",
+        "--node",
+        "node1",
+        "--values",
+        "a,b,c,d",
+    ]);
+    run(&[
+        "shard",
+        "add",
+        "--function",
+        "l",
+        "--node",
+        "node2",
+        "--values",
+        "e,f",
+    ]);
+    let inv = Inventory::load(&sb.inventory_path()).unwrap();
+    let router = Router::connect(&inv).unwrap();
+    let keys: Vec<(&str, &str, Vec<Key>)> = vec![
+        (
+            "r",
+            "rdb",
+            (0..4000)
+                .map(|i| Key::Int(i * 3))
+                .chain((0..500).map(|i| Key::Int(100_000 + i)))
+                .collect(),
+        ),
+        ("h", "hdb", (0..3000).map(Key::Int).collect()),
+        (
+            "l",
+            "ldb",
+            ["a", "b", "c", "d", "e", "f"]
+                .iter()
+                .map(|s| Key::Str(s.to_string()))
+                .collect(),
+        ),
+    ];
+    for (f, db, ks) in keys {
+        for k in ks {
+            let shard = router.shard_for_function(f, &k).unwrap();
+            let mut s = connect(sb, &shard.node);
+            let rows = if matches!(k, Key::Str(_)) { 50 } else { 1 };
+            for n in 0..rows {
+                s.exec(&Stmt::with(
+                    format!("INSERT INTO {db}_{}.items (k, n) VALUES (?, ?)", shard.id),
+                    vec![
+                        match &k {
                             Key::Int(i) => (*i).into(),
                             Key::Str(s) => s.as_str().into(),
-                        }, n.into()],
-                    ))
-                    .unwrap();
-                }
+                        },
+                        n.into(),
+                    ],
+                ))
+                .unwrap();
             }
         }
-        sb
-    })
+    }
 }
 
 fn inventory() -> Inventory {
-    common::inventory(fleet())
-}
-
-fn cli(args: &[&str]) -> assert_cmd::Command {
-    let mut c = shardctl();
-    c.arg("--config").arg(fleet().inventory_path()).args(args);
-    c
+    common::inventory(FLEET.sandbox())
 }
 
 /// Every row of every sharded table of `function` sits on the shard the router names.
@@ -103,7 +181,7 @@ fn rows_are_where_lookup_says(function: &str, db: &str) -> usize {
     let func = snap.function(function).unwrap().clone();
     let mut items = 0;
     for shard in snap.shards_of(func.id) {
-        let mut s = connect(fleet(), &shard.node);
+        let mut s = connect(FLEET.sandbox(), &shard.node);
         for table in ["items", "shardctl_workload"] {
             let rows = s
                 .rows(&Stmt::text(format!(
@@ -154,7 +232,8 @@ fn split_under(
     .unwrap();
     std::thread::sleep(Duration::from_millis(700));
     let began = Instant::now();
-    let out = cli(&[&["--output", "json"][..], args].concat())
+    let out = FLEET
+        .cli(&[&["--output", "json"][..], args].concat())
         .output()
         .unwrap();
     let ended = Instant::now();
@@ -210,7 +289,7 @@ fn keys_written(report: &workload::Report, shard: u32, (from, to): (Instant, Ins
 
 #[test]
 fn a_range_shard_splits_at_its_median_under_load() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     let (new, report, window) = split_under(
         "r",
@@ -257,7 +336,7 @@ fn a_range_shard_splits_at_its_median_under_load() {
 
 #[test]
 fn a_hash_shard_splits_in_the_middle_of_its_arc_under_load() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     let snap = Directory::open(&inventory()).unwrap().load().unwrap();
     let f = snap.function("h").unwrap().clone();
@@ -284,7 +363,7 @@ fn a_hash_shard_splits_in_the_middle_of_its_arc_under_load() {
 
 #[test]
 fn a_list_shard_gives_some_values_to_a_new_shard_under_load() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     let new = split_under_workload(
         "l",
@@ -304,7 +383,7 @@ fn a_list_shard_gives_some_values_to_a_new_shard_under_load() {
 
 #[test]
 fn bad_splits_are_refused_without_a_change() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     let version = || Directory::open(&inventory()).unwrap().version().unwrap();
     let before = version();
@@ -346,26 +425,27 @@ fn bad_splits_are_refused_without_a_change() {
         ),
     ];
     for (args, code, needle) in cases {
-        let out = cli(&args).output().unwrap();
+        let out = FLEET.cli(&args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err}");
     }
     assert_eq!(version(), before, "a refused split changed the directory");
     // A shard whose sharding column holds a single value cannot be split at its median.
-    let mut n2 = connect(fleet(), "node2");
-    cli(&[
-        "shard",
-        "add",
-        "--function",
-        "r",
-        "--node",
-        "node2",
-        "--lower-bound",
-        "900000",
-    ])
-    .assert()
-    .success();
+    let mut n2 = connect(FLEET.sandbox(), "node2");
+    FLEET
+        .cli(&[
+            "shard",
+            "add",
+            "--function",
+            "r",
+            "--node",
+            "node2",
+            "--lower-bound",
+            "900000",
+        ])
+        .assert()
+        .success();
     let snap = Directory::open(&inventory()).unwrap().load().unwrap();
     let single = snap
         .shards_of(snap.function("r").unwrap().id)
@@ -379,36 +459,40 @@ fn bad_splits_are_refused_without_a_change() {
         )],
     );
     let before = version();
-    cli(&[
-        "split",
-        "--shard",
-        &single.to_string(),
-        "--to",
-        "node3",
-        "--at",
-        "median",
-    ])
-    .assert()
-    .code(5)
-    .stderr(predicate::str::contains("holds a single value"));
+    FLEET
+        .cli(&[
+            "split",
+            "--shard",
+            &single.to_string(),
+            "--to",
+            "node3",
+            "--at",
+            "median",
+        ])
+        .assert()
+        .code(5)
+        .stderr(predicate::str::contains("holds a single value"));
     assert_eq!(version(), before, "a refused split changed the directory");
     // A shard under another operation.
-    cli(&["lock", "--shard", &single.to_string()])
+    FLEET
+        .cli(&["lock", "--shard", &single.to_string()])
         .assert()
         .success();
-    cli(&[
-        "split",
-        "--shard",
-        &single.to_string(),
-        "--to",
-        "node3",
-        "--at",
-        "900001",
-    ])
-    .assert()
-    .code(5)
-    .stderr(predicate::str::contains("under operation"));
-    cli(&["unlock", "--shard", &single.to_string()])
+    FLEET
+        .cli(&[
+            "split",
+            "--shard",
+            &single.to_string(),
+            "--to",
+            "node3",
+            "--at",
+            "900001",
+        ])
+        .assert()
+        .code(5)
+        .stderr(predicate::str::contains("under operation"));
+    FLEET
+        .cli(&["unlock", "--shard", &single.to_string()])
         .assert()
         .success();
     // A hash arc too small to split: a point just before an existing one takes an arc of
@@ -424,18 +508,19 @@ fn bad_splits_are_refused_without_a_change() {
         .min()
         .unwrap();
     let point = format!("{:032x}", next - 1);
-    cli(&[
-        "shard",
-        "add",
-        "--function",
-        "h",
-        "--node",
-        "node1",
-        "--point",
-        &point,
-    ])
-    .assert()
-    .success();
+    FLEET
+        .cli(&[
+            "shard",
+            "add",
+            "--function",
+            "h",
+            "--node",
+            "node1",
+            "--point",
+            &point,
+        ])
+        .assert()
+        .success();
     let snap = Directory::open(&inventory()).unwrap().load().unwrap();
     let tiny = snap
         .points
@@ -444,7 +529,8 @@ fn bad_splits_are_refused_without_a_change() {
         .unwrap()
         .shard_id;
     let v = version();
-    cli(&["split", "--shard", &tiny.to_string(), "--to", "node3"])
+    FLEET
+        .cli(&["split", "--shard", &tiny.to_string(), "--to", "node3"])
         .assert()
         .code(5)
         .stderr(predicate::str::contains("too small to split"));
@@ -453,7 +539,7 @@ fn bad_splits_are_refused_without_a_change() {
 
 #[test]
 fn a_range_shard_splits_onto_its_own_node_under_load() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     let snap = Directory::open(&inventory()).unwrap().load().unwrap();
     let shard = snap

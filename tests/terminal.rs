@@ -5,42 +5,35 @@
 
 mod common;
 
-use common::{connect, count, exec, run_in_pty, screen};
+use common::{connect, count, exec, run_in_pty, screen, serial, SharedFleet};
+use shardctl::sandbox::Sandbox;
 use std::process::Command;
-use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 const USAGE: i32 = 2;
 
-fn fleet() -> &'static shardctl::sandbox::Sandbox {
-    static READY: OnceLock<()> = OnceLock::new();
-    let sb = common::sandbox3();
-    READY.get_or_init(|| {
-        let mut n1 = connect(sb, "node1");
-        exec(
-            &mut n1,
-            &[
-                "CREATE DATABASE app",
-                "CREATE TABLE app.t (id INT PRIMARY KEY, v VARCHAR(40), KEY (v))",
-            ],
-        );
-        common::range_directory(
-            &sb.inventory_path(),
-            &["node1", "node2", "node3"],
-            &[("app.t", "id")],
-            &[("node1", "0"), ("node2", "1000000")],
-        );
-        exec(
-            &mut n1,
-            &["INSERT INTO app_1.t SELECT seq, MD5(seq) FROM app_1.seq_1_to_150000"],
-        );
-    });
-    sb
-}
+static FLEET: SharedFleet = SharedFleet::over(common::sandbox3, set_up);
 
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+/// Sets up the fleet once, on first use (see [`FLEET`]).
+fn set_up(sb: &Sandbox) {
+    let mut n1 = connect(sb, "node1");
+    exec(
+        &mut n1,
+        &[
+            "CREATE DATABASE app",
+            "CREATE TABLE app.t (id INT PRIMARY KEY, v VARCHAR(40), KEY (v))",
+        ],
+    );
+    common::range_directory(
+        &sb.inventory_path(),
+        &["node1", "node2", "node3"],
+        &[("app.t", "id")],
+        &[("node1", "0"), ("node2", "1000000")],
+    );
+    exec(
+        &mut n1,
+        &["INSERT INTO app_1.t SELECT seq, MD5(seq) FROM app_1.seq_1_to_150000"],
+    );
 }
 
 /// shardctl without `SHARDCTL_YES`, as an operator's shell runs it.
@@ -50,12 +43,12 @@ fn bare() -> Command {
         .env_remove("SHARDCTL_CONFIG")
         .env("NO_COLOR", "1")
         .arg("--config")
-        .arg(fleet().inventory_path());
+        .arg(FLEET.inventory_path());
     cmd
 }
 
 fn operations() -> usize {
-    let inv = common::inventory(fleet());
+    let inv = common::inventory(FLEET.sandbox());
     shardctl::directory::Directory::open(&inv)
         .unwrap()
         .operations(None)
@@ -64,7 +57,7 @@ fn operations() -> usize {
 }
 
 fn home_of_shard_1() -> String {
-    let inv = common::inventory(fleet());
+    let inv = common::inventory(FLEET.sandbox());
     let snap = shardctl::directory::Directory::open(&inv)
         .unwrap()
         .load()
@@ -74,7 +67,7 @@ fn home_of_shard_1() -> String {
 
 #[test]
 fn destructive_commands_refuse_without_a_terminal_or_yes_and_change_nothing() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     let before = operations();
     let home = home_of_shard_1();
@@ -112,14 +105,17 @@ fn destructive_commands_refuse_without_a_terminal_or_yes_and_change_nothing() {
     assert_eq!(operations(), before, "nothing was journaled");
     assert_eq!(home_of_shard_1(), home);
     assert_eq!(
-        count(&mut connect(fleet(), &home), "SELECT COUNT(*) FROM app_1.t"),
+        count(
+            &mut connect(FLEET.sandbox(), &home),
+            "SELECT COUNT(*) FROM app_1.t"
+        ),
         150_000
     );
 }
 
 #[test]
 fn a_terminal_is_asked_and_no_leaves_everything_as_it_was() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     let before = operations();
     let home = home_of_shard_1();
@@ -141,7 +137,7 @@ fn a_terminal_is_asked_and_no_leaves_everything_as_it_was() {
 
 #[test]
 fn a_move_on_a_terminal_shows_one_bar_redrawn_in_place_and_one_line_per_step() {
-    fleet();
+    FLEET.sandbox();
     let _s = serial();
     let home = home_of_shard_1();
     let to = if home == "node2" { "node3" } else { "node2" };

@@ -7,71 +7,57 @@
 
 mod common;
 
-use common::{connect, count, exec, inventory, newest_op, range_directory, shardctl};
+use common::{connect, count, exec, inventory, newest_op, range_directory, serial, SharedFleet};
 use shardctl::directory::Directory;
-use shardctl::sandbox::{Sandbox, SandboxBuilder};
-use std::sync::{Mutex, MutexGuard, OnceLock};
-
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
+use shardctl::sandbox::Sandbox;
 
 /// Two nodes; `shop.orders` sharded by `k`; `shop.notes` (added by the application,
 /// never registered) and `shop.kinds` (a reference table every shard holds the same,
 /// never registered) unmapped. Shards: 1 node1 [0, 100), 2 node1 [100, 200), 3 node2
 /// [200, 300), 4 node2 [300, 400), 5 node1 [400, ∞).
-fn fleet() -> &'static Sandbox {
-    static SB: OnceLock<Sandbox> = OnceLock::new();
-    SB.get_or_init(|| {
-        let sb = SandboxBuilder::for_tests(2).unwrap().start().unwrap();
-        exec(
-            &mut connect(&sb, "node1"),
-            &[
-                "CREATE DATABASE shop",
-                "CREATE TABLE shop.orders (k BIGINT NOT NULL PRIMARY KEY, v INT NOT NULL)",
-                "CREATE TABLE shop.notes (id INT PRIMARY KEY, body VARCHAR(64) NOT NULL)",
-                "CREATE TABLE shop.kinds (id INT PRIMARY KEY)",
-                "INSERT INTO shop.kinds VALUES (1), (2)",
-            ],
-        );
-        range_directory(
-            &sb.inventory_path(),
-            &["node1", "node2"],
-            &[("shop.orders", "k")],
-            &[
-                ("node1", "0"),
-                ("node1", "100"),
-                ("node2", "200"),
-                ("node2", "300"),
-                ("node1", "400"),
-            ],
-        );
-        for (node, shard, k) in [
-            ("node1", 1, 50),
-            ("node1", 2, 150),
-            ("node2", 3, 250),
-            ("node2", 4, 350),
-            ("node1", 5, 450),
-        ] {
-            exec(
-                &mut connect(&sb, node),
-                &[&format!("INSERT INTO shop_{shard}.orders VALUES ({k}, 1)")],
-            );
-        }
-        sb
-    })
-}
+static FLEET: SharedFleet = SharedFleet::new(2, set_up);
 
-fn cli(args: &[&str]) -> assert_cmd::Command {
-    let mut c = shardctl();
-    c.arg("--config").arg(fleet().inventory_path()).args(args);
-    c
+/// Sets up the fleet once, on first use (see [`FLEET`]).
+fn set_up(sb: &Sandbox) {
+    exec(
+        &mut connect(sb, "node1"),
+        &[
+            "CREATE DATABASE shop",
+            "CREATE TABLE shop.orders (k BIGINT NOT NULL PRIMARY KEY, v INT NOT NULL)",
+            "CREATE TABLE shop.notes (id INT PRIMARY KEY, body VARCHAR(64) NOT NULL)",
+            "CREATE TABLE shop.kinds (id INT PRIMARY KEY)",
+            "INSERT INTO shop.kinds VALUES (1), (2)",
+        ],
+    );
+    range_directory(
+        &sb.inventory_path(),
+        &["node1", "node2"],
+        &[("shop.orders", "k")],
+        &[
+            ("node1", "0"),
+            ("node1", "100"),
+            ("node2", "200"),
+            ("node2", "300"),
+            ("node1", "400"),
+        ],
+    );
+    for (node, shard, k) in [
+        ("node1", 1, 50),
+        ("node1", 2, 150),
+        ("node2", 3, 250),
+        ("node2", 4, 350),
+        ("node1", 5, 450),
+    ] {
+        exec(
+            &mut connect(sb, node),
+            &[&format!("INSERT INTO shop_{shard}.orders VALUES ({k}, 1)")],
+        );
+    }
 }
 
 /// The shards as (id, node), in the directory's order.
 fn shards() -> Vec<(u32, String)> {
-    let snap = Directory::open(&inventory(fleet()))
+    let snap = Directory::open(&inventory(FLEET.sandbox()))
         .unwrap()
         .load()
         .unwrap();
@@ -79,14 +65,14 @@ fn shards() -> Vec<(u32, String)> {
 }
 
 fn newest_op_id() -> Option<u64> {
-    newest_op(&inventory(fleet())).map(|o| o.id)
+    newest_op(&inventory(FLEET.sandbox())).map(|o| o.id)
 }
 
 /// `merge` refused with exit 5, one line naming `culprit`, nothing changed: the directory,
 /// the journal and the rows of `shop_<retired>`.
 fn refused(args: &[&str], culprit: &str, retired: u32, node: &str) -> String {
     let (before, op) = (shards(), newest_op_id());
-    let mut n = connect(fleet(), node);
+    let mut n = connect(FLEET.sandbox(), node);
     let rows = |n: &mut shardctl::server::Server| {
         (
             count(n, &format!("SELECT COUNT(*) FROM shop_{retired}.orders")),
@@ -95,7 +81,7 @@ fn refused(args: &[&str], culprit: &str, retired: u32, node: &str) -> String {
         )
     };
     let held = rows(&mut n);
-    let out = cli(args).output().unwrap();
+    let out = FLEET.cli(args).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     assert_eq!(out.status.code(), Some(5), "{out:?}");
     assert!(err.contains(culprit), "{err}");
@@ -109,7 +95,7 @@ fn refused(args: &[&str], culprit: &str, retired: u32, node: &str) -> String {
 #[test]
 fn a_merge_on_one_node_is_refused_while_an_unmapped_table_holds_rows_then_goes_ahead_once_empty() {
     let _s = serial();
-    let mut n1 = connect(fleet(), "node1");
+    let mut n1 = connect(FLEET.sandbox(), "node1");
     exec(
         &mut n1,
         &["INSERT INTO shop_2.notes VALUES (7, 'written by the application')"],
@@ -126,7 +112,7 @@ fn a_merge_on_one_node_is_refused_while_an_unmapped_table_holds_rows_then_goes_a
     // Emptied, it is dropped with the retired schema: no row lost. `kinds`, unmapped too,
     // holds the same rows on both shards (shard add filled it from the template).
     exec(&mut n1, &["DELETE FROM shop_2.notes"]);
-    cli(&args).assert().success();
+    FLEET.cli(&args).assert().success();
     // Other tests on this fleet add shards (the split makes shard 6), in no fixed order.
     let left = shards().iter().map(|s| s.0).collect::<Vec<_>>();
     assert!(left.contains(&1) && !left.contains(&2), "{left:?}");
@@ -150,7 +136,7 @@ fn a_merge_on_one_node_is_refused_while_an_unmapped_table_holds_rows_then_goes_a
 #[test]
 fn a_merge_across_nodes_is_refused_while_an_unmapped_table_differs_from_the_survivors() {
     let _s = serial();
-    let mut n2 = connect(fleet(), "node2");
+    let mut n2 = connect(FLEET.sandbox(), "node2");
     let args = ["merge", "--shards", "5,4", "--to", "node1"];
     exec(
         &mut n2,
@@ -168,19 +154,20 @@ fn a_merge_across_nodes_is_refused_while_an_unmapped_table_differs_from_the_surv
 #[test]
 fn a_move_carries_an_unmapped_table_whole_and_a_split_copies_it_to_both_sides() {
     let _s = serial();
-    let mut n2 = connect(fleet(), "node2");
+    let mut n2 = connect(FLEET.sandbox(), "node2");
     exec(
         &mut n2,
         &["INSERT INTO shop_3.notes VALUES (1, 'a'), (2, 'b')"],
     );
-    cli(&["move", "--shard", "3", "--to", "node1"])
+    FLEET
+        .cli(&["move", "--shard", "3", "--to", "node1"])
         .assert()
         .success();
-    let mut n1 = connect(fleet(), "node1");
+    let mut n1 = connect(FLEET.sandbox(), "node1");
     assert_eq!(count(&mut n1, "SELECT COUNT(*) FROM shop_3.notes"), 2);
     // The verification compared it like every other table, and the channel carried the
     // whole schema.
-    let op = newest_op(&inventory(fleet())).unwrap();
+    let op = newest_op(&inventory(FLEET.sandbox())).unwrap();
     let verified = op
         .steps
         .iter()
@@ -196,7 +183,8 @@ fn a_move_carries_an_unmapped_table_whole_and_a_split_copies_it_to_both_sides() 
         .map(|e| e.detail["wild_do_table"].clone());
     assert_eq!(filter, Some(serde_json::json!(["shop_3"])));
     // A split copies it whole to the new shard; neither side prunes it.
-    cli(&["split", "--shard", "3", "--to", "node2", "--at", "260"])
+    FLEET
+        .cli(&["split", "--shard", "3", "--to", "node2", "--at", "260"])
         .assert()
         .success();
     let new = shards().into_iter().map(|s| s.0).max().unwrap();
@@ -211,7 +199,7 @@ fn a_move_carries_an_unmapped_table_whole_and_a_split_copies_it_to_both_sides() 
 fn until_waiting_for_cutover() -> u64 {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     loop {
-        let op = newest_op(&inventory(fleet()));
+        let op = newest_op(&inventory(FLEET.sandbox()));
         if let Some(op) = &op {
             let next = op.steps.iter().find(|s| s.state.as_sql() != "done");
             if op.state.as_sql() == "running"
@@ -237,7 +225,7 @@ fn a_row_written_into_an_empty_unmapped_table_during_a_merge_stops_it_before_the
     assert!(playbook.contains("await-cutover"), "{playbook}");
     let path = common::write_file(dir.path(), "merge.yaml", &playbook);
     let mut merge = common::spawn_shardctl(
-        &fleet().inventory_path(),
+        &FLEET.inventory_path(),
         &[
             "merge",
             "--shards",
@@ -253,9 +241,9 @@ fn a_row_written_into_an_empty_unmapped_table_during_a_merge_stops_it_before_the
     );
     let op = until_waiting_for_cutover();
     // The application writes into the retired shard's empty, unmapped table.
-    let mut n2 = connect(fleet(), "node2");
+    let mut n2 = connect(FLEET.sandbox(), "node2");
     exec(&mut n2, &["INSERT INTO shop_4.notes VALUES (9, 'late')"]);
-    cli(&["cutover", &op.to_string()]).assert().success();
+    FLEET.cli(&["cutover", &op.to_string()]).assert().success();
     let status = common::wait_exit(&mut merge, std::time::Duration::from_secs(120));
     let err = std::fs::read_to_string(dir.path().join("merge.err")).unwrap();
     assert_eq!(status.code(), Some(5), "{err}");
@@ -266,6 +254,6 @@ fn a_row_written_into_an_empty_unmapped_table_during_a_merge_stops_it_before_the
         count(&mut n2, "SELECT COUNT(*) FROM shop_4.notes WHERE id = 9"),
         1
     );
-    cli(&["abort", &op.to_string()]).assert().success();
+    FLEET.cli(&["abort", &op.to_string()]).assert().success();
     exec(&mut n2, &["DELETE FROM shop_4.notes"]);
 }

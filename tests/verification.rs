@@ -12,74 +12,65 @@
 
 mod common;
 
-use common::{connect, exec, exec_unlogged, shardctl};
+use common::{connect, exec, exec_unlogged, serial, SharedFleet};
 use mysql::Value;
 use predicates::prelude::*;
 use shardctl::directory::Directory;
 use shardctl::ident::Ident;
-use shardctl::sandbox::{Sandbox, SandboxBuilder};
+use shardctl::sandbox::Sandbox;
 use shardctl::server::statements::{self, HashedAs, HashedColumn};
 use shardctl::server::{ConnectSpec, Server, Stmt};
 use shardctl::verify::{self, TablePair, VerifyOptions};
-use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 const REFUSED: i32 = 5;
-
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// The places table of logical schema `geo`, sharded by `id`.
 const PLACES: &str = "CREATE TABLE geo.places (id BIGINT NOT NULL, qty INT NOT NULL, \
      amount DECIMAL(10,2) NOT NULL, lat FLOAT NULL, lon DOUBLE NULL, note VARCHAR(40) NULL, \
      PRIMARY KEY (id)) ENGINE=InnoDB";
 
+/// The timeout of this file's commands, longer than the 120 s of [`common::cli_on`]: their
+/// moves verify every copied row.
+const VERIFYING_RUN: Duration = Duration::from_secs(600);
+
 /// Three nodes; function `f` (range) over `geo.places`, its first shard on node1 from 0.
 /// Each test adds a shard of its own (see [`new_shard`]).
-fn fleet() -> &'static Sandbox {
-    static SB: OnceLock<Sandbox> = OnceLock::new();
-    SB.get_or_init(|| {
-        let sb = SandboxBuilder::for_tests(3)
-            .unwrap()
-            .shardctl_bin(env!("CARGO_BIN_EXE_shardctl"))
-            .start()
-            .unwrap();
-        exec(&mut connect(&sb, "node1"), &["CREATE DATABASE geo", PLACES]);
-        common::range_directory(
-            &sb.inventory_path(),
-            &["node1", "node2", "node3"],
-            &[("geo.places", "id")],
-            &[("node1", "0")],
-        );
-        sb
-    })
-}
+static FLEET: SharedFleet = SharedFleet::configured(
+    3,
+    |b| b.shardctl_bin(env!("CARGO_BIN_EXE_shardctl")),
+    set_up,
+);
 
-fn cli(args: &[&str]) -> assert_cmd::Command {
-    let mut c = shardctl();
-    c.arg("--config").arg(fleet().inventory_path()).args(args);
-    c.timeout(Duration::from_secs(600));
-    c
+/// Sets up the fleet once, on first use (see [`FLEET`]).
+fn set_up(sb: &Sandbox) {
+    exec(&mut connect(sb, "node1"), &["CREATE DATABASE geo", PLACES]);
+    common::range_directory(
+        &sb.inventory_path(),
+        &["node1", "node2", "node3"],
+        &[("geo.places", "id")],
+        &[("node1", "0")],
+    );
 }
 
 /// A new shard of `f` on node1 from `lower_bound`: its id and schema.
 fn new_shard(lower_bound: &str) -> (String, String) {
-    let out = cli(&[
-        "--output",
-        "json",
-        "shard",
-        "add",
-        "--function",
-        "f",
-        "--node",
-        "node1",
-        "--lower-bound",
-        lower_bound,
-    ])
-    .output()
-    .unwrap();
+    let out = FLEET
+        .cli(&[
+            "--output",
+            "json",
+            "shard",
+            "add",
+            "--function",
+            "f",
+            "--node",
+            "node1",
+            "--lower-bound",
+            lower_bound,
+        ])
+        .timeout(VERIFYING_RUN)
+        .output()
+        .unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -92,7 +83,7 @@ fn new_shard(lower_bound: &str) -> (String, String) {
 
 fn shard_node(id: &str) -> String {
     let id: u32 = id.parse().unwrap();
-    Directory::open(&common::inventory(fleet()))
+    Directory::open(&common::inventory(FLEET.sandbox()))
         .unwrap()
         .load()
         .unwrap()
@@ -105,7 +96,11 @@ fn shard_node(id: &str) -> String {
 }
 
 fn last_op() -> u64 {
-    let out = cli(&["--output", "json", "ops"]).output().unwrap();
+    let out = FLEET
+        .cli(&["--output", "json", "ops"])
+        .timeout(VERIFYING_RUN)
+        .output()
+        .unwrap();
     let ops: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     ops["operations"]
         .as_array()
@@ -230,7 +225,7 @@ fn float_bits(s: &mut Server, schema: &str) -> Vec<(i64, u32, u64)> {
 }
 
 fn spec(node: &str) -> ConnectSpec {
-    let inv = common::inventory(fleet());
+    let inv = common::inventory(FLEET.sandbox());
     ConnectSpec::for_node(&inv, inv.node(node).unwrap()).unwrap()
 }
 
@@ -241,7 +236,7 @@ fn ident(name: &str) -> Ident {
 #[test]
 fn the_checksum_text_of_a_float_or_double_reads_back_as_the_stored_value() {
     let _g = serial();
-    let mut n1 = connect(fleet(), "node1");
+    let mut n1 = connect(FLEET.sandbox(), "node1");
     exec(
         &mut n1,
         &[
@@ -328,7 +323,7 @@ fn pair_of_tables(s: &mut Server, name: &str, ddl: &str, left_rows: &str, right_
 #[test]
 fn differences_crc32_and_six_digit_text_missed_are_found() {
     let _g = serial();
-    let mut n1 = connect(fleet(), "node1");
+    let mut n1 = connect(FLEET.sandbox(), "node1");
     exec(
         &mut n1,
         &["CREATE DATABASE vleft", "CREATE DATABASE vright"],
@@ -447,7 +442,7 @@ fn differences_crc32_and_six_digit_text_missed_are_found() {
 fn two_rows_changed_alike_behind_the_channel_block_the_flip() {
     let _g = serial();
     let (id, schema) = new_shard("50000");
-    let mut n1 = connect(fleet(), "node1");
+    let mut n1 = connect(FLEET.sandbox(), "node1");
     exec(
         &mut n1,
         &[&format!(
@@ -455,7 +450,9 @@ fn two_rows_changed_alike_behind_the_channel_block_the_flip() {
              (50001, 1, 6.00, NULL), (50002, 1, 6.00, NULL), (50003, 2, 7.50, 'x')"
         )],
     );
-    cli(&["move", "--shard", &id, "--to", "node2"])
+    FLEET
+        .cli(&["move", "--shard", &id, "--to", "node2"])
+        .timeout(VERIFYING_RUN)
         .env("SHARDCTL_FAULT", "crash@after:start-replication")
         .assert()
         .failure();
@@ -468,7 +465,9 @@ fn two_rows_changed_alike_behind_the_channel_block_the_flip() {
             "UPDATE {schema}.places SET amount = 5.00 WHERE id IN (50001, 50002)"
         )],
     );
-    cli(&["resume", &op.to_string()])
+    FLEET
+        .cli(&["resume", &op.to_string()])
+        .timeout(VERIFYING_RUN)
         .assert()
         .code(REFUSED)
         .stderr(
@@ -485,7 +484,11 @@ fn two_rows_changed_alike_behind_the_channel_block_the_flip() {
         0,
         "the fence never went up"
     );
-    cli(&["abort", &op.to_string()]).assert().success();
+    FLEET
+        .cli(&["abort", &op.to_string()])
+        .timeout(VERIFYING_RUN)
+        .assert()
+        .success();
 }
 
 #[test]
@@ -496,45 +499,49 @@ fn two_rows_changed_alike_behind_the_channel_block_the_flip() {
 fn floats_and_doubles_arrive_bit_exact_natively_and_physically() {
     let _g = serial();
     let (id, schema) = new_shard("100000");
-    let mut n1 = connect(fleet(), "node1");
+    let mut n1 = connect(FLEET.sandbox(), "node1");
     insert_floats(&mut n1, &schema, &float_rows(100_000, 5_000));
     let before = float_bits(&mut n1, &schema);
     assert_eq!(before.len(), 5_000);
     // 51.5074456 as its float: 51.50744628906250, more than the 6 digits a FLOAT prints.
     assert_eq!(before[0].1, 51.507_445_6f32.to_bits());
 
-    cli(&[
-        "move", "--shard", &id, "--to", "node2", "--method", "native",
-    ])
-    .assert()
-    .success();
+    FLEET
+        .cli(&[
+            "move", "--shard", &id, "--to", "node2", "--method", "native",
+        ])
+        .timeout(VERIFYING_RUN)
+        .assert()
+        .success();
     assert_eq!(shard_node(&id), "node2");
     assert_eq!(
-        float_bits(&mut connect(fleet(), "node2"), &schema),
+        float_bits(&mut connect(FLEET.sandbox(), "node2"), &schema),
         before,
         "native"
     );
 
-    let playbook = fleet().dir().join("move-physical.yaml");
+    let playbook = FLEET.sandbox().dir().join("move-physical.yaml");
     std::fs::write(
         &playbook,
         shardctl::playbook::MOVE_PLAYBOOK.replace("method: native", "method: physical"),
     )
     .unwrap();
-    cli(&[
-        "move",
-        "--shard",
-        &id,
-        "--to",
-        "node3",
-        "--playbook",
-        playbook.to_str().unwrap(),
-    ])
-    .assert()
-    .success();
+    FLEET
+        .cli(&[
+            "move",
+            "--shard",
+            &id,
+            "--to",
+            "node3",
+            "--playbook",
+            playbook.to_str().unwrap(),
+        ])
+        .timeout(VERIFYING_RUN)
+        .assert()
+        .success();
     assert_eq!(shard_node(&id), "node3");
     assert_eq!(
-        float_bits(&mut connect(fleet(), "node3"), &schema),
+        float_bits(&mut connect(FLEET.sandbox(), "node3"), &schema),
         before,
         "physical"
     );
@@ -544,10 +551,17 @@ fn floats_and_doubles_arrive_bit_exact_natively_and_physically() {
 fn the_dump_method_refuses_a_float_and_carries_doubles_exactly() {
     let _g = serial();
     let (id, schema) = new_shard("200000");
-    let mut n1 = connect(fleet(), "node1");
+    let mut n1 = connect(FLEET.sandbox(), "node1");
     insert_floats(&mut n1, &schema, &float_rows(200_000, 2_000));
-    let ops_before = cli(&["--output", "json", "ops"]).output().unwrap().stdout;
-    let out = cli(&["move", "--shard", &id, "--to", "node2", "--method", "dump"])
+    let ops_before = FLEET
+        .cli(&["--output", "json", "ops"])
+        .timeout(VERIFYING_RUN)
+        .output()
+        .unwrap()
+        .stdout;
+    let out = FLEET
+        .cli(&["move", "--shard", &id, "--to", "node2", "--method", "dump"])
+        .timeout(VERIFYING_RUN)
         .assert()
         .code(REFUSED)
         .get_output()
@@ -564,11 +578,16 @@ fn the_dump_method_refuses_a_float_and_carries_doubles_exactly() {
     }
     assert_eq!(shard_node(&id), "node1");
     assert_eq!(
-        cli(&["--output", "json", "ops"]).output().unwrap().stdout,
+        FLEET
+            .cli(&["--output", "json", "ops"])
+            .timeout(VERIFYING_RUN)
+            .output()
+            .unwrap()
+            .stdout,
         ops_before,
         "no operation was journaled"
     );
-    assert!(!connect(fleet(), "node2")
+    assert!(!connect(FLEET.sandbox(), "node2")
         .schema_exists(&ident(&schema))
         .unwrap());
 
@@ -596,8 +615,10 @@ fn the_dump_method_refuses_a_float_and_carries_doubles_exactly() {
     };
     let before = doubles(&mut n1);
     assert_eq!(before.len(), 2_000);
-    cli(&["move", "--shard", &id, "--to", "node2", "--method", "dump"])
+    FLEET
+        .cli(&["move", "--shard", &id, "--to", "node2", "--method", "dump"])
+        .timeout(VERIFYING_RUN)
         .assert()
         .success();
-    assert_eq!(doubles(&mut connect(fleet(), "node2")), before);
+    assert_eq!(doubles(&mut connect(FLEET.sandbox(), "node2")), before);
 }

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{connect, count, exec, shardctl, wait_exit};
+use common::{cli_on, connect, count, exec, wait_exit};
 use shardctl::config::Inventory;
 use shardctl::directory::journal::OperationRecord;
 use shardctl::directory::Directory;
@@ -61,12 +61,6 @@ fn shard_report(status: &serde_json::Value, id: u32) -> serde_json::Value {
 
 fn inventory(sb: &Sandbox) -> Inventory {
     common::inventory(sb)
-}
-
-fn cli(sb: &Sandbox) -> assert_cmd::Command {
-    let mut c = shardctl();
-    c.arg("--config").arg(sb.inventory_path());
-    c
 }
 
 fn home_of(sb: &Sandbox, shard: u32) -> String {
@@ -222,7 +216,7 @@ fn the_windows_end_keeps_the_old_copy_while_the_new_node_is_down() {
     assert!(held.contains("node3"), "{held}");
     // `status` shows the hold and why, in its JSON and its table (it also reports node3
     // down, so it fails; its document comes first).
-    let out = cli(&sb)
+    let out = cli_on(&sb.inventory_path(), &[])
         .args(["--output", "json", "status"])
         .output()
         .unwrap();
@@ -237,7 +231,10 @@ fn the_windows_end_keeps_the_old_copy_while_the_new_node_is_down() {
             .is_some_and(|why| why.contains("node3 does not answer")),
         "{doc}"
     );
-    let out = cli(&sb).arg("status").output().unwrap();
+    let out = cli_on(&sb.inventory_path(), &[])
+        .arg("status")
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.lines().any(|l| l.starts_with(&format!(
@@ -245,7 +242,7 @@ fn the_windows_end_keeps_the_old_copy_while_the_new_node_is_down() {
         )) && l.contains("node3 does not answer")),
         "{text}"
     );
-    cli(&sb)
+    cli_on(&sb.inventory_path(), &[])
         .args(["finalize", &op.to_string()])
         .assert()
         .success();
@@ -257,7 +254,7 @@ fn the_windows_end_keeps_the_old_copy_while_the_new_node_is_down() {
     );
     assert_eq!(rows(&sb, "node2", &trash), ROWS, "the old copy survives");
     assert_eq!(home_of(&sb, 1), "node3");
-    let out = cli(&sb)
+    let out = cli_on(&sb.inventory_path(), &[])
         .args(["--output", "json", "ops", &op.to_string()])
         .assert()
         .success();
@@ -291,7 +288,7 @@ fn the_windows_end_keeps_the_old_copy_while_the_new_node_is_down() {
     assert!(window_state(&sb, op)["window_held"].is_null());
 
     // Back to node2 for the next test.
-    cli(&sb)
+    cli_on(&sb.inventory_path(), &[])
         .args(["move", "--shard", "1", "--to", "node2", "--yes"])
         .assert()
         .success();
@@ -313,7 +310,7 @@ fn extend_moves_the_windows_end() {
         assert!(Instant::now() < deadline);
         std::thread::sleep(Duration::from_millis(200));
     };
-    let out = cli(&sb)
+    let out = cli_on(&sb.inventory_path(), &[])
         .args(["extend", &op.to_string(), "--by", "1h"])
         .assert()
         .success();
@@ -332,7 +329,7 @@ fn extend_moves_the_windows_end() {
     }
     // `--until` sets the end itself (RFC 3339 or Unix seconds), later only.
     let later = until + 7200;
-    cli(&sb)
+    cli_on(&sb.inventory_path(), &[])
         .args([
             "extend",
             &op.to_string(),
@@ -350,7 +347,7 @@ fn extend_moves_the_windows_end() {
         );
         std::thread::sleep(Duration::from_millis(200));
     }
-    let status = cli(&sb)
+    let status = cli_on(&sb.inventory_path(), &[])
         .args(["--output", "json", "status"])
         .assert()
         .success();
@@ -367,7 +364,7 @@ fn extend_moves_the_windows_end() {
         ((later - 60).to_string(), "not later than"),
         ("2026-13-01T00:00:00Z".to_string(), "not an RFC 3339 time"),
     ] {
-        let out = cli(&sb)
+        let out = cli_on(&sb.inventory_path(), &[])
             .args(["extend", &op.to_string(), "--until", &earlier])
             .assert()
             .code(USAGE);
@@ -397,7 +394,7 @@ fn extend_moves_the_windows_end() {
         stderr_of(dir.path())
     );
 
-    let out = cli(&sb)
+    let out = cli_on(&sb.inventory_path(), &[])
         .args(["extend", &op.to_string(), "--by", "0s"])
         .assert()
         .code(USAGE);
@@ -407,14 +404,14 @@ fn extend_moves_the_windows_end() {
         "{err}"
     );
 
-    cli(&sb)
+    cli_on(&sb.inventory_path(), &[])
         .args(["finalize", &op.to_string()])
         .assert()
         .success();
     let status = wait_exit(&mut run, Duration::from_secs(60));
     assert!(status.success(), "{}", stderr_of(dir.path()));
     // Finished: nothing to extend, one line.
-    let out = cli(&sb)
+    let out = cli_on(&sb.inventory_path(), &[])
         .args(["extend", &op.to_string(), "--by", "1h"])
         .assert()
         .code(USAGE);
@@ -422,7 +419,7 @@ fn extend_moves_the_windows_end() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains("revert window is closed"), "{err}");
 
-    cli(&sb)
+    cli_on(&sb.inventory_path(), &[])
         .args(["move", "--shard", "1", "--to", "node2", "--yes"])
         .assert()
         .success();
@@ -463,7 +460,7 @@ fn resume_after_the_windows_end_keeps_the_old_copy_and_can_revert() {
     }
     assert_eq!(rows(&sb, "node2", &trash), ROWS, "the old copy survives");
 
-    cli(&sb)
+    cli_on(&sb.inventory_path(), &[])
         .args(["extend", &op.to_string(), "--by", "1h"])
         .assert()
         .success();
@@ -482,7 +479,7 @@ fn resume_after_the_windows_end_keeps_the_old_copy_and_can_revert() {
         "the extended window stays open: {}",
         stderr_of(dir.path())
     );
-    cli(&sb)
+    cli_on(&sb.inventory_path(), &[])
         .args(["revert", &op.to_string()])
         .assert()
         .success();

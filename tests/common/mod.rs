@@ -5,8 +5,8 @@
 use shardctl::config::Inventory;
 use shardctl::sandbox::{Sandbox, SandboxBuilder};
 use shardctl::server::{Server, Stmt};
-use std::path::Path;
-use std::sync::OnceLock;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
 /// The 3-node sandbox shared by the tests of this binary.
 pub fn sandbox3() -> &'static Sandbox {
@@ -16,6 +16,100 @@ pub fn sandbox3() -> &'static Sandbox {
             .and_then(|b| b.start())
             .unwrap_or_else(|e| panic!("cannot start the test sandbox: {e}"))
     })
+}
+
+/// Holds the tests of this binary that change a shared fleet one at a time. A test that
+/// panicked while holding it poisons the mutex; the next test takes the guard anyway (the
+/// fleet is what each test checks, not the lock).
+pub fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Where a [`SharedFleet`]'s servers come from.
+enum FleetBase {
+    /// A sandbox of its own: `nodes` servers as `SandboxBuilder::for_tests` makes them,
+    /// the builder then passed through `configure`.
+    Own {
+        nodes: usize,
+        configure: fn(SandboxBuilder) -> SandboxBuilder,
+    },
+    /// A sandbox the binary also uses directly (such as [`sandbox3`]).
+    Existing(fn() -> &'static Sandbox),
+}
+
+/// The fleet the tests of one binary share: its sandbox started (or taken) on first use,
+/// then `set_up` run on it once, as a `static`:
+///
+/// ```ignore
+/// static FLEET: SharedFleet = SharedFleet::new(3, set_up);
+/// ```
+pub struct SharedFleet {
+    base: FleetBase,
+    set_up: fn(&Sandbox),
+    own: OnceLock<Sandbox>,
+    ready: OnceLock<()>,
+}
+
+impl SharedFleet {
+    /// `nodes` servers as `SandboxBuilder::for_tests` makes them, then `set_up`.
+    pub const fn new(nodes: usize, set_up: fn(&Sandbox)) -> Self {
+        Self::configured(nodes, |b| b, set_up)
+    }
+
+    /// `nodes` servers built by `configure(SandboxBuilder::for_tests(nodes))` (TLS,
+    /// replicas, the shardctl binary...), then `set_up`.
+    pub const fn configured(
+        nodes: usize,
+        configure: fn(SandboxBuilder) -> SandboxBuilder,
+        set_up: fn(&Sandbox),
+    ) -> Self {
+        Self {
+            base: FleetBase::Own { nodes, configure },
+            set_up,
+            own: OnceLock::new(),
+            ready: OnceLock::new(),
+        }
+    }
+
+    /// The sandbox `base` returns (one the binary also uses directly, such as
+    /// [`sandbox3`]), `set_up` run on it once.
+    pub const fn over(base: fn() -> &'static Sandbox, set_up: fn(&Sandbox)) -> Self {
+        Self {
+            base: FleetBase::Existing(base),
+            set_up,
+            own: OnceLock::new(),
+            ready: OnceLock::new(),
+        }
+    }
+
+    /// The fleet's sandbox, started and set up on the first call.
+    pub fn sandbox(&'static self) -> &'static Sandbox {
+        match self.base {
+            FleetBase::Own { nodes, configure } => self.own.get_or_init(|| {
+                let sb = SandboxBuilder::for_tests(nodes)
+                    .and_then(|b| configure(b).start())
+                    .unwrap_or_else(|e| panic!("cannot start the test sandbox: {e}"));
+                (self.set_up)(&sb);
+                sb
+            }),
+            FleetBase::Existing(base) => {
+                let sb = base();
+                self.ready.get_or_init(|| (self.set_up)(sb));
+                sb
+            }
+        }
+    }
+
+    /// The inventory of the fleet's sandbox.
+    pub fn inventory_path(&'static self) -> PathBuf {
+        self.sandbox().inventory_path()
+    }
+
+    /// [`cli_on`] the fleet's inventory.
+    pub fn cli(&'static self, args: &[&str]) -> assert_cmd::Command {
+        cli_on(&self.inventory_path(), args)
+    }
 }
 
 /// The inventory a sandbox wrote.
@@ -58,6 +152,18 @@ pub fn shardctl() -> assert_cmd::Command {
         .env("NO_COLOR", "1")
         .env("SHARDCTL_YES", "1")
         .timeout(std::time::Duration::from_secs(120));
+    cmd
+}
+
+/// `shardctl --config INVENTORY ARGS`: the binary as [`shardctl`] prepares it (clean
+/// environment, confirmations answered, 120 s timeout), with no fault injected
+/// (`SHARDCTL_FAULT` removed; a test sets it after this call to inject one).
+pub fn cli_on(inventory: &Path, args: &[&str]) -> assert_cmd::Command {
+    let mut cmd = shardctl();
+    cmd.env_remove("SHARDCTL_FAULT")
+        .arg("--config")
+        .arg(inventory)
+        .args(args);
     cmd
 }
 
