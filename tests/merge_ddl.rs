@@ -326,22 +326,22 @@ fn an_applier_started_without_a_gate_stops_the_merge_before_its_flip() {
     let op = until_waiting_for_cutover();
     // Someone starts the channel's applier by hand (as a restart of the target does): it
     // applies whatever the retired side logs, unread.
-    let channel = common::op_names(&inventory(fleet()), op).channel(op);
-    let mut n1 = connect(fleet(), "node1");
+    let channel = common::op_names(&inventory(FLEET.sandbox()), op).channel(op);
+    let mut n1 = connect(FLEET.sandbox(), "node1");
     exec(&mut n1, &[&format!("START SLAVE '{channel}' SQL_THREAD")]);
-    let _ = cli(&["cutover", &op.to_string()]).output();
+    let _ = FLEET.cli(&["cutover", &op.to_string()]).output();
     let status = common::wait_exit(&mut merge, Duration::from_secs(120));
     let err = std::fs::read_to_string(dir.path().join("merge.err")).unwrap();
     assert_eq!(status.code(), Some(5), "{err}");
     assert!(err.contains("without a gate"), "{err}");
     assert!(shard_ids().contains(&2), "shard 2 was merged away");
     assert!(
-        newest_op(&inventory(fleet()))
+        newest_op(&inventory(FLEET.sandbox()))
             .unwrap()
             .last_effect("flip")
             .is_none(),
         "it flipped"
     );
-    cli(&["abort", &op.to_string()]).assert().success();
+    FLEET.cli(&["abort", &op.to_string()]).assert().success();
     assert_eq!(survivor_rows(1), own_rows(1));
 }

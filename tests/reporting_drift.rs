@@ -404,10 +404,14 @@ fn a_follow_skipped_by_an_open_window_joins_at_its_own_flip_and_check_finds_drif
     // schema as followed because it is placed where that channel reads.
     exec(&mut n4, &["DELETE FROM app_2.t WHERE id = 1005"]);
     exec(&mut n1, &["UPDATE app_2.t SET v = v + 1 WHERE id = 1005"]);
-    let out = cli(&sb, &["move", "--shard", "2", "--to", "node2"])
-        .success()
-        .get_output()
-        .clone();
+    let out = cli_on(
+        &sb.inventory_path(),
+        &["move", "--shard", "2", "--to", "node2"],
+    )
+    .assert()
+    .success()
+    .get_output()
+    .clone();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("the reporting server did not follow the operation"),
@@ -424,7 +428,12 @@ fn a_follow_skipped_by_an_open_window_joins_at_its_own_flip_and_check_finds_drif
             "START SLAVE 'shardctl_report_node1'",
         ],
     );
-    cli(&sb, &["move", "--shard", "2", "--to", "node1"]).success();
+    cli_on(
+        &sb.inventory_path(),
+        &["move", "--shard", "2", "--to", "node1"],
+    )
+    .assert()
+    .success();
     assert_node4_holds(&sb, 2, "node1", "after a failed follow and a move back");
     let c = json(&sb, &["reporting", "check"]);
     assert_eq!(c["clean"], true, "{c}");
