@@ -183,25 +183,7 @@ fn plain_identifiers(text: &str, ansi_quotes: bool, renamed: &BTreeMap<String, S
     while i < bytes.len() {
         let b = bytes[i];
         let quote_ident = b == b'`' || (b == b'"' && ansi_quotes);
-        let skip_to = match b {
-            b'\'' | b'"' if !quote_ident => {
-                let mut j = i + 1;
-                while j < bytes.len() && bytes[j] != b {
-                    j += if bytes[j] == b'\\' { 2 } else { 1 };
-                }
-                Some((j + 1).min(bytes.len()))
-            }
-            b'#' => Some(text[i..].find('\n').map_or(bytes.len(), |n| i + n)),
-            b'-' if text[i..].starts_with("-- ") => {
-                Some(text[i..].find('\n').map_or(bytes.len(), |n| i + n))
-            }
-            b'/' if text[i..].starts_with("/*") => Some(
-                text[i + 2..]
-                    .find("*/")
-                    .map_or(bytes.len(), |n| i + 2 + n + 2),
-            ),
-            _ => None,
-        };
+        let skip_to = literal_or_comment_end(text, i, ansi_quotes);
         if let Some(j) = skip_to {
             out.push_str(&text[i..j]);
             i = j;
@@ -730,25 +712,7 @@ fn retarget_in_mode(ddl: &str, from: &Ident, to: &Ident, ansi_quotes: bool) -> S
     while i < bytes.len() {
         let b = bytes[i];
         // Strings and comments are copied as they are.
-        let skip_to = match b {
-            b'\'' | b'"' if !(b == b'"' && ansi_quotes) => {
-                let mut j = i + 1;
-                while j < bytes.len() && bytes[j] != b {
-                    j += if bytes[j] == b'\\' { 2 } else { 1 };
-                }
-                Some((j + 1).min(bytes.len()))
-            }
-            b'#' => Some(ddl[i..].find('\n').map_or(bytes.len(), |n| i + n)),
-            b'-' if ddl[i..].starts_with("-- ") => {
-                Some(ddl[i..].find('\n').map_or(bytes.len(), |n| i + n))
-            }
-            b'/' if ddl[i..].starts_with("/*") => Some(
-                ddl[i + 2..]
-                    .find("*/")
-                    .map_or(bytes.len(), |n| i + 2 + n + 2),
-            ),
-            _ => None,
-        };
+        let skip_to = literal_or_comment_end(ddl, i, ansi_quotes);
         if let Some(j) = skip_to {
             out.push_str(&ddl[i..j]);
             i = j;
@@ -825,6 +789,33 @@ pub fn has_ansi_quotes(sql_mode: &str) -> bool {
     sql_mode
         .split(',')
         .any(|f| f == "ANSI_QUOTES" || f == "ANSI")
+}
+
+/// Where the string literal or comment starting at byte `i` of `text` ends (the byte after
+/// it), or None when none starts there: what the rewriting of a definition copies as it
+/// is. A double quote starts an identifier, not a string, under ANSI_QUOTES.
+fn literal_or_comment_end(text: &str, i: usize, ansi_quotes: bool) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let b = bytes[i];
+    match b {
+        b'\'' | b'"' if !(b == b'"' && ansi_quotes) => {
+            let mut j = i + 1;
+            while j < bytes.len() && bytes[j] != b {
+                j += if bytes[j] == b'\\' { 2 } else { 1 };
+            }
+            Some((j + 1).min(bytes.len()))
+        }
+        b'#' => Some(text[i..].find('\n').map_or(bytes.len(), |n| i + n)),
+        b'-' if text[i..].starts_with("-- ") => {
+            Some(text[i..].find('\n').map_or(bytes.len(), |n| i + n))
+        }
+        b'/' if text[i..].starts_with("/*") => Some(
+            text[i + 2..]
+                .find("*/")
+                .map_or(bytes.len(), |n| i + 2 + n + 2),
+        ),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
