@@ -252,6 +252,54 @@ fn replica_of(sb: &shardctl::sandbox::Sandbox, node: &str) -> Server {
     Server::connect_replica(&inv, node, &spec).unwrap()
 }
 
+/// Waits until node2's replica has applied what node2 logged so far, then checks that it
+/// holds every write the workload had acknowledged to shard 1 (moved to node2) and as many
+/// `acct` rows as node2: node2 and its replica, connected.
+fn targets_replica_holds_shard_1(
+    sb: &shardctl::sandbox::Sandbox,
+    inv: &shardctl::config::Inventory,
+    report: &shardctl::workload::Report,
+) -> (Server, Server) {
+    let mut target = connect(sb, "node2");
+    let pos = target.coordinates().unwrap().position;
+    let address = inv.node("node2").unwrap().address();
+    let mut target_replica = replica_of(sb, "node2");
+    target_replica
+        .wait_applied_from(&address, &pos, Duration::from_secs(120))
+        .unwrap();
+    let on_replica: std::collections::HashSet<u64> = target_replica
+        .rows(&Stmt::text(format!(
+            "SELECT seq FROM app_1.{}",
+            shardctl::workload::TABLE
+        )))
+        .unwrap()
+        .into_iter()
+        .map(mysql::from_row::<u64>)
+        .collect();
+    let moved: Vec<_> = report.acks.iter().filter(|a| a.shard == 1).collect();
+    assert!(
+        moved.len() > 100,
+        "the workload wrote {} to shard 1",
+        moved.len()
+    );
+    let lost: Vec<u64> = moved
+        .iter()
+        .filter(|a| !on_replica.contains(&a.seq))
+        .map(|a| a.seq)
+        .collect();
+    assert!(
+        lost.is_empty(),
+        "{} acknowledged writes missing on node2's replica: {:?}",
+        lost.len(),
+        &lost[..lost.len().min(5)]
+    );
+    assert_eq!(
+        count(&mut target_replica, "SELECT COUNT(*) FROM app_1.acct"),
+        count(&mut target, "SELECT COUNT(*) FROM app_1.acct")
+    );
+    (target, target_replica)
+}
+
 fn has_schema(server: &mut Server, schema: &str) -> bool {
     server
         .schema_exists(&shardctl::ident::Ident::new("schema", schema).unwrap())
@@ -407,43 +455,7 @@ fn a_move_reaches_the_targets_replica_whole_and_leaves_the_sources_replica_after
     // After it, the old copy is gone from the source's replica too.
     assert!(!has_schema(&mut source_replica, "app_1"));
     // The target's replica holds every acknowledged write of the moved shard.
-    let mut target = connect(&sb, "node2");
-    let pos = target.coordinates().unwrap().position;
-    let address = inv.node("node2").unwrap().address();
-    let mut target_replica = replica_of(&sb, "node2");
-    target_replica
-        .wait_applied_from(&address, &pos, Duration::from_secs(120))
-        .unwrap();
-    let on_replica: std::collections::HashSet<u64> = target_replica
-        .rows(&Stmt::text(format!(
-            "SELECT seq FROM app_1.{}",
-            shardctl::workload::TABLE
-        )))
-        .unwrap()
-        .into_iter()
-        .map(mysql::from_row::<u64>)
-        .collect();
-    let moved: Vec<_> = report.acks.iter().filter(|a| a.shard == 1).collect();
-    assert!(
-        moved.len() > 100,
-        "the workload wrote {} to shard 1",
-        moved.len()
-    );
-    let lost: Vec<u64> = moved
-        .iter()
-        .filter(|a| !on_replica.contains(&a.seq))
-        .map(|a| a.seq)
-        .collect();
-    assert!(
-        lost.is_empty(),
-        "{} acknowledged writes missing on node2's replica: {:?}",
-        lost.len(),
-        &lost[..lost.len().min(5)]
-    );
-    assert_eq!(
-        count(&mut target_replica, "SELECT COUNT(*) FROM app_1.acct"),
-        count(&mut target, "SELECT COUNT(*) FROM app_1.acct")
-    );
+    targets_replica_holds_shard_1(&sb, &inv, &report);
     // The shard moved back: the source's replica takes the new copy (with the old one
     // left behind, it stopped at the copy's CREATE with 1050).
     shardctl()
@@ -661,43 +673,8 @@ fn the_targets_replica_holds_every_acknowledged_write_of_a_physical_move_under_t
     );
     assert_eq!(import.state.as_sql(), "done", "{import:?}");
     assert!(import.seq > op.last_effect("copy").unwrap().seq);
-    let mut target = connect(&sb, "node2");
-    let pos = target.coordinates().unwrap().position;
+    let (mut target, mut target_replica) = targets_replica_holds_shard_1(&sb, &inv, &report);
     let address = inv.node("node2").unwrap().address();
-    let mut target_replica = replica_of(&sb, "node2");
-    target_replica
-        .wait_applied_from(&address, &pos, Duration::from_secs(120))
-        .unwrap();
-    let on_replica: std::collections::HashSet<u64> = target_replica
-        .rows(&Stmt::text(format!(
-            "SELECT seq FROM app_1.{}",
-            shardctl::workload::TABLE
-        )))
-        .unwrap()
-        .into_iter()
-        .map(mysql::from_row::<u64>)
-        .collect();
-    let moved: Vec<_> = report.acks.iter().filter(|a| a.shard == 1).collect();
-    assert!(
-        moved.len() > 100,
-        "the workload wrote {} to shard 1",
-        moved.len()
-    );
-    let lost: Vec<u64> = moved
-        .iter()
-        .filter(|a| !on_replica.contains(&a.seq))
-        .map(|a| a.seq)
-        .collect();
-    assert!(
-        lost.is_empty(),
-        "{} acknowledged writes missing on node2's replica: {:?}",
-        lost.len(),
-        &lost[..lost.len().min(5)]
-    );
-    assert_eq!(
-        count(&mut target_replica, "SELECT COUNT(*) FROM app_1.acct"),
-        count(&mut target, "SELECT COUNT(*) FROM app_1.acct")
-    );
     let search = "SELECT id FROM app_1.notes WHERE MATCH(body) AGAINST ('drama')";
     assert_eq!(count(&mut target, search), 1);
     assert_eq!(count(&mut target_replica, search), 1);
