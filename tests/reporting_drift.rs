@@ -110,6 +110,23 @@ fn assert_node4_holds(sb: &Sandbox, shard: u32, node: &str, when: &str) {
     }
 }
 
+/// `move --shard 1 --to TO --revert-window 10m` in the background (stderr piped, without
+/// -v, so the pipe does not fill while the window waits).
+fn move_shard_1_with_a_window(sb: &Sandbox, to: &str) -> std::process::Child {
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
+        .env("SHARDCTL_YES", "1")
+        .env_remove("SHARDCTL_CONFIG")
+        .env_remove("SHARDCTL_FAULT")
+        .arg("--config")
+        .arg(sb.inventory_path())
+        .args(["move", "--shard", "1", "--to", to, "--revert-window", "10m"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 /// Waits until the newest operation runs its revert-window step; returns its id.
 fn until_window(sb: &Sandbox) -> u64 {
     let deadline = Instant::now() + Duration::from_secs(120);
@@ -144,26 +161,7 @@ fn a_follow_skipped_by_an_open_window_joins_at_its_own_flip_and_check_finds_drif
 
     // Shard 1 to node3 with a revert window: the move flips, then waits; the reporting
     // server's follow waits with it.
-    let mv = std::process::Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
-        .env("SHARDCTL_YES", "1")
-        .env_remove("SHARDCTL_CONFIG")
-        .env_remove("SHARDCTL_FAULT")
-        .arg("--config")
-        .arg(sb.inventory_path())
-        .args([
-            "move",
-            "--shard",
-            "1",
-            "--to",
-            "node3",
-            "--revert-window",
-            "10m",
-        ])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mv = move_shard_1_with_a_window(&sb, "node3");
     let op = until_window(&sb);
 
     // Written on shard 1's new node after its flip, before anything follows it.
@@ -346,26 +344,7 @@ fn a_follow_skipped_by_an_open_window_joins_at_its_own_flip_and_check_finds_drif
     // the recorded follow whose schema the directory places elsewhere and copies it again.
     exec(&mut n4, &["DELETE FROM app_1.t WHERE id = 7"]);
     exec(&mut n3, &["UPDATE app_1.t SET v = v + 1 WHERE id = 7"]);
-    let mv = std::process::Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
-        .env("SHARDCTL_YES", "1")
-        .env_remove("SHARDCTL_CONFIG")
-        .env_remove("SHARDCTL_FAULT")
-        .arg("--config")
-        .arg(sb.inventory_path())
-        .args([
-            "move",
-            "--shard",
-            "1",
-            "--to",
-            "node2",
-            "--revert-window",
-            "10m",
-        ])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mv = move_shard_1_with_a_window(&sb, "node2");
     let op = until_window(&sb);
     let mut n2 = connect(&sb, "node2");
     exec(
