@@ -6,6 +6,7 @@ pub mod lookup;
 pub mod model;
 pub mod names;
 pub mod owner;
+pub mod phase;
 pub mod router;
 pub mod schema;
 pub mod store;
