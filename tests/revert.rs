@@ -786,3 +786,116 @@ fn a_crash_anywhere_in_a_revert_resumes_to_a_clean_end() {
         );
     }
 }
+
+/// The owner takes a `revert` up and is held inside its catch-up (`shardctl pause`: the
+/// catch-up parks at its safe point, acknowledged once it does): a `finalize` asked then
+/// is refused, exit 5, one line — the owner journals the revert as begun in the transaction
+/// that takes the request up, and the finalize's UPDATE is guarded by that phase. Let go,
+/// the revert completes with every acknowledged write. Before, the refusal was read in the
+/// CLI from a flag journaled only after the catch-up and the verification, and the
+/// finalize was accepted during them.
+#[test]
+fn a_finalize_asked_during_a_reverts_catch_up_is_refused() {
+    let _s = serial();
+    FLEET.sandbox();
+    let dir = tempfile::tempdir().unwrap();
+    let from = home_of(1);
+    let to = other_node(&from);
+    let w = start_workloads("f");
+    let mut run = spawn(
+        &["move", "--shard", "1", "--to", to, "--revert-window", "10m"],
+        dir.path(),
+        "move",
+    );
+    let op = until_window(Duration::from_secs(120), dir.path());
+    let op_arg = op.to_string();
+    // The window's loop takes requests up while paused; the revert's catch-up parks. The
+    // owner's heartbeat reads the pause within a second.
+    FLEET.cli(&[]).args(["pause", &op_arg]).assert().success();
+    std::thread::sleep(Duration::from_secs(3));
+    FLEET.cli(&[]).args(["revert", &op_arg]).assert().success();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while newest_op().unwrap().paused_at_millis.is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "the revert never parked in its catch-up"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(home_of(1), to, "the revert waits in its catch-up");
+    let refused = FLEET
+        .cli(&[])
+        .args(["finalize", &op_arg])
+        .assert()
+        .code(REFUSED);
+    let said = String::from_utf8_lossy(&refused.get_output().stderr).into_owned();
+    assert!(
+        said.contains(&format!("operation {op}: a revert is under way"))
+            && said.trim().lines().count() == 1,
+        "{said}"
+    );
+    FLEET
+        .cli(&[])
+        .args(["continue", &op_arg])
+        .assert()
+        .success();
+    let status = wait_exit(&mut run, Duration::from_secs(180));
+    assert!(
+        status.success(),
+        "{}",
+        std::fs::read_to_string(dir.path().join("move.err")).unwrap()
+    );
+    assert_eq!(home_of(1), from, "the revert completed");
+    nothing_lost(w, "f");
+    assert_eq!(
+        schemas(to, "app\\_1").len(),
+        0,
+        "the new node's copy is gone"
+    );
+    let rec = newest_op().unwrap();
+    assert_eq!(rec.state.as_sql(), "done");
+    assert_eq!(rec.phase.map(|p| p.as_sql()), Some("done"));
+}
+
+/// An operation journaled by a shardctl before the directory stored phases (its row has
+/// none) resumes: the phase is derived from its steps on first load and journaled from
+/// there on. The run crashes after its fence; the row is made as the old code wrote it.
+#[test]
+fn an_operation_without_a_journaled_phase_resumes() {
+    let _s = serial();
+    FLEET.sandbox();
+    let dir = tempfile::tempdir().unwrap();
+    let from = home_of(1);
+    let to = other_node(&from);
+    let mut run = spawn_faulty(
+        &["move", "--shard", "1", "--to", to],
+        dir.path(),
+        "move",
+        "crash@after:lock",
+    );
+    let status = wait_exit(&mut run, Duration::from_secs(120));
+    assert!(!status.success(), "the armed run crashed");
+    let rec = newest_op().unwrap();
+    assert_eq!(rec.phase.map(|p| p.as_sql()), Some("fenced"));
+    let inv = inventory();
+    let mut d = connect(FLEET.sandbox(), &inv.file.directory.node);
+    exec(
+        &mut d,
+        &[&format!(
+            "UPDATE `{}`.operations SET phase = NULL WHERE op_id = {}",
+            inv.file.directory.schema, rec.id
+        )],
+    );
+    assert_eq!(newest_op().unwrap().phase, None);
+    let mut resumed = spawn(&["resume", &rec.id.to_string()], dir.path(), "resume");
+    let status = wait_exit(&mut resumed, Duration::from_secs(180));
+    assert!(
+        status.success(),
+        "{}",
+        std::fs::read_to_string(dir.path().join("resume.err")).unwrap()
+    );
+    assert_eq!(home_of(1), to, "the move went on from where it stopped");
+    let rec = newest_op().unwrap();
+    assert_eq!(rec.state.as_sql(), "done");
+    assert_eq!(rec.phase.map(|p| p.as_sql()), Some("done"));
+}

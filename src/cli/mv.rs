@@ -2,9 +2,10 @@
 
 use super::{views, Context};
 use crate::copy::Method;
-use crate::directory::journal::{OpKind, OpState, StepState, WindowRequest, WindowRequestOutcome};
+use crate::directory::journal::{OpKind, OpState, StepState, WindowRequest};
 use crate::directory::Directory;
 use crate::error::{Error, Result};
+use crate::ops::mover::requests::{self, RequestOutcome};
 use crate::ops::mover::{self, Mover, StepEvent, StepEventKind};
 use crate::output::{self, Format};
 use crate::playbook::{Fence, Playbook, Step};
@@ -758,12 +759,8 @@ fn show_ops(ctx: &Context, dir: &mut Directory, args: &OpsArgs) -> Result<bool> 
                     ]);
                 }
                 crate::outln!("{t}");
-                if let Some(w) = o
-                    .steps
-                    .iter()
-                    .find(|s| s.name == "revert-window" && s.state != StepState::Done)
-                {
-                    print_window(&w.outputs);
+                if let Some(w) = requests::open_window_outputs(o) {
+                    print_window(w);
                 }
             }
         }
@@ -812,38 +809,10 @@ pub struct CutoverCmdArgs {
 /// `shardctl cutover OP`: the go-ahead for an operation that waits for its cut-over.
 pub fn cutover(ctx: &Context, args: CutoverCmdArgs) -> Result<()> {
     let inv = ctx.inventory()?;
-    let mut dir = Directory::open(&inv)?;
-    let rec = dir.operation(args.op)?;
-    if rec.state.is_finished() {
-        return Err(Error::Usage(format!(
-            "operation {} is {}: there is no cut-over left to start",
-            args.op, rec.state
-        )));
-    }
-    match rec.steps.iter().find(|s| s.state != StepState::Done) {
-        Some(s) if s.name == "await-cutover" => {}
-        Some(s) => {
-            return Err(Error::Usage(format!(
-                "operation {} is not waiting for its cut-over: its next step is {} {} (only an operation started with --cutover waits, once its copy is verified)",
-                args.op,
-                s.step_no + 1,
-                s.name
-            )))
-        }
-        None => {
-            return Err(Error::Usage(format!(
-                "operation {} has no step left to run",
-                args.op
-            )))
-        }
-    }
-    if !dir.request_cutover(args.op)? {
-        return Err(Error::Usage(format!(
-            "operation {} finished meanwhile",
-            args.op
-        )));
-    }
-    let live = rec.owner.is_some() && rec.heartbeat_age_secs.is_some_and(|a| a < 20);
+    let live = match requests::cutover(&inv, args.op)? {
+        RequestOutcome::Recorded(r) => r.owner_alive,
+        RequestOutcome::Refused(why) => return Err(why.into()),
+    };
     ctx.show(
         "cutover",
         serde_json::json!({"op": args.op, "requested": true, "owner_alive": live}),
@@ -997,101 +966,35 @@ fn extension_secs(text: &str) -> std::result::Result<u64, String> {
 
 /// `shardctl revert OP` / `shardctl finalize OP`: what to do with a move's revert window.
 pub fn window(ctx: &Context, args: WindowCmdArgs, request: WindowRequest) -> Result<()> {
-    ask_window(ctx, args.op, request.verb(), |_| Ok(request))
+    let outcome = requests::window(&ctx.inventory()?, args.op, request)?;
+    show_window_request(ctx, args.op, request, outcome)
 }
 
 /// `shardctl extend OP --by DURATION | --until TIME`: the window's end moves later.
 pub fn extend(ctx: &Context, args: ExtendCmdArgs) -> Result<()> {
-    ask_window(ctx, args.op, "extend", |outputs| {
-        let until = outputs
-            .get("revert_until_unix")
-            .and_then(|v| v.as_i64())
-            .ok_or_else(|| {
-                Error::Refused(format!(
-                    "operation {}: its revert window is opening (no end journaled yet); try again",
-                    args.op
-                ))
-            })?;
-        let from = until.max(crate::clock::unix_secs());
-        // Clap asks for exactly one of --by (more than 0 s) and --until.
-        let asked = match args.until {
-            Some(asked) => asked,
-            None => from + args.by.unwrap_or_default() as i64,
-        };
-        if asked <= from {
-            return Err(Error::Usage(format!(
-                "--until {}: not later than {} (the window's end, or now when it has passed): extend only moves the end later",
-                crate::clock::rfc3339_millis(asked.saturating_mul(1000)),
-                crate::clock::rfc3339_millis(from * 1000)
-            )));
-        }
-        Ok(WindowRequest::ExtendUntil(asked))
-    })
+    // Clap asks for exactly one of --by (more than 0 s) and --until.
+    let by = match args.until {
+        Some(until) => requests::Extension::Until(until),
+        None => requests::Extension::By(args.by.unwrap_or_default()),
+    };
+    let (outcome, until) = requests::extend(&ctx.inventory()?, args.op, by)?;
+    let request = WindowRequest::ExtendUntil(until.unwrap_or_default());
+    show_window_request(ctx, args.op, request, outcome)
 }
 
-/// Records `request` (built from the revert-window step's outputs) for the owner of `op`,
-/// refused unless `op` waits in its revert window.
-fn ask_window(
+/// Shows a window request the library recorded, or returns its refusal.
+fn show_window_request(
     ctx: &Context,
     op: u64,
-    verb: &str,
-    request: impl FnOnce(&serde_json::Value) -> Result<WindowRequest>,
+    request: WindowRequest,
+    outcome: RequestOutcome,
 ) -> Result<()> {
-    let args = WindowCmdArgs { op };
-    let inv = ctx.inventory()?;
-    let mut dir = Directory::open(&inv)?;
-    let rec = dir.operation(args.op)?;
-    if rec.state.is_finished() {
-        return Err(Error::Usage(format!(
-            "operation {} is {}: its revert window is closed (the old copy is gone), nothing to {verb}",
-            args.op, rec.state
-        )));
-    }
-    let request = match rec.steps.iter().find(|s| s.state != StepState::Done) {
-        Some(s) if s.name == "revert-window" => {
-            let reverting = s.outputs.get("revert_began").and_then(|v| v.as_bool()) == Some(true);
-            let request = request(&s.outputs)?;
-            if request != WindowRequest::Revert && reverting {
-                return Err(Error::Refused(format!(
-                    "operation {}: a revert is under way (or was when its owner stopped; `shardctl resume {}` settles it): no {verb} requested; if the revert stops before its flip back, the window opens again and {verb} can be asked then",
-                    args.op, args.op
-                )));
-            }
-            request
-        }
-        Some(s) => {
-            return Err(Error::Usage(format!(
-                "operation {} is not in a revert window: its next step is {} {} (only a move started with --revert-window has one, once it flipped)",
-                args.op,
-                s.step_no + 1,
-                s.name
-            )))
-        }
-        None => {
-            return Err(Error::Usage(format!(
-                "operation {} has no step left to run",
-                args.op
-            )))
-        }
+    let live = match outcome {
+        RequestOutcome::Recorded(r) => r.owner_alive,
+        RequestOutcome::Refused(why) => return Err(why.into()),
     };
-    match dir.request_window(args.op, request)? {
-        WindowRequestOutcome::Recorded => {}
-        WindowRequestOutcome::Finished => {
-            return Err(Error::Usage(format!(
-                "operation {} finished meanwhile",
-                args.op
-            )))
-        }
-        WindowRequestOutcome::Conflicts(pending) => {
-            return Err(Error::Refused(format!(
-                "operation {}: a {} is already requested and not yet taken up by its owner; it stands (no {verb} requested)",
-                args.op,
-                pending.verb()
-            )))
-        }
-    }
-    let live = rec.owner.is_some() && rec.heartbeat_age_secs.is_some_and(|a| a < 20);
-    let mut doc = serde_json::json!({"op": args.op, "requested": true, "owner_alive": live});
+    let verb = request.verb();
+    let mut doc = serde_json::json!({"op": op, "requested": true, "owner_alive": live});
     if let WindowRequest::ExtendUntil(until) = request {
         doc["ends_at"] = crate::clock::rfc3339_millis(until * 1000).into();
     }
@@ -1108,12 +1011,10 @@ fn ask_window(
                 ),
             };
             if live {
-                crate::outln!("operation {}: {what}", args.op)
+                crate::outln!("operation {op}: {what}")
             } else {
                 crate::outln!(
-                    "operation {}: {what} once `shardctl resume {}` runs it (it has no live owner)",
-                    args.op,
-                    args.op
+                    "operation {op}: {what} once `shardctl resume {op}` runs it (it has no live owner)"
                 )
             }
         },

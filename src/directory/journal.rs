@@ -7,6 +7,7 @@
 //! epoch in the same transaction, so a process that lost its lease fails its next journal
 //! write — which comes before its next effect — and touches nothing more.
 
+use super::phase::Phase;
 use super::store::Directory;
 use crate::error::{Error, Result};
 use crate::server::Stmt;
@@ -108,15 +109,52 @@ impl WindowRequest {
     }
 }
 
-/// What became of an operator's request to a revert window.
+/// What the journal's guarded UPDATE made of an operator's request (a cut-over, or a
+/// request to a revert window), read back when it changed nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WindowRequestOutcome {
+pub enum RequestRecord {
     /// Recorded (or already pending): the owner takes it up.
     Recorded,
     /// The operation finished meanwhile.
     Finished,
-    /// The other request is pending and stands.
+    /// The other window request is pending and stands.
     Conflicts(WindowRequest),
+    /// The operation's phase does not take the request (None: a phase-less operation
+    /// whose derived phase did not).
+    NotAccepted(Option<Phase>),
+}
+
+/// The guard on the phase of a request's UPDATE: `phase IN (accepting)`, or for an
+/// operation journaled before phases (NULL), whether its derived phase takes it.
+pub struct PhaseGuard<'a> {
+    /// The phases that take the request.
+    pub accepting: &'a [Phase],
+    /// Whether an operation without a journaled phase takes it.
+    pub without_phase: bool,
+}
+
+impl PhaseGuard<'_> {
+    /// The condition and its parameters.
+    fn sql(&self) -> (String, Vec<mysql::Value>) {
+        let marks = vec!["?"; self.accepting.len().max(1)].join(", ");
+        let mut params: Vec<mysql::Value> =
+            self.accepting.iter().map(|p| p.as_sql().into()).collect();
+        if params.is_empty() {
+            params.push(mysql::Value::NULL);
+        }
+        params.push(u8::from(self.without_phase).into());
+        (
+            format!("(phase IN ({marks}) OR (phase IS NULL AND ? = 1))"),
+            params,
+        )
+    }
+
+    fn takes(&self, phase: Option<Phase>) -> bool {
+        match phase {
+            Some(p) => self.accepting.contains(&p),
+            None => self.without_phase,
+        }
+    }
 }
 
 sql_enum!(
@@ -221,6 +259,9 @@ pub struct OperationRecord {
     pub target: Option<String>,
     /// Where it stands.
     pub state: OpState,
+    /// Where its procedure stands (a move, split or merge); None for other operations and
+    /// for one journaled before the directory had phases.
+    pub phase: Option<Phase>,
     /// The process holding the lease (`host:pid`), None once it let go.
     pub owner: Option<String>,
     /// The lease's epoch: bumped by every takeover.
@@ -602,21 +643,35 @@ impl Directory {
         Ok((lease, took_over))
     }
 
-    /// Ends this process's hold on an operation: its final (or failed) state, the owner
-    /// cleared.
+    /// Ends this process's hold on an operation: its final (or failed) state and phase,
+    /// the owner cleared.
     pub fn release_operation(
         &mut self,
         lease: &Lease,
         state: OpState,
         error: Option<&str>,
+        phase: Option<Phase>,
     ) -> Result<()> {
         let ops = self.jt("operations");
         self.leased(lease, |d| {
             d.server().exec(&Stmt::with(
                 format!("UPDATE {ops} SET state = ?, owner = NULL, error = COALESCE(?, error), paused_at = NULL, heartbeat_at = CURRENT_TIMESTAMP(3) WHERE op_id = ?"),
                 vec![state.as_sql().into(), error.into(), lease.op.into()],
-            ))
+            ))?;
+            d.record_phase(lease, phase)
         })
+    }
+
+    /// Inside a leased transaction: the operation's phase, when one is given.
+    fn record_phase(&mut self, lease: &Lease, phase: Option<Phase>) -> Result<()> {
+        let Some(phase) = phase else {
+            return Ok(());
+        };
+        let ops = self.jt("operations");
+        self.server().exec(&Stmt::with(
+            format!("UPDATE {ops} SET phase = ? WHERE op_id = ?"),
+            vec![phase.as_sql().into(), lease.op.into()],
+        ))
     }
 
     /// Asks the live owner of `op` to stop at its next safe point. Returns false when the
@@ -630,15 +685,35 @@ impl Directory {
         Ok(n > 0)
     }
 
-    /// Gives `op` the go-ahead for its cut-over (`shardctl cutover`). False when the
-    /// operation is finished.
-    pub fn request_cutover(&mut self, op: u64) -> Result<bool> {
+    /// Gives `op` the go-ahead for its cut-over (`shardctl cutover`), only while its phase
+    /// takes it (the guard is in the UPDATE); what became of it is read back.
+    pub fn request_cutover(&mut self, op: u64, guard: &PhaseGuard<'_>) -> Result<RequestRecord> {
         let ops = self.jt("operations");
+        let (cond, mut params) = guard.sql();
+        params.insert(0, op.into());
         let n = self.server().exec_affected(&Stmt::with(
-            format!("UPDATE {ops} SET cutover_requested = 1 WHERE op_id = ? AND state IN ('running', 'failed')"),
+            format!("UPDATE {ops} SET cutover_requested = 1 WHERE op_id = ? AND state IN ('running', 'failed') AND {cond}"),
+            params,
+        ))?;
+        if n > 0 {
+            return Ok(RequestRecord::Recorded);
+        }
+        let row: Option<(String, Option<String>)> = self.server().first(&Stmt::with(
+            format!("SELECT state, phase FROM {ops} WHERE op_id = ?"),
             vec![op.into()],
         ))?;
-        Ok(n > 0)
+        let Some((state, phase)) = row else {
+            return Ok(RequestRecord::Finished);
+        };
+        let phase = phase.as_deref().map(Phase::parse).transpose()?;
+        Ok(if OpState::parse(&state)?.is_finished() {
+            RequestRecord::Finished
+        } else if !guard.takes(phase) {
+            RequestRecord::NotAccepted(phase)
+        } else {
+            // Given already: the UPDATE changed nothing.
+            RequestRecord::Recorded
+        })
     }
 
     /// Uses up `op`'s go-ahead, under its owner's lease.
@@ -664,38 +739,49 @@ impl Directory {
         Ok(flag.unwrap_or(0) != 0)
     }
 
-    /// Asks a move waiting in its revert window to revert or to finalize. A request never
-    /// replaces the other one while that is pending (not yet taken up by the owner): two
-    /// operators answering one window differently are told, not silently overruled.
+    /// Asks a move waiting in its revert window to revert, finalize or extend, only while
+    /// its phase takes the request (the guard is in the UPDATE: a `finalize` can never be
+    /// recorded once the owner journaled a revert as begun). A request never replaces the
+    /// other one while that is pending (not yet taken up by the owner): two operators
+    /// answering one window differently are told, not silently overruled.
     pub fn request_window(
         &mut self,
         op: u64,
         request: WindowRequest,
-    ) -> Result<WindowRequestOutcome> {
+        guard: &PhaseGuard<'_>,
+    ) -> Result<RequestRecord> {
         let ops = self.jt("operations");
         // The owner may take up the other request between the update and the read below;
         // then the update is tried again.
         for _ in 0..3 {
+            let (cond, guard_params) = guard.sql();
+            let mut params: Vec<mysql::Value> = vec![request.as_sql().into(), op.into()];
+            params.extend(guard_params);
             let changed = self.server().exec_affected(&Stmt::with(
-                format!("UPDATE {ops} SET window_request = ? WHERE op_id = ? AND state IN ('running', 'failed') AND window_request IS NULL"),
-                vec![request.as_sql().into(), op.into()],
+                format!("UPDATE {ops} SET window_request = ? WHERE op_id = ? AND state IN ('running', 'failed') AND window_request IS NULL AND {cond}"),
+                params,
             ))?;
             if changed > 0 {
-                return Ok(WindowRequestOutcome::Recorded);
+                return Ok(RequestRecord::Recorded);
             }
-            let row: Option<(String, Option<String>)> = self.server().first(&Stmt::with(
-                format!("SELECT state, window_request FROM {ops} WHERE op_id = ?"),
-                vec![op.into()],
-            ))?;
-            let Some((state, pending)) = row else {
-                return Ok(WindowRequestOutcome::Finished);
+            let row: Option<(String, Option<String>, Option<String>)> =
+                self.server().first(&Stmt::with(
+                    format!("SELECT state, window_request, phase FROM {ops} WHERE op_id = ?"),
+                    vec![op.into()],
+                ))?;
+            let Some((state, pending, phase)) = row else {
+                return Ok(RequestRecord::Finished);
             };
             if OpState::parse(&state)?.is_finished() {
-                return Ok(WindowRequestOutcome::Finished);
+                return Ok(RequestRecord::Finished);
+            }
+            let phase = phase.as_deref().map(Phase::parse).transpose()?;
+            if !guard.takes(phase) {
+                return Ok(RequestRecord::NotAccepted(phase));
             }
             match pending.map(|p| WindowRequest::parse(&p)).transpose()? {
-                Some(p) if p == request => return Ok(WindowRequestOutcome::Recorded),
-                Some(p) => return Ok(WindowRequestOutcome::Conflicts(p)),
+                Some(p) if p == request => return Ok(RequestRecord::Recorded),
+                Some(p) => return Ok(RequestRecord::Conflicts(p)),
                 None => {}
             }
         }
@@ -721,13 +807,23 @@ impl Directory {
 
     /// Uses up `request`, the one the owner read, under its lease: only that one, so a
     /// retried statement whose first reply was lost never clears a request given since.
-    pub fn consume_window_request(&mut self, lease: &Lease, request: WindowRequest) -> Result<()> {
+    /// With `phase`, the phase the request takes the operation to is journaled in the same
+    /// transaction (a revert begun, before anything of it runs).
+    pub fn consume_window_request(
+        &mut self,
+        lease: &Lease,
+        request: WindowRequest,
+        phase: Option<Phase>,
+    ) -> Result<()> {
         let ops = self.jt("operations");
-        self.retrying(|d| {
+        self.leased(lease, |d| {
             d.server().exec(&Stmt::with(
-                format!("UPDATE {ops} SET window_request = NULL WHERE op_id = ? AND epoch = ? AND window_request = ?"),
-                vec![lease.op.into(), lease.epoch.into(), request.as_sql().into()],
-            ))
+                format!(
+                    "UPDATE {ops} SET window_request = NULL WHERE op_id = ? AND window_request = ?"
+                ),
+                vec![lease.op.into(), request.as_sql().into()],
+            ))?;
+            d.record_phase(lease, phase)
         })
     }
 
@@ -838,7 +934,7 @@ impl Directory {
         };
         let params: Vec<mysql::Value> = only.into_iter().map(Into::into).collect();
         let rows = self.server().rows(&Stmt::with(
-            format!("SELECT op_id, kind, shard_id, source_node, target_node, state, owner, epoch, TIMESTAMPDIFF(SECOND, heartbeat_at, CURRENT_TIMESTAMP(3)), stop_requested, params, error, CAST(UNIX_TIMESTAMP(created_at) * 1000 AS SIGNED), CAST(UNIX_TIMESTAMP(updated_at) * 1000 AS SIGNED), pause_requested, CAST(UNIX_TIMESTAMP(paused_at) * 1000 AS SIGNED), max_lag_secs, chunk_ms, workers, max_threads_running FROM {ops} {filter} ORDER BY op_id DESC"),
+            format!("SELECT op_id, kind, shard_id, source_node, target_node, state, owner, epoch, TIMESTAMPDIFF(SECOND, heartbeat_at, CURRENT_TIMESTAMP(3)), stop_requested, params, error, CAST(UNIX_TIMESTAMP(created_at) * 1000 AS SIGNED), CAST(UNIX_TIMESTAMP(updated_at) * 1000 AS SIGNED), pause_requested, CAST(UNIX_TIMESTAMP(paused_at) * 1000 AS SIGNED), max_lag_secs, chunk_ms, workers, max_threads_running, phase FROM {ops} {filter} ORDER BY op_id DESC"),
             params,
         ))?;
         let mut out = Vec::new();
@@ -849,6 +945,7 @@ impl Directory {
             let age: Option<i64> = r.take(8).flatten();
             let stop: u8 = r.take(9).unwrap_or(0);
             let pause: u8 = r.take(14).unwrap_or(0);
+            let phase: Option<String> = r.take(20).flatten();
             out.push(OperationRecord {
                 id,
                 kind: OpKind::parse(&kind)?,
@@ -856,6 +953,7 @@ impl Directory {
                 source: r.take(3).flatten(),
                 target: r.take(4).flatten(),
                 state: OpState::parse(&state)?,
+                phase: phase.as_deref().map(Phase::parse).transpose()?,
                 owner: r.take(6).flatten(),
                 epoch: r.take(7).unwrap_or(0),
                 heartbeat_age_secs: age.map(|a| a.max(0) as u64),
@@ -929,8 +1027,13 @@ impl Directory {
         Ok(out)
     }
 
-    /// Marks a step running (and the operation running).
-    pub fn step_started(&mut self, lease: &Lease, step_no: u32) -> Result<()> {
+    /// Marks a step running (and the operation running, in `phase` when one is given).
+    pub fn step_started(
+        &mut self,
+        lease: &Lease,
+        step_no: u32,
+        phase: Option<Phase>,
+    ) -> Result<()> {
         let (ops, st) = (self.jt("operations"), self.jt("operation_steps"));
         self.leased(lease, |d| {
             d.server().exec(&Stmt::with(
@@ -940,43 +1043,55 @@ impl Directory {
             d.server().exec(&Stmt::with(
                 format!("UPDATE {ops} SET state = 'running', heartbeat_at = CURRENT_TIMESTAMP(3), error = NULL WHERE op_id = ?"),
                 vec![lease.op.into()],
-            ))
+            ))?;
+            d.record_phase(lease, phase)
         })
     }
 
-    /// Marks a step done with its outputs.
+    /// Marks a step done with its outputs (and the phase it reached, when one is given).
     pub fn step_done(
         &mut self,
         lease: &Lease,
         step_no: u32,
         outputs: &serde_json::Value,
+        phase: Option<Phase>,
     ) -> Result<()> {
         let st = self.jt("operation_steps");
         self.leased(lease, |d| {
             d.server().exec(&Stmt::with(
                 format!("UPDATE {st} SET state = 'done', outputs = ?, finished_at = CURRENT_TIMESTAMP(3) WHERE op_id = ? AND step_no = ?"),
                 vec![json_text(outputs).into(), lease.op.into(), step_no.into()],
-            ))
+            ))?;
+            d.record_phase(lease, phase)
         })
     }
 
-    /// Marks steps pending again (recovery found their effects undone).
-    pub fn steps_pending(&mut self, lease: &Lease, from_step: u32) -> Result<()> {
+    /// Marks steps pending again (recovery found their effects undone), with the phase
+    /// the operation went back to.
+    pub fn steps_pending(
+        &mut self,
+        lease: &Lease,
+        from_step: u32,
+        phase: Option<Phase>,
+    ) -> Result<()> {
         let st = self.jt("operation_steps");
         self.leased(lease, |d| {
             d.server().exec(&Stmt::with(
                 format!("UPDATE {st} SET state = 'pending', outputs = NULL, finished_at = NULL WHERE op_id = ? AND step_no >= ?"),
                 vec![lease.op.into(), from_step.into()],
-            ))
+            ))?;
+            d.record_phase(lease, phase)
         })
     }
 
-    /// Records a step's outputs without changing its state.
+    /// Records a step's outputs without changing its state (and the phase, when one is
+    /// given).
     pub fn set_step_outputs(
         &mut self,
         lease: &Lease,
         step_no: u32,
         outputs: &serde_json::Value,
+        phase: Option<Phase>,
     ) -> Result<()> {
         let (ops, st) = (self.jt("operations"), self.jt("operation_steps"));
         self.leased(lease, |d| {
@@ -987,7 +1102,8 @@ impl Directory {
             d.server().exec(&Stmt::with(
                 format!("UPDATE {ops} SET heartbeat_at = CURRENT_TIMESTAMP(3) WHERE op_id = ?"),
                 vec![lease.op.into()],
-            ))
+            ))?;
+            d.record_phase(lease, phase)
         })
     }
 

@@ -2,7 +2,7 @@
 //! directory lacks; a directory newer than this binary is refused.
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: u32 = 10;
+pub const SCHEMA_VERSION: u32 = 11;
 
 /// Migration `n` (1-based) brings a directory from version n-1 to n. `{d}` stands for the
 /// back-quoted directory schema.
@@ -254,4 +254,11 @@ pub const MIGRATIONS: &[&[&str]] = &[&[
         column_name VARCHAR(64) NOT NULL,
         PRIMARY KEY (sequence_name, schema_name, table_name, column_name)
     ) ENGINE=InnoDB",
+], &[
+    // The phase of a move, split or merge (`directory::phase::Phase`), written with the
+    // step or request that changed it; the guard of the operator's requests. NULL for
+    // other operations and for those journaled before this version, whose phase `resume`
+    // derives from their steps.
+    "ALTER TABLE {d}.operations
+        ADD COLUMN phase VARCHAR(16) NULL",
 ]];

@@ -17,6 +17,7 @@ use super::mover::{Effect, OwnerFlags};
 use crate::config::Inventory;
 use crate::copy::{self, CopyReport, Method, SchemaPair};
 use crate::directory::journal::{EffectState, Lease, WindowRequest};
+use crate::directory::phase::Phase;
 use crate::directory::{Directory, NewMapping, ShardState};
 use crate::error::{Error, Result};
 use crate::ident::{Channel, Ident};
@@ -555,8 +556,9 @@ pub trait Effects: FleetEffects {
     /// Fails once this process may no longer act for the operation.
     fn check_lease(&self) -> Result<()>;
 
-    /// Marks the steps from `from_step` on pending again: their results no longer hold.
-    fn steps_pending(&mut self, from_step: u32) -> Result<()>;
+    /// Marks the steps from `from_step` on pending again: their results no longer hold;
+    /// the operation is in `phase` now.
+    fn steps_pending(&mut self, from_step: u32, phase: Phase) -> Result<()>;
 
     /// Copies schemas between nodes; the coordinates the copy matches.
     fn copy(&mut self, req: CopyRequest<'_>) -> Result<CopyReport>;
@@ -610,17 +612,23 @@ pub trait Effects: FleetEffects {
     /// What an operator asked of the revert window (`shardctl revert`/`finalize`); a dry
     /// run shows the window ending.
     fn window_request(&mut self) -> Result<Option<WindowRequest>>;
-    /// Uses up `request`, the one [`Self::window_request`] returned.
-    fn consume_window_request(&mut self, request: WindowRequest) -> Result<()>;
+    /// Uses up `request`, the one [`Self::window_request`] returned, journaling `phase`
+    /// (the phase taking it up leads to) in the same transaction.
+    fn consume_window_request(&mut self, request: WindowRequest, phase: Phase) -> Result<()>;
 
-    /// Journals a step as started.
-    fn step_started(&mut self, step_no: u32, name: &str) -> Result<()>;
-    /// Journals a step as done with the procedure's state.
-    fn step_done(&mut self, step_no: u32, outputs: &serde_json::Value) -> Result<()>;
+    /// Journals a step as started, the operation in `phase`.
+    fn step_started(&mut self, step_no: u32, name: &str, phase: Phase) -> Result<()>;
+    /// Journals a step as done with the procedure's state and phase.
+    fn step_done(&mut self, step_no: u32, outputs: &serde_json::Value, phase: Phase) -> Result<()>;
     /// Journals a step as failed.
     fn step_failed(&mut self, step_no: u32, error: &str) -> Result<()>;
-    /// Journals the procedure's state without finishing the step.
-    fn set_step_outputs(&mut self, step_no: u32, outputs: &serde_json::Value) -> Result<()>;
+    /// Journals the procedure's state and phase without finishing the step.
+    fn set_step_outputs(
+        &mut self,
+        step_no: u32,
+        outputs: &serde_json::Value,
+        phase: Phase,
+    ) -> Result<()>;
     /// Journals an effect about to happen; its sequence number.
     fn intent(
         &mut self,
@@ -1195,8 +1203,8 @@ impl Effects for Live<'_> {
         self.flags.check_lease()
     }
 
-    fn steps_pending(&mut self, from_step: u32) -> Result<()> {
-        self.dir.steps_pending(&self.lease, from_step)
+    fn steps_pending(&mut self, from_step: u32, phase: Phase) -> Result<()> {
+        self.dir.steps_pending(&self.lease, from_step, Some(phase))
     }
 
     fn copy(&mut self, req: CopyRequest<'_>) -> Result<CopyReport> {
@@ -1327,24 +1335,32 @@ impl Effects for Live<'_> {
         self.dir.window_request(self.lease.op)
     }
 
-    fn consume_window_request(&mut self, request: WindowRequest) -> Result<()> {
-        self.dir.consume_window_request(&self.lease, request)
+    fn consume_window_request(&mut self, request: WindowRequest, phase: Phase) -> Result<()> {
+        self.dir
+            .consume_window_request(&self.lease, request, Some(phase))
     }
 
-    fn step_started(&mut self, step_no: u32, _name: &str) -> Result<()> {
-        self.dir.step_started(&self.lease, step_no)
+    fn step_started(&mut self, step_no: u32, _name: &str, phase: Phase) -> Result<()> {
+        self.dir.step_started(&self.lease, step_no, Some(phase))
     }
 
-    fn step_done(&mut self, step_no: u32, outputs: &serde_json::Value) -> Result<()> {
-        self.dir.step_done(&self.lease, step_no, outputs)
+    fn step_done(&mut self, step_no: u32, outputs: &serde_json::Value, phase: Phase) -> Result<()> {
+        self.dir
+            .step_done(&self.lease, step_no, outputs, Some(phase))
     }
 
     fn step_failed(&mut self, step_no: u32, error: &str) -> Result<()> {
         self.dir.step_failed(&self.lease, step_no, error)
     }
 
-    fn set_step_outputs(&mut self, step_no: u32, outputs: &serde_json::Value) -> Result<()> {
-        self.dir.set_step_outputs(&self.lease, step_no, outputs)
+    fn set_step_outputs(
+        &mut self,
+        step_no: u32,
+        outputs: &serde_json::Value,
+        phase: Phase,
+    ) -> Result<()> {
+        self.dir
+            .set_step_outputs(&self.lease, step_no, outputs, Some(phase))
     }
 
     fn intent(
@@ -1878,7 +1894,7 @@ impl Effects for DryRun<'_> {
         Ok(())
     }
 
-    fn steps_pending(&mut self, _from_step: u32) -> Result<()> {
+    fn steps_pending(&mut self, _from_step: u32, _phase: Phase) -> Result<()> {
         Ok(())
     }
 
@@ -2107,11 +2123,11 @@ impl Effects for DryRun<'_> {
         Ok(Some(WindowRequest::Finalize))
     }
 
-    fn consume_window_request(&mut self, _request: WindowRequest) -> Result<()> {
+    fn consume_window_request(&mut self, _request: WindowRequest, _phase: Phase) -> Result<()> {
         Ok(())
     }
 
-    fn step_started(&mut self, step_no: u32, name: &str) -> Result<()> {
+    fn step_started(&mut self, step_no: u32, name: &str, _phase: Phase) -> Result<()> {
         self.plan.steps.push(PlannedStep {
             no: step_no + 1,
             step: name.into(),
@@ -2120,7 +2136,12 @@ impl Effects for DryRun<'_> {
         Ok(())
     }
 
-    fn step_done(&mut self, _step_no: u32, _outputs: &serde_json::Value) -> Result<()> {
+    fn step_done(
+        &mut self,
+        _step_no: u32,
+        _outputs: &serde_json::Value,
+        _phase: Phase,
+    ) -> Result<()> {
         Ok(())
     }
 
@@ -2128,7 +2149,12 @@ impl Effects for DryRun<'_> {
         Ok(())
     }
 
-    fn set_step_outputs(&mut self, _step_no: u32, _outputs: &serde_json::Value) -> Result<()> {
+    fn set_step_outputs(
+        &mut self,
+        _step_no: u32,
+        _outputs: &serde_json::Value,
+        _phase: Phase,
+    ) -> Result<()> {
         Ok(())
     }
 

@@ -282,12 +282,12 @@ pub fn lock(
         steps: &[("lock".into(), params.clone())],
         parent: None,
     })?;
-    dir.step_started(&lease, 0)?;
+    dir.step_started(&lease, 0, None)?;
     let mut fleet = Fleet::new(inv);
     let node = shard.node.clone();
     // What is about to be raised is journaled first, so `unlock` finds it whatever
     // happens next.
-    dir.step_done(&lease, 0, &serde_json::json!({"fence": fence}))?;
+    dir.step_done(&lease, 0, &serde_json::json!({"fence": fence}), None)?;
     let raised = (|| -> Result<serde_json::Value> {
         match fence {
             Fence::ReadOnly => {
@@ -304,6 +304,7 @@ pub fn lock(
                     &lease,
                     0,
                     &serde_json::json!({"fence": fence, "fenced_tables": mapping}),
+                    None,
                 )?;
                 fleet.raise_shard_fence(&node, &mapping, timeout_secs)?;
                 Ok(serde_json::json!({"fence": fence, "fenced_tables": mapping}))
@@ -332,15 +333,15 @@ pub fn lock(
                 let _ = fleet.lower_shard_fence(&node, &fenced);
             }
             let _ = dir.step_failed(&lease, 0, &e.to_string());
-            let _ = dir.release_operation(&lease, OpState::Aborted, Some(&e.to_string()));
+            let _ = dir.release_operation(&lease, OpState::Aborted, Some(&e.to_string()), None);
             return Err(e);
         }
     };
     let position = fleet.coordinates(&node)?.position;
     outputs["final_position"] = serde_json::to_value(&position).unwrap_or_default();
-    dir.step_done(&lease, 0, &outputs)?;
+    dir.step_done(&lease, 0, &outputs, None)?;
     dir.set_shard_state_leased(&lease, shard_id, ShardState::ReadOnly)?;
-    dir.release_operation(&lease, OpState::Running, None)?;
+    dir.release_operation(&lease, OpState::Running, None, None)?;
     Ok((lease.op, position))
 }
 
@@ -391,7 +392,7 @@ pub fn unlock(inv: &Inventory, shard_id: u32) -> Result<u64> {
         }
     }
     dir.set_shard_state_leased(&lease, shard_id, ShardState::Online)?;
-    dir.release_operation(&lease, OpState::Done, None)?;
+    dir.release_operation(&lease, OpState::Done, None, None)?;
     Ok(op.id)
 }
 

@@ -646,11 +646,11 @@ pub fn run(
     drop(heartbeat);
     match result {
         Ok(reports) => {
-            dir.release_operation(&lease, OpState::Done, None)?;
+            dir.release_operation(&lease, OpState::Done, None, None)?;
             Ok(reports)
         }
         Err(e) => {
-            let _ = dir.release_operation(&lease, OpState::Failed, Some(&e.to_string()));
+            let _ = dir.release_operation(&lease, OpState::Failed, Some(&e.to_string()), None);
             Err(e)
         }
     }
@@ -710,7 +710,7 @@ fn run_plans(
                 chunks: prev["chunks"].as_u64().unwrap_or(0),
                 throttled_secs: 0.0,
             };
-            dir.step_started(&lease, step_no)?;
+            dir.step_started(&lease, step_no, None)?;
             let mut checkpoint = |r: &TableReport,
                                   last: &Option<Vec<Value>>,
                                   finished: bool|
@@ -720,9 +720,9 @@ fn run_plans(
                     "last": last.as_ref().map(|v| v.iter().map(value_to_json).collect::<Vec<_>>()),
                 });
                 if finished {
-                    dir.step_done(&lease, step_no, &out)
+                    dir.step_done(&lease, step_no, &out, None)
                 } else {
-                    dir.set_step_outputs(&lease, step_no, &out)
+                    dir.set_step_outputs(&lease, step_no, &out, None)
                 }
             };
             let mut run = Run {

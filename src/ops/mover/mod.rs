@@ -27,9 +27,11 @@
 mod fencing;
 mod gate;
 mod group;
+mod phases;
 mod procedure;
 pub(crate) use procedure::comparable_definition;
 mod recovery;
+pub mod requests;
 mod revert;
 
 pub(crate) use crate::directory::owner::Heartbeat;
@@ -41,6 +43,7 @@ use crate::copy::{self, SchemaPair};
 use crate::directory::journal::{
     EffectState, Lease, NewOperation, OpKind, OpState, OperationRecord, StepState,
 };
+use crate::directory::phase::{Phase, Transition};
 use crate::directory::{Directory, Shard, ShardState, Snapshot};
 use crate::error::{Error, Result};
 use crate::ident::{Channel, Ident};
@@ -490,6 +493,9 @@ pub struct Mover<'a, E: Effects = Live<'a>> {
     /// The state a failed run leaves the operation in: failed (resumable), or aborted when
     /// recovery rolled everything back.
     end_state: OpState,
+    /// Where the procedure stands; changed only by [`Mover::advance`], journaled with every
+    /// step write.
+    phase: Phase,
     copy_progress: Arc<copy::native::Progress>,
     split: Option<crate::ops::split::SplitPlan>,
     merge: Option<crate::ops::merge::MergePlan>,
@@ -848,6 +854,7 @@ impl<'a, E: Effects> Mover<'a, E> {
             fence_started: None,
             flip_unsettled: false,
             end_state: OpState::Failed,
+            phase: Phase::Planned,
             copy_progress: Default::default(),
             split: p.split,
             merge: p.merge,
@@ -1180,6 +1187,11 @@ impl<'a> Mover<'a, Live<'a>> {
             .collect();
         let mut shard = shard;
         shard.node = source;
+        // An operation journaled before the directory had phases gets the one its steps
+        // reached; the next journal write records it.
+        let phase = rec
+            .phase
+            .unwrap_or_else(|| phases::derived(rec, &playbook, &state));
         let p = Planned {
             kind: rec.kind,
             shard,
@@ -1190,14 +1202,9 @@ impl<'a> Mover<'a, Live<'a>> {
             merge,
             params: serde_json::Value::Null,
         };
-        Ok(Self::construct(
-            inv,
-            Live::new(inv, dir, lease),
-            p,
-            state,
-            done,
-            on_event,
-        ))
+        let mut m = Self::construct(inv, Live::new(inv, dir, lease), p, state, done, on_event);
+        m.phase = phase;
+        Ok(m)
     }
 }
 
@@ -1453,7 +1460,10 @@ impl<'a, E: Effects> Mover<'a, E> {
                 crate::control::pause_point()?;
             }
             self.fx.check_lease()?;
-            self.fx.step_started(step_no, step.name())?;
+            if matches!(step, Step::RevertWindow(_)) && self.phase == Phase::Unfenced {
+                self.advance(Transition::WindowOpened)?;
+            }
+            self.fx.step_started(step_no, step.name(), self.phase)?;
             self.emit(
                 step_no,
                 step.name(),
@@ -1462,12 +1472,17 @@ impl<'a, E: Effects> Mover<'a, E> {
                 serde_json::Value::Null,
             );
             let t = Instant::now();
-            let result = self.run_step(step);
+            let result = self.run_step(step).and_then(|detail| {
+                if let Some(t) = phases::reached_by(step) {
+                    self.advance(t)?;
+                }
+                Ok(detail)
+            });
             let millis = t.elapsed().as_millis() as u64;
             match result {
                 Ok(detail) => {
                     let outputs = serde_json::to_value(&self.state).unwrap_or_default();
-                    self.fx.step_done(step_no, &outputs)?;
+                    self.fx.step_done(step_no, &outputs, self.phase)?;
                     if let Some(d) = self.done.get_mut(i) {
                         *d = true;
                     }
@@ -1496,7 +1511,7 @@ impl<'a, E: Effects> Mover<'a, E> {
                 Err(e) => {
                     let _ = self.fx.step_failed(step_no, &e.to_string());
                     let outputs = serde_json::to_value(&self.state).unwrap_or_default();
-                    let _ = self.fx.set_step_outputs(step_no, &outputs);
+                    let _ = self.fx.set_step_outputs(step_no, &outputs, self.phase);
                     self.emit(
                         step_no,
                         step.name(),
@@ -1543,11 +1558,11 @@ impl<'a> Mover<'a, Live<'a>> {
         let result = crate::signal::with_scope(Some(self.fx.flags.stop_flag()), || {
             crate::control::with(control, || self.run_steps())
         });
-        let result = match result {
+        let result = match result.and_then(|()| self.advance(Transition::Finished)) {
             Ok(()) => self
                 .fx
                 .dir
-                .release_operation(&self.fx.lease, OpState::Done, None)
+                .release_operation(&self.fx.lease, OpState::Done, None, Some(self.phase))
                 .map(|_| {
                     self.join_hooks();
                     self.hook(crate::config::HookStage::Done);
@@ -1566,6 +1581,7 @@ impl<'a> Mover<'a, Live<'a>> {
                         &self.fx.lease,
                         self.end_state,
                         Some(&e.to_string()),
+                        Some(self.phase),
                     ) {
                         crate::output::log(
                             0,

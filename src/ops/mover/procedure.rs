@@ -1043,7 +1043,7 @@ impl<E: Effects> Mover<'_, E> {
         let outputs = serde_json::to_value(&self.state).unwrap_or_default();
         for i in 0..self.done.len() as u32 {
             if i == self.step_no || self.done.get(i as usize).copied().unwrap_or(false) {
-                self.fx.set_step_outputs(i, &outputs)?;
+                self.fx.set_step_outputs(i, &outputs, self.phase)?;
             }
         }
         Ok(Error::Refused(why))
@@ -1164,8 +1164,9 @@ impl<E: Effects> Mover<'_, E> {
             .steps
             .iter()
             .position(|s| matches!(s, Step::Lock(_)));
+        self.advance(crate::directory::phase::Transition::FenceLifted)?;
         if let Some(i) = gate.or(lock) {
-            self.fx.steps_pending(i as u32)?;
+            self.fx.steps_pending(i as u32, self.phase)?;
             for d in self.done.iter_mut().skip(i) {
                 *d = false;
             }
@@ -1695,7 +1696,7 @@ impl<E: Effects> Mover<'_, E> {
     }
 
     fn flip_directory(&mut self) -> Result<serde_json::Value> {
-        if !self.state.verified {
+        if !self.state.verified || !self.phase.may_flip() {
             return Err(Error::Refused(format!(
                 "operation {}: the target has not been verified",
                 self.fx.op()
@@ -1723,7 +1724,8 @@ impl<E: Effects> Mover<'_, E> {
             let target = self.target.clone();
             self.state.target_position_at_flip = Some(self.fx.coordinates(&target)?.position);
             let outputs = serde_json::to_value(&self.state).unwrap_or_default();
-            self.fx.set_step_outputs(self.step_no, &outputs)?;
+            self.fx
+                .set_step_outputs(self.step_no, &outputs, self.phase)?;
         }
         let directory_node = self.inv.file.directory.node.clone();
         let attempt = self.effect(

@@ -19,6 +19,7 @@
 use super::{MoveState, Mover, StepEvent};
 use crate::config::Inventory;
 use crate::directory::journal::{OpState, Owner};
+use crate::directory::phase::Transition;
 use crate::directory::{Directory, ShardState};
 use crate::error::{Error, Result};
 use crate::ident::Ident;
@@ -230,7 +231,14 @@ impl<'a> Mover<'a, Live<'a>> {
             }
             self.state.verified = false;
             self.state.final_position = None;
-            self.fx.dir.steps_pending(&self.fx.lease, i as u32)?;
+            self.advance(if Some(i) == backup {
+                Transition::CopyAgain
+            } else {
+                Transition::CatchUpAgain
+            })?;
+            self.fx
+                .dir
+                .steps_pending(&self.fx.lease, i as u32, Some(self.phase))?;
         }
         let state = if self.state.fence.is_some() {
             ShardState::ReadOnly
@@ -256,6 +264,7 @@ impl<'a> Mover<'a, Live<'a>> {
                     &self.fx.lease,
                     self.end_state,
                     Some(&e.to_string()),
+                    Some(self.phase),
                 );
             }
             drop(heartbeat);
@@ -327,6 +336,7 @@ impl<'a> Mover<'a, Live<'a>> {
         if let Some(plan) = &self.split {
             self.fx.dir.delete_offline_shard(plan.new_shard)?;
         }
+        self.advance(Transition::RolledBack)?;
         self.end_state = OpState::Aborted;
         Ok(())
     }
@@ -347,7 +357,7 @@ impl<'a> Mover<'a, Live<'a>> {
         self.roll_back_copy()?;
         self.fx
             .dir
-            .release_operation(&self.fx.lease, OpState::Aborted, None)
+            .release_operation(&self.fx.lease, OpState::Aborted, None, Some(self.phase))
     }
 }
 
@@ -383,6 +393,7 @@ pub fn abort(inv: &Inventory, op_id: u64) -> Result<()> {
                 &mover.fx.lease,
                 OpState::Failed,
                 Some(&format!("abort failed: {e}")),
+                Some(mover.phase),
             );
             Err(e)
         }
@@ -410,12 +421,14 @@ pub fn flip_by_hand(inv: &Inventory, op_id: u64) -> Result<u64> {
             .step_index(|s| matches!(s, Step::Flip(_)))
             .unwrap_or_default() as u32;
         let out = m.flip()?;
+        m.advance(Transition::Flipped)?;
         Ok(out["version"].as_u64().unwrap_or(0))
     })();
     let _ = m.fx.dir.release_operation(
         &m.fx.lease,
         OpState::Failed,
         result.as_ref().err().map(|e| e.to_string()).as_deref(),
+        Some(m.phase),
     );
     drop(heartbeat);
     result

@@ -26,6 +26,7 @@
 use super::{Effect, Mover};
 use crate::copy::SchemaPair;
 use crate::directory::journal::WindowRequest;
+use crate::directory::phase::{Phase, Transition};
 use crate::directory::ShardState;
 use crate::error::{Error, Result};
 use crate::ident::Ident;
@@ -59,6 +60,7 @@ impl<E: Effects> Mover<'_, E> {
         }
         if self.state.reverted || (self.state.revert_began && self.points_at_source()?) {
             self.state.reverted = true;
+            self.advance(Transition::FlippedBack)?;
             return self.finish_revert();
         }
         self.roll_back_revert()?;
@@ -100,7 +102,12 @@ impl<E: Effects> Mover<'_, E> {
             self.fx.check_lease()?;
             match self.fx.window_request()? {
                 Some(WindowRequest::Revert) => {
-                    self.fx.consume_window_request(WindowRequest::Revert)?;
+                    // Journaled as begun in the transaction that takes the request up,
+                    // before its catch-up: from here the journal's guard refuses a
+                    // `finalize` or `extend` until the revert flips back or stops.
+                    self.advance(Transition::RevertBegun)?;
+                    self.fx
+                        .consume_window_request(WindowRequest::Revert, self.phase)?;
                     match self.revert(p) {
                         Ok(v) => return Ok(v),
                         Err(e)
@@ -131,7 +138,8 @@ impl<E: Effects> Mover<'_, E> {
                     }
                 }
                 Some(WindowRequest::Finalize) => {
-                    self.fx.consume_window_request(WindowRequest::Finalize)?;
+                    self.fx
+                        .consume_window_request(WindowRequest::Finalize, self.phase)?;
                     match self.new_node_holds_shard() {
                         None => break "requested",
                         Some(why) => {
@@ -200,7 +208,7 @@ impl<E: Effects> Mover<'_, E> {
         self.state.revert_until_unix = Some(until);
         self.save_state()?;
         self.fx
-            .consume_window_request(WindowRequest::ExtendUntil(asked))?;
+            .consume_window_request(WindowRequest::ExtendUntil(asked), self.phase)?;
         crate::output::log(
             0,
             &format!(
@@ -265,7 +273,7 @@ impl<E: Effects> Mover<'_, E> {
     /// Journals the procedure's state without finishing the step.
     fn save_state(&mut self) -> Result<()> {
         let outputs = serde_json::to_value(&self.state).unwrap_or_default();
-        self.fx.set_step_outputs(self.step_no, &outputs)
+        self.fx.set_step_outputs(self.step_no, &outputs, self.phase)
     }
 
     /// The reverse channel's last error, when it stopped on one.
@@ -397,7 +405,7 @@ impl<E: Effects> Mover<'_, E> {
         )?;
         self.state.old_copy_dropped = true;
         self.state.window_held = None;
-        Ok(())
+        self.advance(Transition::WindowClosed)
     }
 
     /// The shard's tables on the target against the old copy's on the source.
@@ -555,6 +563,7 @@ impl<E: Effects> Mover<'_, E> {
             }
         }
         self.state.reverted = true;
+        self.advance(Transition::FlippedBack)?;
         let out = self.finish_revert();
         self.state.revert_fence_millis = Some(fenced_at.elapsed().as_millis() as u64);
         out
@@ -698,6 +707,7 @@ impl<E: Effects> Mover<'_, E> {
         )?;
         self.state.old_copy_dropped = true;
         self.state.window_held = None;
+        self.advance(Transition::WindowClosed)?;
         self.hook_in_background(crate::config::HookStage::Reverted);
         Ok(serde_json::json!({"reverted": true, "node": source}))
     }
@@ -795,7 +805,16 @@ impl<E: Effects> Mover<'_, E> {
     /// A revert stopped before its flip: the fence on the target lifted, the reverse
     /// channel running again. Reads the servers; nothing when there is nothing to undo.
     fn roll_back_revert(&mut self) -> Result<()> {
-        if !self.state.revert_began || self.state.reverted {
+        if self.state.reverted {
+            return Ok(());
+        }
+        if !self.state.revert_began {
+            // Taken up, stopped before it read or fenced anything (its catch-up or its
+            // verification): the window is open again.
+            if self.phase == Phase::RevertBegun {
+                self.advance(Transition::RevertStopped)?;
+                self.save_state()?;
+            }
             return Ok(());
         }
         let (source, target) = (self.source.clone(), self.target.clone());
@@ -840,6 +859,9 @@ impl<E: Effects> Mover<'_, E> {
         self.fx.set_shard_state(self.shard.id, ShardState::Online)?;
         self.state.revert_began = false;
         self.state.revert_fenced_tables.clear();
+        if self.phase == Phase::RevertBegun {
+            self.advance(Transition::RevertStopped)?;
+        }
         self.save_state()?;
         self.open_reverse_channel()
     }
