@@ -252,6 +252,46 @@ pub struct OperationRecord {
     pub effects: Vec<EffectRecord>,
 }
 
+/// An operation's parameters: written once, as the operation is journaled
+/// ([`NewOperation::params`]), and read back through [`OperationRecord::params`] alone.
+/// Only the fields of its kind are present in the journal's JSON (`{"playbook": ..,
+/// "split": ..}`, `{"fence": ..}`, ...). `P` is the playbook's type: the operations layer,
+/// which runs it, reads it as its playbook; the layers below never look into it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OperationParams<P = serde_json::Value> {
+    /// A move's, split's or merge's playbook (hook commands replaced by their digests).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub playbook: Option<P>,
+    /// A split's plan.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub split: Option<super::SplitPlan>,
+    /// A merge's plan.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merge: Option<super::MergePlan>,
+    /// A `lock` operation's fence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fence: Option<super::Fence>,
+    /// A prune's shard.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<u32>,
+    /// A prune run by another operation (a split's): that operation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<u64>,
+}
+
+impl<P> Default for OperationParams<P> {
+    fn default() -> Self {
+        OperationParams {
+            playbook: None,
+            split: None,
+            merge: None,
+            fence: None,
+            shard: None,
+            parent: None,
+        }
+    }
+}
+
 /// What the owner's heartbeat read from the journal.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct HeartbeatReading {
@@ -416,6 +456,17 @@ impl OperationRecord {
         }
     }
 
+    /// Its parameters as journaled when it started; an error names the operation when they
+    /// do not read (the journal was edited).
+    pub fn params<P: serde::de::DeserializeOwned>(&self) -> Result<OperationParams<P>> {
+        serde_json::from_value(self.params.clone()).map_err(|e| {
+            Error::Internal(format!(
+                "operation {}: unreadable parameters in the journal: {e}",
+                self.id
+            ))
+        })
+    }
+
     /// The newest effect of a kind, if any.
     pub fn last_effect(&self, effect: &str) -> Option<&EffectRecord> {
         self.effects.iter().rev().find(|e| e.effect == effect)
@@ -432,7 +483,7 @@ fn parse_json(text: Option<String>) -> serde_json::Value {
 }
 
 /// A new operation's description.
-pub struct NewOperation<'a> {
+pub struct NewOperation<'a, P: Serialize = serde_json::Value> {
     /// What it does.
     pub kind: OpKind,
     /// The shard it works on.
@@ -442,7 +493,7 @@ pub struct NewOperation<'a> {
     /// Target node.
     pub target: &'a str,
     /// Parameters.
-    pub params: &'a serde_json::Value,
+    pub params: &'a OperationParams<P>,
     /// Steps: name and parameters.
     pub steps: &'a [(String, serde_json::Value)],
     /// The operation this one is part of (a split's prunes): it does not count as a
@@ -500,7 +551,7 @@ impl Directory {
 
     /// Records a new operation with its steps (all pending), owned by this process with
     /// epoch 1. Refused when the shard already has an unfinished operation.
-    pub fn create_operation(&mut self, new: &NewOperation<'_>) -> Result<Lease> {
+    pub fn create_operation<P: Serialize>(&mut self, new: &NewOperation<'_, P>) -> Result<Lease> {
         let (ops, st) = (self.jt("operations"), self.jt("operation_steps"));
         let locations = self.jt("locations");
         let owner = owner_id();
@@ -521,7 +572,8 @@ impl Directory {
                 )));
             }
             let names = d.name_scope()?;
-            let mut params = new.params.clone();
+            let mut params = serde_json::to_value(new.params)
+                .map_err(|e| Error::Internal(format!("operation parameters: {e}")))?;
             if let (Some(map), Some(id)) = (params.as_object_mut(), names.param()) {
                 map.insert(super::names::PARAMS_KEY.into(), id.into());
             }
@@ -1360,5 +1412,96 @@ impl Directory {
                 ))
             })
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::directory::{Fence, MergeMapping, SplitMapping};
+    use serde_json::json;
+
+    fn record(params: serde_json::Value) -> OperationRecord {
+        OperationRecord {
+            id: 7,
+            kind: OpKind::Move,
+            shard_id: Some(1),
+            source: None,
+            target: None,
+            state: OpState::Running,
+            owner: None,
+            epoch: 1,
+            heartbeat_age_secs: None,
+            stop_requested: false,
+            pause_requested: false,
+            paused_at_millis: None,
+            limits: Default::default(),
+            params,
+            error: None,
+            created_at_millis: None,
+            updated_at_millis: None,
+            steps: Vec::new(),
+            effects: Vec::new(),
+        }
+    }
+
+    /// The parameters as each kind of operation journaled them before they were typed
+    /// (`json!({"playbook": .., "split": plan})` and the like, the directory's `names`
+    /// added), literally: they read back, and the typed form writes the same shape.
+    #[test]
+    fn parameters_journaled_before_they_were_typed_read_back_and_keep_their_shape() {
+        let playbook = json!({"name": "split", "steps": [{"step": "preflight"}]});
+        let split = json!({
+            "playbook": playbook,
+            "split": {"old_shard": 1, "new_shard": 9, "mapping": {"kind": "lower_bound", "key": 500}},
+            "names": "12345678",
+        });
+        let p = record(split.clone()).params::<serde_json::Value>().unwrap();
+        assert_eq!(p.playbook, Some(playbook.clone()));
+        let plan = p.split.clone().unwrap();
+        assert_eq!((plan.old_shard, plan.new_shard), (1, 9));
+        assert_eq!(
+            plan.mapping,
+            SplitMapping::LowerBound {
+                key: crate::directory::Key::Int(500)
+            }
+        );
+        assert_eq!((p.merge.as_ref(), p.fence), (None, None));
+        let mut written = serde_json::to_value(&p).unwrap();
+        written["names"] = json!("12345678");
+        assert_eq!(written, split);
+
+        let merge = json!({
+            "playbook": playbook,
+            "merge": {"func_id": 2, "survivor": 3, "retired": 4, "mapping": {"kind": "point", "drop": "80000000000000000000000000000000"}},
+        });
+        let p = record(merge.clone()).params::<serde_json::Value>().unwrap();
+        let plan = p.merge.clone().unwrap();
+        assert_eq!((plan.func_id, plan.survivor, plan.retired), (2, 3, 4));
+        assert!(matches!(plan.mapping, MergeMapping::Point { .. }));
+        assert_eq!(serde_json::to_value(&p).unwrap(), merge);
+
+        let lock = json!({"fence": "read-only"});
+        let p = record(lock.clone()).params::<serde_json::Value>().unwrap();
+        assert_eq!(p.fence, Some(Fence::ReadOnly));
+        assert_eq!(serde_json::to_value(&p).unwrap(), lock);
+
+        // A prune wrote its parent even when it had none.
+        let p = record(json!({"shard": 5, "parent": null}))
+            .params::<serde_json::Value>()
+            .unwrap();
+        assert_eq!((p.shard, p.parent), (Some(5), None));
+        let p = record(json!({"shard": 5, "parent": 11}))
+            .params::<serde_json::Value>()
+            .unwrap();
+        assert_eq!(p.parent, Some(11));
+    }
+
+    #[test]
+    fn unreadable_parameters_name_the_operation() {
+        let e = record(json!({"split": {"old_shard": "x"}}))
+            .params::<serde_json::Value>()
+            .unwrap_err();
+        assert!(e.to_string().contains("operation 7"), "{e}");
     }
 }

@@ -16,15 +16,7 @@ pub const MOVE_RESTART_PLAYBOOK: &str = include_str!("../../playbooks/move-resta
 /// The embedded merge playbook.
 pub const MERGE_PLAYBOOK: &str = include_str!("../../playbooks/merge.yaml");
 
-/// Which write fence.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Fence {
-    /// Only this shard: its tables are renamed out of reach; other shards keep writing.
-    Shard,
-    /// The whole source server goes read-only (the chapter's fence).
-    ReadOnly,
-}
+pub use crate::directory::Fence;
 
 /// What a `wait` step waits for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -943,6 +935,23 @@ fn find_key(lines: &[&str], from: usize, to: usize, key: Option<&str>) -> Option
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A merge's parameters as journaled before they were typed (`json!({"playbook":
+    /// playbook.journaled(), "merge": plan})`, the directory's `names` added) read back
+    /// with the playbook as a playbook.
+    #[test]
+    fn a_playbook_journaled_before_the_parameters_were_typed_reads_back() {
+        let pb = Playbook::parse("playbooks/merge.yaml", MERGE_PLAYBOOK).unwrap();
+        let params = serde_json::json!({
+            "playbook": pb.journaled(),
+            "merge": {"func_id": 1, "survivor": 2, "retired": 3, "mapping": {"kind": "values"}},
+            "names": "12345678",
+        });
+        let read: crate::directory::journal::OperationParams<Playbook> =
+            serde_json::from_value(params).unwrap();
+        assert_eq!(read.playbook, Some(pb.journaled()));
+        assert_eq!(read.merge.map(|m| m.retired), Some(3));
+    }
 
     #[test]
     fn the_restart_playbook_is_valid_and_persists_its_filter() {

@@ -14,7 +14,7 @@
 pub mod predicate;
 
 use crate::config::Inventory;
-use crate::directory::journal::{Lease, NewOperation, OpKind, OpState};
+use crate::directory::journal::{Lease, NewOperation, OpKind, OpState, OperationParams};
 use crate::directory::{Directory, Shard, ShardState, Snapshot};
 use crate::error::{Error, Result};
 use crate::ident::Ident;
@@ -544,10 +544,11 @@ pub fn refuse_if_merging(inv: &Inventory, shard_id: u32) -> Result<()> {
         if op.kind != OpKind::Merge {
             continue;
         }
-        let plan = serde_json::from_value::<crate::directory::MergePlan>(
-            dir.operation(op.id)?.params["merge"].clone(),
-        )
-        .ok();
+        let plan = dir
+            .operation(op.id)?
+            .params::<serde_json::Value>()
+            .ok()
+            .and_then(|p| p.merge);
         if op.shard_id == Some(shard_id) || plan.is_some_and(|p| p.survivor == shard_id) {
             return Err(Error::Refused(format!(
                 "shard {shard_id} is under operation {} ({}, {}): a prune now would delete the rows it merges; resume or abort it first",
@@ -599,7 +600,11 @@ pub fn run(
                     )
                 })
                 .collect();
-            let params = serde_json::json!({"shard": shard_id, "parent": parent});
+            let params: OperationParams = OperationParams {
+                shard: Some(shard_id),
+                parent,
+                ..OperationParams::default()
+            };
             let lease = dir.create_operation(&NewOperation {
                 kind: OpKind::Prune,
                 shard_id,

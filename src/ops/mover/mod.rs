@@ -39,7 +39,7 @@ pub use recovery::{abort, flip_by_hand, stop, StopOutcome};
 use crate::config::Inventory;
 use crate::copy::{self, SchemaPair};
 use crate::directory::journal::{
-    EffectState, Lease, NewOperation, OpKind, OpState, OperationRecord, StepState,
+    EffectState, Lease, NewOperation, OpKind, OpState, OperationParams, OperationRecord, StepState,
 };
 use crate::directory::{Directory, Shard, ShardState, Snapshot};
 use crate::error::{Error, Result};
@@ -504,10 +504,12 @@ fn refuse_if_busy(dir: &mut Directory, shard_id: u32) -> Result<()> {
     for op in dir.active_operations()? {
         let busy = op.shard_id == Some(shard_id)
             || (op.kind == OpKind::Merge
-                && serde_json::from_value::<crate::ops::merge::MergePlan>(
-                    dir.operation(op.id)?.params["merge"].clone(),
-                )
-                .is_ok_and(|p| p.survivor == shard_id));
+                && dir
+                    .operation(op.id)?
+                    .params::<serde_json::Value>()
+                    .ok()
+                    .and_then(|p| p.merge)
+                    .is_some_and(|p| p.survivor == shard_id));
         if busy {
             return Err(Error::Refused(format!(
                 "shard {shard_id} is under operation {} ({}, {}): resume or abort it first",
@@ -601,7 +603,7 @@ struct Planned {
     playbook: Playbook,
     split: Option<crate::ops::split::SplitPlan>,
     merge: Option<crate::ops::merge::MergePlan>,
-    params: serde_json::Value,
+    params: OperationParams<Playbook>,
 }
 
 /// Checks a move request (refusing a busy shard) and describes the operation.
@@ -616,7 +618,10 @@ fn prepare_move(
     refuse_if_busy(dir, shard_id)?;
     let shard = check_request(inv, &snap, shard_id, to)?;
     let playbook = gated(inv, playbook);
-    let params = serde_json::json!({ "playbook": playbook.journaled() });
+    let params = OperationParams {
+        playbook: Some(playbook.journaled()),
+        ..OperationParams::default()
+    };
     Ok(Planned {
         kind: OpKind::Move,
         pairs: schemas_of(&snap, &shard)?,
@@ -674,7 +679,11 @@ fn prepare_merge(
             )));
         }
     }
-    let params = serde_json::json!({ "playbook": playbook.journaled(), "merge": plan });
+    let params = OperationParams {
+        playbook: Some(playbook.journaled()),
+        merge: Some(plan.clone()),
+        ..OperationParams::default()
+    };
     Ok(Planned {
         kind: OpKind::Merge,
         pairs: split_pairs(&snap, &r, survivor)?,
@@ -698,9 +707,9 @@ fn renamed_in(fenced: &[crate::ops::fence::Fenced], schema: &Ident) -> Vec<(Stri
 
 /// The playbook an operation's journal records (hook commands replaced by digests).
 fn journaled_playbook(rec: &OperationRecord) -> Result<Playbook> {
-    serde_json::from_value(rec.params["playbook"].clone()).map_err(|e| {
+    rec.params::<Playbook>()?.playbook.ok_or_else(|| {
         Error::Internal(format!(
-            "operation {}: unreadable playbook in the journal: {e}",
+            "operation {}: the journal holds no playbook for it",
             rec.id
         ))
     })
@@ -809,7 +818,11 @@ fn prepare_split(
         mapping,
     };
     let playbook = gated(inv, playbook);
-    let params = serde_json::json!({ "playbook": playbook.journaled(), "split": plan });
+    let params = OperationParams {
+        playbook: Some(playbook.journaled()),
+        split: Some(plan.clone()),
+        ..OperationParams::default()
+    };
     Ok(Planned {
         kind: OpKind::Split,
         pairs: split_pairs(&snap, &shard, new_shard)?,
@@ -1019,8 +1032,12 @@ impl<'a> Mover<'a, Live<'a>> {
             // journaled, resume or abort owns it.
             if let Ok(mut d) = Directory::open(inv) {
                 let referenced = d.operations(None).map(|ops| {
-                    ops.iter()
-                        .any(|o| o.params["split"]["new_shard"].as_u64() == Some(new_shard.into()))
+                    ops.iter().any(|o| {
+                        o.params::<serde_json::Value>()
+                            .ok()
+                            .and_then(|p| p.split)
+                            .is_some_and(|s| s.new_shard == new_shard)
+                    })
                 });
                 if matches!(referenced, Ok(false)) {
                     let _ = d.delete_offline_shard(new_shard);
@@ -1109,16 +1126,14 @@ impl<'a> Mover<'a, Live<'a>> {
         let shard_id = rec
             .shard_id
             .ok_or_else(|| Error::Internal(format!("operation {op_id} has no shard")))?;
-        let merge: Option<crate::ops::merge::MergePlan> = if rec.kind == OpKind::Merge {
-            Some(
-                serde_json::from_value(rec.params["merge"].clone()).map_err(|e| {
-                    Error::Internal(format!(
-                        "operation {op_id}: unreadable merge in the journal: {e}"
-                    ))
-                })?,
-            )
-        } else {
-            None
+        let params = rec.params::<Playbook>()?;
+        let merge = match rec.kind {
+            OpKind::Merge => Some(params.merge.clone().ok_or_else(|| {
+                Error::Internal(format!(
+                    "operation {op_id}: the journal holds no merge plan"
+                ))
+            })?),
+            _ => None,
         };
         let shard = match (snap.shard(shard_id), &merge) {
             (Ok(s), _) => s.clone(),
@@ -1157,16 +1172,13 @@ impl<'a> Mover<'a, Live<'a>> {
         state.fence_millis = None;
         let mut shard_for_schemas = shard.clone();
         shard_for_schemas.node = source.clone();
-        let split: Option<crate::ops::split::SplitPlan> = if rec.kind == OpKind::Split {
-            Some(
-                serde_json::from_value(rec.params["split"].clone()).map_err(|e| {
-                    Error::Internal(format!(
-                        "operation {op_id}: unreadable split in the journal: {e}"
-                    ))
-                })?,
-            )
-        } else {
-            None
+        let split = match rec.kind {
+            OpKind::Split => Some(params.split.clone().ok_or_else(|| {
+                Error::Internal(format!(
+                    "operation {op_id}: the journal holds no split plan"
+                ))
+            })?),
+            _ => None,
         };
         let pairs = match (&split, &merge) {
             (Some(p), _) => split_pairs(&snap, &shard, p.new_shard)?,
@@ -1188,7 +1200,7 @@ impl<'a> Mover<'a, Live<'a>> {
             playbook,
             split,
             merge,
-            params: serde_json::Value::Null,
+            params,
         };
         Ok(Self::construct(
             inv,
