@@ -329,9 +329,9 @@ pub trait FleetEffects {
             .into_iter()
             .map(|t| (t.clone(), t))
             .collect();
-        for (s, table, hidden) in self.hidden_now(node, fenced)? {
-            if s == schema.as_str() {
-                tables.push((Ident::new("table", &hidden)?, Ident::new("table", &table)?));
+        for f in self.hidden_now(node, fenced)? {
+            if f.schema == *schema {
+                tables.push((f.hidden, f.table));
             }
         }
         Ok(tables)
@@ -411,9 +411,8 @@ pub trait FleetEffects {
         if fenced.is_empty() || !self.hidden_now(node, fenced)?.is_empty() {
             return Ok(());
         }
-        let tables = hidden_tables(fenced)?;
         self.run(node, &[statements::lock_wait_timeout(timeout_secs)])?;
-        if let Some(st) = statements::rename_to_hidden(&tables) {
+        if let Some(st) = statements::rename_to_hidden(fenced) {
             self.run_unlogged(node, &[st])?;
         }
         self.simulate(Change::Hidden(node.into(), fenced.to_vec(), true));
@@ -450,7 +449,7 @@ pub trait FleetEffects {
         if present.is_empty() {
             return Ok(0);
         }
-        if let Some(st) = statements::rename_from_hidden(&hidden_tables(&present)?) {
+        if let Some(st) = statements::rename_from_hidden(&present) {
             let bound = statements::lock_wait_timeout(statements::FENCE_LOCK_WAIT_SECS);
             self.run_unlogged(node, &[bound, st])?;
         }
@@ -659,19 +658,6 @@ pub trait Effects: FleetEffects {
     /// Leaves `node`'s read-only fence, sending `make_writable` when it was the last
     /// holder and the node was writable before.
     fn read_only_leave(&mut self, node: &str, make_writable: &[Stmt]) -> Result<()>;
-}
-
-fn hidden_tables(fenced: &[Fenced]) -> Result<Vec<statements::HiddenTable>> {
-    fenced
-        .iter()
-        .map(|(s, t, h)| {
-            Ok(statements::HiddenTable {
-                schema: Ident::new("schema", s)?,
-                table: Ident::new("table", t)?,
-                hidden: Ident::new("table", h)?,
-            })
-        })
-        .collect()
 }
 
 /// Where `channel` stands on a server: running only when its applier runs.
@@ -1707,19 +1693,21 @@ impl FleetEffects for DryRun<'_> {
             }
             Change::Hidden(node, fenced, hidden) => {
                 let set = self.hidden.entry(node.clone()).or_default();
-                for (s, _, h) in &fenced {
+                for f in &fenced {
+                    let key = (f.schema.to_string(), f.hidden.to_string());
                     if hidden {
-                        set.insert((s.clone(), h.clone()));
+                        set.insert(key);
                     } else {
-                        set.remove(&(s.clone(), h.clone()));
+                        set.remove(&key);
                     }
                 }
                 let originals = self.hidden_originals.entry(node).or_default();
-                for (s, t, _) in fenced {
+                for f in fenced {
+                    let key = (f.schema.to_string(), f.table.to_string());
                     if hidden {
-                        originals.insert((s, t));
+                        originals.insert(key);
                     } else {
-                        originals.remove(&(s, t));
+                        originals.remove(&key);
                     }
                 }
             }
@@ -1744,7 +1732,7 @@ impl FleetEffects for DryRun<'_> {
         match self.hidden.get(node) {
             Some(set) => Ok(fenced
                 .iter()
-                .filter(|(s, _, h)| set.contains(&(s.clone(), h.clone())))
+                .filter(|f| set.contains(&(f.schema.to_string(), f.hidden.to_string())))
                 .cloned()
                 .collect()),
             None => super::fence::hidden_now(self.reader(node)?, fenced),

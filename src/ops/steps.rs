@@ -383,13 +383,7 @@ pub fn unlock(inv: &Inventory, shard_id: u32) -> Result<u64> {
             dir.read_only_fence_leave(&lease, &node, || fleet.run(&node, &writable).map(|_| ()))?;
         }
         Fence::Shard => {
-            let fenced: Vec<crate::ops::fence::Fenced> =
-                serde_json::from_value(outputs["fenced_tables"].clone()).unwrap_or_default();
-            for (schema, table, hidden) in &fenced {
-                Ident::new("schema", schema)?;
-                Ident::new("table", table)?;
-                Ident::new("table", hidden)?;
-            }
+            let fenced = crate::ops::fence::journaled_mapping(op.id, &outputs["fenced_tables"])?;
             fleet.lower_shard_fence(&node, &fenced)?;
         }
     }

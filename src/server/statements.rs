@@ -975,8 +975,14 @@ pub fn any_where(schema: &Ident, table: &Ident, cond: &Condition) -> Stmt {
 // ---------------------------------------------------------------------------------------
 // The shard fence and the old copy kept after a move.
 
-/// A table renamed to a hidden name inside its own schema.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A table renamed to a hidden name inside its own schema. Journaled (the shard fence's
+/// `fenced_tables`) as `[schema, table, hidden name]`, and validated as it is read back: a
+/// name that is no plain identifier does not deserialize.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(
+    into = "(String, String, String)",
+    try_from = "(String, String, String)"
+)]
 pub struct HiddenTable {
     /// The schema (the same before and after).
     pub schema: Ident,
@@ -984,6 +990,28 @@ pub struct HiddenTable {
     pub table: Ident,
     /// The name it is hidden under.
     pub hidden: Ident,
+}
+
+impl TryFrom<(String, String, String)> for HiddenTable {
+    type Error = crate::error::Error;
+
+    fn try_from((schema, table, hidden): (String, String, String)) -> crate::Result<Self> {
+        Ok(HiddenTable {
+            schema: Ident::new("schema", &schema)?,
+            table: Ident::new("table", &table)?,
+            hidden: Ident::new("table", &hidden)?,
+        })
+    }
+}
+
+impl From<HiddenTable> for (String, String, String) {
+    fn from(t: HiddenTable) -> Self {
+        (
+            t.schema.to_string(),
+            t.table.to_string(),
+            t.hidden.to_string(),
+        )
+    }
 }
 
 /// The prefix of every name shardctl hides a table under.

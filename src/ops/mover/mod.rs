@@ -63,8 +63,8 @@ pub struct MoveState {
     pub copied_rows: u64,
     /// The fence that is up, if any.
     pub fence: Option<Fence>,
-    /// Tables renamed by the shard fence: (schema, table, hidden name).
-    pub fenced_tables: Vec<(String, String, String)>,
+    /// Tables renamed by the shard fence.
+    pub fenced_tables: Vec<crate::ops::fence::Fenced>,
     /// The source position read after the fence.
     pub final_position: Option<BinlogPosition>,
     /// The target's binary-log position read under the fence just before the flip: the
@@ -700,8 +700,8 @@ fn prepare_merge(
 fn renamed_in(fenced: &[crate::ops::fence::Fenced], schema: &Ident) -> Vec<(String, String)> {
     fenced
         .iter()
-        .filter(|(s, _, _)| s == schema.as_str())
-        .map(|(_, table, hidden)| (table.clone(), hidden.clone()))
+        .filter(|f| f.schema == *schema)
+        .map(|f| (f.table.to_string(), f.hidden.to_string()))
         .collect()
 }
 
@@ -1157,18 +1157,17 @@ impl<'a> Mover<'a, Live<'a>> {
         let target = rec.target.clone().unwrap_or_default();
         inv.node(&source)?;
         inv.node(&target)?;
-        let mut state: MoveState = rec
-            .steps
-            .iter()
-            .rev()
-            .find(|s| !s.outputs.is_null())
-            .and_then(|s| serde_json::from_value(s.outputs.clone()).ok())
-            .unwrap_or_default();
-        for (schema, table, hidden) in &state.fenced_tables {
-            Ident::new("schema", schema)?;
-            Ident::new("table", table)?;
-            Ident::new("table", hidden)?;
-        }
+        // A state that does not read (an edited journal: a fenced table's name that is no
+        // plain identifier, say) is refused, naming the culprit, rather than forgotten.
+        let mut state: MoveState = match rec.steps.iter().rev().find(|s| !s.outputs.is_null()) {
+            Some(s) => serde_json::from_value(s.outputs.clone()).map_err(|e| {
+                Error::Usage(format!(
+                    "operation {op_id}: the journal's state after step {} does not read: {e}",
+                    s.step_no + 1
+                ))
+            })?,
+            None => MoveState::default(),
+        };
         state.fence_millis = None;
         let mut shard_for_schemas = shard.clone();
         shard_for_schemas.node = source.clone();
@@ -1228,15 +1227,10 @@ impl<'a, E: Effects> Mover<'a, E> {
         let mut fenced = self.state.fenced_tables.clone();
         fenced.extend(self.state.revert_fenced_tables.iter().cloned());
         for e in &rec.effects {
-            if let Some(m) = e.detail.get("fenced_tables") {
-                let mapping: Vec<crate::ops::fence::Fenced> =
-                    serde_json::from_value(m.clone()).unwrap_or_default();
-                for (schema, table, hidden) in &mapping {
-                    Ident::new("schema", schema)?;
-                    Ident::new("table", table)?;
-                    Ident::new("table", hidden)?;
-                }
-                fenced.extend(mapping);
+            // Where a fence went up its detail holds the mapping; where one was lifted, a
+            // count.
+            if let Some(m) = e.detail.get("fenced_tables").filter(|m| m.is_array()) {
+                fenced.extend(crate::ops::fence::journaled_mapping(rec.id, m)?);
             }
         }
         if !copy_begun && !self.state.local_ddl.is_empty() {

@@ -9,6 +9,7 @@ use crate::directory::ShardState;
 use crate::error::{Error, Result};
 use crate::ident::Ident;
 use crate::ops::effects::{ChannelState, CopyRequest, Effects, Flip, VerifyRequest};
+use crate::ops::fence::Fenced;
 use crate::output::log;
 use crate::playbook::{Fence, Step, VerifyParams};
 use crate::server::replication::{same_binlog, Coordinates};
@@ -1187,9 +1188,9 @@ impl<E: Effects> Mover<'_, E> {
                     .state
                     .fenced_tables
                     .iter()
-                    .filter(|(s, _, _)| s == p.from.as_str())
-                    .map(|(_, t, h)| Ok((Ident::new("table", t)?, Ident::new("table", h)?)))
-                    .collect::<Result<_>>()?,
+                    .filter(|f| f.schema == p.from)
+                    .map(|f| (f.table.clone(), f.hidden.clone()))
+                    .collect(),
                 _ => self
                     .fx
                     .reader(&source)?
@@ -1238,8 +1239,8 @@ impl<E: Effects> Mover<'_, E> {
         self.state
             .fenced_tables
             .iter()
-            .filter(|(s, _, _)| s == schema.as_str())
-            .map(|(_, name, hidden)| (hidden.clone(), name.clone()))
+            .filter(|f| f.schema == *schema)
+            .map(|f| (f.hidden.to_string(), f.table.to_string()))
             .collect()
     }
 
@@ -1593,9 +1594,8 @@ impl<E: Effects> Mover<'_, E> {
                 .state
                 .fenced_tables
                 .iter()
-                .find(|(s, n, _)| s == schema.as_str() && n == table.as_str())
-                .map(|(_, _, h)| Ident::new("table", h))
-                .transpose()?
+                .find(|f| f.schema == schema && f.table == table)
+                .map(|f| f.hidden.clone())
                 .unwrap_or_else(|| table.clone());
             let column = Ident::new("column", &t.column)?;
             let not_owned = crate::prune::predicate::not_owned(&snap, &old, &column)?;
@@ -1845,18 +1845,23 @@ impl<E: Effects> Mover<'_, E> {
             serde_json::json!({"tables": self.state.fenced_tables.len()}),
             |m| {
                 let mut rows = 0;
-                for (schema, table, hidden) in m.state.fenced_tables.clone() {
+                for Fenced {
+                    schema,
+                    table,
+                    hidden,
+                } in m.state.fenced_tables.clone()
+                {
                     let pair = m
                         .pairs
                         .iter()
-                        .find(|p| p.from.as_str() == schema)
+                        .find(|p| p.from == schema)
                         .ok_or_else(|| Error::Internal(format!("no target schema for {schema}")))?
                         .clone();
                     let cols: Vec<Ident> = m
                         .state
                         .local_columns
                         .iter()
-                        .find(|(s, t, _)| s == &schema && t == &table)
+                        .find(|(s, t, _)| s == schema.as_str() && t == table.as_str())
                         .ok_or_else(|| {
                             Error::Internal(format!("no columns recorded for {schema}.{table}"))
                         })?
@@ -1864,8 +1869,6 @@ impl<E: Effects> Mover<'_, E> {
                         .iter()
                         .map(|c| Ident::new("column", c))
                         .collect::<Result<_>>()?;
-                    let table = Ident::new("table", &table)?;
-                    let hidden = Ident::new("table", &hidden)?;
                     // Idempotent: a retried lock step starts the copy of each table afresh.
                     rows +=
                         m.fx.copy_rows_within(&source, &pair, &table, &hidden, &cols)?;
@@ -2196,7 +2199,7 @@ impl<E: Effects> Mover<'_, E> {
             .state
             .fenced_tables
             .iter()
-            .map(|(_, name, hidden)| (hidden.clone(), name.clone()))
+            .map(|f| (f.hidden.to_string(), f.table.to_string()))
             .collect();
         crate::ops::checks::merge_loses_no_unmapped_row(
             self.inv,
@@ -2306,14 +2309,17 @@ impl<E: Effects> Mover<'_, E> {
             serde_json::json!({"tables": keys.len()}),
             |m| {
                 let mut rows = 0;
-                for (schema, table, hidden) in m.state.fenced_tables.clone() {
-                    let Some(p) = m.pairs.iter().find(|p| p.from.as_str() == schema).cloned()
-                    else {
+                for Fenced {
+                    schema,
+                    table,
+                    hidden,
+                } in m.state.fenced_tables.clone()
+                {
+                    let Some(p) = m.pairs.iter().find(|p| p.from == schema).cloned() else {
                         continue;
                     };
-                    let Some((_, table, cond)) = keys
-                        .iter()
-                        .find(|(s, t, _)| *s == p.to && t.as_str() == table)
+                    let Some((_, table, cond)) =
+                        keys.iter().find(|(s, t, _)| *s == p.to && *t == table)
                     else {
                         continue; // a global table: the survivor has its own
                     };
@@ -2321,7 +2327,7 @@ impl<E: Effects> Mover<'_, E> {
                         .state
                         .local_columns
                         .iter()
-                        .find(|(s, t, _)| s == &schema && t == table.as_str())
+                        .find(|(s, t, _)| s == schema.as_str() && t == table.as_str())
                         .ok_or_else(|| {
                             Error::Internal(format!("no columns recorded for {schema}.{table}"))
                         })?
@@ -2329,7 +2335,6 @@ impl<E: Effects> Mover<'_, E> {
                         .iter()
                         .map(|c| Ident::new("column", c))
                         .collect::<Result<_>>()?;
-                    let hidden = Ident::new("table", &hidden)?;
                     rows += m
                         .fx
                         .merge_rows_within(&source, &p.to, table, &p.from, &hidden, &cols, cond)?;

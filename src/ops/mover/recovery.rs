@@ -95,19 +95,8 @@ impl<'a> Mover<'a, Live<'a>> {
         let rec = self.fx.dir.operation(self.fx.lease.op)?;
         if let Some(fx) = rec.last_effect(super::Effect::RaiseFence.name()) {
             if let Some(m) = fx.detail.get("fenced_tables") {
-                let mapping: Vec<crate::ops::fence::Fenced> = serde_json::from_value(m.clone())
-                    .map_err(|e| {
-                        Error::Internal(format!(
-                            "operation {}: unreadable fence in the journal: {e}",
-                            self.fx.lease.op
-                        ))
-                    })?;
-                for (s, t, h) in &mapping {
-                    Ident::new("schema", s)?;
-                    Ident::new("table", t)?;
-                    Ident::new("table", h)?;
-                }
-                self.state.fenced_tables = mapping;
+                self.state.fenced_tables =
+                    crate::ops::fence::journaled_mapping(self.fx.lease.op, m)?;
             }
         }
         Ok(())
