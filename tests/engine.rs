@@ -438,7 +438,7 @@ fn the_lease_is_in_the_journal() {
     assert_eq!(rec.epoch, 1);
     assert!(rec.owner.is_none(), "released");
     // Every effect was journaled as done, in order, each after its intent.
-    let names: Vec<&str> = rec.effects.iter().map(|e| e.effect.as_str()).collect();
+    let names: Vec<&str> = rec.effects.iter().map(|e| e.effect.name()).collect();
     assert_eq!(
         names,
         [

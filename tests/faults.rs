@@ -1265,7 +1265,7 @@ fn race_after_a_crash(point: &str) {
         "{context}: effects of two owners interleave: {:?}",
         rec.effects
             .iter()
-            .map(|e| (e.seq, e.epoch, e.effect.as_str()))
+            .map(|e| (e.seq, e.epoch, e.effect.name()))
             .collect::<Vec<_>>()
     );
     load.finish(&context);

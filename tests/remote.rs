@@ -395,7 +395,7 @@ fn a_move_on_the_restart_path_persists_the_filter_restarts_and_leaves_the_option
     let effects: Vec<(String, String)> = op
         .effects
         .iter()
-        .map(|e| (e.effect.clone(), format!("{:?}", e.state)))
+        .map(|e| (e.effect.name().to_string(), format!("{:?}", e.state)))
         .collect();
     let pos = |name: &str| {
         effects

@@ -444,7 +444,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         .collect();
     crate::fault::check_env(&crate::fault::KnownPoints {
         effects: &effects,
-        steps: &crate::playbook::STEP_NAMES,
+        steps: crate::playbook::STEP_NAMES,
         reporting: &crate::reporting::FAULT_POINTS,
     })?;
     let ctx = Context {

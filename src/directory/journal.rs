@@ -22,6 +22,13 @@ macro_rules! sql_enum {
         }
 
         impl $name {
+            /// Every value, in the order declared (the macro lists each once: none can be
+            /// missing).
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            /// Every value's spelling, in the same order.
+            pub const NAMES: &'static [&'static str] = &[$($text),+];
+
             /// The journal's spelling.
             pub fn as_sql(self) -> &'static str {
                 match self { $($name::$variant => $text),+ }
@@ -161,6 +168,153 @@ sql_enum!(
     }
 );
 
+sql_enum!(
+    /// What a step of a playbook does: the name of its journal row (`operation_steps.name`)
+    /// and of its `after:` fault point. A prune's steps, one per table, are named
+    /// `prune <table>` instead.
+    StepKind {
+        /// Checks before the first change.
+        Preflight => "preflight",
+        /// The copy, with its coordinates.
+        Backup => "backup",
+        /// The channel created at the copy's coordinates.
+        ChangeMaster => "change-master",
+        /// The channel's filters.
+        Filter => "filter",
+        /// The channel started.
+        StartReplication => "start-replication",
+        /// A wait for the channel.
+        Wait => "wait",
+        /// The write fence.
+        Lock => "lock",
+        /// The target compared with the source: a flip requires it done.
+        Verify => "verify",
+        /// The cut-over held until it is asked for.
+        AwaitCutover => "await-cutover",
+        /// The comparison under the fence.
+        Confirm => "confirm",
+        /// A split's guard triggers.
+        Guard => "guard",
+        /// The directory's flip.
+        Flip => "flip",
+        /// The old copy dropped.
+        DropSource => "drop-source",
+        /// The fence lifted.
+        Unlock => "unlock",
+        /// The channel removed.
+        ResetReplication => "reset-replication",
+        /// A split's prune of the rows each shard no longer owns.
+        Prune => "prune",
+        /// The revert window.
+        RevertWindow => "revert-window",
+    }
+);
+
+sql_enum!(
+    /// An effect on a server or on the directory: journaled as an intent before it happens
+    /// and as done after. Its name is also the fault point's (`before:`, `done:`,
+    /// `journaled:` + name).
+    Effect {
+        /// The shard's schemas copied to the target (created there).
+        Copy => "copy",
+        /// A physical copy onto a target with replicas: the prepared backup imported into one
+        /// of the target's replicas, unlogged there (one effect per replica, after the copy).
+        ImportOnReplica => "import-on-replica",
+        /// The channel created at the copy's coordinates.
+        PointChannel => "point-channel",
+        /// The channel's filters.
+        SetFilters => "set-filters",
+        /// The channel started.
+        StartChannel => "start-channel",
+        /// The channel stopped at the final position.
+        StopChannel => "stop-channel",
+        /// A merge's gate: the channel's applier let run up to a position whose events the
+        /// source's binary log showed harmless to the survivor (`START ... SQL_THREAD UNTIL`).
+        GateApplier => "gate-applier",
+        /// The write fence raised.
+        RaiseFence => "raise-fence",
+        /// The directory points at the target.
+        Flip => "flip",
+        /// The events enabled on the source enabled on the target (created disabled there).
+        EnableEvents => "enable-events",
+        /// The old copy taken out of reach: its tables moved into a trash schema and its
+        /// schemas dropped.
+        DropSource => "drop-source",
+        /// The trash schemas of the old copy dropped, once the fence is lifted.
+        DropTrash => "drop-trash",
+        /// The write fence lifted.
+        LowerFence => "lower-fence",
+        /// The old copy's schemas dropped on each of the source's replicas (unlogged there),
+        /// once each has applied the source up to the drop.
+        DropReplicaCopies => "drop-replica-copies",
+        /// The channel and its filters removed.
+        ResetChannel => "reset-channel",
+        /// The target's copy dropped (rollback).
+        DropTarget => "drop-target",
+        /// Rows the shards no longer own deleted (split).
+        Prune => "prune",
+        /// Same-node split: empty tables under the new names.
+        LocalPrepare => "local-prepare",
+        /// Same-node split: rows copied under the fence.
+        LocalCopy => "local-copy",
+        /// The channel held at a consistent point while a verification's snapshots open.
+        HoldChannel => "hold-channel",
+        /// A split's old shard: guard triggers refusing the keys it gave away.
+        Guard => "guard",
+        /// The restart path: the channel's filter appended to the target's option file (a
+        /// backup of the file kept beside it).
+        PersistFilters => "persist-filters",
+        /// The restart path: the target restarted through its restart command, and answering.
+        RestartServer => "restart-server",
+        /// The restart path: the filter removed from the target's option file again, the file
+        /// as it was before.
+        UnpersistFilters => "unpersist-filters",
+        /// Revert window: the reverse channel on the source, from the target's position at the
+        /// flip into the old copy, started.
+        ReverseChannel => "reverse-channel",
+        /// Revert window: the reverse channel removed.
+        ResetReverseChannel => "reset-reverse-channel",
+        /// Revert window closed: the old copy's trash schemas dropped.
+        DropOldCopy => "drop-old-copy",
+        /// Revert: the shard fence on the target.
+        RevertFence => "revert-fence",
+        /// Revert: the reverse channel stopped at the target's position under that fence.
+        RevertStopChannel => "revert-stop-channel",
+        /// Revert: the directory points at the source again.
+        RevertFlip => "revert-flip",
+        /// Revert: the old copy's tables renamed back into the shard's schemas, its objects
+        /// created.
+        RevertInstall => "revert-install",
+        /// Revert: the target's copy moved into a trash schema, its schemas dropped.
+        RevertDropTarget => "revert-drop-target",
+        /// Revert: the target's trash dropped.
+        RevertDropTrash => "revert-drop-trash",
+        /// A revert stopped before its flip: the fence on the target lifted.
+        RevertLowerFence => "revert-lower-fence",
+        /// A revert stopped before its flip: the old copy's tables moved back into the trash.
+        RevertUninstall => "revert-uninstall",
+        /// Revert, after its flip: the events enabled on the target enabled on the source.
+        RevertEnableEvents => "revert-enable-events",
+        /// Sessions whose open transaction held the shard's tables ended before a try of the
+        /// shard fence (only with the lock step's `kill_blockers`).
+        KillBlockers => "kill-blockers",
+    }
+);
+
+impl Effect {
+    /// Its name in the journal and in fault points.
+    pub fn name(self) -> &'static str {
+        self.as_sql()
+    }
+}
+
+/// An effect equals its name in the journal (`record.effect == "raise-fence"`).
+impl PartialEq<&str> for Effect {
+    fn eq(&self, name: &&str) -> bool {
+        self.as_sql() == *name
+    }
+}
+
 impl OpState {
     /// Done or aborted: nothing more will happen.
     pub fn is_finished(self) -> bool {
@@ -193,7 +347,7 @@ pub struct EffectRecord {
     /// The step it belongs to.
     pub step_no: u32,
     /// What it does (`raise-fence`, `flip`, ...).
-    pub effect: String,
+    pub effect: Effect,
     /// The node it acts on (the directory's node for directory effects).
     pub node: String,
     /// Intent, done or failed.
@@ -468,9 +622,22 @@ impl OperationRecord {
     }
 
     /// The newest effect of a kind, if any.
-    pub fn last_effect(&self, effect: &str) -> Option<&EffectRecord> {
+    pub fn last_effect<E>(&self, effect: E) -> Option<&EffectRecord>
+    where
+        Effect: PartialEq<E>,
+    {
         self.effects.iter().rev().find(|e| e.effect == effect)
     }
+}
+
+/// An effect row's name read back as its [`Effect`]: one this shardctl does not know (a
+/// newer one wrote it, or the journal was edited) is an error naming it and the operation.
+fn journaled_effect(op: u64, name: &str) -> Result<Effect> {
+    Effect::parse(name).map_err(|_| {
+        Error::Internal(format!(
+            "operation {op}: the journal holds an effect this shardctl does not know: {name:?}"
+        ))
+    })
 }
 
 fn json_text(v: &serde_json::Value) -> String {
@@ -966,6 +1133,7 @@ impl Directory {
                     Option<String>,
                     Option<String>,
                 ) = mysql::from_row_opt(r).map_err(|e| Error::server("directory", e))?;
+                let effect = journaled_effect(op.id, &effect)?;
                 op.effects.push(EffectRecord {
                     seq,
                     step_no,
@@ -1064,7 +1232,7 @@ impl Directory {
         &mut self,
         lease: &Lease,
         step_no: u32,
-        effect: &str,
+        effect: Effect,
         node: &str,
         detail: &serde_json::Value,
     ) -> Result<u32> {
@@ -1079,7 +1247,7 @@ impl Directory {
                 .unwrap_or(1);
             d.server().exec(&Stmt::with(
                 format!("INSERT INTO {fx} (op_id, seq, step_no, effect, node, state, epoch, detail) VALUES (?, ?, ?, ?, ?, 'intent', ?, ?)"),
-                vec![lease.op.into(), seq.into(), step_no.into(), effect.into(), node.into(), lease.epoch.into(), json_text(detail).into()],
+                vec![lease.op.into(), seq.into(), step_no.into(), effect.as_sql().into(), node.into(), lease.epoch.into(), json_text(detail).into()],
             ))?;
             Ok(seq)
         })
@@ -1235,8 +1403,10 @@ impl Directory {
         let verified: u64 = self
             .server()
             .first(&Stmt::with(
-                format!("SELECT COUNT(*) FROM {st} WHERE op_id = ? AND name = 'verify' AND state = 'done'"),
-                vec![op.into()],
+                format!(
+                    "SELECT COUNT(*) FROM {st} WHERE op_id = ? AND name = ? AND state = 'done'"
+                ),
+                vec![op.into(), StepKind::Verify.as_sql().into()],
             ))?
             .unwrap_or(0);
         if verified == 0 {
@@ -1495,6 +1665,48 @@ mod tests {
             .params::<serde_json::Value>()
             .unwrap();
         assert_eq!(p.parent, Some(11));
+    }
+
+    /// The effects' and steps' names are the journal's: each reads back as itself, none
+    /// twice, and the few a reader could mistype keep their spelling (old journals, fault
+    /// points and docs/JSON.md name them).
+    #[test]
+    fn effect_and_step_names_read_back_as_themselves() {
+        assert_eq!(Effect::ALL.len(), Effect::NAMES.len());
+        for (e, name) in Effect::ALL.iter().zip(Effect::NAMES) {
+            assert_eq!(e.name(), *name);
+            assert_eq!(journaled_effect(1, name).unwrap(), *e);
+            assert_eq!(serde_json::to_value(e).unwrap(), json!(name));
+        }
+        let mut names = Effect::NAMES.to_vec();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(
+            names.len(),
+            Effect::ALL.len(),
+            "an effect name is used twice"
+        );
+        assert_eq!(Effect::ALL.len(), 37);
+        for (e, name) in [
+            (Effect::RaiseFence, "raise-fence"),
+            (Effect::ImportOnReplica, "import-on-replica"),
+            (Effect::KillBlockers, "kill-blockers"),
+            (Effect::RevertEnableEvents, "revert-enable-events"),
+        ] {
+            assert_eq!(e.name(), name);
+        }
+        for (s, name) in StepKind::ALL.iter().zip(StepKind::NAMES) {
+            assert_eq!(StepKind::parse(name).unwrap(), *s);
+        }
+        assert_eq!(StepKind::Verify.as_sql(), "verify");
+    }
+
+    #[test]
+    fn an_unknown_effect_in_the_journal_is_named() {
+        let e = journaled_effect(7, "teleport").unwrap_err();
+        let shown = e.to_string();
+        assert!(shown.contains("operation 7"), "{shown}");
+        assert!(shown.contains("\"teleport\""), "{shown}");
     }
 
     #[test]

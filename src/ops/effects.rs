@@ -903,7 +903,7 @@ impl<'a> Live<'a> {
             }
             // Best effort per node: an unreachable node cannot run anything either, and
             // must not keep recovery from the nodes that are there.
-            if let Err(e) = self.end_session(&fx.node, id, started, &fx.effect, fx.epoch) {
+            if let Err(e) = self.end_session(&fx.node, id, started, fx.effect.name(), fx.epoch) {
                 crate::output::log(
                     0,
                     &format!(
@@ -1351,7 +1351,7 @@ impl Effects for Live<'_> {
             }
         }
         self.dir
-            .effect_intent(&self.lease, step_no, effect.name(), node, &detail)
+            .effect_intent(&self.lease, step_no, effect, node, &detail)
     }
 
     fn finished(

@@ -38,6 +38,7 @@ pub use recovery::{abort, flip_by_hand, stop, StopOutcome};
 
 use crate::config::Inventory;
 use crate::copy::{self, SchemaPair};
+pub use crate::directory::journal::Effect;
 use crate::directory::journal::{
     EffectState, Lease, NewOperation, OpKind, OpState, OperationParams, OperationRecord, StepState,
 };
@@ -211,181 +212,7 @@ pub struct StepEvent {
     pub detail: serde_json::Value,
 }
 
-/// An effect on a server or on the directory: journaled as an intent before it happens
-/// and as done after. Its name is also the fault point's (`before:`, `done:`,
-/// `journaled:` + name).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Effect {
-    /// The shard's schemas copied to the target (created there).
-    Copy,
-    /// A physical copy onto a target with replicas: the prepared backup imported into one
-    /// of the target's replicas, unlogged there (one effect per replica, after the copy).
-    ImportOnReplica,
-    /// The channel created at the copy's coordinates.
-    PointChannel,
-    /// The channel's filters.
-    SetFilters,
-    /// The channel started.
-    StartChannel,
-    /// The channel stopped at the final position.
-    StopChannel,
-    /// A merge's gate: the channel's applier let run up to a position whose events the
-    /// source's binary log showed harmless to the survivor (`START ... SQL_THREAD UNTIL`).
-    GateApplier,
-    /// The write fence raised.
-    RaiseFence,
-    /// The directory points at the target.
-    Flip,
-    /// The events enabled on the source enabled on the target (created disabled there).
-    EnableEvents,
-    /// The old copy taken out of reach: its tables moved into a trash schema and its
-    /// schemas dropped.
-    DropSource,
-    /// The trash schemas of the old copy dropped, once the fence is lifted.
-    DropTrash,
-    /// The write fence lifted.
-    LowerFence,
-    /// The old copy's schemas dropped on each of the source's replicas (unlogged there),
-    /// once each has applied the source up to the drop.
-    DropReplicaCopies,
-    /// The channel and its filters removed.
-    ResetChannel,
-    /// The target's copy dropped (rollback).
-    DropTarget,
-    /// Rows the shards no longer own deleted (split).
-    Prune,
-    /// Same-node split: empty tables under the new names.
-    LocalPrepare,
-    /// Same-node split: rows copied under the fence.
-    LocalCopy,
-    /// The channel held at a consistent point while a verification's snapshots open.
-    HoldChannel,
-    /// A split's old shard: guard triggers refusing the keys it gave away.
-    Guard,
-    /// The restart path: the channel's filter appended to the target's option file (a
-    /// backup of the file kept beside it).
-    PersistFilters,
-    /// The restart path: the target restarted through its restart command, and answering.
-    RestartServer,
-    /// The restart path: the filter removed from the target's option file again, the file
-    /// as it was before.
-    UnpersistFilters,
-    /// Revert window: the reverse channel on the source, from the target's position at the
-    /// flip into the old copy, started.
-    ReverseChannel,
-    /// Revert window: the reverse channel removed.
-    ResetReverseChannel,
-    /// Revert window closed: the old copy's trash schemas dropped.
-    DropOldCopy,
-    /// Revert: the shard fence on the target.
-    RevertFence,
-    /// Revert: the reverse channel stopped at the target's position under that fence.
-    RevertStopChannel,
-    /// Revert: the directory points at the source again.
-    RevertFlip,
-    /// Revert: the old copy's tables renamed back into the shard's schemas, its objects
-    /// created.
-    RevertInstall,
-    /// Revert: the target's copy moved into a trash schema, its schemas dropped.
-    RevertDropTarget,
-    /// Revert: the target's trash dropped.
-    RevertDropTrash,
-    /// A revert stopped before its flip: the fence on the target lifted.
-    RevertLowerFence,
-    /// A revert stopped before its flip: the old copy's tables moved back into the trash.
-    RevertUninstall,
-    /// Revert, after its flip: the events enabled on the target enabled on the source.
-    RevertEnableEvents,
-    /// Sessions whose open transaction held the shard's tables ended before a try of the
-    /// shard fence (only with the lock step's `kill_blockers`).
-    KillBlockers,
-}
-
 impl Effect {
-    /// Every effect.
-    pub const ALL: [Effect; 37] = [
-        Effect::Copy,
-        Effect::ImportOnReplica,
-        Effect::PointChannel,
-        Effect::SetFilters,
-        Effect::StartChannel,
-        Effect::StopChannel,
-        Effect::GateApplier,
-        Effect::RaiseFence,
-        Effect::Flip,
-        Effect::EnableEvents,
-        Effect::DropSource,
-        Effect::DropTrash,
-        Effect::LowerFence,
-        Effect::DropReplicaCopies,
-        Effect::ResetChannel,
-        Effect::DropTarget,
-        Effect::Prune,
-        Effect::LocalPrepare,
-        Effect::LocalCopy,
-        Effect::HoldChannel,
-        Effect::Guard,
-        Effect::PersistFilters,
-        Effect::RestartServer,
-        Effect::UnpersistFilters,
-        Effect::ReverseChannel,
-        Effect::ResetReverseChannel,
-        Effect::DropOldCopy,
-        Effect::RevertFence,
-        Effect::RevertStopChannel,
-        Effect::RevertFlip,
-        Effect::RevertInstall,
-        Effect::RevertDropTarget,
-        Effect::RevertDropTrash,
-        Effect::RevertLowerFence,
-        Effect::RevertUninstall,
-        Effect::RevertEnableEvents,
-        Effect::KillBlockers,
-    ];
-
-    /// Its name in the journal and in fault points.
-    pub fn name(self) -> &'static str {
-        match self {
-            Effect::Copy => "copy",
-            Effect::PointChannel => "point-channel",
-            Effect::SetFilters => "set-filters",
-            Effect::StartChannel => "start-channel",
-            Effect::StopChannel => "stop-channel",
-            Effect::GateApplier => "gate-applier",
-            Effect::RaiseFence => "raise-fence",
-            Effect::Flip => "flip",
-            Effect::EnableEvents => "enable-events",
-            Effect::DropSource => "drop-source",
-            Effect::DropTrash => "drop-trash",
-            Effect::LowerFence => "lower-fence",
-            Effect::DropReplicaCopies => "drop-replica-copies",
-            Effect::ResetChannel => "reset-channel",
-            Effect::DropTarget => "drop-target",
-            Effect::Prune => "prune",
-            Effect::LocalPrepare => "local-prepare",
-            Effect::LocalCopy => "local-copy",
-            Effect::HoldChannel => "hold-channel",
-            Effect::Guard => "guard",
-            Effect::PersistFilters => "persist-filters",
-            Effect::RestartServer => "restart-server",
-            Effect::UnpersistFilters => "unpersist-filters",
-            Effect::ReverseChannel => "reverse-channel",
-            Effect::ResetReverseChannel => "reset-reverse-channel",
-            Effect::DropOldCopy => "drop-old-copy",
-            Effect::ImportOnReplica => "import-on-replica",
-            Effect::RevertFence => "revert-fence",
-            Effect::RevertStopChannel => "revert-stop-channel",
-            Effect::RevertFlip => "revert-flip",
-            Effect::RevertInstall => "revert-install",
-            Effect::RevertDropTarget => "revert-drop-target",
-            Effect::RevertDropTrash => "revert-drop-trash",
-            Effect::RevertLowerFence => "revert-lower-fence",
-            Effect::RevertUninstall => "revert-uninstall",
-            Effect::RevertEnableEvents => "revert-enable-events",
-            Effect::KillBlockers => "kill-blockers",
-        }
-    }
-
     /// The effects a step has, in order, onto another node or onto the shard's own node.
     pub fn of_step(step: &Step, same_node: bool) -> &'static [Effect] {
         match (step, same_node) {
@@ -1221,7 +1048,7 @@ impl<'a, E: Effects> Mover<'a, E> {
     fn check_journaled_definitions(&mut self, rec: &OperationRecord) -> Result<()> {
         // Once the copy under the fence has begun, recovery starts again from the backup
         // step, which reads the definitions afresh.
-        let copy_begun = rec.last_effect(Effect::LocalCopy.name()).is_some();
+        let copy_begun = rec.last_effect(Effect::LocalCopy).is_some();
         // The fences' mappings: the state saved at a step's end may predate the newest
         // rename, whose intent journaled it first.
         let mut fenced = self.state.fenced_tables.clone();

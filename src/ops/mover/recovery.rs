@@ -93,7 +93,7 @@ impl<'a> Mover<'a, Live<'a>> {
     /// at the end of a step may predate it).
     fn fence_mapping_from_journal(&mut self) -> Result<()> {
         let rec = self.fx.dir.operation(self.fx.lease.op)?;
-        if let Some(fx) = rec.last_effect(super::Effect::RaiseFence.name()) {
+        if let Some(fx) = rec.last_effect(super::Effect::RaiseFence) {
             if let Some(m) = fx.detail.get("fenced_tables") {
                 self.state.fenced_tables =
                     crate::ops::fence::journaled_mapping(self.fx.lease.op, m)?;
@@ -206,7 +206,7 @@ impl<'a> Mover<'a, Live<'a>> {
             // The copy under the fence created the new schema's triggers and views: once it
             // has started, only a fresh schema can be filled again.
             let rec = self.fx.dir.operation(self.fx.lease.op)?;
-            if restart.is_some() || rec.last_effect(super::Effect::LocalCopy.name()).is_some() {
+            if restart.is_some() || rec.last_effect(super::Effect::LocalCopy).is_some() {
                 restart = backup;
             }
         }
@@ -259,10 +259,8 @@ impl<'a> Mover<'a, Live<'a>> {
         self.reset_channel()?;
         let rec = self.fx.dir.operation(self.fx.lease.op)?;
         let copied = self.state.target_created
-            || rec.last_effect(super::Effect::Copy.name()).is_some()
-            || rec
-                .last_effect(super::Effect::LocalPrepare.name())
-                .is_some();
+            || rec.last_effect(super::Effect::Copy).is_some()
+            || rec.last_effect(super::Effect::LocalPrepare).is_some();
         if copied && self.merge.is_some() {
             // The survivor stays: only the rows of the retired shard's keys go from it.
             let target = self.target.clone();
