@@ -27,6 +27,8 @@
 mod fencing;
 mod gate;
 mod group;
+mod kind;
+pub use kind::OperationPlan;
 mod procedure;
 pub(crate) use procedure::comparable_definition;
 mod recovery;
@@ -318,8 +320,7 @@ pub struct Mover<'a, E: Effects = Live<'a>> {
     /// recovery rolled everything back.
     end_state: OpState,
     copy_progress: Arc<copy::native::Progress>,
-    split: Option<crate::ops::split::SplitPlan>,
-    merge: Option<crate::ops::merge::MergePlan>,
+    plan: OperationPlan,
     on_event: &'a dyn Fn(&StepEvent),
     /// Hooks of the stages that gate nothing, running in the background so that none
     /// lengthens a fence; waited for when the run ends.
@@ -423,13 +424,11 @@ pub fn check_request(inv: &Inventory, snap: &Snapshot, shard_id: u32, to: &str) 
 /// What a new operation is, before it is journaled.
 #[derive(Clone)]
 struct Planned {
-    kind: OpKind,
+    plan: OperationPlan,
     shard: Shard,
     target: String,
     pairs: Vec<SchemaPair>,
     playbook: Playbook,
-    split: Option<crate::ops::split::SplitPlan>,
-    merge: Option<crate::ops::merge::MergePlan>,
     params: OperationParams<Playbook>,
 }
 
@@ -445,19 +444,14 @@ fn prepare_move(
     refuse_if_busy(dir, shard_id)?;
     let shard = check_request(inv, &snap, shard_id, to)?;
     let playbook = gated(inv, playbook);
-    let params = OperationParams {
-        playbook: Some(playbook.journaled()),
-        ..OperationParams::default()
-    };
+    let plan = OperationPlan::Move;
     Ok(Planned {
-        kind: OpKind::Move,
+        params: plan.params(playbook.journaled()),
+        plan,
         pairs: schemas_of(&snap, &shard)?,
         shard,
         target: to.to_string(),
         playbook,
-        split: None,
-        merge: None,
-        params,
     })
 }
 
@@ -506,20 +500,14 @@ fn prepare_merge(
             )));
         }
     }
-    let params = OperationParams {
-        playbook: Some(playbook.journaled()),
-        merge: Some(plan.clone()),
-        ..OperationParams::default()
-    };
+    let plan = OperationPlan::Merge(plan);
     Ok(Planned {
-        kind: OpKind::Merge,
+        params: plan.params(playbook.journaled()),
+        plan,
         pairs: split_pairs(&snap, &r, survivor)?,
         shard: r,
         target: node.to_string(),
         playbook,
-        split: None,
-        merge: Some(plan),
-        params,
     })
 }
 
@@ -645,20 +633,14 @@ fn prepare_split(
         mapping,
     };
     let playbook = gated(inv, playbook);
-    let params = OperationParams {
-        playbook: Some(playbook.journaled()),
-        split: Some(plan.clone()),
-        ..OperationParams::default()
-    };
+    let plan = OperationPlan::Split(plan);
     Ok(Planned {
-        kind: OpKind::Split,
+        params: plan.params(playbook.journaled()),
+        plan,
         pairs: split_pairs(&snap, &shard, new_shard)?,
         shard,
         target: to.to_string(),
         playbook,
-        split: Some(plan),
-        merge: None,
-        params,
     })
 }
 
@@ -689,8 +671,7 @@ impl<'a, E: Effects> Mover<'a, E> {
             flip_unsettled: false,
             end_state: OpState::Failed,
             copy_progress: Default::default(),
-            split: p.split,
-            merge: p.merge,
+            plan: p.plan,
             on_event,
         }
     }
@@ -705,7 +686,7 @@ impl<'a> Mover<'a, DryRun<'a>> {
     /// whole dry run) refuses exactly what the real run refuses up front.
     fn preflight_only(inv: &'a Inventory, p: &Planned) -> Result<()> {
         let mut dir = Directory::open(inv)?;
-        let kind = p.kind.as_sql();
+        let kind = p.plan.name();
         let names = dir.name_scope()?;
         let fx = DryRun::new(inv, dir, kind, p.shard.id, &p.shard.node, &p.target, names);
         let done = vec![false; p.playbook.steps.len()];
@@ -765,7 +746,7 @@ impl<'a> Mover<'a, DryRun<'a>> {
         p: Planned,
         on_event: &'a dyn Fn(&StepEvent),
     ) -> Result<DryRunPlan> {
-        let kind = p.kind.as_sql();
+        let kind = p.plan.name();
         let names = dir.name_scope()?;
         let fx = DryRun::new(inv, dir, kind, p.shard.id, &p.shard.node, &p.target, names);
         let done = vec![false; p.playbook.steps.len()];
@@ -881,7 +862,7 @@ impl<'a> Mover<'a, Live<'a>> {
     ) -> Result<Mover<'a>> {
         let steps = journal_steps(&p.playbook);
         let lease = dir.create_operation(&NewOperation {
-            kind: p.kind,
+            kind: p.plan.kind(),
             shard_id: p.shard.id,
             source: &p.shard.node,
             target: &p.target,
@@ -954,18 +935,11 @@ impl<'a> Mover<'a, Live<'a>> {
             .shard_id
             .ok_or_else(|| Error::Internal(format!("operation {op_id} has no shard")))?;
         let params = rec.params::<Playbook>()?;
-        let merge = match rec.kind {
-            OpKind::Merge => Some(params.merge.clone().ok_or_else(|| {
-                Error::Internal(format!(
-                    "operation {op_id}: the journal holds no merge plan"
-                ))
-            })?),
-            _ => None,
-        };
-        let shard = match (snap.shard(shard_id), &merge) {
+        let plan = OperationPlan::from_journal(op_id, rec.kind, &params)?;
+        let shard = match (snap.shard(shard_id), &plan) {
             (Ok(s), _) => s.clone(),
             // After a merge's flip the retired shard has no location any more.
-            (Err(_), Some(plan)) => Shard {
+            (Err(_), OperationPlan::Merge(plan)) => Shard {
                 id: shard_id,
                 func_id: plan.func_id,
                 node: rec.source.clone().unwrap_or_default(),
@@ -974,7 +948,7 @@ impl<'a> Mover<'a, Live<'a>> {
                 state: ShardState::Offline,
                 version: 0,
             },
-            (Err(e), None) => return Err(e),
+            (Err(e), _) => return Err(e),
         };
         // Its own hooks never run from the journal: `claim` checked that a resume was
         // given them again, and they run from the inventory's.
@@ -998,18 +972,10 @@ impl<'a> Mover<'a, Live<'a>> {
         state.fence_millis = None;
         let mut shard_for_schemas = shard.clone();
         shard_for_schemas.node = source.clone();
-        let split = match rec.kind {
-            OpKind::Split => Some(params.split.clone().ok_or_else(|| {
-                Error::Internal(format!(
-                    "operation {op_id}: the journal holds no split plan"
-                ))
-            })?),
-            _ => None,
-        };
-        let pairs = match (&split, &merge) {
-            (Some(p), _) => split_pairs(&snap, &shard, p.new_shard)?,
-            (None, Some(p)) => split_pairs(&snap, &shard, p.survivor)?,
-            (None, None) => schemas_of(&snap, &shard_for_schemas)?,
+        let pairs = match &plan {
+            OperationPlan::Split(p) => split_pairs(&snap, &shard, p.new_shard)?,
+            OperationPlan::Merge(p) => split_pairs(&snap, &shard, p.survivor)?,
+            OperationPlan::Move => schemas_of(&snap, &shard_for_schemas)?,
         };
         let done = rec
             .steps
@@ -1019,13 +985,11 @@ impl<'a> Mover<'a, Live<'a>> {
         let mut shard = shard;
         shard.node = source;
         let p = Planned {
-            kind: rec.kind,
+            plan,
             shard,
             target,
             pairs,
             playbook,
-            split,
-            merge,
             params,
         };
         Ok(Self::construct(
@@ -1125,14 +1089,19 @@ impl<'a, E: Effects> Mover<'a, E> {
         Ok(())
     }
 
+    /// What this operation carries out, with its plan.
+    pub fn plan(&self) -> &OperationPlan {
+        &self.plan
+    }
+
     /// The split this operation carries out, if it is one.
     pub fn split(&self) -> Option<&crate::ops::split::SplitPlan> {
-        self.split.as_ref()
+        self.plan.split()
     }
 
     /// The merge this operation carries out, if it is one.
     pub fn merge(&self) -> Option<&crate::ops::merge::MergePlan> {
-        self.merge.as_ref()
+        self.plan.merge()
     }
 
     /// The operation id.
@@ -1223,23 +1192,16 @@ impl<'a, E: Effects> Mover<'a, E> {
 
     /// The operation as hooks see it on their stdin.
     pub(super) fn hook_document(&self) -> serde_json::Value {
-        let kind = if self.split.is_some() {
-            "split"
-        } else if self.merge.is_some() {
-            "merge"
-        } else {
-            "move"
-        };
         serde_json::json!({
             "command": "hook",
             "op": self.fx.op(),
-            "kind": kind,
+            "kind": self.plan.name(),
             "shard": self.shard.id,
             "from": self.source,
             "to": self.target,
-            "new_shard": self.split.as_ref().map(|p| p.new_shard),
-            "survivor": self.merge.as_ref().map(|p| p.survivor),
-            "retired": self.merge.as_ref().map(|p| p.retired),
+            "new_shard": self.plan.split().map(|p| p.new_shard),
+            "survivor": self.plan.merge().map(|p| p.survivor),
+            "retired": self.plan.merge().map(|p| p.retired),
         })
     }
 

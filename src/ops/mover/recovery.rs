@@ -261,7 +261,7 @@ impl<'a> Mover<'a, Live<'a>> {
         let copied = self.state.target_created
             || rec.last_effect(super::Effect::Copy).is_some()
             || rec.last_effect(super::Effect::LocalPrepare).is_some();
-        if copied && self.merge.is_some() {
+        if copied && self.plan.is_merge() {
             // The survivor stays: only the rows of the retired shard's keys go from it.
             let target = self.target.clone();
             let keys = self.retired_keys()?;
@@ -311,7 +311,7 @@ impl<'a> Mover<'a, Live<'a>> {
         self.fx
             .dir
             .set_shard_state_leased(&self.fx.lease, self.shard.id, ShardState::Online)?;
-        if let Some(plan) = &self.split {
+        if let super::OperationPlan::Split(plan) = &self.plan {
             self.fx.dir.delete_offline_shard(plan.new_shard)?;
         }
         self.end_state = OpState::Aborted;

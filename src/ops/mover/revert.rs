@@ -43,7 +43,7 @@ const HOLD_RECHECK: Duration = Duration::from_secs(3);
 impl<E: Effects> Mover<'_, E> {
     /// The `revert-window` step.
     pub(super) fn revert_window(&mut self, p: &RevertWindowParams) -> Result<serde_json::Value> {
-        if self.split.is_some() || self.merge.is_some() || self.same_node() {
+        if self.plan.renames_schemas() || self.same_node() {
             return Err(Error::Refused(
                 "a revert window belongs to a move between two nodes".into(),
             ));
