@@ -379,20 +379,6 @@ fn with_copy_bar<T>(
     })
 }
 
-/// An interrupted move, split or resume: the error names the operation and what to run
-/// next (exit code 130 kept).
-fn name_interrupted(e: Error, op: u64, flipped: bool) -> Error {
-    match e {
-        Error::Interrupted if flipped => Error::InterruptedAt(format!(
-            "operation {op} stopped at a safe point after the flip; `shardctl resume {op}` finishes it"
-        )),
-        Error::Interrupted => Error::InterruptedAt(format!(
-            "operation {op} stopped at a safe point; `shardctl resume {op}` continues it, `shardctl abort {op}` rolls it back"
-        )),
-        other => other,
-    }
-}
-
 fn playbook(args: &MoveArgs) -> Result<Playbook> {
     let mut pb = match &args.playbook {
         Some(p) => Playbook::load(p)?,
@@ -461,8 +447,7 @@ pub fn run_move(ctx: &Context, args: MoveArgs) -> Result<()> {
     let bar = progress_bar(ctx.format);
     let print = printer("move", ctx.format, bar.clone());
     let mut m = Mover::start(&inv, args.shard, &args.to, pb, &print)?;
-    let result = with_copy_bar(bar, &mut m, |m| m.run())
-        .map_err(|e| name_interrupted(e, m.op(), m.state().flipped));
+    let result = with_copy_bar(bar, &mut m, |m| m.run()).map_err(|e| m.name_interrupted(e));
     print_summary(
         "move",
         ctx.format,
@@ -542,8 +527,7 @@ pub fn resume(ctx: &Context, args: ResumeArgs) -> Result<()> {
     let bar = progress_bar(ctx.format);
     let print = printer("resume", ctx.format, bar.clone());
     let mut m = Mover::claim(&inv, args.op, "resume", &print)?;
-    let result = with_copy_bar(bar, &mut m, |m| m.resume())
-        .map_err(|e| name_interrupted(e, args.op, m.state().flipped));
+    let result = with_copy_bar(bar, &mut m, |m| m.resume()).map_err(|e| m.name_interrupted(e));
     print_summary(
         "resume",
         ctx.format,
@@ -1544,8 +1528,7 @@ pub fn split(ctx: &Context, args: SplitArgs) -> Result<()> {
     let print = printer("split", ctx.format, bar.clone());
     let mut m = Mover::start_split(&inv, args.shard, &args.to, &at, pb, &print)?;
     let new_shard = m.split().map(|p| p.new_shard).unwrap_or(0);
-    let result = with_copy_bar(bar, &mut m, |m| m.run())
-        .map_err(|e| name_interrupted(e, m.op(), m.state().flipped));
+    let result = with_copy_bar(bar, &mut m, |m| m.run()).map_err(|e| m.name_interrupted(e));
     let mut fields = summary_fields(&m);
     fields["split"] = serde_json::json!(m.split());
     print_summary(
@@ -1643,32 +1626,26 @@ pub fn merge(ctx: &Context, args: MergeArgs) -> Result<()> {
     )?;
     let bar = progress_bar(ctx.format);
     let print = printer("merge", ctx.format, bar.clone());
-    let mut operations = Vec::new();
-    let (mut copied_rows, mut fence_ms) = (0u64, 0u64);
-    let mut last_op = None;
-    let result = (|| -> Result<()> {
-        for p in &req.steps {
-            let mut m =
-                Mover::start_merge(&inv, survivor, p.retired, &args.to, pb.clone(), &print)?;
-            last_op = Some(m.op());
-            let res = with_copy_bar(bar.clone(), &mut m, |m| m.run())
-                .map_err(|e| name_interrupted(e, m.op(), m.state().flipped));
-            operations.push(serde_json::json!({
-                "op": m.op(), "kind": "merge", "shard": p.retired, "into": survivor,
-                "fence_ms": m.state().fence_millis, "copied_rows": m.state().copied_rows,
-            }));
-            let st = res?;
-            copied_rows += st.copied_rows;
-            fence_ms = fence_ms.max(st.fence_millis.unwrap_or(0));
-        }
-        Ok(())
-    })();
+    let (run, result) = mover::run_merge_request(&inv, &req, &args.to, &pb, &print, &mut |m| {
+        with_copy_bar(bar.clone(), m, |m| m.run())
+    });
+    let operations: Vec<serde_json::Value> = run
+        .operations
+        .iter()
+        .map(|o| {
+            serde_json::json!({
+                "op": o.op, "kind": "merge", "shard": o.retired, "into": o.survivor,
+                "fence_ms": o.fence_millis, "copied_rows": o.copied_rows,
+            })
+        })
+        .collect();
+    let (copied_rows, fence_ms) = (run.copied_rows, run.longest_fence_millis);
     print_summary(
         "merge",
         ctx.format,
         result.as_ref().map(|_| "merged"),
         serde_json::json!({
-            "op": last_op,
+            "op": run.last_op(),
             "shard": survivor,
             "node": args.to,
             "retired": retired,
@@ -1767,36 +1744,20 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
             out,
             sizes,
         } => {
-            let limits = crate::rebalance::planner::Limits {
-                threshold,
-                max_moves,
-            };
-            let metrics_path = metrics.clone();
-            let metrics = metrics
-                .as_deref()
-                .map(crate::rebalance::read_metrics)
-                .transpose()?;
-            let (plan, mut file) = crate::rebalance::plan_fleet_with(
+            let (plan, file) = crate::rebalance::plan_recording_limits(
                 &inv,
                 by,
-                metrics.as_ref(),
                 sizes,
-                &limits,
-                &drain,
-                &exclude_shard,
+                crate::rebalance::PlanLimits {
+                    threshold,
+                    max_moves,
+                    drain,
+                    exclude_shard,
+                    metrics,
+                },
             )?;
-            file.limits = Some(crate::rebalance::PlanLimits {
-                threshold,
-                max_moves,
-                drain: drain.clone(),
-                exclude_shard: exclude_shard.clone(),
-                metrics: metrics_path,
-            });
             if let Some(path) = &out {
-                let text =
-                    serde_yaml::to_string(&file).map_err(|e| Error::Config(e.to_string()))?;
-                std::fs::write(path, text)
-                    .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
+                crate::rebalance::save_plan(&file, path)?;
             }
             match ctx.format {
                 Format::Json => output::print_document(
@@ -1924,30 +1885,18 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
                 }
                 return Ok(());
             }
-            if replan && Directory::open(&inv)?.version()? != file.directory_version {
-                let Some(limits) = file.limits.clone() else {
-                    return Err(Error::Config(format!(
-                        "{}: the plan records no limits to plan again under: make a new one with `shardctl rebalance plan`",
-                        plan.display()
-                    )));
-                };
-                let metrics = limits
-                    .metrics
-                    .as_deref()
-                    .map(crate::rebalance::read_metrics)
-                    .transpose()?;
-                let old_moves = file.moves.len();
-                file = crate::rebalance::plan_fleet_with(
-                    &inv,
-                    file.by,
-                    metrics.as_ref(),
-                    crate::status::SizeSource::Exact,
-                    &limits.limits(),
-                    &limits.drain,
-                    &limits.exclude_shard,
-                )?
-                .1;
-                file.limits = Some(limits.clone());
+            let replanned = if replan {
+                crate::rebalance::replan_if_changed(&inv, &file, &plan)?
+            } else {
+                None
+            };
+            if let Some(crate::rebalance::Replanned {
+                file: new,
+                limits,
+                old_moves,
+            }) = replanned
+            {
+                file = new;
                 crate::errln!(
                     "shardctl: the directory changed since the plan was made; planned again under its limits (threshold {}, max moves {}{}{}): {} moves (the old plan had {old_moves})",
                     limits.threshold,
