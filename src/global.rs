@@ -91,9 +91,7 @@ pub struct TableReport {
 impl TableReport {
     /// True when every copy is the same as the source.
     pub fn identical(&self) -> bool {
-        self.shards
-            .iter()
-            .all(|s| s.state.agrees())
+        self.shards.iter().all(|s| s.state.agrees())
     }
 }
 

@@ -665,12 +665,9 @@ pub fn global(ctx: &Context, cmd: GlobalCommand) -> Result<()> {
             let bad: Vec<String> = reports
                 .iter()
                 .flat_map(|r| {
-                    r.shards
-                        .iter()
-                        .filter(|s| !s.state.agrees())
-                        .map(move |s| {
-                            format!("{}.{} {} on shard {}", r.schema, r.table, s.state, s.shard)
-                        })
+                    r.shards.iter().filter(|s| !s.state.agrees()).map(move |s| {
+                        format!("{}.{} {} on shard {}", r.schema, r.table, s.state, s.shard)
+                    })
                 })
                 .collect();
             if bad.is_empty() {
