@@ -1,6 +1,8 @@
 //! `merge`: shards folded into one, one merge operation per retired shard.
 
-use super::mv::{print_dry_run, print_summary, printer, progress_bar, report_check, with_copy_bar};
+use super::progress::{
+    print_dry_run, print_summary, printer, progress_bar, report_check, with_copy_bar,
+};
 use super::Context;
 use crate::directory::Directory;
 use crate::error::{Error, Result};

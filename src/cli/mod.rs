@@ -6,6 +6,7 @@ mod fleet;
 mod merge;
 mod meta;
 mod mv;
+mod progress;
 mod prune;
 mod rebalance;
 mod reporting;

@@ -1,6 +1,6 @@
 //! `rebalance plan` and `rebalance apply`: even out the fleet with moves.
 
-use super::mv::{print_summary, printer};
+use super::progress::{print_summary, printer};
 use super::Context;
 use crate::error::{Error, Result};
 use crate::ops::mover::{StepEvent, StepEventKind};

@@ -1,9 +1,8 @@
 //! `split`: one shard's key range cut in two, the upper part onto a new shard.
 
-use super::mv::CutoverArgs;
-use super::mv::{
-    print_dry_run, print_summary, printer, progress_bar, report_check, summary_fields,
-    with_copy_bar,
+use super::mv::{summary_fields, CutoverArgs};
+use super::progress::{
+    print_dry_run, print_summary, printer, progress_bar, report_check, with_copy_bar,
 };
 use super::Context;
 use crate::error::{Error, Result};
