@@ -57,7 +57,7 @@ impl std::fmt::Display for CopyState {
 pub struct ShardCopy {
     /// Shard id.
     pub shard: u32,
-    /// Node.
+    /// The node holding the shard.
     pub node: String,
     /// How it compares with the source.
     pub state: CopyState,
@@ -78,7 +78,7 @@ pub struct ShardCopy {
 pub struct TableReport {
     /// Logical schema.
     pub schema: String,
-    /// Table.
+    /// The table's name within the logical schema.
     pub table: String,
     /// The shard holding the source of truth.
     pub source_shard: u32,
@@ -450,11 +450,11 @@ pub fn check(inv: &Inventory, dir: &mut Directory, only: Option<&str>) -> Result
 pub struct SyncedCopy {
     /// Logical schema.
     pub schema: String,
-    /// Table.
+    /// The table's name within the logical schema.
     pub table: String,
-    /// Shard.
+    /// The shard whose copy was synced.
     pub shard: u32,
-    /// Node.
+    /// The node holding the shard.
     pub node: String,
     /// Rows inserted or replaced from the source.
     pub upserted_rows: u64,

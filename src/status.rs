@@ -308,7 +308,7 @@ pub struct ShardReport {
     pub function: String,
     /// What it covers.
     pub coverage: Coverage,
-    /// Node.
+    /// The node the directory places the shard on.
     pub node: String,
     /// Physical schemas.
     pub schemas: Vec<String>,
@@ -318,7 +318,7 @@ pub struct ShardReport {
     pub bytes: u64,
     /// Where `rows` and `bytes` come from: `exact` when its statistics were refreshed.
     pub size_source: SizeSource,
-    /// State.
+    /// The shard's state in the directory (online, moving, read-only, ...).
     pub state: ShardState,
     /// Operation in progress (`move #12 copying`).
     pub operation: Option<String>,
@@ -409,9 +409,9 @@ pub struct Fleet {
     pub directory_version: Option<u64>,
     /// The sizes asked for (`status --exact`: `exact`); each shard says what it got.
     pub size_source: SizeSource,
-    /// Nodes.
+    /// Every node of the inventory, as it answered (or why it did not).
     pub nodes: Vec<NodeReport>,
-    /// Shards.
+    /// Every shard of the directory, with its size.
     pub shards: Vec<ShardReport>,
     /// Each sequence compared with the highest id stored in the columns it feeds: a
     /// `hazard` names one that would hand out ids already in use.

@@ -87,11 +87,11 @@ impl PlanLimits {
 pub struct PlannedMove {
     /// Always `move`.
     pub step: String,
-    /// Shard.
+    /// The shard to move.
     pub shard: u32,
-    /// From.
+    /// The node it is on when planned (apply refuses a plan whose shard moved since).
     pub from: String,
-    /// To.
+    /// The node it goes to.
     pub to: String,
     /// Its weight.
     pub weight: u64,
@@ -388,9 +388,9 @@ pub fn load_plan(inv: &Inventory, path: &std::path::Path) -> Result<PlanFile> {
 /// One move as `apply` ran it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Applied {
-    /// Shard.
+    /// The shard moved.
     pub shard: u32,
-    /// To.
+    /// The node it went to (or was to).
     pub to: String,
     /// Seconds from the start of `apply` when it began.
     pub started: f64,
