@@ -13,11 +13,11 @@
 use super::SchemaPair;
 use crate::error::{Error, Result};
 use crate::ident::Ident;
-use crate::server::catalog::{DefinedKind, ObjectKind, TableInfo};
+use crate::server::catalog::TableInfo;
 pub use crate::server::definitions::{
     event_status_span, has_ansi_quotes, retarget, retarget_for_mode,
 };
-use crate::server::statements::{ContextValue, CreationContext};
+use crate::server::statements::{ContextValue, CreationContext, DefinedKind, ObjectKind};
 use crate::server::{statements, Server, Stmt};
 use serde::{Deserialize, Serialize};
 
