@@ -2,7 +2,8 @@
 //! asked in parallel, one connection each.
 
 use crate::config::Inventory;
-use crate::directory::{coverage, Coverage, Directory, OperationSummary, ShardState};
+use crate::directory::journal::OperationSummary;
+use crate::directory::{coverage, Coverage, Directory, ShardState};
 use crate::error::{Error, Result};
 use crate::ident::Ident;
 use crate::server::catalog::SchemaSize;
