@@ -437,7 +437,7 @@ pub fn gather_fleet_sized(inv: &Inventory, names: &[String], source: SizeSource)
             crate::directory::Snapshot,
             Vec<OperationSummary>,
             Vec<RevertWindow>,
-            Vec<crate::ids::Sequence>,
+            Vec<crate::directory::sequences::Sequence>,
         )>,
     >;
     let read_dir = || -> DirRead {
@@ -455,7 +455,7 @@ pub fn gather_fleet_sized(inv: &Inventory, names: &[String], source: SizeSource)
                 {
                     windows.extend(RevertWindow::of(&d.operation(o.id)?));
                 }
-                let sequences = crate::ids::sequences(&mut d)?;
+                let sequences = crate::directory::sequences::sequences(&mut d)?;
                 Ok(Some((snap, ops, windows, sequences)))
             }
         }
