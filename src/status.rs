@@ -11,6 +11,7 @@ use crate::server::replication::{ChannelStatus, Coordinates, ServerSettings};
 use crate::server::{ConnectSpec, Server};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
 
 /// Where shard sizes come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -563,4 +564,63 @@ pub fn gather_fleet_sized(inv: &Inventory, names: &[String], source: SizeSource)
         sequences,
         errors: gathered.errors,
     })
+}
+
+/// How long `config check` waits for a host's answer over ssh.
+const HOST_CHECK_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One node as `config check` found it.
+#[derive(Debug)]
+pub struct NodeCheck {
+    /// The node's name in the inventory.
+    pub node: String,
+    /// `host:port` from the inventory.
+    pub address: String,
+    /// The server's flavor and version, when it answered.
+    pub server: Option<String>,
+    /// The host as reached over ssh (`user@host (uname -n)`), for a node with `ssh:` whose
+    /// host answered.
+    pub host: Option<String>,
+    /// Why the node or its host failed the check, if one did.
+    pub error: Option<Error>,
+}
+
+/// Checks every node of the inventory in order: its server answers, and for a node with
+/// `ssh:`, its host too (host key, login, one command). A node whose server answers but
+/// whose host does not keeps its server and has the host's error.
+pub fn check_nodes(inv: &Inventory) -> Result<Vec<NodeCheck>> {
+    let mut checks = Vec::new();
+    for name in inv.node_names() {
+        let node = inv.node(name)?;
+        let address = format!("{}:{}", node.host(), node.port());
+        let host = node.spec.ssh.as_ref().map(|_| {
+            crate::remote::host_for(inv, name).and_then(|h| {
+                h.text("checking the host", "uname -n", HOST_CHECK_TIMEOUT)
+                    .map(|n| format!("{} ({})", h.describe(), n.trim()))
+            })
+        });
+        let (host, host_error) = match host {
+            None => (None, None),
+            Some(Ok(t)) => (Some(t), None),
+            Some(Err(e)) => (None, Some(e)),
+        };
+        let check = match Server::connect_node(inv, name) {
+            Ok(s) => NodeCheck {
+                node: name.to_string(),
+                address,
+                server: Some(s.flavor().to_string()),
+                host: if host_error.is_none() { host } else { None },
+                error: host_error,
+            },
+            Err(e) => NodeCheck {
+                node: name.to_string(),
+                address,
+                server: None,
+                host,
+                error: Some(e),
+            },
+        };
+        checks.push(check);
+    }
+    Ok(checks)
 }

@@ -644,12 +644,14 @@ pub fn global(ctx: &Context, cmd: GlobalCommand) -> Result<()> {
                                 Cell::new(s.shard),
                                 Cell::new(&s.node),
                                 output::status_cell(
-                                    &if s.state == "source" && !r.source_recorded {
+                                    &if s.state == crate::global::CopyState::Source
+                                        && !r.source_recorded
+                                    {
                                         "source (lowest shard; none recorded)".to_string()
                                     } else {
-                                        s.state.clone()
+                                        s.state.to_string()
                                     },
-                                    s.state == "same" || s.state == "source",
+                                    s.state.agrees(),
                                 ),
                                 Cell::new(s.rows),
                                 Cell::new(s.missing_rows),
@@ -665,12 +667,9 @@ pub fn global(ctx: &Context, cmd: GlobalCommand) -> Result<()> {
             let bad: Vec<String> = reports
                 .iter()
                 .flat_map(|r| {
-                    r.shards
-                        .iter()
-                        .filter(|s| s.state == "differs" || s.state == "missing")
-                        .map(move |s| {
-                            format!("{}.{} {} on shard {}", r.schema, r.table, s.state, s.shard)
-                        })
+                    r.shards.iter().filter(|s| !s.state.agrees()).map(move |s| {
+                        format!("{}.{} {} on shard {}", r.schema, r.table, s.state, s.shard)
+                    })
                 })
                 .collect();
             if bad.is_empty() {

@@ -27,12 +27,14 @@
 mod fencing;
 mod gate;
 mod group;
+mod merges;
 mod procedure;
 pub(crate) use procedure::comparable_definition;
 mod recovery;
 mod revert;
 
 use crate::directory::owner::Heartbeat;
+pub use merges::{run_merge_request, MergeOperation, MergeRun};
 pub use recovery::{abort, flip_by_hand, stop, StopOutcome};
 
 use crate::config::Inventory;
@@ -1329,6 +1331,22 @@ impl<'a, E: Effects> Mover<'a, E> {
     /// The state reached.
     pub fn state(&self) -> &MoveState {
         &self.state
+    }
+
+    /// An interruption (Ctrl-C, SIGTERM, `stop`) of this operation as the error the
+    /// operator reads: it names the operation and what to run next (exit code 130 kept);
+    /// other errors pass unchanged.
+    pub fn name_interrupted(&self, e: Error) -> Error {
+        let op = self.op();
+        match e {
+            Error::Interrupted if self.state.flipped => Error::InterruptedAt(format!(
+                "operation {op} stopped at a safe point after the flip; `shardctl resume {op}` finishes it"
+            )),
+            Error::Interrupted => Error::InterruptedAt(format!(
+                "operation {op} stopped at a safe point; `shardctl resume {op}` continues it, `shardctl abort {op}` rolls it back"
+            )),
+            other => other,
+        }
     }
 
     fn emit(
