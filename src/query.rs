@@ -5,7 +5,8 @@
 
 use crate::config::Inventory;
 use crate::directory::journal::OpKind;
-use crate::directory::{shard_schema, OperationSummary, Snapshot};
+use crate::directory::journal::OperationSummary;
+use crate::directory::{shard_schema, Snapshot};
 use crate::error::{Error, Result};
 use crate::ident::Ident;
 use crate::server::{reports, ConnectSpec, Server};

@@ -2,7 +2,8 @@
 //! asked in parallel, one connection each.
 
 use crate::config::Inventory;
-use crate::directory::{coverage, Coverage, Directory, OperationSummary, ShardState};
+use crate::directory::journal::OperationSummary;
+use crate::directory::{coverage, Coverage, Directory, ShardState};
 use crate::error::{Error, Result};
 use crate::ident::Ident;
 use crate::server::catalog::SchemaSize;
@@ -437,7 +438,7 @@ pub fn gather_fleet_sized(inv: &Inventory, names: &[String], source: SizeSource)
             crate::directory::Snapshot,
             Vec<OperationSummary>,
             Vec<RevertWindow>,
-            Vec<crate::ids::Sequence>,
+            Vec<crate::directory::sequences::Sequence>,
         )>,
     >;
     let read_dir = || -> DirRead {
@@ -455,7 +456,7 @@ pub fn gather_fleet_sized(inv: &Inventory, names: &[String], source: SizeSource)
                 {
                     windows.extend(RevertWindow::of(&d.operation(o.id)?));
                 }
-                let sequences = crate::ids::sequences(&mut d)?;
+                let sequences = crate::directory::sequences::sequences(&mut d)?;
                 Ok(Some((snap, ops, windows, sequences)))
             }
         }

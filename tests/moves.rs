@@ -667,7 +667,7 @@ fn signature(server: &mut Server, schema: &str) -> Vec<String> {
             out.push(format!("ddl {} {}", t.name, ddl));
         }
     }
-    use shardctl::server::catalog::ObjectKind;
+    use shardctl::server::statements::ObjectKind;
     for kind in [
         ObjectKind::Function,
         ObjectKind::Procedure,
@@ -1091,7 +1091,7 @@ fn compare_objects_reports_a_trigger_recreated_under_another_sql_mode() {
     let original = n3
         .show_create_object(
             &r,
-            shardctl::server::catalog::ObjectKind::Trigger,
+            shardctl::server::statements::ObjectKind::Trigger,
             &ident("scratch_guard"),
         )
         .unwrap();

@@ -486,7 +486,7 @@ fn the_application_account_reads_the_directory_and_cannot_write_it() {
     let inv = inventory();
     let directory_node = inv.file.directory.node.clone();
     let mut admin_dir = shardctl::directory::Directory::open(&inv).unwrap();
-    if shardctl::ids::sequence(&mut admin_dir, "sec_ids").is_err() {
+    if shardctl::directory::sequences::sequence(&mut admin_dir, "sec_ids").is_err() {
         shardctl::ids::create_sequence(&mut admin_dir, "sec_ids", 1, 10, 1_000_000).unwrap();
     }
     let mut a = app(&directory_node);

@@ -661,7 +661,7 @@ pub struct ThrottleArgs {
 /// `shardctl throttle OP ...`.
 pub fn throttle(ctx: &Context, args: ThrottleArgs) -> Result<()> {
     let inv = ctx.inventory()?;
-    let asked = crate::control::Limits {
+    let asked = crate::directory::journal::Limits {
         max_lag_secs: args.max_lag,
         chunk_ms: args.chunk_ms,
         workers: args.workers,

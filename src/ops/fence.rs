@@ -24,7 +24,7 @@ use std::collections::HashSet;
 /// A fenced table: (schema, table, hidden name).
 pub type Fenced = (String, String, String);
 
-pub use crate::server::statements::HIDDEN_PREFIX;
+use crate::server::statements::HIDDEN_PREFIX;
 
 /// The hidden names operation `op` gives every base table of `pairs` (source side).
 pub fn mapping(src: &mut Server, pairs: &[SchemaPair], op: u64) -> Result<Vec<Fenced>> {

@@ -33,8 +33,7 @@ pub(crate) use procedure::comparable_definition;
 mod recovery;
 mod revert;
 
-pub(crate) use crate::directory::owner::Heartbeat;
-pub use crate::directory::owner::OwnerFlags;
+use crate::directory::owner::Heartbeat;
 pub use merges::{run_merge_request, MergeOperation, MergeRun};
 pub use recovery::{abort, flip_by_hand, stop, StopOutcome};
 
@@ -494,7 +493,7 @@ pub struct Mover<'a, E: Effects = Live<'a>> {
     end_state: OpState,
     copy_progress: Arc<copy::native::Progress>,
     split: Option<crate::ops::split::SplitPlan>,
-    merge: Option<crate::ops::merge::MergePlan>,
+    merge: Option<crate::directory::MergePlan>,
     on_event: &'a dyn Fn(&StepEvent),
     /// Hooks of the stages that gate nothing, running in the background so that none
     /// lengthens a fence; waited for when the run ends.
@@ -506,7 +505,7 @@ fn refuse_if_busy(dir: &mut Directory, shard_id: u32) -> Result<()> {
     for op in dir.active_operations()? {
         let busy = op.shard_id == Some(shard_id)
             || (op.kind == OpKind::Merge
-                && serde_json::from_value::<crate::ops::merge::MergePlan>(
+                && serde_json::from_value::<crate::directory::MergePlan>(
                     dir.operation(op.id)?.params["merge"].clone(),
                 )
                 .is_ok_and(|p| p.survivor == shard_id));
@@ -602,7 +601,7 @@ struct Planned {
     pairs: Vec<SchemaPair>,
     playbook: Playbook,
     split: Option<crate::ops::split::SplitPlan>,
-    merge: Option<crate::ops::merge::MergePlan>,
+    merge: Option<crate::directory::MergePlan>,
     params: serde_json::Value,
 }
 
@@ -1111,7 +1110,7 @@ impl<'a> Mover<'a, Live<'a>> {
         let shard_id = rec
             .shard_id
             .ok_or_else(|| Error::Internal(format!("operation {op_id} has no shard")))?;
-        let merge: Option<crate::ops::merge::MergePlan> = if rec.kind == OpKind::Merge {
+        let merge: Option<crate::directory::MergePlan> = if rec.kind == OpKind::Merge {
             Some(
                 serde_json::from_value(rec.params["merge"].clone()).map_err(|e| {
                     Error::Internal(format!(
@@ -1300,7 +1299,7 @@ impl<'a, E: Effects> Mover<'a, E> {
     }
 
     /// The merge this operation carries out, if it is one.
-    pub fn merge(&self) -> Option<&crate::ops::merge::MergePlan> {
+    pub fn merge(&self) -> Option<&crate::directory::MergePlan> {
         self.merge.as_ref()
     }
 
