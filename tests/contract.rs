@@ -613,3 +613,132 @@ fn the_python_router_follows_the_contract() {
         2
     );
 }
+
+#[test]
+fn a_stale_python_router_writes_nothing_to_the_wrong_shard_across_a_move_and_a_split() {
+    let sb = FLEET.sandbox();
+    let _s = serial();
+    let inv = inventory();
+    let owner = |k: i64| {
+        let r = Router::connect(&inv).unwrap();
+        let s = r.shard_for_function("ri", &Key::Int(k)).unwrap();
+        (s.id, s.node.clone())
+    };
+    let other = |node: &str| if node == "node1" { "node2" } else { "node1" };
+    let dir = tempfile::tempdir().unwrap();
+    let (stop, hold, acks_file) = (
+        dir.path().join("stop"),
+        dir.path().join("hold"),
+        dir.path().join("acks.jsonl"),
+    );
+    let path = |p: &std::path::Path| p.to_str().unwrap().to_string();
+    let (stop_s, hold_s, acks_s) = (path(&stop), path(&hold), path(&acks_file));
+    // Keys [0, 5000): the shards of 0 and of 100, which the move and the split change.
+    let mut writer = python_command(
+        sb,
+        &[
+            "stale_writer.py",
+            "ri",
+            "0",
+            "5000",
+            "150",
+            &stop_s,
+            &hold_s,
+            &acks_s,
+        ],
+        &dir.path().join("writer"),
+    )
+    .spawn()
+    .expect("run the Python writer (scripts/setup --deps installs Python and PyMySQL)");
+    let pause = || std::thread::sleep(std::time::Duration::from_millis(1500));
+    pause();
+    let (moved, from) = owner(200);
+    let to = other(&from);
+    common::cli_on(
+        &sb.inventory_path(),
+        &["move", "--shard", &moved.to_string(), "--to", to],
+    )
+    .assert()
+    .success();
+    pause();
+    // The writer holds its writes through the split, so it never meets the fence: its
+    // first writes after it go by the routes of before, and the split's guards refuse the
+    // keys the old shard gave away.
+    std::fs::write(&hold, "").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let split_to = other(to);
+    common::cli_on(
+        &sb.inventory_path(),
+        &[
+            "split",
+            "--shard",
+            &moved.to_string(),
+            "--to",
+            split_to,
+            "--at",
+            "2500",
+        ],
+    )
+    .assert()
+    .success();
+    let (new_shard, _) = owner(3000);
+    assert_ne!(new_shard, moved);
+    std::fs::remove_file(&hold).unwrap();
+    pause();
+    std::fs::write(&stop, "").unwrap();
+    let status = common::wait_exit(&mut writer, std::time::Duration::from_secs(120));
+    let summary = std::fs::read_to_string(dir.path().join("writer.out")).unwrap();
+    let errors = std::fs::read_to_string(dir.path().join("writer.err")).unwrap();
+    assert!(status.success(), "the writer failed: {summary}\n{errors}");
+    let summary: serde_json::Value = serde_json::from_str(summary.trim()).unwrap();
+    eprintln!("the Python writer: {summary}");
+
+    let acks: Vec<shardctl::workload::Ack> = std::fs::read_to_string(&acks_file)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            shardctl::workload::Ack {
+                key: Key::Int(v["key"].as_i64().unwrap()),
+                seq: v["seq"].as_u64().unwrap(),
+                stream: 0,
+                shard: v["shard"].as_u64().unwrap() as u32,
+                node: v["node"].as_str().unwrap().to_string(),
+                schema: v["schema"].as_str().unwrap().to_string(),
+                at: std::time::Instant::now(),
+            }
+        })
+        .collect();
+    assert_eq!(acks.len() as u64, summary["acked"].as_u64().unwrap());
+    assert_eq!(summary["lost"], 0, "{summary}");
+    // The workload's own check: every acknowledged write is where the directory now says
+    // its key lives, and none was acknowledged by a shard that does not own its key.
+    let check = shardctl::workload::check(&inv, "ri", &acks).unwrap();
+    assert!(check.missing.is_empty(), "lost writes: {:?}", check.missing);
+    assert!(
+        check.wrong_shard.is_empty(),
+        "writes acknowledged by a shard that does not own the key: {:?}",
+        check.wrong_shard
+    );
+    // The router was stale: it re-read the directory only when a server's error said so,
+    // and then wrote to the moved shard on its new node and to the split's new shard.
+    // The move's fence or its dropped copy (1146, 1290, 1836, 1049), then the split's guard.
+    let by_code = &summary["refresh_errors_by_code"];
+    assert!(
+        ["1146", "1290", "1836", "1049"]
+            .iter()
+            .any(|c| by_code[c].as_u64().unwrap_or(0) > 0),
+        "{summary}"
+    );
+    assert!(by_code["1644"].as_u64().unwrap_or(0) > 0, "{summary}");
+    assert!(summary["reloads"].as_u64().unwrap() >= 2, "{summary}");
+    assert!(
+        acks.iter().any(|a| a.shard == moved && a.node == to),
+        "no write reached shard {moved} on {to}: {summary}"
+    );
+    assert!(
+        acks.iter().any(|a| a.shard == new_shard),
+        "no write reached the split's new shard {new_shard}: {summary}"
+    );
+    assert!(acks.len() > 300, "{} writes", acks.len());
+}
