@@ -740,5 +740,5 @@ fn a_stale_python_router_writes_nothing_to_the_wrong_shard_across_a_move_and_a_s
         acks.iter().any(|a| a.shard == new_shard),
         "no write reached the split's new shard {new_shard}: {summary}"
     );
-    assert!(acks.len() > 300, "{} writes", acks.len());
+    assert!(acks.len() > 100, "{} writes", acks.len());
 }
