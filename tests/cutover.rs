@@ -6,7 +6,9 @@
 
 mod common;
 
-use common::{connect, exec, exec_unlogged, serial, shardctl, write_file, SharedFleet};
+use common::{
+    connect, exec, exec_unlogged, range_hash_list_items, serial, write_file, SharedFleet,
+};
 use predicates::prelude::*;
 use shardctl::directory::{Key, Router};
 use shardctl::sandbox::Sandbox;
@@ -18,147 +20,20 @@ static FLEET: SharedFleet = SharedFleet::new(3, set_up);
 
 /// Sets up the fleet once, on first use (see [`FLEET`]).
 fn set_up(sb: &Sandbox) {
-    let mut n1 = connect(sb, "node1");
-    for (db, key) in [
-        ("rdb", "BIGINT"),
-        ("hdb", "BIGINT"),
-        ("ldb", "VARBINARY(16)"),
-    ] {
-        exec(
-            &mut n1,
-            &[
-                &format!("CREATE DATABASE {db}"),
-                &format!("CREATE TABLE {db}.items (k {key} NOT NULL, n INT NOT NULL, note VARCHAR(40) NULL, PRIMARY KEY (k, n))"),
-                &format!("CREATE TABLE {db}.shardctl_workload (k {key} NOT NULL, seq BIGINT UNSIGNED NOT NULL, at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), PRIMARY KEY (k, seq))"),
-            ],
-        );
-    }
-    let inv = sb.inventory_path();
-    let run = |args: &[&str]| {
-        shardctl()
-            .arg("--config")
-            .arg(&inv)
-            .args(args)
-            .assert()
-            .success();
-    };
-    run(&["init"]);
-    for n in ["node1", "node2", "node3"] {
-        run(&["node", "add", n]);
-    }
-    for (f, t, k, db) in [
-        ("r", "range", "int", "rdb"),
-        ("h", "hash", "int", "hdb"),
-        ("l", "list", "string", "ldb"),
-    ] {
-        run(&["function", "add", f, "--type", t, "--key", k]);
-        for table in ["items", "shardctl_workload"] {
-            run(&[
-                "table",
-                "add",
-                &format!("{db}.{table}"),
-                "--function",
-                f,
-                "--column",
-                "k",
-            ]);
-        }
-    }
-    run(&[
-        "shard",
-        "add",
-        "--function",
-        "r",
-        "--node",
-        "node1",
-        "--lower-bound",
-        "0",
-    ]);
-    run(&[
-        "shard",
-        "add",
-        "--function",
-        "r",
-        "--node",
-        "node2",
-        "--lower-bound",
-        "100000",
-    ]);
-    run(&[
-        "shard",
-        "add",
-        "--function",
-        "h",
-        "--node",
-        "node1",
-        "--point",
-        "auto",
-    ]);
-    run(&[
-        "shard",
-        "add",
-        "--function",
-        "h",
-        "--node",
-        "node2",
-        "--point",
-        "auto",
-    ]);
-    run(&[
-        "shard",
-        "add",
-        "--function",
-        "l",
-        "--node",
-        "node1",
-        "--values",
-        "a,b,c,d",
-    ]);
-    run(&[
-        "shard",
-        "add",
-        "--function",
-        "l",
-        "--node",
-        "node2",
-        "--values",
-        "e,f",
-    ]);
-    let keys: Vec<(&str, &str, Vec<Key>)> = vec![
-        (
+    let strings = ["a", "b", "c", "d", "e", "f"].map(|s| Key::Str(s.to_string()));
+    range_hash_list_items(true, false)
+        .routed_items(
             "r",
             "rdb",
             (0..2000)
                 .map(|i| Key::Int(i * 7))
                 .chain((0..300).map(|i| Key::Int(100_000 + i)))
                 .collect(),
-        ),
-        ("h", "hdb", (0..2000).map(Key::Int).collect()),
-        (
-            "l",
-            "ldb",
-            ["a", "b", "c", "d", "e", "f"]
-                .iter()
-                .map(|s| Key::Str(s.to_string()))
-                .collect(),
-        ),
-    ];
-    let inventory = common::inventory(sb);
-    let router = Router::connect(&inventory).unwrap();
-    for (f, db, ks) in keys {
-        for k in ks {
-            let shard = router.shard_for_function(f, &k).unwrap();
-            let mut s = connect(sb, &shard.node);
-            let rows = if matches!(k, Key::Str(_)) { 20 } else { 1 };
-            for n in 0..rows {
-                s.exec(&Stmt::with(
-                    format!("INSERT INTO {db}_{}.items (k, n) VALUES (?, ?)", shard.id),
-                    vec![value(&k), n.into()],
-                ))
-                .unwrap();
-            }
-        }
-    }
+            1,
+        )
+        .routed_items("h", "hdb", (0..2000).map(Key::Int).collect(), 1)
+        .routed_items("l", "ldb", strings.to_vec(), 20)
+        .build(sb);
 }
 
 fn value(k: &Key) -> mysql::Value {
@@ -632,37 +507,19 @@ fn stale_router_workload_through(function: &str, args: &[&str]) {
 #[test]
 fn stale_router_workloads_through_range_hash_and_list_splits_write_nothing_to_the_wrong_shard() {
     let _g = serial();
-    let (_, range_shard) = owner("r", &Key::Int(50));
-    stale_router_workload_through(
-        "r",
-        &[
-            "split",
-            "--shard",
-            &range_shard.to_string(),
-            "--to",
-            "node3",
-            "--at",
-            "median",
-        ],
-    );
-    let (_, hash_shard) = owner("h", &Key::Int(7));
-    stale_router_workload_through(
-        "h",
-        &["split", "--shard", &hash_shard.to_string(), "--to", "node3"],
-    );
-    let (_, list_shard) = owner("l", &Key::Str("e".into()));
-    stale_router_workload_through(
-        "l",
-        &[
-            "split",
-            "--shard",
-            &list_shard.to_string(),
-            "--to",
-            "node3",
-            "--values",
-            "f",
-        ],
-    );
+    // Each case: the function, a key of the shard to split, how to split it.
+    let cases: [(&str, Key, &[&str]); 3] = [
+        ("r", Key::Int(50), &["--at", "median"]),
+        ("h", Key::Int(7), &[]),
+        ("l", Key::Str("e".into()), &["--values", "f"]),
+    ];
+    for (function, key, how) in cases {
+        let (_, shard) = owner(function, &key);
+        let shard = shard.to_string();
+        let mut args = vec!["split", "--shard", &shard, "--to", "node3"];
+        args.extend_from_slice(how);
+        stale_router_workload_through(function, &args);
+    }
 }
 
 #[test]

@@ -8,6 +8,13 @@ use shardctl::server::{Server, Stmt};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
+mod fleet;
+#[allow(unused_imports)]
+pub use fleet::{
+    items_are_where_lookup_says, items_schema, range_hash_list_items, FleetSetup, Function,
+    KeyKind, Sharding,
+};
+
 /// The 3-node sandbox shared by the tests of this binary.
 pub fn sandbox3() -> &'static Sandbox {
     static SB: OnceLock<Sandbox> = OnceLock::new();
@@ -268,41 +275,18 @@ fn run_client(sb: &Sandbox, node: &str, what: &str, input: &[u8], db: Option<&st
 
 /// A range directory built through the command line: `init`, the nodes, function `f` over
 /// integer keys, the sharded tables as (SCHEMA.TABLE, column), and shards as (node, lower
-/// bound), in that order (shard ids 1, 2, ...).
+/// bound), in that order (shard ids 1, 2, ...). [`FleetSetup`] says more (other
+/// functions, global tables, rows, the workload).
 pub fn range_directory(
     inventory: &Path,
     nodes: &[&str],
     tables: &[(&str, &str)],
     shards: &[(&str, &str)],
 ) {
-    let run = |args: &[&str]| {
-        shardctl()
-            .arg("--config")
-            .arg(inventory)
-            .args(args)
-            .assert()
-            .success();
-    };
-    run(&["init"]);
-    for n in nodes {
-        run(&["node", "add", n]);
-    }
-    run(&["function", "add", "f", "--type", "range", "--key", "int"]);
-    for (table, column) in tables {
-        run(&["table", "add", table, "--function", "f", "--column", column]);
-    }
-    for (node, lower) in shards {
-        run(&[
-            "shard",
-            "add",
-            "--function",
-            "f",
-            "--node",
-            node,
-            "--lower-bound",
-            lower,
-        ]);
-    }
+    FleetSetup::new()
+        .nodes(nodes)
+        .function(Function::range("f").tables(tables).shards(shards))
+        .write_directory(inventory);
 }
 
 /// Runs `cmd` with stdin, stdout and stderr on a fresh pseudo-terminal (160 columns), as
