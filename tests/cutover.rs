@@ -54,6 +54,17 @@ fn owner(function: &str, key: &Key) -> (String, u32) {
     (s.node.clone(), s.id)
 }
 
+/// Runs `shardctl ARGS` with the fault `fault` injected, which must make it fail; the id
+/// of the operation it left in the journal.
+fn crashed(args: &[&str], fault: &str) -> u64 {
+    FLEET
+        .cli(args)
+        .env("SHARDCTL_FAULT", fault)
+        .assert()
+        .failure();
+    last_op()
+}
+
 fn last_op() -> u64 {
     let out = FLEET.cli(&["--output", "json", "ops"]).output().unwrap();
     let ops: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -220,8 +231,8 @@ fn stale_updates_and_deletes_of_given_away_rows_are_refused_until_the_prune() {
     let _g = serial();
     let (node, old) = owner("r", &Key::Int(100_050));
     let mut stale = connect(FLEET.sandbox(), &node);
-    FLEET
-        .cli(&[
+    let op = crashed(
+        &[
             "split",
             "--shard",
             &old.to_string(),
@@ -229,11 +240,9 @@ fn stale_updates_and_deletes_of_given_away_rows_are_refused_until_the_prune() {
             "node1",
             "--at",
             "100150",
-        ])
-        .env("SHARDCTL_FAULT", "crash@after:unlock")
-        .assert()
-        .failure();
-    let op = last_op();
+        ],
+        "crash@after:unlock",
+    );
     // The old shard still holds the given-away rows (no prune yet); its guards refuse them.
     for sql in [
         "UPDATE rdb_{old}.items SET note = 'stale' WHERE k = 100200",
@@ -270,12 +279,10 @@ fn an_injected_difference_blocks_the_flip_and_names_the_rows() {
     let key = Key::Int(100_020);
     let (source, shard) = owner("r", &key);
     let to = if source == "node2" { "node3" } else { "node2" };
-    FLEET
-        .cli(&["move", "--shard", &shard.to_string(), "--to", to])
-        .env("SHARDCTL_FAULT", "crash@after:start-replication")
-        .assert()
-        .failure();
-    let op = last_op();
+    let op = crashed(
+        &["move", "--shard", &shard.to_string(), "--to", to],
+        "crash@after:start-replication",
+    );
     // The copy on the target differs in one row, behind the channel's back.
     let mut t = connect(FLEET.sandbox(), to);
     exec(
@@ -313,12 +320,10 @@ fn a_table_created_during_the_move_is_carried_and_an_unlogged_one_refused() {
     let (source, shard) = owner("r", &key);
     let to = if source == "node2" { "node3" } else { "node2" };
     // Logged: the channel carries it; confirm compares it in full under the fence.
-    FLEET
-        .cli(&["move", "--shard", &shard.to_string(), "--to", to])
-        .env("SHARDCTL_FAULT", "crash@after:verify")
-        .assert()
-        .failure();
-    let op = last_op();
+    let op = crashed(
+        &["move", "--shard", &shard.to_string(), "--to", to],
+        "crash@after:verify",
+    );
     let mut s = connect(FLEET.sandbox(), &source);
     exec(
         &mut s,
@@ -337,12 +342,10 @@ fn a_table_created_during_the_move_is_carried_and_an_unlogged_one_refused() {
     // Unlogged: it never reaches the target; the flip is refused, the shard stays.
     let source = to.to_string();
     let to = if source == "node2" { "node3" } else { "node2" };
-    FLEET
-        .cli(&["move", "--shard", &shard.to_string(), "--to", to])
-        .env("SHARDCTL_FAULT", "crash@after:verify")
-        .assert()
-        .failure();
-    let op = last_op();
+    let op = crashed(
+        &["move", "--shard", &shard.to_string(), "--to", to],
+        "crash@after:verify",
+    );
     let mut s = connect(FLEET.sandbox(), &source);
     exec_unlogged(
         &mut s,
@@ -376,8 +379,8 @@ fn a_verified_point_older_than_allowed_is_verified_again_before_the_fence() {
         shardctl::playbook::MOVE_PLAYBOOK.replace("max_age_secs: 600", "max_age_secs: 1");
     assert_ne!(playbook, shardctl::playbook::MOVE_PLAYBOOK);
     let path = write_file(dir.path(), "move.yaml", &playbook);
-    FLEET
-        .cli(&[
+    let op = crashed(
+        &[
             "move",
             "--shard",
             &shard.to_string(),
@@ -385,11 +388,9 @@ fn a_verified_point_older_than_allowed_is_verified_again_before_the_fence() {
             to,
             "--playbook",
             path.to_str().unwrap(),
-        ])
-        .env("SHARDCTL_FAULT", "crash@after:verify")
-        .assert()
-        .failure();
-    let op = last_op();
+        ],
+        "crash@after:verify",
+    );
     std::thread::sleep(std::time::Duration::from_secs(3));
     FLEET
         .cli(&["-v", "resume", &op.to_string()])
@@ -407,12 +408,10 @@ fn ddl_during_the_move_is_carried_and_a_table_created_under_the_fence_is_refused
     let to = if source == "node2" { "node3" } else { "node2" };
     // An ALTER between the verification and the fence reaches the target through the
     // channel; confirm finds the definitions equal.
-    FLEET
-        .cli(&["move", "--shard", &shard.to_string(), "--to", to])
-        .env("SHARDCTL_FAULT", "crash@after:verify")
-        .assert()
-        .failure();
-    let op = last_op();
+    let op = crashed(
+        &["move", "--shard", &shard.to_string(), "--to", to],
+        "crash@after:verify",
+    );
     let mut s = connect(FLEET.sandbox(), &source);
     exec(
         &mut s,
@@ -434,12 +433,10 @@ fn ddl_during_the_move_is_carried_and_a_table_created_under_the_fence_is_refused
     // flip is refused; the next run fences it too and carries it.
     let source = to.to_string();
     let to = if source == "node2" { "node3" } else { "node2" };
-    FLEET
-        .cli(&["move", "--shard", &shard.to_string(), "--to", to])
-        .env("SHARDCTL_FAULT", "crash@after:lock")
-        .assert()
-        .failure();
-    let op = last_op();
+    let op = crashed(
+        &["move", "--shard", &shard.to_string(), "--to", to],
+        "crash@after:lock",
+    );
     let mut s = connect(FLEET.sandbox(), &source);
     exec(
         &mut s,
@@ -528,12 +525,10 @@ fn a_column_filled_differently_on_each_side_after_the_verified_point_blocks_the_
     let key = Key::Int(100_070);
     let (source, shard) = owner("r", &key);
     let to = if source == "node2" { "node3" } else { "node2" };
-    FLEET
-        .cli(&["move", "--shard", &shard.to_string(), "--to", to])
-        .env("SHARDCTL_FAULT", "crash@after:verify")
-        .assert()
-        .failure();
-    let op = last_op();
+    let op = crashed(
+        &["move", "--shard", &shard.to_string(), "--to", to],
+        "crash@after:verify",
+    );
     // Logged as a statement: each server fills the new column with its own UUIDs. The
     // definitions then read the same on both sides; the rows do not.
     let mut s = connect(FLEET.sandbox(), &source);
