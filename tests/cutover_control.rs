@@ -6,9 +6,7 @@
 
 mod common;
 
-use common::{
-    items_schema, serial, shardctl, wait_exit, FleetSetup, Function, KeyKind, SharedFleet,
-};
+use common::{app_items_two_shards, serial, shardctl, wait_exit, SharedFleet};
 use shardctl::config::Inventory;
 use shardctl::directory::Directory;
 use shardctl::sandbox::Sandbox;
@@ -22,18 +20,7 @@ static FLEET: SharedFleet = SharedFleet::new(3, set_up);
 
 /// Sets up the fleet once, on first use (see [`FLEET`]).
 fn set_up(sb: &Sandbox) {
-    FleetSetup::new()
-        .schema(&items_schema("app", KeyKind::Int, false, false))
-        .function(
-            Function::range("f")
-                .items("app")
-                .shards(&[("node1", "0"), ("node2", "100000")]),
-        )
-        .rows(
-            "node1",
-            &["INSERT INTO app_1.items SELECT seq, 1 FROM app_1.seq_1_to_20000"],
-        )
-        .build(sb);
+    app_items_two_shards(20000).build(sb);
 }
 
 fn inventory() -> Inventory {

@@ -5,7 +5,9 @@
 
 mod common;
 
-use common::{connect, count, exec, serial, shardctl, FleetSetup, Function, SharedFleet};
+use common::{
+    connect, count, exec, serial, shardctl, FleetSetup, Function, SharedFleet, EMPLOYEE_TABLES,
+};
 use predicates::prelude::*;
 use shardctl::config::Inventory;
 use shardctl::directory::{Directory, Key, Router};
@@ -26,22 +28,12 @@ static FLEET: SharedFleet = SharedFleet::new(3, set_up);
 fn set_up(sb: &Sandbox) {
     FleetSetup::new()
         .fixture("company.sql")
-        .function(
-            Function::range("emp")
-                .tables(&[
-                    ("employees.employees", "emp_no"),
-                    ("employees.dept_emp", "emp_no"),
-                    ("employees.dept_manager", "emp_no"),
-                    ("employees.titles", "emp_no"),
-                    ("employees.salaries", "emp_no"),
-                ])
-                .shards(&[
-                    ("node1", "0"),
-                    ("node2", "10000"),
-                    ("node3", "20000"),
-                    ("node2", "30000"),
-                ]),
-        )
+        .function(Function::range("emp").tables(EMPLOYEE_TABLES).shards(&[
+            ("node1", "0"),
+            ("node2", "10000"),
+            ("node3", "20000"),
+            ("node2", "30000"),
+        ]))
         .global("employees.departments")
         .sample(&["--count", "3000", "--start", "1", "--step", "13"])
         .workload("emp")

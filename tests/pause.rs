@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{connect, exec, items_schema, serial, FleetSetup, Function, KeyKind, SharedFleet};
+use common::{app_items_two_shards, connect, exec, serial, SharedFleet};
 use shardctl::config::Inventory;
 use shardctl::directory::journal::OperationRecord;
 use shardctl::directory::{Directory, ShardState};
@@ -27,20 +27,7 @@ static FLEET: SharedFleet = SharedFleet::new(3, set_up);
 
 /// Sets up the fleet once, on first use (see [`FLEET`]).
 fn set_up(sb: &Sandbox) {
-    FleetSetup::new()
-        .schema(&items_schema("app", KeyKind::Int, false, false))
-        .function(
-            Function::range("f")
-                .items("app")
-                .shards(&[("node1", "0"), ("node2", "100000")]),
-        )
-        .rows(
-            "node1",
-            &[format!(
-                "INSERT INTO app_1.items SELECT seq, 1 FROM app_1.seq_1_to_{ROWS}"
-            )],
-        )
-        .build(sb);
+    app_items_two_shards(ROWS).build(sb);
 }
 
 fn inventory() -> Inventory {

@@ -6,6 +6,7 @@ mod common;
 
 use common::{
     connect, count, exec, serial, shardctl, write_file, FleetSetup, Function, SharedFleet,
+    EMPLOYEE_TABLES,
 };
 use serde_json::Value as Json;
 use shardctl::directory::{Directory, Router};
@@ -29,34 +30,18 @@ static FLEET: SharedFleet = SharedFleet::over(common::sandbox3, set_up);
 fn set_up(sb: &Sandbox) {
     FleetSetup::new()
         .fixture("company.sql")
-        .function(
-            Function::range("f")
-                .tables(&[
-                    ("employees.employees", "emp_no"),
-                    ("employees.dept_emp", "emp_no"),
-                    ("employees.dept_manager", "emp_no"),
-                    ("employees.titles", "emp_no"),
-                    ("employees.salaries", "emp_no"),
-                ])
-                .shards(&[("node1", "0"), ("node2", "20000"), ("node3", "40000")]),
-        )
+        .function(Function::range("f").tables(EMPLOYEE_TABLES).shards(&[
+            ("node1", "0"),
+            ("node2", "20000"),
+            ("node3", "40000"),
+        ]))
         .global("employees.departments")
         .sample(&["--count", "300", "--start", "10001", "--step", "150"])
         .build(sb);
 }
 
 fn json(args: &[&str]) -> Json {
-    let mut all = vec!["--output", "json"];
-    all.extend_from_slice(args);
-    let out = FLEET
-        .cli(&all)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    serde_json::from_slice(&out)
-        .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out)))
+    FLEET.json(args)
 }
 
 /// Runs a streaming command and reads its JSON Lines.

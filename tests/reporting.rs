@@ -53,17 +53,7 @@ fn set_up(sb: &Sandbox) {
 }
 
 fn json(args: &[&str]) -> Json {
-    let mut all = vec!["--output", "json"];
-    all.extend_from_slice(args);
-    let out = FLEET
-        .cli(&all)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    serde_json::from_slice(&out)
-        .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out)))
+    FLEET.json(args)
 }
 
 /// Every schema node4 holds besides the server's own.

@@ -156,7 +156,7 @@ impl Function {
 /// keys: one row a key (`n` = 0), or `per_string_key` rows (`n` = 0, 1, ...) for each
 /// string key.
 #[derive(Clone, Debug)]
-pub struct RoutedItems {
+struct RoutedItems {
     function: String,
     schema: String,
     keys: Vec<Key>,
@@ -207,6 +207,35 @@ pub fn range_hash_list_items(note: bool, kinds: bool) -> FleetSetup {
                 .shards(&[("node1", "a,b,c,d"), ("node2", "e,f")]),
         )
 }
+
+/// The fleet of the operator-control tests (pause, cut-over control): schema `app` of
+/// [`items_schema`] (no note, no kinds), function `f` over it with shard 1 on node1 (from
+/// 0) holding keys 1 to `rows` and shard 2 on node2 (from 100000), empty.
+pub fn app_items_two_shards(rows: i64) -> FleetSetup {
+    FleetSetup::new()
+        .schema(&items_schema("app", KeyKind::Int, false, false))
+        .function(
+            Function::range("f")
+                .items("app")
+                .shards(&[("node1", "0"), ("node2", "100000")]),
+        )
+        .rows(
+            "node1",
+            &[format!(
+                "INSERT INTO app_1.items SELECT seq, 1 FROM app_1.seq_1_to_{rows}"
+            )],
+        )
+}
+
+/// The five tables of `tests/fixtures/company.sql` sharded by `emp_no`, as (table,
+/// column).
+pub const EMPLOYEE_TABLES: &[(&str, &str)] = &[
+    ("employees.employees", "emp_no"),
+    ("employees.dept_emp", "emp_no"),
+    ("employees.dept_manager", "emp_no"),
+    ("employees.titles", "emp_no"),
+    ("employees.salaries", "emp_no"),
+];
 
 /// Every row of the `items` and `shardctl_workload` tables of `function`'s shards (schema
 /// `schema`_ID) sits on the shard the router names; returns the number of `items` rows.
@@ -259,7 +288,6 @@ struct Workload {
 pub struct FleetSetup {
     fixture: Option<String>,
     schema: Vec<String>,
-    directory: bool,
     init: bool,
     nodes: Vec<String>,
     functions: Vec<Function>,
@@ -283,7 +311,6 @@ impl FleetSetup {
         Self {
             fixture: None,
             schema: Vec::new(),
-            directory: true,
             init: true,
             nodes: ["node1", "node2", "node3"].map(String::from).to_vec(),
             functions: Vec::new(),
@@ -294,13 +321,6 @@ impl FleetSetup {
             routed: Vec::new(),
             workload: None,
         }
-    }
-
-    /// No directory at all: only the schema and rows (a test that writes its directory
-    /// itself, or checks what a command does without one).
-    pub fn without_directory(mut self) -> Self {
-        self.directory = false;
-        self
     }
 
     /// Functions, tables and shards added to the directory the fleet already has: no
@@ -414,9 +434,7 @@ impl FleetSetup {
             exec(&mut connect(sb, "node1"), &sqls);
         }
         let inventory = sb.inventory_path();
-        if self.directory {
-            self.write_directory(&inventory);
-        }
+        self.write_directory(&inventory);
         if !self.sample.is_empty() {
             let mut args = vec!["sample"];
             args.extend(self.sample.iter().map(String::as_str));

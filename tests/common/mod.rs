@@ -11,8 +11,8 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 mod fleet;
 #[allow(unused_imports)]
 pub use fleet::{
-    items_are_where_lookup_says, items_schema, range_hash_list_items, FleetSetup, Function,
-    KeyKind, Sharding,
+    app_items_two_shards, items_are_where_lookup_says, items_schema, range_hash_list_items,
+    FleetSetup, Function, KeyKind, Sharding, EMPLOYEE_TABLES,
 };
 
 /// The 3-node sandbox shared by the tests of this binary.
@@ -116,6 +116,22 @@ impl SharedFleet {
     /// [`cli_on`] the fleet's inventory.
     pub fn cli(&'static self, args: &[&str]) -> assert_cmd::Command {
         cli_on(&self.inventory_path(), args)
+    }
+
+    /// The JSON document `shardctl --output json ARGS` prints on the fleet's inventory; the
+    /// command must succeed.
+    pub fn json(&'static self, args: &[&str]) -> serde_json::Value {
+        let mut all = vec!["--output", "json"];
+        all.extend_from_slice(args);
+        let out = self
+            .cli(&all)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        serde_json::from_slice(&out)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out)))
     }
 }
 
