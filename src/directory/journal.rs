@@ -322,6 +322,80 @@ impl OpState {
     }
 }
 
+/// An unfinished operation from the journal, as status shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OperationSummary {
+    /// Operation id.
+    pub id: u64,
+    /// What it does.
+    pub kind: OpKind,
+    /// The shard it works on.
+    pub shard_id: Option<u32>,
+    /// Its state.
+    pub state: OpState,
+    /// Its owner acknowledged a pause (`shardctl pause`) and has not been told to go on.
+    pub paused: bool,
+}
+
+/// The limits `shardctl throttle` changes while an operation runs. None: the operation's
+/// own setting (its options or playbook).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Limits {
+    /// Prune: pause while a replica lags more than this many seconds.
+    pub max_lag_secs: Option<u64>,
+    /// Prune: the time one chunk should take, milliseconds.
+    pub chunk_ms: Option<u64>,
+    /// Native copy: the lanes (reader and writer pairs) copying at once.
+    pub workers: Option<u64>,
+    /// Prune: pause while the node has more running threads than this.
+    pub max_threads_running: Option<u64>,
+}
+
+impl Limits {
+    /// True when no limit is set.
+    pub fn is_empty(&self) -> bool {
+        *self == Limits::default()
+    }
+
+    /// These limits, each replaced by `other`'s where `other` sets it.
+    pub fn overridden_by(&self, other: &Limits) -> Limits {
+        Limits {
+            max_lag_secs: other.max_lag_secs.or(self.max_lag_secs),
+            chunk_ms: other.chunk_ms.or(self.chunk_ms),
+            workers: other.workers.or(self.workers),
+            max_threads_running: other.max_threads_running.or(self.max_threads_running),
+        }
+    }
+
+    /// As docs/JSON.md spells them: durations in `*_ms`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "max_lag_ms": self.max_lag_secs.map(|s| s.saturating_mul(1000)),
+            "chunk_ms": self.chunk_ms,
+            "workers": self.workers,
+            "max_threads_running": self.max_threads_running,
+        })
+    }
+
+    /// One line for tables and logs: `max-lag 2s, chunk 200 ms, workers 2`.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(v) = self.max_lag_secs {
+            parts.push(format!("max-lag {v}s"));
+        }
+        if let Some(v) = self.chunk_ms {
+            parts.push(format!("chunk {v} ms"));
+        }
+        if let Some(v) = self.workers {
+            parts.push(format!("workers {v}"));
+        }
+        if let Some(v) = self.max_threads_running {
+            parts.push(format!("max-threads-running {v}"));
+        }
+        parts.join(", ")
+    }
+}
+
 /// One journaled step.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct StepRecord {
@@ -390,7 +464,7 @@ pub struct OperationRecord {
     pub paused_at_millis: Option<i64>,
     /// The live limits set by `shardctl throttle` (and a prune's own, recorded as it
     /// starts); None where the operation keeps its own setting.
-    pub limits: crate::control::Limits,
+    pub limits: Limits,
     /// Parameters (the playbook and options).
     pub params: serde_json::Value,
     /// Last error.
@@ -456,7 +530,7 @@ pub struct HeartbeatReading {
     /// An operator asked it to pause (`shardctl pause`).
     pub pause_requested: bool,
     /// The live limits (`shardctl throttle`).
-    pub limits: crate::control::Limits,
+    pub limits: Limits,
 }
 
 /// The right to drive one operation: its id and the epoch this process holds.
@@ -671,6 +745,30 @@ pub struct NewOperation<'a, P: Serialize = serde_json::Value> {
 impl Directory {
     fn jt(&self, table: &str) -> String {
         format!("{}.`{table}`", self.schema().quoted())
+    }
+
+    /// Operations not finished, oldest first.
+    pub fn active_operations(&mut self) -> Result<Vec<OperationSummary>> {
+        let st = Stmt::text(format!(
+            "SELECT op_id, kind, shard_id, state, pause_requested <> 0 AND paused_at IS NOT NULL AND owner IS NOT NULL FROM {} WHERE state NOT IN ('done', 'aborted') ORDER BY op_id",
+            self.jt("operations")
+        ));
+        let name = self.server().name().to_string();
+        self.server()
+            .rows(&st)?
+            .into_iter()
+            .map(|r| {
+                let (id, kind, shard_id, state, paused): (u64, String, Option<u32>, String, u8) =
+                    mysql::from_row_opt(r).map_err(|e| Error::server(&name, e))?;
+                Ok(OperationSummary {
+                    id,
+                    kind: OpKind::parse(&kind)?,
+                    shard_id,
+                    state: OpState::parse(&state)?,
+                    paused: paused != 0,
+                })
+            })
+            .collect()
     }
 
     /// Inside a transaction: fails unless `lease` still holds its operation, and locks the
@@ -978,7 +1076,7 @@ impl Directory {
 
     /// Sets the live limits of `op` that `limits` gives (the others stay). False when the
     /// operation is finished (or not in the journal).
-    pub fn set_limits(&mut self, op: u64, limits: &crate::control::Limits) -> Result<bool> {
+    pub fn set_limits(&mut self, op: u64, limits: &Limits) -> Result<bool> {
         let ops = self.jt("operations");
         let n = self.retrying(|d| {
             d.server().exec_affected(&Stmt::with(
@@ -1019,7 +1117,7 @@ impl Directory {
                     held: epoch == lease.epoch,
                     stop_requested: stop != 0,
                     pause_requested: pause != 0,
-                    limits: crate::control::Limits {
+                    limits: Limits {
                         max_lag_secs,
                         chunk_ms,
                         workers,
@@ -1085,7 +1183,7 @@ impl Directory {
                 updated_at_millis: r.take(13).flatten(),
                 pause_requested: pause != 0,
                 paused_at_millis: r.take(15).flatten(),
-                limits: crate::control::Limits {
+                limits: Limits {
                     max_lag_secs: r.take(16).flatten(),
                     chunk_ms: r.take(17).flatten(),
                     workers: r.take(18).flatten(),

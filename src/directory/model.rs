@@ -404,21 +404,6 @@ impl Snapshot {
     }
 }
 
-/// An unfinished operation from the journal, as status shows it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct OperationSummary {
-    /// Operation id.
-    pub id: u64,
-    /// What it does.
-    pub kind: super::journal::OpKind,
-    /// The shard it works on.
-    pub shard_id: Option<u32>,
-    /// Its state.
-    pub state: super::journal::OpState,
-    /// Its owner acknowledged a pause (`shardctl pause`) and has not been told to go on.
-    pub paused: bool,
-}
-
 /// How the retired shard's key space joins the survivor's, journaled with the operation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]

@@ -13,15 +13,17 @@
 //! dry run print exactly what a live run sends (`tests/dry_run.rs` compares them).
 
 use super::fence::Fenced;
-use super::mover::{Effect, OwnerFlags};
+use super::mover::Effect;
 use crate::config::Inventory;
 use crate::copy::{self, CopyReport, Method, SchemaPair};
 use crate::directory::journal::{EffectState, Lease, WindowRequest};
+use crate::directory::owner::OwnerFlags;
 use crate::directory::{Directory, NewMapping, ShardState};
 use crate::error::{Error, Result};
 use crate::ident::{Channel, Ident};
 use crate::remote::node::{self as host, OptionEdit};
 use crate::server::replication::{Coordinates, ServerSettings};
+use crate::server::statements::HIDDEN_PREFIX;
 use crate::server::{
     statements, BinlogPosition, ConnectSpec, Dialect, Filters, Server, SourceSpec, Stmt,
 };
@@ -66,7 +68,7 @@ pub enum Flip {
         mapping: NewMapping,
     },
     /// A merge: the retired shard's keys join the survivor's; its location goes.
-    Merge(crate::ops::merge::MergePlan),
+    Merge(crate::directory::MergePlan),
 }
 
 /// A bulk copy of schemas from one node to another.
@@ -677,7 +679,7 @@ fn visible_tables_on(server: &mut Server, schema: &Ident) -> Result<Vec<Ident>> 
     Ok(server
         .tables(schema)?
         .into_iter()
-        .filter(|t| !t.is_view && !t.name.as_str().starts_with(super::fence::HIDDEN_PREFIX))
+        .filter(|t| !t.is_view && !t.name.as_str().starts_with(HIDDEN_PREFIX))
         .map(|t| t.name)
         .collect())
 }
@@ -2183,9 +2185,9 @@ impl Effects for DryRun<'_> {
                 plan.survivor,
                 plan.retired,
                 match &plan.mapping {
-                    crate::ops::merge::MergeMapping::Range { drop } => format!("range bound {drop} removed"),
-                    crate::ops::merge::MergeMapping::Point { drop } => format!("ring point {drop} removed"),
-                    crate::ops::merge::MergeMapping::Values => "its values".to_string(),
+                    crate::directory::MergeMapping::Range { drop } => format!("range bound {drop} removed"),
+                    crate::directory::MergeMapping::Point { drop } => format!("ring point {drop} removed"),
+                    crate::directory::MergeMapping::Values => "its values".to_string(),
                 }
             ),
         };

@@ -25,7 +25,7 @@ use std::collections::HashSet;
 /// (journaled as `[schema, table, hidden name]`).
 pub type Fenced = statements::HiddenTable;
 
-pub use crate::server::statements::HIDDEN_PREFIX;
+use crate::server::statements::HIDDEN_PREFIX;
 
 /// A fence mapping read back from operation `op`'s journal (a step's state, an effect's
 /// detail): null reads as none; a name that is no plain identifier is refused, naming it,

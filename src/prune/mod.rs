@@ -46,8 +46,8 @@ pub struct Options {
 
 impl Options {
     /// The limits `shardctl throttle` can change, as these options set them.
-    pub fn limits(&self) -> crate::control::Limits {
-        crate::control::Limits {
+    pub fn limits(&self) -> crate::directory::journal::Limits {
+        crate::directory::journal::Limits {
             max_lag_secs: Some(self.max_replica_lag_secs),
             chunk_ms: Some(self.target_chunk.as_millis() as u64),
             workers: None,
@@ -56,7 +56,7 @@ impl Options {
     }
 
     /// These options with the live limits applied.
-    pub fn with_limits(&self, l: &crate::control::Limits) -> Options {
+    pub fn with_limits(&self, l: &crate::directory::journal::Limits) -> Options {
         Options {
             target_chunk: l
                 .chunk_ms

@@ -29,13 +29,14 @@ mod gate;
 mod group;
 mod kind;
 pub use kind::OperationPlan;
+mod merges;
 mod procedure;
 pub(crate) use procedure::comparable_definition;
 mod recovery;
 mod revert;
 
-pub(crate) use crate::directory::owner::Heartbeat;
-pub use crate::directory::owner::OwnerFlags;
+use crate::directory::owner::Heartbeat;
+pub use merges::{run_merge_request, MergeOperation, MergeRun};
 pub use recovery::{abort, flip_by_hand, stop, StopOutcome};
 
 use crate::config::Inventory;
@@ -1100,7 +1101,7 @@ impl<'a, E: Effects> Mover<'a, E> {
     }
 
     /// The merge this operation carries out, if it is one.
-    pub fn merge(&self) -> Option<&crate::ops::merge::MergePlan> {
+    pub fn merge(&self) -> Option<&crate::directory::MergePlan> {
         self.plan.merge()
     }
 
@@ -1132,6 +1133,22 @@ impl<'a, E: Effects> Mover<'a, E> {
     /// The state reached.
     pub fn state(&self) -> &MoveState {
         &self.state
+    }
+
+    /// An interruption (Ctrl-C, SIGTERM, `stop`) of this operation as the error the
+    /// operator reads: it names the operation and what to run next (exit code 130 kept);
+    /// other errors pass unchanged.
+    pub fn name_interrupted(&self, e: Error) -> Error {
+        let op = self.op();
+        match e {
+            Error::Interrupted if self.state.flipped => Error::InterruptedAt(format!(
+                "operation {op} stopped at a safe point after the flip; `shardctl resume {op}` finishes it"
+            )),
+            Error::Interrupted => Error::InterruptedAt(format!(
+                "operation {op} stopped at a safe point; `shardctl resume {op}` continues it, `shardctl abort {op}` rolls it back"
+            )),
+            other => other,
+        }
     }
 
     fn emit(

@@ -1201,7 +1201,7 @@ impl<E: Effects> Mover<'_, E> {
                             && !t
                                 .name
                                 .as_str()
-                                .starts_with(crate::ops::fence::HIDDEN_PREFIX)
+                                .starts_with(crate::server::statements::HIDDEN_PREFIX)
                     })
                     .map(|t| (t.name.clone(), t.name))
                     .collect(),

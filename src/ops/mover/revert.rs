@@ -32,7 +32,7 @@ use crate::ident::Ident;
 use crate::ops::effects::{ChannelState, Effects, Flip, VerifyRequest};
 use crate::ops::fence::Fenced;
 use crate::playbook::RevertWindowParams;
-use crate::server::catalog::DefinedKind;
+use crate::server::statements::DefinedKind;
 use crate::server::{statements, Filters, SourceSpec, StartAt};
 use crate::verify::TablePair;
 use std::time::{Duration, Instant};
