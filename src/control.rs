@@ -15,72 +15,12 @@
 //! (`rebalance apply`) pauses alone.
 
 use crate::config::Inventory;
-use crate::directory::journal::{OpKind, Owner};
+use crate::directory::journal::{Limits, OpKind, Owner};
 use crate::directory::Directory;
 use crate::error::{Error, Result};
-use serde::Serialize;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-/// The limits `shardctl throttle` changes while an operation runs. None: the operation's
-/// own setting (its options or playbook).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct Limits {
-    /// Prune: pause while a replica lags more than this many seconds.
-    pub max_lag_secs: Option<u64>,
-    /// Prune: the time one chunk should take, milliseconds.
-    pub chunk_ms: Option<u64>,
-    /// Native copy: the lanes (reader and writer pairs) copying at once.
-    pub workers: Option<u64>,
-    /// Prune: pause while the node has more running threads than this.
-    pub max_threads_running: Option<u64>,
-}
-
-impl Limits {
-    /// True when no limit is set.
-    pub fn is_empty(&self) -> bool {
-        *self == Limits::default()
-    }
-
-    /// These limits, each replaced by `other`'s where `other` sets it.
-    pub fn overridden_by(&self, other: &Limits) -> Limits {
-        Limits {
-            max_lag_secs: other.max_lag_secs.or(self.max_lag_secs),
-            chunk_ms: other.chunk_ms.or(self.chunk_ms),
-            workers: other.workers.or(self.workers),
-            max_threads_running: other.max_threads_running.or(self.max_threads_running),
-        }
-    }
-
-    /// As docs/JSON.md spells them: durations in `*_ms`.
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "max_lag_ms": self.max_lag_secs.map(|s| s.saturating_mul(1000)),
-            "chunk_ms": self.chunk_ms,
-            "workers": self.workers,
-            "max_threads_running": self.max_threads_running,
-        })
-    }
-
-    /// One line for tables and logs: `max-lag 2s, chunk 200 ms, workers 2`.
-    pub fn describe(&self) -> String {
-        let mut parts = Vec::new();
-        if let Some(v) = self.max_lag_secs {
-            parts.push(format!("max-lag {v}s"));
-        }
-        if let Some(v) = self.chunk_ms {
-            parts.push(format!("chunk {v} ms"));
-        }
-        if let Some(v) = self.workers {
-            parts.push(format!("workers {v}"));
-        }
-        if let Some(v) = self.max_threads_running {
-            parts.push(format!("max-threads-running {v}"));
-        }
-        parts.join(", ")
-    }
-}
 
 /// One operation's pause request and live limits, and how much of its work is parked.
 #[derive(Debug, Default)]

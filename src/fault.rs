@@ -119,7 +119,7 @@ mod tests {
             .collect();
         let known = KnownPoints {
             effects: &effects,
-            steps: &crate::playbook::STEP_NAMES,
+            steps: crate::playbook::STEP_NAMES,
             reporting: &crate::reporting::FAULT_POINTS,
         };
         check_spec(spec, &known)

@@ -15,15 +15,52 @@ use std::collections::{BTreeMap, HashMap};
 /// How many differing keys a report names per shard.
 const EXAMPLES: usize = 10;
 
+/// How one shard's copy of a global table compares with the source of truth.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CopyState {
+    /// This copy is the source of truth.
+    Source,
+    /// Row for row the same as the source.
+    Same,
+    /// The shard's schema has no such table.
+    Missing,
+    /// Rows missing, extra or changed.
+    Differs,
+}
+
+impl CopyState {
+    /// The word shown in tables and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CopyState::Source => "source",
+            CopyState::Same => "same",
+            CopyState::Missing => "missing",
+            CopyState::Differs => "differs",
+        }
+    }
+
+    /// The copy agrees with the source (or is it).
+    pub fn agrees(self) -> bool {
+        matches!(self, CopyState::Source | CopyState::Same)
+    }
+}
+
+impl std::fmt::Display for CopyState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One shard's copy of a global table.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ShardCopy {
     /// Shard id.
     pub shard: u32,
-    /// Node.
+    /// The node holding the shard.
     pub node: String,
-    /// `source`, `same`, `differs` or `missing`.
-    pub state: String,
+    /// How it compares with the source.
+    pub state: CopyState,
     /// Rows in the copy.
     pub rows: u64,
     /// Keys the source has and the copy lacks.
@@ -41,7 +78,7 @@ pub struct ShardCopy {
 pub struct TableReport {
     /// Logical schema.
     pub schema: String,
-    /// Table.
+    /// The table's name within the logical schema.
     pub table: String,
     /// The shard holding the source of truth.
     pub source_shard: u32,
@@ -54,9 +91,7 @@ pub struct TableReport {
 impl TableReport {
     /// True when every copy is the same as the source.
     pub fn identical(&self) -> bool {
-        self.shards
-            .iter()
-            .all(|s| s.state == "source" || s.state == "same")
+        self.shards.iter().all(|s| s.state.agrees())
     }
 }
 
@@ -324,7 +359,7 @@ fn compare(
     report.shards.push(ShardCopy {
         shard: source_id,
         node: source_node.clone(),
-        state: "source".into(),
+        state: CopyState::Source,
         rows: src_sum.rows,
         missing_rows: 0,
         extra_rows: 0,
@@ -343,7 +378,7 @@ fn compare(
         let mut copy = ShardCopy {
             shard: *id,
             node: node.clone(),
-            state: "same".into(),
+            state: CopyState::Same,
             rows: 0,
             missing_rows: 0,
             extra_rows: 0,
@@ -351,7 +386,7 @@ fn compare(
             examples: Vec::new(),
         };
         if !exists {
-            copy.state = "missing".into();
+            copy.state = CopyState::Missing;
             report.shards.push(copy);
             continue;
         }
@@ -364,7 +399,7 @@ fn compare(
         let sum = checksum(server, &schema, &table, &shape)?;
         copy.rows = sum.rows;
         if sum != src_sum {
-            copy.state = "differs".into();
+            copy.state = CopyState::Differs;
             if !shape.pk.is_empty() {
                 let rows = read_rows(server, &schema, &table, &shape)?;
                 if source_rows.is_none() {
@@ -415,11 +450,11 @@ pub fn check(inv: &Inventory, dir: &mut Directory, only: Option<&str>) -> Result
 pub struct SyncedCopy {
     /// Logical schema.
     pub schema: String,
-    /// Table.
+    /// The table's name within the logical schema.
     pub table: String,
-    /// Shard.
+    /// The shard whose copy was synced.
     pub shard: u32,
-    /// Node.
+    /// The node holding the shard.
     pub node: String,
     /// Rows inserted or replaced from the source.
     pub upserted_rows: u64,
@@ -468,7 +503,7 @@ pub fn sync(
             )));
         }
         let (report, diffs, shape) = compare(&mut reader, &snap, &sources, g)?;
-        if let Some(m) = report.shards.iter().find(|s| s.state == "missing") {
+        if let Some(m) = report.shards.iter().find(|s| s.state == CopyState::Missing) {
             return Err(Error::Refused(format!(
                 "global table {}.{} is missing on shard {} ({}): re-create it there first",
                 g.schema, g.table, m.shard, m.node

@@ -1,57 +1,18 @@
 //! Ids unique across shards (references 000 and 002): `check` finds ids present on more
 //! than one shard and says which scheme the fleet follows (ids that are the sharding key,
 //! AUTO_INCREMENT with per-node offset and increment, or ids from elsewhere) and where it
-//! breaks; sequences in the directory hand out blocks of ids, the chapter's ticket table.
+//! breaks. The sequences in the directory that hand out blocks of ids, the chapter's ticket
+//! table, are read and taken from in [`crate::directory::sequences`]; this module creates
+//! them, names the columns they feed and raises them past the ids stored there.
 
 use crate::config::Inventory;
+use crate::directory::sequences::{sequence, Sequence};
 use crate::directory::{shard_schema, Directory, Snapshot};
 use crate::error::{Error, Result};
 use crate::ident::Ident;
 use crate::server::{reports, row_error, server_error_code, Server};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
-
-/// How long `next` waits for a sequence's row lock by default, in seconds.
-pub const DEFAULT_LOCK_WAIT_SECS: u64 = 5;
-
-/// A sequence as the directory holds it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Sequence {
-    /// Its name.
-    pub sequence: String,
-    /// The first value not handed out yet.
-    pub next_value: i64,
-    /// Values per block handed to a router.
-    pub block_size: u32,
-    /// The largest value it hands out.
-    pub max_value: i64,
-    /// Values left.
-    pub remaining: i64,
-    /// The columns its ids are stored in, `schema.table.column` (`ids sequence feeds`):
-    /// what `ids check` and `status` compare its next value with.
-    pub feeds: Vec<String>,
-}
-
-/// Values handed out: `first..=last`, to this caller only.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Block {
-    /// First value.
-    pub first: i64,
-    /// Last value.
-    pub last: i64,
-}
-
-impl Block {
-    /// How many values.
-    pub fn len(&self) -> u64 {
-        (self.last - self.first + 1) as u64
-    }
-
-    /// Never true: a block holds at least one value.
-    pub fn is_empty(&self) -> bool {
-        false
-    }
-}
 
 /// Creates a sequence handing out `start..=max` in blocks of `block`, feeding no named
 /// column.
@@ -234,105 +195,6 @@ pub fn set_feeds(
     let d = dir.schema().clone();
     dir.change(|dir, _| record_feeds(dir, &d, name, &feeds))?;
     sequence(dir, name)
-}
-
-/// Every sequence, by name.
-pub fn sequences(dir: &mut Directory) -> Result<Vec<Sequence>> {
-    let d = dir.schema().clone();
-    let server = dir.server();
-    let node = server.name().to_string();
-    let mut feeds: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for r in server.rows(&reports::sequence_feeds(&d))? {
-        let (sequence, schema, table, column): (String, String, String, String) =
-            mysql::from_row_opt(r).map_err(|e| row_error(&node, e))?;
-        feeds
-            .entry(sequence)
-            .or_default()
-            .push(format!("{schema}.{table}.{column}"));
-    }
-    server
-        .rows(&reports::sequences(&d))?
-        .into_iter()
-        .map(|r| {
-            let (sequence, next_value, block_size, max_value): (String, i64, u32, i64) =
-                mysql::from_row_opt(r).map_err(|e| row_error(&node, e))?;
-            Ok(Sequence {
-                remaining: (max_value - next_value + 1).max(0),
-                feeds: feeds.remove(&sequence).unwrap_or_default(),
-                sequence,
-                next_value,
-                block_size,
-                max_value,
-            })
-        })
-        .collect()
-}
-
-/// One sequence.
-pub fn sequence(dir: &mut Directory, name: &str) -> Result<Sequence> {
-    sequences(dir)?
-        .into_iter()
-        .find(|s| s.sequence == name)
-        .ok_or_else(|| {
-            Error::Usage(format!(
-                "unknown sequence {name:?} (shardctl ids sequence create)"
-            ))
-        })
-}
-
-/// Takes `count` values from a sequence: one autocommitted statement, so concurrent
-/// callers (threads, processes, routers) each get their own block and a crash never hands
-/// out a block twice (a block whose answer was lost is skipped, not reissued). With
-/// `allow_fewer`, a sequence holding fewer than `count` values hands out what it has.
-/// Exhausted: refused (exit 5); a row lock not granted within `lock_wait_secs`: timeout
-/// (exit 6).
-pub fn take(
-    dir: &mut Directory,
-    name: &str,
-    count: u64,
-    allow_fewer: bool,
-    lock_wait_secs: u64,
-) -> Result<Block> {
-    if count < 1 || count > i64::MAX as u64 {
-        return Err(Error::Usage(format!("--count {count}: must be at least 1")));
-    }
-    let d = dir.schema().clone();
-    let mut count = count as i64;
-    loop {
-        let server = dir.server();
-        server.exec(&reports::lock_wait_seconds(lock_wait_secs))?;
-        let st = reports::take_from_sequence(&d);
-        let st = crate::server::Stmt::with(st.sql, vec![count.into(), name.into(), count.into()]);
-        let affected = match server.exec_affected(&st) {
-            Ok(n) => n,
-            Err(e) if e.is_lock_wait_timeout() => {
-                return Err(Error::Timeout(format!(
-                    "sequence {name} is contended: its row lock was not granted within {lock_wait_secs} s; try again"
-                )))
-            }
-            Err(e) => return Err(e),
-        };
-        if affected == 1 {
-            let next = server
-                .first::<i64>(&reports::last_insert_id())?
-                .ok_or_else(|| Error::server(server.name(), "LAST_INSERT_ID() gave no row"))?;
-            return Ok(Block {
-                first: next - count,
-                last: next - 1,
-            });
-        }
-        let seq = sequence(dir, name)?;
-        if allow_fewer && seq.remaining > 0 && seq.remaining < count {
-            count = seq.remaining;
-            continue;
-        }
-        return Err(Error::Refused(format!(
-            "sequence {name} is exhausted: {} value{} left up to {}, {count} asked",
-            seq.remaining,
-            if seq.remaining == 1 { "" } else { "s" },
-            seq.max_value
-        )));
-    }
 }
 
 /// A node's AUTO_INCREMENT settings.

@@ -32,9 +32,9 @@ pub enum ColorChoice {
     /// When stdout is a terminal and NO_COLOR is unset.
     #[default]
     Auto,
-    /// Always.
+    /// Even when stdout is not a terminal.
     Always,
-    /// Never.
+    /// Plain text, even on a terminal.
     Never,
 }
 

@@ -5,7 +5,8 @@
 
 use crate::config::Inventory;
 use crate::directory::journal::OpKind;
-use crate::directory::{shard_schema, OperationSummary, Snapshot};
+use crate::directory::journal::OperationSummary;
+use crate::directory::{shard_schema, Snapshot};
 use crate::error::{Error, Result};
 use crate::ident::Ident;
 use crate::server::{reports, ConnectSpec, Server};
@@ -259,9 +260,9 @@ impl Template {
 pub enum Merge {
     /// A GROUP BY key (or, without aggregates, a plain column).
     Key,
-    /// Added.
+    /// The shards' counts are added.
     Count,
-    /// Added.
+    /// The shards' sums are added.
     Sum,
     /// The least.
     Min,
@@ -578,7 +579,7 @@ pub fn merge_rows(plan: &Plan, rows: Vec<Vec<Cell>>) -> Result<Vec<Vec<Cell>>> {
 pub struct ShardPart {
     /// Shard id.
     pub shard: u32,
-    /// Node.
+    /// The node that answered for the shard.
     pub node: String,
     /// Rows it returned.
     pub rows: u64,
@@ -651,7 +652,7 @@ enum Msg {
 pub enum Event<'a> {
     /// The result's columns (`shard` first), once, before the first row.
     Columns {
-        /// Names.
+        /// The column names, `shard` first.
         names: &'a [String],
         /// Whether each is numeric.
         numeric: &'a [bool],

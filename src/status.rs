@@ -2,7 +2,8 @@
 //! asked in parallel, one connection each.
 
 use crate::config::Inventory;
-use crate::directory::{coverage, Coverage, Directory, OperationSummary, ShardState};
+use crate::directory::journal::OperationSummary;
+use crate::directory::{coverage, Coverage, Directory, ShardState};
 use crate::error::{Error, Result};
 use crate::ident::Ident;
 use crate::server::catalog::SchemaSize;
@@ -10,6 +11,7 @@ use crate::server::replication::{ChannelStatus, Coordinates, ServerSettings};
 use crate::server::{ConnectSpec, Server};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
 
 /// Where shard sizes come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -307,7 +309,7 @@ pub struct ShardReport {
     pub function: String,
     /// What it covers.
     pub coverage: Coverage,
-    /// Node.
+    /// The node the directory places the shard on.
     pub node: String,
     /// Physical schemas.
     pub schemas: Vec<String>,
@@ -317,7 +319,7 @@ pub struct ShardReport {
     pub bytes: u64,
     /// Where `rows` and `bytes` come from: `exact` when its statistics were refreshed.
     pub size_source: SizeSource,
-    /// State.
+    /// The shard's state in the directory (online, moving, read-only, ...).
     pub state: ShardState,
     /// Operation in progress (`move #12 copying`).
     pub operation: Option<String>,
@@ -408,9 +410,9 @@ pub struct Fleet {
     pub directory_version: Option<u64>,
     /// The sizes asked for (`status --exact`: `exact`); each shard says what it got.
     pub size_source: SizeSource,
-    /// Nodes.
+    /// Every node of the inventory, as it answered (or why it did not).
     pub nodes: Vec<NodeReport>,
-    /// Shards.
+    /// Every shard of the directory, with its size.
     pub shards: Vec<ShardReport>,
     /// Each sequence compared with the highest id stored in the columns it feeds: a
     /// `hazard` names one that would hand out ids already in use.
@@ -436,7 +438,7 @@ pub fn gather_fleet_sized(inv: &Inventory, names: &[String], source: SizeSource)
             crate::directory::Snapshot,
             Vec<OperationSummary>,
             Vec<RevertWindow>,
-            Vec<crate::ids::Sequence>,
+            Vec<crate::directory::sequences::Sequence>,
         )>,
     >;
     let read_dir = || -> DirRead {
@@ -454,7 +456,7 @@ pub fn gather_fleet_sized(inv: &Inventory, names: &[String], source: SizeSource)
                 {
                     windows.extend(RevertWindow::of(&d.operation(o.id)?));
                 }
-                let sequences = crate::ids::sequences(&mut d)?;
+                let sequences = crate::directory::sequences::sequences(&mut d)?;
                 Ok(Some((snap, ops, windows, sequences)))
             }
         }
@@ -562,4 +564,63 @@ pub fn gather_fleet_sized(inv: &Inventory, names: &[String], source: SizeSource)
         sequences,
         errors: gathered.errors,
     })
+}
+
+/// How long `config check` waits for a host's answer over ssh.
+const HOST_CHECK_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One node as `config check` found it.
+#[derive(Debug)]
+pub struct NodeCheck {
+    /// The node's name in the inventory.
+    pub node: String,
+    /// `host:port` from the inventory.
+    pub address: String,
+    /// The server's flavor and version, when it answered.
+    pub server: Option<String>,
+    /// The host as reached over ssh (`user@host (uname -n)`), for a node with `ssh:` whose
+    /// host answered.
+    pub host: Option<String>,
+    /// Why the node or its host failed the check, if one did.
+    pub error: Option<Error>,
+}
+
+/// Checks every node of the inventory in order: its server answers, and for a node with
+/// `ssh:`, its host too (host key, login, one command). A node whose server answers but
+/// whose host does not keeps its server and has the host's error.
+pub fn check_nodes(inv: &Inventory) -> Result<Vec<NodeCheck>> {
+    let mut checks = Vec::new();
+    for name in inv.node_names() {
+        let node = inv.node(name)?;
+        let address = format!("{}:{}", node.host(), node.port());
+        let host = node.spec.ssh.as_ref().map(|_| {
+            crate::remote::host_for(inv, name).and_then(|h| {
+                h.text("checking the host", "uname -n", HOST_CHECK_TIMEOUT)
+                    .map(|n| format!("{} ({})", h.describe(), n.trim()))
+            })
+        });
+        let (host, host_error) = match host {
+            None => (None, None),
+            Some(Ok(t)) => (Some(t), None),
+            Some(Err(e)) => (None, Some(e)),
+        };
+        let check = match Server::connect_node(inv, name) {
+            Ok(s) => NodeCheck {
+                node: name.to_string(),
+                address,
+                server: Some(s.flavor().to_string()),
+                host: if host_error.is_none() { host } else { None },
+                error: host_error,
+            },
+            Err(e) => NodeCheck {
+                node: name.to_string(),
+                address,
+                server: None,
+                host,
+                error: Some(e),
+            },
+        };
+        checks.push(check);
+    }
+    Ok(checks)
 }

@@ -7,7 +7,7 @@ mod common;
 
 use common::{
     connect, count, exec, exec_unlogged, inventory, sandbox3, serial, shardctl, write_file,
-    SharedFleet,
+    FleetSetup, Function, SharedFleet,
 };
 use predicates::prelude::*;
 use shardctl::directory::Directory;
@@ -28,30 +28,22 @@ static FLEET: SharedFleet = SharedFleet::over(sandbox3, set_up);
 
 /// Sets up the fleet once, on first use (see [`FLEET`]).
 fn set_up(sb: &Sandbox) {
-    let mut n1 = connect(sb, "node1");
-    exec(
-        &mut n1,
-        &[
+    FleetSetup::new()
+        .schema(&[
             "CREATE DATABASE app",
             "CREATE TABLE app.t (id INT PRIMARY KEY, v INT)",
-        ],
-    );
-    let inv = sb.inventory_path();
-    common::range_directory(
-        &inv,
-        &["node1", "node2", "node3"],
-        &[("app.t", "id")],
-        &[
+        ])
+        .function(Function::range("f").table("app.t", "id").shards(&[
             ("node1", "0"),
             ("node1", "1000"),
             ("node1", "2000"),
             ("node3", "3000"),
-        ],
-    );
-    exec(
-        &mut n1,
-        &["INSERT INTO app_1.t SELECT seq, 1 FROM app_1.seq_1_to_50"],
-    );
+        ]))
+        .rows(
+            "node1",
+            &["INSERT INTO app_1.t SELECT seq, 1 FROM app_1.seq_1_to_50"],
+        )
+        .build(sb);
     exec_unlogged(&mut connect(sb, "node3"), &["DROP DATABASE app_4"]);
 }
 
@@ -67,22 +59,72 @@ fn state() -> (u64, i64) {
     (version, ops)
 }
 
-/// Runs `shardctl --config <fleet> ARGS` and checks: exit `code`, stderr one line holding
-/// every `words`, nothing changed.
-fn refused(args: &[&str], code: i32, words: &[&str]) {
-    refused_with(args, &[], code, words)
+/// One bad input: a name for the failure messages, the command line and environment, and
+/// what the refusal must be: exit `code`, one line on stderr holding every word of `says`.
+struct Case<'a> {
+    name: String,
+    args: Vec<&'a str>,
+    env: &'a [(&'a str, &'a str)],
+    code: i32,
+    says: Vec<&'a str>,
 }
 
-fn refused_with(args: &[&str], env: &[(&str, &str)], code: i32, words: &[&str]) {
+impl<'a> Case<'a> {
+    fn new(name: &str, args: &[&'a str], code: i32, says: &[&'a str]) -> Self {
+        Self {
+            name: name.into(),
+            args: args.to_vec(),
+            env: &[],
+            code,
+            says: says.to_vec(),
+        }
+    }
+
+    /// The same case with `SHARDCTL_FAULT` and the like set.
+    fn env(self, env: &'a [(&'a str, &'a str)]) -> Self {
+        Self { env, ..self }
+    }
+
+    /// The same case with `extra` appended to its command line (`--check`, `--dry-run`).
+    fn with(&self, extra: &'a str) -> Self {
+        let mut args = self.args.clone();
+        args.push(extra);
+        Self {
+            name: format!("{}, {extra}", self.name),
+            args,
+            env: self.env,
+            code: self.code,
+            says: self.says.clone(),
+        }
+    }
+}
+
+/// Runs the case's `shardctl --config <fleet> ARGS` with its environment and checks: its
+/// exit code, stderr one line holding every word it says, nothing changed. Failures name
+/// the case and its command line.
+fn refused_case(case: &Case) {
+    let Case {
+        name,
+        args,
+        env,
+        code,
+        says: words,
+    } = case;
+    let (code, args) = (*code, args.as_slice());
     let inv = &FLEET.inventory_path();
     let before = state();
     let mut cmd = shardctl();
     cmd.arg("--config").arg(inv).args(args);
-    for (k, v) in env {
+    for (k, v) in env.iter() {
         cmd.env(k, v);
     }
-    let out = cmd.assert().code(code).get_output().clone();
+    let out = cmd.output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{name} {args:?}: exit code; stderr: {stderr}"
+    );
     let line = stderr.trim_end();
     // clap's own errors add a usage block; ours are one line.
     let first = if code == USAGE && line.starts_with("error:") {
@@ -90,20 +132,23 @@ fn refused_with(args: &[&str], env: &[(&str, &str)], code: i32, words: &[&str]) 
     } else {
         assert!(
             !line.contains('\n'),
-            "{args:?}: more than one line: {stderr}"
+            "{name} {args:?}: more than one line: {stderr}"
         );
         line
     };
     for w in words {
-        assert!(first.contains(w), "{args:?}: {w:?} not in {first:?}");
+        assert!(first.contains(w), "{name} {args:?}: {w:?} not in {first:?}");
     }
     for bad in ["DriverError", "Some(", "MySqlError {", "IoError {"] {
-        assert!(!first.contains(bad), "{args:?}: debug formatting: {first}");
+        assert!(
+            !first.contains(bad),
+            "{name} {args:?}: debug formatting: {first}"
+        );
     }
     assert_eq!(
         state(),
         before,
-        "{args:?} changed the directory or the journal"
+        "{name} {args:?} changed the directory or the journal"
     );
 }
 
@@ -144,53 +189,59 @@ fn without(name: &str, step: &str) -> String {
 fn playbooks_that_drop_a_guarantee_are_refused_naming_the_step() {
     let _g = serial();
     FLEET.sandbox();
-    let mv = |pb: &str| {
-        vec![
-            "move",
-            "--shard",
-            "1",
-            "--to",
-            "node2",
-            "--playbook",
-            pb.to_string().leak(),
-        ]
-    };
-    let cases: Vec<(String, Vec<&str>)> = vec![
+    let playbooks = [
         (
+            "no drop-source",
             without("no-drop.yaml", "drop-source"),
-            vec!["no-drop.yaml", "no drop-source step", "writable"],
+            &["no-drop.yaml", "no drop-source step", "writable"][..],
         ),
         (
+            "no verify",
             without("no-verify.yaml", "verify"),
-            vec!["no-verify.yaml", "no verify step"],
+            &["no-verify.yaml", "no verify step"],
         ),
         (
+            "no confirm",
             without("no-confirm.yaml", "confirm"),
-            vec!["no confirm step"],
+            &["no confirm step"],
         ),
         (
+            "no final wait",
             move_playbook(
                 "no-final.yaml",
                 "    until: final\n",
                 "    lag_below_secs: 1\n",
             ),
-            vec!["no final wait"],
+            &["no final wait"],
         ),
         (
+            "a field of the wrong type",
             move_playbook("type.yaml", "timeout_secs: 10", "timeout_secs: soon"),
-            vec!["type.yaml:", "steps[7].lock.timeout_secs: invalid type"],
+            &["type.yaml:", "steps[7].lock.timeout_secs: invalid type"],
         ),
         (
+            "an unknown step",
             move_playbook("step.yaml", "step: verify", "step: verfy"),
-            vec!["steps[6].step: ", "verfy"],
+            &["steps[6].step: ", "verfy"],
         ),
     ];
-    for (pb, words) in cases {
-        let args = mv(&pb);
-        refused(&args, CONFIG, &words);
-        let mut check = args.clone();
-        check.push("--check");
-        refused(&check, CONFIG, &words);
+    for (name, playbook, says) in &playbooks {
+        let case = Case::new(
+            name,
+            &[
+                "move",
+                "--shard",
+                "1",
+                "--to",
+                "node2",
+                "--playbook",
+                playbook,
+            ],
+            CONFIG,
+            says,
+        );
+        refused_case(&case);
+        refused_case(&case.with("--check"));
     }
 }
 
@@ -199,23 +250,25 @@ fn a_move_or_split_refused_at_preflight_leaves_no_operation() {
     let _g = serial();
     FLEET.sandbox();
     // The shard's schema is missing on its node: --check and the real run refuse alike.
-    for extra in [&[][..], &["--check"][..]] {
-        let mut args = vec!["move", "--shard", "4", "--to", "node2"];
-        args.extend_from_slice(extra);
-        refused(&args, REFUSED, &["the source node3 has no schema app_4"]);
-    }
+    let case = Case::new(
+        "the source's schema is missing",
+        &["move", "--shard", "4", "--to", "node2"],
+        REFUSED,
+        &["the source node3 has no schema app_4"],
+    );
+    refused_case(&case);
+    refused_case(&case.with("--check"));
     // The target already has the shard's schema.
     let mut n2 = connect(sandbox3(), "node2");
     exec_unlogged(&mut n2, &["CREATE DATABASE app_1"]);
-    for extra in [&[][..], &["--check"][..]] {
-        let mut args = vec!["move", "--shard", "1", "--to", "node2"];
-        args.extend_from_slice(extra);
-        refused(
-            &args,
-            REFUSED,
-            &["the target node2 already has a schema app_1"],
-        );
-    }
+    let case = Case::new(
+        "the target holds the shard's schema",
+        &["move", "--shard", "1", "--to", "node2"],
+        REFUSED,
+        &["the target node2 already has a schema app_1"],
+    );
+    refused_case(&case);
+    refused_case(&case.with("--check"));
     exec_unlogged(&mut n2, &["DROP DATABASE app_1"]);
     // A target sharing the source's GTID domain with gtid_ignore_duplicates is no risk for
     // a channel started at a file and offset (the setting applies to GTID positioning
@@ -264,8 +317,9 @@ fn a_move_or_split_refused_at_preflight_leaves_no_operation() {
     // A split whose playbook copies with the dump tools (which keep schema names).
     let pb = shardctl::playbook::SPLIT_PLAYBOOK.replace("method: native", "method: dump");
     let pb = write_file(dir().path(), "split-dump.yaml", &pb);
-    for extra in [&[][..], &["--check"][..]] {
-        let mut args = vec![
+    let case = Case::new(
+        "a split copied by the dump tools",
+        &[
             "split",
             "--shard",
             "1",
@@ -275,10 +329,12 @@ fn a_move_or_split_refused_at_preflight_leaves_no_operation() {
             "20",
             "--playbook",
             pb.to_str().unwrap(),
-        ];
-        args.extend_from_slice(extra);
-        refused(&args, REFUSED, &["dump method cannot", "method: native"]);
-    }
+        ],
+        REFUSED,
+        &["dump method cannot", "method: native"],
+    );
+    refused_case(&case);
+    refused_case(&case.with("--check"));
     assert!(!connect(sandbox3(), "node2")
         .schema_exists(&shardctl::ident::Ident::new("schema", "app_5").unwrap())
         .unwrap());
@@ -298,50 +354,68 @@ fn rebalance_plans_that_do_not_fit_the_directory_are_refused() {
     let m = |shard: u32, from: &str, to: &str| {
         format!("- step: move\n  shard: {shard}\n  from: {from}\n  to: {to}\n  weight: 1\n")
     };
-    let cases = [
-        (
-            plan("from.yaml", &m(1, "node2", "node3")),
-            REFUSED,
-            vec!["moves[0]: ", "shard 1 from node2, but it lives on node1"],
+    let (from, twice, own, shard, node) = (
+        plan("from.yaml", &m(1, "node2", "node3")),
+        plan(
+            "twice.yaml",
+            &(m(1, "node1", "node2") + &m(1, "node1", "node3")),
         ),
-        (
-            plan(
-                "twice.yaml",
-                &(m(1, "node1", "node2") + &m(1, "node1", "node3")),
-            ),
+        plan("own.yaml", &m(2, "node1", "node1")),
+        plan("shard.yaml", &m(99, "node1", "node2")),
+        plan("node.yaml", &m(1, "node1", "node9")),
+    );
+    let plans = [
+        Case::new(
+            "from a node the shard is not on",
+            &["rebalance", "apply", &from],
             REFUSED,
-            vec!["moves[1]: ", "shard 1 more than once (also moves[0])"],
+            &["moves[0]: ", "shard 1 from node2, but it lives on node1"],
         ),
-        (
-            plan("own.yaml", &m(2, "node1", "node1")),
+        Case::new(
+            "a shard moved twice",
+            &["rebalance", "apply", &twice],
             REFUSED,
-            vec!["moves[0]: ", "onto its own node node1"],
+            &["moves[1]: ", "shard 1 more than once (also moves[0])"],
         ),
-        (
-            plan("shard.yaml", &m(99, "node1", "node2")),
+        Case::new(
+            "a shard moved onto its own node",
+            &["rebalance", "apply", &own],
+            REFUSED,
+            &["moves[0]: ", "onto its own node node1"],
+        ),
+        Case::new(
+            "an unknown shard",
+            &["rebalance", "apply", &shard],
             CONFIG,
-            vec!["shard.yaml: moves[0].shard: unknown shard 99"],
+            &["shard.yaml: moves[0].shard: unknown shard 99"],
         ),
-        (
-            plan("node.yaml", &m(1, "node1", "node9")),
+        Case::new(
+            "an unknown node",
+            &["rebalance", "apply", &node],
             CONFIG,
-            vec!["node.yaml: moves[0].to: unknown node \"node9\""],
+            &["node.yaml: moves[0].to: unknown node \"node9\""],
         ),
     ];
-    for (file, code, words) in cases {
-        refused(&["rebalance", "apply", &file], code, &words);
-        refused(&["rebalance", "apply", &file, "--dry-run"], code, &words);
+    for case in &plans {
+        refused_case(case);
+        refused_case(&case.with("--dry-run"));
     }
-    refused(
-        &["rebalance", "apply", "x.yaml", "--parallel", "0"],
-        USAGE,
-        &["--parallel", "at least 1"],
-    );
-    refused(
-        &["rebalance", "plan", "--max-moves", "0"],
-        USAGE,
-        &["--max-moves", "at least 1"],
-    );
+    for case in [
+        Case::new(
+            "--parallel 0",
+            &["rebalance", "apply", "x.yaml", "--parallel", "0"],
+            USAGE,
+            &["--parallel", "at least 1"],
+        ),
+        Case::new(
+            "--max-moves 0",
+            &["rebalance", "plan", "--max-moves", "0"],
+            USAGE,
+            &["--max-moves", "at least 1"],
+        ),
+    ] {
+        refused_case(&case);
+    }
 }
 
 #[test]
@@ -409,55 +483,78 @@ fn replan_keeps_the_plans_limits_and_prints_the_new_plan() {
         .map(|l| format!("{l}\n"))
         .collect::<String>();
     let old = write_file(dir().path(), "old.yaml", &old);
-    refused(
+    refused_case(&Case::new(
+        "a replan without recorded limits",
         &["rebalance", "apply", old.to_str().unwrap(), "--replan"],
         CONFIG,
         &["old.yaml", "records no limits"],
-    );
+    ));
 }
 
 #[test]
 fn limits_of_zero_and_unknown_fault_points_are_refused() {
     let _g = serial();
     FLEET.sandbox();
-    for (args, words) in [
-        (
-            &["prune", "--shard", "1", "--chunk-ms", "0"][..],
-            &["--chunk-ms"][..],
+    for case in [
+        Case::new(
+            "prune --chunk-ms 0",
+            &["prune", "--shard", "1", "--chunk-ms", "0"],
+            USAGE,
+            &["--chunk-ms"],
         ),
-        (
+        Case::new(
+            "prune --max-threads-running 0",
             &["prune", "--shard", "1", "--max-threads-running", "0"],
+            USAGE,
             &["--max-threads-running"],
         ),
-        (
+        Case::new(
+            "prune --throttle-timeout 0",
             &["prune", "--shard", "1", "--throttle-timeout", "0"],
+            USAGE,
             &["--throttle-timeout"],
         ),
-        (&["workload", "--function", "f", "--rate", "0"], &["--rate"]),
-        (
+        Case::new(
+            "workload --rate 0",
+            &["workload", "--function", "f", "--rate", "0"],
+            USAGE,
+            &["--rate"],
+        ),
+        Case::new(
+            "rebalance plan --threshold -0.5",
             &["rebalance", "plan", "--threshold", "-0.5"],
+            USAGE,
             &["must be 0 or more"],
         ),
-        (&["lock", "--shard", "1", "--timeout", "0"], &["--timeout"]),
-        (
+        Case::new(
+            "lock --timeout 0",
+            &["lock", "--shard", "1", "--timeout", "0"],
+            USAGE,
+            &["--timeout"],
+        ),
+        Case::new(
+            "sandbox up --nodes 0",
             &["sandbox", "up", "--nodes", "0", "--dir", "/nonexistent/x"],
+            USAGE,
             &["1 to 9 nodes"],
         ),
+        Case::new(
+            "an unknown fault point",
+            &["ops"],
+            USAGE,
+            &["SHARDCTL_FAULT", "unknown point \"before:flp\""],
+        )
+        .env(&[("SHARDCTL_FAULT", "crash@before:flp")]),
+        Case::new(
+            "an unknown fault action",
+            &["ops"],
+            USAGE,
+            &["SHARDCTL_FAULT", "unknown action \"explode\""],
+        )
+        .env(&[("SHARDCTL_FAULT", "explode@after:lock")]),
     ] {
-        refused(args, USAGE, words);
+        refused_case(&case);
     }
-    refused_with(
-        &["ops"],
-        &[("SHARDCTL_FAULT", "crash@before:flp")],
-        USAGE,
-        &["SHARDCTL_FAULT", "unknown point \"before:flp\""],
-    );
-    refused_with(
-        &["ops"],
-        &[("SHARDCTL_FAULT", "explode@after:lock")],
-        USAGE,
-        &["SHARDCTL_FAULT", "unknown action \"explode\""],
-    );
 }
 
 #[test]

@@ -6,7 +6,9 @@
 
 mod common;
 
-use common::{connect, exec, exec_unlogged, serial, shardctl, write_file, SharedFleet};
+use common::{
+    connect, exec, exec_unlogged, range_hash_list_items, serial, write_file, SharedFleet,
+};
 use predicates::prelude::*;
 use shardctl::directory::{Key, Router};
 use shardctl::sandbox::Sandbox;
@@ -18,147 +20,20 @@ static FLEET: SharedFleet = SharedFleet::new(3, set_up);
 
 /// Sets up the fleet once, on first use (see [`FLEET`]).
 fn set_up(sb: &Sandbox) {
-    let mut n1 = connect(sb, "node1");
-    for (db, key) in [
-        ("rdb", "BIGINT"),
-        ("hdb", "BIGINT"),
-        ("ldb", "VARBINARY(16)"),
-    ] {
-        exec(
-            &mut n1,
-            &[
-                &format!("CREATE DATABASE {db}"),
-                &format!("CREATE TABLE {db}.items (k {key} NOT NULL, n INT NOT NULL, note VARCHAR(40) NULL, PRIMARY KEY (k, n))"),
-                &format!("CREATE TABLE {db}.shardctl_workload (k {key} NOT NULL, seq BIGINT UNSIGNED NOT NULL, at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), PRIMARY KEY (k, seq))"),
-            ],
-        );
-    }
-    let inv = sb.inventory_path();
-    let run = |args: &[&str]| {
-        shardctl()
-            .arg("--config")
-            .arg(&inv)
-            .args(args)
-            .assert()
-            .success();
-    };
-    run(&["init"]);
-    for n in ["node1", "node2", "node3"] {
-        run(&["node", "add", n]);
-    }
-    for (f, t, k, db) in [
-        ("r", "range", "int", "rdb"),
-        ("h", "hash", "int", "hdb"),
-        ("l", "list", "string", "ldb"),
-    ] {
-        run(&["function", "add", f, "--type", t, "--key", k]);
-        for table in ["items", "shardctl_workload"] {
-            run(&[
-                "table",
-                "add",
-                &format!("{db}.{table}"),
-                "--function",
-                f,
-                "--column",
-                "k",
-            ]);
-        }
-    }
-    run(&[
-        "shard",
-        "add",
-        "--function",
-        "r",
-        "--node",
-        "node1",
-        "--lower-bound",
-        "0",
-    ]);
-    run(&[
-        "shard",
-        "add",
-        "--function",
-        "r",
-        "--node",
-        "node2",
-        "--lower-bound",
-        "100000",
-    ]);
-    run(&[
-        "shard",
-        "add",
-        "--function",
-        "h",
-        "--node",
-        "node1",
-        "--point",
-        "auto",
-    ]);
-    run(&[
-        "shard",
-        "add",
-        "--function",
-        "h",
-        "--node",
-        "node2",
-        "--point",
-        "auto",
-    ]);
-    run(&[
-        "shard",
-        "add",
-        "--function",
-        "l",
-        "--node",
-        "node1",
-        "--values",
-        "a,b,c,d",
-    ]);
-    run(&[
-        "shard",
-        "add",
-        "--function",
-        "l",
-        "--node",
-        "node2",
-        "--values",
-        "e,f",
-    ]);
-    let keys: Vec<(&str, &str, Vec<Key>)> = vec![
-        (
+    let strings = ["a", "b", "c", "d", "e", "f"].map(|s| Key::Str(s.to_string()));
+    range_hash_list_items(true, false)
+        .routed_items(
             "r",
             "rdb",
             (0..2000)
                 .map(|i| Key::Int(i * 7))
                 .chain((0..300).map(|i| Key::Int(100_000 + i)))
                 .collect(),
-        ),
-        ("h", "hdb", (0..2000).map(Key::Int).collect()),
-        (
-            "l",
-            "ldb",
-            ["a", "b", "c", "d", "e", "f"]
-                .iter()
-                .map(|s| Key::Str(s.to_string()))
-                .collect(),
-        ),
-    ];
-    let inventory = common::inventory(sb);
-    let router = Router::connect(&inventory).unwrap();
-    for (f, db, ks) in keys {
-        for k in ks {
-            let shard = router.shard_for_function(f, &k).unwrap();
-            let mut s = connect(sb, &shard.node);
-            let rows = if matches!(k, Key::Str(_)) { 20 } else { 1 };
-            for n in 0..rows {
-                s.exec(&Stmt::with(
-                    format!("INSERT INTO {db}_{}.items (k, n) VALUES (?, ?)", shard.id),
-                    vec![value(&k), n.into()],
-                ))
-                .unwrap();
-            }
-        }
-    }
+            1,
+        )
+        .routed_items("h", "hdb", (0..2000).map(Key::Int).collect(), 1)
+        .routed_items("l", "ldb", strings.to_vec(), 20)
+        .build(sb);
 }
 
 fn value(k: &Key) -> mysql::Value {
@@ -177,6 +52,17 @@ fn owner(function: &str, key: &Key) -> (String, u32) {
     let r = router();
     let s = r.shard_for_function(function, key).unwrap();
     (s.node.clone(), s.id)
+}
+
+/// Runs `shardctl ARGS` with the fault `fault` injected, which must make it fail; the id
+/// of the operation it left in the journal.
+fn crashed(args: &[&str], fault: &str) -> u64 {
+    FLEET
+        .cli(args)
+        .env("SHARDCTL_FAULT", fault)
+        .assert()
+        .failure();
+    last_op()
 }
 
 fn last_op() -> u64 {
@@ -345,8 +231,8 @@ fn stale_updates_and_deletes_of_given_away_rows_are_refused_until_the_prune() {
     let _g = serial();
     let (node, old) = owner("r", &Key::Int(100_050));
     let mut stale = connect(FLEET.sandbox(), &node);
-    FLEET
-        .cli(&[
+    let op = crashed(
+        &[
             "split",
             "--shard",
             &old.to_string(),
@@ -354,11 +240,9 @@ fn stale_updates_and_deletes_of_given_away_rows_are_refused_until_the_prune() {
             "node1",
             "--at",
             "100150",
-        ])
-        .env("SHARDCTL_FAULT", "crash@after:unlock")
-        .assert()
-        .failure();
-    let op = last_op();
+        ],
+        "crash@after:unlock",
+    );
     // The old shard still holds the given-away rows (no prune yet); its guards refuse them.
     for sql in [
         "UPDATE rdb_{old}.items SET note = 'stale' WHERE k = 100200",
@@ -395,12 +279,10 @@ fn an_injected_difference_blocks_the_flip_and_names_the_rows() {
     let key = Key::Int(100_020);
     let (source, shard) = owner("r", &key);
     let to = if source == "node2" { "node3" } else { "node2" };
-    FLEET
-        .cli(&["move", "--shard", &shard.to_string(), "--to", to])
-        .env("SHARDCTL_FAULT", "crash@after:start-replication")
-        .assert()
-        .failure();
-    let op = last_op();
+    let op = crashed(
+        &["move", "--shard", &shard.to_string(), "--to", to],
+        "crash@after:start-replication",
+    );
     // The copy on the target differs in one row, behind the channel's back.
     let mut t = connect(FLEET.sandbox(), to);
     exec(
@@ -438,12 +320,10 @@ fn a_table_created_during_the_move_is_carried_and_an_unlogged_one_refused() {
     let (source, shard) = owner("r", &key);
     let to = if source == "node2" { "node3" } else { "node2" };
     // Logged: the channel carries it; confirm compares it in full under the fence.
-    FLEET
-        .cli(&["move", "--shard", &shard.to_string(), "--to", to])
-        .env("SHARDCTL_FAULT", "crash@after:verify")
-        .assert()
-        .failure();
-    let op = last_op();
+    let op = crashed(
+        &["move", "--shard", &shard.to_string(), "--to", to],
+        "crash@after:verify",
+    );
     let mut s = connect(FLEET.sandbox(), &source);
     exec(
         &mut s,
@@ -462,12 +342,10 @@ fn a_table_created_during_the_move_is_carried_and_an_unlogged_one_refused() {
     // Unlogged: it never reaches the target; the flip is refused, the shard stays.
     let source = to.to_string();
     let to = if source == "node2" { "node3" } else { "node2" };
-    FLEET
-        .cli(&["move", "--shard", &shard.to_string(), "--to", to])
-        .env("SHARDCTL_FAULT", "crash@after:verify")
-        .assert()
-        .failure();
-    let op = last_op();
+    let op = crashed(
+        &["move", "--shard", &shard.to_string(), "--to", to],
+        "crash@after:verify",
+    );
     let mut s = connect(FLEET.sandbox(), &source);
     exec_unlogged(
         &mut s,
@@ -501,8 +379,8 @@ fn a_verified_point_older_than_allowed_is_verified_again_before_the_fence() {
         shardctl::playbook::MOVE_PLAYBOOK.replace("max_age_secs: 600", "max_age_secs: 1");
     assert_ne!(playbook, shardctl::playbook::MOVE_PLAYBOOK);
     let path = write_file(dir.path(), "move.yaml", &playbook);
-    FLEET
-        .cli(&[
+    let op = crashed(
+        &[
             "move",
             "--shard",
             &shard.to_string(),
@@ -510,11 +388,9 @@ fn a_verified_point_older_than_allowed_is_verified_again_before_the_fence() {
             to,
             "--playbook",
             path.to_str().unwrap(),
-        ])
-        .env("SHARDCTL_FAULT", "crash@after:verify")
-        .assert()
-        .failure();
-    let op = last_op();
+        ],
+        "crash@after:verify",
+    );
     std::thread::sleep(std::time::Duration::from_secs(3));
     FLEET
         .cli(&["-v", "resume", &op.to_string()])
@@ -532,12 +408,10 @@ fn ddl_during_the_move_is_carried_and_a_table_created_under_the_fence_is_refused
     let to = if source == "node2" { "node3" } else { "node2" };
     // An ALTER between the verification and the fence reaches the target through the
     // channel; confirm finds the definitions equal.
-    FLEET
-        .cli(&["move", "--shard", &shard.to_string(), "--to", to])
-        .env("SHARDCTL_FAULT", "crash@after:verify")
-        .assert()
-        .failure();
-    let op = last_op();
+    let op = crashed(
+        &["move", "--shard", &shard.to_string(), "--to", to],
+        "crash@after:verify",
+    );
     let mut s = connect(FLEET.sandbox(), &source);
     exec(
         &mut s,
@@ -559,12 +433,10 @@ fn ddl_during_the_move_is_carried_and_a_table_created_under_the_fence_is_refused
     // flip is refused; the next run fences it too and carries it.
     let source = to.to_string();
     let to = if source == "node2" { "node3" } else { "node2" };
-    FLEET
-        .cli(&["move", "--shard", &shard.to_string(), "--to", to])
-        .env("SHARDCTL_FAULT", "crash@after:lock")
-        .assert()
-        .failure();
-    let op = last_op();
+    let op = crashed(
+        &["move", "--shard", &shard.to_string(), "--to", to],
+        "crash@after:lock",
+    );
     let mut s = connect(FLEET.sandbox(), &source);
     exec(
         &mut s,
@@ -632,37 +504,19 @@ fn stale_router_workload_through(function: &str, args: &[&str]) {
 #[test]
 fn stale_router_workloads_through_range_hash_and_list_splits_write_nothing_to_the_wrong_shard() {
     let _g = serial();
-    let (_, range_shard) = owner("r", &Key::Int(50));
-    stale_router_workload_through(
-        "r",
-        &[
-            "split",
-            "--shard",
-            &range_shard.to_string(),
-            "--to",
-            "node3",
-            "--at",
-            "median",
-        ],
-    );
-    let (_, hash_shard) = owner("h", &Key::Int(7));
-    stale_router_workload_through(
-        "h",
-        &["split", "--shard", &hash_shard.to_string(), "--to", "node3"],
-    );
-    let (_, list_shard) = owner("l", &Key::Str("e".into()));
-    stale_router_workload_through(
-        "l",
-        &[
-            "split",
-            "--shard",
-            &list_shard.to_string(),
-            "--to",
-            "node3",
-            "--values",
-            "f",
-        ],
-    );
+    // Each case: the function, a key of the shard to split, how to split it.
+    let cases: [(&str, Key, &[&str]); 3] = [
+        ("r", Key::Int(50), &["--at", "median"]),
+        ("h", Key::Int(7), &[]),
+        ("l", Key::Str("e".into()), &["--values", "f"]),
+    ];
+    for (function, key, how) in cases {
+        let (_, shard) = owner(function, &key);
+        let shard = shard.to_string();
+        let mut args = vec!["split", "--shard", &shard, "--to", "node3"];
+        args.extend_from_slice(how);
+        stale_router_workload_through(function, &args);
+    }
 }
 
 #[test]
@@ -671,12 +525,10 @@ fn a_column_filled_differently_on_each_side_after_the_verified_point_blocks_the_
     let key = Key::Int(100_070);
     let (source, shard) = owner("r", &key);
     let to = if source == "node2" { "node3" } else { "node2" };
-    FLEET
-        .cli(&["move", "--shard", &shard.to_string(), "--to", to])
-        .env("SHARDCTL_FAULT", "crash@after:verify")
-        .assert()
-        .failure();
-    let op = last_op();
+    let op = crashed(
+        &["move", "--shard", &shard.to_string(), "--to", to],
+        "crash@after:verify",
+    );
     // Logged as a statement: each server fills the new column with its own UUIDs. The
     // definitions then read the same on both sides; the rows do not.
     let mut s = connect(FLEET.sandbox(), &source);

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{connect, exec, serial, shardctl, wait_exit, SharedFleet};
+use common::{app_items_two_shards, serial, shardctl, wait_exit, SharedFleet};
 use shardctl::config::Inventory;
 use shardctl::directory::Directory;
 use shardctl::sandbox::Sandbox;
@@ -20,25 +20,7 @@ static FLEET: SharedFleet = SharedFleet::new(3, set_up);
 
 /// Sets up the fleet once, on first use (see [`FLEET`]).
 fn set_up(sb: &Sandbox) {
-    let mut n1 = connect(sb, "node1");
-    exec(
-        &mut n1,
-        &[
-            "CREATE DATABASE app",
-            "CREATE TABLE app.items (k BIGINT NOT NULL, n INT NOT NULL, PRIMARY KEY (k, n))",
-            "CREATE TABLE app.shardctl_workload (k BIGINT NOT NULL, seq BIGINT UNSIGNED NOT NULL, at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), PRIMARY KEY (k, seq))",
-        ],
-    );
-    common::range_directory(
-        &sb.inventory_path(),
-        &["node1", "node2", "node3"],
-        &[("app.items", "k"), ("app.shardctl_workload", "k")],
-        &[("node1", "0"), ("node2", "100000")],
-    );
-    exec(
-        &mut n1,
-        &["INSERT INTO app_1.items SELECT seq, 1 FROM app_1.seq_1_to_20000"],
-    );
+    app_items_two_shards(20000).build(sb);
 }
 
 fn inventory() -> Inventory {
@@ -509,53 +491,67 @@ fn cutover_controls_refuse_bad_input_and_change_nothing() {
         let first = err.lines().next().unwrap_or_default();
         assert!(first.contains(text), "{args:?}: {err}");
     };
-    refused(&["cutover", "99999"], USAGE, "no operation 99999");
-    refused(
-        &["move", "--shard", "1", "--to", to, "--cutover", "window"],
-        USAGE,
-        "--cutover window needs --cutover-window",
-    );
-    refused(
-        &[
-            "move",
-            "--shard",
-            "1",
-            "--to",
-            to,
-            "--cutover-window",
-            "25:00-03:00",
-        ],
-        USAGE,
-        "is not a window HH:MM-HH:MM",
-    );
-    refused(
-        &[
-            "move",
-            "--shard",
-            "1",
-            "--to",
-            to,
-            "--cutover-window",
-            "03:00-03:00",
-        ],
-        USAGE,
-        "the window is empty",
-    );
-    refused(
-        &["move", "--shard", "1", "--to", to, "--hook", "later=true"],
-        USAGE,
-        "unknown hook stage \"later\"",
-    );
-    refused(
-        &["move", "--shard", "1", "--to", to, "--hook", "done"],
-        USAGE,
-        "is not STAGE=COMMAND",
-    );
-    refused(
-        &["ops", "--watch", "--interval", "0"],
-        USAGE,
-        "the interval is 0.2 to 3600 seconds",
-    );
+    let cases: [(&str, &[&str], &str); 7] = [
+        (
+            "an unknown operation",
+            &["cutover", "99999"],
+            "no operation 99999",
+        ),
+        (
+            "a window cut-over without its window",
+            &["move", "--shard", "1", "--to", to, "--cutover", "window"],
+            "--cutover window needs --cutover-window",
+        ),
+        (
+            "a window starting at 25:00",
+            &[
+                "move",
+                "--shard",
+                "1",
+                "--to",
+                to,
+                "--cutover-window",
+                "25:00-03:00",
+            ],
+            "is not a window HH:MM-HH:MM",
+        ),
+        (
+            "an empty window",
+            &[
+                "move",
+                "--shard",
+                "1",
+                "--to",
+                to,
+                "--cutover-window",
+                "03:00-03:00",
+            ],
+            "the window is empty",
+        ),
+        (
+            "an unknown hook stage",
+            &["move", "--shard", "1", "--to", to, "--hook", "later=true"],
+            "unknown hook stage \"later\"",
+        ),
+        (
+            "a hook without a command",
+            &["move", "--shard", "1", "--to", to, "--hook", "done"],
+            "is not STAGE=COMMAND",
+        ),
+        (
+            "a watch interval of 0",
+            &["ops", "--watch", "--interval", "0"],
+            "the interval is 0.2 to 3600 seconds",
+        ),
+    ];
+    for (name, args, text) in cases {
+        let out = FLEET.cli(&[]).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(out.status.code(), Some(USAGE), "{name} {args:?}: {err}");
+        // One line naming the culprit (clap adds a pointer to --help below its own).
+        let first = err.lines().next().unwrap_or_default();
+        assert!(first.contains(text), "{name} {args:?}: {err}");
+    }
     assert_eq!(version(), before);
     // An operation that is not waiting for its cut-over: a manual move that died right
     // after its backup.

@@ -5,7 +5,10 @@
 
 mod common;
 
-use common::{cli_on, connect, count, exec, serial, spawn_shardctl, wait_exit, SharedFleet};
+use common::{
+    cli_on, connect, count, exec, serial, spawn_shardctl, wait_exit, FleetSetup, Function,
+    SharedFleet,
+};
 use shardctl::config::Inventory;
 use shardctl::directory::Directory;
 use shardctl::sandbox::Sandbox;
@@ -22,29 +25,26 @@ static FLEET: SharedFleet = SharedFleet::new(3, set_up);
 
 /// Sets up the fleet once, on first use (see [`FLEET`]).
 fn set_up(sb: &Sandbox) {
-    let mut n1 = connect(sb, "node1");
-    for app in ["alpha", "beta"] {
-        exec(
-            &mut n1,
-            &[
-                &format!("CREATE DATABASE {app}"),
-                &format!("CREATE TABLE {app}.items (k BIGINT NOT NULL PRIMARY KEY, note VARCHAR(40) NOT NULL)"),
-            ],
+    let alpha = FleetSetup::new()
+        .schema(&[
+            "CREATE DATABASE alpha",
+            "CREATE TABLE alpha.items (k BIGINT NOT NULL PRIMARY KEY, note VARCHAR(40) NOT NULL)",
+            "CREATE DATABASE beta",
+            "CREATE TABLE beta.items (k BIGINT NOT NULL PRIMARY KEY, note VARCHAR(40) NOT NULL)",
+        ])
+        .function(
+            Function::range("f")
+                .table("alpha.items", "k")
+                .shards(&[("node1", "0"), ("node3", "1000000")]),
         );
-    }
+    let beta = FleetSetup::new().function(
+        Function::range("f")
+            .table("beta.items", "k")
+            .shards(&[("node3", "0"), ("node1", "1000000")]),
+    );
     let b = b_inventory_path(sb);
-    common::range_directory(
-        &sb.inventory_path(),
-        &["node1", "node2", "node3"],
-        &[("alpha.items", "k")],
-        &[("node1", "0"), ("node3", "1000000")],
-    );
-    common::range_directory(
-        &b,
-        &["node1", "node2", "node3"],
-        &[("beta.items", "k")],
-        &[("node3", "0"), ("node1", "1000000")],
-    );
+    alpha.build(sb);
+    beta.write_directory(&b);
     for (node, schema, base) in [
         ("node1", "alpha_1", 0),
         ("node3", "alpha_2", 1_000_000),

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{connect, exec, load_fixture, serial, shardctl, SharedFleet};
+use common::{connect, exec, serial, shardctl, FleetSetup, SharedFleet};
 use predicates::prelude::*;
 use shardctl::directory::{Directory, Key, Router};
 use shardctl::sandbox::{Sandbox, SandboxBuilder};
@@ -22,20 +22,7 @@ static FLEET: SharedFleet = SharedFleet::new(4, set_up);
 
 /// Sets up the fleet once, on first use (see [`FLEET`]).
 fn set_up(sb: &Sandbox) {
-    load_fixture(sb, "company.sql", None);
-    let inv = sb.inventory_path();
-    let run = |args: &[&str]| {
-        shardctl()
-            .arg("--config")
-            .arg(&inv)
-            .args(args)
-            .assert()
-            .success();
-    };
-    run(&["init"]);
-    for n in ["node1", "node2", "node3"] {
-        run(&["node", "add", n]);
-    }
+    FleetSetup::new().fixture("company.sql").build(sb);
 }
 
 fn ok(args: &[&str]) -> String {

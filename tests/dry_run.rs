@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::{connect, exec, serial, shardctl, SharedFleet};
+use common::{connect, exec, serial, shardctl, FleetSetup, Function, SharedFleet};
 use shardctl::sandbox::Sandbox;
 use shardctl::server::{Captured, Purpose};
 
@@ -19,10 +19,8 @@ static FLEET: SharedFleet = SharedFleet::new(3, set_up);
 
 /// Sets up the fleet once, on first use (see [`FLEET`]).
 fn set_up(sb: &Sandbox) {
-    let mut n1 = connect(sb, "node1");
-    exec(
-        &mut n1,
-        &[
+    FleetSetup::new()
+        .schema(&[
             "CREATE DATABASE app",
             "CREATE TABLE app.t (id INT PRIMARY KEY, v VARCHAR(40))",
             "CREATE TABLE app.u (id INT PRIMARY KEY, t_id INT NOT NULL, KEY (t_id), \
@@ -34,29 +32,27 @@ fn set_up(sb: &Sandbox) {
             // (its first run is years away; the sandbox's scheduler is off anyway).
             "CREATE EVENT app.tidy ON SCHEDULE EVERY 1 DAY STARTS '2031-01-01 00:00:00' \
              ON COMPLETION PRESERVE ENABLE DO DELETE FROM app.t WHERE id < 0",
-        ],
-    );
-    common::range_directory(
-        &sb.inventory_path(),
-        &["node1", "node2", "node3"],
-        &[("app.t", "id"), ("app.u", "t_id")],
-        &[("node1", "0"), ("node2", "1000000")],
-    );
-    exec(
-        &mut n1,
-        &[
-            "INSERT INTO app_1.t SELECT seq, MD5(seq) FROM app_1.seq_1_to_3000",
-            "INSERT INTO app_1.u SELECT seq, seq FROM app_1.seq_1_to_3000",
-        ],
-    );
-    let mut n2 = connect(sb, "node2");
-    exec(
-        &mut n2,
-        &[
-            "INSERT INTO app_2.t SELECT seq, MD5(seq) FROM app_2.seq_1000000_to_1002000",
-            "INSERT INTO app_2.u SELECT seq, seq FROM app_2.seq_1000000_to_1002000",
-        ],
-    );
+        ])
+        .function(
+            Function::range("f")
+                .tables(&[("app.t", "id"), ("app.u", "t_id")])
+                .shards(&[("node1", "0"), ("node2", "1000000")]),
+        )
+        .rows(
+            "node1",
+            &[
+                "INSERT INTO app_1.t SELECT seq, MD5(seq) FROM app_1.seq_1_to_3000",
+                "INSERT INTO app_1.u SELECT seq, seq FROM app_1.seq_1_to_3000",
+            ],
+        )
+        .rows(
+            "node2",
+            &[
+                "INSERT INTO app_2.t SELECT seq, MD5(seq) FROM app_2.seq_1000000_to_1002000",
+                "INSERT INTO app_2.u SELECT seq, seq FROM app_2.seq_1000000_to_1002000",
+            ],
+        )
+        .build(sb);
 }
 
 /// Replaces the digits that follow every `prefix` with `mark`.

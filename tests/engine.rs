@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{connect, count, exec, serial, SharedFleet};
+use common::{connect, count, exec, serial, FleetSetup, Function, SharedFleet};
 use shardctl::config::Inventory;
 use shardctl::directory::journal::OpState;
 use shardctl::directory::Directory;
@@ -27,27 +27,25 @@ static FLEET: SharedFleet = SharedFleet::new(2, set_up);
 
 /// Sets up the fleet once, on first use (see [`FLEET`]).
 fn set_up(sb: &Sandbox) {
-    let mut n1 = connect(sb, "node1");
-    exec(
-        &mut n1,
-        &[
+    FleetSetup::new()
+        .nodes(&["node1", "node2"])
+        .schema(&[
             "CREATE DATABASE app",
             "CREATE TABLE app.t (id INT PRIMARY KEY, v VARCHAR(40), KEY (v))",
-        ],
-    );
-    common::range_directory(
-        &sb.inventory_path(),
-        &["node1", "node2"],
-        &[("app.t", "id")],
-        &[("node1", "0")],
-    );
-    exec(
-        &mut n1,
-        &[&format!(
-            "INSERT INTO app_1.t SELECT seq, MD5(seq) FROM app_1.seq_1_to_{ROWS}"
-        )],
-    );
-    workload::setup(&inventory_of(sb), "f").unwrap();
+        ])
+        .function(
+            Function::range("f")
+                .table("app.t", "id")
+                .shard("node1", "0"),
+        )
+        .rows(
+            "node1",
+            &[format!(
+                "INSERT INTO app_1.t SELECT seq, MD5(seq) FROM app_1.seq_1_to_{ROWS}"
+            )],
+        )
+        .workload("f")
+        .build(sb);
 }
 
 fn inventory_of(sb: &Sandbox) -> Inventory {
@@ -438,7 +436,7 @@ fn the_lease_is_in_the_journal() {
     assert_eq!(rec.epoch, 1);
     assert!(rec.owner.is_none(), "released");
     // Every effect was journaled as done, in order, each after its intent.
-    let names: Vec<&str> = rec.effects.iter().map(|e| e.effect.as_str()).collect();
+    let names: Vec<&str> = rec.effects.iter().map(|e| e.effect.name()).collect();
     assert_eq!(
         names,
         [

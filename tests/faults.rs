@@ -24,7 +24,7 @@
 
 mod common;
 
-use common::{cli_on, serial};
+use common::{cli_on, serial, FleetSetup, Function};
 use shardctl::config::Inventory;
 use shardctl::directory::journal::{OpKind, OperationRecord};
 use shardctl::directory::{Directory, Key, Router};
@@ -80,21 +80,19 @@ fn fleet() -> &'static Fleet {
             .start()
             .unwrap();
         let inv = sb.inventory_path();
-        let mut n1 = Server::connect_node(&Inventory::load(&inv).unwrap(), "node1").unwrap();
         // The logical schema on the directory node is the first shard's template.
-        for sql in [
-            "CREATE DATABASE app",
-            "CREATE TABLE app.t (id BIGINT PRIMARY KEY, v VARCHAR(40) NOT NULL)",
-            "CREATE TABLE app.shardctl_workload (k BIGINT NOT NULL, seq BIGINT UNSIGNED NOT NULL, at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), PRIMARY KEY (k, seq))",
-        ] {
-            n1.exec(&Stmt::text(sql)).unwrap();
-        }
-        common::range_directory(
-            &inv,
-            &["node1", "node2", "node3"],
-            &[("app.t", "id"), ("app.shardctl_workload", "k")],
-            &[("node2", "0")],
-        );
+        FleetSetup::new()
+            .schema(&[
+                "CREATE DATABASE app",
+                "CREATE TABLE app.t (id BIGINT PRIMARY KEY, v VARCHAR(40) NOT NULL)",
+                "CREATE TABLE app.shardctl_workload (k BIGINT NOT NULL, seq BIGINT UNSIGNED NOT NULL, at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), PRIMARY KEY (k, seq))",
+            ])
+            .function(
+                Function::range("f")
+                    .tables(&[("app.t", "id"), ("app.shardctl_workload", "k")])
+                    .shard("node2", "0"),
+            )
+            .build(&sb);
         let f = Fleet {
             sandbox: Mutex::new(sb),
             inventory: inv,
@@ -1265,7 +1263,7 @@ fn race_after_a_crash(point: &str) {
         "{context}: effects of two owners interleave: {:?}",
         rec.effects
             .iter()
-            .map(|e| (e.seq, e.epoch, e.effect.as_str()))
+            .map(|e| (e.seq, e.epoch, e.effect.name()))
             .collect::<Vec<_>>()
     );
     load.finish(&context);

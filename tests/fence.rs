@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{connect, count, exec, serial, SharedFleet};
+use common::{connect, count, exec, serial, FleetSetup, Function, SharedFleet};
 use shardctl::directory::Directory;
 use shardctl::sandbox::Sandbox;
 use shardctl::server::Stmt;
@@ -38,31 +38,24 @@ static FLEET: SharedFleet = SharedFleet::over(common::sandbox3, set_up);
 
 /// Sets up the fleet once, on first use (see [`FLEET`]).
 fn set_up(sb: &Sandbox) {
-    let mut n1 = connect(sb, "node1");
-    exec(
-        &mut n1,
-        &[
-            "CREATE DATABASE app",
-            "CREATE TABLE app.t (id BIGINT PRIMARY KEY, k BIGINT NOT NULL, pad VARCHAR(64) NOT NULL, KEY (k))",
-        ],
-    );
     let bounds: Vec<String> = (1..=SHARDS).map(|s| lower(s).to_string()).collect();
     let shards: Vec<(&str, &str)> = bounds.iter().map(|b| ("node1", b.as_str())).collect();
-    common::range_directory(
-        &sb.inventory_path(),
-        &["node1", "node2", "node3"],
-        &[("app.t", "k")],
-        &shards,
-    );
-    for shard in 1..=SHARDS {
-        exec(
-            &mut n1,
-            &[&format!(
+    let rows: Vec<String> = (1..=SHARDS)
+        .map(|shard| {
+            format!(
                 "INSERT INTO app_{shard}.t SELECT seq, {} + seq, REPEAT('x', 40) FROM app_{shard}.seq_1_to_{ROWS}",
                 lower(shard)
-            )],
-        );
-    }
+            )
+        })
+        .collect();
+    FleetSetup::new()
+        .schema(&[
+            "CREATE DATABASE app",
+            "CREATE TABLE app.t (id BIGINT PRIMARY KEY, k BIGINT NOT NULL, pad VARCHAR(64) NOT NULL, KEY (k))",
+        ])
+        .function(Function::range("f").table("app.t", "k").shards(&shards))
+        .rows("node1", &rows)
+        .build(sb);
 }
 
 /// A shardctl process killed if the test fails before it exits.

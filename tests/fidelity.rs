@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{connect, exec, serial, shardctl, SharedFleet};
+use common::{connect, exec, serial, FleetSetup, Function, SharedFleet};
 use shardctl::sandbox::Sandbox;
 use shardctl::server::{Server, Stmt};
 use std::time::Duration;
@@ -22,36 +22,13 @@ static FLEET: SharedFleet = SharedFleet::configured(
 
 /// Sets up the fleet once, on first use (see [`FLEET`]).
 fn set_up(sb: &Sandbox) {
-    exec(
-        &mut connect(sb, "node1"),
-        &[
+    FleetSetup::new()
+        .schema(&[
             "CREATE DATABASE crlf",
             "CREATE TABLE crlf.customer (customer_id INT NOT NULL PRIMARY KEY)",
-        ],
-    );
-    let inv = sb.inventory_path();
-    let run = |args: &[&str]| {
-        shardctl()
-            .arg("--config")
-            .arg(&inv)
-            .args(args)
-            .assert()
-            .success();
-    };
-    run(&["init"]);
-    for n in ["node1", "node2", "node3"] {
-        run(&["node", "add", n]);
-    }
-    run(&["function", "add", "cust", "--type", "range", "--key", "int"]);
-    run(&[
-        "table",
-        "add",
-        "crlf.customer",
-        "--function",
-        "cust",
-        "--column",
-        "customer_id",
-    ]);
+        ])
+        .function(Function::range("cust").table("crlf.customer", "customer_id"))
+        .build(sb);
 }
 
 /// A new shard on node1 holding the fixture, loaded under the shard's schema name by

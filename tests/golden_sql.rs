@@ -3,7 +3,7 @@
 use mysql::Value;
 use shardctl::config::ChannelTls;
 use shardctl::ident::{Channel, Ident};
-use shardctl::server::catalog::ObjectKind;
+use shardctl::server::statements::ObjectKind;
 use shardctl::server::statements::{
     self as sql, HashedAs, HashedColumn, KeyKind, Keyset, NotOwned,
 };
@@ -843,7 +843,7 @@ fn render_common() -> String {
         )),
     );
     for word in ["view", "trigger", "procedure", "function", "event"] {
-        let kind = shardctl::server::catalog::DefinedKind::from_word(word).unwrap();
+        let kind = shardctl::server::statements::DefinedKind::from_word(word).unwrap();
         line(
             &format!("revert: {word} re-created afresh"),
             sql::drop_defined_if_exists(

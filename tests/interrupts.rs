@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{connect, count, exec, serial, SharedFleet};
+use common::{connect, count, exec, serial, FleetSetup, Function, SharedFleet};
 use shardctl::copy::{native, Progress, SchemaPair};
 use shardctl::directory::Directory;
 use shardctl::ident::Ident;
@@ -53,37 +53,29 @@ static FLEET: SharedFleet = SharedFleet::new(3, set_up);
 
 /// Sets up the fleet once, on first use (see [`FLEET`]).
 fn set_up(sb: &Sandbox) {
-    let mut n1 = connect(sb, "node1");
-    exec(
-        &mut n1,
-        &[
-            "CREATE DATABASE app",
-            "CREATE TABLE app.t (id BIGINT PRIMARY KEY, k BIGINT NOT NULL, pad VARCHAR(64) NOT NULL, KEY (k))",
-        ],
-    );
-    let bounds: Vec<String> = (1..=SHARD_ROWS.len() as u32)
-        .map(|s| lower(s).to_string())
-        .collect();
-    let shards: Vec<(&str, &str)> = bounds.iter().map(|b| ("node1", b.as_str())).collect();
-    common::range_directory(
-        &sb.inventory_path(),
-        &["node1", "node2", "node3"],
-        &[("app.t", "k")],
-        &shards,
-    );
-    for (i, rows) in SHARD_ROWS.iter().enumerate() {
-        let shard = i as u32 + 1;
-        exec(
-            &mut n1,
-            &[
-                &format!(
+    let shards = 1..=SHARD_ROWS.len() as u32;
+    let bounds: Vec<String> = shards.clone().map(|s| lower(s).to_string()).collect();
+    let placement: Vec<(&str, &str)> = bounds.iter().map(|b| ("node1", b.as_str())).collect();
+    let rows: Vec<String> = shards
+        .zip(SHARD_ROWS)
+        .flat_map(|(shard, rows)| {
+            [
+                format!(
                     "INSERT INTO app_{shard}.t SELECT seq, {} + seq, REPEAT('x', 40) FROM app_{shard}.seq_1_to_{rows}",
                     lower(shard)
                 ),
-                &format!("ANALYZE TABLE app_{shard}.t"),
-            ],
-        );
-    }
+                format!("ANALYZE TABLE app_{shard}.t"),
+            ]
+        })
+        .collect();
+    FleetSetup::new()
+        .schema(&[
+            "CREATE DATABASE app",
+            "CREATE TABLE app.t (id BIGINT PRIMARY KEY, k BIGINT NOT NULL, pad VARCHAR(64) NOT NULL, KEY (k))",
+        ])
+        .function(Function::range("f").table("app.t", "k").shards(&placement))
+        .rows("node1", &rows)
+        .build(sb);
 }
 
 fn inventory() -> shardctl::config::Inventory {

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{connect, count, exec, serial, shardctl, SharedFleet};
+use common::{connect, count, exec, items_schema, serial, FleetSetup, Function, SharedFleet};
 use shardctl::config::Inventory;
 use shardctl::directory::journal::OpKind;
 use shardctl::directory::{Directory, Key, Router};
@@ -19,152 +19,65 @@ use shardctl::server::Stmt;
 use shardctl::workload;
 use std::time::Duration;
 
-/// One function per test, each with its own database so the tests do not depend on
-/// their order: (function, type, key, database, shards as (node, mapping)).
-/// A function of the fixture: name, type, key type, database, shards as (node, mapping).
-type FunctionSpec = (
-    &'static str,
-    &'static str,
-    &'static str,
-    &'static str,
-    &'static [(&'static str, &'static str)],
-);
-
-const FUNCTIONS: &[FunctionSpec] = &[
-    (
-        "r",
-        "range",
-        "int",
-        "rdb",
-        &[("node2", "0"), ("node2", "100000"), ("node2", "200000")],
-    ),
-    (
-        "r3",
-        "range",
-        "int",
-        "r3db",
-        &[("node1", "0"), ("node2", "100000"), ("node3", "200000")],
-    ),
-    (
-        "h",
-        "hash",
-        "int",
-        "hdb",
-        &[("node1", "auto"), ("node2", "auto"), ("node3", "auto")],
-    ),
-    (
-        "l",
-        "list",
-        "string",
-        "ldb",
-        &[("node1", "a,b,c"), ("node2", "d,e"), ("node3", "f")],
-    ),
-    (
-        "b",
-        "range",
-        "int",
-        "bdb",
-        &[("node1", "0"), ("node2", "1000"), ("node1", "2000")],
-    ),
-    ("c", "range", "int", "cdb", &[("node2", "0")]),
-    ("c2", "range", "int", "c2db", &[("node2", "0")]),
-];
-
 static FLEET: SharedFleet = SharedFleet::new(3, set_up);
 
-/// Sets up the fleet once, on first use (see [`FLEET`]).
+/// Sets up the fleet once, on first use (see [`FLEET`]): one function per test, each with
+/// its own database so the tests do not depend on their order, `items` filled through the
+/// router.
 fn set_up(sb: &Sandbox) {
-    let mut n1 = connect(sb, "node1");
-    for (_, _, key, db, _) in FUNCTIONS {
-        let key = if *key == "int" {
-            "BIGINT"
-        } else {
-            "VARBINARY(16)"
-        };
-        exec(
-            &mut n1,
-            &[
-                &format!("CREATE DATABASE {db}"),
-                &format!("CREATE TABLE {db}.items (k {key} NOT NULL, n INT NOT NULL, PRIMARY KEY (k, n))"),
-                &format!("CREATE TABLE {db}.shardctl_workload (k {key} NOT NULL, seq BIGINT UNSIGNED NOT NULL, at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), PRIMARY KEY (k, seq))"),
-                &format!("CREATE TABLE {db}.kinds (id INT PRIMARY KEY)"),
-                &format!("INSERT INTO {db}.kinds VALUES (1), (2)"),
-            ],
-        );
-    }
-    let inv = sb.inventory_path();
-    let run = |args: &[&str]| {
-        shardctl()
-            .arg("--config")
-            .arg(&inv)
-            .args(args)
-            .assert()
-            .success();
-    };
-    run(&["init"]);
-    for n in ["node1", "node2", "node3"] {
-        run(&["node", "add", n]);
-    }
-    for (f, t, k, db, shards) in FUNCTIONS {
-        run(&["function", "add", f, "--type", t, "--key", k]);
-        for table in ["items", "shardctl_workload"] {
-            run(&[
-                "table",
-                "add",
-                &format!("{db}.{table}"),
-                "--function",
-                f,
-                "--column",
-                "k",
-            ]);
-        }
-        for (node, m) in *shards {
-            let opt = match *t {
-                "range" => "--lower-bound",
-                "hash" => "--point",
-                _ => "--values",
-            };
-            run(&["shard", "add", "--function", f, "--node", node, opt, m]);
-        }
-    }
-    let inv = Inventory::load(&sb.inventory_path()).unwrap();
-    let router = Router::connect(&inv).unwrap();
-    let keys: Vec<(&str, &str, Vec<Key>)> = vec![
-        ("r", "rdb", (0..200).map(|i| Key::Int(i * 997)).collect()),
-        ("r3", "r3db", (0..300).map(|i| Key::Int(i * 991)).collect()),
-        ("h", "hdb", (0..400).map(Key::Int).collect()),
+    let strings = ["a", "b", "c", "d", "e", "f"].map(|s| Key::Str(s.to_string()));
+    let functions = [
         (
-            "l",
-            "ldb",
-            ["a", "b", "c", "d", "e", "f"]
-                .iter()
-                .map(|s| Key::Str(s.to_string()))
-                .collect(),
+            Function::range("r"),
+            "rdb",
+            &[("node2", "0"), ("node2", "100000"), ("node2", "200000")][..],
+            (0..200).map(|i| Key::Int(i * 997)).collect::<Vec<_>>(),
         ),
-        ("b", "bdb", (0..30).map(|i| Key::Int(i * 100)).collect()),
-        ("c", "cdb", (0..100).map(Key::Int).collect()),
-        ("c2", "c2db", (0..100).map(Key::Int).collect()),
+        (
+            Function::range("r3"),
+            "r3db",
+            &[("node1", "0"), ("node2", "100000"), ("node3", "200000")],
+            (0..300).map(|i| Key::Int(i * 991)).collect(),
+        ),
+        (
+            Function::hash("h"),
+            "hdb",
+            &[("node1", "auto"), ("node2", "auto"), ("node3", "auto")],
+            (0..400).map(Key::Int).collect(),
+        ),
+        (
+            Function::list("l"),
+            "ldb",
+            &[("node1", "a,b,c"), ("node2", "d,e"), ("node3", "f")],
+            strings.to_vec(),
+        ),
+        (
+            Function::range("b"),
+            "bdb",
+            &[("node1", "0"), ("node2", "1000"), ("node1", "2000")],
+            (0..30).map(|i| Key::Int(i * 100)).collect(),
+        ),
+        (
+            Function::range("c"),
+            "cdb",
+            &[("node2", "0")],
+            (0..100).map(Key::Int).collect(),
+        ),
+        (
+            Function::range("c2"),
+            "c2db",
+            &[("node2", "0")],
+            (0..100).map(Key::Int).collect(),
+        ),
     ];
-    for (f, db, ks) in keys {
-        for k in ks {
-            let shard = router.shard_for_function(f, &k).unwrap();
-            let mut s = connect(sb, &shard.node);
-            let rows = if matches!(k, Key::Str(_)) { 20 } else { 1 };
-            for n in 0..rows {
-                s.exec(&Stmt::with(
-                    format!("INSERT INTO {db}_{}.items (k, n) VALUES (?, ?)", shard.id),
-                    vec![
-                        match &k {
-                            Key::Int(i) => (*i).into(),
-                            Key::Str(s) => s.as_str().into(),
-                        },
-                        n.into(),
-                    ],
-                ))
-                .unwrap();
-            }
-        }
+    let mut setup = FleetSetup::new();
+    for (function, db, shards, keys) in functions {
+        setup = setup
+            .schema(&items_schema(db, function.key(), false, true))
+            .routed_items(function.name(), db, keys, 20)
+            .function(function.items(db).shards(shards));
     }
+    setup.build(sb);
 }
 
 fn inventory() -> Inventory {
@@ -185,36 +98,7 @@ fn shards_of(function: &str) -> Vec<(u32, String)> {
 /// Every row of every sharded table of `function` sits on the shard the router names;
 /// the number of `items` rows.
 fn rows_are_where_lookup_says(function: &str, db: &str) -> usize {
-    let inv = inventory();
-    let router = Router::connect(&inv).unwrap();
-    let snap = router.snapshot().clone();
-    let func = snap.function(function).unwrap().clone();
-    let mut items = 0;
-    for shard in snap.shards_of(func.id) {
-        let mut s = connect(FLEET.sandbox(), &shard.node);
-        for table in ["items", "shardctl_workload"] {
-            let rows = s
-                .rows(&Stmt::text(format!(
-                    "SELECT CAST(k AS CHAR) FROM {db}_{}.{table}",
-                    shard.id
-                )))
-                .unwrap();
-            for r in rows {
-                let text: String = mysql::from_row(r);
-                let key = func.key_type.parse(&text).unwrap();
-                let owner = router.shard_for_function(function, &key).unwrap().id;
-                assert_eq!(
-                    owner, shard.id,
-                    "{db}_{}.{table} holds key {text}, which lookup gives to shard {owner}",
-                    shard.id
-                );
-                if table == "items" {
-                    items += 1;
-                }
-            }
-        }
-    }
-    items
+    common::items_are_where_lookup_says(FLEET.sandbox(), function, db)
 }
 
 /// No schema of a retired shard is left on any node (nor its trash).
@@ -481,46 +365,65 @@ fn bad_merges_are_refused_without_a_change() {
             .collect::<Vec<_>>()
             .join(",")
     };
-    let cases: Vec<(Vec<String>, i32, String)> = vec![
+    let cases: Vec<(&str, [String; 2], i32, &str)> = vec![
         (
-            vec![s(&[b[0], b[2]]), "node1".into()],
+            "shards that are not adjacent",
+            [s(&[b[0], b[2]]), "node1".into()],
             5,
-            "are not adjacent".into(),
+            "are not adjacent",
         ),
         (
-            vec![s(&[b[0], l]), "node1".into()],
+            "shards of different functions",
+            [s(&[b[0], l]), "node1".into()],
             2,
-            "different functions".into(),
+            "different functions",
         ),
         (
-            vec![s(&[b[0], b[0]]), "node1".into()],
+            "a shard with itself",
+            [s(&[b[0], b[0]]), "node1".into()],
             2,
-            "cannot merge with itself".into(),
+            "cannot merge with itself",
         ),
         (
-            vec![s(&[b[0], 999]), "node1".into()],
+            "an unknown shard",
+            [s(&[b[0], 999]), "node1".into()],
             2,
-            "unknown shard 999".into(),
+            "unknown shard 999",
         ),
-        (vec![s(&[b[0], b[1]]), "node9".into()], 2, "node9".into()),
         (
-            vec![s(&[b[0], b[1]]), "node3".into()],
+            "a node not in the directory",
+            [s(&[b[0], b[1]]), "node9".into()],
             2,
-            "lives on node3".into(),
+            "node9",
         ),
-        (vec![s(&[b[0]]), "node1".into()], 2, "at least two".into()),
+        (
+            "a node none of the shards lives on",
+            [s(&[b[0], b[1]]), "node3".into()],
+            2,
+            "lives on node3",
+        ),
+        (
+            "one shard only",
+            [s(&[b[0]]), "node1".into()],
+            2,
+            "at least two",
+        ),
     ];
     let (v0, o0) = (version(), ops());
-    for (args, code, needle) in &cases {
+    for (name, [shards, to], code, needle) in &cases {
         for extra in [&[][..], &["--check"][..]] {
-            let mut a = vec!["merge", "--shards", &args[0], "--to", &args[1]];
+            let mut a = vec!["merge", "--shards", shards, "--to", to];
             a.extend_from_slice(extra);
             let out = FLEET.cli(&a).output().unwrap();
             let err = String::from_utf8_lossy(&out.stderr);
             let text = format!("{err}{}", String::from_utf8_lossy(&out.stdout));
-            assert_eq!(out.status.code(), Some(*code), "{a:?}: {text}");
-            assert!(text.contains(needle.as_str()), "{a:?}: {text}");
-            assert_eq!(err.trim().lines().count(), 1, "{a:?}: one line: {err}");
+            assert_eq!(out.status.code(), Some(*code), "{name} {a:?}: {text}");
+            assert!(text.contains(needle), "{name} {a:?}: {text}");
+            assert_eq!(
+                err.trim().lines().count(),
+                1,
+                "{name} {a:?}: one line: {err}"
+            );
         }
     }
     assert_eq!(

@@ -8,7 +8,9 @@
 
 mod common;
 
-use common::{connect, count, exec, inventory, newest_op, range_directory, serial, SharedFleet};
+use common::{
+    connect, count, exec, inventory, newest_op, serial, FleetSetup, Function, SharedFleet,
+};
 use shardctl::directory::Directory;
 use shardctl::sandbox::Sandbox;
 use std::time::{Duration, Instant};
@@ -24,29 +26,7 @@ static FLEET: SharedFleet = SharedFleet::new(2, set_up);
 
 /// Sets up the fleet once, on first use (see [`FLEET`]).
 fn set_up(sb: &Sandbox) {
-    exec(
-        &mut connect(sb, "node1"),
-        &[
-            "CREATE DATABASE shop",
-            "CREATE TABLE shop.orders (k BIGINT NOT NULL PRIMARY KEY, v INT NOT NULL)",
-        ],
-    );
-    range_directory(
-        &sb.inventory_path(),
-        &["node1", "node2"],
-        &[("shop.orders", "k")],
-        &[
-            ("node1", "0"),
-            ("node2", "100"),
-            ("node1", "200"),
-            ("node2", "300"),
-            ("node1", "400"),
-            ("node2", "500"),
-            ("node1", "10000"),
-            ("node2", "20000"),
-        ],
-    );
-    for (node, shard, low) in [
+    let shards = [
         ("node1", 1, 0),
         ("node2", 2, 100),
         ("node1", 3, 200),
@@ -55,18 +35,33 @@ fn set_up(sb: &Sandbox) {
         ("node2", 6, 500),
         ("node1", 7, 10000),
         ("node2", 8, 20000),
-    ] {
+    ];
+    let bounds: Vec<(&str, String)> = shards
+        .iter()
+        .map(|(node, _, low)| (*node, low.to_string()))
+        .collect();
+    let mut setup = FleetSetup::new().nodes(&["node1", "node2"]).schema(&[
+        "CREATE DATABASE shop",
+        "CREATE TABLE shop.orders (k BIGINT NOT NULL PRIMARY KEY, v INT NOT NULL)",
+    ]);
+    let mut function = Function::range("f").table("shop.orders", "k");
+    for (node, low) in &bounds {
+        function = function.shard(node, low);
+    }
+    setup = setup.function(function);
+    for (node, shard, low) in shards {
         let values: Vec<String> = (low..low + OWN_ROWS)
             .map(|k| format!("({k}, {k})"))
             .collect();
-        exec(
-            &mut connect(sb, node),
-            &[&format!(
+        setup = setup.rows(
+            node,
+            &[format!(
                 "INSERT INTO shop_{shard}.orders VALUES {}",
                 values.join(", ")
             )],
         );
     }
+    setup.build(sb);
 }
 
 fn shard_ids() -> Vec<u32> {

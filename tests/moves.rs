@@ -5,7 +5,9 @@
 
 mod common;
 
-use common::{connect, count, exec, load_fixture, serial, shardctl, SharedFleet};
+use common::{
+    connect, count, exec, serial, shardctl, FleetSetup, Function, SharedFleet, EMPLOYEE_TABLES,
+};
 use predicates::prelude::*;
 use shardctl::config::Inventory;
 use shardctl::directory::{Directory, Key, Router};
@@ -24,59 +26,18 @@ static FLEET: SharedFleet = SharedFleet::new(3, set_up);
 
 /// Sets up the fleet once, on first use (see [`FLEET`]).
 fn set_up(sb: &Sandbox) {
-    load_fixture(sb, "company.sql", None);
-    let inv = sb.inventory_path();
-    let run = |args: &[&str]| {
-        shardctl()
-            .arg("--config")
-            .arg(&inv)
-            .args(args)
-            .assert()
-            .success();
-    };
-    run(&["init"]);
-    for n in ["node1", "node2", "node3"] {
-        run(&["node", "add", n]);
-    }
-    run(&["function", "add", "emp", "--type", "range", "--key", "int"]);
-    for t in [
-        "employees",
-        "dept_emp",
-        "dept_manager",
-        "titles",
-        "salaries",
-    ] {
-        run(&[
-            "table",
-            "add",
-            &format!("employees.{t}"),
-            "--function",
-            "emp",
-            "--column",
-            "emp_no",
-        ]);
-    }
-    run(&["table", "add", "employees.departments", "--global"]);
-    for (node, bound) in [
-        ("node1", "0"),
-        ("node2", "10000"),
-        ("node3", "20000"),
-        ("node2", "30000"),
-    ] {
-        run(&[
-            "shard",
-            "add",
-            "--function",
-            "emp",
-            "--node",
-            node,
-            "--lower-bound",
-            bound,
-        ]);
-    }
-    run(&["sample", "--count", "3000", "--start", "1", "--step", "13"]);
-    let inv = Inventory::load(&sb.inventory_path()).unwrap();
-    workload::setup(&inv, "emp").unwrap();
+    FleetSetup::new()
+        .fixture("company.sql")
+        .function(Function::range("emp").tables(EMPLOYEE_TABLES).shards(&[
+            ("node1", "0"),
+            ("node2", "10000"),
+            ("node3", "20000"),
+            ("node2", "30000"),
+        ]))
+        .global("employees.departments")
+        .sample(&["--count", "3000", "--start", "1", "--step", "13"])
+        .workload("emp")
+        .build(sb);
 }
 
 fn inventory() -> Inventory {
@@ -511,29 +472,32 @@ fn bad_moves_are_refused_without_a_change() {
     let to = if from == "node1" { "node2" } else { "node1" };
     let s = shard.to_string();
     let before = directory_version();
-    let cases: Vec<(Vec<&str>, i32, String)> = vec![
+    let cases: Vec<(&str, Vec<&str>, i32, String)> = vec![
         (
+            "an unknown shard",
             vec!["move", "--shard", "999", "--to", "node1"],
             USAGE,
             "unknown shard 999".into(),
         ),
         (
+            "an unknown node",
             vec!["move", "--shard", &s, "--to", "node9"],
             USAGE,
             "unknown node \"node9\"".into(),
         ),
         (
+            "the node the shard lives on",
             vec!["move", "--shard", &s, "--to", &from],
             USAGE,
             format!("already lives on {from}"),
         ),
     ];
-    for (args, code, needle) in cases {
+    for (name, args, code, needle) in cases {
         let out = FLEET.cli(&args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
-        assert!(err.contains(&needle), "{args:?}: {err}");
-        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert_eq!(out.status.code(), Some(code), "{name} {args:?}: {err}");
+        assert!(err.contains(&needle), "{name} {args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{name}: {err}");
     }
     // A target that already holds the schema.
     let mut t = connect(FLEET.sandbox(), to);
@@ -625,20 +589,18 @@ fn a_source_without_binary_log_is_refused() {
         .unwrap();
     let inv = sb.inventory_path();
     let run = |args: &[&str]| shardctl().arg("--config").arg(&inv).args(args).assert();
-    let mut n1 = connect(&sb, "node1");
-    exec(
-        &mut n1,
-        &[
+    FleetSetup::new()
+        .nodes(&["node1", "node2"])
+        .schema(&[
             "CREATE DATABASE app",
             "CREATE TABLE app.t (id INT PRIMARY KEY)",
-        ],
-    );
-    common::range_directory(
-        &inv,
-        &["node1", "node2"],
-        &[("app.t", "id")],
-        &[("node1", "0")],
-    );
+        ])
+        .function(
+            Function::range("f")
+                .table("app.t", "id")
+                .shard("node1", "0"),
+        )
+        .build(&sb);
     run(&["move", "--shard", "1", "--to", "node2"])
         .code(REFUSED)
         .stderr(predicates::str::contains(
@@ -667,7 +629,7 @@ fn signature(server: &mut Server, schema: &str) -> Vec<String> {
             out.push(format!("ddl {} {}", t.name, ddl));
         }
     }
-    use shardctl::server::catalog::ObjectKind;
+    use shardctl::server::statements::ObjectKind;
     for kind in [
         ObjectKind::Function,
         ObjectKind::Procedure,
@@ -1091,7 +1053,7 @@ fn compare_objects_reports_a_trigger_recreated_under_another_sql_mode() {
     let original = n3
         .show_create_object(
             &r,
-            shardctl::server::catalog::ObjectKind::Trigger,
+            shardctl::server::statements::ObjectKind::Trigger,
             &ident("scratch_guard"),
         )
         .unwrap();
@@ -1212,24 +1174,23 @@ fn a_target_server_killed_during_the_copy_fails_cleanly_and_resumes() {
     let mut sb = SandboxBuilder::for_tests(2).unwrap().start().unwrap();
     let inv = sb.inventory_path();
     let run = |args: &[&str]| shardctl().arg("--config").arg(&inv).args(args).assert();
-    let mut n1 = connect(&sb, "node1");
-    exec(
-        &mut n1,
-        &[
+    FleetSetup::new()
+        .nodes(&["node1", "node2"])
+        .schema(&[
             "CREATE DATABASE app",
             "CREATE TABLE app.t (id INT PRIMARY KEY, v VARCHAR(40))",
-        ],
-    );
-    common::range_directory(
-        &inv,
-        &["node1", "node2"],
-        &[("app.t", "id")],
-        &[("node1", "0")],
-    );
-    exec(
-        &mut n1,
-        &["INSERT INTO app_1.t SELECT seq, MD5(seq) FROM app_1.seq_1_to_50000"],
-    );
+        ])
+        .function(
+            Function::range("f")
+                .table("app.t", "id")
+                .shard("node1", "0"),
+        )
+        .rows(
+            "node1",
+            &["INSERT INTO app_1.t SELECT seq, MD5(seq) FROM app_1.seq_1_to_50000"],
+        )
+        .build(&sb);
+    let mut n1 = connect(&sb, "node1");
 
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
         .env("SHARDCTL_YES", "1")

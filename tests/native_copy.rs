@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{connect, exec, inventory, sandbox3, shardctl};
+use common::{connect, exec, inventory, sandbox3, shardctl, FleetSetup, Function};
 use shardctl::copy::{native, Progress, SchemaPair};
 use shardctl::ident::Ident;
 use shardctl::server::{ConnectSpec, Server, Stmt};
@@ -50,10 +50,8 @@ const TABLES: [&str; 2] = ["sbtest", "kept"];
 fn deferred_indexes_come_back_exactly_and_a_move_verifies() {
     let sb = sandbox3();
     let inv_path = sb.inventory_path();
-    let mut n1 = connect(sb, "node1");
-    exec(
-        &mut n1,
-        &[
+    FleetSetup::new()
+        .schema(&[
             "CREATE DATABASE app",
             "CREATE TABLE app.sbtest (id INT NOT NULL AUTO_INCREMENT, k INT NOT NULL DEFAULT 0, \
              c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '', d DATETIME(6) NULL, \
@@ -64,23 +62,19 @@ fn deferred_indexes_come_back_exactly_and_a_move_verifies() {
             // Its AUTO_INCREMENT column leads only a secondary index: loaded with it.
             "CREATE TABLE app.kept (a INT NOT NULL, n INT NOT NULL AUTO_INCREMENT, \
              PRIMARY KEY (a), KEY n (n)) ENGINE=InnoDB",
-        ],
-    );
-    common::range_directory(
-        &inv_path,
-        &["node1", "node2", "node3"],
-        &[("app.sbtest", "id")],
-        &[("node1", "0")],
-    );
-    exec(
-        &mut n1,
-        &[
-            "INSERT INTO app_1.sbtest (id, k, c, pad, d) SELECT seq, CONV(LEFT(MD5(seq), 6), 16, 10) % 5000, \
-             MD5(seq), LEFT(MD5(seq * 7), 30), IF(seq % 10 = 0, NULL, '2024-02-29 13:05:09.000120' + INTERVAL seq SECOND) \
-             FROM app_1.seq_1_to_20000",
-            "INSERT INTO app_1.kept (a, n) SELECT seq, seq * 3 FROM app_1.seq_1_to_3000",
-        ],
-    );
+        ])
+        .function(Function::range("f").table("app.sbtest", "id").shard("node1", "0"))
+        .rows(
+            "node1",
+            &[
+                "INSERT INTO app_1.sbtest (id, k, c, pad, d) SELECT seq, CONV(LEFT(MD5(seq), 6), 16, 10) % 5000, \
+                 MD5(seq), LEFT(MD5(seq * 7), 30), IF(seq % 10 = 0, NULL, '2024-02-29 13:05:09.000120' + INTERVAL seq SECOND) \
+                 FROM app_1.seq_1_to_20000",
+                "INSERT INTO app_1.kept (a, n) SELECT seq, seq * 3 FROM app_1.seq_1_to_3000",
+            ],
+        )
+        .build(sb);
+    let mut n1 = connect(sb, "node1");
     let source: Vec<(String, (i64, i64))> = TABLES
         .iter()
         .map(|t| {

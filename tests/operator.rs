@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{connect, exec, shardctl};
+use common::{connect, shardctl, FleetSetup, Function};
 use shardctl::sandbox::SandboxBuilder;
 use std::path::Path;
 
@@ -138,15 +138,6 @@ fn logs_and_exact_sizes_around_a_move() {
     // Statistics never recalculate on their own (STATS_AUTO_RECALC=0, carried by the
     // copy), so a copied shard's statistics stay stale until refreshed. `b` has a BIT
     // column, which the native copy writes with bound multi-row INSERTs.
-    let mut n1 = connect(&sb, "node1");
-    exec(
-        &mut n1,
-        &[
-            "CREATE DATABASE app",
-            "CREATE TABLE app.t (id INT PRIMARY KEY, v VARCHAR(255)) STATS_AUTO_RECALC=0",
-            "CREATE TABLE app.b (id INT PRIMARY KEY, flag BIT(8), note VARCHAR(64)) STATS_AUTO_RECALC=0",
-        ],
-    );
     let layout = [
         ("node1", "0"),
         ("node1", "100000"),
@@ -154,31 +145,36 @@ fn logs_and_exact_sizes_around_a_move() {
         ("node2", "300000"),
         ("node3", "400000"),
     ];
-    common::range_directory(
-        &inv,
-        &["node1", "node2", "node3"],
-        &[("app.t", "id"), ("app.b", "id")],
-        &layout,
-    );
+    let mut setup = FleetSetup::new()
+        .schema(&[
+            "CREATE DATABASE app",
+            "CREATE TABLE app.t (id INT PRIMARY KEY, v VARCHAR(255)) STATS_AUTO_RECALC=0",
+            "CREATE TABLE app.b (id INT PRIMARY KEY, flag BIT(8), note VARCHAR(64)) STATS_AUTO_RECALC=0",
+        ])
+        .function(
+            Function::range("f")
+                .tables(&[("app.t", "id"), ("app.b", "id")])
+                .shards(&layout),
+        );
     for (id, (node, lower)) in layout.iter().enumerate() {
         let id = id + 1;
         let lower: u64 = lower.parse().unwrap();
         let rows = if id <= 3 { BIG_ROWS } else { 1 };
-        let mut s = connect(&sb, node);
-        exec(
-            &mut s,
+        setup = setup.rows(
+            node,
             &[
-                &format!(
+                format!(
                     "INSERT INTO app_{id}.t SELECT seq, REPEAT('x', 200) FROM app_{id}.seq_{lower}_to_{}",
                     lower + rows - 1
                 ),
-                &format!(
+                format!(
                     "INSERT INTO app_{id}.b VALUES ({lower}, b'101', 'ROWSECRET-{id}-a'), ({}, b'1', 'ROWSECRET-{id}-b')",
                     lower + 1
                 ),
             ],
         );
     }
+    setup.build(&sb);
 
     // -v and --log-file on a parallel status: every node's statements, from its own worker
     // thread, timestamped and named; the file holds them whatever the terminal.

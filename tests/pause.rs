@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{connect, exec, serial, SharedFleet};
+use common::{app_items_two_shards, connect, exec, serial, SharedFleet};
 use shardctl::config::Inventory;
 use shardctl::directory::journal::OperationRecord;
 use shardctl::directory::{Directory, ShardState};
@@ -27,27 +27,7 @@ static FLEET: SharedFleet = SharedFleet::new(3, set_up);
 
 /// Sets up the fleet once, on first use (see [`FLEET`]).
 fn set_up(sb: &Sandbox) {
-    let mut n1 = connect(sb, "node1");
-    exec(
-        &mut n1,
-        &[
-            "CREATE DATABASE app",
-            "CREATE TABLE app.items (k BIGINT NOT NULL, n INT NOT NULL, PRIMARY KEY (k, n))",
-            "CREATE TABLE app.shardctl_workload (k BIGINT NOT NULL, seq BIGINT UNSIGNED NOT NULL, at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), PRIMARY KEY (k, seq))",
-        ],
-    );
-    common::range_directory(
-        &sb.inventory_path(),
-        &["node1", "node2", "node3"],
-        &[("app.items", "k"), ("app.shardctl_workload", "k")],
-        &[("node1", "0"), ("node2", "100000")],
-    );
-    exec(
-        &mut n1,
-        &[&format!(
-            "INSERT INTO app_1.items SELECT seq, 1 FROM app_1.seq_1_to_{ROWS}"
-        )],
-    );
+    app_items_two_shards(ROWS).build(sb);
 }
 
 fn inventory() -> Inventory {

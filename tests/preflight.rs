@@ -8,7 +8,8 @@
 mod common;
 
 use common::{
-    connect, count, exec, inventory, sandbox3, serial, shardctl, write_file, SharedFleet,
+    connect, count, exec, inventory, sandbox3, serial, shardctl, write_file, FleetSetup, Function,
+    SharedFleet,
 };
 use shardctl::directory::Directory;
 use shardctl::sandbox::Sandbox;
@@ -35,11 +36,7 @@ static FLEET: SharedFleet = SharedFleet::over(sandbox3, set_up);
 
 /// Sets up the fleet once, on first use (see [`FLEET`]).
 fn set_up(sb: &Sandbox) {
-    let inv = sb.inventory_path();
-    ok(&inv, &["init"]);
-    for n in ["node1", "node2", "node3"] {
-        ok(&inv, &["node", "add", n]);
-    }
+    FleetSetup::new().build(sb);
 }
 
 /// A root session on `node` over its socket (the admin account cannot create accounts).
@@ -75,37 +72,11 @@ fn as_root(node: &str, sqls: &[&str]) {
 /// A range function `name` over `schema.table` by `column` (the table created on node1 by
 /// `ddl` first) and one shard of it on `node`; the shard's id.
 fn sharded(name: &str, ddl: &[&str], table: &str, column: &str, node: &str) -> u32 {
-    let inv = &FLEET.inventory_path();
-    exec(&mut connect(sandbox3(), "node1"), ddl);
-    ok(
-        inv,
-        &["function", "add", name, "--type", "range", "--key", "int"],
-    );
-    ok(
-        inv,
-        &[
-            "table",
-            "add",
-            table,
-            "--function",
-            name,
-            "--column",
-            column,
-        ],
-    );
-    ok(
-        inv,
-        &[
-            "shard",
-            "add",
-            "--function",
-            name,
-            "--node",
-            node,
-            "--lower-bound",
-            "0",
-        ],
-    );
+    FleetSetup::new()
+        .schema(ddl)
+        .in_existing_directory()
+        .function(Function::range(name).table(table, column).shard(node, "0"))
+        .build(FLEET.sandbox());
     let snap = Directory::open(&inventory(sandbox3()))
         .unwrap()
         .load()

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{connect, count, exec, shardctl};
+use common::{connect, count, exec, shardctl, FleetSetup, Function};
 use predicates::prelude::*;
 use shardctl::sandbox::SandboxBuilder;
 
@@ -22,23 +22,22 @@ fn prune_deletes_exactly_the_rows_a_shard_no_longer_owns_and_resumes_after_a_cra
     let sb = SandboxBuilder::for_tests(2).unwrap().start().unwrap();
     let inv = sb.inventory_path();
     let cli = |args: &[&str]| shardctl().arg("--config").arg(&inv).args(args).assert();
-    let mut n1 = connect(&sb, "node1");
-    exec(
-        &mut n1,
-        &[
+    FleetSetup::new()
+        .nodes(&["node1"])
+        .schema(&[
             "CREATE DATABASE app",
             "CREATE TABLE app.acct (id BIGINT PRIMARY KEY, v INT)",
             "CREATE TABLE app.events (acct_id BIGINT NOT NULL, seq INT NOT NULL, body VARCHAR(10), PRIMARY KEY (acct_id, seq), FOREIGN KEY (acct_id) REFERENCES app.acct (id))",
             "CREATE TABLE app.settings (name VARCHAR(20) PRIMARY KEY, value INT)",
             "INSERT INTO app.settings VALUES ('a', 1)",
-        ],
-    );
-    common::range_directory(
-        &inv,
-        &["node1"],
-        &[("app.acct", "id"), ("app.events", "acct_id")],
-        &[("node1", "0"), ("node1", "1000")],
-    );
+        ])
+        .function(
+            Function::range("f")
+                .tables(&[("app.acct", "id"), ("app.events", "acct_id")])
+                .shards(&[("node1", "0"), ("node1", "1000")]),
+        )
+        .build(&sb);
+    let mut n1 = connect(&sb, "node1");
     // Both shards hold keys 0..3000, as both halves of a split do before pruning.
     fill(&mut n1, "app_1", 3000);
     fill(&mut n1, "app_2", 3000);
@@ -255,43 +254,18 @@ fn prune_on_a_zerofill_hash_column_keeps_the_rows_lookup_routes_to_each_shard() 
     let sb = SandboxBuilder::for_tests(1).unwrap().start().unwrap();
     let inv = sb.inventory_path();
     let cli = |args: &[&str]| shardctl().arg("--config").arg(&inv).args(args).assert();
-    let mut n1 = connect(&sb, "node1");
-    exec(
-        &mut n1,
-        &[
+    FleetSetup::new()
+        .nodes(&["node1"])
+        .schema(&[
             "CREATE DATABASE zdb",
             "CREATE TABLE zdb.codes (id INT(6) UNSIGNED ZEROFILL PRIMARY KEY, v INT)",
-        ],
-    );
-    cli(&["init"]).success();
-    cli(&["node", "add", "node1"]).success();
-    cli(&["function", "add", "h", "--type", "hash", "--key", "int"]).success();
-    cli(&[
-        "table",
-        "add",
-        "zdb.codes",
-        "--function",
-        "h",
-        "--column",
-        "id",
-    ])
-    .success();
-    for point in [
-        "40000000000000000000000000000000",
-        "c0000000000000000000000000000000",
-    ] {
-        cli(&[
-            "shard",
-            "add",
-            "--function",
-            "h",
-            "--node",
-            "node1",
-            "--point",
-            point,
         ])
-        .success();
-    }
+        .function(Function::hash("h").table("zdb.codes", "id").shards(&[
+            ("node1", "40000000000000000000000000000000"),
+            ("node1", "c0000000000000000000000000000000"),
+        ]))
+        .build(&sb);
+    let mut n1 = connect(&sb, "node1");
     // Both shards hold every key, as both halves of a split do before pruning.
     for shard in [1, 2] {
         exec(

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{connect, exec, SharedFleet};
+use common::{connect, FleetSetup, Function, SharedFleet};
 use shardctl::sandbox::Sandbox;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -19,26 +19,19 @@ static FLEET: SharedFleet = SharedFleet::over(common::sandbox3, set_up);
 
 /// Sets up the fleet once, on first use (see [`FLEET`]).
 fn set_up(sb: &Sandbox) {
-    let mut n1 = connect(sb, "node1");
-    exec(
-        &mut n1,
-        &[
+    FleetSetup::new()
+        .schema(&[
             "CREATE DATABASE app",
             "CREATE TABLE app.t (id BIGINT PRIMARY KEY, k BIGINT NOT NULL, pad VARCHAR(64) NOT NULL, KEY (k))",
-        ],
-    );
-    common::range_directory(
-        &sb.inventory_path(),
-        &["node1", "node2", "node3"],
-        &[("app.t", "k")],
-        &[("node1", "0")],
-    );
-    exec(
-        &mut n1,
-        &[&format!(
-            "INSERT INTO app_1.t SELECT seq, seq, REPEAT('x', 40) FROM app_1.seq_1_to_{ROWS}"
-        )],
-    );
+        ])
+        .function(Function::range("f").table("app.t", "k").shard("node1", "0"))
+        .rows(
+            "node1",
+            &[format!(
+                "INSERT INTO app_1.t SELECT seq, seq, REPEAT('x', 40) FROM app_1.seq_1_to_{ROWS}"
+            )],
+        )
+        .build(sb);
 }
 
 fn stdout_of(args: &[&str]) -> String {

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{connect, exec, shardctl, write_file};
+use common::{shardctl, write_file, FleetSetup, Function};
 use predicates::prelude::*;
 use shardctl::sandbox::SandboxBuilder;
 
@@ -12,34 +12,27 @@ fn a_plan_spreads_the_shards_and_apply_runs_two_moves_at_once() {
     let sb = SandboxBuilder::for_tests(3).unwrap().start().unwrap();
     let inv = sb.inventory_path();
     let cli = |args: &[&str]| shardctl().arg("--config").arg(&inv).args(args).assert();
-    let mut n1 = connect(&sb, "node1");
-    exec(
-        &mut n1,
-        &[
-            "CREATE DATABASE app",
-            "CREATE TABLE app.t (id INT PRIMARY KEY, v INT)",
-        ],
-    );
     let piled: Vec<(&str, &str)> = ["0", "1000", "2000", "3000", "4000", "5000"]
         .iter()
         .map(|lb| ("node1", *lb))
         .collect();
-    common::range_directory(
-        &inv,
-        &["node1", "node2", "node3"],
-        &[("app.t", "id")],
-        &piled,
-    );
-    for id in 1..=6 {
-        exec(
-            &mut n1,
-            &[&format!(
+    let rows: Vec<String> = (1..=6)
+        .map(|id| {
+            format!(
                 "INSERT INTO app_{id}.t SELECT seq, 1 FROM app_{id}.seq_{}_to_{}",
                 (id - 1) * 1000,
                 (id - 1) * 1000 + 499
-            )],
-        );
-    }
+            )
+        })
+        .collect();
+    FleetSetup::new()
+        .schema(&[
+            "CREATE DATABASE app",
+            "CREATE TABLE app.t (id INT PRIMARY KEY, v INT)",
+        ])
+        .function(Function::range("f").table("app.t", "id").shards(&piled))
+        .rows("node1", &rows)
+        .build(&sb);
 
     // Weighed by load from a metrics file: shard 1 is hot, so the others leave node1.
     let mdir = tempfile::tempdir().unwrap();

@@ -4,7 +4,10 @@
 
 mod common;
 
-use common::{connect, count, exec, load_fixture, serial, shardctl, write_file, SharedFleet};
+use common::{
+    connect, count, exec, serial, shardctl, write_file, FleetSetup, Function, SharedFleet,
+    EMPLOYEE_TABLES,
+};
 use serde_json::Value as Json;
 use shardctl::directory::{Directory, Router};
 use shardctl::sandbox::Sandbox;
@@ -25,67 +28,20 @@ static FLEET: SharedFleet = SharedFleet::over(common::sandbox3, set_up);
 
 /// Sets up the fleet once, on first use (see [`FLEET`]).
 fn set_up(sb: &Sandbox) {
-    load_fixture(sb, "company.sql", None);
-    let run = |args: &[&str]| {
-        shardctl()
-            .arg("--config")
-            .arg(sb.inventory_path())
-            .args(args)
-            .assert()
-            .success();
-    };
-    run(&["init"]);
-    for n in ["node1", "node2", "node3"] {
-        run(&["node", "add", n]);
-    }
-    run(&["function", "add", "f", "--type", "range", "--key", "int"]);
-    for t in [
-        "employees",
-        "dept_emp",
-        "dept_manager",
-        "titles",
-        "salaries",
-    ] {
-        run(&[
-            "table",
-            "add",
-            &format!("employees.{t}"),
-            "--function",
-            "f",
-            "--column",
-            "emp_no",
-        ]);
-    }
-    run(&["table", "add", "employees.departments", "--global"]);
-    for (node, lower) in [("node1", "0"), ("node2", "20000"), ("node3", "40000")] {
-        run(&[
-            "shard",
-            "add",
-            "--function",
-            "f",
-            "--node",
-            node,
-            "--lower-bound",
-            lower,
-        ]);
-    }
-    run(&[
-        "sample", "--count", "300", "--start", "10001", "--step", "150",
-    ]);
+    FleetSetup::new()
+        .fixture("company.sql")
+        .function(Function::range("f").tables(EMPLOYEE_TABLES).shards(&[
+            ("node1", "0"),
+            ("node2", "20000"),
+            ("node3", "40000"),
+        ]))
+        .global("employees.departments")
+        .sample(&["--count", "300", "--start", "10001", "--step", "150"])
+        .build(sb);
 }
 
 fn json(args: &[&str]) -> Json {
-    let mut all = vec!["--output", "json"];
-    all.extend_from_slice(args);
-    let out = FLEET
-        .cli(&all)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    serde_json::from_slice(&out)
-        .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out)))
+    FLEET.json(args)
 }
 
 /// Runs a streaming command and reads its JSON Lines.

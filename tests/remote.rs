@@ -8,7 +8,7 @@ mod common;
 #[path = "common/sshd.rs"]
 mod sshd;
 
-use common::{cli_on, connect, count, load_fixture, serial, shardctl, SharedFleet};
+use common::{cli_on, connect, count, serial, FleetSetup, Function, SharedFleet};
 use shardctl::config::{Inventory, InventoryFile};
 use shardctl::directory::Directory;
 use shardctl::error::Error;
@@ -38,29 +38,20 @@ static FLEET: SharedFleet = SharedFleet::configured(
 
 /// Sets up the fleet once, on first use (see [`FLEET`]).
 fn set_up(sb: &Sandbox) {
-    load_fixture(sb, "company.sql", None);
-    common::range_directory(
-        &sb.inventory_path(),
-        &["node1", "node2", "node3"],
-        &[
-            ("employees.employees", "emp_no"),
-            ("employees.salaries", "emp_no"),
-            ("employees.titles", "emp_no"),
-        ],
-        &[("node1", "0"), ("node2", "10000"), ("node3", "20000")],
-    );
-    shardctl()
-        .arg("--config")
-        .arg(sb.inventory_path())
-        .args(["table", "add", "employees.departments", "--global"])
-        .assert()
-        .success();
-    shardctl()
-        .arg("--config")
-        .arg(sb.inventory_path())
-        .args(["sample", "--count", "900", "--start", "1", "--step", "37"])
-        .assert()
-        .success();
+    FleetSetup::new()
+        .fixture("company.sql")
+        .function(
+            Function::range("f")
+                .tables(&[
+                    ("employees.employees", "emp_no"),
+                    ("employees.salaries", "emp_no"),
+                    ("employees.titles", "emp_no"),
+                ])
+                .shards(&[("node1", "0"), ("node2", "10000"), ("node3", "20000")]),
+        )
+        .global_after_shards("employees.departments")
+        .sample(&["--count", "900", "--start", "1", "--step", "37"])
+        .build(sb);
 }
 
 /// The sandbox's inventory with `edit` applied, written to a file of its own.
@@ -395,7 +386,7 @@ fn a_move_on_the_restart_path_persists_the_filter_restarts_and_leaves_the_option
     let effects: Vec<(String, String)> = op
         .effects
         .iter()
-        .map(|e| (e.effect.clone(), format!("{:?}", e.state)))
+        .map(|e| (e.effect.name().to_string(), format!("{:?}", e.state)))
         .collect();
     let pos = |name: &str| {
         effects

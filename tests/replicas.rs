@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{connect, count, exec, exec_unlogged, inventory, shardctl};
+use common::{connect, count, exec, exec_unlogged, inventory, shardctl, FleetSetup, Function};
 use shardctl::config::ReplicaSpec;
 use shardctl::sandbox::SandboxBuilder;
 use shardctl::server::{Server, Stmt};
@@ -223,25 +223,23 @@ fn grouped_fleet(node_config: &[(&str, &str)]) -> shardctl::sandbox::Sandbox {
         builder = builder.node_config(*server, *line);
     }
     let sb = builder.start().unwrap();
-    let mut n1 = connect(&sb, "node1");
-    exec(
-        &mut n1,
-        &[
+    FleetSetup::new()
+        .nodes(&["node1", "node2"])
+        .schema(&[
             "CREATE DATABASE app",
             "CREATE TABLE app.acct (id BIGINT PRIMARY KEY, v INT)",
-        ],
-    );
-    common::range_directory(
-        &sb.inventory_path(),
-        &["node1", "node2"],
-        &[("app.acct", "id")],
-        &[("node1", "0"), ("node2", "1000")],
-    );
-    exec(
-        &mut n1,
-        &["INSERT INTO app_1.acct SELECT seq, 1 FROM app_1.seq_0_to_499"],
-    );
-    shardctl::workload::setup(&inventory(&sb), "f").unwrap();
+        ])
+        .function(
+            Function::range("f")
+                .table("app.acct", "id")
+                .shards(&[("node1", "0"), ("node2", "1000")]),
+        )
+        .rows(
+            "node1",
+            &["INSERT INTO app_1.acct SELECT seq, 1 FROM app_1.seq_0_to_499"],
+        )
+        .workload("f")
+        .build(&sb);
     sb
 }
 

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{connect, exec, inventory, serial, shardctl, SharedFleet};
+use common::{connect, exec, inventory, serial, shardctl, FleetSetup, Function, SharedFleet};
 use serde_json::Value as Json;
 use shardctl::directory::Directory;
 use shardctl::sandbox::Sandbox;
@@ -24,65 +24,36 @@ static FLEET: SharedFleet = SharedFleet::new(4, set_up);
 
 /// Sets up the fleet once, on first use (see [`FLEET`]).
 fn set_up(sb: &Sandbox) {
-    let mut n1 = connect(sb, "node1");
-    exec(
-        &mut n1,
-        &[
+    let mut rows = FleetSetup::new()
+        .schema(&[
             "CREATE DATABASE app",
             "CREATE TABLE app.t (id INT PRIMARY KEY, v INT, note VARCHAR(20), KEY (v))",
             "CREATE TABLE app.u (id INT, k INT, PRIMARY KEY (id, k))",
-        ],
-    );
-    common::range_directory(
-        &sb.inventory_path(),
-        &["node1", "node2", "node3"],
-        &[("app.t", "id"), ("app.u", "id")],
-        &[("node1", "0"), ("node2", "1000"), ("node3", "2000")],
-    );
+        ])
+        .function(
+            Function::range("f")
+                .tables(&[("app.t", "id"), ("app.u", "id")])
+                .shards(&[("node1", "0"), ("node2", "1000"), ("node3", "2000")]),
+        );
     for (node, shard, base) in [("node1", 1, 0), ("node2", 2, 1000), ("node3", 3, 2000)] {
-        let mut s = connect(sb, node);
-        for i in 0..300 {
-            let id = base + i * 3;
-            exec(
-                &mut s,
-                &[
-                    &format!("INSERT INTO app_{shard}.t VALUES ({id}, {i}, 'row {i}')"),
-                    &format!("INSERT INTO app_{shard}.u VALUES ({id}, 1), ({id}, 2)"),
-                ],
-            );
-        }
+        let sqls: Vec<String> = (0..300)
+            .flat_map(|i| {
+                let id = base + i * 3;
+                [
+                    format!("INSERT INTO app_{shard}.t VALUES ({id}, {i}, 'row {i}')"),
+                    format!("INSERT INTO app_{shard}.u VALUES ({id}, 1), ({id}, 2)"),
+                ]
+            })
+            .collect();
+        rows = rows.rows(node, &sqls);
     }
-    shardctl::workload::setup(&inventory(sb), "f").unwrap();
     // Registered, as the application's tables must be: a split then prunes it and a
     // merge carries its rows (an unmapped one holding rows refuses the merge).
-    shardctl()
-        .arg("--config")
-        .arg(sb.inventory_path())
-        .args([
-            "table",
-            "add",
-            "app.shardctl_workload",
-            "--function",
-            "f",
-            "--column",
-            "k",
-        ])
-        .assert()
-        .success();
+    rows.registered_workload("f", "app").build(sb);
 }
 
 fn json(args: &[&str]) -> Json {
-    let mut all = vec!["--output", "json"];
-    all.extend_from_slice(args);
-    let out = FLEET
-        .cli(&all)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    serde_json::from_slice(&out)
-        .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out)))
+    FLEET.json(args)
 }
 
 /// Every schema node4 holds besides the server's own.

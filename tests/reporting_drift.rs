@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::{cli_on, connect, exec, inventory};
+use common::{cli_on, connect, exec, inventory, FleetSetup, Function};
 use serde_json::Value as Json;
 use shardctl::directory::Directory;
 use shardctl::sandbox::{Sandbox, SandboxBuilder};
@@ -26,32 +26,28 @@ fn fleet() -> Sandbox {
     let sb = SandboxBuilder::for_tests(4)
         .and_then(|b| b.start())
         .unwrap_or_else(|e| panic!("cannot start the test sandbox: {e}"));
-    let mut n1 = connect(&sb, "node1");
-    exec(
-        &mut n1,
-        &[
+    let mut setup = FleetSetup::new()
+        .schema(&[
             "CREATE DATABASE app",
             "CREATE TABLE app.t (id INT PRIMARY KEY, v INT, note VARCHAR(40))",
-        ],
-    );
-    common::range_directory(
-        &sb.inventory_path(),
-        &["node1", "node2", "node3"],
-        &[("app.t", "id")],
-        &[("node1", "0"), ("node2", "1000"), ("node3", "2000")],
-    );
+        ])
+        .function(Function::range("f").table("app.t", "id").shards(&[
+            ("node1", "0"),
+            ("node2", "1000"),
+            ("node3", "2000"),
+        ]));
     for (node, shard, base) in [("node1", 1, 0), ("node2", 2, 1000), ("node3", 3, 2000)] {
-        let mut s = connect(&sb, node);
-        for i in 0..200 {
-            exec(
-                &mut s,
-                &[&format!(
+        let rows: Vec<String> = (0..200)
+            .map(|i| {
+                format!(
                     "INSERT INTO app_{shard}.t VALUES ({}, {i}, 'row {i}')",
                     base + i
-                )],
-            );
-        }
+                )
+            })
+            .collect();
+        setup = setup.rows(node, &rows);
     }
+    setup.build(&sb);
     sb
 }
 

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{connect, exec, shardctl};
+use common::{connect, exec, shardctl, FleetSetup, Function};
 use shardctl::sandbox::{Sandbox, SandboxBuilder};
 
 /// `mariadb-dump` of the directory schema on node1, or its restore (`mariadb < dump`).
@@ -98,23 +98,22 @@ fn status_names_a_location_a_restored_directory_got_wrong() {
     let sb = SandboxBuilder::for_tests(2).unwrap().start().unwrap();
     let inv = sb.inventory_path();
     let cli = |args: &[&str]| shardctl().arg("--config").arg(&inv).args(args).assert();
-    exec(
-        &mut connect(&sb, "node1"),
-        &[
+    FleetSetup::new()
+        .nodes(&["node1", "node2"])
+        .schema(&[
             "CREATE DATABASE app",
             "CREATE TABLE app.items (k BIGINT NOT NULL PRIMARY KEY, note VARCHAR(40) NULL)",
-        ],
-    );
-    common::range_directory(
-        &inv,
-        &["node1", "node2"],
-        &[("app.items", "k")],
-        &[("node1", "0")],
-    );
-    exec(
-        &mut connect(&sb, "node1"),
-        &["INSERT INTO app_1.items (k, note) SELECT seq, 'x' FROM app_1.seq_1_to_100"],
-    );
+        ])
+        .function(
+            Function::range("f")
+                .table("app.items", "k")
+                .shard("node1", "0"),
+        )
+        .rows(
+            "node1",
+            &["INSERT INTO app_1.items (k, note) SELECT seq, 'x' FROM app_1.seq_1_to_100"],
+        )
+        .build(&sb);
     assert!(shard_report(&sb, 1)["stale_location"].is_null());
 
     // The backup, then a move, then the backup restored over the directory.
@@ -359,14 +358,18 @@ fn init_migrates_a_version_9_directory_keeping_its_sequences() {
     let sb = SandboxBuilder::for_tests(1).unwrap().start().unwrap();
     let inv = sb.inventory_path();
     let cli = |args: &[&str]| shardctl().arg("--config").arg(&inv).args(args).assert();
-    exec(
-        &mut connect(&sb, "node1"),
-        &[
+    FleetSetup::new()
+        .nodes(&["node1"])
+        .schema(&[
             "CREATE DATABASE app",
             "CREATE TABLE app.items (k BIGINT NOT NULL PRIMARY KEY)",
-        ],
-    );
-    common::range_directory(&inv, &["node1"], &[("app.items", "k")], &[("node1", "0")]);
+        ])
+        .function(
+            Function::range("f")
+                .table("app.items", "k")
+                .shard("node1", "0"),
+        )
+        .build(&sb);
     cli(&["ids", "sequence", "create", "items_k"]).success();
     cli(&["ids", "sequence", "next", "items_k", "--count", "7"]).success();
     // The directory as version 9 left it: no sequence_feeds.

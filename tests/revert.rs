@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{connect, count, exec, serial, wait_exit, SharedFleet};
+use common::{connect, count, exec, serial, wait_exit, FleetSetup, Function, SharedFleet};
 use shardctl::config::Inventory;
 use shardctl::directory::Directory;
 use shardctl::sandbox::Sandbox;
@@ -23,10 +23,8 @@ static FLEET: SharedFleet = SharedFleet::new(3, set_up);
 
 /// Sets up the fleet once, on first use (see [`FLEET`]).
 fn set_up(sb: &Sandbox) {
-    let mut n1 = connect(sb, "node1");
-    exec(
-        &mut n1,
-        &[
+    FleetSetup::new()
+        .schema(&[
             "CREATE DATABASE app",
             "CREATE TABLE app.items (k BIGINT NOT NULL, n INT NOT NULL, note VARCHAR(40) NULL, PRIMARY KEY (k, n))",
             "CREATE TABLE app.shardctl_workload (k BIGINT NOT NULL, seq BIGINT UNSIGNED NOT NULL, at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), PRIMARY KEY (k, seq))",
@@ -36,22 +34,18 @@ fn set_up(sb: &Sandbox) {
             // Enabled: the move's enable-events on the new node is a logged ALTER EVENT
             // the reverse channel must step over.
             "CREATE EVENT app.tidy ON SCHEDULE EVERY 1 DAY DO DELETE FROM app.audit WHERE k < 0",
-        ],
-    );
-    common::range_directory(
-        &sb.inventory_path(),
-        &["node1", "node2", "node3"],
-        &[
-            ("app.items", "k"),
-            ("app.shardctl_workload", "k"),
-            ("app.audit", "k"),
-        ],
-        &[("node1", "0"), ("node2", "100000")],
-    );
-    exec(
-        &mut n1,
-        &["INSERT INTO app_1.items (k, n) SELECT seq, 1 FROM app_1.seq_1_to_20000"],
-    );
+        ])
+        .function(
+            Function::range("f")
+                .items("app")
+                .table("app.audit", "k")
+                .shards(&[("node1", "0"), ("node2", "100000")]),
+        )
+        .rows(
+            "node1",
+            &["INSERT INTO app_1.items (k, n) SELECT seq, 1 FROM app_1.seq_1_to_20000"],
+        )
+        .build(sb);
 }
 
 fn inventory() -> Inventory {
@@ -537,14 +531,24 @@ fn bad_revert_and_finalize_requests_are_refused() {
     FLEET.sandbox();
     let from = home_of(1);
     let to = other_node(&from);
-    for (args, says) in [
-        (vec!["revert", "999999"], "999999"),
-        (vec!["finalize", "999999"], "999999"),
+    for (name, args, says) in [
         (
+            "a revert of an unknown operation",
+            vec!["revert", "999999"],
+            "999999",
+        ),
+        (
+            "a finalize of an unknown operation",
+            vec!["finalize", "999999"],
+            "999999",
+        ),
+        (
+            "a revert window of 0",
             vec!["move", "--shard", "1", "--to", to, "--revert-window", "0"],
             "must last more than 0 s",
         ),
         (
+            "a revert window that is no duration",
             vec![
                 "move",
                 "--shard",
@@ -557,9 +561,10 @@ fn bad_revert_and_finalize_requests_are_refused() {
             "a duration is like",
         ),
     ] {
-        let out = FLEET.cli(&[]).args(&args).assert().code(USAGE);
-        let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
-        assert!(err.contains(says), "{args:?}: {err}");
+        let out = FLEET.cli(&[]).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(out.status.code(), Some(USAGE), "{name} {args:?}: {err}");
+        assert!(err.contains(says), "{name} {args:?}: {err}");
     }
     assert_eq!(home_of(1), from, "nothing moved");
     // An operation that is not in a revert window (a finished one without one).

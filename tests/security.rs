@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{range_directory, serial, shardctl, SharedFleet};
+use common::{serial, shardctl, FleetSetup, Function, SharedFleet};
 use mysql::prelude::Queryable;
 use shardctl::config::Inventory;
 use shardctl::ident::Channel;
@@ -25,24 +25,22 @@ static FLEET: SharedFleet = SharedFleet::configured(2, |b| b.tls(true), set_up);
 
 /// Sets up the fleet once, on first use (see [`FLEET`]).
 fn set_up(sb: &Sandbox) {
-    let inv = Inventory::load(&sb.inventory_path()).unwrap();
-    let mut s = Server::connect_node(&inv, "node1").unwrap();
-    for sql in [
-        "CREATE DATABASE sec",
-        "CREATE TABLE sec.t (id INT PRIMARY KEY, v VARCHAR(20))",
-    ] {
-        s.exec(&Stmt::text(sql)).unwrap();
-    }
-    range_directory(
-        &sb.inventory_path(),
-        &["node1", "node2"],
-        &[("sec.t", "id")],
-        &[("node1", "0")],
-    );
-    s.exec(&Stmt::text(
-        "INSERT INTO sec_1.t SELECT seq, CONCAT('row ', seq) FROM sec.seq_1_to_200",
-    ))
-    .unwrap();
+    FleetSetup::new()
+        .nodes(&["node1", "node2"])
+        .schema(&[
+            "CREATE DATABASE sec",
+            "CREATE TABLE sec.t (id INT PRIMARY KEY, v VARCHAR(20))",
+        ])
+        .function(
+            Function::range("f")
+                .table("sec.t", "id")
+                .shard("node1", "0"),
+        )
+        .rows(
+            "node1",
+            &["INSERT INTO sec_1.t SELECT seq, CONCAT('row ', seq) FROM sec.seq_1_to_200"],
+        )
+        .build(sb);
 }
 
 fn inventory() -> Inventory {
@@ -486,7 +484,7 @@ fn the_application_account_reads_the_directory_and_cannot_write_it() {
     let inv = inventory();
     let directory_node = inv.file.directory.node.clone();
     let mut admin_dir = shardctl::directory::Directory::open(&inv).unwrap();
-    if shardctl::ids::sequence(&mut admin_dir, "sec_ids").is_err() {
+    if shardctl::directory::sequences::sequence(&mut admin_dir, "sec_ids").is_err() {
         shardctl::ids::create_sequence(&mut admin_dir, "sec_ids", 1, 10, 1_000_000).unwrap();
     }
     let mut a = app(&directory_node);

@@ -4,168 +4,34 @@
 
 mod common;
 
-use common::{connect, exec, serial, shardctl, SharedFleet};
+use common::{connect, exec, range_hash_list_items, serial, SharedFleet};
 use predicates::prelude::*;
 use shardctl::config::Inventory;
 use shardctl::directory::{Directory, Key, Router};
 use shardctl::sandbox::Sandbox;
-use shardctl::server::Stmt;
 use shardctl::workload;
 use std::time::{Duration, Instant};
 
 static FLEET: SharedFleet = SharedFleet::new(3, set_up);
 
-/// Sets up the fleet once, on first use (see [`FLEET`]).
+/// Sets up the fleet once, on first use (see [`FLEET`]): a range (`r`, `rdb`), a hash
+/// (`h`, `hdb`) and a list (`l`, `ldb`) function of two shards each on node1 and node2,
+/// `items` filled through the router.
 fn set_up(sb: &Sandbox) {
-    let mut n1 = connect(sb, "node1");
-    for (db, key) in [
-        ("rdb", "BIGINT"),
-        ("hdb", "BIGINT"),
-        ("ldb", "VARBINARY(16)"),
-    ] {
-        exec(
-            &mut n1,
-            &[
-                &format!("CREATE DATABASE {db}"),
-                &format!("CREATE TABLE {db}.items (k {key} NOT NULL, n INT NOT NULL, PRIMARY KEY (k, n))"),
-                &format!("CREATE TABLE {db}.shardctl_workload (k {key} NOT NULL, seq BIGINT UNSIGNED NOT NULL, at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), PRIMARY KEY (k, seq))"),
-                &format!("CREATE TABLE {db}.kinds (id INT PRIMARY KEY)"),
-                &format!("INSERT INTO {db}.kinds VALUES (1), (2)"),
-            ],
-        );
-    }
-    let inv = sb.inventory_path();
-    let run = |args: &[&str]| {
-        shardctl()
-            .arg("--config")
-            .arg(&inv)
-            .args(args)
-            .assert()
-            .success();
-    };
-    run(&["init"]);
-    for n in ["node1", "node2", "node3"] {
-        run(&["node", "add", n]);
-    }
-    for (f, t, k, db) in [
-        ("r", "range", "int", "rdb"),
-        ("h", "hash", "int", "hdb"),
-        ("l", "list", "string", "ldb"),
-    ] {
-        run(&["function", "add", f, "--type", t, "--key", k]);
-        for table in ["items", "shardctl_workload"] {
-            run(&[
-                "table",
-                "add",
-                &format!("{db}.{table}"),
-                "--function",
-                f,
-                "--column",
-                "k",
-            ]);
-        }
-    }
-    run(&[
-        "shard",
-        "add",
-        "--function",
-        "r",
-        "--node",
-        "node1",
-        "--lower-bound",
-        "0",
-    ]);
-    run(&[
-        "shard",
-        "add",
-        "--function",
-        "r",
-        "--node",
-        "node2",
-        "--lower-bound",
-        "100000",
-    ]);
-    run(&[
-        "shard",
-        "add",
-        "--function",
-        "h",
-        "--node",
-        "node1",
-        "--point",
-        "auto",
-    ]);
-    run(&[
-        "shard",
-        "add",
-        "--function",
-        "h",
-        "--node",
-        "node2",
-        "--point",
-        "auto",
-    ]);
-    run(&[
-        "shard",
-        "add",
-        "--function",
-        "l",
-        "--node",
-        "node1",
-        "--values",
-        "a,b,c,d",
-    ]);
-    run(&[
-        "shard",
-        "add",
-        "--function",
-        "l",
-        "--node",
-        "node2",
-        "--values",
-        "e,f",
-    ]);
-    let inv = Inventory::load(&sb.inventory_path()).unwrap();
-    let router = Router::connect(&inv).unwrap();
-    let keys: Vec<(&str, &str, Vec<Key>)> = vec![
-        (
+    let strings = ["a", "b", "c", "d", "e", "f"].map(|s| Key::Str(s.to_string()));
+    range_hash_list_items(false, true)
+        .routed_items(
             "r",
             "rdb",
             (0..4000)
                 .map(|i| Key::Int(i * 3))
                 .chain((0..500).map(|i| Key::Int(100_000 + i)))
                 .collect(),
-        ),
-        ("h", "hdb", (0..3000).map(Key::Int).collect()),
-        (
-            "l",
-            "ldb",
-            ["a", "b", "c", "d", "e", "f"]
-                .iter()
-                .map(|s| Key::Str(s.to_string()))
-                .collect(),
-        ),
-    ];
-    for (f, db, ks) in keys {
-        for k in ks {
-            let shard = router.shard_for_function(f, &k).unwrap();
-            let mut s = connect(sb, &shard.node);
-            let rows = if matches!(k, Key::Str(_)) { 50 } else { 1 };
-            for n in 0..rows {
-                s.exec(&Stmt::with(
-                    format!("INSERT INTO {db}_{}.items (k, n) VALUES (?, ?)", shard.id),
-                    vec![
-                        match &k {
-                            Key::Int(i) => (*i).into(),
-                            Key::Str(s) => s.as_str().into(),
-                        },
-                        n.into(),
-                    ],
-                ))
-                .unwrap();
-            }
-        }
-    }
+            1,
+        )
+        .routed_items("h", "hdb", (0..3000).map(Key::Int).collect(), 1)
+        .routed_items("l", "ldb", strings.to_vec(), 50)
+        .build(sb);
 }
 
 fn inventory() -> Inventory {
@@ -175,36 +41,7 @@ fn inventory() -> Inventory {
 /// Every row of every sharded table of `function` sits on the shard the router names.
 /// Returns the number of `items` rows.
 fn rows_are_where_lookup_says(function: &str, db: &str) -> usize {
-    let inv = inventory();
-    let router = Router::connect(&inv).unwrap();
-    let snap = router.snapshot().clone();
-    let func = snap.function(function).unwrap().clone();
-    let mut items = 0;
-    for shard in snap.shards_of(func.id) {
-        let mut s = connect(FLEET.sandbox(), &shard.node);
-        for table in ["items", "shardctl_workload"] {
-            let rows = s
-                .rows(&Stmt::text(format!(
-                    "SELECT CAST(k AS CHAR) FROM {db}_{}.{table}",
-                    shard.id
-                )))
-                .unwrap();
-            for r in rows {
-                let text: String = mysql::from_row(r);
-                let key = func.key_type.parse(&text).unwrap();
-                let owner = router.shard_for_function(function, &key).unwrap().id;
-                assert_eq!(
-                    owner, shard.id,
-                    "{db}_{}.{table} holds key {text}, which lookup gives to shard {owner}",
-                    shard.id
-                );
-                if table == "items" {
-                    items += 1;
-                }
-            }
-        }
-    }
-    items
+    common::items_are_where_lookup_says(FLEET.sandbox(), function, db)
 }
 
 fn split_under_workload(function: &str, db: &str, args: &[&str]) -> u32 {
@@ -395,23 +232,27 @@ fn bad_splits_are_refused_without_a_change() {
         .map(|l| l.value.to_string())
         .collect();
     let all_of_5 = all_of_5.join(",");
-    let cases: Vec<(Vec<&str>, i32, &str)> = vec![
+    let cases: Vec<(&str, Vec<&str>, i32, &str)> = vec![
         (
+            "a key outside the shard's range",
             vec!["split", "--shard", "2", "--to", "node3", "--at", "50"],
             2,
             "outside shard 2's range [100000, ",
         ),
         (
+            "a key equal to the lower bound",
             vec!["split", "--shard", "2", "--to", "node3", "--at", "100000"],
             5,
             "equals the lower bound",
         ),
         (
+            "a value of another shard",
             vec!["split", "--shard", "5", "--to", "node3", "--values", "e"],
             2,
             "value e is not mapped to shard 5",
         ),
         (
+            "every value of the shard",
             vec![
                 "split", "--shard", "5", "--to", "node3", "--values", &all_of_5,
             ],
@@ -419,16 +260,17 @@ fn bad_splits_are_refused_without_a_change() {
             "without values",
         ),
         (
+            "a range split without --at",
             vec!["split", "--shard", "2", "--to", "node3"],
             2,
             "--at KEY or --at median",
         ),
     ];
-    for (args, code, needle) in cases {
+    for (name, args, code, needle) in cases {
         let out = FLEET.cli(&args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
-        assert!(err.contains(needle), "{args:?}: {err}");
+        assert_eq!(out.status.code(), Some(code), "{name} {args:?}: {err}");
+        assert!(err.contains(needle), "{name} {args:?}: {err}");
     }
     assert_eq!(version(), before, "a refused split changed the directory");
     // A shard whose sharding column holds a single value cannot be split at its median.

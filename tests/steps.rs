@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{connect, count, exec, shardctl};
+use common::{connect, count, exec, shardctl, FleetSetup, Function};
 use predicates::prelude::*;
 use shardctl::sandbox::SandboxBuilder;
 
@@ -11,24 +11,22 @@ fn the_chapters_procedure_step_by_step() {
     let sb = SandboxBuilder::for_tests(3).unwrap().start().unwrap();
     let inv = sb.inventory_path();
     let cli = |args: &[&str]| shardctl().arg("--config").arg(&inv).args(args).assert();
-    let mut n1 = connect(&sb, "node1");
-    exec(
-        &mut n1,
-        &[
+    FleetSetup::new()
+        .schema(&[
             "CREATE DATABASE app",
             "CREATE TABLE app.t (id INT PRIMARY KEY, v INT)",
-        ],
-    );
-    common::range_directory(
-        &inv,
-        &["node1", "node2", "node3"],
-        &[("app.t", "id")],
-        &[("node1", "0")],
-    );
-    exec(
-        &mut n1,
-        &["INSERT INTO app_1.t VALUES (1, 1), (2, 2), (3, 3)"],
-    );
+        ])
+        .function(
+            Function::range("f")
+                .table("app.t", "id")
+                .shard("node1", "0"),
+        )
+        .rows(
+            "node1",
+            &["INSERT INTO app_1.t VALUES (1, 1), (2, 2), (3, 3)"],
+        )
+        .build(&sb);
+    let mut n1 = connect(&sb, "node1");
 
     // 1-2. Backup into node2, with the position it matches.
     let out = cli(&[

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{connect, count, exec, run_in_pty, screen, serial, SharedFleet};
+use common::{connect, count, run_in_pty, screen, serial, FleetSetup, Function, SharedFleet};
 use shardctl::sandbox::Sandbox;
 use std::process::Command;
 use std::time::Duration;
@@ -16,24 +16,21 @@ static FLEET: SharedFleet = SharedFleet::over(common::sandbox3, set_up);
 
 /// Sets up the fleet once, on first use (see [`FLEET`]).
 fn set_up(sb: &Sandbox) {
-    let mut n1 = connect(sb, "node1");
-    exec(
-        &mut n1,
-        &[
+    FleetSetup::new()
+        .schema(&[
             "CREATE DATABASE app",
             "CREATE TABLE app.t (id INT PRIMARY KEY, v VARCHAR(40), KEY (v))",
-        ],
-    );
-    common::range_directory(
-        &sb.inventory_path(),
-        &["node1", "node2", "node3"],
-        &[("app.t", "id")],
-        &[("node1", "0"), ("node2", "1000000")],
-    );
-    exec(
-        &mut n1,
-        &["INSERT INTO app_1.t SELECT seq, MD5(seq) FROM app_1.seq_1_to_150000"],
-    );
+        ])
+        .function(
+            Function::range("f")
+                .table("app.t", "id")
+                .shards(&[("node1", "0"), ("node2", "1000000")]),
+        )
+        .rows(
+            "node1",
+            &["INSERT INTO app_1.t SELECT seq, MD5(seq) FROM app_1.seq_1_to_150000"],
+        )
+        .build(sb);
 }
 
 /// shardctl without `SHARDCTL_YES`, as an operator's shell runs it.

@@ -7,7 +7,9 @@
 
 mod common;
 
-use common::{connect, count, exec, inventory, newest_op, range_directory, serial, SharedFleet};
+use common::{
+    connect, count, exec, inventory, newest_op, serial, FleetSetup, Function, SharedFleet,
+};
 use shardctl::directory::Directory;
 use shardctl::sandbox::Sandbox;
 
@@ -19,28 +21,22 @@ static FLEET: SharedFleet = SharedFleet::new(2, set_up);
 
 /// Sets up the fleet once, on first use (see [`FLEET`]).
 fn set_up(sb: &Sandbox) {
-    exec(
-        &mut connect(sb, "node1"),
-        &[
+    let mut setup = FleetSetup::new()
+        .nodes(&["node1", "node2"])
+        .schema(&[
             "CREATE DATABASE shop",
             "CREATE TABLE shop.orders (k BIGINT NOT NULL PRIMARY KEY, v INT NOT NULL)",
             "CREATE TABLE shop.notes (id INT PRIMARY KEY, body VARCHAR(64) NOT NULL)",
             "CREATE TABLE shop.kinds (id INT PRIMARY KEY)",
             "INSERT INTO shop.kinds VALUES (1), (2)",
-        ],
-    );
-    range_directory(
-        &sb.inventory_path(),
-        &["node1", "node2"],
-        &[("shop.orders", "k")],
-        &[
+        ])
+        .function(Function::range("f").table("shop.orders", "k").shards(&[
             ("node1", "0"),
             ("node1", "100"),
             ("node2", "200"),
             ("node2", "300"),
             ("node1", "400"),
-        ],
-    );
+        ]));
     for (node, shard, k) in [
         ("node1", 1, 50),
         ("node1", 2, 150),
@@ -48,11 +44,12 @@ fn set_up(sb: &Sandbox) {
         ("node2", 4, 350),
         ("node1", 5, 450),
     ] {
-        exec(
-            &mut connect(sb, node),
-            &[&format!("INSERT INTO shop_{shard}.orders VALUES ({k}, 1)")],
+        setup = setup.rows(
+            node,
+            &[format!("INSERT INTO shop_{shard}.orders VALUES ({k}, 1)")],
         );
     }
+    setup.build(sb);
 }
 
 /// The shards as (id, node), in the directory's order.

@@ -12,7 +12,7 @@
 
 mod common;
 
-use common::{connect, exec, exec_unlogged, serial, SharedFleet};
+use common::{connect, exec, exec_unlogged, serial, FleetSetup, Function, SharedFleet};
 use mysql::Value;
 use predicates::prelude::*;
 use shardctl::directory::Directory;
@@ -44,13 +44,14 @@ static FLEET: SharedFleet = SharedFleet::configured(
 
 /// Sets up the fleet once, on first use (see [`FLEET`]).
 fn set_up(sb: &Sandbox) {
-    exec(&mut connect(sb, "node1"), &["CREATE DATABASE geo", PLACES]);
-    common::range_directory(
-        &sb.inventory_path(),
-        &["node1", "node2", "node3"],
-        &[("geo.places", "id")],
-        &[("node1", "0")],
-    );
+    FleetSetup::new()
+        .schema(&["CREATE DATABASE geo", PLACES])
+        .function(
+            Function::range("f")
+                .table("geo.places", "id")
+                .shard("node1", "0"),
+        )
+        .build(sb);
 }
 
 /// A new shard of `f` on node1 from `lower_bound`: its id and schema.

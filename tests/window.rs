@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{cli_on, connect, count, exec, wait_exit};
+use common::{cli_on, connect, count, wait_exit, FleetSetup, Function};
 use shardctl::config::Inventory;
 use shardctl::directory::journal::OperationRecord;
 use shardctl::directory::Directory;
@@ -23,25 +23,23 @@ fn fleet() -> MutexGuard<'static, Sandbox> {
     static SB: OnceLock<Mutex<Sandbox>> = OnceLock::new();
     SB.get_or_init(|| {
         let sb = SandboxBuilder::for_tests(3).unwrap().start().unwrap();
-        exec(
-            &mut connect(&sb, "node1"),
-            &[
+        FleetSetup::new()
+            .schema(&[
                 "CREATE DATABASE app",
                 "CREATE TABLE app.items (k BIGINT NOT NULL PRIMARY KEY, note VARCHAR(40) NULL)",
-            ],
-        );
-        common::range_directory(
-            &sb.inventory_path(),
-            &["node1", "node2", "node3"],
-            &[("app.items", "k")],
-            &[("node2", "0"), ("node1", "100000")],
-        );
-        exec(
-            &mut connect(&sb, "node2"),
-            &[&format!(
-                "INSERT INTO app_1.items (k, note) SELECT seq, 'x' FROM app_1.seq_1_to_{ROWS}"
-            )],
-        );
+            ])
+            .function(
+                Function::range("f")
+                    .table("app.items", "k")
+                    .shards(&[("node2", "0"), ("node1", "100000")]),
+            )
+            .rows(
+                "node2",
+                &[format!(
+                    "INSERT INTO app_1.items (k, note) SELECT seq, 'x' FROM app_1.seq_1_to_{ROWS}"
+                )],
+            )
+            .build(&sb);
         Mutex::new(sb)
     })
     .lock()

@@ -587,15 +587,7 @@ pub fn analyze(ctx: &Context, args: AnalyzeArgs) -> Result<()> {
     let inv = ctx.inventory()?;
     let schema = Ident::new("schema", &args.schema)?;
     let node = args.node.unwrap_or_else(|| inv.file.directory.node.clone());
-    let mut server = Server::connect_node(&inv, &node)?;
-    if !server.schema_exists(&schema)? {
-        return Err(Error::Usage(format!(
-            "schema {schema} not found on node {node}"
-        )));
-    }
-    let fks = server.foreign_keys(&schema)?;
-    let rows = server.table_rows(&schema)?;
-    let candidates = crate::directory::analyze::candidates(&fks, &rows);
+    let candidates = crate::directory::analyze::analyze_schema(&inv, &node, &schema)?;
     match ctx.format {
         Format::Json => {
             let candidates: Vec<_> = candidates

@@ -329,7 +329,7 @@ pub enum SequenceCommand {
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         count: Option<u64>,
         /// Seconds to wait for the sequence's row lock.
-        #[arg(long, default_value_t = crate::ids::DEFAULT_LOCK_WAIT_SECS, value_parser = clap::value_parser!(u64).range(1..))]
+        #[arg(long, default_value_t = crate::directory::sequences::DEFAULT_LOCK_WAIT_SECS, value_parser = clap::value_parser!(u64).range(1..))]
         lock_wait: u64,
     },
     /// Show sequences.
@@ -342,7 +342,7 @@ pub enum SequenceCommand {
     },
 }
 
-fn print_sequences(ctx: &Context, command: &str, seqs: &[crate::ids::Sequence]) {
+fn print_sequences(ctx: &Context, command: &str, seqs: &[crate::directory::sequences::Sequence]) {
     match ctx.format {
         Format::Json => output::print_document(command, serde_json::json!({ "sequences": seqs })),
         Format::Table => {
@@ -380,7 +380,7 @@ pub fn ids(ctx: &Context, cmd: IdsCommand) -> Result<()> {
     match cmd {
         IdsCommand::Check => {
             let snap = dir.load()?;
-            let seqs = crate::ids::sequences(&mut dir)?;
+            let seqs = crate::directory::sequences::sequences(&mut dir)?;
             let report = crate::ids::check(&inv, &snap, &seqs)?;
             match ctx.format {
                 Format::Json => output::print_document("ids check", serde_json::json!(report)),
@@ -555,9 +555,11 @@ pub fn ids(ctx: &Context, cmd: IdsCommand) -> Result<()> {
         }) => {
             let count = match count {
                 Some(c) => c,
-                None => u64::from(crate::ids::sequence(&mut dir, &name)?.block_size),
+                None => {
+                    u64::from(crate::directory::sequences::sequence(&mut dir, &name)?.block_size)
+                }
             };
-            let b = crate::ids::take(&mut dir, &name, count, false, lock_wait)?;
+            let b = crate::directory::sequences::take(&mut dir, &name, count, false, lock_wait)?;
             match ctx.format {
                 Format::Json => output::print_document(
                     "ids sequence next",
@@ -573,8 +575,8 @@ pub fn ids(ctx: &Context, cmd: IdsCommand) -> Result<()> {
         }
         IdsCommand::Sequence(SequenceCommand::Show { name }) => {
             let seqs = match name {
-                Some(n) => vec![crate::ids::sequence(&mut dir, &n)?],
-                None => crate::ids::sequences(&mut dir)?,
+                Some(n) => vec![crate::directory::sequences::sequence(&mut dir, &n)?],
+                None => crate::directory::sequences::sequences(&mut dir)?,
             };
             print_sequences(ctx, "ids sequence show", &seqs);
             Ok(())
@@ -642,12 +644,14 @@ pub fn global(ctx: &Context, cmd: GlobalCommand) -> Result<()> {
                                 Cell::new(s.shard),
                                 Cell::new(&s.node),
                                 output::status_cell(
-                                    &if s.state == "source" && !r.source_recorded {
+                                    &if s.state == crate::global::CopyState::Source
+                                        && !r.source_recorded
+                                    {
                                         "source (lowest shard; none recorded)".to_string()
                                     } else {
-                                        s.state.clone()
+                                        s.state.to_string()
                                     },
-                                    s.state == "same" || s.state == "source",
+                                    s.state.agrees(),
                                 ),
                                 Cell::new(s.rows),
                                 Cell::new(s.missing_rows),
@@ -663,12 +667,9 @@ pub fn global(ctx: &Context, cmd: GlobalCommand) -> Result<()> {
             let bad: Vec<String> = reports
                 .iter()
                 .flat_map(|r| {
-                    r.shards
-                        .iter()
-                        .filter(|s| s.state == "differs" || s.state == "missing")
-                        .map(move |s| {
-                            format!("{}.{} {} on shard {}", r.schema, r.table, s.state, s.shard)
-                        })
+                    r.shards.iter().filter(|s| !s.state.agrees()).map(move |s| {
+                        format!("{}.{} {} on shard {}", r.schema, r.table, s.state, s.shard)
+                    })
                 })
                 .collect();
             if bad.is_empty() {

@@ -3,7 +3,6 @@
 use super::{Cli, Context};
 use crate::error::{Error, Result};
 use crate::output::{self, Format};
-use crate::server::Server;
 use clap::CommandFactory;
 use comfy_table::Cell;
 
@@ -56,54 +55,24 @@ pub fn man(command: Option<&str>) -> Result<()> {
         .map_err(|e| Error::io("cannot write the man page", e))
 }
 
-/// How long `config check` waits for a host's answer.
-const CHECK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
-
 /// `config check`: the inventory parses and every node answers (and its host, over ssh,
 /// when the inventory gives one); one row per node.
 pub fn config(ctx: &Context, cmd: ConfigCommand) -> Result<()> {
     match cmd {
         ConfigCommand::Check => {
             let inv = ctx.inventory()?;
-            let mut rows = Vec::new();
-            let mut first_failure: Option<Error> = None;
-            for name in inv.node_names() {
-                let node = inv.node(name)?;
-                let address = format!("{}:{}", node.host(), node.port());
-                // A node with `ssh:` is also reached over ssh (host key, login, a command).
-                let host = node.spec.ssh.as_ref().map(|_| {
-                    crate::remote::host_for(&inv, name).and_then(|h| {
-                        h.text("checking the host", "uname -n", CHECK_TIMEOUT)
-                            .map(|n| format!("{} ({})", h.describe(), n.trim()))
+            let checks = crate::status::check_nodes(&inv)?;
+            let rows: Vec<serde_json::Value> = checks
+                .iter()
+                .map(|c| {
+                    serde_json::json!({
+                        "node": c.node, "address": c.address, "ok": c.error.is_none(),
+                        "server": c.server, "host": c.host,
+                        "error": c.error.as_ref().map(|e| e.to_string()),
                     })
-                });
-                let (host_text, host_error) = match host {
-                    None => (serde_json::Value::Null, None),
-                    Some(Ok(t)) => (serde_json::json!(t), None),
-                    Some(Err(e)) => (serde_json::Value::Null, Some(e)),
-                };
-                match Server::connect_node(&inv, name) {
-                    Ok(s) if host_error.is_none() => rows.push(serde_json::json!({
-                        "node": name, "address": address, "ok": true,
-                        "server": s.flavor().to_string(), "host": host_text, "error": null,
-                    })),
-                    Ok(s) => {
-                        let e = host_error.expect("checked above");
-                        rows.push(serde_json::json!({
-                            "node": name, "address": address, "ok": false,
-                            "server": s.flavor().to_string(), "host": null, "error": e.to_string(),
-                        }));
-                        first_failure.get_or_insert(e);
-                    }
-                    Err(e) => {
-                        rows.push(serde_json::json!({
-                            "node": name, "address": address, "ok": false,
-                            "server": null, "host": host_text, "error": e.to_string(),
-                        }));
-                        first_failure.get_or_insert(e);
-                    }
-                }
-            }
+                })
+                .collect();
+            let first_failure = checks.into_iter().find_map(|c| c.error);
             match ctx.format {
                 Format::Json => output::print_document(
                     "config check",

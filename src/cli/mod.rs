@@ -3,14 +3,20 @@
 
 mod directory;
 mod fleet;
+mod merge;
 mod meta;
 mod mv;
+mod progress;
+mod prune;
+mod rebalance;
 mod reporting;
 mod sandbox;
+mod split;
 mod status;
 mod steps;
 mod values;
 mod views;
+mod workload;
 
 use crate::config::{Inventory, DEFAULT_CONFIG};
 use crate::directory::journal::WindowRequest;
@@ -99,17 +105,17 @@ pub enum Command {
     #[command(
         after_help = "Example:\n  shardctl split --shard 2 --to node3 --at median\n  shardctl split --shard 2 --to node3 --at 15000\n  shardctl split --shard 7 --to node1\n  shardctl split --shard 9 --to node2 --values dk,no"
     )]
-    Split(mv::SplitArgs),
+    Split(split::SplitArgs),
     /// Merge adjacent shards (playbooks/merge.yaml) into the one on NODE: each other shard
     /// is copied into it (kept current by a channel from another node), fenced, verified,
     /// flipped and dropped.
     #[command(
         after_help = "Example:\n  shardctl merge --shards 2,3 --to node1\n  shardctl merge --shards 4,5,6 --to node2 --dry-run"
     )]
-    Merge(mv::MergeArgs),
+    Merge(merge::MergeArgs),
     /// Plan the moves that even out the fleet, then apply them.
     #[command(subcommand)]
-    Rebalance(mv::RebalanceCommand),
+    Rebalance(rebalance::RebalanceCommand),
     /// Continue an operation after a crash or a failure, from what the servers show.
     #[command(
         after_help = "Example:\n  shardctl resume 12\n\nRefused while the operation's owner is alive (the message names it). An owner whose\nprocess is gone, or that has been silent for 20 s, is taken over: the lease's epoch goes\nup and the old owner, should it wake, can change nothing more."
@@ -170,12 +176,12 @@ pub enum Command {
     #[command(
         after_help = "Example:\n  shardctl workload --function emp --setup --rate 500 --seconds 30\n  shardctl workload --function emp --stale-router --seconds 30 --output json"
     )]
-    Workload(mv::WorkloadArgs),
+    Workload(workload::WorkloadArgs),
     /// Delete the rows a shard no longer owns, in throttled, checkpointed primary-key chunks.
     #[command(
         after_help = "Example:\n  shardctl prune --shard 5 --dry-run\n  shardctl prune --shard 5 --chunk-ms 500 --max-lag 1"
     )]
-    Prune(mv::PruneArgs),
+    Prune(prune::PruneArgs),
     /// The move's steps, one at a time.
     #[command(flatten)]
     Step(steps::StepCommand),
@@ -444,7 +450,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         .collect();
     crate::fault::check_env(&crate::fault::KnownPoints {
         effects: &effects,
-        steps: &crate::playbook::STEP_NAMES,
+        steps: crate::playbook::STEP_NAMES,
         reporting: &crate::reporting::FAULT_POINTS,
     })?;
     let ctx = Context {
@@ -457,9 +463,9 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Status(args) => status::run(&ctx, args),
         Command::Init => directory::init(&ctx),
         Command::Move(args) => mv::run_move(&ctx, args),
-        Command::Split(args) => mv::split(&ctx, args),
-        Command::Merge(args) => mv::merge(&ctx, args),
-        Command::Rebalance(cmd) => mv::rebalance(&ctx, cmd),
+        Command::Split(args) => split::split(&ctx, args),
+        Command::Merge(args) => merge::merge(&ctx, args),
+        Command::Rebalance(cmd) => rebalance::rebalance(&ctx, cmd),
         Command::Resume(args) => mv::resume(&ctx, args),
         Command::Abort(args) => mv::abort(&ctx, args),
         Command::Stop(args) => mv::stop(&ctx, args),
@@ -471,8 +477,8 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Continue(args) => mv::pause(&ctx, args, false),
         Command::Throttle(args) => mv::throttle(&ctx, args),
         Command::Ops(args) => mv::ops(&ctx, args),
-        Command::Workload(args) => mv::workload(&ctx, args),
-        Command::Prune(args) => mv::prune(&ctx, args),
+        Command::Workload(args) => workload::workload(&ctx, args),
+        Command::Prune(args) => prune::prune(&ctx, args),
         Command::Step(cmd) => steps::run(&ctx, cmd),
         Command::Sample(args) => directory::sample(&ctx, args),
         Command::Node(cmd) => directory::node(&ctx, cmd),

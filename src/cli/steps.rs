@@ -20,7 +20,7 @@ pub enum StepCommand {
         after_help = "Example:\n  shardctl backup --shard 3 --into node2\n  shardctl backup --shard 3 --method physical --into node2\n  shardctl backup --shard 3 --method dump --to /var/backups/shards"
     )]
     Backup {
-        /// Shard.
+        /// The shard whose schemas to copy (its node is the source).
         #[arg(long)]
         shard: u32,
         /// Copy method.
@@ -44,7 +44,7 @@ pub enum StepCommand {
         /// Node holding the channel.
         #[arg(long)]
         node: String,
-        /// Channel.
+        /// The replication channel to filter (`shardctl_opN` for an operation's).
         #[arg(long)]
         channel: String,
         /// Schemas to keep (comma-separated).
@@ -75,7 +75,7 @@ pub enum StepCommand {
         /// Node that replicates.
         #[arg(long)]
         node: String,
-        /// Channel.
+        /// The channel to create on the node.
         #[arg(long)]
         channel: String,
         /// Source node.
@@ -96,7 +96,7 @@ pub enum StepCommand {
         /// Node holding the channel.
         #[arg(long)]
         node: String,
-        /// Channel.
+        /// The channel to wait for.
         #[arg(long)]
         channel: String,
         /// FILE:POS to reach.
@@ -118,10 +118,10 @@ pub enum StepCommand {
         after_help = "Example:\n  shardctl lock --shard 3 --fence shard\n  shardctl lock --shard 3 --fence read-only"
     )]
     Lock {
-        /// Shard.
+        /// The shard to fence, on the node the directory places it on.
         #[arg(long)]
         shard: u32,
-        /// Fence.
+        /// `shard` hides the shard's tables; `read-only` makes its whole node read-only.
         #[arg(long, value_enum, default_value_t = Fence::Shard)]
         fence: Fence,
         /// Longest wait for in-flight transactions, seconds.
@@ -131,14 +131,14 @@ pub enum StepCommand {
     /// Lift the fence `lock` raised.
     #[command(after_help = "Example:\n  shardctl unlock --shard 3")]
     Unlock {
-        /// Shard.
+        /// The shard whose fence `lock` raised.
         #[arg(long)]
         shard: u32,
     },
     /// Point the directory at the target of a move that verified it.
     #[command(after_help = "Example:\n  shardctl flip --shard 3 --to node2")]
     Flip {
-        /// Shard.
+        /// The shard to point elsewhere.
         #[arg(long)]
         shard: u32,
         /// Target node.
@@ -151,7 +151,7 @@ pub enum StepCommand {
         after_help = "Example:\n  shardctl drop-source --shard 3 --node node1"
     )]
     DropSource {
-        /// Shard.
+        /// The shard whose old copy to drop.
         #[arg(long)]
         shard: u32,
         /// Node holding the old copy.

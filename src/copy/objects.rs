@@ -13,11 +13,9 @@
 use super::SchemaPair;
 use crate::error::{Error, Result};
 use crate::ident::Ident;
-use crate::server::catalog::{DefinedKind, ObjectKind, TableInfo};
-pub use crate::server::definitions::{
-    event_status_span, has_ansi_quotes, retarget, retarget_for_mode,
-};
-use crate::server::statements::{ContextValue, CreationContext};
+use crate::server::catalog::TableInfo;
+use crate::server::definitions::{event_status_span, has_ansi_quotes, retarget_for_mode};
+use crate::server::statements::{ContextValue, CreationContext, DefinedKind, ObjectKind};
 use crate::server::{statements, Server, Stmt};
 use serde::{Deserialize, Serialize};
 
@@ -507,6 +505,7 @@ pub fn base_tables(objects: &SchemaObjects) -> Vec<TableInfo> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::server::definitions::retarget;
 
     fn id(s: &str) -> Ident {
         Ident::new("schema", s).unwrap()

@@ -1,8 +1,13 @@
 //! Candidate sharding indexes from foreign keys, as the chapter computes them: columns
 //! linked by foreign keys must be sharded together, so each connected set of columns is a
-//! candidate. Pure: foreign keys and row counts in, candidates out.
+//! candidate. [`candidates`] is pure (foreign keys and row counts in, candidates out);
+//! [`analyze_schema`] reads them from a node.
 
+use crate::config::Inventory;
+use crate::error::{Error, Result};
+use crate::ident::Ident;
 use crate::server::catalog::ForeignKeyColumn;
+use crate::server::Server;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -17,6 +22,20 @@ pub struct Candidate {
     pub rows: u64,
     /// Tables that also appear in another candidate (only one of the two can be used).
     pub conflicts: Vec<String>,
+}
+
+/// The candidates of `schema` on `node`: its foreign keys and its tables' row counts read
+/// there; a schema the node does not hold is refused, naming both.
+pub fn analyze_schema(inv: &Inventory, node: &str, schema: &Ident) -> Result<Vec<Candidate>> {
+    let mut server = Server::connect_node(inv, node)?;
+    if !server.schema_exists(schema)? {
+        return Err(Error::Usage(format!(
+            "schema {schema} not found on node {node}"
+        )));
+    }
+    let fks = server.foreign_keys(schema)?;
+    let rows = server.table_rows(schema)?;
+    Ok(candidates(&fks, &rows))
 }
 
 /// Groups foreign-key columns into candidates (connected components), largest first.

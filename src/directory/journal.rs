@@ -23,6 +23,13 @@ macro_rules! sql_enum {
         }
 
         impl $name {
+            /// Every value, in the order declared (the macro lists each once: none can be
+            /// missing).
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            /// Every value's spelling, in the same order.
+            pub const NAMES: &'static [&'static str] = &[$($text),+];
+
             /// The journal's spelling.
             pub fn as_sql(self) -> &'static str {
                 match self { $($name::$variant => $text),+ }
@@ -199,10 +206,231 @@ sql_enum!(
     }
 );
 
+sql_enum!(
+    /// What a step of a playbook does: the name of its journal row (`operation_steps.name`)
+    /// and of its `after:` fault point. A prune's steps, one per table, are named
+    /// `prune <table>` instead.
+    StepKind {
+        /// Checks before the first change.
+        Preflight => "preflight",
+        /// The copy, with its coordinates.
+        Backup => "backup",
+        /// The channel created at the copy's coordinates.
+        ChangeMaster => "change-master",
+        /// The channel's filters.
+        Filter => "filter",
+        /// The channel started.
+        StartReplication => "start-replication",
+        /// A wait for the channel.
+        Wait => "wait",
+        /// The write fence.
+        Lock => "lock",
+        /// The target compared with the source: a flip requires it done.
+        Verify => "verify",
+        /// The cut-over held until it is asked for.
+        AwaitCutover => "await-cutover",
+        /// The comparison under the fence.
+        Confirm => "confirm",
+        /// A split's guard triggers.
+        Guard => "guard",
+        /// The directory's flip.
+        Flip => "flip",
+        /// The old copy dropped.
+        DropSource => "drop-source",
+        /// The fence lifted.
+        Unlock => "unlock",
+        /// The channel removed.
+        ResetReplication => "reset-replication",
+        /// A split's prune of the rows each shard no longer owns.
+        Prune => "prune",
+        /// The revert window.
+        RevertWindow => "revert-window",
+    }
+);
+
+sql_enum!(
+    /// An effect on a server or on the directory: journaled as an intent before it happens
+    /// and as done after. Its name is also the fault point's (`before:`, `done:`,
+    /// `journaled:` + name).
+    Effect {
+        /// The shard's schemas copied to the target (created there).
+        Copy => "copy",
+        /// A physical copy onto a target with replicas: the prepared backup imported into one
+        /// of the target's replicas, unlogged there (one effect per replica, after the copy).
+        ImportOnReplica => "import-on-replica",
+        /// The channel created at the copy's coordinates.
+        PointChannel => "point-channel",
+        /// The channel's filters.
+        SetFilters => "set-filters",
+        /// The channel started.
+        StartChannel => "start-channel",
+        /// The channel stopped at the final position.
+        StopChannel => "stop-channel",
+        /// A merge's gate: the channel's applier let run up to a position whose events the
+        /// source's binary log showed harmless to the survivor (`START ... SQL_THREAD UNTIL`).
+        GateApplier => "gate-applier",
+        /// The write fence raised.
+        RaiseFence => "raise-fence",
+        /// The directory points at the target.
+        Flip => "flip",
+        /// The events enabled on the source enabled on the target (created disabled there).
+        EnableEvents => "enable-events",
+        /// The old copy taken out of reach: its tables moved into a trash schema and its
+        /// schemas dropped.
+        DropSource => "drop-source",
+        /// The trash schemas of the old copy dropped, once the fence is lifted.
+        DropTrash => "drop-trash",
+        /// The write fence lifted.
+        LowerFence => "lower-fence",
+        /// The old copy's schemas dropped on each of the source's replicas (unlogged there),
+        /// once each has applied the source up to the drop.
+        DropReplicaCopies => "drop-replica-copies",
+        /// The channel and its filters removed.
+        ResetChannel => "reset-channel",
+        /// The target's copy dropped (rollback).
+        DropTarget => "drop-target",
+        /// Rows the shards no longer own deleted (split).
+        Prune => "prune",
+        /// Same-node split: empty tables under the new names.
+        LocalPrepare => "local-prepare",
+        /// Same-node split: rows copied under the fence.
+        LocalCopy => "local-copy",
+        /// The channel held at a consistent point while a verification's snapshots open.
+        HoldChannel => "hold-channel",
+        /// A split's old shard: guard triggers refusing the keys it gave away.
+        Guard => "guard",
+        /// The restart path: the channel's filter appended to the target's option file (a
+        /// backup of the file kept beside it).
+        PersistFilters => "persist-filters",
+        /// The restart path: the target restarted through its restart command, and answering.
+        RestartServer => "restart-server",
+        /// The restart path: the filter removed from the target's option file again, the file
+        /// as it was before.
+        UnpersistFilters => "unpersist-filters",
+        /// Revert window: the reverse channel on the source, from the target's position at the
+        /// flip into the old copy, started.
+        ReverseChannel => "reverse-channel",
+        /// Revert window: the reverse channel removed.
+        ResetReverseChannel => "reset-reverse-channel",
+        /// Revert window closed: the old copy's trash schemas dropped.
+        DropOldCopy => "drop-old-copy",
+        /// Revert: the shard fence on the target.
+        RevertFence => "revert-fence",
+        /// Revert: the reverse channel stopped at the target's position under that fence.
+        RevertStopChannel => "revert-stop-channel",
+        /// Revert: the directory points at the source again.
+        RevertFlip => "revert-flip",
+        /// Revert: the old copy's tables renamed back into the shard's schemas, its objects
+        /// created.
+        RevertInstall => "revert-install",
+        /// Revert: the target's copy moved into a trash schema, its schemas dropped.
+        RevertDropTarget => "revert-drop-target",
+        /// Revert: the target's trash dropped.
+        RevertDropTrash => "revert-drop-trash",
+        /// A revert stopped before its flip: the fence on the target lifted.
+        RevertLowerFence => "revert-lower-fence",
+        /// A revert stopped before its flip: the old copy's tables moved back into the trash.
+        RevertUninstall => "revert-uninstall",
+        /// Revert, after its flip: the events enabled on the target enabled on the source.
+        RevertEnableEvents => "revert-enable-events",
+        /// Sessions whose open transaction held the shard's tables ended before a try of the
+        /// shard fence (only with the lock step's `kill_blockers`).
+        KillBlockers => "kill-blockers",
+    }
+);
+
+impl Effect {
+    /// Its name in the journal and in fault points.
+    pub fn name(self) -> &'static str {
+        self.as_sql()
+    }
+}
+
+/// An effect equals its name in the journal (`record.effect == "raise-fence"`).
+impl PartialEq<&str> for Effect {
+    fn eq(&self, name: &&str) -> bool {
+        self.as_sql() == *name
+    }
+}
+
 impl OpState {
     /// Done or aborted: nothing more will happen.
     pub fn is_finished(self) -> bool {
         matches!(self, OpState::Done | OpState::Aborted)
+    }
+}
+
+/// An unfinished operation from the journal, as status shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OperationSummary {
+    /// Operation id.
+    pub id: u64,
+    /// What it does.
+    pub kind: OpKind,
+    /// The shard it works on.
+    pub shard_id: Option<u32>,
+    /// Its state.
+    pub state: OpState,
+    /// Its owner acknowledged a pause (`shardctl pause`) and has not been told to go on.
+    pub paused: bool,
+}
+
+/// The limits `shardctl throttle` changes while an operation runs. None: the operation's
+/// own setting (its options or playbook).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Limits {
+    /// Prune: pause while a replica lags more than this many seconds.
+    pub max_lag_secs: Option<u64>,
+    /// Prune: the time one chunk should take, milliseconds.
+    pub chunk_ms: Option<u64>,
+    /// Native copy: the lanes (reader and writer pairs) copying at once.
+    pub workers: Option<u64>,
+    /// Prune: pause while the node has more running threads than this.
+    pub max_threads_running: Option<u64>,
+}
+
+impl Limits {
+    /// True when no limit is set.
+    pub fn is_empty(&self) -> bool {
+        *self == Limits::default()
+    }
+
+    /// These limits, each replaced by `other`'s where `other` sets it.
+    pub fn overridden_by(&self, other: &Limits) -> Limits {
+        Limits {
+            max_lag_secs: other.max_lag_secs.or(self.max_lag_secs),
+            chunk_ms: other.chunk_ms.or(self.chunk_ms),
+            workers: other.workers.or(self.workers),
+            max_threads_running: other.max_threads_running.or(self.max_threads_running),
+        }
+    }
+
+    /// As docs/JSON.md spells them: durations in `*_ms`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "max_lag_ms": self.max_lag_secs.map(|s| s.saturating_mul(1000)),
+            "chunk_ms": self.chunk_ms,
+            "workers": self.workers,
+            "max_threads_running": self.max_threads_running,
+        })
+    }
+
+    /// One line for tables and logs: `max-lag 2s, chunk 200 ms, workers 2`.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(v) = self.max_lag_secs {
+            parts.push(format!("max-lag {v}s"));
+        }
+        if let Some(v) = self.chunk_ms {
+            parts.push(format!("chunk {v} ms"));
+        }
+        if let Some(v) = self.workers {
+            parts.push(format!("workers {v}"));
+        }
+        if let Some(v) = self.max_threads_running {
+            parts.push(format!("max-threads-running {v}"));
+        }
+        parts.join(", ")
     }
 }
 
@@ -231,7 +459,7 @@ pub struct EffectRecord {
     /// The step it belongs to.
     pub step_no: u32,
     /// What it does (`raise-fence`, `flip`, ...).
-    pub effect: String,
+    pub effect: Effect,
     /// The node it acts on (the directory's node for directory effects).
     pub node: String,
     /// Intent, done or failed.
@@ -277,7 +505,7 @@ pub struct OperationRecord {
     pub paused_at_millis: Option<i64>,
     /// The live limits set by `shardctl throttle` (and a prune's own, recorded as it
     /// starts); None where the operation keeps its own setting.
-    pub limits: crate::control::Limits,
+    pub limits: Limits,
     /// Parameters (the playbook and options).
     pub params: serde_json::Value,
     /// Last error.
@@ -293,6 +521,46 @@ pub struct OperationRecord {
     pub effects: Vec<EffectRecord>,
 }
 
+/// An operation's parameters: written once, as the operation is journaled
+/// ([`NewOperation::params`]), and read back through [`OperationRecord::params`] alone.
+/// Only the fields of its kind are present in the journal's JSON (`{"playbook": ..,
+/// "split": ..}`, `{"fence": ..}`, ...). `P` is the playbook's type: the operations layer,
+/// which runs it, reads it as its playbook; the layers below never look into it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OperationParams<P = serde_json::Value> {
+    /// A move's, split's or merge's playbook (hook commands replaced by their digests).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub playbook: Option<P>,
+    /// A split's plan.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub split: Option<super::SplitPlan>,
+    /// A merge's plan.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merge: Option<super::MergePlan>,
+    /// A `lock` operation's fence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fence: Option<super::Fence>,
+    /// A prune's shard.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<u32>,
+    /// A prune run by another operation (a split's): that operation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<u64>,
+}
+
+impl<P> Default for OperationParams<P> {
+    fn default() -> Self {
+        OperationParams {
+            playbook: None,
+            split: None,
+            merge: None,
+            fence: None,
+            shard: None,
+            parent: None,
+        }
+    }
+}
+
 /// What the owner's heartbeat read from the journal.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct HeartbeatReading {
@@ -303,7 +571,7 @@ pub struct HeartbeatReading {
     /// An operator asked it to pause (`shardctl pause`).
     pub pause_requested: bool,
     /// The live limits (`shardctl throttle`).
-    pub limits: crate::control::Limits,
+    pub limits: Limits,
 }
 
 /// The right to drive one operation: its id and the epoch this process holds.
@@ -457,10 +725,34 @@ impl OperationRecord {
         }
     }
 
+    /// Its parameters as journaled when it started; an error names the operation when they
+    /// do not read (the journal was edited).
+    pub fn params<P: serde::de::DeserializeOwned>(&self) -> Result<OperationParams<P>> {
+        serde_json::from_value(self.params.clone()).map_err(|e| {
+            Error::Internal(format!(
+                "operation {}: unreadable parameters in the journal: {e}",
+                self.id
+            ))
+        })
+    }
+
     /// The newest effect of a kind, if any.
-    pub fn last_effect(&self, effect: &str) -> Option<&EffectRecord> {
+    pub fn last_effect<E>(&self, effect: E) -> Option<&EffectRecord>
+    where
+        Effect: PartialEq<E>,
+    {
         self.effects.iter().rev().find(|e| e.effect == effect)
     }
+}
+
+/// An effect row's name read back as its [`Effect`]: one this shardctl does not know (a
+/// newer one wrote it, or the journal was edited) is an error naming it and the operation.
+fn journaled_effect(op: u64, name: &str) -> Result<Effect> {
+    Effect::parse(name).map_err(|_| {
+        Error::Internal(format!(
+            "operation {op}: the journal holds an effect this shardctl does not know: {name:?}"
+        ))
+    })
 }
 
 fn json_text(v: &serde_json::Value) -> String {
@@ -473,7 +765,7 @@ fn parse_json(text: Option<String>) -> serde_json::Value {
 }
 
 /// A new operation's description.
-pub struct NewOperation<'a> {
+pub struct NewOperation<'a, P: Serialize = serde_json::Value> {
     /// What it does.
     pub kind: OpKind,
     /// The shard it works on.
@@ -483,7 +775,7 @@ pub struct NewOperation<'a> {
     /// Target node.
     pub target: &'a str,
     /// Parameters.
-    pub params: &'a serde_json::Value,
+    pub params: &'a OperationParams<P>,
     /// Steps: name and parameters.
     pub steps: &'a [(String, serde_json::Value)],
     /// The operation this one is part of (a split's prunes): it does not count as a
@@ -494,6 +786,30 @@ pub struct NewOperation<'a> {
 impl Directory {
     fn jt(&self, table: &str) -> String {
         format!("{}.`{table}`", self.schema().quoted())
+    }
+
+    /// Operations not finished, oldest first.
+    pub fn active_operations(&mut self) -> Result<Vec<OperationSummary>> {
+        let st = Stmt::text(format!(
+            "SELECT op_id, kind, shard_id, state, pause_requested <> 0 AND paused_at IS NOT NULL AND owner IS NOT NULL FROM {} WHERE state NOT IN ('done', 'aborted') ORDER BY op_id",
+            self.jt("operations")
+        ));
+        let name = self.server().name().to_string();
+        self.server()
+            .rows(&st)?
+            .into_iter()
+            .map(|r| {
+                let (id, kind, shard_id, state, paused): (u64, String, Option<u32>, String, u8) =
+                    mysql::from_row_opt(r).map_err(|e| Error::server(&name, e))?;
+                Ok(OperationSummary {
+                    id,
+                    kind: OpKind::parse(&kind)?,
+                    shard_id,
+                    state: OpState::parse(&state)?,
+                    paused: paused != 0,
+                })
+            })
+            .collect()
     }
 
     /// Inside a transaction: fails unless `lease` still holds its operation, and locks the
@@ -541,7 +857,7 @@ impl Directory {
 
     /// Records a new operation with its steps (all pending), owned by this process with
     /// epoch 1. Refused when the shard already has an unfinished operation.
-    pub fn create_operation(&mut self, new: &NewOperation<'_>) -> Result<Lease> {
+    pub fn create_operation<P: Serialize>(&mut self, new: &NewOperation<'_, P>) -> Result<Lease> {
         let (ops, st) = (self.jt("operations"), self.jt("operation_steps"));
         let locations = self.jt("locations");
         let owner = owner_id();
@@ -562,7 +878,8 @@ impl Directory {
                 )));
             }
             let names = d.name_scope()?;
-            let mut params = new.params.clone();
+            let mut params = serde_json::to_value(new.params)
+                .map_err(|e| Error::Internal(format!("operation parameters: {e}")))?;
             if let (Some(map), Some(id)) = (params.as_object_mut(), names.param()) {
                 map.insert(super::names::PARAMS_KEY.into(), id.into());
             }
@@ -855,7 +1172,7 @@ impl Directory {
 
     /// Sets the live limits of `op` that `limits` gives (the others stay). False when the
     /// operation is finished (or not in the journal).
-    pub fn set_limits(&mut self, op: u64, limits: &crate::control::Limits) -> Result<bool> {
+    pub fn set_limits(&mut self, op: u64, limits: &Limits) -> Result<bool> {
         let ops = self.jt("operations");
         let n = self.retrying(|d| {
             d.server().exec_affected(&Stmt::with(
@@ -896,7 +1213,7 @@ impl Directory {
                     held: epoch == lease.epoch,
                     stop_requested: stop != 0,
                     pause_requested: pause != 0,
-                    limits: crate::control::Limits {
+                    limits: Limits {
                         max_lag_secs,
                         chunk_ms,
                         workers,
@@ -964,7 +1281,7 @@ impl Directory {
                 updated_at_millis: r.take(13).flatten(),
                 pause_requested: pause != 0,
                 paused_at_millis: r.take(15).flatten(),
-                limits: crate::control::Limits {
+                limits: Limits {
                     max_lag_secs: r.take(16).flatten(),
                     chunk_ms: r.take(17).flatten(),
                     workers: r.take(18).flatten(),
@@ -1012,6 +1329,7 @@ impl Directory {
                     Option<String>,
                     Option<String>,
                 ) = mysql::from_row_opt(r).map_err(|e| Error::server("directory", e))?;
+                let effect = journaled_effect(op.id, &effect)?;
                 op.effects.push(EffectRecord {
                     seq,
                     step_no,
@@ -1128,7 +1446,7 @@ impl Directory {
         &mut self,
         lease: &Lease,
         step_no: u32,
-        effect: &str,
+        effect: Effect,
         node: &str,
         detail: &serde_json::Value,
     ) -> Result<u32> {
@@ -1143,7 +1461,7 @@ impl Directory {
                 .unwrap_or(1);
             d.server().exec(&Stmt::with(
                 format!("INSERT INTO {fx} (op_id, seq, step_no, effect, node, state, epoch, detail) VALUES (?, ?, ?, ?, ?, 'intent', ?, ?)"),
-                vec![lease.op.into(), seq.into(), step_no.into(), effect.into(), node.into(), lease.epoch.into(), json_text(detail).into()],
+                vec![lease.op.into(), seq.into(), step_no.into(), effect.as_sql().into(), node.into(), lease.epoch.into(), json_text(detail).into()],
             ))?;
             Ok(seq)
         })
@@ -1299,8 +1617,10 @@ impl Directory {
         let verified: u64 = self
             .server()
             .first(&Stmt::with(
-                format!("SELECT COUNT(*) FROM {st} WHERE op_id = ? AND name = 'verify' AND state = 'done'"),
-                vec![op.into()],
+                format!(
+                    "SELECT COUNT(*) FROM {st} WHERE op_id = ? AND name = ? AND state = 'done'"
+                ),
+                vec![op.into(), StepKind::Verify.as_sql().into()],
             ))?
             .unwrap_or(0);
         if verified == 0 {
@@ -1476,5 +1796,139 @@ impl Directory {
                 ))
             })
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::directory::{Fence, MergeMapping, SplitMapping};
+    use serde_json::json;
+
+    fn record(params: serde_json::Value) -> OperationRecord {
+        OperationRecord {
+            id: 7,
+            kind: OpKind::Move,
+            shard_id: Some(1),
+            source: None,
+            target: None,
+            state: OpState::Running,
+            phase: None,
+            owner: None,
+            epoch: 1,
+            heartbeat_age_secs: None,
+            stop_requested: false,
+            pause_requested: false,
+            paused_at_millis: None,
+            limits: Default::default(),
+            params,
+            error: None,
+            created_at_millis: None,
+            updated_at_millis: None,
+            steps: Vec::new(),
+            effects: Vec::new(),
+        }
+    }
+
+    /// The parameters as each kind of operation journaled them before they were typed
+    /// (`json!({"playbook": .., "split": plan})` and the like, the directory's `names`
+    /// added), literally: they read back, and the typed form writes the same shape.
+    #[test]
+    fn parameters_journaled_before_they_were_typed_read_back_and_keep_their_shape() {
+        let playbook = json!({"name": "split", "steps": [{"step": "preflight"}]});
+        let split = json!({
+            "playbook": playbook,
+            "split": {"old_shard": 1, "new_shard": 9, "mapping": {"kind": "lower_bound", "key": 500}},
+            "names": "12345678",
+        });
+        let p = record(split.clone()).params::<serde_json::Value>().unwrap();
+        assert_eq!(p.playbook, Some(playbook.clone()));
+        let plan = p.split.clone().unwrap();
+        assert_eq!((plan.old_shard, plan.new_shard), (1, 9));
+        assert_eq!(
+            plan.mapping,
+            SplitMapping::LowerBound {
+                key: crate::directory::Key::Int(500)
+            }
+        );
+        assert_eq!((p.merge.as_ref(), p.fence), (None, None));
+        let mut written = serde_json::to_value(&p).unwrap();
+        written["names"] = json!("12345678");
+        assert_eq!(written, split);
+
+        let merge = json!({
+            "playbook": playbook,
+            "merge": {"func_id": 2, "survivor": 3, "retired": 4, "mapping": {"kind": "point", "drop": "80000000000000000000000000000000"}},
+        });
+        let p = record(merge.clone()).params::<serde_json::Value>().unwrap();
+        let plan = p.merge.clone().unwrap();
+        assert_eq!((plan.func_id, plan.survivor, plan.retired), (2, 3, 4));
+        assert!(matches!(plan.mapping, MergeMapping::Point { .. }));
+        assert_eq!(serde_json::to_value(&p).unwrap(), merge);
+
+        let lock = json!({"fence": "read-only"});
+        let p = record(lock.clone()).params::<serde_json::Value>().unwrap();
+        assert_eq!(p.fence, Some(Fence::ReadOnly));
+        assert_eq!(serde_json::to_value(&p).unwrap(), lock);
+
+        // A prune wrote its parent even when it had none.
+        let p = record(json!({"shard": 5, "parent": null}))
+            .params::<serde_json::Value>()
+            .unwrap();
+        assert_eq!((p.shard, p.parent), (Some(5), None));
+        let p = record(json!({"shard": 5, "parent": 11}))
+            .params::<serde_json::Value>()
+            .unwrap();
+        assert_eq!(p.parent, Some(11));
+    }
+
+    /// The effects' and steps' names are the journal's: each reads back as itself, none
+    /// twice, and the few a reader could mistype keep their spelling (old journals, fault
+    /// points and docs/JSON.md name them).
+    #[test]
+    fn effect_and_step_names_read_back_as_themselves() {
+        assert_eq!(Effect::ALL.len(), Effect::NAMES.len());
+        for (e, name) in Effect::ALL.iter().zip(Effect::NAMES) {
+            assert_eq!(e.name(), *name);
+            assert_eq!(journaled_effect(1, name).unwrap(), *e);
+            assert_eq!(serde_json::to_value(e).unwrap(), json!(name));
+        }
+        let mut names = Effect::NAMES.to_vec();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(
+            names.len(),
+            Effect::ALL.len(),
+            "an effect name is used twice"
+        );
+        assert_eq!(Effect::ALL.len(), 37);
+        for (e, name) in [
+            (Effect::RaiseFence, "raise-fence"),
+            (Effect::ImportOnReplica, "import-on-replica"),
+            (Effect::KillBlockers, "kill-blockers"),
+            (Effect::RevertEnableEvents, "revert-enable-events"),
+        ] {
+            assert_eq!(e.name(), name);
+        }
+        for (s, name) in StepKind::ALL.iter().zip(StepKind::NAMES) {
+            assert_eq!(StepKind::parse(name).unwrap(), *s);
+        }
+        assert_eq!(StepKind::Verify.as_sql(), "verify");
+    }
+
+    #[test]
+    fn an_unknown_effect_in_the_journal_is_named() {
+        let e = journaled_effect(7, "teleport").unwrap_err();
+        let shown = e.to_string();
+        assert!(shown.contains("operation 7"), "{shown}");
+        assert!(shown.contains("\"teleport\""), "{shown}");
+    }
+
+    #[test]
+    fn unreadable_parameters_name_the_operation() {
+        let e = record(json!({"split": {"old_shard": "x"}}))
+            .params::<serde_json::Value>()
+            .unwrap_err();
+        assert!(e.to_string().contains("operation 7"), "{e}");
     }
 }

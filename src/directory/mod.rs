@@ -1,4 +1,5 @@
-//! The sharding directory: its schema, its content, lookups, and the router applications use.
+//! The sharding directory: its schema, its content, the operations journal, id sequences,
+//! lookups, and the router applications use.
 
 pub mod analyze;
 pub mod journal;
@@ -9,6 +10,7 @@ pub mod owner;
 pub mod phase;
 pub mod router;
 pub mod schema;
+pub mod sequences;
 pub mod store;
 
 pub use lookup::{coverage, Coverage, Index};

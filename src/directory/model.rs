@@ -404,21 +404,6 @@ impl Snapshot {
     }
 }
 
-/// An unfinished operation from the journal, as status shows it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct OperationSummary {
-    /// Operation id.
-    pub id: u64,
-    /// What it does.
-    pub kind: super::journal::OpKind,
-    /// The shard it works on.
-    pub shard_id: Option<u32>,
-    /// Its state.
-    pub state: super::journal::OpState,
-    /// Its owner acknowledged a pause (`shardctl pause`) and has not been told to go on.
-    pub paused: bool,
-}
-
 /// How the retired shard's key space joins the survivor's, journaled with the operation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -448,4 +433,57 @@ pub struct MergePlan {
     pub retired: u32,
     /// How the mappings change at the flip.
     pub mapping: MergeMapping,
+}
+
+/// The new shard's mapping, journaled with the operation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SplitMapping {
+    /// A range starting here.
+    LowerBound {
+        /// The bound.
+        key: Key,
+    },
+    /// A ring point (32 hex digits).
+    Point {
+        /// The point.
+        hex: String,
+    },
+    /// Values moved from the old shard.
+    Values {
+        /// The values.
+        values: Vec<Key>,
+    },
+}
+
+impl SplitMapping {
+    /// As the directory takes it.
+    pub fn to_new_mapping(&self) -> Result<super::NewMapping> {
+        Ok(match self {
+            SplitMapping::LowerBound { key } => super::NewMapping::LowerBound(key.clone()),
+            SplitMapping::Point { hex } => super::NewMapping::Point(RingPoint::from_hex(hex)?),
+            SplitMapping::Values { values } => super::NewMapping::Values(values.clone()),
+        })
+    }
+}
+
+/// A planned split, journaled in the operation's parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SplitPlan {
+    /// The shard being split.
+    pub old_shard: u32,
+    /// The new shard's id (its location exists, offline, from the start).
+    pub new_shard: u32,
+    /// The new shard's mapping.
+    pub mapping: SplitMapping,
+}
+
+/// Which write fence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fence {
+    /// Only this shard: its tables are renamed out of reach; other shards keep writing.
+    Shard,
+    /// The whole source server goes read-only (the chapter's fence).
+    ReadOnly,
 }

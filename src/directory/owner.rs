@@ -72,7 +72,7 @@ impl Heartbeat {
         let handle = std::thread::spawn(move || {
             let mut last = Instant::now() - Self::EVERY;
             let mut was_paused = false;
-            let mut was_limits: Option<crate::control::Limits> = None;
+            let mut was_limits: Option<super::journal::Limits> = None;
             while !quit.load(Ordering::Relaxed) {
                 if last.elapsed() >= Self::EVERY {
                     last = Instant::now();

@@ -82,7 +82,7 @@ pub struct Router {
     checked: Instant,
     check_every: Duration,
     /// Blocks of sequence values taken and not yet handed out (`next_id`).
-    id_blocks: HashMap<String, crate::ids::Block>,
+    id_blocks: HashMap<String, super::sequences::Block>,
 }
 
 impl std::fmt::Debug for Router {
@@ -240,19 +240,19 @@ impl Router {
             Error::Usage("a router over a fixed snapshot has no directory to take ids from".into())
         })?;
         let size = dir
-            .retrying(|d| crate::ids::sequence(d, sequence))?
+            .retrying(|d| super::sequences::sequence(d, sequence))?
             .block_size;
-        let block = crate::ids::take(
+        let block = super::sequences::take(
             dir,
             sequence,
             u64::from(size),
             true,
-            crate::ids::DEFAULT_LOCK_WAIT_SECS,
+            super::sequences::DEFAULT_LOCK_WAIT_SECS,
         )?;
         if block.first < block.last {
             self.id_blocks.insert(
                 sequence.to_string(),
-                crate::ids::Block {
+                super::sequences::Block {
                     first: block.first + 1,
                     last: block.last,
                 },

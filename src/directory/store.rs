@@ -679,30 +679,6 @@ impl Directory {
             ))
         })
     }
-
-    /// Operations not finished, oldest first.
-    pub fn active_operations(&mut self) -> Result<Vec<OperationSummary>> {
-        let st = Stmt::text(format!(
-            "SELECT op_id, kind, shard_id, state, pause_requested <> 0 AND paused_at IS NOT NULL AND owner IS NOT NULL FROM {} WHERE state NOT IN ('done', 'aborted') ORDER BY op_id",
-            self.t("operations")
-        ));
-        let name = self.server.name().to_string();
-        self.server
-            .rows(&st)?
-            .into_iter()
-            .map(|r| {
-                let (id, kind, shard_id, state, paused): (u64, String, Option<u32>, String, u8) =
-                    mysql::from_row_opt(r).map_err(|e| Error::server(&name, e))?;
-                Ok(OperationSummary {
-                    id,
-                    kind: super::journal::OpKind::parse(&kind)?,
-                    shard_id,
-                    state: super::journal::OpState::parse(&state)?,
-                    paused: paused != 0,
-                })
-            })
-            .collect()
-    }
 }
 
 fn self_t(schema: &Ident, table: &str) -> String {

@@ -32,7 +32,7 @@ pub struct AddShard {
     pub function: String,
     /// Node name.
     pub node: String,
-    /// Mapping.
+    /// The keys the new shard owns (a range's lower bound, hash points or list values).
     pub placement: Placement,
     /// Node holding the logical schemas used as template when the function has no shard yet.
     pub template_node: Option<String>,
@@ -43,7 +43,7 @@ pub struct AddShard {
 pub struct Added {
     /// New shard id.
     pub shard_id: u32,
-    /// Node.
+    /// The node the new shard lives on.
     pub node: String,
     /// Schemas created.
     pub schemas: Vec<String>,

@@ -261,7 +261,7 @@ pub(crate) fn unmapped_tables(
                 None if t
                     .name
                     .as_str()
-                    .starts_with(crate::ops::fence::HIDDEN_PREFIX) =>
+                    .starts_with(crate::server::statements::HIDDEN_PREFIX) =>
                 {
                     continue
                 }

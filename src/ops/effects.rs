@@ -13,16 +13,18 @@
 //! dry run print exactly what a live run sends (`tests/dry_run.rs` compares them).
 
 use super::fence::Fenced;
-use super::mover::{Effect, OwnerFlags};
+use super::mover::Effect;
 use crate::config::Inventory;
 use crate::copy::{self, CopyReport, Method, SchemaPair};
 use crate::directory::journal::{EffectState, Lease, WindowRequest};
+use crate::directory::owner::OwnerFlags;
 use crate::directory::phase::Phase;
 use crate::directory::{Directory, NewMapping, ShardState};
 use crate::error::{Error, Result};
 use crate::ident::{Channel, Ident};
 use crate::remote::node::{self as host, OptionEdit};
 use crate::server::replication::{Coordinates, ServerSettings};
+use crate::server::statements::HIDDEN_PREFIX;
 use crate::server::{
     statements, BinlogPosition, ConnectSpec, Dialect, Filters, Server, SourceSpec, Stmt,
 };
@@ -67,7 +69,7 @@ pub enum Flip {
         mapping: NewMapping,
     },
     /// A merge: the retired shard's keys join the survivor's; its location goes.
-    Merge(crate::ops::merge::MergePlan),
+    Merge(crate::directory::MergePlan),
 }
 
 /// A bulk copy of schemas from one node to another.
@@ -330,9 +332,9 @@ pub trait FleetEffects {
             .into_iter()
             .map(|t| (t.clone(), t))
             .collect();
-        for (s, table, hidden) in self.hidden_now(node, fenced)? {
-            if s == schema.as_str() {
-                tables.push((Ident::new("table", &hidden)?, Ident::new("table", &table)?));
+        for f in self.hidden_now(node, fenced)? {
+            if f.schema == *schema {
+                tables.push((f.hidden, f.table));
             }
         }
         Ok(tables)
@@ -412,9 +414,8 @@ pub trait FleetEffects {
         if fenced.is_empty() || !self.hidden_now(node, fenced)?.is_empty() {
             return Ok(());
         }
-        let tables = hidden_tables(fenced)?;
         self.run(node, &[statements::lock_wait_timeout(timeout_secs)])?;
-        if let Some(st) = statements::rename_to_hidden(&tables) {
+        if let Some(st) = statements::rename_to_hidden(fenced) {
             self.run_unlogged(node, &[st])?;
         }
         self.simulate(Change::Hidden(node.into(), fenced.to_vec(), true));
@@ -451,7 +452,7 @@ pub trait FleetEffects {
         if present.is_empty() {
             return Ok(0);
         }
-        if let Some(st) = statements::rename_from_hidden(&hidden_tables(&present)?) {
+        if let Some(st) = statements::rename_from_hidden(&present) {
             let bound = statements::lock_wait_timeout(statements::FENCE_LOCK_WAIT_SECS);
             self.run_unlogged(node, &[bound, st])?;
         }
@@ -669,19 +670,6 @@ pub trait Effects: FleetEffects {
     fn read_only_leave(&mut self, node: &str, make_writable: &[Stmt]) -> Result<()>;
 }
 
-fn hidden_tables(fenced: &[Fenced]) -> Result<Vec<statements::HiddenTable>> {
-    fenced
-        .iter()
-        .map(|(s, t, h)| {
-            Ok(statements::HiddenTable {
-                schema: Ident::new("schema", s)?,
-                table: Ident::new("table", t)?,
-                hidden: Ident::new("table", h)?,
-            })
-        })
-        .collect()
-}
-
 /// Where `channel` stands on a server: running only when its applier runs.
 fn channel_state_on(server: &mut Server, channel: &Channel) -> Result<ChannelState> {
     Ok(match server.channel_status(channel)? {
@@ -699,7 +687,7 @@ fn visible_tables_on(server: &mut Server, schema: &Ident) -> Result<Vec<Ident>> 
     Ok(server
         .tables(schema)?
         .into_iter()
-        .filter(|t| !t.is_view && !t.name.as_str().starts_with(super::fence::HIDDEN_PREFIX))
+        .filter(|t| !t.is_view && !t.name.as_str().starts_with(HIDDEN_PREFIX))
         .map(|t| t.name)
         .collect())
 }
@@ -925,7 +913,7 @@ impl<'a> Live<'a> {
             }
             // Best effort per node: an unreachable node cannot run anything either, and
             // must not keep recovery from the nodes that are there.
-            if let Err(e) = self.end_session(&fx.node, id, started, &fx.effect, fx.epoch) {
+            if let Err(e) = self.end_session(&fx.node, id, started, fx.effect.name(), fx.epoch) {
                 crate::output::log(
                     0,
                     &format!(
@@ -1381,7 +1369,7 @@ impl Effects for Live<'_> {
             }
         }
         self.dir
-            .effect_intent(&self.lease, step_no, effect.name(), node, &detail)
+            .effect_intent(&self.lease, step_no, effect, node, &detail)
     }
 
     fn finished(
@@ -1723,19 +1711,21 @@ impl FleetEffects for DryRun<'_> {
             }
             Change::Hidden(node, fenced, hidden) => {
                 let set = self.hidden.entry(node.clone()).or_default();
-                for (s, _, h) in &fenced {
+                for f in &fenced {
+                    let key = (f.schema.to_string(), f.hidden.to_string());
                     if hidden {
-                        set.insert((s.clone(), h.clone()));
+                        set.insert(key);
                     } else {
-                        set.remove(&(s.clone(), h.clone()));
+                        set.remove(&key);
                     }
                 }
                 let originals = self.hidden_originals.entry(node).or_default();
-                for (s, t, _) in fenced {
+                for f in fenced {
+                    let key = (f.schema.to_string(), f.table.to_string());
                     if hidden {
-                        originals.insert((s, t));
+                        originals.insert(key);
                     } else {
-                        originals.remove(&(s, t));
+                        originals.remove(&key);
                     }
                 }
             }
@@ -1760,7 +1750,7 @@ impl FleetEffects for DryRun<'_> {
         match self.hidden.get(node) {
             Some(set) => Ok(fenced
                 .iter()
-                .filter(|(s, _, h)| set.contains(&(s.clone(), h.clone())))
+                .filter(|f| set.contains(&(f.schema.to_string(), f.hidden.to_string())))
                 .cloned()
                 .collect()),
             None => super::fence::hidden_now(self.reader(node)?, fenced),
@@ -2221,9 +2211,9 @@ impl Effects for DryRun<'_> {
                 plan.survivor,
                 plan.retired,
                 match &plan.mapping {
-                    crate::ops::merge::MergeMapping::Range { drop } => format!("range bound {drop} removed"),
-                    crate::ops::merge::MergeMapping::Point { drop } => format!("ring point {drop} removed"),
-                    crate::ops::merge::MergeMapping::Values => "its values".to_string(),
+                    crate::directory::MergeMapping::Range { drop } => format!("range bound {drop} removed"),
+                    crate::directory::MergeMapping::Point { drop } => format!("ring point {drop} removed"),
+                    crate::directory::MergeMapping::Values => "its values".to_string(),
                 }
             ),
         };

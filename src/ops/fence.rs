@@ -15,16 +15,31 @@
 //! statements themselves are the fence verbs of `ops::effects::FleetEffects`.
 
 use crate::copy::SchemaPair;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::ident::Ident;
 use crate::server::{statements, Server};
 use serde::Serialize;
 use std::collections::HashSet;
 
-/// A fenced table: (schema, table, hidden name).
-pub type Fenced = (String, String, String);
+/// A fenced table: its schema, its own name and the hidden name, validated identifiers
+/// (journaled as `[schema, table, hidden name]`).
+pub type Fenced = statements::HiddenTable;
 
-pub use crate::server::statements::HIDDEN_PREFIX;
+use crate::server::statements::HIDDEN_PREFIX;
+
+/// A fence mapping read back from operation `op`'s journal (a step's state, an effect's
+/// detail): null reads as none; a name that is no plain identifier is refused, naming it,
+/// before it can reach any statement (exit 2, as [`Ident::new`] refuses it).
+pub fn journaled_mapping(op: u64, value: &serde_json::Value) -> Result<Vec<Fenced>> {
+    if value.is_null() {
+        return Ok(Vec::new());
+    }
+    serde_json::from_value(value.clone()).map_err(|e| {
+        Error::Usage(format!(
+            "operation {op}: the journal's fence mapping does not read: {e}"
+        ))
+    })
+}
 
 /// The hidden names operation `op` gives every base table of `pairs` (source side).
 pub fn mapping(src: &mut Server, pairs: &[SchemaPair], op: u64) -> Result<Vec<Fenced>> {
@@ -35,26 +50,29 @@ pub fn mapping(src: &mut Server, pairs: &[SchemaPair], op: u64) -> Result<Vec<Fe
                 continue;
             }
             let hidden = format!("{HIDDEN_PREFIX}{op}_{}", fenced.len());
-            fenced.push((p.from.to_string(), t.name.to_string(), hidden));
+            fenced.push(Fenced {
+                schema: p.from.clone(),
+                table: t.name.clone(),
+                hidden: Ident::new("table", &hidden)?,
+            });
         }
     }
     Ok(fenced)
 }
 
 /// The tables of `schemas` that exist now, as (schema, table).
-fn existing(src: &mut Server, schemas: &[&str]) -> Result<HashSet<(String, String)>> {
+fn existing(src: &mut Server, schemas: &[&Ident]) -> Result<HashSet<(Ident, Ident)>> {
     let mut out = HashSet::new();
     for s in schemas {
-        let id = Ident::new("schema", s)?;
-        for t in src.tables(&id)? {
-            out.insert((s.to_string(), t.name.to_string()));
+        for t in src.tables(s)? {
+            out.insert(((*s).clone(), t.name));
         }
     }
     Ok(out)
 }
 
-fn schemas_of(fenced: &[Fenced]) -> Vec<&str> {
-    let mut v: Vec<&str> = fenced.iter().map(|(s, _, _)| s.as_str()).collect();
+fn schemas_of(fenced: &[Fenced]) -> Vec<&Ident> {
+    let mut v: Vec<&Ident> = fenced.iter().map(|f| &f.schema).collect();
     v.sort_unstable();
     v.dedup();
     v
@@ -65,7 +83,7 @@ pub fn hidden_now(src: &mut Server, fenced: &[Fenced]) -> Result<Vec<Fenced>> {
     let now = existing(src, &schemas_of(fenced))?;
     Ok(fenced
         .iter()
-        .filter(|(s, _, h)| now.contains(&(s.clone(), h.clone())))
+        .filter(|f| now.contains(&(f.schema.clone(), f.hidden.clone())))
         .cloned()
         .collect())
 }
@@ -188,4 +206,66 @@ pub fn blockers(src: &mut Server, schemas: &[Ident]) -> Result<(Vec<Blocker>, us
         }
     }
     Ok((found, elsewhere))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The mapping as earlier versions journaled it, `[schema, table, hidden name]`, reads
+    /// back as validated names and is written in the same form.
+    #[test]
+    fn a_journaled_mapping_reads_back_validated_and_keeps_its_form() {
+        let journaled = json!([
+            ["app_1", "t", "_shardctl_op7_0"],
+            ["app_1", "u", "_shardctl_op7_1"]
+        ]);
+        let mapping = journaled_mapping(7, &journaled).unwrap();
+        assert_eq!(mapping[1].schema.as_str(), "app_1");
+        assert_eq!(mapping[1].table.as_str(), "u");
+        assert_eq!(mapping[1].hidden.as_str(), "_shardctl_op7_1");
+        assert_eq!(serde_json::to_value(&mapping).unwrap(), journaled);
+        assert!(journaled_mapping(7, &serde_json::Value::Null)
+            .unwrap()
+            .is_empty());
+    }
+
+    #[test]
+    fn a_journaled_name_that_is_no_identifier_is_refused_naming_it() {
+        let tampered = json!([["app_1", "t", "x` TO `y`; DROP DATABASE app_1; --"]]);
+        let e = journaled_mapping(7, &tampered).unwrap_err();
+        assert_eq!(e.exit_code(), crate::ExitCode::Usage);
+        let shown = e.to_string();
+        assert!(shown.contains("operation 7"), "{shown}");
+        assert!(shown.contains("invalid table name"), "{shown}");
+        assert!(shown.contains("DROP DATABASE"), "{shown}");
+        // The same inside a step's state: the whole state does not read.
+        let state = json!({
+            "copied_rows": 0, "verified": false, "flipped": false, "source_dropped": false,
+            "target_created": false, "fenced_tables": [["app_1", "", "_shardctl_op7_0"]],
+        });
+        let e = serde_json::from_value::<crate::ops::mover::MoveState>(state).unwrap_err();
+        assert!(e.to_string().contains("invalid table name \"\""), "{e}");
+    }
+
+    /// A step's state as earlier versions journaled it, the fence's tables as tuples.
+    #[test]
+    fn a_state_journaled_with_tuples_reads_back() {
+        let state = json!({
+            "coordinates": null, "copied_rows": 12, "fence": "shard",
+            "fenced_tables": [["app_1", "t", "_shardctl_op3_0"]], "final_position": null,
+            "fence_millis": null, "verified": true, "flipped": false, "source_dropped": false,
+            "target_created": true,
+            "revert_fenced_tables": [["app_1", "t", "_shardctl_op3_0"]],
+        });
+        let read: crate::ops::mover::MoveState = serde_json::from_value(state).unwrap();
+        assert_eq!(read.fenced_tables.len(), 1);
+        assert_eq!(read.fenced_tables[0].hidden.as_str(), "_shardctl_op3_0");
+        assert_eq!(read.revert_fenced_tables, read.fenced_tables);
+        assert_eq!(
+            serde_json::to_value(&read).unwrap()["fenced_tables"],
+            json!([["app_1", "t", "_shardctl_op3_0"]])
+        );
+    }
 }

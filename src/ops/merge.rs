@@ -9,7 +9,7 @@ use crate::directory::shard_schema;
 use crate::directory::{
     coverage, Coverage, Function, RingPoint, Shard, ShardState, ShardingType, Snapshot,
 };
-pub use crate::directory::{MergeMapping, MergePlan};
+use crate::directory::{MergeMapping, MergePlan};
 use crate::error::{Error, Result};
 use crate::ident::Ident;
 use crate::server::{statements, Server};
@@ -268,7 +268,7 @@ pub fn read_tables(
             None if t
                 .name
                 .as_str()
-                .starts_with(crate::ops::fence::HIDDEN_PREFIX) =>
+                .starts_with(crate::server::statements::HIDDEN_PREFIX) =>
             {
                 continue
             }

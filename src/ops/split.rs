@@ -3,13 +3,10 @@
 //! move's (see [`super::mover`]); the flip inserts the new shard's mapping.
 
 use crate::config::Inventory;
-use crate::directory::{
-    coverage, Coverage, Key, NewMapping, RingPoint, Shard, ShardingType, Snapshot,
-};
+use crate::directory::{coverage, Coverage, Key, RingPoint, Shard, ShardingType, Snapshot};
 use crate::error::{Error, Result};
 use crate::ident::Ident;
 use crate::server::{statements, Server};
-use serde::{Deserialize, Serialize};
 
 /// Where the split goes, as asked.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,48 +21,7 @@ pub enum SplitAt {
     Values(Vec<String>),
 }
 
-/// The new shard's mapping, journaled with the operation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum SplitMapping {
-    /// A range starting here.
-    LowerBound {
-        /// The bound.
-        key: Key,
-    },
-    /// A ring point (32 hex digits).
-    Point {
-        /// The point.
-        hex: String,
-    },
-    /// Values moved from the old shard.
-    Values {
-        /// The values.
-        values: Vec<Key>,
-    },
-}
-
-impl SplitMapping {
-    /// As the directory takes it.
-    pub fn to_new_mapping(&self) -> Result<NewMapping> {
-        Ok(match self {
-            SplitMapping::LowerBound { key } => NewMapping::LowerBound(key.clone()),
-            SplitMapping::Point { hex } => NewMapping::Point(RingPoint::from_hex(hex)?),
-            SplitMapping::Values { values } => NewMapping::Values(values.clone()),
-        })
-    }
-}
-
-/// A planned split, journaled in the operation's parameters.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SplitPlan {
-    /// The shard being split.
-    pub old_shard: u32,
-    /// The new shard's id (its location exists, offline, from the start).
-    pub new_shard: u32,
-    /// The new shard's mapping.
-    pub mapping: SplitMapping,
-}
+pub use crate::directory::{SplitMapping, SplitPlan};
 
 /// The median of the sharding column within the shard's range, through the column's index
 /// where one exists (the row count and an offset into the ordered column).

@@ -4,7 +4,7 @@
 
 use crate::config::Inventory;
 use crate::copy::{self, CopyReport, Method, SchemaPair};
-use crate::directory::journal::{NewOperation, OpKind, OpState};
+use crate::directory::journal::{NewOperation, OpKind, OpState, OperationParams};
 use crate::directory::{Directory, ShardState};
 use crate::error::{Error, Result};
 use crate::ident::{Channel, Ident};
@@ -272,14 +272,17 @@ pub fn lock(
 ) -> Result<(u64, BinlogPosition)> {
     let (shard, pairs) = shard_pairs(inv, shard_id)?;
     let mut dir = Directory::open(inv)?;
-    let params = serde_json::json!({"fence": fence});
+    let params: OperationParams = OperationParams {
+        fence: Some(fence),
+        ..OperationParams::default()
+    };
     let lease = dir.create_operation(&NewOperation {
         kind: OpKind::Lock,
         shard_id,
         source: &shard.node,
         target: &shard.node,
         params: &params,
-        steps: &[("lock".into(), params.clone())],
+        steps: &[("lock".into(), serde_json::json!({"fence": fence}))],
         parent: None,
     })?;
     dir.step_started(&lease, 0, None)?;
@@ -367,9 +370,9 @@ pub fn unlock(inv: &Inventory, shard_id: u32) -> Result<u64> {
     let node = rec.source.clone().unwrap_or_default();
     inv.node(&node)?;
     let mut fleet = Fleet::new(inv);
-    let fence: Fence = serde_json::from_value(rec.params["fence"].clone()).map_err(|e| {
+    let fence = rec.params::<serde_json::Value>()?.fence.ok_or_else(|| {
         Error::Internal(format!(
-            "operation {}: unreadable fence in the journal: {e}",
+            "operation {}: the journal holds no fence for it",
             op.id
         ))
     })?;
@@ -381,13 +384,7 @@ pub fn unlock(inv: &Inventory, shard_id: u32) -> Result<u64> {
             dir.read_only_fence_leave(&lease, &node, || fleet.run(&node, &writable).map(|_| ()))?;
         }
         Fence::Shard => {
-            let fenced: Vec<crate::ops::fence::Fenced> =
-                serde_json::from_value(outputs["fenced_tables"].clone()).unwrap_or_default();
-            for (schema, table, hidden) in &fenced {
-                Ident::new("schema", schema)?;
-                Ident::new("table", table)?;
-                Ident::new("table", hidden)?;
-            }
+            let fenced = crate::ops::fence::journaled_mapping(op.id, &outputs["fenced_tables"])?;
             fleet.lower_shard_fence(&node, &fenced)?;
         }
     }

@@ -16,15 +16,8 @@ pub const MOVE_RESTART_PLAYBOOK: &str = include_str!("../../playbooks/move-resta
 /// The embedded merge playbook.
 pub const MERGE_PLAYBOOK: &str = include_str!("../../playbooks/merge.yaml");
 
-/// Which write fence.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Fence {
-    /// Only this shard: its tables are renamed out of reach; other shards keep writing.
-    Shard,
-    /// The whole source server goes read-only (the chapter's fence).
-    ReadOnly,
-}
+pub use crate::directory::journal::StepKind;
+pub use crate::directory::Fence;
 
 /// What a `wait` step waits for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -423,48 +416,35 @@ pub enum Step {
 }
 
 /// Every step's name, as written in playbooks.
-pub const STEP_NAMES: [&str; 17] = [
-    "preflight",
-    "backup",
-    "change-master",
-    "filter",
-    "start-replication",
-    "wait",
-    "lock",
-    "verify",
-    "await-cutover",
-    "confirm",
-    "guard",
-    "flip",
-    "drop-source",
-    "unlock",
-    "reset-replication",
-    "prune",
-    "revert-window",
-];
+pub const STEP_NAMES: &[&str] = StepKind::NAMES;
 
 impl Step {
-    /// The step's name as written in playbooks.
-    pub fn name(&self) -> &'static str {
+    /// What the step does, as the journal names it.
+    pub fn kind(&self) -> StepKind {
         match self {
-            Step::Preflight(_) => "preflight",
-            Step::Backup(_) => "backup",
-            Step::ChangeMaster(_) => "change-master",
-            Step::Filter(_) => "filter",
-            Step::StartReplication(_) => "start-replication",
-            Step::Wait(_) => "wait",
-            Step::Lock(_) => "lock",
-            Step::Verify(_) => "verify",
-            Step::AwaitCutover(_) => "await-cutover",
-            Step::Confirm(_) => "confirm",
-            Step::Guard(_) => "guard",
-            Step::Flip(_) => "flip",
-            Step::DropSource(_) => "drop-source",
-            Step::Unlock(_) => "unlock",
-            Step::ResetReplication(_) => "reset-replication",
-            Step::Prune(_) => "prune",
-            Step::RevertWindow(_) => "revert-window",
+            Step::Preflight(_) => StepKind::Preflight,
+            Step::Backup(_) => StepKind::Backup,
+            Step::ChangeMaster(_) => StepKind::ChangeMaster,
+            Step::Filter(_) => StepKind::Filter,
+            Step::StartReplication(_) => StepKind::StartReplication,
+            Step::Wait(_) => StepKind::Wait,
+            Step::Lock(_) => StepKind::Lock,
+            Step::Verify(_) => StepKind::Verify,
+            Step::AwaitCutover(_) => StepKind::AwaitCutover,
+            Step::Confirm(_) => StepKind::Confirm,
+            Step::Guard(_) => StepKind::Guard,
+            Step::Flip(_) => StepKind::Flip,
+            Step::DropSource(_) => StepKind::DropSource,
+            Step::Unlock(_) => StepKind::Unlock,
+            Step::ResetReplication(_) => StepKind::ResetReplication,
+            Step::Prune(_) => StepKind::Prune,
+            Step::RevertWindow(_) => StepKind::RevertWindow,
         }
+    }
+
+    /// The step's name as written in playbooks (and in the journal).
+    pub fn name(&self) -> &'static str {
+        self.kind().as_sql()
     }
 }
 
@@ -943,6 +923,41 @@ fn find_key(lines: &[&str], from: usize, to: usize, key: Option<&str>) -> Option
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A step's name (its journal row's, its fault point's) is the tag it is written
+    /// under in a playbook.
+    #[test]
+    fn every_step_is_named_as_it_is_written() {
+        for (origin, text) in [
+            ("move", MOVE_PLAYBOOK),
+            ("split", SPLIT_PLAYBOOK),
+            ("merge", MERGE_PLAYBOOK),
+            ("move-restart", MOVE_RESTART_PLAYBOOK),
+        ] {
+            for step in Playbook::parse(origin, text).unwrap().steps {
+                let tag = serde_json::to_value(&step).unwrap()["step"].clone();
+                assert_eq!(tag, serde_json::json!(step.name()), "{origin}");
+                assert!(STEP_NAMES.contains(&step.name()));
+            }
+        }
+    }
+
+    /// A merge's parameters as journaled before they were typed (`json!({"playbook":
+    /// playbook.journaled(), "merge": plan})`, the directory's `names` added) read back
+    /// with the playbook as a playbook.
+    #[test]
+    fn a_playbook_journaled_before_the_parameters_were_typed_reads_back() {
+        let pb = Playbook::parse("playbooks/merge.yaml", MERGE_PLAYBOOK).unwrap();
+        let params = serde_json::json!({
+            "playbook": pb.journaled(),
+            "merge": {"func_id": 1, "survivor": 2, "retired": 3, "mapping": {"kind": "values"}},
+            "names": "12345678",
+        });
+        let read: crate::directory::journal::OperationParams<Playbook> =
+            serde_json::from_value(params).unwrap();
+        assert_eq!(read.playbook, Some(pb.journaled()));
+        assert_eq!(read.merge.map(|m| m.retired), Some(3));
+    }
 
     #[test]
     fn the_restart_playbook_is_valid_and_persists_its_filter() {

@@ -14,7 +14,7 @@
 pub mod predicate;
 
 use crate::config::Inventory;
-use crate::directory::journal::{Lease, NewOperation, OpKind, OpState};
+use crate::directory::journal::{Lease, NewOperation, OpKind, OpState, OperationParams};
 use crate::directory::{Directory, Shard, ShardState, Snapshot};
 use crate::error::{Error, Result};
 use crate::ident::Ident;
@@ -46,8 +46,8 @@ pub struct Options {
 
 impl Options {
     /// The limits `shardctl throttle` can change, as these options set them.
-    pub fn limits(&self) -> crate::control::Limits {
-        crate::control::Limits {
+    pub fn limits(&self) -> crate::directory::journal::Limits {
+        crate::directory::journal::Limits {
             max_lag_secs: Some(self.max_replica_lag_secs),
             chunk_ms: Some(self.target_chunk.as_millis() as u64),
             workers: None,
@@ -56,7 +56,7 @@ impl Options {
     }
 
     /// These options with the live limits applied.
-    pub fn with_limits(&self, l: &crate::control::Limits) -> Options {
+    pub fn with_limits(&self, l: &crate::directory::journal::Limits) -> Options {
         Options {
             target_chunk: l
                 .chunk_ms
@@ -544,10 +544,11 @@ pub fn refuse_if_merging(inv: &Inventory, shard_id: u32) -> Result<()> {
         if op.kind != OpKind::Merge {
             continue;
         }
-        let plan = serde_json::from_value::<crate::directory::MergePlan>(
-            dir.operation(op.id)?.params["merge"].clone(),
-        )
-        .ok();
+        let plan = dir
+            .operation(op.id)?
+            .params::<serde_json::Value>()
+            .ok()
+            .and_then(|p| p.merge);
         if op.shard_id == Some(shard_id) || plan.is_some_and(|p| p.survivor == shard_id) {
             return Err(Error::Refused(format!(
                 "shard {shard_id} is under operation {} ({}, {}): a prune now would delete the rows it merges; resume or abort it first",
@@ -599,7 +600,11 @@ pub fn run(
                     )
                 })
                 .collect();
-            let params = serde_json::json!({"shard": shard_id, "parent": parent});
+            let params: OperationParams = OperationParams {
+                shard: Some(shard_id),
+                parent,
+                ..OperationParams::default()
+            };
             let lease = dir.create_operation(&NewOperation {
                 kind: OpKind::Prune,
                 shard_id,

@@ -87,11 +87,11 @@ impl PlanLimits {
 pub struct PlannedMove {
     /// Always `move`.
     pub step: String,
-    /// Shard.
+    /// The shard to move.
     pub shard: u32,
-    /// From.
+    /// The node it is on when planned (apply refuses a plan whose shard moved since).
     pub from: String,
-    /// To.
+    /// The node it goes to.
     pub to: String,
     /// Its weight.
     pub weight: u64,
@@ -281,6 +281,75 @@ pub fn plan_fleet_with(
     Ok((plan, file))
 }
 
+/// Plans from the live fleet under `limits` (see [`plan_fleet_with`]) and records the
+/// limits in the plan file, so `rebalance apply --replan` can plan again under them.
+pub fn plan_recording_limits(
+    inv: &Inventory,
+    by: Weight,
+    sizes: crate::status::SizeSource,
+    limits: PlanLimits,
+) -> Result<(planner::Plan, PlanFile)> {
+    let metrics = limits.metrics.as_deref().map(read_metrics).transpose()?;
+    let (plan, mut file) = plan_fleet_with(
+        inv,
+        by,
+        metrics.as_ref(),
+        sizes,
+        &limits.limits(),
+        &limits.drain,
+        &limits.exclude_shard,
+    )?;
+    file.limits = Some(limits);
+    Ok((plan, file))
+}
+
+/// Writes a plan file (YAML) for `rebalance apply`.
+pub fn save_plan(file: &PlanFile, path: &std::path::Path) -> Result<()> {
+    let text = serde_yaml::to_string(file).map_err(|e| Error::Config(e.to_string()))?;
+    std::fs::write(path, text).map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
+}
+
+/// A plan made again by `rebalance apply --replan`.
+#[derive(Debug, Clone)]
+pub struct Replanned {
+    /// The new plan.
+    pub file: PlanFile,
+    /// The limits it was made under (the old plan's).
+    pub limits: PlanLimits,
+    /// How many moves the old plan had.
+    pub old_moves: usize,
+}
+
+/// `rebalance apply --replan`: when the directory moved on since `file` was planned, plans
+/// again with exact sizes under the limits the file records; `None` when the directory is
+/// still at the plan's version. A plan that records no limits is refused, naming `path`.
+pub fn replan_if_changed(
+    inv: &Inventory,
+    file: &PlanFile,
+    path: &std::path::Path,
+) -> Result<Option<Replanned>> {
+    if Directory::open(inv)?.version()? == file.directory_version {
+        return Ok(None);
+    }
+    let Some(limits) = file.limits.clone() else {
+        return Err(Error::Config(format!(
+            "{}: the plan records no limits to plan again under: make a new one with `shardctl rebalance plan`",
+            path.display()
+        )));
+    };
+    let (_, new) = plan_recording_limits(
+        inv,
+        file.by,
+        crate::status::SizeSource::Exact,
+        limits.clone(),
+    )?;
+    Ok(Some(Replanned {
+        file: new,
+        limits,
+        old_moves: file.moves.len(),
+    }))
+}
+
 /// Reads and checks a plan file (unknown keys, unknown shards or nodes, wrong source).
 pub fn load_plan(inv: &Inventory, path: &std::path::Path) -> Result<PlanFile> {
     let text = std::fs::read_to_string(path)
@@ -319,9 +388,9 @@ pub fn load_plan(inv: &Inventory, path: &std::path::Path) -> Result<PlanFile> {
 /// One move as `apply` ran it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Applied {
-    /// Shard.
+    /// The shard moved.
     pub shard: u32,
-    /// To.
+    /// The node it went to (or was to).
     pub to: String,
     /// Seconds from the start of `apply` when it began.
     pub started: f64,

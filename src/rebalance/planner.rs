@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 /// A node as the planner sees it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NodeIn {
-    /// Name.
+    /// The node's name in the inventory.
     pub name: String,
     /// Relative capacity (> 0).
     pub capacity: f64,
@@ -34,7 +34,7 @@ pub struct ShardIn {
     pub excluded: bool,
 }
 
-/// Limits.
+/// What a plan may do.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Limits {
     /// Accept a node up to (1 + threshold) × the average utilisation.
@@ -46,11 +46,11 @@ pub struct Limits {
 /// One move.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Move {
-    /// Shard.
+    /// The shard to move.
     pub shard: u32,
-    /// From.
+    /// The node it leaves.
     pub from: String,
-    /// To.
+    /// The node it goes to.
     pub to: String,
     /// Its size.
     pub size: u64,
@@ -59,10 +59,10 @@ pub struct Move {
 /// Per-node figures.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NodeLoad {
-    /// Name.
+    /// The node's name in the inventory.
     #[serde(rename = "node")]
     pub name: String,
-    /// Capacity.
+    /// Its relative capacity, as given to the planner.
     pub capacity: f64,
     /// Load before.
     pub before: u64,

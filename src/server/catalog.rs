@@ -2,7 +2,7 @@
 //! foreign keys. The statements are built in statements.rs (common to every flavor); this
 //! module runs them and reads their results.
 
-use super::statements::{ContextValue, CreationContext};
+use super::statements::{ContextValue, CreationContext, DefinedKind, ObjectKind};
 use super::{col_string, statements, Server};
 use crate::error::{Error, Result};
 use crate::ident::Ident;
@@ -41,69 +41,6 @@ pub struct ForeignKeyColumn {
     pub referenced_table: String,
     /// Referenced column.
     pub referenced_column: String,
-}
-
-/// A stored object other than a table or view.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ObjectKind {
-    /// A trigger.
-    Trigger,
-    /// A stored procedure.
-    Procedure,
-    /// A stored function.
-    Function,
-    /// A scheduled event.
-    Event,
-}
-
-impl ObjectKind {
-    /// The keyword naming this kind in SQL (`SHOW CREATE <keyword>`).
-    pub fn keyword(&self) -> &'static str {
-        match self {
-            ObjectKind::Trigger => "TRIGGER",
-            ObjectKind::Procedure => "PROCEDURE",
-            ObjectKind::Function => "FUNCTION",
-            ObjectKind::Event => "EVENT",
-        }
-    }
-}
-
-/// A view or one of the [`ObjectKind`]s: what carries a creation context.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DefinedKind {
-    /// A view.
-    View,
-    /// A trigger, routine or event.
-    Object(ObjectKind),
-}
-
-impl DefinedKind {
-    /// Reads the word [`Self`]'s `Display` writes (`view`, `trigger`, `procedure`, ...).
-    pub fn from_word(word: &str) -> Option<DefinedKind> {
-        Some(match word {
-            "view" => DefinedKind::View,
-            "trigger" => DefinedKind::Object(ObjectKind::Trigger),
-            "procedure" => DefinedKind::Object(ObjectKind::Procedure),
-            "function" => DefinedKind::Object(ObjectKind::Function),
-            "event" => DefinedKind::Object(ObjectKind::Event),
-            _ => return None,
-        })
-    }
-}
-
-impl std::fmt::Display for DefinedKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let s = match self {
-            DefinedKind::View => "view",
-            DefinedKind::Object(ObjectKind::Trigger) => "trigger",
-            DefinedKind::Object(ObjectKind::Procedure) => "procedure",
-            DefinedKind::Object(ObjectKind::Function) => "function",
-            DefinedKind::Object(ObjectKind::Event) => "event",
-        };
-        f.write_str(s)
-    }
 }
 
 /// A definition as `SHOW CREATE` gives it, with its creation context.

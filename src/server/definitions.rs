@@ -14,7 +14,8 @@
 //! [`read_definitions`] reads one side (any [`Server`], a dry run's read-only session
 //! included); [`diff_definitions`] is pure; [`compare_objects`] does both.
 
-use super::catalog::{ObjectKind, TableInfo};
+use super::catalog::TableInfo;
+use super::statements::ObjectKind;
 use super::{col_string, statements, Server};
 use crate::error::{Error, Result};
 use crate::ident::Ident;

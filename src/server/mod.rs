@@ -32,11 +32,11 @@ pub struct ConnectSpec {
     pub name: String,
     /// Host (ignored when `socket` is set).
     pub host: String,
-    /// Port.
+    /// TCP port (ignored when `socket` is set).
     pub port: u16,
     /// Unix socket.
     pub socket: Option<PathBuf>,
-    /// Account.
+    /// The account and where its password comes from.
     pub credentials: Credentials,
     /// TLS.
     pub tls: Option<TlsSpec>,

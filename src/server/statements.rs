@@ -3,10 +3,10 @@
 //! here; values are bound parameters. Statements whose text depends on the flavor are
 //! methods of [`super::Dialect`] instead. Golden-tested in `tests/golden_sql.rs`.
 
-use super::catalog::ObjectKind;
 use super::Stmt;
 use crate::ident::Ident;
 use mysql::Value;
+use serde::Serialize;
 use std::fmt;
 
 /// A condition with `?` placeholders and its bound values, to be AND-ed into a WHERE
@@ -412,6 +412,72 @@ pub fn alter_schema_collation(schema: &Ident, collation: &ContextValue) -> Stmt 
         schema.quoted(),
         collation.as_str()
     ))
+}
+
+// ---------------------------------------------------------------------------------------
+// Stored objects: the kinds of definition a schema holds besides its tables.
+
+/// A stored object other than a table or view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ObjectKind {
+    /// A trigger.
+    Trigger,
+    /// A stored procedure.
+    Procedure,
+    /// A stored function.
+    Function,
+    /// A scheduled event.
+    Event,
+}
+
+impl ObjectKind {
+    /// The keyword naming this kind in SQL (`SHOW CREATE <keyword>`).
+    pub fn keyword(&self) -> &'static str {
+        match self {
+            ObjectKind::Trigger => "TRIGGER",
+            ObjectKind::Procedure => "PROCEDURE",
+            ObjectKind::Function => "FUNCTION",
+            ObjectKind::Event => "EVENT",
+        }
+    }
+}
+
+/// A view or one of the [`ObjectKind`]s: what carries a creation context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DefinedKind {
+    /// A view.
+    View,
+    /// A trigger, routine or event.
+    Object(ObjectKind),
+}
+
+impl DefinedKind {
+    /// Reads the word [`Self`]'s `Display` writes (`view`, `trigger`, `procedure`, ...).
+    pub fn from_word(word: &str) -> Option<DefinedKind> {
+        Some(match word {
+            "view" => DefinedKind::View,
+            "trigger" => DefinedKind::Object(ObjectKind::Trigger),
+            "procedure" => DefinedKind::Object(ObjectKind::Procedure),
+            "function" => DefinedKind::Object(ObjectKind::Function),
+            "event" => DefinedKind::Object(ObjectKind::Event),
+            _ => return None,
+        })
+    }
+}
+
+impl std::fmt::Display for DefinedKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = match self {
+            DefinedKind::View => "view",
+            DefinedKind::Object(ObjectKind::Trigger) => "trigger",
+            DefinedKind::Object(ObjectKind::Procedure) => "procedure",
+            DefinedKind::Object(ObjectKind::Function) => "function",
+            DefinedKind::Object(ObjectKind::Event) => "event",
+        };
+        f.write_str(s)
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -975,8 +1041,14 @@ pub fn any_where(schema: &Ident, table: &Ident, cond: &Condition) -> Stmt {
 // ---------------------------------------------------------------------------------------
 // The shard fence and the old copy kept after a move.
 
-/// A table renamed to a hidden name inside its own schema.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A table renamed to a hidden name inside its own schema. Journaled (the shard fence's
+/// `fenced_tables`) as `[schema, table, hidden name]`, and validated as it is read back: a
+/// name that is no plain identifier does not deserialize.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(
+    into = "(String, String, String)",
+    try_from = "(String, String, String)"
+)]
 pub struct HiddenTable {
     /// The schema (the same before and after).
     pub schema: Ident,
@@ -984,6 +1056,28 @@ pub struct HiddenTable {
     pub table: Ident,
     /// The name it is hidden under.
     pub hidden: Ident,
+}
+
+impl TryFrom<(String, String, String)> for HiddenTable {
+    type Error = crate::error::Error;
+
+    fn try_from((schema, table, hidden): (String, String, String)) -> crate::Result<Self> {
+        Ok(HiddenTable {
+            schema: Ident::new("schema", &schema)?,
+            table: Ident::new("table", &table)?,
+            hidden: Ident::new("table", &hidden)?,
+        })
+    }
+}
+
+impl From<HiddenTable> for (String, String, String) {
+    fn from(t: HiddenTable) -> Self {
+        (
+            t.schema.to_string(),
+            t.table.to_string(),
+            t.hidden.to_string(),
+        )
+    }
 }
 
 /// The prefix of every name shardctl hides a table under.
@@ -1031,11 +1125,7 @@ pub fn rename_from_hidden(tables: &[HiddenTable]) -> Option<Stmt> {
 /// `DROP <kind> IF EXISTS schema.name` for a view, trigger, procedure, function or event:
 /// the objects a revert re-creates on the old copy, removed first so that a retried
 /// attempt creates them afresh.
-pub fn drop_defined_if_exists(
-    schema: &Ident,
-    kind: crate::server::catalog::DefinedKind,
-    name: &Ident,
-) -> Stmt {
+pub fn drop_defined_if_exists(schema: &Ident, kind: DefinedKind, name: &Ident) -> Stmt {
     Stmt::text(format!(
         "DROP {} IF EXISTS {}",
         kind.to_string().to_uppercase(),

@@ -275,9 +275,9 @@ pub struct Outcome {
 /// Where the static schemes go: from `from` nodes to `to`, `points` per node on a ring.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Resize {
-    /// N.
+    /// Nodes before.
     pub from: usize,
-    /// M.
+    /// Nodes after.
     pub to: usize,
     /// Ring points per node (consistent hashing).
     pub points: u32,
@@ -606,7 +606,7 @@ pub enum DirChange {
         shard: u32,
         /// The new shard's node.
         to: String,
-        /// Where.
+        /// Where the key range is cut.
         at: SplitAt,
     },
 }

@@ -8,6 +8,13 @@ use shardctl::server::{Server, Stmt};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
+mod fleet;
+#[allow(unused_imports)]
+pub use fleet::{
+    app_items_two_shards, items_are_where_lookup_says, items_schema, range_hash_list_items,
+    FleetSetup, Function, KeyKind, Sharding, EMPLOYEE_TABLES,
+};
+
 /// The 3-node sandbox shared by the tests of this binary.
 pub fn sandbox3() -> &'static Sandbox {
     static SB: OnceLock<Sandbox> = OnceLock::new();
@@ -109,6 +116,22 @@ impl SharedFleet {
     /// [`cli_on`] the fleet's inventory.
     pub fn cli(&'static self, args: &[&str]) -> assert_cmd::Command {
         cli_on(&self.inventory_path(), args)
+    }
+
+    /// The JSON document `shardctl --output json ARGS` prints on the fleet's inventory; the
+    /// command must succeed.
+    pub fn json(&'static self, args: &[&str]) -> serde_json::Value {
+        let mut all = vec!["--output", "json"];
+        all.extend_from_slice(args);
+        let out = self
+            .cli(&all)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        serde_json::from_slice(&out)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out)))
     }
 }
 
@@ -268,41 +291,18 @@ fn run_client(sb: &Sandbox, node: &str, what: &str, input: &[u8], db: Option<&st
 
 /// A range directory built through the command line: `init`, the nodes, function `f` over
 /// integer keys, the sharded tables as (SCHEMA.TABLE, column), and shards as (node, lower
-/// bound), in that order (shard ids 1, 2, ...).
+/// bound), in that order (shard ids 1, 2, ...). [`FleetSetup`] says more (other
+/// functions, global tables, rows, the workload).
 pub fn range_directory(
     inventory: &Path,
     nodes: &[&str],
     tables: &[(&str, &str)],
     shards: &[(&str, &str)],
 ) {
-    let run = |args: &[&str]| {
-        shardctl()
-            .arg("--config")
-            .arg(inventory)
-            .args(args)
-            .assert()
-            .success();
-    };
-    run(&["init"]);
-    for n in nodes {
-        run(&["node", "add", n]);
-    }
-    run(&["function", "add", "f", "--type", "range", "--key", "int"]);
-    for (table, column) in tables {
-        run(&["table", "add", table, "--function", "f", "--column", column]);
-    }
-    for (node, lower) in shards {
-        run(&[
-            "shard",
-            "add",
-            "--function",
-            "f",
-            "--node",
-            node,
-            "--lower-bound",
-            lower,
-        ]);
-    }
+    FleetSetup::new()
+        .nodes(nodes)
+        .function(Function::range("f").tables(tables).shards(shards))
+        .write_directory(inventory);
 }
 
 /// Runs `cmd` with stdin, stdout and stderr on a fresh pseudo-terminal (160 columns), as

@@ -692,7 +692,7 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand prune" -l dry-run -d '
 complete -c shardctl -n "__fish_shardctl_using_subcommand prune" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand prune" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand prune" -s h -l help -d 'Print help'
-complete -c shardctl -n "__fish_shardctl_using_subcommand backup" -l shard -d 'Shard' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand backup" -l shard -d 'The shard whose schemas to copy (its node is the source)' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand backup" -l method -d 'Copy method' -r -f -a "native\t'In-process: one consistent snapshot, parallel readers and writers'
 dump\t'mariadb-dump / mysqldump piped into the client'
 physical\t'mariadb-backup of the shard\'s schemas on the source\'s host into a staging directory on the target\'s host, prepared there and imported (`ALTER TABLE ... IMPORT TABLESPACE`)'"
@@ -710,7 +710,7 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand backup" -s v -l verbos
 complete -c shardctl -n "__fish_shardctl_using_subcommand backup" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand backup" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c shardctl -n "__fish_shardctl_using_subcommand filter" -l node -d 'Node holding the channel' -r
-complete -c shardctl -n "__fish_shardctl_using_subcommand filter" -l channel -d 'Channel' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand filter" -l channel -d 'The replication channel to filter (`shardctl_opN` for an operation\'s)' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand filter" -l schemas -d 'Schemas to keep (comma-separated)' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand filter" -l do-db -d 'replicate-do-db schemas (comma-separated), rarely needed' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand filter" -l rewrite -d 'Schema renames FROM:TO (comma-separated)' -r
@@ -727,7 +727,7 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand filter" -s v -l verbos
 complete -c shardctl -n "__fish_shardctl_using_subcommand filter" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand filter" -s h -l help -d 'Print help'
 complete -c shardctl -n "__fish_shardctl_using_subcommand change-master" -l node -d 'Node that replicates' -r
-complete -c shardctl -n "__fish_shardctl_using_subcommand change-master" -l channel -d 'Channel' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand change-master" -l channel -d 'The channel to create on the node' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand change-master" -l from -d 'Source node' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand change-master" -l position -d 'FILE:POS, or a GTID set (MySQL auto-positioning)' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand change-master" -l config -d 'Inventory file' -r -F
@@ -742,7 +742,7 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand change-master" -s v -l
 complete -c shardctl -n "__fish_shardctl_using_subcommand change-master" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand change-master" -s h -l help -d 'Print help'
 complete -c shardctl -n "__fish_shardctl_using_subcommand wait" -l node -d 'Node holding the channel' -r
-complete -c shardctl -n "__fish_shardctl_using_subcommand wait" -l channel -d 'Channel' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand wait" -l channel -d 'The channel to wait for' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand wait" -l position -d 'FILE:POS to reach' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand wait" -l lag-below -d 'Lag threshold in seconds' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand wait" -l timeout -d 'Give up after this many seconds' -r
@@ -756,8 +756,8 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand wait" -l log-file -d '
 complete -c shardctl -n "__fish_shardctl_using_subcommand wait" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand wait" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand wait" -s h -l help -d 'Print help'
-complete -c shardctl -n "__fish_shardctl_using_subcommand lock" -l shard -d 'Shard' -r
-complete -c shardctl -n "__fish_shardctl_using_subcommand lock" -l fence -d 'Fence' -r -f -a "shard\t'Only this shard: its tables are renamed out of reach; other shards keep writing'
+complete -c shardctl -n "__fish_shardctl_using_subcommand lock" -l shard -d 'The shard to fence, on the node the directory places it on' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand lock" -l fence -d '`shard` hides the shard\'s tables; `read-only` makes its whole node read-only' -r -f -a "shard\t'Only this shard: its tables are renamed out of reach; other shards keep writing'
 read-only\t'The whole source server goes read-only (the chapter\'s fence)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand lock" -l timeout -d 'Longest wait for in-flight transactions, seconds' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand lock" -l config -d 'Inventory file' -r -F
@@ -770,7 +770,7 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand lock" -l log-file -d '
 complete -c shardctl -n "__fish_shardctl_using_subcommand lock" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand lock" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand lock" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c shardctl -n "__fish_shardctl_using_subcommand unlock" -l shard -d 'Shard' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand unlock" -l shard -d 'The shard whose fence `lock` raised' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand unlock" -l config -d 'Inventory file' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand unlock" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
 json\t'One JSON document (or one JSON object per event for streaming commands)'"
@@ -781,7 +781,7 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand unlock" -l log-file -d
 complete -c shardctl -n "__fish_shardctl_using_subcommand unlock" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand unlock" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand unlock" -s h -l help -d 'Print help'
-complete -c shardctl -n "__fish_shardctl_using_subcommand flip" -l shard -d 'Shard' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand flip" -l shard -d 'The shard to point elsewhere' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand flip" -l to -d 'Target node' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand flip" -l config -d 'Inventory file' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand flip" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
@@ -793,7 +793,7 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand flip" -l log-file -d '
 complete -c shardctl -n "__fish_shardctl_using_subcommand flip" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand flip" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand flip" -s h -l help -d 'Print help'
-complete -c shardctl -n "__fish_shardctl_using_subcommand drop-source" -l shard -d 'Shard' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand drop-source" -l shard -d 'The shard whose old copy to drop' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand drop-source" -l node -d 'Node holding the old copy' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand drop-source" -l config -d 'Inventory file' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand drop-source" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'

@@ -1197,7 +1197,7 @@ never\:"Never"))' \
 ;;
 (backup)
 _arguments "${_arguments_options[@]}" : \
-'--shard=[Shard]:SHARD:_default' \
+'--shard=[The shard whose schemas to copy (its node is the source)]:SHARD:_default' \
 '--method=[Copy method]:METHOD:((native\:"In-process\: one consistent snapshot, parallel readers and writers"
 dump\:"mariadb-dump / mysqldump piped into the client"
 physical\:"mariadb-backup of the shard'\''s schemas on the source'\''s host into a staging directory on the target'\''s host, prepared there and imported (\`ALTER TABLE ... IMPORT TABLESPACE\`)"))' \
@@ -1222,7 +1222,7 @@ never\:"Never"))' \
 (filter)
 _arguments "${_arguments_options[@]}" : \
 '--node=[Node holding the channel]:NODE:_default' \
-'--channel=[Channel]:CHANNEL:_default' \
+'--channel=[The replication channel to filter (\`shardctl_opN\` for an operation'\''s)]:CHANNEL:_default' \
 '*--schemas=[Schemas to keep (comma-separated)]:SCHEMAS:_default' \
 '*--do-db=[replicate-do-db schemas (comma-separated), rarely needed]:DO_DB:_default' \
 '*--rewrite=[Schema renames FROM\:TO (comma-separated)]:REWRITE:_default' \
@@ -1246,7 +1246,7 @@ never\:"Never"))' \
 (change-master)
 _arguments "${_arguments_options[@]}" : \
 '--node=[Node that replicates]:NODE:_default' \
-'--channel=[Channel]:CHANNEL:_default' \
+'--channel=[The channel to create on the node]:CHANNEL:_default' \
 '--from=[Source node]:FROM:_default' \
 '--position=[FILE\:POS, or a GTID set (MySQL auto-positioning)]:POSITION:_default' \
 '--config=[Inventory file]:CONFIG:_files' \
@@ -1268,7 +1268,7 @@ never\:"Never"))' \
 (wait)
 _arguments "${_arguments_options[@]}" : \
 '--node=[Node holding the channel]:NODE:_default' \
-'--channel=[Channel]:CHANNEL:_default' \
+'--channel=[The channel to wait for]:CHANNEL:_default' \
 '(--lag-below)--position=[FILE\:POS to reach]:POSITION:_default' \
 '--lag-below=[Lag threshold in seconds]:LAG_BELOW:_default' \
 '--timeout=[Give up after this many seconds]:TIMEOUT:_default' \
@@ -1289,8 +1289,8 @@ never\:"Never"))' \
 ;;
 (lock)
 _arguments "${_arguments_options[@]}" : \
-'--shard=[Shard]:SHARD:_default' \
-'--fence=[Fence]:FENCE:((shard\:"Only this shard\: its tables are renamed out of reach; other shards keep writing"
+'--shard=[The shard to fence, on the node the directory places it on]:SHARD:_default' \
+'--fence=[\`shard\` hides the shard'\''s tables; \`read-only\` makes its whole node read-only]:FENCE:((shard\:"Only this shard\: its tables are renamed out of reach; other shards keep writing"
 read-only\:"The whole source server goes read-only (the chapter'\''s fence)"))' \
 '--timeout=[Longest wait for in-flight transactions, seconds]:TIMEOUT:_default' \
 '--config=[Inventory file]:CONFIG:_files' \
@@ -1310,7 +1310,7 @@ never\:"Never"))' \
 ;;
 (unlock)
 _arguments "${_arguments_options[@]}" : \
-'--shard=[Shard]:SHARD:_default' \
+'--shard=[The shard whose fence \`lock\` raised]:SHARD:_default' \
 '--config=[Inventory file]:CONFIG:_files' \
 '--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
 json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
@@ -1328,7 +1328,7 @@ never\:"Never"))' \
 ;;
 (flip)
 _arguments "${_arguments_options[@]}" : \
-'--shard=[Shard]:SHARD:_default' \
+'--shard=[The shard to point elsewhere]:SHARD:_default' \
 '--to=[Target node]:TO:_default' \
 '--config=[Inventory file]:CONFIG:_files' \
 '--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
@@ -1347,7 +1347,7 @@ never\:"Never"))' \
 ;;
 (drop-source)
 _arguments "${_arguments_options[@]}" : \
-'--shard=[Shard]:SHARD:_default' \
+'--shard=[The shard whose old copy to drop]:SHARD:_default' \
 '--node=[Node holding the old copy]:NODE:_default' \
 '--config=[Inventory file]:CONFIG:_files' \
 '--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"

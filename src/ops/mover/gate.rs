@@ -26,7 +26,7 @@ const GATE_EVENTS: usize = 50_000;
 impl<E: Effects> Mover<'_, E> {
     /// A merge across nodes: its channel's applier is gated.
     pub(super) fn gated(&self) -> bool {
-        self.merge.is_some() && !self.same_node()
+        self.plan.is_merge() && !self.same_node()
     }
 
     /// The retired shard's schemas (the channel's sources).

@@ -27,6 +27,9 @@
 mod fencing;
 mod gate;
 mod group;
+mod kind;
+pub use kind::OperationPlan;
+mod merges;
 mod phases;
 mod procedure;
 pub(crate) use procedure::comparable_definition;
@@ -34,14 +37,15 @@ mod recovery;
 pub mod requests;
 mod revert;
 
-pub(crate) use crate::directory::owner::Heartbeat;
-pub use crate::directory::owner::OwnerFlags;
+use crate::directory::owner::Heartbeat;
+pub use merges::{run_merge_request, MergeOperation, MergeRun};
 pub use recovery::{abort, flip_by_hand, stop, StopOutcome};
 
 use crate::config::Inventory;
 use crate::copy::{self, SchemaPair};
+pub use crate::directory::journal::Effect;
 use crate::directory::journal::{
-    EffectState, Lease, NewOperation, OpKind, OpState, OperationRecord, StepState,
+    EffectState, Lease, NewOperation, OpKind, OpState, OperationParams, OperationRecord, StepState,
 };
 use crate::directory::phase::{Phase, Transition};
 use crate::directory::{Directory, Shard, ShardState, Snapshot};
@@ -66,8 +70,8 @@ pub struct MoveState {
     pub copied_rows: u64,
     /// The fence that is up, if any.
     pub fence: Option<Fence>,
-    /// Tables renamed by the shard fence: (schema, table, hidden name).
-    pub fenced_tables: Vec<(String, String, String)>,
+    /// Tables renamed by the shard fence.
+    pub fenced_tables: Vec<crate::ops::fence::Fenced>,
     /// The source position read after the fence.
     pub final_position: Option<BinlogPosition>,
     /// The target's binary-log position read under the fence just before the flip: the
@@ -214,181 +218,7 @@ pub struct StepEvent {
     pub detail: serde_json::Value,
 }
 
-/// An effect on a server or on the directory: journaled as an intent before it happens
-/// and as done after. Its name is also the fault point's (`before:`, `done:`,
-/// `journaled:` + name).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Effect {
-    /// The shard's schemas copied to the target (created there).
-    Copy,
-    /// A physical copy onto a target with replicas: the prepared backup imported into one
-    /// of the target's replicas, unlogged there (one effect per replica, after the copy).
-    ImportOnReplica,
-    /// The channel created at the copy's coordinates.
-    PointChannel,
-    /// The channel's filters.
-    SetFilters,
-    /// The channel started.
-    StartChannel,
-    /// The channel stopped at the final position.
-    StopChannel,
-    /// A merge's gate: the channel's applier let run up to a position whose events the
-    /// source's binary log showed harmless to the survivor (`START ... SQL_THREAD UNTIL`).
-    GateApplier,
-    /// The write fence raised.
-    RaiseFence,
-    /// The directory points at the target.
-    Flip,
-    /// The events enabled on the source enabled on the target (created disabled there).
-    EnableEvents,
-    /// The old copy taken out of reach: its tables moved into a trash schema and its
-    /// schemas dropped.
-    DropSource,
-    /// The trash schemas of the old copy dropped, once the fence is lifted.
-    DropTrash,
-    /// The write fence lifted.
-    LowerFence,
-    /// The old copy's schemas dropped on each of the source's replicas (unlogged there),
-    /// once each has applied the source up to the drop.
-    DropReplicaCopies,
-    /// The channel and its filters removed.
-    ResetChannel,
-    /// The target's copy dropped (rollback).
-    DropTarget,
-    /// Rows the shards no longer own deleted (split).
-    Prune,
-    /// Same-node split: empty tables under the new names.
-    LocalPrepare,
-    /// Same-node split: rows copied under the fence.
-    LocalCopy,
-    /// The channel held at a consistent point while a verification's snapshots open.
-    HoldChannel,
-    /// A split's old shard: guard triggers refusing the keys it gave away.
-    Guard,
-    /// The restart path: the channel's filter appended to the target's option file (a
-    /// backup of the file kept beside it).
-    PersistFilters,
-    /// The restart path: the target restarted through its restart command, and answering.
-    RestartServer,
-    /// The restart path: the filter removed from the target's option file again, the file
-    /// as it was before.
-    UnpersistFilters,
-    /// Revert window: the reverse channel on the source, from the target's position at the
-    /// flip into the old copy, started.
-    ReverseChannel,
-    /// Revert window: the reverse channel removed.
-    ResetReverseChannel,
-    /// Revert window closed: the old copy's trash schemas dropped.
-    DropOldCopy,
-    /// Revert: the shard fence on the target.
-    RevertFence,
-    /// Revert: the reverse channel stopped at the target's position under that fence.
-    RevertStopChannel,
-    /// Revert: the directory points at the source again.
-    RevertFlip,
-    /// Revert: the old copy's tables renamed back into the shard's schemas, its objects
-    /// created.
-    RevertInstall,
-    /// Revert: the target's copy moved into a trash schema, its schemas dropped.
-    RevertDropTarget,
-    /// Revert: the target's trash dropped.
-    RevertDropTrash,
-    /// A revert stopped before its flip: the fence on the target lifted.
-    RevertLowerFence,
-    /// A revert stopped before its flip: the old copy's tables moved back into the trash.
-    RevertUninstall,
-    /// Revert, after its flip: the events enabled on the target enabled on the source.
-    RevertEnableEvents,
-    /// Sessions whose open transaction held the shard's tables ended before a try of the
-    /// shard fence (only with the lock step's `kill_blockers`).
-    KillBlockers,
-}
-
 impl Effect {
-    /// Every effect.
-    pub const ALL: [Effect; 37] = [
-        Effect::Copy,
-        Effect::ImportOnReplica,
-        Effect::PointChannel,
-        Effect::SetFilters,
-        Effect::StartChannel,
-        Effect::StopChannel,
-        Effect::GateApplier,
-        Effect::RaiseFence,
-        Effect::Flip,
-        Effect::EnableEvents,
-        Effect::DropSource,
-        Effect::DropTrash,
-        Effect::LowerFence,
-        Effect::DropReplicaCopies,
-        Effect::ResetChannel,
-        Effect::DropTarget,
-        Effect::Prune,
-        Effect::LocalPrepare,
-        Effect::LocalCopy,
-        Effect::HoldChannel,
-        Effect::Guard,
-        Effect::PersistFilters,
-        Effect::RestartServer,
-        Effect::UnpersistFilters,
-        Effect::ReverseChannel,
-        Effect::ResetReverseChannel,
-        Effect::DropOldCopy,
-        Effect::RevertFence,
-        Effect::RevertStopChannel,
-        Effect::RevertFlip,
-        Effect::RevertInstall,
-        Effect::RevertDropTarget,
-        Effect::RevertDropTrash,
-        Effect::RevertLowerFence,
-        Effect::RevertUninstall,
-        Effect::RevertEnableEvents,
-        Effect::KillBlockers,
-    ];
-
-    /// Its name in the journal and in fault points.
-    pub fn name(self) -> &'static str {
-        match self {
-            Effect::Copy => "copy",
-            Effect::PointChannel => "point-channel",
-            Effect::SetFilters => "set-filters",
-            Effect::StartChannel => "start-channel",
-            Effect::StopChannel => "stop-channel",
-            Effect::GateApplier => "gate-applier",
-            Effect::RaiseFence => "raise-fence",
-            Effect::Flip => "flip",
-            Effect::EnableEvents => "enable-events",
-            Effect::DropSource => "drop-source",
-            Effect::DropTrash => "drop-trash",
-            Effect::LowerFence => "lower-fence",
-            Effect::DropReplicaCopies => "drop-replica-copies",
-            Effect::ResetChannel => "reset-channel",
-            Effect::DropTarget => "drop-target",
-            Effect::Prune => "prune",
-            Effect::LocalPrepare => "local-prepare",
-            Effect::LocalCopy => "local-copy",
-            Effect::HoldChannel => "hold-channel",
-            Effect::Guard => "guard",
-            Effect::PersistFilters => "persist-filters",
-            Effect::RestartServer => "restart-server",
-            Effect::UnpersistFilters => "unpersist-filters",
-            Effect::ReverseChannel => "reverse-channel",
-            Effect::ResetReverseChannel => "reset-reverse-channel",
-            Effect::DropOldCopy => "drop-old-copy",
-            Effect::ImportOnReplica => "import-on-replica",
-            Effect::RevertFence => "revert-fence",
-            Effect::RevertStopChannel => "revert-stop-channel",
-            Effect::RevertFlip => "revert-flip",
-            Effect::RevertInstall => "revert-install",
-            Effect::RevertDropTarget => "revert-drop-target",
-            Effect::RevertDropTrash => "revert-drop-trash",
-            Effect::RevertLowerFence => "revert-lower-fence",
-            Effect::RevertUninstall => "revert-uninstall",
-            Effect::RevertEnableEvents => "revert-enable-events",
-            Effect::KillBlockers => "kill-blockers",
-        }
-    }
-
     /// The effects a step has, in order, onto another node or onto the shard's own node.
     pub fn of_step(step: &Step, same_node: bool) -> &'static [Effect] {
         match (step, same_node) {
@@ -497,8 +327,7 @@ pub struct Mover<'a, E: Effects = Live<'a>> {
     /// step write.
     phase: Phase,
     copy_progress: Arc<copy::native::Progress>,
-    split: Option<crate::ops::split::SplitPlan>,
-    merge: Option<crate::ops::merge::MergePlan>,
+    plan: OperationPlan,
     on_event: &'a dyn Fn(&StepEvent),
     /// Hooks of the stages that gate nothing, running in the background so that none
     /// lengthens a fence; waited for when the run ends.
@@ -510,10 +339,12 @@ fn refuse_if_busy(dir: &mut Directory, shard_id: u32) -> Result<()> {
     for op in dir.active_operations()? {
         let busy = op.shard_id == Some(shard_id)
             || (op.kind == OpKind::Merge
-                && serde_json::from_value::<crate::ops::merge::MergePlan>(
-                    dir.operation(op.id)?.params["merge"].clone(),
-                )
-                .is_ok_and(|p| p.survivor == shard_id));
+                && dir
+                    .operation(op.id)?
+                    .params::<serde_json::Value>()
+                    .ok()
+                    .and_then(|p| p.merge)
+                    .is_some_and(|p| p.survivor == shard_id));
         if busy {
             return Err(Error::Refused(format!(
                 "shard {shard_id} is under operation {} ({}, {}): resume or abort it first",
@@ -600,14 +431,12 @@ pub fn check_request(inv: &Inventory, snap: &Snapshot, shard_id: u32, to: &str) 
 /// What a new operation is, before it is journaled.
 #[derive(Clone)]
 struct Planned {
-    kind: OpKind,
+    plan: OperationPlan,
     shard: Shard,
     target: String,
     pairs: Vec<SchemaPair>,
     playbook: Playbook,
-    split: Option<crate::ops::split::SplitPlan>,
-    merge: Option<crate::ops::merge::MergePlan>,
-    params: serde_json::Value,
+    params: OperationParams<Playbook>,
 }
 
 /// Checks a move request (refusing a busy shard) and describes the operation.
@@ -622,16 +451,14 @@ fn prepare_move(
     refuse_if_busy(dir, shard_id)?;
     let shard = check_request(inv, &snap, shard_id, to)?;
     let playbook = gated(inv, playbook);
-    let params = serde_json::json!({ "playbook": playbook.journaled() });
+    let plan = OperationPlan::Move;
     Ok(Planned {
-        kind: OpKind::Move,
+        params: plan.params(playbook.journaled()),
+        plan,
         pairs: schemas_of(&snap, &shard)?,
         shard,
         target: to.to_string(),
         playbook,
-        split: None,
-        merge: None,
-        params,
     })
 }
 
@@ -680,16 +507,14 @@ fn prepare_merge(
             )));
         }
     }
-    let params = serde_json::json!({ "playbook": playbook.journaled(), "merge": plan });
+    let plan = OperationPlan::Merge(plan);
     Ok(Planned {
-        kind: OpKind::Merge,
+        params: plan.params(playbook.journaled()),
+        plan,
         pairs: split_pairs(&snap, &r, survivor)?,
         shard: r,
         target: node.to_string(),
         playbook,
-        split: None,
-        merge: Some(plan),
-        params,
     })
 }
 
@@ -697,16 +522,16 @@ fn prepare_merge(
 fn renamed_in(fenced: &[crate::ops::fence::Fenced], schema: &Ident) -> Vec<(String, String)> {
     fenced
         .iter()
-        .filter(|(s, _, _)| s == schema.as_str())
-        .map(|(_, table, hidden)| (table.clone(), hidden.clone()))
+        .filter(|f| f.schema == *schema)
+        .map(|f| (f.table.to_string(), f.hidden.to_string()))
         .collect()
 }
 
 /// The playbook an operation's journal records (hook commands replaced by digests).
 fn journaled_playbook(rec: &OperationRecord) -> Result<Playbook> {
-    serde_json::from_value(rec.params["playbook"].clone()).map_err(|e| {
+    rec.params::<Playbook>()?.playbook.ok_or_else(|| {
         Error::Internal(format!(
-            "operation {}: unreadable playbook in the journal: {e}",
+            "operation {}: the journal holds no playbook for it",
             rec.id
         ))
     })
@@ -815,16 +640,14 @@ fn prepare_split(
         mapping,
     };
     let playbook = gated(inv, playbook);
-    let params = serde_json::json!({ "playbook": playbook.journaled(), "split": plan });
+    let plan = OperationPlan::Split(plan);
     Ok(Planned {
-        kind: OpKind::Split,
+        params: plan.params(playbook.journaled()),
+        plan,
         pairs: split_pairs(&snap, &shard, new_shard)?,
         shard,
         target: to.to_string(),
         playbook,
-        split: Some(plan),
-        merge: None,
-        params,
     })
 }
 
@@ -856,8 +679,7 @@ impl<'a, E: Effects> Mover<'a, E> {
             end_state: OpState::Failed,
             phase: Phase::Planned,
             copy_progress: Default::default(),
-            split: p.split,
-            merge: p.merge,
+            plan: p.plan,
             on_event,
         }
     }
@@ -872,7 +694,7 @@ impl<'a> Mover<'a, DryRun<'a>> {
     /// whole dry run) refuses exactly what the real run refuses up front.
     fn preflight_only(inv: &'a Inventory, p: &Planned) -> Result<()> {
         let mut dir = Directory::open(inv)?;
-        let kind = p.kind.as_sql();
+        let kind = p.plan.name();
         let names = dir.name_scope()?;
         let fx = DryRun::new(inv, dir, kind, p.shard.id, &p.shard.node, &p.target, names);
         let done = vec![false; p.playbook.steps.len()];
@@ -932,7 +754,7 @@ impl<'a> Mover<'a, DryRun<'a>> {
         p: Planned,
         on_event: &'a dyn Fn(&StepEvent),
     ) -> Result<DryRunPlan> {
-        let kind = p.kind.as_sql();
+        let kind = p.plan.name();
         let names = dir.name_scope()?;
         let fx = DryRun::new(inv, dir, kind, p.shard.id, &p.shard.node, &p.target, names);
         let done = vec![false; p.playbook.steps.len()];
@@ -1026,8 +848,12 @@ impl<'a> Mover<'a, Live<'a>> {
             // journaled, resume or abort owns it.
             if let Ok(mut d) = Directory::open(inv) {
                 let referenced = d.operations(None).map(|ops| {
-                    ops.iter()
-                        .any(|o| o.params["split"]["new_shard"].as_u64() == Some(new_shard.into()))
+                    ops.iter().any(|o| {
+                        o.params::<serde_json::Value>()
+                            .ok()
+                            .and_then(|p| p.split)
+                            .is_some_and(|s| s.new_shard == new_shard)
+                    })
                 });
                 if matches!(referenced, Ok(false)) {
                     let _ = d.delete_offline_shard(new_shard);
@@ -1044,7 +870,7 @@ impl<'a> Mover<'a, Live<'a>> {
     ) -> Result<Mover<'a>> {
         let steps = journal_steps(&p.playbook);
         let lease = dir.create_operation(&NewOperation {
-            kind: p.kind,
+            kind: p.plan.kind(),
             shard_id: p.shard.id,
             source: &p.shard.node,
             target: &p.target,
@@ -1116,21 +942,12 @@ impl<'a> Mover<'a, Live<'a>> {
         let shard_id = rec
             .shard_id
             .ok_or_else(|| Error::Internal(format!("operation {op_id} has no shard")))?;
-        let merge: Option<crate::ops::merge::MergePlan> = if rec.kind == OpKind::Merge {
-            Some(
-                serde_json::from_value(rec.params["merge"].clone()).map_err(|e| {
-                    Error::Internal(format!(
-                        "operation {op_id}: unreadable merge in the journal: {e}"
-                    ))
-                })?,
-            )
-        } else {
-            None
-        };
-        let shard = match (snap.shard(shard_id), &merge) {
+        let params = rec.params::<Playbook>()?;
+        let plan = OperationPlan::from_journal(op_id, rec.kind, &params)?;
+        let shard = match (snap.shard(shard_id), &plan) {
             (Ok(s), _) => s.clone(),
             // After a merge's flip the retired shard has no location any more.
-            (Err(_), Some(plan)) => Shard {
+            (Err(_), OperationPlan::Merge(plan)) => Shard {
                 id: shard_id,
                 func_id: plan.func_id,
                 node: rec.source.clone().unwrap_or_default(),
@@ -1139,7 +956,7 @@ impl<'a> Mover<'a, Live<'a>> {
                 state: ShardState::Offline,
                 version: 0,
             },
-            (Err(e), None) => return Err(e),
+            (Err(e), _) => return Err(e),
         };
         // Its own hooks never run from the journal: `claim` checked that a resume was
         // given them again, and they run from the inventory's.
@@ -1149,36 +966,24 @@ impl<'a> Mover<'a, Live<'a>> {
         let target = rec.target.clone().unwrap_or_default();
         inv.node(&source)?;
         inv.node(&target)?;
-        let mut state: MoveState = rec
-            .steps
-            .iter()
-            .rev()
-            .find(|s| !s.outputs.is_null())
-            .and_then(|s| serde_json::from_value(s.outputs.clone()).ok())
-            .unwrap_or_default();
-        for (schema, table, hidden) in &state.fenced_tables {
-            Ident::new("schema", schema)?;
-            Ident::new("table", table)?;
-            Ident::new("table", hidden)?;
-        }
+        // A state that does not read (an edited journal: a fenced table's name that is no
+        // plain identifier, say) is refused, naming the culprit, rather than forgotten.
+        let mut state: MoveState = match rec.steps.iter().rev().find(|s| !s.outputs.is_null()) {
+            Some(s) => serde_json::from_value(s.outputs.clone()).map_err(|e| {
+                Error::Usage(format!(
+                    "operation {op_id}: the journal's state after step {} does not read: {e}",
+                    s.step_no + 1
+                ))
+            })?,
+            None => MoveState::default(),
+        };
         state.fence_millis = None;
         let mut shard_for_schemas = shard.clone();
         shard_for_schemas.node = source.clone();
-        let split: Option<crate::ops::split::SplitPlan> = if rec.kind == OpKind::Split {
-            Some(
-                serde_json::from_value(rec.params["split"].clone()).map_err(|e| {
-                    Error::Internal(format!(
-                        "operation {op_id}: unreadable split in the journal: {e}"
-                    ))
-                })?,
-            )
-        } else {
-            None
-        };
-        let pairs = match (&split, &merge) {
-            (Some(p), _) => split_pairs(&snap, &shard, p.new_shard)?,
-            (None, Some(p)) => split_pairs(&snap, &shard, p.survivor)?,
-            (None, None) => schemas_of(&snap, &shard_for_schemas)?,
+        let pairs = match &plan {
+            OperationPlan::Split(p) => split_pairs(&snap, &shard, p.new_shard)?,
+            OperationPlan::Merge(p) => split_pairs(&snap, &shard, p.survivor)?,
+            OperationPlan::Move => schemas_of(&snap, &shard_for_schemas)?,
         };
         let done = rec
             .steps
@@ -1193,14 +998,12 @@ impl<'a> Mover<'a, Live<'a>> {
             .phase
             .unwrap_or_else(|| phases::derived(rec, &playbook, &state));
         let p = Planned {
-            kind: rec.kind,
+            plan,
             shard,
             target,
             pairs,
             playbook,
-            split,
-            merge,
-            params: serde_json::Value::Null,
+            params,
         };
         let mut m = Self::construct(inv, Live::new(inv, dir, lease), p, state, done, on_event);
         m.phase = phase;
@@ -1217,21 +1020,16 @@ impl<'a, E: Effects> Mover<'a, E> {
     fn check_journaled_definitions(&mut self, rec: &OperationRecord) -> Result<()> {
         // Once the copy under the fence has begun, recovery starts again from the backup
         // step, which reads the definitions afresh.
-        let copy_begun = rec.last_effect(Effect::LocalCopy.name()).is_some();
+        let copy_begun = rec.last_effect(Effect::LocalCopy).is_some();
         // The fences' mappings: the state saved at a step's end may predate the newest
         // rename, whose intent journaled it first.
         let mut fenced = self.state.fenced_tables.clone();
         fenced.extend(self.state.revert_fenced_tables.iter().cloned());
         for e in &rec.effects {
-            if let Some(m) = e.detail.get("fenced_tables") {
-                let mapping: Vec<crate::ops::fence::Fenced> =
-                    serde_json::from_value(m.clone()).unwrap_or_default();
-                for (schema, table, hidden) in &mapping {
-                    Ident::new("schema", schema)?;
-                    Ident::new("table", table)?;
-                    Ident::new("table", hidden)?;
-                }
-                fenced.extend(mapping);
+            // Where a fence went up its detail holds the mapping; where one was lifted, a
+            // count.
+            if let Some(m) = e.detail.get("fenced_tables").filter(|m| m.is_array()) {
+                fenced.extend(crate::ops::fence::journaled_mapping(rec.id, m)?);
             }
         }
         if !copy_begun && !self.state.local_ddl.is_empty() {
@@ -1299,14 +1097,19 @@ impl<'a, E: Effects> Mover<'a, E> {
         Ok(())
     }
 
+    /// What this operation carries out, with its plan.
+    pub fn plan(&self) -> &OperationPlan {
+        &self.plan
+    }
+
     /// The split this operation carries out, if it is one.
     pub fn split(&self) -> Option<&crate::ops::split::SplitPlan> {
-        self.split.as_ref()
+        self.plan.split()
     }
 
     /// The merge this operation carries out, if it is one.
-    pub fn merge(&self) -> Option<&crate::ops::merge::MergePlan> {
-        self.merge.as_ref()
+    pub fn merge(&self) -> Option<&crate::directory::MergePlan> {
+        self.plan.merge()
     }
 
     /// The operation id.
@@ -1337,6 +1140,22 @@ impl<'a, E: Effects> Mover<'a, E> {
     /// The state reached.
     pub fn state(&self) -> &MoveState {
         &self.state
+    }
+
+    /// An interruption (Ctrl-C, SIGTERM, `stop`) of this operation as the error the
+    /// operator reads: it names the operation and what to run next (exit code 130 kept);
+    /// other errors pass unchanged.
+    pub fn name_interrupted(&self, e: Error) -> Error {
+        let op = self.op();
+        match e {
+            Error::Interrupted if self.state.flipped => Error::InterruptedAt(format!(
+                "operation {op} stopped at a safe point after the flip; `shardctl resume {op}` finishes it"
+            )),
+            Error::Interrupted => Error::InterruptedAt(format!(
+                "operation {op} stopped at a safe point; `shardctl resume {op}` continues it, `shardctl abort {op}` rolls it back"
+            )),
+            other => other,
+        }
     }
 
     fn emit(
@@ -1397,23 +1216,16 @@ impl<'a, E: Effects> Mover<'a, E> {
 
     /// The operation as hooks see it on their stdin.
     pub(super) fn hook_document(&self) -> serde_json::Value {
-        let kind = if self.split.is_some() {
-            "split"
-        } else if self.merge.is_some() {
-            "merge"
-        } else {
-            "move"
-        };
         serde_json::json!({
             "command": "hook",
             "op": self.fx.op(),
-            "kind": kind,
+            "kind": self.plan.name(),
             "shard": self.shard.id,
             "from": self.source,
             "to": self.target,
-            "new_shard": self.split.as_ref().map(|p| p.new_shard),
-            "survivor": self.merge.as_ref().map(|p| p.survivor),
-            "retired": self.merge.as_ref().map(|p| p.retired),
+            "new_shard": self.plan.split().map(|p| p.new_shard),
+            "survivor": self.plan.merge().map(|p| p.survivor),
+            "retired": self.plan.merge().map(|p| p.retired),
         })
     }
 

@@ -3,12 +3,13 @@
 //! through [`Effects`] inside [`Mover::effect`], so a dry run follows exactly this code.
 
 use super::VerifiedPoint;
-use super::{Effect, Identities, Mover};
+use super::{Effect, Identities, Mover, OperationPlan};
 use crate::copy::{self, Method};
 use crate::directory::ShardState;
 use crate::error::{Error, Result};
 use crate::ident::Ident;
 use crate::ops::effects::{ChannelState, CopyRequest, Effects, Flip, VerifyRequest};
+use crate::ops::fence::Fenced;
 use crate::output::log;
 use crate::playbook::{Fence, Step, VerifyParams};
 use crate::server::replication::{same_binlog, Coordinates};
@@ -258,7 +259,7 @@ impl<E: Effects> Mover<'_, E> {
     }
 
     fn filter(&mut self) -> Result<serde_json::Value> {
-        let rewrite_db = if self.split.is_some() || self.merge.is_some() {
+        let rewrite_db = if self.plan.renames_schemas() {
             self.pairs
                 .iter()
                 .map(|p| (p.from.clone(), p.to.clone()))
@@ -268,15 +269,15 @@ impl<E: Effects> Mover<'_, E> {
         };
         // A merge's channel carries the sharded tables only: the global tables are the
         // survivor's own (the retired shard's copy of them would collide).
-        let (wild_do_schemas, wild_do_tables) = match self.merge {
-            Some(_) => (
+        let (wild_do_schemas, wild_do_tables) = match self.plan {
+            OperationPlan::Merge(_) => (
                 Vec::new(),
                 self.retired_keys()?
                     .into_iter()
                     .map(|(s, t, _)| (s, t))
                     .collect(),
             ),
-            None => (
+            OperationPlan::Move | OperationPlan::Split(_) => (
                 self.pairs.iter().map(|p| p.to.clone()).collect(),
                 Vec::new(),
             ),
@@ -287,7 +288,7 @@ impl<E: Effects> Mover<'_, E> {
             rewrite_db,
             ..Filters::default()
         };
-        let detail = if self.merge.is_some() {
+        let detail = if self.plan.is_merge() {
             serde_json::json!({"wild_do_table": filters.wild_do_tables.iter().map(|(s, t)| format!("{s}.{t}")).collect::<Vec<_>>(), "rewrite_db": filters.rewrite_db})
         } else {
             serde_json::json!({"wild_do_table": filters.wild_do_schemas, "rewrite_db": filters.rewrite_db})
@@ -439,7 +440,7 @@ impl<E: Effects> Mover<'_, E> {
                 "a split copies under new schema names, which the dump method cannot: use method: native in the backup step".into(),
             ));
         }
-        if dump && !same && self.merge.is_none() {
+        if dump && !same && !self.plan.is_merge() {
             let pairs = self.pairs.clone();
             copy::dump::preflight(self.fx.reader(&source)?, &source, &pairs)?;
         }
@@ -454,7 +455,7 @@ impl<E: Effects> Mover<'_, E> {
                 return Err(Error::Refused(format!("{source} and {target}: {why}")));
             }
         }
-        if self.merge.is_some() {
+        if self.plan.is_merge() {
             let checked = self.merge_preflight()?;
             if same {
                 let checks = self.shard_checks()?;
@@ -467,7 +468,7 @@ impl<E: Effects> Mover<'_, E> {
             .pairs
             .clone()
             .into_iter()
-            .filter(|_| self.merge.is_none())
+            .filter(|_| !self.plan.is_merge())
         {
             if self.fx.schema_exists(&target, &p.to)? {
                 return Err(Error::Refused(format!(
@@ -540,7 +541,7 @@ impl<E: Effects> Mover<'_, E> {
             target: self.target.clone(),
             pairs: self.pairs.clone(),
             sharded,
-            merge_into: self.merge.as_ref().map(|p| p.survivor),
+            merge_into: self.plan.merge().map(|p| p.survivor),
         };
         crate::ops::checks::run(self.inv, &mut self.fx, &scope)
     }
@@ -653,9 +654,9 @@ impl<E: Effects> Mover<'_, E> {
         );
         let schemas: Vec<Ident> = self.pairs.iter().map(|p| p.to.clone()).collect();
         // A merge copies the retired shard's sharded tables into the survivor's.
-        let merge_keys = match self.merge {
-            Some(_) => Some(self.retired_keys()?),
-            None => None,
+        let merge_keys = match self.plan {
+            OperationPlan::Merge(_) => Some(self.retired_keys()?),
+            OperationPlan::Move | OperationPlan::Split(_) => None,
         };
         let into: Option<Vec<Ident>> = merge_keys.as_ref().map(|keys| {
             let mut t: Vec<Ident> = keys.iter().map(|(_, t, _)| t.clone()).collect();
@@ -1055,7 +1056,7 @@ impl<E: Effects> Mover<'_, E> {
     /// servers, so it is safe after any partial state.
     pub(super) fn lift_fence(&mut self) -> Result<()> {
         let source = self.source.clone();
-        let keep_hidden = self.state.flipped && self.split.is_none();
+        let keep_hidden = self.state.flipped && !self.plan.is_split();
         let fenced = self.state.fenced_tables.clone();
         let ro_held = self.fx.read_only_held(&source)?;
         let shard_hidden =
@@ -1116,7 +1117,7 @@ impl<E: Effects> Mover<'_, E> {
         if !self.state.flipped {
             self.forget_fenced_steps()?;
         }
-        if !self.state.flipped || self.split.is_some() {
+        if !self.state.flipped || self.plan.is_split() {
             self.fx.set_shard_state(self.shard.id, ShardState::Online)?;
         }
         Ok(())
@@ -1188,9 +1189,9 @@ impl<E: Effects> Mover<'_, E> {
                     .state
                     .fenced_tables
                     .iter()
-                    .filter(|(s, _, _)| s == p.from.as_str())
-                    .map(|(_, t, h)| Ok((Ident::new("table", t)?, Ident::new("table", h)?)))
-                    .collect::<Result<_>>()?,
+                    .filter(|f| f.schema == p.from)
+                    .map(|f| (f.table.clone(), f.hidden.clone()))
+                    .collect(),
                 _ => self
                     .fx
                     .reader(&source)?
@@ -1201,7 +1202,7 @@ impl<E: Effects> Mover<'_, E> {
                             && !t
                                 .name
                                 .as_str()
-                                .starts_with(crate::ops::fence::HIDDEN_PREFIX)
+                                .starts_with(crate::server::statements::HIDDEN_PREFIX)
                     })
                     .map(|t| (t.name.clone(), t.name))
                     .collect(),
@@ -1216,7 +1217,7 @@ impl<E: Effects> Mover<'_, E> {
                 });
             }
         }
-        if self.merge.is_some() {
+        if self.plan.is_merge() {
             // A merge compares the sharded tables only, and in the survivor only the rows
             // of the retired shard's keys (the global tables are the survivor's own).
             let keys = self.retired_keys()?;
@@ -1239,8 +1240,8 @@ impl<E: Effects> Mover<'_, E> {
         self.state
             .fenced_tables
             .iter()
-            .filter(|(s, _, _)| s == schema.as_str())
-            .map(|(_, name, hidden)| (hidden.clone(), name.clone()))
+            .filter(|f| f.schema == *schema)
+            .map(|f| (f.hidden.to_string(), f.table.to_string()))
             .collect()
     }
 
@@ -1256,7 +1257,7 @@ impl<E: Effects> Mover<'_, E> {
         if self.fx.is_dry_run() {
             return Ok(Vec::new());
         }
-        if self.merge.is_some() {
+        if self.plan.is_merge() {
             self.merge_tables_match()?;
             self.merge_loses_no_unmapped_row()?;
             return Ok(Vec::new());
@@ -1516,7 +1517,7 @@ impl<E: Effects> Mover<'_, E> {
             compared = serde_json::json!({"tables": unverified.iter().map(TablePair::name).collect::<Vec<_>>(), "rows": report.rows});
         }
         // A merge's survivor keeps its own views, routines, triggers and events.
-        let objects = if self.merge.is_some() {
+        let objects = if self.plan.is_merge() {
             0
         } else {
             self.compare_definitions()?
@@ -1569,7 +1570,7 @@ impl<E: Effects> Mover<'_, E> {
     /// on a stale directory gets an error instead of a write that the prune would remove.
     /// Unlogged, like the fences. Pruning sessions pass (`@shardctl_pruning`).
     pub(super) fn guard(&mut self) -> Result<serde_json::Value> {
-        let Some(plan) = self.split.clone() else {
+        let Some(plan) = self.plan.split().cloned() else {
             return Ok(serde_json::json!({"skipped": "a move drops the old copy instead"}));
         };
         let snap = crate::ops::split::after_split(
@@ -1594,9 +1595,8 @@ impl<E: Effects> Mover<'_, E> {
                 .state
                 .fenced_tables
                 .iter()
-                .find(|(s, n, _)| s == schema.as_str() && n == table.as_str())
-                .map(|(_, _, h)| Ident::new("table", h))
-                .transpose()?
+                .find(|f| f.schema == schema && f.table == table)
+                .map(|f| f.hidden.clone())
                 .unwrap_or_else(|| table.clone());
             let column = Ident::new("column", &t.column)?;
             let not_owned = crate::prune::predicate::not_owned(&snap, &old, &column)?;
@@ -1629,20 +1629,17 @@ impl<E: Effects> Mover<'_, E> {
 
     /// True when the directory already shows this operation's flip.
     pub(super) fn directory_flipped(&mut self) -> Result<bool> {
-        if let Some(plan) = &self.merge {
-            let retired = plan.retired;
-            return Ok(self.fx.shard_location(retired)?.is_none());
-        }
-        match self.split.clone() {
-            Some(plan) => Ok(self
+        match self.plan.clone() {
+            OperationPlan::Merge(plan) => Ok(self.fx.shard_location(plan.retired)?.is_none()),
+            OperationPlan::Split(plan) => Ok(self
                 .fx
                 .shard_location(plan.new_shard)?
                 .is_some_and(|(_, state)| state == ShardState::Online.as_sql())),
             // A move whose revert window opened flipped before (the window starts only
             // after the flip and drop-source); a revert may have pointed the directory back
             // at the source since, which is not the move's flip undone.
-            None if self.state.revert_until_unix.is_some() => Ok(true),
-            None => {
+            OperationPlan::Move if self.state.revert_until_unix.is_some() => Ok(true),
+            OperationPlan::Move => {
                 let target = self.target.clone();
                 Ok(self
                     .fx
@@ -1660,7 +1657,7 @@ impl<E: Effects> Mover<'_, E> {
         } else {
             self.flip_directory()?
         };
-        if self.merge.is_some() {
+        if self.plan.is_merge() {
             out["guarded"] = self.widen_survivor_guards()?.into();
         }
         out["events_enabled"] = self.enable_events()?.into();
@@ -1678,7 +1675,7 @@ impl<E: Effects> Mover<'_, E> {
             .pairs
             .clone()
             .into_iter()
-            .filter(|_| self.merge.is_none())
+            .filter(|_| !self.plan.is_merge())
         {
             events.extend(copy::objects::enabled_events(self.fx.reader(&source)?, &p)?);
         }
@@ -1702,17 +1699,15 @@ impl<E: Effects> Mover<'_, E> {
                 self.fx.op()
             )));
         }
-        let flip = match self.split.clone() {
-            None if self.merge.is_some() => {
-                Flip::Merge(self.merge.clone().expect("checked just above"))
-            }
-            Some(plan) => Flip::Split {
+        let flip = match self.plan.clone() {
+            OperationPlan::Merge(plan) => Flip::Merge(plan),
+            OperationPlan::Split(plan) => Flip::Split {
                 func_id: self.shard.func_id,
                 old_shard: plan.old_shard,
                 new_shard: plan.new_shard,
                 mapping: plan.mapping.to_new_mapping()?,
             },
-            None => Flip::Move {
+            OperationPlan::Move => Flip::Move {
                 shard: self.shard.id,
                 from: self.source.clone(),
                 to: self.target.clone(),
@@ -1779,7 +1774,7 @@ impl<E: Effects> Mover<'_, E> {
                 );
             }
         }
-        if self.state.fence == Some(Fence::Shard) && self.split.is_none() {
+        if self.state.fence == Some(Fence::Shard) && !self.plan.is_split() {
             if let Some(t) = self.fence_started {
                 self.state.fence_millis = Some(t.elapsed().as_millis() as u64);
             }
@@ -1797,7 +1792,7 @@ impl<E: Effects> Mover<'_, E> {
     /// Same-node split, before the fence: empty tables under the new names, and the other
     /// objects' definitions and each table's columns kept for after the copy.
     fn local_prepare(&mut self) -> Result<serde_json::Value> {
-        if self.merge.is_some() {
+        if self.plan.is_merge() {
             return self.merge_prepare();
         }
         let source = self.source.clone();
@@ -1837,7 +1832,7 @@ impl<E: Effects> Mover<'_, E> {
     /// Same-node split, under the fence: copies every fenced table into its new schema,
     /// then creates the deferred objects.
     fn local_copy(&mut self) -> Result<u64> {
-        if self.merge.is_some() {
+        if self.plan.is_merge() {
             return self.merge_copy();
         }
         let source = self.source.clone();
@@ -1847,18 +1842,23 @@ impl<E: Effects> Mover<'_, E> {
             serde_json::json!({"tables": self.state.fenced_tables.len()}),
             |m| {
                 let mut rows = 0;
-                for (schema, table, hidden) in m.state.fenced_tables.clone() {
+                for Fenced {
+                    schema,
+                    table,
+                    hidden,
+                } in m.state.fenced_tables.clone()
+                {
                     let pair = m
                         .pairs
                         .iter()
-                        .find(|p| p.from.as_str() == schema)
+                        .find(|p| p.from == schema)
                         .ok_or_else(|| Error::Internal(format!("no target schema for {schema}")))?
                         .clone();
                     let cols: Vec<Ident> = m
                         .state
                         .local_columns
                         .iter()
-                        .find(|(s, t, _)| s == &schema && t == &table)
+                        .find(|(s, t, _)| s == schema.as_str() && t == table.as_str())
                         .ok_or_else(|| {
                             Error::Internal(format!("no columns recorded for {schema}.{table}"))
                         })?
@@ -1866,8 +1866,6 @@ impl<E: Effects> Mover<'_, E> {
                         .iter()
                         .map(|c| Ident::new("column", c))
                         .collect::<Result<_>>()?;
-                    let table = Ident::new("table", &table)?;
-                    let hidden = Ident::new("table", &hidden)?;
                     // Idempotent: a retried lock step starts the copy of each table afresh.
                     rows +=
                         m.fx.copy_rows_within(&source, &pair, &table, &hidden, &cols)?;
@@ -1894,7 +1892,7 @@ impl<E: Effects> Mover<'_, E> {
     }
 
     fn prune_both(&mut self) -> Result<serde_json::Value> {
-        let plan = self.split.clone().ok_or_else(|| {
+        let plan = self.plan.split().cloned().ok_or_else(|| {
             Error::Internal("a prune step in a move: the playbook check lets none through".into())
         })?;
         let directory_node = self.inv.file.directory.node.clone();
@@ -1908,7 +1906,7 @@ impl<E: Effects> Mover<'_, E> {
     }
 
     fn drop_source(&mut self, keep: bool) -> Result<serde_json::Value> {
-        if self.split.is_some() {
+        if self.plan.is_split() {
             return Err(Error::Refused(
                 "a split keeps its source: drop-source does not belong in a split playbook".into(),
             ));
@@ -2085,8 +2083,9 @@ impl<E: Effects> Mover<'_, E> {
     /// keys in them, from the directory as it reads before the flip.
     pub(super) fn retired_keys(&mut self) -> Result<Vec<(Ident, Ident, statements::Condition)>> {
         let plan = self
-            .merge
-            .clone()
+            .plan
+            .merge()
+            .cloned()
             .ok_or_else(|| Error::Internal("retired keys outside a merge".into()))?;
         let snap = self.fx.directory_snapshot()?;
         let retired = self.shard.clone();
@@ -2190,15 +2189,16 @@ impl<E: Effects> Mover<'_, E> {
     /// until they are dropped (the shard fence hides every table of them).
     fn merge_loses_no_unmapped_row(&mut self) -> Result<serde_json::Value> {
         let plan = self
-            .merge
-            .clone()
+            .plan
+            .merge()
+            .cloned()
             .ok_or_else(|| Error::Internal("unmapped tables outside a merge".into()))?;
         let snap = self.fx.directory_snapshot()?;
         let renames: Vec<(String, String)> = self
             .state
             .fenced_tables
             .iter()
-            .map(|(_, name, hidden)| (hidden.clone(), name.clone()))
+            .map(|f| (f.hidden.to_string(), f.table.to_string()))
             .collect();
         crate::ops::checks::merge_loses_no_unmapped_row(
             self.inv,
@@ -2217,8 +2217,9 @@ impl<E: Effects> Mover<'_, E> {
     /// that have guards; idempotent. The tables guarded.
     fn widen_survivor_guards(&mut self) -> Result<Vec<String>> {
         let plan = self
-            .merge
-            .clone()
+            .plan
+            .merge()
+            .cloned()
             .ok_or_else(|| Error::Internal("survivor guards outside a merge".into()))?;
         let snap = crate::ops::merge::after_merge(self.fx.directory_snapshot()?, &plan)?;
         let survivor = snap.shard(plan.survivor)?.clone();
@@ -2308,14 +2309,17 @@ impl<E: Effects> Mover<'_, E> {
             serde_json::json!({"tables": keys.len()}),
             |m| {
                 let mut rows = 0;
-                for (schema, table, hidden) in m.state.fenced_tables.clone() {
-                    let Some(p) = m.pairs.iter().find(|p| p.from.as_str() == schema).cloned()
-                    else {
+                for Fenced {
+                    schema,
+                    table,
+                    hidden,
+                } in m.state.fenced_tables.clone()
+                {
+                    let Some(p) = m.pairs.iter().find(|p| p.from == schema).cloned() else {
                         continue;
                     };
-                    let Some((_, table, cond)) = keys
-                        .iter()
-                        .find(|(s, t, _)| *s == p.to && t.as_str() == table)
+                    let Some((_, table, cond)) =
+                        keys.iter().find(|(s, t, _)| *s == p.to && *t == table)
                     else {
                         continue; // a global table: the survivor has its own
                     };
@@ -2323,7 +2327,7 @@ impl<E: Effects> Mover<'_, E> {
                         .state
                         .local_columns
                         .iter()
-                        .find(|(s, t, _)| s == &schema && t == table.as_str())
+                        .find(|(s, t, _)| s == schema.as_str() && t == table.as_str())
                         .ok_or_else(|| {
                             Error::Internal(format!("no columns recorded for {schema}.{table}"))
                         })?
@@ -2331,7 +2335,6 @@ impl<E: Effects> Mover<'_, E> {
                         .iter()
                         .map(|c| Ident::new("column", c))
                         .collect::<Result<_>>()?;
-                    let hidden = Ident::new("table", &hidden)?;
                     rows += m
                         .fx
                         .merge_rows_within(&source, &p.to, table, &p.from, &hidden, &cols, cond)?;

@@ -94,21 +94,10 @@ impl<'a> Mover<'a, Live<'a>> {
     /// at the end of a step may predate it).
     fn fence_mapping_from_journal(&mut self) -> Result<()> {
         let rec = self.fx.dir.operation(self.fx.lease.op)?;
-        if let Some(fx) = rec.last_effect(super::Effect::RaiseFence.name()) {
+        if let Some(fx) = rec.last_effect(super::Effect::RaiseFence) {
             if let Some(m) = fx.detail.get("fenced_tables") {
-                let mapping: Vec<crate::ops::fence::Fenced> = serde_json::from_value(m.clone())
-                    .map_err(|e| {
-                        Error::Internal(format!(
-                            "operation {}: unreadable fence in the journal: {e}",
-                            self.fx.lease.op
-                        ))
-                    })?;
-                for (s, t, h) in &mapping {
-                    Ident::new("schema", s)?;
-                    Ident::new("table", t)?;
-                    Ident::new("table", h)?;
-                }
-                self.state.fenced_tables = mapping;
+                self.state.fenced_tables =
+                    crate::ops::fence::journaled_mapping(self.fx.lease.op, m)?;
             }
         }
         Ok(())
@@ -218,7 +207,7 @@ impl<'a> Mover<'a, Live<'a>> {
             // The copy under the fence created the new schema's triggers and views: once it
             // has started, only a fresh schema can be filled again.
             let rec = self.fx.dir.operation(self.fx.lease.op)?;
-            if restart.is_some() || rec.last_effect(super::Effect::LocalCopy.name()).is_some() {
+            if restart.is_some() || rec.last_effect(super::Effect::LocalCopy).is_some() {
                 restart = backup;
             }
         }
@@ -279,11 +268,9 @@ impl<'a> Mover<'a, Live<'a>> {
         self.reset_channel()?;
         let rec = self.fx.dir.operation(self.fx.lease.op)?;
         let copied = self.state.target_created
-            || rec.last_effect(super::Effect::Copy.name()).is_some()
-            || rec
-                .last_effect(super::Effect::LocalPrepare.name())
-                .is_some();
-        if copied && self.merge.is_some() {
+            || rec.last_effect(super::Effect::Copy).is_some()
+            || rec.last_effect(super::Effect::LocalPrepare).is_some();
+        if copied && self.plan.is_merge() {
             // The survivor stays: only the rows of the retired shard's keys go from it.
             let target = self.target.clone();
             let keys = self.retired_keys()?;
@@ -333,7 +320,7 @@ impl<'a> Mover<'a, Live<'a>> {
         self.fx
             .dir
             .set_shard_state_leased(&self.fx.lease, self.shard.id, ShardState::Online)?;
-        if let Some(plan) = &self.split {
+        if let super::OperationPlan::Split(plan) = &self.plan {
             self.fx.dir.delete_offline_shard(plan.new_shard)?;
         }
         self.advance(Transition::RolledBack)?;

@@ -33,7 +33,7 @@ use crate::ident::Ident;
 use crate::ops::effects::{ChannelState, Effects, Flip, VerifyRequest};
 use crate::ops::fence::Fenced;
 use crate::playbook::RevertWindowParams;
-use crate::server::catalog::DefinedKind;
+use crate::server::statements::DefinedKind;
 use crate::server::{statements, Filters, SourceSpec, StartAt};
 use crate::verify::TablePair;
 use std::time::{Duration, Instant};
@@ -44,7 +44,7 @@ const HOLD_RECHECK: Duration = Duration::from_secs(3);
 impl<E: Effects> Mover<'_, E> {
     /// The `revert-window` step.
     pub(super) fn revert_window(&mut self, p: &RevertWindowParams) -> Result<serde_json::Value> {
-        if self.split.is_some() || self.merge.is_some() || self.same_node() {
+        if self.plan.renames_schemas() || self.same_node() {
             return Err(Error::Refused(
                 "a revert window belongs to a move between two nodes".into(),
             ));
@@ -581,8 +581,8 @@ impl<E: Effects> Mover<'_, E> {
             }
             let mut fenced: Vec<String> = mapping
                 .iter()
-                .filter(|(s, _, _)| s == schema.as_str())
-                .map(|(_, t, _)| t.clone())
+                .filter(|f| f.schema == schema)
+                .map(|f| f.table.to_string())
                 .collect();
             let mut old: Vec<String> = self
                 .fx
@@ -602,20 +602,23 @@ impl<E: Effects> Mover<'_, E> {
             }
             let renames: Vec<(String, String)> = mapping
                 .iter()
-                .filter(|(s, _, _)| s == schema.as_str())
-                .map(|(_, t, h)| (h.clone(), t.clone()))
+                .filter(|f| f.schema == schema)
+                .map(|f| (f.hidden.to_string(), f.table.to_string()))
                 .collect();
-            for (s, t, hidden) in mapping.iter().filter(|(s, _, _)| s == schema.as_str()) {
-                let here = self.fx.reader(&target)?.first::<(String, String)>(
-                    &statements::show_create_table(
-                        &Ident::new("schema", s)?,
-                        &Ident::new("table", hidden)?,
-                        false,
-                    ),
-                )?;
-                let there = self.fx.reader(&source)?.first::<(String, String)>(
-                    &statements::show_create_table(&trash, &Ident::new("table", t)?, false),
-                )?;
+            for Fenced {
+                schema: s,
+                table: t,
+                hidden,
+            } in mapping.iter().filter(|f| f.schema == schema)
+            {
+                let here = self
+                    .fx
+                    .reader(&target)?
+                    .first::<(String, String)>(&statements::show_create_table(s, hidden, false))?;
+                let there = self
+                    .fx
+                    .reader(&source)?
+                    .first::<(String, String)>(&statements::show_create_table(&trash, t, false))?;
                 let here = here.map(|(_, ddl)| super::comparable_definition(&ddl, &renames));
                 let there = there.map(|(_, ddl)| super::comparable_definition(&ddl, &[]));
                 if here.is_none() || here != there {
