@@ -372,11 +372,12 @@ fn init_migrates_a_version_9_directory_keeping_its_sequences() {
         .build(&sb);
     cli(&["ids", "sequence", "create", "items_k"]).success();
     cli(&["ids", "sequence", "next", "items_k", "--count", "7"]).success();
-    // The directory as version 9 left it: no sequence_feeds.
+    // The directory as version 9 left it: no sequence_feeds, no operations.phase.
     exec(
         &mut connect(&sb, "node1"),
         &[
             "DROP TABLE shardctl.sequence_feeds",
+            "ALTER TABLE shardctl.operations DROP COLUMN phase",
             "UPDATE shardctl.schema_version SET version = 9",
         ],
     );
