@@ -553,3 +553,47 @@ fn a_column_filled_differently_on_each_side_after_the_verified_point_blocks_the_
         &[&format!("ALTER TABLE rdb_{shard}.items DROP COLUMN tag")],
     );
 }
+
+/// An `abort` whose rollback went through but whose release failed leaves the operation
+/// failed, and it must stay abortable: the journal row a failed release used to write (an
+/// end phase beside a non-finished state) is read as no phase at all, so the next `abort`
+/// goes on from what the servers show instead of refusing every transition.
+#[test]
+fn an_abort_that_could_not_release_its_operation_can_be_run_again() {
+    let _g = serial();
+    let key = Key::Int(100_040);
+    let (source, shard) = owner("r", &key);
+    let to = if source == "node2" { "node3" } else { "node2" };
+    let op = crashed(
+        &["move", "--shard", &shard.to_string(), "--to", to],
+        "crash@after:verify",
+    );
+    FLEET.cli(&["abort", &op.to_string()]).assert().success();
+    let mut d = connect(FLEET.sandbox(), "node1");
+    assert_eq!(
+        common::count(
+            &mut d,
+            &format!("SELECT COUNT(*) FROM shardctl.operations WHERE op_id = {op} AND state = 'aborted' AND phase = 'rolled-back'")
+        ),
+        1,
+        "a finished abort records its end phase"
+    );
+    // What the old release of a failed abort wrote: failed, with the end phase.
+    exec(
+        &mut d,
+        &[&format!(
+            "UPDATE shardctl.operations SET state = 'failed' WHERE op_id = {op}"
+        )],
+    );
+    FLEET.cli(&["abort", &op.to_string()]).assert().success();
+    assert_eq!(
+        common::count(
+            &mut d,
+            &format!(
+                "SELECT COUNT(*) FROM shardctl.operations WHERE op_id = {op} AND state = 'aborted'"
+            )
+        ),
+        1
+    );
+    assert_eq!(owner("r", &key).0, source, "the shard stays on its source");
+}

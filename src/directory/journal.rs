@@ -961,7 +961,10 @@ impl Directory {
     }
 
     /// Ends this process's hold on an operation: its final (or failed) state and phase,
-    /// the owner cleared.
+    /// the owner cleared. An end phase (done, rolled back) is recorded only beside a
+    /// finished state: an `abort` whose rollback went through but whose release failed
+    /// releases as failed, and must leave a phase the next `abort` or `resume` can go on
+    /// from.
     pub fn release_operation(
         &mut self,
         lease: &Lease,
@@ -975,7 +978,10 @@ impl Directory {
                 format!("UPDATE {ops} SET state = ?, owner = NULL, error = COALESCE(?, error), paused_at = NULL, heartbeat_at = CURRENT_TIMESTAMP(3) WHERE op_id = ?"),
                 vec![state.as_sql().into(), error.into(), lease.op.into()],
             ))?;
-            d.record_phase(lease, phase)
+            d.record_phase(
+                lease,
+                phase.filter(|p| !p.is_terminal() || state.is_finished()),
+            )
         })
     }
 

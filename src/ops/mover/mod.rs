@@ -993,9 +993,12 @@ impl<'a> Mover<'a, Live<'a>> {
         let mut shard = shard;
         shard.node = source;
         // An operation journaled before the directory had phases gets the one its steps
-        // reached; the next journal write records it.
+        // reached; the next journal write records it. So does one whose journaled phase
+        // is an end its state never reached (a failed release wrote it): the phase
+        // machine takes nothing from an end, so trusting it would wedge resume and abort.
         let phase = rec
             .phase
+            .filter(|p| !p.is_terminal() || rec.state.is_finished())
             .unwrap_or_else(|| phases::derived(rec, &playbook, &state));
         let p = Planned {
             plan,
