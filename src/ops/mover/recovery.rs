@@ -58,9 +58,13 @@ impl<'a> Mover<'a, Live<'a>> {
             }
         }
         let mut notes = Vec::new();
-        if let Err(u) = self.lift_fence() {
-            notes.push(format!("lifting the fence failed too: {u}"));
-        }
+        let fence_lifted = match self.lift_fence() {
+            Ok(()) => true,
+            Err(u) => {
+                notes.push(format!("lifting the fence failed too: {u}"));
+                false
+            }
+        };
         if self.state.flipped {
             // The flip committed after all (found while lowering): only forward from here.
             return annotate(
@@ -68,7 +72,14 @@ impl<'a> Mover<'a, Live<'a>> {
                 "the flip committed after all; `shardctl resume` goes forward",
             );
         }
-        if matches!(e, Error::Timeout(_)) {
+        if !fence_lifted {
+            // Rolling back would end the operation (aborted) with the fence still up, and
+            // nothing would lower it any more: it stays failed for `abort` to finish.
+            notes.push(format!(
+                "nothing is rolled back while the fence may stand: `shardctl abort {}` lifts it and rolls back once {} answers, `shardctl resume {}` retries",
+                self.fx.lease.op, self.source, self.fx.lease.op
+            ));
+        } else if matches!(e, Error::Timeout(_)) {
             match self.roll_back_copy() {
                 Ok(()) => notes.push(
                     "rolled back: channel removed, target copy dropped, shard online on the source"
