@@ -904,3 +904,69 @@ fn an_operation_without_a_journaled_phase_resumes() {
     assert_eq!(rec.state.as_sql(), "done");
     assert_eq!(rec.phase.map(|p| p.as_sql()), Some("done"));
 }
+
+/// Mid-upgrade, an owner of an earlier release journals no phase and records a revert as
+/// begun only at its fence: a `finalize` (or `extend`) while such an owner lives is
+/// refused, since its revert may be under way unseen. The owner here is of this release,
+/// its row made phase-less as the earlier one's is; once the row has its phase again the
+/// same `finalize` is taken.
+#[test]
+fn a_finalize_is_refused_while_a_phase_less_owner_lives() {
+    let _s = serial();
+    FLEET.sandbox();
+    let dir = tempfile::tempdir().unwrap();
+    let from = home_of(1);
+    let to = other_node(&from);
+    let mut run = spawn(
+        &["move", "--shard", "1", "--to", to, "--revert-window", "10m"],
+        dir.path(),
+        "move",
+    );
+    let op = until_window(Duration::from_secs(120), dir.path());
+    let op_arg = op.to_string();
+    let mut d = connect(FLEET.sandbox(), "node1");
+    exec(
+        &mut d,
+        &[&format!(
+            "UPDATE shardctl.operations SET phase = NULL WHERE op_id = {op}"
+        )],
+    );
+    let refused = FLEET
+        .cli(&[])
+        .args(["finalize", &op_arg])
+        .assert()
+        .code(REFUSED);
+    let said = String::from_utf8_lossy(&refused.get_output().stderr).into_owned();
+    assert!(
+        said.contains(&format!(
+            "operation {op} is driven by a shardctl of an earlier release"
+        )) && said.trim().lines().count() == 1,
+        "{said}"
+    );
+    assert_eq!(
+        count(
+            &mut d,
+            &format!("SELECT COUNT(*) FROM shardctl.operations WHERE op_id = {op} AND window_request IS NULL")
+        ),
+        1,
+        "nothing recorded"
+    );
+    exec(
+        &mut d,
+        &[&format!(
+            "UPDATE shardctl.operations SET phase = 'window-open' WHERE op_id = {op}"
+        )],
+    );
+    FLEET
+        .cli(&[])
+        .args(["finalize", &op_arg])
+        .assert()
+        .success();
+    let status = wait_exit(&mut run, Duration::from_secs(180));
+    assert!(
+        status.success(),
+        "{}",
+        std::fs::read_to_string(dir.path().join("move.err")).unwrap()
+    );
+    assert_eq!(home_of(1), to, "the move stands");
+}

@@ -53,6 +53,9 @@ pub enum Refusal {
     },
     /// The phase kept changing under the request.
     KeptChanging,
+    /// `finalize` or `extend` of an operation whose live owner journals no phase (a
+    /// shardctl of an earlier release, mid-upgrade): its revert may be under way unseen.
+    OwnerJournalsNoPhase,
 }
 
 /// A refused request: the operation, the command, why. Turns into the one-line error
@@ -86,6 +89,9 @@ impl From<Refused> for Error {
             )),
             Refusal::NotInWindow(no, name) => Error::Usage(format!(
                 "operation {op} is not in a revert window: its next step is {no} {name} (only a move started with --revert-window has one, once it flipped)"
+            )),
+            Refusal::OwnerJournalsNoPhase => Error::Refused(format!(
+                "operation {op} is driven by a shardctl of an earlier release, which journals no phase, so a revert of its window may be under way unseen: no {verb} requested; ask again once that owner finishes, or `shardctl stop {op}` and `shardctl resume {op}` with this release"
             )),
             Refusal::RevertUnderWay => Error::Refused(format!(
                 "operation {op}: a revert is under way (or was when its owner stopped; `shardctl resume {op}` settles it): no {verb} requested; if the revert stops before its flip back, the window opens again and {verb} can be asked then"
@@ -290,6 +296,14 @@ fn ask_window(
         |why| -> Result<RequestOutcome> { Ok(RequestOutcome::Refused(Refused { op, verb, why })) };
     if let Some(why) = window_refusal(&rec, kind) {
         return refused(why);
+    }
+    // A live owner of this release journals its phase with its first step; one that has
+    // none is of an earlier release, which journals a revert as begun only at its fence.
+    if matches!(kind, Request::Finalize | Request::Extend)
+        && rec.phase.is_none()
+        && owner_alive(&rec)
+    {
+        return refused(Refusal::OwnerJournalsNoPhase);
     }
     let request = match request(&state_of(&rec)) {
         Ok(r) => r,
