@@ -13,9 +13,9 @@
 //! dry run print exactly what a live run sends (`tests/dry_run.rs` compares them).
 
 use super::fence::Fenced;
-use super::mover::Effect;
 use crate::config::Inventory;
 use crate::copy::{self, CopyReport, Method, SchemaPair};
+use crate::directory::journal::Effect;
 use crate::directory::journal::{EffectState, Lease, WindowRequest};
 use crate::directory::owner::OwnerFlags;
 use crate::directory::phase::Phase;

@@ -276,7 +276,7 @@ pub fn read_tables(
         };
         let ddl = server
             .first::<(String, String)>(&statements::show_create_table(schema, &t.name, false))?
-            .map(|(_, ddl)| crate::ops::mover::comparable_definition(&ddl, renames))
+            .map(|(_, ddl)| crate::server::definitions::comparable_definition(&ddl, renames))
             .unwrap_or_default();
         out.push((own, ddl));
     }

@@ -819,6 +819,28 @@ fn literal_or_comment_end(text: &str, i: usize, ansi_quotes: bool) -> Option<usi
     }
 }
 
+/// A table's definition as compared between the two sides: hidden names read back as the
+/// shard's (`renames`: hidden, name) and the AUTO_INCREMENT counter (which rolled-back
+/// inserts advance on the source alone) left out.
+pub fn comparable_definition(ddl: &str, renames: &[(String, String)]) -> String {
+    let mut ddl = ddl.to_string();
+    for (hidden, name) in renames {
+        ddl = ddl.replace(&format!("`{hidden}`"), &format!("`{name}`"));
+        // InnoDB renames generated foreign-key names along with their table.
+        ddl = ddl.replace(&format!("`{hidden}_ibfk_"), &format!("`{name}_ibfk_"));
+    }
+    let mut out = String::with_capacity(ddl.len());
+    let mut rest = ddl.as_str();
+    while let Some(i) = rest.find(" AUTO_INCREMENT=") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + " AUTO_INCREMENT=".len()..];
+        let digits = after.chars().take_while(|c| c.is_ascii_digit()).count();
+        rest = &after[digits..];
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1048,5 +1070,30 @@ mod tests {
             .any(|d| d.kind == ObjectType::Event && d.name == "e_on" && d.field == "status"));
         // Equal sets: nothing.
         assert!(diff_definitions(&source, &source, EventStatusCheck::Equal).is_empty());
+    }
+
+    #[test]
+    fn definitions_compare_without_name_and_counter() {
+        let renames = vec![
+            ("__shardctl_op1_0".to_string(), "t".to_string()),
+            ("__shardctl_op1_1".to_string(), "p".to_string()),
+        ];
+        let a = "CREATE TABLE `t` (\n  `id` int NOT NULL AUTO_INCREMENT,\n  FOREIGN KEY (`id`) REFERENCES `p` (`id`)\n) ENGINE=InnoDB AUTO_INCREMENT=17 DEFAULT CHARSET=latin1";
+        let b = "CREATE TABLE `__shardctl_op1_0` (\n  `id` int NOT NULL AUTO_INCREMENT,\n  FOREIGN KEY (`id`) REFERENCES `__shardctl_op1_1` (`id`)\n) ENGINE=InnoDB AUTO_INCREMENT=9 DEFAULT CHARSET=latin1";
+        let fk_a = "CONSTRAINT `t_ibfk_1` FOREIGN KEY (`id`) REFERENCES `p` (`id`)";
+        let fk_b = "CONSTRAINT `__shardctl_op1_0_ibfk_1` FOREIGN KEY (`id`) REFERENCES `__shardctl_op1_1` (`id`)";
+        assert_eq!(
+            comparable_definition(fk_a, &[]),
+            comparable_definition(fk_b, &renames)
+        );
+        assert_eq!(
+            comparable_definition(a, &[]),
+            comparable_definition(b, &renames)
+        );
+        let c = b.replace("latin1", "utf8mb4");
+        assert_ne!(
+            comparable_definition(a, &[]),
+            comparable_definition(&c, &renames)
+        );
     }
 }

@@ -32,7 +32,6 @@ pub use kind::OperationPlan;
 mod merges;
 mod phases;
 mod procedure;
-pub(crate) use procedure::comparable_definition;
 mod recovery;
 pub mod requests;
 mod revert;

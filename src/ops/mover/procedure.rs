@@ -1308,8 +1308,11 @@ impl<E: Effects> Mover<'_, E> {
                 // Under the shard fence the source's tables (and the foreign keys between
                 // them) carry hidden names: read them back as the shard's names.
                 let renames = self.hidden_names(&t.source_schema);
-                let a = a.map(|(_, ddl)| comparable_definition(&ddl, &renames));
-                let b = b.map(|(_, ddl)| comparable_definition(&ddl, &[]));
+                let a = a.map(|(_, ddl)| {
+                    crate::server::definitions::comparable_definition(&ddl, &renames)
+                });
+                let b =
+                    b.map(|(_, ddl)| crate::server::definitions::comparable_definition(&ddl, &[]));
                 // A digest: the journal keeps it (definitions may hold any text).
                 definitions.push((t.name(), definition_digest(a.as_deref().unwrap_or(""))));
                 if a != b {
@@ -2378,56 +2381,4 @@ pub(super) fn refuse_differences(report: &VerifyReport) -> Result<()> {
             .collect::<Vec<_>>()
             .join("; ")
     )))
-}
-
-/// A table's definition as compared between the two sides: hidden names read back as the
-/// shard's (`renames`: hidden, name) and the AUTO_INCREMENT counter (which rolled-back
-/// inserts advance on the source alone) left out.
-pub(crate) fn comparable_definition(ddl: &str, renames: &[(String, String)]) -> String {
-    let mut ddl = ddl.to_string();
-    for (hidden, name) in renames {
-        ddl = ddl.replace(&format!("`{hidden}`"), &format!("`{name}`"));
-        // InnoDB renames generated foreign-key names along with their table.
-        ddl = ddl.replace(&format!("`{hidden}_ibfk_"), &format!("`{name}_ibfk_"));
-    }
-    let mut out = String::with_capacity(ddl.len());
-    let mut rest = ddl.as_str();
-    while let Some(i) = rest.find(" AUTO_INCREMENT=") {
-        out.push_str(&rest[..i]);
-        let after = &rest[i + " AUTO_INCREMENT=".len()..];
-        let digits = after.chars().take_while(|c| c.is_ascii_digit()).count();
-        rest = &after[digits..];
-    }
-    out.push_str(rest);
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn definitions_compare_without_name_and_counter() {
-        let renames = vec![
-            ("__shardctl_op1_0".to_string(), "t".to_string()),
-            ("__shardctl_op1_1".to_string(), "p".to_string()),
-        ];
-        let a = "CREATE TABLE `t` (\n  `id` int NOT NULL AUTO_INCREMENT,\n  FOREIGN KEY (`id`) REFERENCES `p` (`id`)\n) ENGINE=InnoDB AUTO_INCREMENT=17 DEFAULT CHARSET=latin1";
-        let b = "CREATE TABLE `__shardctl_op1_0` (\n  `id` int NOT NULL AUTO_INCREMENT,\n  FOREIGN KEY (`id`) REFERENCES `__shardctl_op1_1` (`id`)\n) ENGINE=InnoDB AUTO_INCREMENT=9 DEFAULT CHARSET=latin1";
-        let fk_a = "CONSTRAINT `t_ibfk_1` FOREIGN KEY (`id`) REFERENCES `p` (`id`)";
-        let fk_b = "CONSTRAINT `__shardctl_op1_0_ibfk_1` FOREIGN KEY (`id`) REFERENCES `__shardctl_op1_1` (`id`)";
-        assert_eq!(
-            comparable_definition(fk_a, &[]),
-            comparable_definition(fk_b, &renames)
-        );
-        assert_eq!(
-            comparable_definition(a, &[]),
-            comparable_definition(b, &renames)
-        );
-        let c = b.replace("latin1", "utf8mb4");
-        assert_ne!(
-            comparable_definition(a, &[]),
-            comparable_definition(&c, &renames)
-        );
-    }
 }

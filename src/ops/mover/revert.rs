@@ -619,8 +619,11 @@ impl<E: Effects> Mover<'_, E> {
                     .fx
                     .reader(&source)?
                     .first::<(String, String)>(&statements::show_create_table(&trash, t, false))?;
-                let here = here.map(|(_, ddl)| super::comparable_definition(&ddl, &renames));
-                let there = there.map(|(_, ddl)| super::comparable_definition(&ddl, &[]));
+                let here = here.map(|(_, ddl)| {
+                    crate::server::definitions::comparable_definition(&ddl, &renames)
+                });
+                let there = there
+                    .map(|(_, ddl)| crate::server::definitions::comparable_definition(&ddl, &[]));
                 if here.is_none() || here != there {
                     return Err(Error::Refused(format!(
                         "{s}.{t} is defined differently on {target} than in the old copy on {source}: a schema change during the window does not travel back"
