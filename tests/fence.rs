@@ -235,9 +235,14 @@ fn kill_blockers_ends_the_blocking_session_and_the_move_completes() {
     let shard = KILLED;
     let (mut blocker, blocker_id) = open_blocker(shard);
     let mut bystander = connect(FLEET.sandbox(), "node1");
+    // A session on another shard of node1: shard HELD_BACK stays there whatever ran
+    // before (the shards the other tests move may have left).
     exec(
         &mut bystander,
-        &["START TRANSACTION", "SELECT COUNT(*) FROM app_3.t"],
+        &[
+            "START TRANSACTION",
+            &format!("SELECT COUNT(*) FROM app_{HELD_BACK}.t"),
+        ],
     );
     let (mut child, stderr, _) = spawn_move(shard, &["--kill-blockers"], None, |_| false);
     let code = exit_within(&mut child.0, Duration::from_secs(180), &stderr);
