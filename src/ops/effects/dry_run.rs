@@ -1,6 +1,7 @@
 //! The recording implementation: reads through read-only sessions, keeps a model of what
 //! the recorded effects would have changed, and sends nothing that writes.
 
+use super::model::FleetModel;
 use super::{
     channel_state_on, visible_tables_on, Change, ChannelState, CopyRequest, Effects, FleetEffects,
     Flip, VerifyRequest,
@@ -8,7 +9,7 @@ use super::{
 use crate::config::Inventory;
 use crate::copy::{self, CopyReport, Method, SchemaPair};
 use crate::directory::journal::Effect;
-use crate::directory::journal::{EffectState, WindowRequest};
+use crate::directory::journal::{EffectRecord, EffectState, OpState, WindowRequest};
 use crate::directory::phase::Phase;
 use crate::directory::{Directory, NewMapping, ShardState};
 use crate::error::{Error, Result};
@@ -141,12 +142,10 @@ pub struct DryRun<'a> {
     dir: Directory,
     readers: HashMap<String, Server>,
     plan: DryRunPlan,
-    schemas: HashMap<(String, String), bool>,
-    channels: HashMap<(String, String), ChannelState>,
-    hidden: HashMap<String, HashSet<(String, String)>>,
+    /// What the recorded effects changed, over what the servers show.
+    model: FleetModel,
+    /// The nodes whose read-only fence this run joined.
     read_only: HashSet<String>,
-    read_only_flag: HashMap<String, bool>,
-    hidden_originals: HashMap<String, HashSet<(String, String)>>,
     /// Per node: whether it was read-only before the first holder, and whether another
     /// operation holds its read-only fence (read from the registry at the join).
     read_only_join: HashMap<String, (bool, bool)>,
@@ -182,12 +181,8 @@ impl<'a> DryRun<'a> {
                     "the copy, the catch-up, the waits and the comparison of every table run at their step; the dry run does not read the rows".into(),
                 ],
             },
-            schemas: HashMap::new(),
-            channels: HashMap::new(),
-            hidden: HashMap::new(),
+            model: FleetModel::default(),
             read_only: HashSet::new(),
-            read_only_flag: HashMap::new(),
-            hidden_originals: HashMap::new(),
             read_only_join: HashMap::new(),
         }
     }
@@ -268,81 +263,45 @@ impl FleetEffects for DryRun<'_> {
     }
 
     fn simulate(&mut self, change: Change) {
-        match change {
-            Change::Schemas(node, schemas, exist) => {
-                for s in schemas {
-                    self.schemas.insert((node.clone(), s), exist);
-                }
-            }
-            Change::Channel(node, channel, state) => {
-                self.channels.insert((node, channel), state);
-            }
-            Change::ReadOnly(node, on) => {
-                self.read_only_flag.insert(node, on);
-            }
-            Change::Hidden(node, fenced, hidden) => {
-                let set = self.hidden.entry(node.clone()).or_default();
-                for f in &fenced {
-                    let key = (f.schema.to_string(), f.hidden.to_string());
-                    if hidden {
-                        set.insert(key);
-                    } else {
-                        set.remove(&key);
-                    }
-                }
-                let originals = self.hidden_originals.entry(node).or_default();
-                for f in fenced {
-                    let key = (f.schema.to_string(), f.table.to_string());
-                    if hidden {
-                        originals.insert(key);
-                    } else {
-                        originals.remove(&key);
-                    }
-                }
-            }
-        }
+        self.model.apply(change);
     }
 
     fn schema_exists(&mut self, node: &str, schema: &Ident) -> Result<bool> {
-        if let Some(e) = self.schemas.get(&(node.to_string(), schema.to_string())) {
-            return Ok(*e);
+        if let Some(exists) = self.model.schema(node, schema.as_str()) {
+            return Ok(exists);
         }
         self.reader(node)?.schema_exists(schema)
     }
 
     fn channel_state(&mut self, node: &str, channel: &Channel) -> Result<ChannelState> {
-        if let Some(s) = self.channels.get(&(node.to_string(), channel.to_string())) {
-            return Ok(*s);
+        if let Some(state) = self.model.channel(node, channel.as_str()) {
+            return Ok(state);
         }
         channel_state_on(self.reader(node)?, channel)
     }
 
     fn hidden_now(&mut self, node: &str, fenced: &[Fenced]) -> Result<Vec<Fenced>> {
-        match self.hidden.get(node) {
-            Some(set) => Ok(fenced
-                .iter()
-                .filter(|f| set.contains(&(f.schema.to_string(), f.hidden.to_string())))
-                .cloned()
-                .collect()),
+        match self.model.hidden(node, fenced) {
+            Some(hidden) => Ok(hidden),
             None => crate::ops::fence::hidden_now(self.reader(node)?, fenced),
         }
     }
 
     fn read_only_now(&mut self, node: &str) -> Result<bool> {
-        match self.read_only_flag.get(node) {
-            Some(on) => Ok(*on),
+        match self.model.read_only(node) {
+            Some(on) => Ok(on),
             None => Ok(self.reader(node)?.settings()?.read_only),
         }
     }
 
     fn visible_tables(&mut self, node: &str, schema: &Ident) -> Result<Vec<Ident>> {
-        if let Some(false) = self.schemas.get(&(node.to_string(), schema.to_string())) {
+        if let Some(false) = self.model.schema(node, schema.as_str()) {
             return Ok(Vec::new());
         }
-        let hidden = self.hidden_originals.get(node).cloned().unwrap_or_default();
-        Ok(visible_tables_on(self.reader(node)?, schema)?
+        let visible = visible_tables_on(self.reader(node)?, schema)?;
+        Ok(visible
             .into_iter()
-            .filter(|t| !hidden.contains(&(schema.to_string(), t.to_string())))
+            .filter(|t| !self.model.is_hidden(node, schema.as_str(), t.as_str()))
             .collect())
     }
 
@@ -843,6 +802,24 @@ impl Effects for DryRun<'_> {
             self.record(node, make_writable);
         }
         self.read_only.remove(node);
+        Ok(())
+    }
+
+    /// A dry run journals nothing, so it finds no earlier effect.
+    fn last_effect(&mut self, _effect: Effect) -> Result<Option<EffectRecord>> {
+        Ok(None)
+    }
+
+    fn delete_offline_shard(&mut self, shard: u32) -> Result<()> {
+        self.action(
+            None,
+            "directory",
+            format!("delete shard {shard}, which never came online"),
+        );
+        Ok(())
+    }
+
+    fn release(&mut self, _state: OpState, _error: Option<&str>, _phase: Phase) -> Result<()> {
         Ok(())
     }
 }

@@ -6,7 +6,7 @@ use super::{Change, ChannelState, CopyRequest, Effects, FleetEffects, Flip, Veri
 use crate::config::Inventory;
 use crate::copy::{self, CopyReport, Method, SchemaPair};
 use crate::directory::journal::Effect;
-use crate::directory::journal::{EffectState, Lease, WindowRequest};
+use crate::directory::journal::{EffectRecord, EffectState, Lease, OpState, WindowRequest};
 use crate::directory::owner::OwnerFlags;
 use crate::directory::phase::Phase;
 use crate::directory::{Directory, ShardState};
@@ -610,5 +610,22 @@ impl Effects for Live<'_> {
             }
             Ok(())
         })
+    }
+
+    fn last_effect(&mut self, effect: Effect) -> Result<Option<EffectRecord>> {
+        Ok(self
+            .dir
+            .operation(self.lease.op)?
+            .last_effect(effect)
+            .cloned())
+    }
+
+    fn delete_offline_shard(&mut self, shard: u32) -> Result<()> {
+        self.dir.delete_offline_shard(shard)
+    }
+
+    fn release(&mut self, state: OpState, error: Option<&str>, phase: Phase) -> Result<()> {
+        self.dir
+            .release_operation(&self.lease, state, error, Some(phase))
     }
 }

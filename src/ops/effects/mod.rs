@@ -13,13 +13,16 @@
 //! dry run print exactly what a live run sends (`tests/dry_run.rs` compares them).
 //!
 //! The folder holds one implementation per file: `live.rs` ([`Live`], and the copy and
-//! catch-up it drives), `dry_run.rs` ([`DryRun`]), and `hand.rs` ([`Fleet`]: the
+//! catch-up it drives), `dry_run.rs` ([`DryRun`]), `hand.rs` ([`Fleet`]: the
 //! servers without a journal, for the step subcommands run by hand, and what [`Live`]
-//! acts through).
+//! acts through), `model.rs` (the dry run's model of what recorded effects changed) and
+//! `fake.rs` ([`FakeFleet`]: that model as the whole truth, with a directory and a journal
+//! in memory and no server at all, on which recovery's decisions are tested in
+//! milliseconds).
 
 use crate::copy::{self, CopyReport, Method, SchemaPair};
 use crate::directory::journal::Effect;
-use crate::directory::journal::{EffectState, WindowRequest};
+use crate::directory::journal::{EffectRecord, EffectState, OpState, WindowRequest};
 use crate::directory::phase::Phase;
 use crate::directory::{NewMapping, ShardState};
 use crate::error::{Error, Result};
@@ -666,6 +669,15 @@ pub trait Effects: FleetEffects {
     /// Leaves `node`'s read-only fence, sending `make_writable` when it was the last
     /// holder and the node was writable before.
     fn read_only_leave(&mut self, node: &str, make_writable: &[Stmt]) -> Result<()>;
+
+    /// The newest journal row of `effect` for this operation, read from the journal now
+    /// (recovery trusts the journal's rows, not a state saved before them).
+    fn last_effect(&mut self, effect: Effect) -> Result<Option<EffectRecord>>;
+    /// Deletes a split's new shard that never came online (a rolled-back split's).
+    fn delete_offline_shard(&mut self, shard: u32) -> Result<()>;
+    /// Ends this process's hold on the operation: its state, the error that ended it, and
+    /// the phase it stands in.
+    fn release(&mut self, state: OpState, error: Option<&str>, phase: Phase) -> Result<()>;
 }
 
 /// Where `channel` stands on a server: running only when its applier runs.
@@ -691,11 +703,15 @@ fn visible_tables_on(server: &mut Server, schema: &Ident) -> Result<Vec<Ident>> 
 }
 
 mod dry_run;
+mod fake;
 mod hand;
 mod live;
+mod model;
 
 pub use dry_run::{
     mark_runtime, DryRun, DryRunPlan, PlannedAction, PlannedStep, DRY_RUN_NEW_SHARD, DRY_RUN_OP,
 };
+pub use fake::{FakeFleet, Release};
 pub use hand::Fleet;
 pub use live::{catch_up, copy_between, gate_refusal, Live};
+pub use model::FleetModel;

@@ -33,6 +33,8 @@ mod merges;
 mod phases;
 mod procedure;
 mod recovery;
+#[cfg(test)]
+mod recovery_tests;
 pub mod requests;
 mod revert;
 

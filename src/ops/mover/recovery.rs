@@ -23,7 +23,7 @@ use crate::directory::phase::Transition;
 use crate::directory::{Directory, ShardState};
 use crate::error::{Error, Result};
 use crate::ident::Ident;
-use crate::ops::effects::{ChannelState, Effects, FleetEffects, Live};
+use crate::ops::effects::{ChannelState, Effects, Live};
 use crate::playbook::{Fence, Step};
 use std::time::{Duration, Instant};
 
@@ -100,15 +100,15 @@ impl<'a> Mover<'a, Live<'a>> {
         }
         annotate(e, &notes.join("; "))
     }
+}
 
+impl<E: Effects> Mover<'_, E> {
     /// Reads the fence mapping the newest `raise-fence` intent journaled (the state saved
     /// at the end of a step may predate it).
     fn fence_mapping_from_journal(&mut self) -> Result<()> {
-        let rec = self.fx.dir.operation(self.fx.lease.op)?;
-        if let Some(fx) = rec.last_effect(super::Effect::RaiseFence) {
+        if let Some(fx) = self.fx.last_effect(super::Effect::RaiseFence)? {
             if let Some(m) = fx.detail.get("fenced_tables") {
-                self.state.fenced_tables =
-                    crate::ops::fence::journaled_mapping(self.fx.lease.op, m)?;
+                self.state.fenced_tables = crate::ops::fence::journaled_mapping(self.fx.op(), m)?;
             }
         }
         Ok(())
@@ -125,11 +125,7 @@ impl<'a> Mover<'a, Live<'a>> {
         {
             return Ok(Some(Fence::Shard));
         }
-        if self
-            .fx
-            .dir
-            .read_only_fence_held(self.fx.lease.op, &source)?
-        {
+        if self.fx.read_only_held(&source)? {
             // Held in the registry is not enough: the server must be read-only still and
             // not restarted since (a restart drops the setting).
             let started = self.fx.server_started_at(&source)?;
@@ -162,7 +158,7 @@ impl<'a> Mover<'a, Live<'a>> {
 
     /// Brings the state and the list of done steps in line with the servers and the
     /// directory before a resumed run.
-    fn reconcile(&mut self) -> Result<()> {
+    pub(super) fn reconcile(&mut self) -> Result<()> {
         self.fence_mapping_from_journal()?;
         self.state.flipped = self.directory_flipped()?;
         self.state.fence = self.fence_now()?;
@@ -217,8 +213,7 @@ impl<'a> Mover<'a, Live<'a>> {
         if self.same_node() {
             // The copy under the fence created the new schema's triggers and views: once it
             // has started, only a fresh schema can be filled again.
-            let rec = self.fx.dir.operation(self.fx.lease.op)?;
-            if restart.is_some() || rec.last_effect(super::Effect::LocalCopy).is_some() {
+            if restart.is_some() || self.fx.last_effect(super::Effect::LocalCopy)?.is_some() {
                 restart = backup;
             }
         }
@@ -236,51 +231,23 @@ impl<'a> Mover<'a, Live<'a>> {
             } else {
                 Transition::CatchUpAgain
             })?;
-            self.fx
-                .dir
-                .steps_pending(&self.fx.lease, i as u32, Some(self.phase))?;
+            self.fx.steps_pending(i as u32, self.phase)?;
         }
         let state = if self.state.fence.is_some() {
             ShardState::ReadOnly
         } else {
             ShardState::Moving
         };
-        self.fx
-            .dir
-            .set_shard_state_leased(&self.fx.lease, self.shard.id, state)?;
+        self.fx.set_shard_state(self.shard.id, state)?;
         Ok(())
-    }
-
-    /// Continues a claimed operation from what the servers and the directory show.
-    pub fn resume(&mut self) -> Result<MoveState> {
-        let heartbeat = self.heartbeat()?;
-        let reconciled =
-            crate::signal::with_scope(Some(self.fx.flags.stop_flag()), || self.reconcile());
-        if let Err(e) = reconciled {
-            // The heartbeat goes on while recovery lowers what it must.
-            let e = self.recover(e);
-            if !matches!(e, Error::LeaseLost(_)) {
-                let _ = self.fx.dir.release_operation(
-                    &self.fx.lease,
-                    self.end_state,
-                    Some(&e.to_string()),
-                    Some(self.phase),
-                );
-            }
-            drop(heartbeat);
-            return Err(e);
-        }
-        drop(heartbeat);
-        self.run()
     }
 
     /// Removes the channel and the target's copy; the shard online on the source.
     fn roll_back_copy(&mut self) -> Result<()> {
         self.reset_channel()?;
-        let rec = self.fx.dir.operation(self.fx.lease.op)?;
         let copied = self.state.target_created
-            || rec.last_effect(super::Effect::Copy).is_some()
-            || rec.last_effect(super::Effect::LocalPrepare).is_some();
+            || self.fx.last_effect(super::Effect::Copy)?.is_some()
+            || self.fx.last_effect(super::Effect::LocalPrepare)?.is_some();
         if copied && self.plan.is_merge() {
             // The survivor stays: only the rows of the retired shard's keys go from it.
             let target = self.target.clone();
@@ -328,11 +295,10 @@ impl<'a> Mover<'a, Live<'a>> {
                 },
             )?;
         }
-        self.fx
-            .dir
-            .set_shard_state_leased(&self.fx.lease, self.shard.id, ShardState::Online)?;
+        self.fx.set_shard_state(self.shard.id, ShardState::Online)?;
         if let super::OperationPlan::Split(plan) = &self.plan {
-            self.fx.dir.delete_offline_shard(plan.new_shard)?;
+            let new_shard = plan.new_shard;
+            self.fx.delete_offline_shard(new_shard)?;
         }
         self.advance(Transition::RolledBack)?;
         self.end_state = OpState::Aborted;
@@ -341,21 +307,45 @@ impl<'a> Mover<'a, Live<'a>> {
 
     /// Rolls back a claimed operation that has not flipped: fence lifted, channel removed,
     /// target copy dropped, shard online on the source. Refused after the flip.
-    fn roll_back(&mut self) -> Result<()> {
+    pub(super) fn roll_back(&mut self) -> Result<()> {
         self.fence_mapping_from_journal()?;
         if self.directory_flipped()? {
             return Err(Error::Refused(format!(
                 "operation {} has flipped the directory to {}: only forward from here, `shardctl resume {}`",
-                self.fx.lease.op, self.target, self.fx.lease.op
+                self.fx.op(), self.target, self.fx.op()
             )));
         }
         self.state.flipped = false;
         self.state.fence = self.fence_now()?;
         self.lift_fence()?;
         self.roll_back_copy()?;
-        self.fx
-            .dir
-            .release_operation(&self.fx.lease, OpState::Aborted, None, Some(self.phase))
+        let phase = self.phase;
+        self.fx.release(OpState::Aborted, None, phase)
+    }
+}
+
+impl<'a> Mover<'a, Live<'a>> {
+    /// Continues a claimed operation from what the servers and the directory show.
+    pub fn resume(&mut self) -> Result<MoveState> {
+        let heartbeat = self.heartbeat()?;
+        let reconciled =
+            crate::signal::with_scope(Some(self.fx.flags.stop_flag()), || self.reconcile());
+        if let Err(e) = reconciled {
+            // The heartbeat goes on while recovery lowers what it must.
+            let e = self.recover(e);
+            if !matches!(e, Error::LeaseLost(_)) {
+                let _ = self.fx.dir.release_operation(
+                    &self.fx.lease,
+                    self.end_state,
+                    Some(&e.to_string()),
+                    Some(self.phase),
+                );
+            }
+            drop(heartbeat);
+            return Err(e);
+        }
+        drop(heartbeat);
+        self.run()
     }
 }
 
