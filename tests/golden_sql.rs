@@ -184,6 +184,49 @@ fn render(flavor: Flavor) -> String {
             .map(|s| format!("split guard {event:?}: {s}")),
         );
     }
+    let moving_keys = shardctl::server::statements::key_range(
+        &guard_column,
+        Value::Int(15000),
+        Some(Value::Int(20000)),
+    );
+    for event in shardctl::server::statements::GuardEvent::ALL {
+        out.extend(
+            d.install_switched_guard(
+                &guard_schema,
+                &guard_table,
+                event,
+                &guard_column,
+                &moving_keys,
+                9,
+                "shard 7 is moving these keys; re-read the directory",
+            )
+            .iter()
+            .map(|s| format!("switched guard {event:?}: {s}")),
+        );
+    }
+    out.extend(
+        shardctl::server::statements::create_switch_table()
+            .iter()
+            .map(|s| format!("switch table: {s}")),
+    );
+    for mode in [
+        shardctl::server::statements::SwitchMode::Off,
+        shardctl::server::statements::SwitchMode::Keys,
+        shardctl::server::statements::SwitchMode::All,
+    ] {
+        out.push(format!(
+            "switch {mode:?}: {}",
+            shardctl::server::statements::set_switch(9, mode)
+        ));
+    }
+    out.push(format!(
+        "switch added: {}",
+        shardctl::server::statements::add_switch(9)
+    ));
+    out.push(format!(
+        "switch removed: {}",
+        shardctl::server::statements::remove_switch(9)
+    ));
     let text = out.join("\n");
     assert!(
         !text.contains("never-shown"),

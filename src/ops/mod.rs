@@ -13,3 +13,4 @@ pub mod plan;
 pub mod remove;
 pub mod split;
 pub mod steps;
+pub mod switch;

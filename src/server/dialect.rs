@@ -403,6 +403,37 @@ impl Dialect {
         }
     }
 
+    /// Installs (or replaces) the switched guard of `table` for `event`: see
+    /// [`statements::switched_guard_trigger`]; on MySQL the old one is dropped first.
+    #[allow(clippy::too_many_arguments)]
+    pub fn install_switched_guard(
+        &self,
+        schema: &Ident,
+        table: &Ident,
+        event: statements::GuardEvent,
+        column: &Ident,
+        keys: &statements::Condition,
+        switch: u64,
+        message: &str,
+    ) -> Vec<Stmt> {
+        let create = |replace| {
+            statements::switched_guard_trigger(
+                schema, table, event, column, keys, switch, message, replace,
+            )
+        };
+        if self.flavor.is_mariadb() {
+            vec![create(true)]
+        } else {
+            vec![
+                statements::drop_trigger_if_exists(
+                    schema,
+                    &statements::switched_guard_name(table, event),
+                ),
+                create(false),
+            ]
+        }
+    }
+
     /// Removes one channel entirely (RESET ... ALL), leaving the others alone.
     pub fn reset_channel(&self, channel: &Channel) -> Stmt {
         self.channel_verb("RESET", channel, " ALL")

@@ -1711,7 +1711,12 @@ pub fn is_guard_trigger(name: &str) -> bool {
 /// The guard trigger's name for `table` and `event`: `shardctl_guard_<i|u|d>_<table>`,
 /// the table's part shortened with a hash of the whole name when it would not fit.
 pub fn guard_trigger_name(table: &Ident, event: GuardEvent) -> Ident {
-    let prefix = format!("shardctl_guard_{}_", event.letter());
+    trigger_name(&format!("shardctl_guard_{}_", event.letter()), table)
+}
+
+/// `prefix` and `table`'s name, the table's part shortened with a hash of the whole name
+/// when it would not fit an identifier.
+fn trigger_name(prefix: &str, table: &Ident) -> Ident {
     let mut name = format!("{prefix}{table}");
     if name.len() > crate::ident::MAX_IDENT_LEN {
         // FNV-1a: stable across versions and platforms.
@@ -1797,6 +1802,169 @@ pub fn guard_trigger(
         guard_trigger_name(table, event).quoted(),
         event.keyword(),
         qualified(schema, current),
+    ))
+}
+
+// ---------------------------------------------------------------------------------------
+// Switched guards: triggers installed ahead of a fence, inert until one row switches them.
+//
+// Every write to a guarded table reads its switch row in the node's control table with a
+// shared lock (`LOCK IN SHARE MODE`) and keeps it until its transaction ends. Setting the
+// switch is one UPDATE of that row: it waits for every open transaction that wrote a
+// guarded table to end (the shared locks it conflicts with), and the writes that arrive
+// meanwhile queue behind it and then read the new mode. So switching on drains the
+// writers as a RENAME of the tables does, whatever the number of tables, and with the
+// switch on no write of a guarded key can commit any more. Unlogged like the fences: the
+// node's replicas and the channels reading its binary log never see the control schema.
+
+/// The node's control schema, where shardctl keeps its switch rows.
+pub const CONTROL_SCHEMA: &str = "_shardctl";
+
+/// The control schema, back-quoted with its table `switches`.
+fn switch_table() -> String {
+    format!("`{CONTROL_SCHEMA}`.`switches`")
+}
+
+/// What a switch makes its guards refuse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SwitchMode {
+    /// Nothing: the guards let every write through.
+    Off,
+    /// The writes of rows whose key matches the guards' condition (a key fence, or the
+    /// keys a shard gave away).
+    Keys,
+    /// Every write of the guarded tables (a shard fence).
+    All,
+}
+
+impl SwitchMode {
+    /// The value stored in the switch row (and compared in the trigger bodies).
+    pub fn code(self) -> u8 {
+        match self {
+            SwitchMode::Off => 0,
+            SwitchMode::Keys => 1,
+            SwitchMode::All => 2,
+        }
+    }
+
+    /// The mode a stored value stands for; None for a value no shardctl writes.
+    pub fn from_code(code: u8) -> Option<SwitchMode> {
+        [SwitchMode::Off, SwitchMode::Keys, SwitchMode::All]
+            .into_iter()
+            .find(|m| m.code() == code)
+    }
+}
+
+/// `CREATE DATABASE IF NOT EXISTS` the control schema, and its switch table.
+pub fn create_switch_table() -> Vec<Stmt> {
+    vec![
+        Stmt::text(format!("CREATE DATABASE IF NOT EXISTS `{CONTROL_SCHEMA}`")),
+        Stmt::text(format!(
+            "CREATE TABLE IF NOT EXISTS {} (id BIGINT UNSIGNED NOT NULL PRIMARY KEY, \
+             mode TINYINT UNSIGNED NOT NULL) ENGINE=InnoDB",
+            switch_table()
+        )),
+    ]
+}
+
+/// Adds switch `id`, off; one that exists keeps its mode.
+pub fn add_switch(id: u64) -> Stmt {
+    Stmt::with(
+        format!(
+            "INSERT INTO {} (id, mode) VALUES (?, ?) ON DUPLICATE KEY UPDATE id = id",
+            switch_table()
+        ),
+        vec![id.into(), SwitchMode::Off.code().into()],
+    )
+}
+
+/// Sets switch `id` to `mode` (it waits for the writers its guards hold, see above).
+pub fn set_switch(id: u64, mode: SwitchMode) -> Stmt {
+    Stmt::with(
+        format!("UPDATE {} SET mode = ? WHERE id = ?", switch_table()),
+        vec![mode.code().into(), id.into()],
+    )
+}
+
+/// The mode of switch `id`, read without a lock (no row when it is gone).
+pub fn switch_mode(id: u64) -> Stmt {
+    Stmt::with(
+        format!("SELECT mode FROM {} WHERE id = ?", switch_table()),
+        vec![id.into()],
+    )
+}
+
+/// Removes switch `id` (after its guards are gone: a guard whose row is missing refuses
+/// every write).
+pub fn remove_switch(id: u64) -> Stmt {
+    Stmt::with(
+        format!("DELETE FROM {} WHERE id = ?", switch_table()),
+        vec![id.into()],
+    )
+}
+
+/// `SET SESSION innodb_lock_wait_timeout = secs`: how long setting a switch waits for the
+/// open transactions of its guarded tables.
+pub fn row_lock_wait_timeout(secs: u64) -> Stmt {
+    Stmt::text(format!(
+        "SET SESSION innodb_lock_wait_timeout = {}",
+        secs.max(1)
+    ))
+}
+
+/// Whether a trigger is shardctl's: a split's guard or a switched guard.
+pub fn is_shardctl_trigger(name: &str) -> bool {
+    is_guard_trigger(name) || name.starts_with("shardctl_switch_")
+}
+
+/// The switched guard's name for `table` and `event`: `shardctl_switch_<i|u|d>_<table>`,
+/// shortened as guard names are.
+pub fn switched_guard_name(table: &Ident, event: GuardEvent) -> Ident {
+    trigger_name(&format!("shardctl_switch_{}_", event.letter()), table)
+}
+
+/// The switched guard of `schema.table` for `event`: with switch `switch` on `All` it
+/// refuses every write, on `Keys` a write whose row (either image, for an update) has a
+/// `column` matching `keys` (a condition over the bare column), with SQLSTATE 45000 and
+/// `message` (after shardctl's prefix). Sessions that set `@shardctl_pruning` pass (a
+/// prune, a copy or a stream applying the keys to their new shard). A switch row that is
+/// missing refuses every write: a guard is never silently off.
+#[allow(clippy::too_many_arguments)]
+pub fn switched_guard_trigger(
+    schema: &Ident,
+    table: &Ident,
+    event: GuardEvent,
+    column: &Ident,
+    keys: &Condition,
+    switch: u64,
+    message: &str,
+    replace: bool,
+) -> Stmt {
+    let matches = match event {
+        GuardEvent::Insert => guard_condition(keys, column, "NEW"),
+        GuardEvent::Update => format!(
+            "({} OR {})",
+            guard_condition(keys, column, "OLD"),
+            guard_condition(keys, column, "NEW")
+        ),
+        GuardEvent::Delete => guard_condition(keys, column, "OLD"),
+    };
+    let (keys_code, all_code) = (SwitchMode::Keys.code(), SwitchMode::All.code());
+    Stmt::text(format!(
+        "CREATE {}TRIGGER {}.{} BEFORE {} ON {} FOR EACH ROW \
+         BEGIN DECLARE shardctl_mode TINYINT UNSIGNED DEFAULT {all_code}; \
+         SELECT mode INTO shardctl_mode FROM {} WHERE id = {switch} LOCK IN SHARE MODE; \
+         IF @shardctl_pruning IS NULL AND (shardctl_mode = {all_code} OR (shardctl_mode = {keys_code} AND {matches})) THEN \
+         SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = {}; \
+         END IF; END",
+        if replace { "OR REPLACE " } else { "" },
+        schema.quoted(),
+        switched_guard_name(table, event).quoted(),
+        event.keyword(),
+        qualified(schema, table),
+        switch_table(),
+        crate::ident::string_literal(&format!("{GUARD_MESSAGE_PREFIX}{message}")),
     ))
 }
 

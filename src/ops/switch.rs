@@ -1,0 +1,134 @@
+//! Switched guards: a shard's tables get guard triggers ahead of a fence, inert until one
+//! row of the node's control table switches them on (see the statements in
+//! [`crate::server::statements::switched_guard_trigger`]).
+//!
+//! Installing them is DDL per table and runs before any fence, at the table's own pace;
+//! raising the fence is then one UPDATE of the switch row, whatever the number of tables,
+//! and it drains the writers the way a RENAME of the tables does: it waits for every open
+//! transaction that wrote a guarded table, and the writes arriving meanwhile wait behind it
+//! and then meet the switch. `Keys` refuses only the rows whose key matches the guards'
+//! condition (the keys an operation moves, or the keys a shard gave away), so every other
+//! key of the shard keeps writing; `All` refuses every write.
+//!
+//! Everything here goes through [`FleetEffects`], so a dry run records it and the fake
+//! fleet can stand in for the servers. Unlogged: the node's replicas and the channels that
+//! read its binary log see neither the control schema nor the triggers.
+
+use crate::error::{Error, Result};
+use crate::ident::Ident;
+use crate::ops::effects::FleetEffects;
+use crate::server::statements::{self, Condition, GuardEvent, SwitchMode};
+
+/// One table a switch guards: its shard's schema, its name, its sharding column, and the
+/// condition (over the bare column) of the keys `Keys` refuses.
+#[derive(Debug, Clone)]
+pub struct GuardedTable {
+    /// The shard's physical schema.
+    pub schema: Ident,
+    /// The table.
+    pub table: Ident,
+    /// Its sharding column.
+    pub column: Ident,
+    /// The keys refused under [`SwitchMode::Keys`].
+    pub keys: Condition,
+}
+
+/// How long installing a guard may wait for a table's open transactions (CREATE TRIGGER
+/// takes the table's metadata lock), per statement.
+pub const INSTALL_LOCK_WAIT_SECS: u64 = 10;
+
+/// Installs switch `id` on `node` (off, or kept as it is when it exists) and then the
+/// switched guards of `tables`, whose errors say `message` after shardctl's prefix. The
+/// switch row comes first: a guard without its row refuses every write.
+pub fn install<F: FleetEffects + ?Sized>(
+    fx: &mut F,
+    node: &str,
+    id: u64,
+    tables: &[GuardedTable],
+    message: &str,
+) -> Result<()> {
+    let dialect = fx.dialect(node)?;
+    let mut control = statements::create_switch_table();
+    control.push(statements::add_switch(id));
+    fx.run_unlogged(node, &control)?;
+    let mut triggers = vec![statements::lock_wait_timeout(INSTALL_LOCK_WAIT_SECS)];
+    for t in tables {
+        for event in GuardEvent::ALL {
+            triggers.extend(dialect.install_switched_guard(
+                &t.schema, &t.table, event, &t.column, &t.keys, id, message,
+            ));
+        }
+    }
+    fx.run_unlogged(node, &triggers)
+}
+
+/// The mode switch `id` stands in on `node` now; None when it does not exist.
+pub fn mode<F: FleetEffects + ?Sized>(
+    fx: &mut F,
+    node: &str,
+    id: u64,
+) -> Result<Option<SwitchMode>> {
+    let server = fx.reader(node)?;
+    if !server.schema_exists(&control_schema())? {
+        return Ok(None);
+    }
+    let code: Option<u8> = server.first(&statements::switch_mode(id))?;
+    match code {
+        None => Ok(None),
+        Some(c) => SwitchMode::from_code(c)
+            .map(Some)
+            .ok_or_else(|| Error::Server {
+                node: node.to_string(),
+                message: format!("switch {id} holds mode {c}, which no shardctl writes"),
+            }),
+    }
+}
+
+/// Sets switch `id` on `node` to `mode`, waiting at most `wait_secs` for the open
+/// transactions that wrote its guarded tables (error 1205 when one held it longer: the
+/// switch is then unchanged). A switch that does not exist is not created: its guards go
+/// on refusing every write, the safe side; [`install`] comes first.
+pub fn set<F: FleetEffects + ?Sized>(
+    fx: &mut F,
+    node: &str,
+    id: u64,
+    mode: SwitchMode,
+    wait_secs: u64,
+) -> Result<()> {
+    fx.run_unlogged(
+        node,
+        &[
+            statements::row_lock_wait_timeout(wait_secs),
+            statements::set_switch(id, mode),
+        ],
+    )
+}
+
+/// Removes the switched guards of `tables` from `node`, then switch `id` (in that order:
+/// a guard left without its row would refuse every write).
+pub fn remove<F: FleetEffects + ?Sized>(
+    fx: &mut F,
+    node: &str,
+    id: u64,
+    tables: &[GuardedTable],
+) -> Result<()> {
+    let mut drops = vec![statements::lock_wait_timeout(INSTALL_LOCK_WAIT_SECS)];
+    for t in tables {
+        for event in GuardEvent::ALL {
+            drops.push(statements::drop_trigger_if_exists(
+                &t.schema,
+                &statements::switched_guard_name(&t.table, event),
+            ));
+        }
+    }
+    fx.run_unlogged(node, &drops)?;
+    if fx.schema_exists(node, &control_schema())? {
+        fx.run_unlogged(node, &[statements::remove_switch(id)])?;
+    }
+    Ok(())
+}
+
+/// The control schema as an identifier.
+fn control_schema() -> Ident {
+    Ident::new("schema", statements::CONTROL_SCHEMA).expect("a plain identifier")
+}
