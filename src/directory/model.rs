@@ -435,6 +435,49 @@ pub struct MergePlan {
     pub mapping: MergeMapping,
 }
 
+/// How a key move between two existing shards of one function changes the mapping,
+/// journaled with the operation: only the keys between the two boundaries (or the values
+/// listed) change owner, every other key keeps its shard.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum KeyMoveMapping {
+    /// Range: the lower bound `was` between two adjacent shards becomes `now`; the keys
+    /// between the two go from the shard that owned them to its neighbour.
+    RangeBound {
+        /// The bound before the move.
+        was: Key,
+        /// The bound after it.
+        now: Key,
+    },
+    /// Hash: the ring point `was` between two ring neighbours becomes `now` (32 hex
+    /// digits each); the hashes between the two change owner.
+    RingPoint {
+        /// The point before the move.
+        was: String,
+        /// The point after it.
+        now: String,
+    },
+    /// List: these values go to the receiving shard.
+    Values {
+        /// The values moved.
+        values: Vec<Key>,
+    },
+}
+
+/// One planned key move, journaled in the operation's parameters: keys of `donor` given
+/// to `receiver`, two existing shards of function `func_id`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KeyMovePlan {
+    /// The partition function.
+    pub func_id: u32,
+    /// The shard that gives the keys.
+    pub donor: u32,
+    /// The shard that takes them.
+    pub receiver: u32,
+    /// How the mapping changes at the flip.
+    pub mapping: KeyMoveMapping,
+}
+
 /// The new shard's mapping, journaled with the operation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]

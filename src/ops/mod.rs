@@ -7,6 +7,7 @@ pub(crate) mod checks;
 pub mod effects;
 pub mod fence;
 pub mod hooks;
+pub mod keys;
 pub mod merge;
 pub mod mover;
 pub mod plan;
