@@ -215,6 +215,7 @@ fn main() {
             target_schema: id.clone(),
             target_table: ident(&format!("sbtest{i}")),
             target_filter: None,
+            source_filter: None,
         })
         .collect();
     let opts = VerifyOptions {

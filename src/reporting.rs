@@ -1296,6 +1296,7 @@ fn check_shard(
                 target_schema: schema.clone(),
                 target_table: t.name,
                 target_filter: None,
+                source_filter: None,
             });
         }
     }

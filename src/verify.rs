@@ -44,6 +44,10 @@ pub struct TablePair {
     /// own keys besides the retired shard's).
     #[serde(skip)]
     pub target_filter: Option<statements::Condition>,
+    /// Only the source's rows matching this are compared (a key move compares the keys
+    /// that move; the donor keeps its others). Chunk bounds still come from every row.
+    #[serde(skip)]
+    pub source_filter: Option<statements::Condition>,
 }
 
 impl TablePair {
@@ -552,7 +556,12 @@ fn compare_next_chunk(
         );
         chunk_sum(s, &st)
     };
-    let a = sum(&mut w.source, &pair.source_schema, &pair.source_table, None)?;
+    let a = sum(
+        &mut w.source,
+        &pair.source_schema,
+        &pair.source_table,
+        pair.source_filter.as_ref(),
+    )?;
     let b = sum(
         &mut w.target,
         &pair.target_schema,

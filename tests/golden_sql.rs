@@ -650,6 +650,21 @@ fn render_common() -> String {
         "copy: read table without key",
         sql::select_table(&schema, &table, &cols, &[]).to_string(),
     );
+    line(
+        "copy: read the rows of the keys a key move gives away",
+        sql::select_table_where(
+            &schema,
+            &table,
+            &cols,
+            &pk,
+            Some(&sql::key_range(
+                &Ident::new("column", "emp_no").unwrap(),
+                Value::Int(15000),
+                Some(Value::Int(20000)),
+            )),
+        )
+        .to_string(),
+    );
     line("copy: reader done", sql::commit().to_string());
     line("copy: writer session", sql::bulk_load_session().to_string());
     line(

@@ -410,6 +410,7 @@ fn differences_crc32_and_six_digit_text_missed_are_found() {
             target_schema: ident("vright"),
             target_table: ident(t),
             target_filter: None,
+            source_filter: None,
         })
         .collect();
     let node1 = spec("node1");

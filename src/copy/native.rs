@@ -104,6 +104,8 @@ struct TableJob {
     estimate: u64,
     /// Secondary indexes left out during the load, added back after it.
     deferred: Option<DeferredIndexes>,
+    /// Only the rows this matches (a key move's).
+    filter: Option<statements::Condition>,
 }
 
 /// Column types LOAD DATA cannot take as the bytes the binary protocol returns.
@@ -351,7 +353,7 @@ pub fn copy(
     opts: NativeOptions,
     progress: &Progress,
 ) -> Result<CopyReport> {
-    copy_inner(source, target, pairs, opts, progress, None)
+    copy_inner(source, target, pairs, opts, progress, None, &[])
 }
 
 /// A merge's copy: the rows of `tables` (in every schema of `pairs`) appended to the
@@ -365,7 +367,29 @@ pub fn copy_rows_into(
     opts: NativeOptions,
     progress: &Progress,
 ) -> Result<CopyReport> {
-    copy_inner(source, target, pairs, opts, progress, Some(tables))
+    copy_inner(source, target, pairs, opts, progress, Some(tables), &[])
+}
+
+/// A key move's copy: like [`copy_rows_into`], but of each listed table only the rows its
+/// condition matches (the keys that move), as (table, condition).
+pub fn copy_rows_where(
+    source: &ConnectSpec,
+    target: &ConnectSpec,
+    pairs: &[SchemaPair],
+    filters: &[(Ident, statements::Condition)],
+    opts: NativeOptions,
+    progress: &Progress,
+) -> Result<CopyReport> {
+    let tables: Vec<Ident> = filters.iter().map(|(t, _)| t.clone()).collect();
+    copy_inner(
+        source,
+        target,
+        pairs,
+        opts,
+        progress,
+        Some(&tables),
+        filters,
+    )
 }
 
 fn copy_inner(
@@ -375,6 +399,7 @@ fn copy_inner(
     opts: NativeOptions,
     progress: &Progress,
     into: Option<&[Ident]>,
+    filters: &[(Ident, statements::Condition)],
 ) -> Result<CopyReport> {
     let started = Instant::now();
     let control = crate::control::current();
@@ -434,6 +459,10 @@ fn copy_inner(
                 None
             };
             estimate += rows;
+            let filter = filters
+                .iter()
+                .find(|(name, _)| *name == t.name)
+                .map(|(_, c)| c.clone());
             jobs.push(TableJob {
                 from_schema: pair.from.clone(),
                 to_schema: pair.to.clone(),
@@ -444,6 +473,7 @@ fn copy_inner(
                 load_data,
                 estimate: rows,
                 deferred,
+                filter,
             });
         }
     }
@@ -722,11 +752,12 @@ fn copy_inner(
                     } else {
                         (60_000 / job.columns.len().max(1)).clamp(1, opts.batch_rows) as u64
                     };
-                    let select = statements::select_table(
+                    let select = statements::select_table_where(
                         &job.from_schema,
                         &job.table,
                         &job.columns,
                         &job.order_by,
+                        job.filter.as_ref(),
                     );
                     let mut tsv_buf: Vec<u8> = Vec::new();
                     let mut rows: Vec<Vec<Value>> = Vec::new();

@@ -1785,6 +1785,100 @@ impl Directory {
         })
     }
 
+    /// A key move's flip, in one transaction: the bound or ring point between donor and
+    /// receiver moves, or the values change owner, and both shards' location versions
+    /// bump so routers refresh. Only for the lease holder whose operation has verified;
+    /// nothing when the directory shows the flip already. Refused when the mapping no
+    /// longer reads as the plan saw it (another change moved the bound or the values).
+    pub fn key_flip(&mut self, lease: &Lease, plan: &super::KeyMovePlan) -> Result<u64> {
+        use super::KeyMoveMapping;
+        let (st, locations) = (self.jt("operation_steps"), self.jt("locations"));
+        let (ranges, hashes, lists) = (self.jt("ranges"), self.jt("hashes"), self.jt("lists"));
+        let (f, donor, receiver) = (plan.func_id, plan.donor, plan.receiver);
+        self.change(|d, version| {
+            d.check_lease(lease)?;
+            d.require_verified(&st, lease.op, donor)?;
+            let moved = match &plan.mapping {
+                KeyMoveMapping::RangeBound { was, now } => {
+                    let (col, was_v, now_v): (&str, mysql::Value, mysql::Value) = match (was, now) {
+                        (super::Key::Int(a), super::Key::Int(b)) => {
+                            ("lower_bound", (*a).into(), (*b).into())
+                        }
+                        (super::Key::Str(a), super::Key::Str(b)) => {
+                            ("lower_bound_str", a.as_bytes().into(), b.as_bytes().into())
+                        }
+                        _ => {
+                            return Err(Error::Usage(format!(
+                                "key move of function {f}: bounds {was} and {now} are of two key types"
+                            )))
+                        }
+                    };
+                    let flipped: u64 = d.server().first(&Stmt::with(
+                        format!("SELECT COUNT(*) FROM {ranges} WHERE func_id = ? AND {col} = ?"),
+                        vec![f.into(), now_v.clone()],
+                    ))?.unwrap_or(0);
+                    if flipped > 0 {
+                        return Ok(version);
+                    }
+                    d.server().exec_affected(&Stmt::with(
+                        format!("UPDATE {ranges} SET {col} = ? WHERE func_id = ? AND {col} = ? AND shard_id IN (?, ?)"),
+                        vec![now_v, f.into(), was_v, donor.into(), receiver.into()],
+                    ))?
+                }
+                KeyMoveMapping::RingPoint { was, now } => {
+                    let flipped: u64 = d.server().first(&Stmt::with(
+                        format!("SELECT COUNT(*) FROM {hashes} WHERE func_id = ? AND hash = ?"),
+                        vec![f.into(), now.as_str().into()],
+                    ))?.unwrap_or(0);
+                    if flipped > 0 {
+                        return Ok(version);
+                    }
+                    d.server().exec_affected(&Stmt::with(
+                        format!("UPDATE {hashes} SET hash = ? WHERE func_id = ? AND hash = ? AND shard_id IN (?, ?)"),
+                        vec![now.as_str().into(), f.into(), was.as_str().into(), donor.into(), receiver.into()],
+                    ))?
+                }
+                KeyMoveMapping::Values { values } => {
+                    let mut changed = 0;
+                    for v in values {
+                        changed += d.server().exec_affected(&Stmt::with(
+                            format!("UPDATE {lists} SET shard_id = ? WHERE func_id = ? AND value = ? AND shard_id = ?"),
+                            vec![receiver.into(), f.into(), v.to_string().as_bytes().into(), donor.into()],
+                        ))?;
+                    }
+                    if changed == 0 {
+                        let at_receiver: u64 = d.server().first(&Stmt::with(
+                            format!("SELECT COUNT(*) FROM {lists} WHERE func_id = ? AND shard_id = ? AND value = ?"),
+                            vec![f.into(), receiver.into(), values.first().map(|v| v.to_string()).unwrap_or_default().as_bytes().into()],
+                        ))?.unwrap_or(0);
+                        if at_receiver > 0 {
+                            return Ok(version);
+                        }
+                    }
+                    if changed != values.len() as u64 {
+                        // Rolled back with the rest: part of the values belong elsewhere now.
+                        return Err(Error::Refused(format!(
+                            "key move of shard {donor} to {receiver}: {} of its {} values are no longer the donor's",
+                            values.len() as u64 - changed,
+                            values.len()
+                        )));
+                    }
+                    changed
+                }
+            };
+            if moved != 1 && !matches!(plan.mapping, KeyMoveMapping::Values { .. }) {
+                return Err(Error::Refused(format!(
+                    "key move of shard {donor} to {receiver}: the boundary between them changed since the move was planned"
+                )));
+            }
+            d.server().exec(&Stmt::with(
+                format!("UPDATE {locations} SET version = ? WHERE shard_id IN (?, ?)"),
+                vec![version.into(), donor.into(), receiver.into()],
+            ))?;
+            Ok(version)
+        })
+    }
+
     /// Sets a shard's state (bumping the directory version) for the lease holder.
     pub fn set_shard_state_leased(
         &mut self,

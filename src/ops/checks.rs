@@ -327,6 +327,7 @@ pub(crate) fn merge_loses_no_unmapped_row(
             target_schema: into.clone(),
             target_table: t.table.clone(),
             target_filter: None,
+            source_filter: None,
         };
         let report = crate::verify::verify(
             &ConnectSpec::for_node(inv, inv.node(&retired.node)?)?,

@@ -967,16 +967,35 @@ pub fn add_constraints(schema: &Ident, table: &Ident, clauses: &[String]) -> Stm
 /// Reads `columns` of a whole table, in `order_by` order when it is not empty (the copy's
 /// readers stream it inside their snapshot).
 pub fn select_table(schema: &Ident, table: &Ident, columns: &[Ident], order_by: &[Ident]) -> Stmt {
+    select_table_where(schema, table, columns, order_by, None)
+}
+
+/// [`select_table`] restricted to the rows `filter` matches (a key move's copy reads only
+/// the keys that move).
+pub fn select_table_where(
+    schema: &Ident,
+    table: &Ident,
+    columns: &[Ident],
+    order_by: &[Ident],
+    filter: Option<&Condition>,
+) -> Stmt {
     let order = if order_by.is_empty() {
         String::new()
     } else {
         format!(" ORDER BY {}", column_list(order_by))
     };
-    Stmt::text(format!(
-        "SELECT {} FROM {}{order}",
-        column_list(columns),
-        qualified(schema, table)
-    ))
+    let (filter, params) = match filter {
+        Some(c) => (format!(" WHERE {}", c.sql), c.params.clone()),
+        None => (String::new(), Vec::new()),
+    };
+    Stmt::with(
+        format!(
+            "SELECT {} FROM {}{filter}{order}",
+            column_list(columns),
+            qualified(schema, table)
+        ),
+        params,
+    )
 }
 
 /// `DELETE FROM s.t`: every row. The same-node copy sends it before

@@ -1214,6 +1214,7 @@ impl<E: Effects> Mover<'_, E> {
                     target_schema: p.to.clone(),
                     target_table: name,
                     target_filter: None,
+                    source_filter: None,
                 });
             }
         }

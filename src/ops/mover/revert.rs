@@ -426,6 +426,7 @@ impl<E: Effects> Mover<'_, E> {
                     target_schema: trash.clone(),
                     target_table: t.name,
                     target_filter: None,
+                    source_filter: None,
                 });
             }
         }
