@@ -195,7 +195,7 @@ fn render(flavor: Flavor) -> String {
                 &guard_schema,
                 &guard_table,
                 event,
-                &guard_column,
+                Some(&guard_column),
                 &moving_keys,
                 9,
                 "shard 7 is moving these keys; re-read the directory",

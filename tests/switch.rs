@@ -30,7 +30,7 @@ fn guarded_tables() -> Vec<GuardedTable> {
         .map(|t| GuardedTable {
             schema: id("schema", SCHEMA),
             table: id("table", t),
-            column: id("column", "k"),
+            column: Some(id("column", "k")),
             keys: key_range(&id("column", "k"), Value::Int(100), Some(Value::Int(200))),
         })
         .collect()

@@ -292,7 +292,7 @@ pub fn run(ctx: &Context, cmd: StepCommand) -> Result<()> {
             let (op, position) = steps::lock(&inv, shard, fence, timeout)?;
             say(
                 "lock",
-                format!("shard {shard} fenced ({} fence, operation {op}); source position {position}; lift with `shardctl unlock --shard {shard}`", match fence { Fence::Shard => "shard", Fence::ReadOnly => "read-only" }),
+                format!("shard {shard} fenced ({} fence, operation {op}); source position {position}; lift with `shardctl unlock --shard {shard}`", match fence { Fence::Shard => "shard", Fence::ReadOnly => "read-only", Fence::Switch => "switch" }),
                 serde_json::json!({"op": op, "shard": shard, "fence": fence, "final_position": position}),
             );
         }

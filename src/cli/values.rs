@@ -48,6 +48,7 @@ value_enum!(Weight {
 value_enum!(Fence {
     Shard => "shard", "Only this shard: its tables are renamed out of reach; other shards keep writing";
     ReadOnly => "read-only", "The whole source server goes read-only (the chapter's fence)";
+    Switch => "switch", "Only this shard, by guard triggers installed ahead and switched on by one row: nothing renamed, whatever the number of tables";
 });
 
 value_enum!(CutoverMode {

@@ -269,6 +269,9 @@ sql_enum!(
         /// A merge's gate: the channel's applier let run up to a position whose events the
         /// source's binary log showed harmless to the survivor (`START ... SQL_THREAD UNTIL`).
         GateApplier => "gate-applier",
+        /// Switched guards installed on the source's tables ahead of a switch fence, inert
+        /// (with their switch row in the node's control schema).
+        ArmSwitch => "arm-switch",
         /// The write fence raised.
         RaiseFence => "raise-fence",
         /// The directory points at the target.
@@ -282,6 +285,12 @@ sql_enum!(
         DropTrash => "drop-trash",
         /// The write fence lifted.
         LowerFence => "lower-fence",
+        /// A split's switched guards replaced by literal guard triggers, once its fence is
+        /// lifted (the literal ones first: the given-away keys stay refused throughout).
+        SettleGuards => "settle-guards",
+        /// Switched guards and their switch row removed (after a move's old copy is gone,
+        /// a split's guards settled, or a rollback).
+        DisarmSwitch => "disarm-switch",
         /// The old copy's schemas dropped on each of the source's replicas (unlogged there),
         /// once each has applied the source up to the drop.
         DropReplicaCopies => "drop-replica-copies",
@@ -2001,7 +2010,7 @@ mod tests {
             Effect::ALL.len(),
             "an effect name is used twice"
         );
-        assert_eq!(Effect::ALL.len(), 37);
+        assert_eq!(Effect::ALL.len(), 40);
         for (e, name) in [
             (Effect::RaiseFence, "raise-fence"),
             (Effect::ImportOnReplica, "import-on-replica"),

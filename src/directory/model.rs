@@ -529,4 +529,8 @@ pub enum Fence {
     Shard,
     /// The whole source server goes read-only (the chapter's fence).
     ReadOnly,
+    /// Only this shard, by switched guards (`shardctl_switch_*` triggers installed ahead
+    /// of the fence): one row of the node's control table refuses every write of its
+    /// tables, whatever their number; nothing is renamed.
+    Switch,
 }

@@ -67,6 +67,13 @@ impl NameScope {
             .expect("shardctl_<hex>_op<digits> is a valid channel name")
     }
 
+    /// The id of the switch (see [`crate::ops::switch`]) an operation's switched guards
+    /// read on a node: the directory's id in the high 32 bits and the operation's in the
+    /// low ones, so two directories sharing a node never share a switch.
+    pub fn switch_id(&self, op: u64) -> u64 {
+        (u64::from(self.0.unwrap_or(0)) << 32) | (op & 0xffff_ffff)
+    }
+
     /// The revert window's channel on the old node, from the new one:
     /// `shardctl_<id>_op<op>_back`.
     pub fn reverse_channel(&self, op: u64) -> Channel {
@@ -103,6 +110,8 @@ mod tests {
             scoped.trash_schema(7, 1).as_str(),
             "_shardctl_trash_00c0ffee_op7_1"
         );
+        assert_eq!(scoped.switch_id(7), 0x00c0_ffee_0000_0007);
+        assert_eq!(NameScope::LEGACY.switch_id(7), 7);
         assert_eq!(NameScope::LEGACY.channel(7).as_str(), "shardctl_op7");
         assert_eq!(
             NameScope::LEGACY.reverse_channel(7).as_str(),

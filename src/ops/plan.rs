@@ -158,6 +158,16 @@ pub fn move_plan(inv: &Inventory, shard: u32, to: &str, pb: &Playbook) -> Result
                     v.push(d.binlog_coordinates().to_string());
                     v
                 }
+                Fence::Switch => {
+                    let mut v = vec![
+                        "before the fence, table by table: SET SESSION sql_log_bin = 0; CREATE OR REPLACE TRIGGER <schema>.`shardctl_switch_<i|u|d>_<table>` ... (reads its switch row in `_shardctl`.`switches` with LOCK IN SHARE MODE; inert while the switch is off)".to_string(),
+                        "directory: shard state read_only".to_string(),
+                        crate::server::statements::row_lock_wait_timeout(l.lock_wait_secs).to_string(),
+                    ];
+                    v.push(crate::server::statements::set_switch(0, crate::server::statements::SwitchMode::All).to_string().replace("bind: 2, 0", "bind: 2, <switch>"));
+                    v.push(d.binlog_coordinates().to_string());
+                    v
+                }
             }),
             Step::Verify(v) => (format!("{source}, {to}"), vec![
                 format!("{to}: {}", d.stop_applier(&channel)),
@@ -195,6 +205,7 @@ pub fn move_plan(inv: &Inventory, shard: u32, to: &str, pb: &Playbook) -> Result
                 let mut v = match fence {
                     Fence::Shard => vec!["shard fence: nothing to rename back after the flip (the hidden tables went with the old copy)".to_string()],
                     Fence::ReadOnly => d.set_read_only(false, crate::server::statements::FENCE_LOCK_WAIT_SECS).iter().map(|s| format!("read-only fence: {s}")).collect(),
+                    Fence::Switch => vec!["switch fence: the switched guards went with the old copy; their switch row is removed".to_string()],
                 };
                 if drops_trash {
                     v.push("then, the fence lifted: SET SESSION sql_log_bin = 0; DROP DATABASE _shardctl_trash_op<op>_<n> (the old copy's tables)".into());

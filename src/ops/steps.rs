@@ -270,6 +270,11 @@ pub fn lock(
     fence: Fence,
     timeout_secs: u64,
 ) -> Result<(u64, BinlogPosition)> {
+    if fence == Fence::Switch {
+        return Err(Error::Usage(
+            "the hand lock takes --fence shard or read-only: a switch fence's guards are installed by the move or split that raises it".into(),
+        ));
+    }
     let (shard, pairs) = shard_pairs(inv, shard_id)?;
     let mut dir = Directory::open(inv)?;
     let params: OperationParams = OperationParams {
@@ -301,6 +306,9 @@ pub fn lock(
                 fleet.set_read_only(&node, true, timeout_secs)?;
                 Ok(serde_json::json!({"fence": fence, "was_read_only": was}))
             }
+            Fence::Switch => Err(Error::Internal(
+                "a hand lock never raises a switch fence".into(),
+            )),
             Fence::Shard => {
                 let mapping = crate::ops::fence::mapping(fleet.reader(&node)?, &pairs, lease.op)?;
                 dir.step_done(
@@ -386,6 +394,12 @@ pub fn unlock(inv: &Inventory, shard_id: u32) -> Result<u64> {
         Fence::Shard => {
             let fenced = crate::ops::fence::journaled_mapping(op.id, &outputs["fenced_tables"])?;
             fleet.lower_shard_fence(&node, &fenced)?;
+        }
+        Fence::Switch => {
+            return Err(Error::Usage(format!(
+                "operation {}: a hand lock never raises a switch fence; the journal was edited",
+                op.id
+            )))
         }
     }
     dir.set_shard_state_leased(&lease, shard_id, ShardState::Online)?;

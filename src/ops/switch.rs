@@ -14,13 +14,14 @@
 //! fleet can stand in for the servers. Unlogged: the node's replicas and the channels that
 //! read its binary log see neither the control schema nor the triggers.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::ident::Ident;
-use crate::ops::effects::FleetEffects;
+use crate::ops::effects::{Change, FleetEffects};
 use crate::server::statements::{self, Condition, GuardEvent, SwitchMode};
 
-/// One table a switch guards: its shard's schema, its name, its sharding column, and the
-/// condition (over the bare column) of the keys `Keys` refuses.
+/// One table a switch guards: its shard's schema, its name, its sharding column (none for
+/// a global table's copy), and the condition (over the bare column) of the keys `Keys`
+/// refuses (`(FALSE)` where none is).
 #[derive(Debug, Clone)]
 pub struct GuardedTable {
     /// The shard's physical schema.
@@ -28,7 +29,7 @@ pub struct GuardedTable {
     /// The table.
     pub table: Ident,
     /// Its sharding column.
-    pub column: Ident,
+    pub column: Option<Ident>,
     /// The keys refused under [`SwitchMode::Keys`].
     pub keys: Condition,
 }
@@ -48,18 +49,40 @@ pub fn install<F: FleetEffects + ?Sized>(
     message: &str,
 ) -> Result<()> {
     let dialect = fx.dialect(node)?;
+    let existing = fx.switch_now(node, id)?;
     let mut control = statements::create_switch_table();
     control.push(statements::add_switch(id));
     fx.run_unlogged(node, &control)?;
+    fx.simulate(Change::Switch(
+        node.to_string(),
+        id,
+        Some(existing.unwrap_or(SwitchMode::Off)),
+    ));
     let mut triggers = vec![statements::lock_wait_timeout(INSTALL_LOCK_WAIT_SECS)];
     for t in tables {
         for event in GuardEvent::ALL {
             triggers.extend(dialect.install_switched_guard(
-                &t.schema, &t.table, event, &t.column, &t.keys, id, message,
+                &t.schema,
+                &t.table,
+                event,
+                t.column.as_ref(),
+                &t.keys,
+                id,
+                message,
             ));
         }
     }
-    fx.run_unlogged(node, &triggers)
+    fx.run_unlogged(node, &triggers)?;
+    fx.simulate(Change::SwitchGuards(node.to_string(), names(tables), true));
+    Ok(())
+}
+
+/// The tables as (schema, table) names, as the model keeps them.
+fn names(tables: &[GuardedTable]) -> Vec<(String, String)> {
+    tables
+        .iter()
+        .map(|t| (t.schema.to_string(), t.table.to_string()))
+        .collect()
 }
 
 /// The mode switch `id` stands in on `node` now; None when it does not exist.
@@ -68,20 +91,7 @@ pub fn mode<F: FleetEffects + ?Sized>(
     node: &str,
     id: u64,
 ) -> Result<Option<SwitchMode>> {
-    let server = fx.reader(node)?;
-    if !server.schema_exists(&control_schema())? {
-        return Ok(None);
-    }
-    let code: Option<u8> = server.first(&statements::switch_mode(id))?;
-    match code {
-        None => Ok(None),
-        Some(c) => SwitchMode::from_code(c)
-            .map(Some)
-            .ok_or_else(|| Error::Server {
-                node: node.to_string(),
-                message: format!("switch {id} holds mode {c}, which no shardctl writes"),
-            }),
-    }
+    fx.switch_now(node, id)
 }
 
 /// Sets switch `id` on `node` to `mode`, waiting at most `wait_secs` for the open
@@ -101,7 +111,9 @@ pub fn set<F: FleetEffects + ?Sized>(
             statements::row_lock_wait_timeout(wait_secs),
             statements::set_switch(id, mode),
         ],
-    )
+    )?;
+    fx.simulate(Change::Switch(node.to_string(), id, Some(mode)));
+    Ok(())
 }
 
 /// Removes the switched guards of `tables` from `node`, then switch `id` (in that order:
@@ -122,13 +134,10 @@ pub fn remove<F: FleetEffects + ?Sized>(
         }
     }
     fx.run_unlogged(node, &drops)?;
-    if fx.schema_exists(node, &control_schema())? {
+    fx.simulate(Change::SwitchGuards(node.to_string(), names(tables), false));
+    if fx.switch_now(node, id)?.is_some() {
         fx.run_unlogged(node, &[statements::remove_switch(id)])?;
+        fx.simulate(Change::Switch(node.to_string(), id, None));
     }
     Ok(())
-}
-
-/// The control schema as an identifier.
-fn control_schema() -> Ident {
-    Ident::new("schema", statements::CONTROL_SCHEMA).expect("a plain identifier")
 }

@@ -622,6 +622,14 @@ impl Playbook {
         Self::parse("playbooks/move.yaml", MOVE_PLAYBOOK).expect("the embedded playbook is valid")
     }
 
+    /// The fence its lock step raises, if it has one.
+    pub fn fence(&self) -> Option<Fence> {
+        self.steps.iter().find_map(|s| match s {
+            Step::Lock(l) => Some(l.fence),
+            _ => None,
+        })
+    }
+
     /// Whether the `filter` step writes the filter into the target's option file (the
     /// restart path).
     pub fn persists_filters(&self) -> bool {

@@ -411,7 +411,7 @@ impl Dialect {
         schema: &Ident,
         table: &Ident,
         event: statements::GuardEvent,
-        column: &Ident,
+        column: Option<&Ident>,
         keys: &statements::Condition,
         switch: u64,
         message: &str,

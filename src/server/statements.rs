@@ -1954,20 +1954,22 @@ pub fn switched_guard_trigger(
     schema: &Ident,
     table: &Ident,
     event: GuardEvent,
-    column: &Ident,
+    column: Option<&Ident>,
     keys: &Condition,
     switch: u64,
     message: &str,
     replace: bool,
 ) -> Stmt {
+    // A table without a sharding column (a global table's copy) has a condition naming no
+    // column: it is refused only by `All`.
+    let about = |row: &str| match column {
+        Some(c) => guard_condition(keys, c, row),
+        None => guard_condition(keys, &Ident::new("column", "unused").expect("plain"), row),
+    };
     let matches = match event {
-        GuardEvent::Insert => guard_condition(keys, column, "NEW"),
-        GuardEvent::Update => format!(
-            "({} OR {})",
-            guard_condition(keys, column, "OLD"),
-            guard_condition(keys, column, "NEW")
-        ),
-        GuardEvent::Delete => guard_condition(keys, column, "OLD"),
+        GuardEvent::Insert => about("NEW"),
+        GuardEvent::Update => format!("({} OR {})", about("OLD"), about("NEW")),
+        GuardEvent::Delete => about("OLD"),
     };
     let (keys_code, all_code) = (SwitchMode::Keys.code(), SwitchMode::All.code());
     Stmt::text(format!(

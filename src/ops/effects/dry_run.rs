@@ -16,6 +16,7 @@ use crate::error::{Error, Result};
 use crate::ident::{Channel, Ident};
 use crate::ops::fence::Fenced;
 use crate::remote::node::{self as host, OptionEdit};
+use crate::server::statements::SwitchMode;
 use crate::server::{statements, BinlogPosition, Server, Stmt};
 use crate::verify::{Hold, VerifyReport};
 use serde::Serialize;
@@ -302,6 +303,21 @@ impl FleetEffects for DryRun<'_> {
         Ok(visible
             .into_iter()
             .filter(|t| !self.model.is_hidden(node, schema.as_str(), t.as_str()))
+            .collect())
+    }
+
+    fn switch_now(&mut self, node: &str, id: u64) -> Result<Option<SwitchMode>> {
+        match self.model.switch(node, id) {
+            Some(mode) => Ok(mode),
+            None => super::switch_on(self.reader(node)?, id),
+        }
+    }
+
+    fn unguarded_tables(&mut self, node: &str, schemas: &[Ident]) -> Result<Vec<(Ident, Ident)>> {
+        let read = super::unguarded_on(self.reader(node)?, schemas)?;
+        Ok(read
+            .into_iter()
+            .filter(|(s, t)| self.model.switch_guarded(node, s.as_str(), t.as_str()) != Some(true))
             .collect())
     }
 

@@ -23,6 +23,7 @@ use crate::error::{Error, Result};
 use crate::ident::{Channel, Ident};
 use crate::ops::fence::Fenced;
 use crate::remote::node::OptionEdit;
+use crate::server::statements::SwitchMode;
 use crate::server::{BinlogPosition, Dialect, Flavor, Server, Stmt, Vendor};
 use crate::verify::VerifyReport;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -49,6 +50,9 @@ pub struct FakeFleet {
     pub model: FleetModel,
     /// When each node's server started (Unix time); 0 when not set.
     pub started_at: HashMap<String, i64>,
+    /// The base tables of each (node, schema), by their own names; a schema the model
+    /// says exists but that is not listed has none.
+    pub tables: BTreeMap<(String, String), Vec<String>>,
     /// Nodes that answer nothing: every call that would reach them fails.
     pub unreachable: HashSet<String>,
     /// Every statement sent, in order, as (node, statement).
@@ -77,6 +81,7 @@ impl FakeFleet {
             op,
             model: FleetModel::default(),
             started_at: HashMap::new(),
+            tables: BTreeMap::new(),
             unreachable: HashSet::new(),
             sent: Vec::new(),
             locations: BTreeMap::new(),
@@ -193,9 +198,39 @@ impl FleetEffects for FakeFleet {
         Ok(self.model.read_only(node).unwrap_or(false))
     }
 
-    fn visible_tables(&mut self, node: &str, _schema: &Ident) -> Result<Vec<Ident>> {
+    fn visible_tables(&mut self, node: &str, schema: &Ident) -> Result<Vec<Ident>> {
         self.reach(node)?;
-        Err(Self::not_modeled("the tables of a schema"))
+        if self.model.schema(node, schema.as_str()) != Some(true) {
+            return Ok(Vec::new());
+        }
+        self.tables
+            .get(&(node.to_string(), schema.to_string()))
+            .into_iter()
+            .flatten()
+            .filter(|t| !self.model.is_hidden(node, schema.as_str(), t))
+            .map(|t| Ident::new("table", t))
+            .collect()
+    }
+
+    fn switch_now(&mut self, node: &str, id: u64) -> Result<Option<SwitchMode>> {
+        self.reach(node)?;
+        Ok(self.model.switch(node, id).flatten())
+    }
+
+    /// The listed tables whose switched guards no effect installed (or one dropped).
+    fn unguarded_tables(&mut self, node: &str, schemas: &[Ident]) -> Result<Vec<(Ident, Ident)>> {
+        let mut out = Vec::new();
+        for schema in schemas {
+            for table in self.visible_tables(node, schema)? {
+                let guarded = self
+                    .model
+                    .switch_guarded(node, schema.as_str(), table.as_str());
+                if guarded != Some(true) {
+                    out.push((schema.clone(), table));
+                }
+            }
+        }
+        Ok(out)
     }
 
     fn persist_options(&mut self, node: &str, _edit: &OptionEdit) -> Result<()> {

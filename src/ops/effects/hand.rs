@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 use crate::ident::{Channel, Ident};
 use crate::ops::fence::Fenced;
 use crate::remote::node::{self as host, OptionEdit};
+use crate::server::statements::SwitchMode;
 use crate::server::{statements, Server, Stmt};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -94,6 +95,14 @@ impl FleetEffects for Fleet<'_> {
         pairs: &[SchemaPair],
     ) -> Result<copy::physical::ReplicaImport> {
         copy::physical::import_on_replica(self.inv, node, replica, pairs)
+    }
+
+    fn switch_now(&mut self, node: &str, id: u64) -> Result<Option<SwitchMode>> {
+        super::switch_on(self.reader(node)?, id)
+    }
+
+    fn unguarded_tables(&mut self, node: &str, schemas: &[Ident]) -> Result<Vec<(Ident, Ident)>> {
+        super::unguarded_on(self.reader(node)?, schemas)
     }
 
     fn persist_options(&mut self, node: &str, edit: &OptionEdit) -> Result<()> {

@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::ident::{Channel, Ident};
 use crate::ops::fence::Fenced;
 use crate::remote::node::OptionEdit;
+use crate::server::statements::SwitchMode;
 use crate::server::{statements, BinlogPosition, ConnectSpec, Server, Stmt};
 use crate::verify::{Hold, VerifyReport};
 use std::collections::HashSet;
@@ -297,6 +298,14 @@ impl FleetEffects for Live<'_> {
 
     fn visible_tables(&mut self, node: &str, schema: &Ident) -> Result<Vec<Ident>> {
         self.fleet.visible_tables(node, schema)
+    }
+
+    fn switch_now(&mut self, node: &str, id: u64) -> Result<Option<SwitchMode>> {
+        self.fleet.switch_now(node, id)
+    }
+
+    fn unguarded_tables(&mut self, node: &str, schemas: &[Ident]) -> Result<Vec<(Ident, Ident)>> {
+        self.fleet.unguarded_tables(node, schemas)
     }
 
     fn persist_options(&mut self, node: &str, edit: &OptionEdit) -> Result<()> {

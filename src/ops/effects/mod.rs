@@ -30,6 +30,7 @@ use crate::ident::{Channel, Ident};
 use crate::ops::fence::Fenced;
 use crate::remote::node::OptionEdit;
 use crate::server::replication::{Coordinates, ServerSettings};
+use crate::server::statements::SwitchMode;
 use crate::server::statements::HIDDEN_PREFIX;
 use crate::server::{statements, BinlogPosition, Dialect, Filters, Server, SourceSpec, Stmt};
 use crate::verify::{TablePair, VerifyOptions, VerifyReport};
@@ -123,6 +124,11 @@ pub enum Change {
     Hidden(String, Vec<Fenced>, bool),
     /// A node's read-only flag.
     ReadOnly(String, bool),
+    /// A switch's mode on a node (None: the switch removed).
+    Switch(String, u64, Option<SwitchMode>),
+    /// The switched guards of these (schema, table) installed (true) or dropped (false)
+    /// on a node.
+    SwitchGuards(String, Vec<(String, String)>, bool),
 }
 
 /// What acts on the fleet's servers: connections, statements, and the verbs whose
@@ -148,6 +154,11 @@ pub trait FleetEffects {
     /// The base tables of `schema` on `node` that clients can reach now (not hidden by a
     /// fence), by name.
     fn visible_tables(&mut self, node: &str, schema: &Ident) -> Result<Vec<Ident>>;
+    /// The mode switch `id` stands in on `node` now; None when it does not exist.
+    fn switch_now(&mut self, node: &str, id: u64) -> Result<Option<SwitchMode>>;
+    /// The base tables of `schemas` on `node` that lack one of their three switched guards
+    /// (a table created after the guards were installed), as (schema, table).
+    fn unguarded_tables(&mut self, node: &str, schemas: &[Ident]) -> Result<Vec<(Ident, Ident)>>;
     /// The restart path: appends `edit` to `node`'s option file on its host, keeping a
     /// backup of the file; nothing when it is there already.
     fn persist_options(&mut self, node: &str, edit: &OptionEdit) -> Result<()>;
@@ -687,6 +698,45 @@ fn channel_state_on(server: &mut Server, channel: &Channel) -> Result<ChannelSta
         Some(s) if s.sql_running => ChannelState::Running,
         Some(_) => ChannelState::Stopped,
     })
+}
+
+/// The mode of switch `id` on a server; None when it (or the control schema) is missing.
+fn switch_on(server: &mut Server, id: u64) -> Result<Option<SwitchMode>> {
+    let control = Ident::new("schema", statements::CONTROL_SCHEMA).expect("a plain identifier");
+    if !server.schema_exists(&control)? {
+        return Ok(None);
+    }
+    let code: Option<u8> = server.first(&statements::switch_mode(id))?;
+    match code {
+        None => Ok(None),
+        Some(c) => SwitchMode::from_code(c)
+            .map(Some)
+            .ok_or_else(|| Error::Server {
+                node: server.name().to_string(),
+                message: format!("switch {id} holds mode {c}, which no shardctl writes"),
+            }),
+    }
+}
+
+/// The base tables of `schemas` on a server without all three of their switched guards.
+fn unguarded_on(server: &mut Server, schemas: &[Ident]) -> Result<Vec<(Ident, Ident)>> {
+    let mut out = Vec::new();
+    for schema in schemas {
+        let triggers: std::collections::HashSet<Ident> = if server.schema_exists(schema)? {
+            server.triggers_in_order(schema)?.into_iter().collect()
+        } else {
+            Default::default()
+        };
+        for table in visible_tables_on(server, schema)? {
+            let guarded = statements::GuardEvent::ALL
+                .iter()
+                .all(|e| triggers.contains(&statements::switched_guard_name(&table, *e)));
+            if !guarded {
+                out.push((schema.clone(), table));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The base tables of `schema` that are not hidden under a fence's name.

@@ -4,6 +4,7 @@
 
 use super::{Change, ChannelState};
 use crate::ops::fence::Fenced;
+use crate::server::statements::SwitchMode;
 use std::collections::{HashMap, HashSet};
 
 /// The servers as the recorded effects left them, per node.
@@ -19,6 +20,11 @@ pub struct FleetModel {
     hidden_originals: HashMap<String, HashSet<(String, String)>>,
     /// A node's read-only flag.
     read_only: HashMap<String, bool>,
+    /// Switches: (node, id) → its mode, None once removed.
+    switches: HashMap<(String, u64), Option<SwitchMode>>,
+    /// Tables whose switched guards the effects installed (true) or dropped (false), per
+    /// node: (schema, table).
+    switch_guards: HashMap<String, HashMap<(String, String), bool>>,
 }
 
 impl FleetModel {
@@ -35,6 +41,15 @@ impl FleetModel {
             }
             Change::ReadOnly(node, on) => {
                 self.read_only.insert(node, on);
+            }
+            Change::Switch(node, id, mode) => {
+                self.switches.insert((node, id), mode);
+            }
+            Change::SwitchGuards(node, tables, present) => {
+                let guards = self.switch_guards.entry(node).or_default();
+                for t in tables {
+                    guards.insert(t, present);
+                }
             }
             Change::Hidden(node, fenced, hidden) => {
                 let set = self.hidden.entry(node.clone()).or_default();
@@ -85,6 +100,20 @@ impl FleetModel {
         self.hidden_originals
             .get(node)
             .is_some_and(|s| s.contains(&(schema.to_string(), table.to_string())))
+    }
+
+    /// Switch `id` on `node`: None when no effect touched it, Some(None) once removed.
+    pub fn switch(&self, node: &str, id: u64) -> Option<Option<SwitchMode>> {
+        self.switches.get(&(node.to_string(), id)).copied()
+    }
+
+    /// Whether the effects installed (true) or dropped (false) the switched guards of
+    /// `schema.table` on `node`; None when they did neither.
+    pub fn switch_guarded(&self, node: &str, schema: &str, table: &str) -> Option<bool> {
+        self.switch_guards
+            .get(node)
+            .and_then(|g| g.get(&(schema.to_string(), table.to_string())))
+            .copied()
     }
 
     /// `node`'s read-only flag; None when no effect set it.

@@ -237,6 +237,9 @@ impl Effect {
             (Step::Filter(_), false) => &[Effect::SetFilters],
             (Step::StartReplication(_), false) => &[Effect::StartChannel],
             (Step::Wait(w), false) if w.until.is_some() => &[Effect::StopChannel],
+            (Step::Lock(l), false) if l.fence == Fence::Switch => {
+                &[Effect::ArmSwitch, Effect::RaiseFence]
+            }
             (Step::Lock(_), false) => &[Effect::RaiseFence],
             (Step::Lock(_), true) => &[Effect::RaiseFence, Effect::LocalCopy],
             (Step::Flip(_), _) => &[Effect::Flip, Effect::EnableEvents],
@@ -276,9 +279,25 @@ pub fn fault_points(playbook: &Playbook, same_node: bool) -> Vec<String> {
             .steps
             .iter()
             .any(|s| matches!(s, Step::Lock(l) if l.fence == Fence::Shard));
+    // Under the switch fence a move's old copy leaves with its guards (drop-source), and a
+    // split's fence ends at its guard step: unlock settles and removes the switched guards.
+    let switch_fenced = playbook
+        .steps
+        .iter()
+        .any(|s| matches!(s, Step::Lock(l) if l.fence == Fence::Switch));
     for step in &playbook.steps {
-        for e in Effect::of_step(step, same_node) {
-            if shard_fenced_move && *e == Effect::LowerFence {
+        let mut effects = Effect::of_step(step, same_node).to_vec();
+        if switch_fenced && matches!(step, Step::Unlock(_)) {
+            effects.retain(|e| *e != Effect::LowerFence || playbook.is_split());
+            if playbook.is_split() {
+                effects.push(Effect::SettleGuards);
+            }
+            effects.push(Effect::DisarmSwitch);
+        }
+        for e in &effects {
+            if (shard_fenced_move || switch_fenced && !playbook.is_split())
+                && *e == Effect::LowerFence
+            {
                 continue;
             }
             if !drops_trash && matches!(e, Effect::DropTrash | Effect::DropReplicaCopies) {
@@ -478,6 +497,17 @@ fn refuse_revert_window(playbook: &Playbook, kind: &str) -> Result<()> {
     Ok(())
 }
 
+/// The switch fence leaves the tables under their names, where a copy made under the
+/// fence on one node reads them by their hidden names: refused there, before anything.
+fn refuse_switch_fence_on_one_node(playbook: &Playbook, what: &str) -> Result<()> {
+    if playbook.fence() == Some(Fence::Switch) {
+        return Err(Error::Usage(format!(
+            "{what} copies under its fence on one node: give its lock step fence: shard (the switch fence is for moves and splits onto another node)"
+        )));
+    }
+    Ok(())
+}
+
 fn prepare_merge(
     inv: &Inventory,
     dir: &mut Directory,
@@ -487,6 +517,7 @@ fn prepare_merge(
     playbook: Playbook,
 ) -> Result<Planned> {
     refuse_revert_window(&playbook, "merge")?;
+    refuse_switch_fence_on_one_node(&playbook, "a merge")?;
     let snap = dir.load()?;
     inv.node(node)?;
     refuse_if_busy(dir, retired)?;
@@ -617,6 +648,7 @@ fn prepare_split(
     let shard = snap.shard(shard_id)?.clone();
     let shard = if shard.node == to {
         inv.node(to)?;
+        refuse_switch_fence_on_one_node(&playbook, "a split onto the shard's own node")?;
         if shard.state != ShardState::Online {
             return Err(Error::Refused(format!(
                 "shard {shard_id} is {}, not online",

@@ -13,6 +13,7 @@ use crate::ops::fence::Fenced;
 use crate::output::log;
 use crate::playbook::{Fence, Step, VerifyParams};
 use crate::server::replication::{same_binlog, Coordinates};
+use crate::server::statements::SwitchMode;
 use crate::server::{definitions, statements, ConnectSpec, Filters, Server, SourceSpec, StartAt};
 use crate::verify::{Hold, TablePair, VerifyOptions, VerifyReport};
 use std::time::{Duration, Instant};
@@ -209,6 +210,9 @@ impl<E: Effects> Mover<'_, E> {
             Step::DropSource(d) => self.drop_source(d.keep),
             Step::Unlock(_) => {
                 self.lift_fence()?;
+                if self.playbook.fence() == Some(Fence::Switch) {
+                    self.settle_switch()?;
+                }
                 // `keep: true`: the old copy's tables stay in the trash schemas (out of
                 // every client's reach, the shard's schema gone) for the operator to drop.
                 let started = std::time::Instant::now();
@@ -806,6 +810,10 @@ impl<E: Effects> Mover<'_, E> {
         if self.state.fence.is_none() {
             self.reverify_if_stale()?;
         }
+        if fence == Fence::Switch && !self.switch_up()? {
+            // Its guards first, table by table, before the fence and its clock.
+            self.arm_switch()?;
+        }
         self.fx
             .set_shard_state(self.shard.id, ShardState::ReadOnly)?;
         if self.fence_started.is_none() {
@@ -835,6 +843,12 @@ impl<E: Effects> Mover<'_, E> {
                     self.raise_shard_fence_in_tries(l)?;
                 }
                 self.state.fence = Some(Fence::Shard);
+            }
+            Fence::Switch => {
+                if !self.switch_up()? {
+                    self.raise_switch_fence_in_tries(l)?;
+                }
+                self.state.fence = Some(Fence::Switch);
             }
         }
         if self.state.fenced_server_started_at.is_none() {
@@ -875,6 +889,7 @@ impl<E: Effects> Mover<'_, E> {
                     }
                 }
             }
+            Some(Fence::Switch) => self.switch_fence_intact()?,
             Some(Fence::ReadOnly) => {
                 if !self.fx.read_only_now(&source)? {
                     return Err(Error::Refused(format!(
@@ -1061,11 +1076,19 @@ impl<E: Effects> Mover<'_, E> {
         let ro_held = self.fx.read_only_held(&source)?;
         let shard_hidden =
             !fenced.is_empty() && !keep_hidden && !self.fx.hidden_now(&source, &fenced)?.is_empty();
-        if ro_held || shard_hidden {
+        // A moved shard's old copy keeps its switch on until drop-source takes it out of
+        // reach; a split's old shard goes on refusing the keys it gave away.
+        let switch_on = !keep_hidden && self.switch_up()?;
+        let switch_to = if self.state.flipped {
+            SwitchMode::Keys
+        } else {
+            SwitchMode::Off
+        };
+        if ro_held || shard_hidden || switch_on {
             self.effect(
                 Effect::LowerFence,
                 &source,
-                serde_json::json!({"read_only": ro_held, "fenced_tables": if shard_hidden { fenced.len() } else { 0 }}),
+                serde_json::json!({"read_only": ro_held, "fenced_tables": if shard_hidden { fenced.len() } else { 0 }, "switch": if switch_on { Some(switch_to) } else { None }}),
                 |m| {
                     // The intent's journal write waited behind any flip still in flight:
                     // read the directory again before the old copy takes writes.
@@ -1083,6 +1106,16 @@ impl<E: Effects> Mover<'_, E> {
                     }
                     if shard_hidden {
                         m.fx.lower_shard_fence(&source, &fenced)?;
+                    }
+                    if switch_on {
+                        let id = m.switch_id();
+                        crate::ops::switch::set(
+                            &mut m.fx,
+                            &source,
+                            id,
+                            switch_to,
+                            statements::FENCE_LOCK_WAIT_SECS,
+                        )?;
                     }
                     if ro_held {
                         // A server restarted since the fence went up came back read-only or
@@ -1574,8 +1607,63 @@ impl<E: Effects> Mover<'_, E> {
     /// on a stale directory gets an error instead of a write that the prune would remove.
     /// Unlogged, like the fences. Pruning sessions pass (`@shardctl_pruning`).
     pub(super) fn guard(&mut self) -> Result<serde_json::Value> {
-        let Some(plan) = self.plan.split().cloned() else {
+        if self.plan.split().is_none() {
             return Ok(serde_json::json!({"skipped": "a move drops the old copy instead"}));
+        }
+        if self.state.fence == Some(Fence::Switch) || self.switch_up()? {
+            // The switched guards refuse the given-away keys as soon as the switch says
+            // `keys`: that one row ends the fence too.
+            self.lift_fence()?;
+            return Ok(serde_json::json!({"switch": self.switch_id(), "mode": "keys"}));
+        }
+        let stmts = self.literal_guards()?;
+        let guarded = self.guarded_table_names()?;
+        let source = self.source.clone();
+        if !stmts.is_empty() {
+            self.effect(
+                Effect::Guard,
+                &source,
+                serde_json::json!({"tables": guarded}),
+                |m| {
+                    // CREATE TRIGGER waits for the table's readers: bounded like the
+                    // fence. Under MySQL's super_read_only it is refused even to this
+                    // account: plain read_only holds the fence meanwhile.
+                    m.fx.run(&source, &[statements::lock_wait_timeout(10)])?;
+                    let held = m.state.fence == Some(Fence::ReadOnly);
+                    m.with_super_read_only_lowered(&source, held, |m| {
+                        m.fx.run_unlogged(&source, &stmts)
+                    })
+                },
+            )?;
+        }
+        Ok(serde_json::json!({"guarded": guarded}))
+    }
+
+    /// The old shard's sharded tables a split guards, as `schema.table`.
+    fn guarded_table_names(&mut self) -> Result<Vec<String>> {
+        let Some(plan) = self.plan.split().cloned() else {
+            return Ok(Vec::new());
+        };
+        let snap = self.fx.directory_snapshot()?;
+        snap.tables
+            .iter()
+            .filter(|t| t.func_id == self.shard.func_id)
+            .map(|t| {
+                Ok(format!(
+                    "{}.{}",
+                    crate::directory::shard_schema(&t.schema, plan.old_shard),
+                    t.table
+                ))
+            })
+            .collect()
+    }
+
+    /// A split's literal guard triggers: on every sharded table of the old shard, the
+    /// statements that make it refuse the keys it no longer owns once the split has
+    /// flipped (the tables named as they are now: a fence may have hidden them).
+    pub(super) fn literal_guards(&mut self) -> Result<Vec<crate::server::Stmt>> {
+        let Some(plan) = self.plan.split().cloned() else {
+            return Ok(Vec::new());
         };
         let snap = crate::ops::split::after_split(
             self.fx.directory_snapshot()?,
@@ -1589,7 +1677,6 @@ impl<E: Effects> Mover<'_, E> {
         let source = self.source.clone();
         let dialect = self.fx.dialect(&source)?;
         let mut stmts = Vec::new();
-        let mut guarded = Vec::new();
         for t in snap.tables.iter().filter(|t| t.func_id == old.func_id) {
             let schema = Ident::new("schema", &crate::directory::shard_schema(&t.schema, old.id))?;
             let table = Ident::new("table", &t.table)?;
@@ -1609,26 +1696,8 @@ impl<E: Effects> Mover<'_, E> {
                     &schema, &table, &current, event, &column, &not_owned, old.id,
                 ));
             }
-            guarded.push(format!("{schema}.{table}"));
         }
-        if !stmts.is_empty() {
-            self.effect(
-                Effect::Guard,
-                &source,
-                serde_json::json!({"tables": guarded}),
-                |m| {
-                    // CREATE TRIGGER waits for the table's readers: bounded like the
-                    // fence. Under MySQL's super_read_only it is refused even to this
-                    // account: plain read_only holds the fence meanwhile.
-                    m.fx.run(&source, &[statements::lock_wait_timeout(10)])?;
-                    let held = m.state.fence == Some(Fence::ReadOnly);
-                    m.with_super_read_only_lowered(&source, held, |m| {
-                        m.fx.run_unlogged(&source, &stmts)
-                    })
-                },
-            )?;
-        }
-        Ok(serde_json::json!({"guarded": guarded}))
+        Ok(stmts)
     }
 
     /// True when the directory already shows this operation's flip.
@@ -1778,7 +1847,7 @@ impl<E: Effects> Mover<'_, E> {
                 );
             }
         }
-        if self.state.fence == Some(Fence::Shard) && !self.plan.is_split() {
+        if matches!(self.state.fence, Some(Fence::Shard | Fence::Switch)) && !self.plan.is_split() {
             if let Some(t) = self.fence_started {
                 self.state.fence_millis = Some(t.elapsed().as_millis() as u64);
             }
@@ -2054,7 +2123,7 @@ impl<E: Effects> Mover<'_, E> {
     /// it even to this account, while plain read_only keeps clients out meanwhile. Only a
     /// value that was on is put back (a server restarted since the fence came back
     /// writable, and stays so). MariaDB has no super_read_only: `f` alone.
-    fn with_super_read_only_lowered(
+    pub(super) fn with_super_read_only_lowered(
         &mut self,
         node: &str,
         held: bool,

@@ -125,6 +125,9 @@ impl<E: Effects> Mover<'_, E> {
         {
             return Ok(Some(Fence::Shard));
         }
+        if self.switch_up()? {
+            return Ok(Some(Fence::Switch));
+        }
         if self.fx.read_only_held(&source)? {
             // Held in the registry is not enough: the server must be read-only still and
             // not restarted since (a restart drops the setting).
@@ -318,6 +321,7 @@ impl<E: Effects> Mover<'_, E> {
         self.state.flipped = false;
         self.state.fence = self.fence_now()?;
         self.lift_fence()?;
+        self.disarm_switch()?;
         self.roll_back_copy()?;
         let phase = self.phase;
         self.fx.release(OpState::Aborted, None, phase)

@@ -17,7 +17,7 @@ use crate::ident::Ident;
 use crate::ops::effects::{Change, ChannelState, FakeFleet};
 use crate::ops::fence::Fenced;
 use crate::playbook::{Playbook, Step};
-use crate::server::statements::hidden_table_name;
+use crate::server::statements::{hidden_table_name, SwitchMode};
 
 const OP: u64 = 42;
 const SHARD: u32 = 7;
@@ -50,14 +50,25 @@ enum Kind {
     Split,
     /// A split onto the shard's own node (its copy made under the fence).
     LocalSplit,
+    /// A move to another node under the switch fence.
+    SwitchMove,
+    /// A split onto another node under the switch fence.
+    SwitchSplit,
 }
 
-const KINDS: [Kind; 4] = [
+const KINDS: [Kind; 6] = [
     Kind::Move,
     Kind::ReadOnlyMove,
     Kind::Split,
     Kind::LocalSplit,
+    Kind::SwitchMove,
+    Kind::SwitchSplit,
 ];
+
+/// The switch this operation's switched guards read (the fake's directory id is 0x5eed).
+fn switch_id() -> u64 {
+    crate::directory::names::NameScope::of_directory(0x5eed).switch_id(OP)
+}
 
 impl Kind {
     fn target(self) -> &'static str {
@@ -68,7 +79,15 @@ impl Kind {
     }
 
     fn is_split(self) -> bool {
-        matches!(self, Kind::Split | Kind::LocalSplit)
+        matches!(self, Kind::Split | Kind::LocalSplit | Kind::SwitchSplit)
+    }
+
+    fn fence(self) -> Fence {
+        match self {
+            Kind::ReadOnlyMove => Fence::ReadOnly,
+            Kind::SwitchMove | Kind::SwitchSplit => Fence::Switch,
+            _ => Fence::Shard,
+        }
     }
 
     fn playbook(self) -> Playbook {
@@ -77,11 +96,9 @@ impl Kind {
         } else {
             Playbook::default_move()
         };
-        if self == Kind::ReadOnlyMove {
-            for s in &mut pb.steps {
-                if let Step::Lock(l) = s {
-                    l.fence = Fence::ReadOnly;
-                }
+        for s in &mut pb.steps {
+            if let Step::Lock(l) = s {
+                l.fence = self.fence();
             }
         }
         pb
@@ -132,6 +149,10 @@ fn crashed_after(inv: &Inventory, kind: Kind, done: usize) -> Mover<'_, FakeFlee
         vec![pair.from.to_string()],
         true,
     ));
+    fx.tables.insert(
+        (SOURCE.into(), pair.from.to_string()),
+        vec!["customers".into(), "orders".into()],
+    );
     fx.locations
         .insert(SHARD, (SOURCE.into(), ShardState::Moving));
     if kind.is_split() {
@@ -223,6 +244,28 @@ fn crashed_after(inv: &Inventory, kind: Kind, done: usize) -> Mover<'_, FakeFlee
                         let detail = serde_json::json!({ "read_only": true });
                         fx.journal_effect(i, Effect::RaiseFence, SOURCE, EffectState::Done, detail);
                     }
+                    Fence::Switch => {
+                        let guarded = vec![
+                            ("shop_7".to_string(), "customers".to_string()),
+                            ("shop_7".to_string(), "orders".to_string()),
+                        ];
+                        fx.model
+                            .apply(Change::SwitchGuards(SOURCE.into(), guarded, true));
+                        fx.model.apply(Change::Switch(
+                            SOURCE.into(),
+                            switch_id(),
+                            Some(SwitchMode::All),
+                        ));
+                        let detail = serde_json::json!({ "switch": switch_id() });
+                        fx.journal_effect(
+                            i,
+                            Effect::ArmSwitch,
+                            SOURCE,
+                            EffectState::Done,
+                            detail.clone(),
+                        );
+                        fx.journal_effect(i, Effect::RaiseFence, SOURCE, EffectState::Done, detail);
+                    }
                 }
                 if local {
                     let detail = serde_json::Value::Null;
@@ -233,6 +276,17 @@ fn crashed_after(inv: &Inventory, kind: Kind, done: usize) -> Mover<'_, FakeFlee
                     .insert(SHARD, (SOURCE.into(), ShardState::ReadOnly));
             }
             Step::Confirm(_) => state.verified = true,
+            Step::Guard(_) if kind.fence() == Fence::Switch => {
+                // The switch says `keys`: the given-away keys refused, the fence over.
+                fx.model.apply(Change::Switch(
+                    SOURCE.into(),
+                    switch_id(),
+                    Some(SwitchMode::Keys),
+                ));
+                state.fence = None;
+                fx.locations
+                    .insert(SHARD, (SOURCE.into(), ShardState::Online));
+            }
             Step::Flip(_) => {
                 if kind.is_split() {
                     fx.locations
@@ -255,6 +309,11 @@ fn crashed_after(inv: &Inventory, kind: Kind, done: usize) -> Mover<'_, FakeFlee
                 state.source_dropped = true;
             }
             Step::Unlock(_) => {
+                if kind.fence() == Fence::Switch {
+                    // Settled: literal guards on a split's old shard, the switch gone.
+                    fx.model
+                        .apply(Change::Switch(SOURCE.into(), switch_id(), None));
+                }
                 fx.model
                     .apply(Change::Hidden(SOURCE.into(), fenced_tables(), false));
                 if fx.read_only_holds.remove(SOURCE).is_some() {
@@ -316,6 +375,7 @@ fn shows_fence(m: &Mover<'_, FakeFleet>) -> bool {
         .unwrap_or_default()
         .is_empty()
         || fx.read_only_holds.contains_key(SOURCE)
+        || fx.model.switch(SOURCE, switch_id()) == Some(Some(SwitchMode::All))
 }
 
 #[test]
@@ -484,13 +544,19 @@ fn a_fence_gone_while_nobody_ran_sends_the_operation_back_to_catch_up() {
     // Everything established under the fence (the final position, the confirmation) held
     // only while it stood: without it, the channel catches up and the fence goes up again.
     let inv = inventory();
-    for kind in [Kind::Move, Kind::Split] {
+    for kind in [Kind::Move, Kind::Split, Kind::SwitchMove, Kind::SwitchSplit] {
         let lock = step_index(kind, |s| matches!(s, Step::Lock(_)));
         let start = step_index(kind, |s| matches!(s, Step::StartReplication(_)));
         for done in (lock + 1)..=flip_index(kind) {
             let mut m = crashed_after(&inv, kind, done);
             m.fx.model
                 .apply(Change::Hidden(SOURCE.into(), fenced_tables(), false));
+            // Someone switched the guards off (or an earlier rollback began).
+            m.fx.model.apply(Change::Switch(
+                SOURCE.into(),
+                switch_id(),
+                Some(SwitchMode::Off),
+            ));
             m.reconcile()
                 .unwrap_or_else(|e| panic!("{kind:?} after {done}: {e}"));
             assert!(m.done[..start].iter().all(|d| *d), "{kind:?} after {done}");
@@ -652,6 +718,18 @@ fn abort_before_the_flip_leaves_the_shard_whole_on_its_source() {
             if kind.is_split() {
                 assert!(!fx.locations.contains_key(&NEW_SHARD), "{what}");
             }
+            // No switch is left behind, nor a guard that would read it.
+            assert!(
+                matches!(fx.model.switch(SOURCE, switch_id()), None | Some(None)),
+                "{what}"
+            );
+            for table in ["customers", "orders"] {
+                assert_ne!(
+                    fx.model.switch_guarded(SOURCE, "shop_7", table),
+                    Some(true),
+                    "{what}"
+                );
+            }
             assert_eq!(
                 fx.released.as_ref().map(|r| (r.state, r.phase)),
                 Some((OpState::Aborted, Phase::RolledBack)),
@@ -693,7 +771,13 @@ fn abort_after_the_flip_is_refused_and_changes_nothing() {
 #[test]
 fn nothing_is_lowered_while_the_source_cannot_be_read() {
     let inv = inventory();
-    for kind in [Kind::Move, Kind::ReadOnlyMove, Kind::Split] {
+    for kind in [
+        Kind::Move,
+        Kind::ReadOnlyMove,
+        Kind::Split,
+        Kind::SwitchMove,
+        Kind::SwitchSplit,
+    ] {
         let lock = step_index(kind, |s| matches!(s, Step::Lock(_)));
         for done in (lock + 1)..=flip_index(kind) {
             let mut m = crashed_after(&inv, kind, done);
