@@ -751,8 +751,8 @@ fn the_nodes_read_with_the_documented_grants_and_the_directory_with_the_applicat
     );
 }
 
-/// The exporter's HTTP answers as the real binary serves them, and its start under
-/// `--output json`.
+/// The exporter's HTTP answers as the real binary serves them, its stop on SIGTERM, and its
+/// start under `--output json`.
 #[test]
 fn the_exporter_serves_metrics_only_and_announces_itself_in_json() {
     let _s = serial();
@@ -770,6 +770,15 @@ fn the_exporter_serves_metrics_only_and_announces_itself_in_json() {
     assert_eq!((status, body.as_str()), (200, ""), "{head}");
     assert_eq!(http(&exporter.addr, "GET", "/").0, 404);
     assert_eq!(http(&exporter.addr, "DELETE", "/metrics").0, 405);
+    // SIGTERM (as a service manager stops it) ends it with 0.
+    let mut exporter = exporter;
+    // SAFETY: a signal to the exporter this test started.
+    assert_eq!(
+        unsafe { libc::kill(exporter.child.id() as i32, libc::SIGTERM) },
+        0
+    );
+    let status = common::wait_exit(&mut exporter.child, Duration::from_secs(10));
+    assert_eq!(status.code(), Some(0), "{status:?}");
 
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("shardctl"));
     cmd.env_remove("SHARDCTL_CONFIG")
