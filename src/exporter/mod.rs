@@ -257,6 +257,7 @@ fn left(deadline: Instant, floor: Duration) -> Duration {
         .max(floor)
 }
 
+/// The shortest timeout a reader's connection gets, however little of the budget is left.
 const FLOOR: Duration = Duration::from_millis(200);
 
 /// Reads one node: its settings, channels and schema sizes, over a connection whose
