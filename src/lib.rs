@@ -8,6 +8,7 @@ pub mod control;
 pub mod copy;
 pub mod directory;
 pub mod error;
+pub mod exporter;
 pub mod fault;
 pub mod ident;
 pub mod ops;

@@ -360,6 +360,15 @@ fn stale_location(schemas: &[String], node: &str, reports: &[NodeReport]) -> Opt
     })
 }
 
+/// The rows and bytes of `schemas` together, from a node's schema sizes (a schema it does
+/// not hold counts nothing).
+pub fn schemas_size(schemas: &[String], sizes: &BTreeMap<String, SchemaSize>) -> (u64, u64) {
+    schemas
+        .iter()
+        .filter_map(|s| sizes.get(s))
+        .fold((0, 0), |(r, b), s| (r + s.rows, b + s.bytes))
+}
+
 /// A move's open revert window, as its owner journaled it in the step's outputs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RevertWindow {
@@ -506,10 +515,7 @@ pub fn gather_fleet_sized(inv: &Inventory, names: &[String], source: SizeSource)
                 .iter()
                 .find(|r| r.name == shard.node)
                 .map(|r| &r.schema_sizes);
-            let (rows, bytes) = schemas
-                .iter()
-                .filter_map(|s| sizes.and_then(|m| m.get(s)))
-                .fold((0, 0), |(r, b), s| (r + s.rows, b + s.bytes));
+            let (rows, bytes) = sizes.map_or((0, 0), |m| schemas_size(&schemas, m));
             let stale = gathered
                 .reports
                 .iter()

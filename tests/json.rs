@@ -31,6 +31,7 @@ const VOLATILE: &[&str] = &[
     "gtid",
     "heartbeat_age_ms",
     "inventory",
+    "listen",
     "seconds_behind",
     "out",
     "paused_at",
@@ -265,6 +266,52 @@ impl Contract {
     fn run(&mut self, args: &[&str]) -> Vec<Value> {
         self.run_code(args, 0)
     }
+
+    /// Starts a serving command (`exporter`) under `--output json`, reads the document it
+    /// prints as it starts, stops it, and checks and records the document as [`run_code`]
+    /// does.
+    fn serving(&mut self, args: &[&str]) -> Value {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("shardctl"))
+            .env_remove("SHARDCTL_CONFIG")
+            .arg("--config")
+            .arg(&self.config)
+            .args(["--output", "json"])
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut text = String::new();
+        let doc = loop {
+            let read = reader.read_line(&mut text).unwrap();
+            if let Ok(doc) = serde_json::from_str::<Value>(&text) {
+                break doc;
+            }
+            if read == 0 {
+                let _ = child.kill();
+                panic!("{args:?}: no JSON document at start: {text}");
+            }
+        };
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(doc["json_version"], 1, "{args:?}: {doc}");
+        let command = doc["command"].as_str().unwrap_or_default().to_string();
+        assert!(
+            args.join(" ").contains(&command) && !command.is_empty(),
+            "{doc}"
+        );
+        self.commands.insert(command);
+        check_rules("$", &doc, &mut self.problems);
+        self.golden
+            .push_str(&format!("## shardctl {}\n", args.join(" ")));
+        self.golden
+            .push_str(&serde_json::to_string(&normalize(&doc)).unwrap());
+        self.golden.push('\n');
+        doc
+    }
 }
 
 /// Every command of the tool that prints a result, in a run from an empty fleet to moved,
@@ -294,6 +341,7 @@ fn every_command_follows_the_json_contract() {
     let dir = sb.dir().to_str().unwrap().to_string();
     c.run(&["sandbox", "status", "--dir", &dir]);
     c.run(&["config", "check"]);
+    c.serving(&["exporter", "--listen", "127.0.0.1:0"]);
     c.run(&["init"]);
     for n in ["node1", "node2", "node3"] {
         c.run(&["node", "add", n]);
@@ -678,6 +726,7 @@ fn every_command_follows_the_json_contract() {
         "continue",
         "cutover",
         "drop-source",
+        "exporter",
         "extend",
         "filter",
         "finalize",

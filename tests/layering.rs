@@ -47,7 +47,14 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("data", &["copy", "verify", "prune"]),
     (
         "services",
-        &["reporting", "status", "query", "global", "sample"],
+        &[
+            "reporting",
+            "status",
+            "query",
+            "global",
+            "sample",
+            "exporter",
+        ],
     ),
     ("operations", &["ops", "playbook", "rebalance"]),
     ("cli", &["cli"]),

@@ -2,6 +2,7 @@
 //! and print; the library does the work.
 
 mod directory;
+mod exporter;
 mod fleet;
 mod merge;
 mod meta;
@@ -213,6 +214,15 @@ pub enum Command {
         after_help = "Example:\n  shardctl query --function emp 'SELECT gender, COUNT(*), MAX(hire_date) FROM {employees} GROUP BY gender'\n  shardctl query --function emp --timeout 5 'SELECT * FROM {salaries} WHERE salary > 150000' --output json"
     )]
     Query(fleet::QueryArgs),
+    /// Serve the fleet's metrics to Prometheus on HTTP (`/metrics`): nodes, channels,
+    /// shards, running operations, the directory, finished operations and fence durations
+    /// (docs/METRICS.md). Read-only; every scrape within its budget, whatever is down.
+    #[command(after_help = "Example:
+  shardctl exporter --listen 127.0.0.1:9855
+  shardctl exporter --once --budget 2
+
+Ctrl-C or SIGTERM stops it (exit 0). An address in use is refused (exit 5).")]
+    Exporter(exporter::ExporterArgs),
     /// A reporting server replicating every shard's schemas, kept current across moves,
     /// splits and merges: attach, status, sync, detach.
     #[command(subcommand)]
@@ -493,6 +503,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Global(cmd) => fleet::global(&ctx, cmd),
         Command::Query(args) => fleet::query(&ctx, args),
         Command::Reporting(cmd) => reporting::run(&ctx, cmd),
+        Command::Exporter(args) => exporter::run(&ctx, args),
         Command::Completions { shell } => meta::completions(shell),
         Command::Man { command } => meta::man(command.as_deref()),
     }

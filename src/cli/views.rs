@@ -110,23 +110,16 @@ fn current_step(o: &OperationRecord) -> Value {
         .unwrap_or(Value::Null)
 }
 
-/// The pause has taken effect: asked for, acknowledged by a live owner once every worker
-/// parked.
-pub fn paused(o: &OperationRecord) -> bool {
-    o.pause_requested
-        && o.paused_at_millis.is_some()
-        && matches!(
-            o.owner_status(),
-            crate::directory::journal::Owner::Alive { .. }
-        )
-}
-
 /// An operation's state for tables: `running`, with `(paused)` or `(pausing)` while a
 /// pause is asked for.
 pub fn state_word(o: &OperationRecord) -> String {
     let mut word = o.state.as_sql().to_string();
     if o.pause_requested && !o.state.is_finished() {
-        word.push_str(if paused(o) { " (paused)" } else { " (pausing)" });
+        word.push_str(if o.paused() {
+            " (paused)"
+        } else {
+            " (pausing)"
+        });
     }
     word
 }
@@ -147,8 +140,8 @@ pub fn operation(o: &OperationRecord) -> Value {
         "owner": o.owner,
         "stop_requested": o.stop_requested,
         "pause_requested": o.pause_requested,
-        "paused": paused(o),
-        "paused_at": o.paused_at_millis.filter(|_| paused(o)).map(crate::clock::rfc3339_millis),
+        "paused": o.paused(),
+        "paused_at": o.paused_at_millis.filter(|_| o.paused()).map(crate::clock::rfc3339_millis),
         "limits": o.limits.to_json(),
         "error": o.error,
         "created_at": o.created_at_millis.map(crate::clock::rfc3339_millis),
@@ -176,14 +169,7 @@ pub fn operation_detail(o: &OperationRecord) -> Value {
     v["heartbeat_age_ms"] = o.heartbeat_age_secs.map(|s| s * 1000).into();
     v["params"] = o.params.clone();
     v["step_list"] = o.steps.iter().map(step).collect::<Vec<_>>().into();
-    v["state_after_last_step"] = o
-        .steps
-        .iter()
-        .rev()
-        .map(|s| &s.outputs)
-        .find(|out| !out.is_null())
-        .cloned()
-        .unwrap_or(Value::Null);
+    v["state_after_last_step"] = o.state_after_last_step().cloned().unwrap_or(Value::Null);
     v["effects"] = o
         .effects
         .iter()

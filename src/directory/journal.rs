@@ -479,6 +479,9 @@ pub struct EffectRecord {
     pub detail: serde_json::Value,
     /// What it did.
     pub outputs: serde_json::Value,
+    /// How long ago its intent was journaled, in milliseconds on the directory's clock, as
+    /// of the read that loaded it.
+    pub intended_ago_millis: Option<u64>,
 }
 
 /// One journaled operation.
@@ -515,6 +518,9 @@ pub struct OperationRecord {
     /// The live limits set by `shardctl throttle` (and a prune's own, recorded as it
     /// starts); None where the operation keeps its own setting.
     pub limits: Limits,
+    /// What its work has done so far, as the owner's heartbeat last journaled it; None
+    /// before its work reported any.
+    pub progress: Option<Progress>,
     /// Parameters (the playbook and options).
     pub params: serde_json::Value,
     /// Last error.
@@ -581,6 +587,19 @@ pub struct HeartbeatReading {
     pub pause_requested: bool,
     /// The live limits (`shardctl throttle`).
     pub limits: Limits,
+}
+
+/// What an owner's work has done so far (a move's, split's or merge's copy), journaled by
+/// its heartbeat every second for monitoring. Nothing decides by it: a resumed run counts
+/// again from its own start.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Progress {
+    /// Rows written.
+    pub rows: u64,
+    /// Rows expected in all: an estimate until the work knows better.
+    pub rows_expected: Option<u64>,
+    /// Bytes of row data written.
+    pub bytes: u64,
 }
 
 /// The right to drive one operation: its id and the epoch this process holds.
@@ -752,7 +771,86 @@ impl OperationRecord {
     {
         self.effects.iter().rev().find(|e| e.effect == effect)
     }
+
+    /// The pause has taken effect: asked for, and acknowledged by a live owner once every
+    /// worker parked.
+    pub fn paused(&self) -> bool {
+        self.pause_requested
+            && self.paused_at_millis.is_some()
+            && matches!(self.owner_status(), Owner::Alive { .. })
+    }
+
+    /// The outputs of its last step that has some: for a move, split or merge the
+    /// procedure's whole state after that step (it journals the state after every step).
+    pub fn state_after_last_step(&self) -> Option<&serde_json::Value> {
+        self.steps
+            .iter()
+            .rev()
+            .map(|s| &s.outputs)
+            .find(|out| !out.is_null())
+    }
+
+    /// How long the cut-over's write fence stood, in milliseconds, as the procedure
+    /// journaled it in its state ([`FENCE_MILLIS_KEY`]: from the fence up to its lifting, or
+    /// to the flip for the shard fence of a move or merge). None when it raised none.
+    pub fn fence_millis(&self) -> Option<u64> {
+        self.state_after_last_step()?
+            .get(FENCE_MILLIS_KEY)?
+            .as_u64()
+    }
+
+    /// How long a revert's fence on the new node stood, in milliseconds, as the procedure
+    /// journaled it ([`REVERT_FENCE_MILLIS_KEY`]). None when no revert raised one.
+    pub fn revert_fence_millis(&self) -> Option<u64> {
+        self.state_after_last_step()?
+            .get(REVERT_FENCE_MILLIS_KEY)?
+            .as_u64()
+    }
+
+    /// How long the write fence it raised has stood, in milliseconds, while it stands,
+    /// read from its effects: from the intent of the raise (the cut-over's `raise-fence`, a
+    /// revert's `revert-fence`; a try that failed raised nothing) until the effect that ends
+    /// it, `lower-fence` or `revert-lower-fence`, or, for the shard or switch fence of a
+    /// move or merge (whose old copy goes with its hidden tables or its guards), the flip
+    /// that sends the writes to the other copy. None when no fence stands or the operation is finished. A fence raised by
+    /// hand (`shardctl lock`) journals no effect and is not seen here.
+    pub fn fence_held_millis(&self) -> Option<u64> {
+        if self.state.is_finished() {
+            return None;
+        }
+        // The standing fence: how long ago it was raised, and whether it is a shard fence.
+        let mut up: Option<(u64, bool)> = None;
+        for e in &self.effects {
+            if e.state == EffectState::Failed {
+                continue;
+            }
+            let done = e.state == EffectState::Done;
+            match e.effect {
+                Effect::RaiseFence | Effect::RevertFence if up.is_none() => {
+                    let shard = e.effect == Effect::RevertFence
+                        || serde_json::from_value::<super::Fence>(e.detail["fence"].clone())
+                            .is_ok_and(|f| matches!(f, super::Fence::Shard | super::Fence::Switch));
+                    up = Some((e.intended_ago_millis.unwrap_or(0), shard));
+                }
+                Effect::LowerFence | Effect::RevertLowerFence if done => up = None,
+                Effect::Flip | Effect::RevertFlip
+                    if done && self.kind != OpKind::Split && up.is_some_and(|(_, s)| s) =>
+                {
+                    up = None
+                }
+                _ => {}
+            }
+        }
+        up.map(|(ago, _)| ago)
+    }
 }
+
+/// The key under which a move's, split's or merge's journaled state holds how long its
+/// cut-over's fence stood, in milliseconds (the procedure's `MoveState::fence_millis`).
+pub const FENCE_MILLIS_KEY: &str = "fence_millis";
+
+/// The key under which that state holds how long a revert's fence stood, in milliseconds.
+pub const REVERT_FENCE_MILLIS_KEY: &str = "revert_fence_millis";
 
 /// An effect row's name read back as its [`Effect`]: one this shardctl does not know (a
 /// newer one wrote it, or the journal was edited) is an error naming it and the operation.
@@ -817,6 +915,28 @@ impl Directory {
                     state: OpState::parse(&state)?,
                     paused: paused != 0,
                 })
+            })
+            .collect()
+    }
+
+    /// The finished operations (done or aborted) from id `from` on, oldest first, as (id,
+    /// kind, state): one plain read of the operations table, steps and effects left out.
+    pub fn finished_operations(&mut self, from: u64) -> Result<Vec<(u64, OpKind, OpState)>> {
+        let st = Stmt::with(
+            format!(
+                "SELECT op_id, kind, state FROM {} WHERE op_id >= ? AND state IN ('done', 'aborted') ORDER BY op_id",
+                self.jt("operations")
+            ),
+            vec![from.into()],
+        );
+        let name = self.server().name().to_string();
+        self.server()
+            .rows(&st)?
+            .into_iter()
+            .map(|r| {
+                let (id, kind, state): (u64, String, String) =
+                    mysql::from_row_opt(r).map_err(|e| Error::server(&name, e))?;
+                Ok((id, OpKind::parse(&kind)?, OpState::parse(&state)?))
             })
             .collect()
     }
@@ -1202,12 +1322,30 @@ impl Directory {
     }
 
     /// The owner's heartbeat: refreshed only while `lease` holds, with whether its pause
-    /// has taken effect (`paused_at` set once, cleared when it runs again).
-    pub fn heartbeat(&mut self, lease: &Lease, paused: bool) -> Result<HeartbeatReading> {
+    /// has taken effect (`paused_at` set once, cleared when it runs again) and, when its
+    /// work reports any, its progress (otherwise the last one journaled stays).
+    pub fn heartbeat(
+        &mut self,
+        lease: &Lease,
+        paused: bool,
+        progress: Option<Progress>,
+    ) -> Result<HeartbeatReading> {
         let ops = self.jt("operations");
+        let (rows, expected, bytes) = match progress {
+            Some(p) => (Some(p.rows), p.rows_expected, Some(p.bytes)),
+            None => (None, None, None),
+        };
         self.server().exec(&Stmt::with(
-            format!("UPDATE {ops} SET heartbeat_at = CURRENT_TIMESTAMP(3), paused_at = IF(?, COALESCE(paused_at, CURRENT_TIMESTAMP(3)), NULL) WHERE op_id = ? AND epoch = ?"),
-            vec![u8::from(paused).into(), lease.op.into(), lease.epoch.into()],
+            format!("UPDATE {ops} SET heartbeat_at = CURRENT_TIMESTAMP(3), paused_at = IF(?, COALESCE(paused_at, CURRENT_TIMESTAMP(3)), NULL), progress_rows_expected = IF(? IS NULL, progress_rows_expected, ?), progress_rows = COALESCE(?, progress_rows), progress_bytes = COALESCE(?, progress_bytes) WHERE op_id = ? AND epoch = ?"),
+            vec![
+                u8::from(paused).into(),
+                rows.into(),
+                expected.into(),
+                rows.into(),
+                bytes.into(),
+                lease.op.into(),
+                lease.epoch.into(),
+            ],
         ))?;
         type Row = (
             u64,
@@ -1266,7 +1404,7 @@ impl Directory {
         };
         let params: Vec<mysql::Value> = only.into_iter().map(Into::into).collect();
         let rows = self.server().rows(&Stmt::with(
-            format!("SELECT op_id, kind, shard_id, source_node, target_node, state, owner, epoch, TIMESTAMPDIFF(SECOND, heartbeat_at, CURRENT_TIMESTAMP(3)), stop_requested, params, error, CAST(UNIX_TIMESTAMP(created_at) * 1000 AS SIGNED), CAST(UNIX_TIMESTAMP(updated_at) * 1000 AS SIGNED), pause_requested, CAST(UNIX_TIMESTAMP(paused_at) * 1000 AS SIGNED), max_lag_secs, chunk_ms, workers, max_threads_running, phase FROM {ops} {filter} ORDER BY op_id DESC"),
+            format!("SELECT op_id, kind, shard_id, source_node, target_node, state, owner, epoch, TIMESTAMPDIFF(SECOND, heartbeat_at, CURRENT_TIMESTAMP(3)), stop_requested, params, error, CAST(UNIX_TIMESTAMP(created_at) * 1000 AS SIGNED), CAST(UNIX_TIMESTAMP(updated_at) * 1000 AS SIGNED), pause_requested, CAST(UNIX_TIMESTAMP(paused_at) * 1000 AS SIGNED), max_lag_secs, chunk_ms, workers, max_threads_running, phase, progress_rows, progress_rows_expected, progress_bytes FROM {ops} {filter} ORDER BY op_id DESC"),
             params,
         ))?;
         let mut out = Vec::new();
@@ -1278,6 +1416,9 @@ impl Directory {
             let stop: u8 = r.take(9).unwrap_or(0);
             let pause: u8 = r.take(14).unwrap_or(0);
             let phase: Option<String> = r.take(20).flatten();
+            let progress_rows: Option<u64> = r.take(21).flatten();
+            let progress_rows_expected: Option<u64> = r.take(22).flatten();
+            let progress_bytes: Option<u64> = r.take(23).flatten();
             out.push(OperationRecord {
                 id,
                 kind: OpKind::parse(&kind)?,
@@ -1302,6 +1443,11 @@ impl Directory {
                     workers: r.take(18).flatten(),
                     max_threads_running: r.take(19).flatten(),
                 },
+                progress: progress_rows.map(|rows| Progress {
+                    rows,
+                    rows_expected: progress_rows_expected,
+                    bytes: progress_bytes.unwrap_or(0),
+                }),
                 steps: Vec::new(),
                 effects: Vec::new(),
             });
@@ -1330,11 +1476,11 @@ impl Directory {
                 });
             }
             let rows = self.server().rows(&Stmt::with(
-                format!("SELECT seq, step_no, effect, node, state, epoch, detail, outputs FROM {fx} WHERE op_id = ? ORDER BY seq"),
+                format!("SELECT seq, step_no, effect, node, state, epoch, detail, outputs, TIMESTAMPDIFF(MICROSECOND, intended_at, CURRENT_TIMESTAMP(3)) FROM {fx} WHERE op_id = ? ORDER BY seq"),
                 vec![op.id.into()],
             ))?;
             for r in rows {
-                let (seq, step_no, effect, node, state, epoch, detail, outputs): (
+                type Row = (
                     u32,
                     u32,
                     String,
@@ -1343,7 +1489,10 @@ impl Directory {
                     u64,
                     Option<String>,
                     Option<String>,
-                ) = mysql::from_row_opt(r).map_err(|e| Error::server("directory", e))?;
+                    Option<i64>,
+                );
+                let (seq, step_no, effect, node, state, epoch, detail, outputs, ago): Row =
+                    mysql::from_row_opt(r).map_err(|e| Error::server("directory", e))?;
                 let effect = journaled_effect(op.id, &effect)?;
                 op.effects.push(EffectRecord {
                     seq,
@@ -1354,6 +1503,7 @@ impl Directory {
                     epoch,
                     detail: parse_json(detail),
                     outputs: parse_json(outputs),
+                    intended_ago_millis: ago.map(|m| (m.max(0) / 1000) as u64),
                 });
             }
         }
@@ -1930,6 +2080,7 @@ mod tests {
             pause_requested: false,
             paused_at_millis: None,
             limits: Default::default(),
+            progress: None,
             params,
             error: None,
             created_at_millis: None,
@@ -2023,6 +2174,108 @@ mod tests {
             assert_eq!(StepKind::parse(name).unwrap(), *s);
         }
         assert_eq!(StepKind::Verify.as_sql(), "verify");
+    }
+
+    fn effect(
+        seq: u32,
+        effect: Effect,
+        state: EffectState,
+        detail: serde_json::Value,
+        ago: u64,
+    ) -> EffectRecord {
+        EffectRecord {
+            seq,
+            step_no: 0,
+            effect,
+            node: "node1".into(),
+            state,
+            epoch: 1,
+            detail,
+            outputs: serde_json::Value::Null,
+            intended_ago_millis: Some(ago),
+        }
+    }
+
+    /// The fence stands from the intent of its raise until what ends it: a failed try
+    /// raised nothing, a lift ends it, and a move's (not a split's) shard fence ends at
+    /// its flip while its read-only fence stands until lifted.
+    #[test]
+    fn the_fence_stands_from_its_raise_until_what_ends_it() {
+        let shard = json!({"fence": "shard"});
+        let ro = json!({"fence": "read-only"});
+        let mut rec = record(json!({}));
+        assert_eq!(rec.fence_held_millis(), None);
+        rec.effects = vec![
+            effect(1, Effect::Copy, EffectState::Done, json!({}), 90_000),
+            effect(
+                2,
+                Effect::RaiseFence,
+                EffectState::Failed,
+                shard.clone(),
+                9_000,
+            ),
+            effect(
+                3,
+                Effect::RaiseFence,
+                EffectState::Intent,
+                shard.clone(),
+                4_000,
+            ),
+        ];
+        assert_eq!(rec.fence_held_millis(), Some(4_000));
+        rec.effects[2].state = EffectState::Done;
+        assert_eq!(rec.fence_held_millis(), Some(4_000));
+        rec.effects
+            .push(effect(4, Effect::Flip, EffectState::Intent, json!({}), 100));
+        assert_eq!(rec.fence_held_millis(), Some(4_000), "a flip in flight");
+        rec.effects[3].state = EffectState::Done;
+        assert_eq!(
+            rec.fence_held_millis(),
+            None,
+            "the move's shard fence ends at the flip"
+        );
+        rec.kind = OpKind::Split;
+        assert_eq!(
+            rec.fence_held_millis(),
+            Some(4_000),
+            "a split's stands until lifted"
+        );
+        rec.effects.push(effect(
+            5,
+            Effect::LowerFence,
+            EffectState::Done,
+            json!({}),
+            10,
+        ));
+        assert_eq!(rec.fence_held_millis(), None);
+        rec.kind = OpKind::Move;
+        rec.effects[2].detail = ro;
+        rec.effects.truncate(4);
+        assert_eq!(
+            rec.fence_held_millis(),
+            Some(4_000),
+            "read-only stands past the flip"
+        );
+        rec.state = OpState::Done;
+        assert_eq!(rec.fence_held_millis(), None);
+        // A revert's fence on the new node, and its lifting.
+        let mut rec = record(json!({}));
+        rec.effects = vec![effect(
+            1,
+            Effect::RevertFence,
+            EffectState::Done,
+            json!({}),
+            2_500,
+        )];
+        assert_eq!(rec.fence_held_millis(), Some(2_500));
+        rec.effects.push(effect(
+            2,
+            Effect::RevertLowerFence,
+            EffectState::Done,
+            json!({}),
+            5,
+        ));
+        assert_eq!(rec.fence_held_millis(), None);
     }
 
     #[test]

@@ -174,6 +174,14 @@ pub enum ShardState {
 }
 
 impl ShardState {
+    /// Every state, in the order declared.
+    pub const ALL: [ShardState; 4] = [
+        ShardState::Online,
+        ShardState::Moving,
+        ShardState::ReadOnly,
+        ShardState::Offline,
+    ];
+
     /// The name stored in the directory.
     pub fn as_sql(&self) -> &'static str {
         match self {

@@ -5,7 +5,7 @@
 //! state), to pause or to continue, and the live limits ([`crate::control`]).
 
 use crate::config::Inventory;
-use crate::directory::journal::Lease;
+use crate::directory::journal::{Lease, Progress};
 use crate::directory::Directory;
 use crate::error::{Error, Result};
 use crate::output::log;
@@ -21,6 +21,20 @@ pub struct OwnerFlags {
     stop: Arc<AtomicBool>,
     /// Pause and live limits, as the journal last asked.
     control: Arc<crate::control::Control>,
+    /// Where the heartbeat reads the work's progress from, once the work said.
+    progress: std::sync::Mutex<Option<ProgressSource>>,
+}
+
+/// A reading of the work's own counters, None until it has begun.
+type ProgressReader = Box<dyn Fn() -> Option<Progress> + Send + Sync>;
+
+/// The work's progress as the heartbeat reads it every second.
+struct ProgressSource(ProgressReader);
+
+impl std::fmt::Debug for ProgressSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProgressSource")
+    }
 }
 
 impl OwnerFlags {
@@ -50,6 +64,22 @@ impl OwnerFlags {
     pub fn control(&self) -> Arc<crate::control::Control> {
         Arc::clone(&self.control)
     }
+
+    /// From now on the heartbeat journals what `read` says the work has done (for
+    /// monitoring: `shardctl exporter`).
+    pub fn report_progress(&self, read: impl Fn() -> Option<Progress> + Send + Sync + 'static) {
+        *self.progress.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some(ProgressSource(Box::new(read)));
+    }
+
+    /// The work's progress now, if it reports any.
+    fn progress(&self) -> Option<Progress> {
+        self.progress
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .and_then(|source| (source.0)())
+    }
 }
 
 /// Keeps the lease's heartbeat fresh until dropped.
@@ -77,7 +107,8 @@ impl Heartbeat {
                 if last.elapsed() >= Self::EVERY {
                     last = Instant::now();
                     let paused = flags.control.paused();
-                    match dir.retrying(|d| d.heartbeat(&lease, paused)) {
+                    let progress = flags.progress();
+                    match dir.retrying(|d| d.heartbeat(&lease, paused, progress)) {
                         Ok(r) if r.held => {
                             if r.stop_requested && !flags.stop.swap(true, Ordering::SeqCst) {
                                 log(

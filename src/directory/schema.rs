@@ -2,7 +2,7 @@
 //! directory lacks; a directory newer than this binary is refused.
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: u32 = 11;
+pub const SCHEMA_VERSION: u32 = 12;
 
 /// Migration `n` (1-based) brings a directory from version n-1 to n. `{d}` stands for the
 /// back-quoted directory schema.
@@ -261,4 +261,12 @@ pub const MIGRATIONS: &[&[&str]] = &[&[
     // derives from their steps.
     "ALTER TABLE {d}.operations
         ADD COLUMN phase VARCHAR(16) NULL",
+], &[
+    // What the owner's work has done so far, written by its heartbeat every second for
+    // monitoring (`shardctl exporter`): a copy's rows and bytes written and the rows it
+    // expects in all. NULL until the work reports any; nothing reads it to decide.
+    "ALTER TABLE {d}.operations
+        ADD COLUMN progress_rows BIGINT UNSIGNED NULL,
+        ADD COLUMN progress_rows_expected BIGINT UNSIGNED NULL,
+        ADD COLUMN progress_bytes BIGINT UNSIGNED NULL",
 ]];

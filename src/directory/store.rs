@@ -22,6 +22,9 @@ pub struct Directory {
     schema: Ident,
     /// How to open a new connection when the current one breaks.
     spec: ConnectSpec,
+    /// Whether [`Directory::retrying`] reconnects and tries again (a reader with a time
+    /// budget of its own fails at once instead).
+    retries: bool,
 }
 
 /// How a new shard enters its function's mapping.
@@ -78,11 +81,31 @@ impl Directory {
     /// account when it names none. The router's connection; shardctl's own are
     /// [`Directory::open`]'s.
     pub fn open_for_application(inv: &Inventory) -> Result<Directory> {
+        let spec = Self::application_spec(inv)?;
+        Self::checked(Self::connect_with(inv, spec)?)?.ok_or_else(|| no_directory(inv))
+    }
+
+    /// [`Directory::open_for_application`] for a reader on a time budget (monitoring):
+    /// every timeout of the connection at most `limit`, and a failed read fails at once
+    /// instead of reconnecting and trying again.
+    pub fn open_for_application_within(inv: &Inventory, limit: Duration) -> Result<Directory> {
+        let mut spec = Self::application_spec(inv)?;
+        spec.connect_timeout = spec.connect_timeout.min(limit);
+        spec.read_timeout = spec.read_timeout.min(limit);
+        spec.write_timeout = spec.write_timeout.min(limit);
+        let mut d = Self::connect_with(inv, spec)?;
+        d.retries = false;
+        Self::checked(d)?.ok_or_else(|| no_directory(inv))
+    }
+
+    /// The directory node's connection with the application's account, when the
+    /// inventory names one.
+    fn application_spec(inv: &Inventory) -> Result<ConnectSpec> {
         let mut spec = ConnectSpec::for_node(inv, inv.node(&inv.file.directory.node)?)?;
         if let Some(credentials) = inv.directory_application_credentials()? {
             spec.credentials = credentials;
         }
-        Self::checked(Self::connect_with(inv, spec)?)?.ok_or_else(|| no_directory(inv))
+        Ok(spec)
     }
 
     fn connect_with(inv: &Inventory, spec: ConnectSpec) -> Result<Directory> {
@@ -93,6 +116,7 @@ impl Directory {
             server,
             schema,
             spec,
+            retries: true,
         })
     }
 
@@ -108,6 +132,9 @@ impl Directory {
     /// Only for work that is safe to repeat.
     pub fn retrying<T>(&mut self, mut f: impl FnMut(&mut Self) -> Result<T>) -> Result<T> {
         const PAUSES_MS: [u64; 4] = [250, 1000, 2500, 5000];
+        if !self.retries {
+            return f(self);
+        }
         let mut attempt = 0;
         loop {
             if self.server.is_broken() {

@@ -535,6 +535,30 @@ fn step_name(plan: &TablePlan) -> String {
     format!("prune {}", plan.name())
 }
 
+/// A table's checkpoint as its step's outputs journal it after every chunk: the counts so
+/// far, whether the table is done, and the last primary key walked.
+fn checkpoint_outputs(
+    r: &TableReport,
+    last: &Option<Vec<Value>>,
+    finished: bool,
+) -> serde_json::Value {
+    serde_json::json!({
+        "deleted": r.deleted, "walked": r.walked, "chunks": r.chunks, "finished": finished,
+        "last": last.as_ref().map(|v| v.iter().map(value_to_json).collect::<Vec<_>>()),
+    })
+}
+
+/// The rows a prune operation has walked so far in all its tables, read from the
+/// checkpoints its steps journal after every chunk (for monitoring); None before its first
+/// checkpoint.
+pub fn rows_walked(steps: &[crate::directory::journal::StepRecord]) -> Option<u64> {
+    let walked: Vec<u64> = steps
+        .iter()
+        .filter_map(|s| s.outputs.get("walked").and_then(serde_json::Value::as_u64))
+        .collect();
+    (!walked.is_empty()).then(|| walked.iter().sum())
+}
+
 /// Refuses a prune of a shard that an unfinished merge retires or merges into: before the
 /// flip the survivor holds rows it does not own yet (the retired shard's, copied), which
 /// a prune would delete.
@@ -716,20 +740,15 @@ fn run_plans(
                 throttled_secs: 0.0,
             };
             dir.step_started(&lease, step_no, None)?;
-            let mut checkpoint = |r: &TableReport,
-                                  last: &Option<Vec<Value>>,
-                                  finished: bool|
-             -> Result<()> {
-                let out = serde_json::json!({
-                    "deleted": r.deleted, "walked": r.walked, "chunks": r.chunks, "finished": finished,
-                    "last": last.as_ref().map(|v| v.iter().map(value_to_json).collect::<Vec<_>>()),
-                });
-                if finished {
-                    dir.step_done(&lease, step_no, &out, None)
-                } else {
-                    dir.set_step_outputs(&lease, step_no, &out, None)
-                }
-            };
+            let mut checkpoint =
+                |r: &TableReport, last: &Option<Vec<Value>>, finished: bool| -> Result<()> {
+                    let out = checkpoint_outputs(r, last, finished);
+                    if finished {
+                        dir.step_done(&lease, step_no, &out, None)
+                    } else {
+                        dir.set_step_outputs(&lease, step_no, &out, None)
+                    }
+                };
             let mut run = Run {
                 server: &mut server,
                 throttle: &mut throttle,
@@ -754,4 +773,36 @@ fn prune_connection(inv: &Inventory, node: &str) -> Result<Server> {
     // A split's guards let this session delete the rows the shard gave away.
     s.exec(&crate::server::statements::mark_pruning_session())?;
     Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::directory::journal::{StepRecord, StepState};
+
+    #[test]
+    fn the_rows_walked_are_read_from_the_checkpoints_the_steps_journal() {
+        let step = |no: u32, outputs: serde_json::Value| StepRecord {
+            step_no: no,
+            name: format!("prune app_1.t{no}"),
+            state: StepState::Running,
+            inputs: serde_json::Value::Null,
+            outputs,
+            millis: None,
+        };
+        let report = |walked| TableReport {
+            walked,
+            ..TableReport::default()
+        };
+        assert_eq!(rows_walked(&[step(0, serde_json::Value::Null)]), None);
+        let steps = [
+            step(0, checkpoint_outputs(&report(1000), &None, true)),
+            step(
+                1,
+                checkpoint_outputs(&report(250), &Some(vec![Value::Int(7)]), false),
+            ),
+            step(2, serde_json::Value::Null),
+        ];
+        assert_eq!(rows_walked(&steps), Some(1250));
+    }
 }

@@ -43,6 +43,9 @@ _shardctl() {
             shardctl,drop-source)
                 cmd="shardctl__subcmd__drop__subcmd__source"
                 ;;
+            shardctl,exporter)
+                cmd="shardctl__subcmd__exporter"
+                ;;
             shardctl,extend)
                 cmd="shardctl__subcmd__extend"
                 ;;
@@ -234,6 +237,9 @@ _shardctl() {
                 ;;
             shardctl__subcmd__help,drop-source)
                 cmd="shardctl__subcmd__help__subcmd__drop__subcmd__source"
+                ;;
+            shardctl__subcmd__help,exporter)
+                cmd="shardctl__subcmd__help__subcmd__exporter"
                 ;;
             shardctl__subcmd__help,extend)
                 cmd="shardctl__subcmd__help__subcmd__extend"
@@ -674,7 +680,7 @@ _shardctl() {
 
     case "${cmd}" in
         shardctl)
-            opts="-v -y -h -V --config --output --color --verbose --yes --log-file --help --version sandbox init node function table shard lookup analyze sample move split merge rebalance resume abort cutover revert finalize extend stop pause continue throttle ops workload prune backup filter change-master wait lock unlock flip drop-source status config simulate ids global query reporting completions man help"
+            opts="-v -y -h -V --config --output --color --verbose --yes --log-file --help --version sandbox init node function table shard lookup analyze sample move split merge rebalance resume abort cutover revert finalize extend stop pause continue throttle ops workload prune backup filter change-master wait lock unlock flip drop-source status config simulate ids global query exporter reporting completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1071,6 +1077,44 @@ _shardctl() {
                     return 0
                     ;;
                 --node)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__exporter)
+            opts="-v -y -h --listen --budget --once --config --output --color --verbose --yes --log-file --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --listen)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --budget)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1650,7 +1694,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__help)
-            opts="sandbox init node function table shard lookup analyze sample move split merge rebalance resume abort cutover revert finalize extend stop pause continue throttle ops workload prune backup filter change-master wait lock unlock flip drop-source status config simulate ids global query reporting completions man help"
+            opts="sandbox init node function table shard lookup analyze sample move split merge rebalance resume abort cutover revert finalize extend stop pause continue throttle ops workload prune backup filter change-master wait lock unlock flip drop-source status config simulate ids global query exporter reporting completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1790,6 +1834,20 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__help__subcmd__drop__subcmd__source)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__help__subcmd__exporter)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

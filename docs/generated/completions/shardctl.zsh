@@ -1898,6 +1898,26 @@ never\:"Never"))' \
 ':sql -- One SELECT; `{table}` (or `{schema.table}`) stands for each shard'\''s physical table:_default' \
 && ret=0
 ;;
+(exporter)
+_arguments "${_arguments_options[@]}" : \
+'--listen=[Serve on this address, HOST\:PORT (port 0\: a free one, printed at start)]:HOST:PORT:_default' \
+'--budget=[The longest one scrape takes, seconds (0.5 to 120)\: whatever has not answered by then (a node, the directory) is reported down]:SECS:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'(--listen)--once[Print one scrape on stdout and exit instead of serving]' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
 (reporting)
 _arguments "${_arguments_options[@]}" : \
 '--config=[Inventory file]:CONFIG:_files' \
@@ -2503,6 +2523,10 @@ esac
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(exporter)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (reporting)
 _arguments "${_arguments_options[@]}" : \
 ":: :_shardctl__subcmd__help__subcmd__reporting_commands" \
@@ -2603,6 +2627,7 @@ _shardctl_commands() {
 'ids:Ids unique across shards\: \`ids check\` finds ids on more than one shard and the scheme the fleet follows; \`ids sequence\` keeps sequences in the directory handing out blocks' \
 'global:Global tables kept identical on every shard\: check, record the source, sync' \
 'query:Run one SELECT on every shard of a function in parallel (read-only, per-shard timeout), \`{table}\` replaced by each shard'\''s table; rows merged, COUNT/SUM/MIN/MAX merged by GROUP BY key' \
+'exporter:Serve the fleet'\''s metrics to Prometheus on HTTP (\`/metrics\`)\: nodes, channels, shards, running operations, the directory, finished operations and fence durations (docs/METRICS.md). Read-only; every scrape within its budget, whatever is down' \
 'reporting:A reporting server replicating every shard'\''s schemas, kept current across moves, splits and merges\: attach, status, sync, detach' \
 'completions:Print a shell completion script (bash, zsh, fish, elvish, powershell)' \
 'man:Print the man page (roff)\: shardctl'\''s, or one command'\''s' \
@@ -2680,6 +2705,11 @@ _shardctl__subcmd__cutover_commands() {
 _shardctl__subcmd__drop-source_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl drop-source commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__exporter_commands] )) ||
+_shardctl__subcmd__exporter_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl exporter commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__extend_commands] )) ||
 _shardctl__subcmd__extend_commands() {
@@ -2854,6 +2884,7 @@ _shardctl__subcmd__help_commands() {
 'ids:Ids unique across shards\: \`ids check\` finds ids on more than one shard and the scheme the fleet follows; \`ids sequence\` keeps sequences in the directory handing out blocks' \
 'global:Global tables kept identical on every shard\: check, record the source, sync' \
 'query:Run one SELECT on every shard of a function in parallel (read-only, per-shard timeout), \`{table}\` replaced by each shard'\''s table; rows merged, COUNT/SUM/MIN/MAX merged by GROUP BY key' \
+'exporter:Serve the fleet'\''s metrics to Prometheus on HTTP (\`/metrics\`)\: nodes, channels, shards, running operations, the directory, finished operations and fence durations (docs/METRICS.md). Read-only; every scrape within its budget, whatever is down' \
 'reporting:A reporting server replicating every shard'\''s schemas, kept current across moves, splits and merges\: attach, status, sync, detach' \
 'completions:Print a shell completion script (bash, zsh, fish, elvish, powershell)' \
 'man:Print the man page (roff)\: shardctl'\''s, or one command'\''s' \
@@ -2912,6 +2943,11 @@ _shardctl__subcmd__help__subcmd__cutover_commands() {
 _shardctl__subcmd__help__subcmd__drop-source_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl help drop-source commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__exporter_commands] )) ||
+_shardctl__subcmd__help__subcmd__exporter_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help exporter commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__help__subcmd__extend_commands] )) ||
 _shardctl__subcmd__help__subcmd__extend_commands() {

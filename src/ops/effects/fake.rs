@@ -118,6 +118,7 @@ impl FakeFleet {
             epoch: 1,
             detail,
             outputs: serde_json::Value::Null,
+            intended_ago_millis: Some(0),
         });
     }
 

@@ -1385,6 +1385,16 @@ impl<'a> Mover<'a, Live<'a>> {
     /// Keeps the lease's heartbeat going (and watches for a takeover or a stop request)
     /// until the returned guard is dropped.
     fn heartbeat(&self) -> Result<Heartbeat> {
+        // The copy's counters, journaled with every heartbeat once it has begun.
+        let copy = Arc::clone(&self.copy_progress);
+        self.fx.flags.report_progress(move || {
+            let now = copy.snapshot();
+            now.started.then(|| crate::directory::journal::Progress {
+                rows: now.rows,
+                rows_expected: Some(now.total_shown()),
+                bytes: now.bytes,
+            })
+        });
         Heartbeat::start(self.inv, self.fx.lease, Arc::clone(&self.fx.flags))
     }
 

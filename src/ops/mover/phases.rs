@@ -121,6 +121,7 @@ mod tests {
             pause_requested: false,
             paused_at_millis: None,
             limits: Default::default(),
+            progress: None,
             params: serde_json::Value::Null,
             error: None,
             created_at_millis: None,
@@ -236,5 +237,27 @@ mod tests {
             derived(&record(&pb, window - 1, OpState::Failed), &pb, &s),
             Phase::Unfenced
         );
+    }
+
+    /// The journal reads the fence durations (status, ops, the exporter's histogram) under
+    /// the keys this procedure's state is journaled with: renaming a field of the state
+    /// fails here, not silently in monitoring.
+    #[test]
+    fn the_journal_reads_the_fence_durations_the_state_journals() {
+        let pb = Playbook::default_move();
+        let mut rec = record(&pb, pb.steps.len(), OpState::Done);
+        assert_eq!(
+            (rec.fence_millis(), rec.revert_fence_millis()),
+            (None, None)
+        );
+        let state = MoveState {
+            fence_millis: Some(1234),
+            revert_fence_millis: Some(56),
+            ..Default::default()
+        };
+        let last = rec.steps.len() - 2;
+        rec.steps[last].outputs = serde_json::to_value(&state).unwrap();
+        assert_eq!(rec.fence_millis(), Some(1234));
+        assert_eq!(rec.revert_fence_millis(), Some(56));
     }
 }
