@@ -43,8 +43,9 @@ fn checkpoint_table(schema: &Ident) -> String {
 /// The source's settings the stream depends on, one row: `log_bin`, `binlog_format`,
 /// `binlog_row_image`, `server_id`, whether its binary log compresses events (MariaDB's
 /// `log_bin_compress`, MySQL 8.0.20's `binlog_transaction_compression`; 0 where the
-/// server has neither) and MySQL's `binlog_row_value_options` (partial JSON updates; ''
-/// where there is none).
+/// server has neither), MySQL's `binlog_row_value_options` (partial JSON updates; ''
+/// where there is none) and `binlog_checksum` (the first event of a dump comes with its
+/// checksum still on).
 pub fn source_settings(d: Dialect) -> Stmt {
     let f = d.flavor();
     let compression = if f.is_mariadb() {
@@ -61,7 +62,7 @@ pub fn source_settings(d: Dialect) -> Stmt {
     };
     Stmt::text(format!(
         "SELECT @@GLOBAL.log_bin, @@GLOBAL.binlog_format, @@GLOBAL.binlog_row_image, \
-         @@GLOBAL.server_id, {compression}, {value_options}"
+         @@GLOBAL.server_id, {compression}, {value_options}, @@GLOBAL.binlog_checksum"
     ))
 }
 
