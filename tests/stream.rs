@@ -659,7 +659,9 @@ fn a_purged_start_position_is_refused_before_anything_changes() {
     );
     let now = coordinates(&mut s);
     // The server keeps a file a dump thread still reads or crash recovery still needs:
-    // purge until it is gone.
+    // purge until it is gone (its binlog checkpoint event is then written, so no event of
+    // the server's own comes later to move another test's source position; this is the
+    // binary's only rotation).
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     loop {
         exec(
@@ -814,8 +816,16 @@ fn pause_and_throttle_hold_the_stream_and_the_lag_shows() {
         let report = stream.run(Until::CaughtUp, &mut throttle).unwrap();
         (report, throttle.0)
     });
-    std::thread::sleep(Duration::from_secs(2));
-    assert!(control.paused(), "the stream parked");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !control.paused() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the stream never parked"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(control.paused(), "the stream stays parked");
     assert_eq!(
         stats.progress().transactions,
         0,
@@ -966,4 +976,55 @@ fn the_key_filter_agrees_with_the_servers_sql() {
 
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// An idle source still answers (its heartbeat), so a stream waiting for events notices
+/// its stop flag within about a heartbeat, far below the read timeout; it stops at its
+/// checkpoint with the position it read.
+#[test]
+fn an_idle_stream_stops_within_a_heartbeat() {
+    let _g = serial();
+    create_both("st_idle", "st_idle_t", "t", EVERY_TYPE);
+    let start = coordinates(&mut connect(sb(), "node1"));
+    exec(
+        &mut connect(sb(), "node1"),
+        &["INSERT INTO st_idle.t (id) VALUES (1)"],
+    );
+    let sp = spec(
+        "idle",
+        vec![moving("st_idle", "st_idle_t", "t", None)],
+        &start,
+    );
+    assert!(
+        sp.source_dump.read_timeout >= Duration::from_secs(10),
+        "a read timeout this short proves nothing"
+    );
+    let mut stream = ChangeStream::prepare(sp).unwrap();
+    let stop = stream.stop_flag();
+    let stats = stream.stats();
+    let runner = std::thread::spawn(move || stream.run(Until::Stopped, &mut NoObserver));
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while stats.progress().transactions < 1 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the insert never came"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Idle now: a heartbeat a second comes.
+    let before = stats.progress().events;
+    std::thread::sleep(Duration::from_secs(3));
+    let heartbeats = stats.progress().events - before;
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let asked = std::time::Instant::now();
+    let report = runner.join().unwrap().unwrap();
+    assert!(
+        asked.elapsed() < Duration::from_secs(5),
+        "stopped after {:?}",
+        asked.elapsed()
+    );
+    assert_eq!(report.ended, Ended::Stopped);
+    assert!(heartbeats >= 2, "{heartbeats} events in 3 idle seconds");
+    let now = coordinates(&mut connect(sb(), "node1"));
+    assert_eq!(report.checkpoint.position, now.position);
 }
