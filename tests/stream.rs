@@ -341,7 +341,26 @@ fn a_hash_arc_and_a_list_of_keys_stream_exactly() {
             &start,
         ))
         .unwrap();
-        run_caught_up(&mut stream);
+        // The journal's follower sees every commit, in order, up to the last.
+        struct Follower(Vec<Checkpoint>);
+        impl Observer for Follower {
+            fn committed(&mut self, cp: &Checkpoint) -> shardctl::Result<()> {
+                self.0.push(cp.clone());
+                Ok(())
+            }
+        }
+        let mut follower = Follower(Vec::new());
+        let report = stream.run(Until::CaughtUp, &mut follower).unwrap();
+        let seen = follower.0;
+        assert!(
+            seen.windows(2)
+                .all(|w| w[0].position < w[1].position && w[0].transactions <= w[1].transactions),
+            "{seen:?}"
+        );
+        assert_eq!(seen.last(), Some(&report.checkpoint));
+        // A fresh stream: the checkpoint's counters are this run's.
+        assert_eq!(report.checkpoint.transactions, report.progress.transactions);
+        assert_eq!(report.checkpoint.row_changes, report.progress.row_changes);
         let n = assert_converged(
             schema,
             &format!("{schema}_t"),
