@@ -28,6 +28,7 @@ pub mod query;
 pub mod reporting;
 pub mod simulate;
 pub mod status;
+pub mod stream;
 pub mod verify;
 pub mod workload;
 

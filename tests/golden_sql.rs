@@ -1417,3 +1417,100 @@ fn preflight_statements() {
         .collect::<Vec<_>>()
         .join("\n"));
 }
+
+/// The change stream's statements: the replica session and the source's settings per
+/// flavor, the catalog reads of a moving table, the applier's row statements and its
+/// checkpoint: `src/server/stream.rs`.
+#[test]
+fn stream_statements() {
+    use shardctl::server::stream as st;
+    let (s, t) = (id("shop_2"), id("orders"));
+    let cp = id("_shardctl");
+    let mut out = Vec::new();
+    for flavor in [
+        Flavor::new(Vendor::MariaDb, 10, 11, 6),
+        Flavor::new(Vendor::MySql, 5, 7, 44),
+        Flavor::new(Vendor::MySql, 8, 0, 36),
+    ] {
+        let d = Dialect::new(flavor);
+        out.push(format!("{flavor} settings: {}", st::source_settings(d)));
+        for s in st::replica_session(d, std::time::Duration::from_millis(1500)) {
+            out.push(format!("{flavor} replica session: {s}"));
+        }
+    }
+    for s in st::mariadb_gtid_start("0-1-5,7-3-12") {
+        out.push(format!("MariaDB GTID start: {s}"));
+    }
+    let pos = BinlogPosition {
+        file: "mysql-bin.000042".into(),
+        pos: 1337,
+    };
+    let cols = [id("id"), id("customer_id"), id("note")];
+    let key = [id("id")];
+    let lines = [
+        ("binary logs", st::show_binary_logs()),
+        ("source clock", st::unix_time()),
+        ("columns", st::table_columns(&s, &t)),
+        ("unique indexes", st::unique_indexes(&s, &t)),
+        ("triggers", st::table_triggers(&s, &t)),
+        ("applier session", st::applier_session()),
+        ("begin", st::start_transaction()),
+        ("rollback", st::rollback()),
+        ("checkpoint schema", st::create_checkpoint_schema(&cp)),
+        ("checkpoint table", st::create_checkpoint_table(&cp)),
+        ("read checkpoint", st::read_checkpoint(&cp, "op7-part1")),
+        (
+            "write checkpoint",
+            st::write_checkpoint(
+                &cp,
+                &st::CheckpointRow {
+                    stream_id: "op7-part1",
+                    position: &pos,
+                    gtid_state: "0-1-5",
+                    last_gtid: "0-1-5",
+                    transactions: 3,
+                    row_changes: 70,
+                    source_time: 1_700_000_000,
+                },
+            ),
+        ),
+        ("delete checkpoint", st::delete_checkpoint(&cp, "op7-part1")),
+        (
+            "insert two rows",
+            st::insert_rows(
+                &s,
+                &t,
+                &cols,
+                2,
+                vec![
+                    Value::Int(1),
+                    Value::Int(10),
+                    Value::NULL,
+                    Value::Int(2),
+                    Value::Int(10),
+                    Value::from("x"),
+                ],
+            ),
+        ),
+        (
+            "update by key",
+            st::update_by_key(
+                &s,
+                &t,
+                &cols,
+                &key,
+                vec![Value::Int(1), Value::Int(11), Value::NULL, Value::Int(1)],
+            ),
+        ),
+        (
+            "delete by key",
+            st::delete_by_key(&s, &t, &key, vec![Value::Int(1)]),
+        ),
+        (
+            "count by key",
+            st::count_by_key(&s, &t, &key, vec![Value::Int(1)]),
+        ),
+    ];
+    out.extend(lines.iter().map(|(k, v)| format!("{k}: {v}")));
+    insta::assert_snapshot!(out.join("\n"));
+}

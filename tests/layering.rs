@@ -44,7 +44,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("config", &["config"]),
     ("servers and hosts", &["server", "remote"]),
     ("directory", &["directory", "control", "ids"]),
-    ("data", &["copy", "verify", "prune"]),
+    ("data", &["copy", "verify", "prune", "stream"]),
     (
         "services",
         &[

@@ -18,18 +18,18 @@ fn key_value(k: &Key) -> Value {
     }
 }
 
-/// The rows of `column` that `shard` does NOT own under its function's current mapping.
-pub fn not_owned(snap: &Snapshot, shard: &Shard, column: &Ident) -> Result<Predicate> {
-    let func = snap
-        .function_by_id(shard.func_id)
-        .ok_or_else(|| Error::Usage(format!("shard {} has no function", shard.id)))?;
-    let kind = match func.key_type {
+/// The keys of a function with keys of `key_type` that lie outside `coverage`, as the SQL
+/// builder takes them (how the column compares, and what it matches); None when the
+/// coverage is empty (no mapping row: every key lies outside it). The stream's key filter
+/// (`crate::stream::KeyFilter`) evaluates the same description on row values.
+pub fn outside(coverage: &Coverage, key_type: KeyType) -> Option<(KeyKind, NotOwned)> {
+    let kind = match key_type {
         KeyType::Int => KeyKind::Int,
         KeyType::String => KeyKind::Bytes,
     };
-    let what = match coverage(snap, func, shard.id) {
+    let what = match coverage {
         Coverage::Range { lower, upper } => NotOwned::OutsideRange {
-            lower: key_value(&lower),
+            lower: key_value(lower),
             upper: upper.as_ref().map(key_value),
         },
         Coverage::Values { values } => NotOwned::NotIn(values.iter().map(key_value).collect()),
@@ -42,12 +42,21 @@ pub fn not_owned(snap: &Snapshot, shard: &Shard, column: &Ident) -> Result<Predi
             after: point.to_hex().into(),
             up_to: next.to_hex().into(),
         },
-        Coverage::None => {
-            return Err(Error::Refused(format!(
-                "shard {} has no mapping: it owns no rows, refusing to prune everything",
-                shard.id
-            )))
-        }
+        Coverage::None => return None,
+    };
+    Some((kind, what))
+}
+
+/// The rows of `column` that `shard` does NOT own under its function's current mapping.
+pub fn not_owned(snap: &Snapshot, shard: &Shard, column: &Ident) -> Result<Predicate> {
+    let func = snap
+        .function_by_id(shard.func_id)
+        .ok_or_else(|| Error::Usage(format!("shard {} has no function", shard.id)))?;
+    let Some((kind, what)) = outside(&coverage(snap, func, shard.id), func.key_type) else {
+        return Err(Error::Refused(format!(
+            "shard {} has no mapping: it owns no rows, refusing to prune everything",
+            shard.id
+        )));
     };
     Ok(statements::not_owned(column, kind, &what))
 }

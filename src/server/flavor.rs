@@ -148,6 +148,17 @@ impl Flavor {
         }
     }
 
+    /// MySQL 8.0.20 can compress a transaction's events into one payload event
+    /// (`binlog_transaction_compression`).
+    pub fn has_binlog_transaction_compression(&self) -> bool {
+        self.mysql_at_least(8, 0, 20)
+    }
+
+    /// MySQL 8.0.3 can log a JSON column's update as a diff (`binlog_row_value_options`).
+    pub fn has_binlog_row_value_options(&self) -> bool {
+        self.mysql_at_least(8, 0, 3)
+    }
+
     /// MySQL has super_read_only (5.7+); MariaDB does not.
     pub fn has_super_read_only(&self) -> bool {
         self.vendor == Vendor::MySql

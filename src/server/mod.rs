@@ -13,6 +13,7 @@ pub mod replication;
 pub mod reporting;
 pub mod reports;
 pub mod statements;
+pub mod stream;
 
 pub use dialect::{BinlogPosition, Dialect, Filters, SourceSpec, StartAt, Stmt};
 pub use flavor::{Flavor, Vendor, Version};
@@ -417,6 +418,11 @@ impl Server {
             self.broken = true;
         }
         self.error(e)
+    }
+
+    /// The session's id on the server (what `KILL` takes).
+    pub fn connection_id(&self) -> u64 {
+        self.conn.connection_id().into()
     }
 
     /// True once a call failed on the connection itself (closed socket, timeout).
