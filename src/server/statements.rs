@@ -1934,7 +1934,13 @@ pub fn row_lock_wait_timeout(secs: u64) -> Stmt {
 
 /// Whether a trigger is shardctl's: a split's guard or a switched guard.
 pub fn is_shardctl_trigger(name: &str) -> bool {
-    is_guard_trigger(name) || name.starts_with("shardctl_switch_")
+    is_guard_trigger(name) || is_switched_guard(name)
+}
+
+/// Whether a trigger is a switched guard (an operation's, tied to a switch row of its
+/// node: never copied to another node, never compared).
+pub fn is_switched_guard(name: &str) -> bool {
+    name.starts_with("shardctl_switch_")
 }
 
 /// The switched guard's name for `table` and `event`: `shardctl_switch_<i|u|d>_<table>`,
