@@ -20,7 +20,13 @@
 //! - `CUTOVER_SPLIT_SIZES` (default `10000,1000000`): shards that are split after their moves,
 //!   then both halves split again (three splits per size);
 //! - `CUTOVER_SPLIT_DEPTH` (default 2): 1 splits only the shard, 2 also its halves;
-//! - `CUTOVER_BUFFER_POOL` (default `1G`): each server's InnoDB buffer pool.
+//! - `CUTOVER_BUFFER_POOL` (default `1G`): each server's InnoDB buffer pool;
+//! - `CUTOVER_FENCES` (default `shard,read-only,switch`): the fences each size's moves run
+//!   under;
+//! - `CUTOVER_SPLIT_FENCES` (default `shard,switch`): the fences the splits take in turn;
+//! - `CUTOVER_TABLES` (default 0): small sharded tables added beside `sbtest` and the
+//!   workload's table (200 rows each per measured shard), to measure how the pause grows
+//!   with the number of tables: `CUTOVER_TABLES=298` makes shards of 300 tables.
 
 mod smoke;
 
@@ -64,6 +70,15 @@ fn env_list(name: &str, default: &str) -> Vec<u64> {
         .split(',')
         .filter(|s| !s.trim().is_empty())
         .map(|s| s.trim().parse().unwrap_or_else(|_| panic!("{name}: {s}")))
+        .collect()
+}
+
+fn env_words(name: &str, default: &str) -> Vec<String> {
+    std::env::var(name)
+        .unwrap_or_else(|_| default.to_string())
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
         .collect()
 }
 
@@ -273,7 +288,7 @@ impl Fleet {
     }
 }
 
-fn setup(sizes: &[u64]) -> (shardctl::sandbox::Sandbox, Fleet, Vec<u32>) {
+fn setup(sizes: &[u64], extra_tables: u64) -> (shardctl::sandbox::Sandbox, Fleet, Vec<u32>) {
     let sb = shardctl::sandbox::SandboxBuilder::for_tests(3)
         .unwrap()
         .extra_config(format!("innodb-buffer-pool-size={}", buffer_pool()))
@@ -313,6 +328,19 @@ fn setup(sizes: &[u64]) -> (shardctl::sandbox::Sandbox, Fleet, Vec<u32>) {
         "--column",
         "k",
     ]);
+    for i in 1..=extra_tables {
+        exec(&mut n1, &format!("CREATE TABLE sb.t{i} (k BIGINT NOT NULL, n INT NOT NULL, note CHAR(40) NOT NULL, PRIMARY KEY (k, n)) ENGINE=InnoDB"));
+        let table = format!("sb.t{i}");
+        run(&[
+            "table",
+            "add",
+            &table,
+            "--function",
+            FUNCTION,
+            "--column",
+            "k",
+        ]);
+    }
     // Neighbours: a small shard on each node (ranges below the measured shards).
     let mut bounds: Vec<(String, i64)> = vec![("node1".into(), 0), ("node2".into(), 1_000_000)];
     for (i, _) in sizes.iter().enumerate() {
@@ -362,6 +390,11 @@ fn setup(sizes: &[u64]) -> (shardctl::sandbox::Sandbox, Fleet, Vec<u32>) {
             ));
             done += n;
         }
+        for i in 1..=extra_tables {
+            exec(&mut s, &format!(
+                "INSERT INTO sb_{id}.t{i} SELECT {lb} + seq * 5, seq, MD5(seq) FROM sb_{id}.seq_1_to_200"
+            ));
+        }
         eprintln!(
             "loaded {rows} rows into sb_{id} in {:.1} s",
             t.elapsed().as_secs_f64()
@@ -402,13 +435,17 @@ fn main() {
     let runs_large = env_num("CUTOVER_RUNS_LARGE", runs as u64) as usize;
     let split_sizes = env_list("CUTOVER_SPLIT_SIZES", smoke::or("1000", "10000,1000000"));
     let depth = env_num("CUTOVER_SPLIT_DEPTH", smoke::or(1, 2));
+    let fences = env_words("CUTOVER_FENCES", "shard,read-only,switch");
+    let split_fences = env_words("CUTOVER_SPLIT_FENCES", "shard,switch");
+    let extra_tables = env_num("CUTOVER_TABLES", 0);
     let started = Instant::now();
-    let (_sb, fleet, ids) = setup(&sizes);
+    let (_sb, fleet, ids) = setup(&sizes, extra_tables);
+    let mut next_split_fence = split_fences.iter().cycle();
     let mut all: Vec<Run> = Vec::new();
     for (i, &rows) in sizes.iter().enumerate() {
         let (id, lb) = (ids[i], (i as i64 + 1) * SPACING);
         let n = if rows > 1_000_000 { runs_large } else { runs };
-        for fence in ["shard", "read-only"] {
+        for fence in fences.iter().map(String::as_str) {
             for _ in 0..n {
                 let to = if fleet.node_of(id) == "node1" {
                     "node2"
@@ -442,12 +479,18 @@ fn main() {
                     "node1"
                 };
                 let (sid, sat) = (id.to_string(), at.to_string());
+                let fence = next_split_fence
+                    .next()
+                    .map(String::as_str)
+                    .unwrap_or("shard");
                 all.push(fleet.measure(
                     id,
                     plb,
                     prows,
-                    "split",
-                    &["split", "--shard", &sid, "--to", to, "--at", &sat],
+                    &format!("split {fence}"),
+                    &[
+                        "split", "--shard", &sid, "--to", to, "--at", &sat, "--fence", fence,
+                    ],
                 ));
                 next.push((plb, prows / 2));
                 next.push((at, prows - prows / 2));
@@ -455,10 +498,16 @@ fn main() {
             parts = next;
         }
     }
-    report(&all, &sizes, started.elapsed().as_secs_f64());
+    report(
+        &all,
+        &sizes,
+        &fences,
+        extra_tables,
+        started.elapsed().as_secs_f64(),
+    );
 }
 
-fn report(all: &[Run], sizes: &[u64], total_s: f64) {
+fn report(all: &[Run], sizes: &[u64], fences: &[String], extra_tables: u64, total_s: f64) {
     println!("- Date: {}.", sh("date -u +%Y-%m-%d"));
     println!(
         "- Machine: {} CPUs ({}), {} GiB RAM, {}; {}.",
@@ -469,6 +518,10 @@ fn report(all: &[Run], sizes: &[u64], total_s: f64) {
         sh("mariadbd --version | sed 's/^.*Ver //; s/ for .*$//'")
     );
     println!("- Each server's InnoDB buffer pool: {}.", buffer_pool());
+    println!(
+        "- Sharded tables per shard: {} (`sbtest`, the workload's table and {extra_tables} of 200 rows).",
+        extra_tables + 2
+    );
     println!("- Whole run: {total_s:.0} s.\n");
 
     println!("Write pause of the moving shard (milliseconds; median, then each run):\n");
@@ -476,11 +529,11 @@ fn report(all: &[Run], sizes: &[u64], total_s: f64) {
     println!("|---|---|---|---|---|---|");
     let groups: Vec<(u64, &str)> = sizes
         .iter()
-        .flat_map(|&s| [(s, "shard"), (s, "read-only")])
+        .flat_map(|&s| fences.iter().map(move |f| (s, f.as_str())))
         .chain(
             all.iter()
-                .filter(|r| r.kind == "split")
-                .map(|r| (r.rows, "split")),
+                .filter(|r| r.kind.starts_with("split"))
+                .map(|r| (r.rows, r.kind.as_str())),
         )
         .fold(Vec::new(), |mut acc, g| {
             if !acc.contains(&g) {
@@ -493,9 +546,9 @@ fn report(all: &[Run], sizes: &[u64], total_s: f64) {
             .filter(|r| r.rows == rows && r.kind == kind)
             .collect()
     };
-    let label = |kind: &str| match kind {
-        "split" => "`split` (shard fence + guard)".to_string(),
-        f => format!("`move --fence {f}`"),
+    let label = |kind: &str| match kind.strip_prefix("split ") {
+        Some(f) => format!("`split --fence {f}`"),
+        None => format!("`move --fence {kind}`"),
     };
     for &(rows, kind) in &groups {
         let rs = pick(rows, kind);
@@ -567,7 +620,7 @@ fn report(all: &[Run], sizes: &[u64], total_s: f64) {
             g("confirm"),
             each(&rs.iter().map(|r| r.step("confirm")).collect::<Vec<_>>()),
             med(&fenced),
-            if kind == "split" {
+            if kind.starts_with("split") {
                 format!("{:.0}", g("guard"))
             } else {
                 "-".into()
