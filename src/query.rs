@@ -669,7 +669,7 @@ pub enum Event<'a> {
 }
 
 /// The shards that may hold rows they no longer own, from the operations not finished
-/// yet: every shard of the function of a split or merge under way (after a split's flip
+/// yet: every shard of the function of a split, merge or key move under way (after a split's flip
 /// both halves hold the whole key space until both prunes finish, which may take hours;
 /// a merge copies the retired shard's rows into the survivor before its flip), and a
 /// shard whose prune is under way. The journal records every one of them: `shard add`
@@ -682,7 +682,9 @@ pub fn unpruned_shards(snap: &Snapshot, ops: &[OperationSummary]) -> BTreeSet<u3
             continue;
         };
         match op.kind {
-            OpKind::Split | OpKind::Merge => {
+            // A key move copies the moving keys' rows into the receiver before its flip, and
+            // the donor keeps them after it until its prune.
+            OpKind::Split | OpKind::Merge | OpKind::MoveKeys => {
                 out.extend(snap.shards_of(shard.func_id).map(|s| s.id));
             }
             OpKind::Prune => {

@@ -4,6 +4,7 @@
 mod directory;
 mod exporter;
 mod fleet;
+mod keys;
 mod merge;
 mod meta;
 mod mv;
@@ -107,6 +108,14 @@ pub enum Command {
         after_help = "Example:\n  shardctl split --shard 2 --to node3 --at median\n  shardctl split --shard 2 --to node3 --at 15000\n  shardctl split --shard 7 --to node1\n  shardctl split --shard 9 --to node2 --values dk,no"
     )]
     Split(split::SplitArgs),
+    /// Move some of a shard's keys, with their rows, to another existing shard
+    /// (playbooks/move-keys.yaml): copied, kept current by a change stream from the donor's
+    /// binary log, only those keys fenced for the cut-over, flipped, pruned from the donor.
+    #[command(
+        name = "move-keys",
+        after_help = "Example:\n  shardctl move-keys --function customers --range 40000..50000 --to-shard 2\n  shardctl move-keys --function tenants --keys acme --to-shard 5\n  shardctl move-keys --function customers --range 0..5000 --to-shard 1 --dry-run"
+    )]
+    MoveKeys(keys::MoveKeysArgs),
     /// Merge adjacent shards (playbooks/merge.yaml) into the one on NODE: each other shard
     /// is copied into it (kept current by a channel from another node), fenced, verified,
     /// flipped and dropped.
@@ -474,6 +483,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Init => directory::init(&ctx),
         Command::Move(args) => mv::run_move(&ctx, args),
         Command::Split(args) => split::split(&ctx, args),
+        Command::MoveKeys(args) => keys::move_keys(&ctx, args),
         Command::Merge(args) => merge::merge(&ctx, args),
         Command::Rebalance(cmd) => rebalance::rebalance(&ctx, cmd),
         Command::Resume(args) => mv::resume(&ctx, args),

@@ -173,6 +173,8 @@ sql_enum!(
         Split => "split",
         /// A shard's keys and rows join an adjacent shard's; the shard goes.
         Merge => "merge",
+        /// Some of a shard's keys, with their rows, go to another existing shard.
+        MoveKeys => "move-keys",
         /// Rows a shard no longer owns are deleted.
         Prune => "prune",
         /// A fence raised by hand (`shardctl lock`).
@@ -552,6 +554,9 @@ pub struct OperationParams<P = serde_json::Value> {
     /// A merge's plan.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub merge: Option<super::MergePlan>,
+    /// A key move's plan.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key_move: Option<super::KeyMovePlan>,
     /// A `lock` operation's fence.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fence: Option<super::Fence>,
@@ -569,6 +574,7 @@ impl<P> Default for OperationParams<P> {
             playbook: None,
             split: None,
             merge: None,
+            key_move: None,
             fence: None,
             shard: None,
             parent: None,

@@ -312,7 +312,9 @@ fn read_directory(
             break;
         }
         let fences = match kind {
-            OpKind::Move | OpKind::Split | OpKind::Merge => fences_of(&d.operation(id)?),
+            OpKind::Move | OpKind::Split | OpKind::Merge | OpKind::MoveKeys => {
+                fences_of(&d.operation(id)?)
+            }
             OpKind::Prune | OpKind::Lock => Vec::new(),
         };
         loaded.push((

@@ -9,8 +9,8 @@
 //! values move to any shard of the function.
 
 use crate::directory::{
-    coverage, Coverage, Function, Index, Key, KeyMoveMapping, KeyMovePlan, RingPoint, Shard,
-    ShardingType, Snapshot,
+    coverage, Coverage, Function, Index, Key, KeyMoveMapping, KeyMovePlan, RingPoint, ShardingType,
+    Snapshot,
 };
 use crate::error::{Error, Result};
 use crate::ident::Ident;
@@ -402,21 +402,71 @@ pub fn before_key_move(mut snap: Snapshot, plan: &KeyMovePlan) -> Result<Snapsho
     Ok(snap)
 }
 
-/// The rows of `column` whose keys the move gives away: owned by the donor before it and
-/// not after (the key fence's and the copy's condition), from a snapshot read before or
-/// after the flip.
-pub fn moving_keys(snap: &Snapshot, plan: &KeyMovePlan, column: &Ident) -> Result<Condition> {
-    let before = before_key_move(snap.clone(), plan)?;
-    let after = after_key_move(before.clone(), plan)?;
-    let donor = donor_shard(&before, plan)?;
-    Ok(statements::newly_not_owned(
-        &crate::prune::predicate::not_owned(&before, &donor, column)?,
-        &crate::prune::predicate::not_owned(&after, &donor, column)?,
-    ))
+/// Whether `snap` shows the move's flip: the bound or point at its new place, the values
+/// with the receiver.
+pub fn shows_flip(snap: &Snapshot, plan: &KeyMovePlan) -> bool {
+    let f = plan.func_id;
+    match &plan.mapping {
+        KeyMoveMapping::RangeBound { now, .. } => snap
+            .ranges
+            .iter()
+            .any(|r| r.func_id == f && &r.lower_bound == now),
+        KeyMoveMapping::RingPoint { now, .. } => RingPoint::from_hex(now)
+            .map(|now| snap.points.iter().any(|p| p.func_id == f && p.point == now))
+            .unwrap_or(false),
+        KeyMoveMapping::Values { values } => values.iter().all(|v| {
+            snap.lists
+                .iter()
+                .any(|l| l.func_id == f && &l.value == v && l.shard_id == plan.receiver)
+        }),
+    }
 }
 
-fn donor_shard(snap: &Snapshot, plan: &KeyMovePlan) -> Result<Shard> {
-    snap.shard(plan.donor).cloned()
+/// The keys the move gives away, as a coverage (a range, an arc of the ring, values):
+/// what the copy, the stream, the key fence and the verification select, read from a
+/// snapshot before or after the flip.
+pub fn moving_coverage(snap: &Snapshot, plan: &KeyMovePlan) -> Result<Coverage> {
+    let before = before_key_move(snap.clone(), plan)?;
+    Ok(match &plan.mapping {
+        KeyMoveMapping::RangeBound { was, now } => Coverage::Range {
+            lower: was.min(now).clone(),
+            upper: Some(was.max(now).clone()),
+        },
+        KeyMoveMapping::RingPoint { was, now } => {
+            let (was, now) = (RingPoint::from_hex(was)?, RingPoint::from_hex(now)?);
+            // The donor's own point moves on: it gives (was, now]. The receiver's point
+            // comes back: the donor gives (now, was].
+            let donors_point = before
+                .points
+                .iter()
+                .any(|p| p.func_id == plan.func_id && p.point == was && p.shard_id == plan.donor);
+            let (point, next) = if donors_point { (was, now) } else { (now, was) };
+            Coverage::Arc {
+                point,
+                next,
+                share: 0.0,
+            }
+        }
+        KeyMoveMapping::Values { values } => {
+            let mut values = values.clone();
+            values.sort();
+            Coverage::Values { values }
+        }
+    })
+}
+
+/// The rows of `column` whose keys the move gives away (the key fence's, the copy's and
+/// the verification's condition), from a snapshot read before or after the flip.
+pub fn moving_keys(snap: &Snapshot, plan: &KeyMovePlan, column: &Ident) -> Result<Condition> {
+    let func = snap.function_by_id(plan.func_id).ok_or_else(|| {
+        Error::Usage(format!("function {} is not in the directory", plan.func_id))
+    })?;
+    let (kind, outside) =
+        crate::prune::predicate::outside(&moving_coverage(snap, plan)?, func.key_type)
+            .ok_or_else(|| Error::Usage("the moving keys are empty: nothing to move".into()))?;
+    Ok(statements::owned(&statements::not_owned(
+        column, kind, &outside,
+    )))
 }
 
 #[cfg(test)]
@@ -649,23 +699,45 @@ mod tests {
     }
 
     #[test]
-    fn the_moving_keys_condition_is_the_donors_keys_before_and_not_after() {
+    fn the_moving_keys_condition_selects_the_keys_between_the_two_bounds() {
         let snap = directory();
         let p = planned(&snap, "r", &range(180, 200), 3).unwrap();
         let c = moving_keys(&snap, &p, &Ident::new("column", "k").unwrap()).unwrap();
-        assert_eq!(
-            c.sql, "(NOT (`k` < ? OR `k` >= ?) AND (`k` < ? OR `k` >= ?))",
-            "{c}"
-        );
+        assert_eq!(c.sql, "(NOT (`k` < ? OR `k` >= ?))", "{c}");
         assert_eq!(
             c.params,
-            vec![
-                mysql::Value::Int(100),
-                mysql::Value::Int(200),
-                mysql::Value::Int(100),
-                mysql::Value::Int(180)
-            ]
+            vec![mysql::Value::Int(180), mysql::Value::Int(200)]
         );
+        // An arc given away by the donor's own point (its bottom) and one given back by
+        // the receiver's (the donor's top), and values.
+        let q = u128::MAX / 4;
+        let bottom = KeyRequest::Arc {
+            after: RingPoint(q),
+            up_to: RingPoint(q + q / 4),
+        };
+        let p = planned(&snap, "h", &bottom, 8).unwrap();
+        assert_eq!(
+            moving_coverage(&snap, &p).unwrap(),
+            Coverage::Arc {
+                point: RingPoint(q),
+                next: RingPoint(q + q / 4),
+                share: 0.0
+            }
+        );
+        let top = KeyRequest::Arc {
+            after: RingPoint(q + 3 * q / 4),
+            up_to: RingPoint(2 * q),
+        };
+        let p = planned(&snap, "h", &top, 7).unwrap();
+        assert_eq!(
+            moving_coverage(&snap, &p).unwrap(),
+            Coverage::Arc {
+                point: RingPoint(q + 3 * q / 4),
+                next: RingPoint(2 * q),
+                share: 0.0
+            }
+        );
+        let p = planned(&snap, "r", &range(180, 200), 3).unwrap();
         // Flipped already: the plan applies to a snapshot that shows it as is, and the
         // condition read after the flip is the one read before.
         let after = after_key_move(snap.clone(), &p).unwrap();

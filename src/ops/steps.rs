@@ -91,6 +91,7 @@ pub fn backup(
                     workers,
                     progress: &copy::native::Progress::default(),
                     into_tables: None,
+                    rows_where: None,
                 },
             )
         }

@@ -15,6 +15,8 @@ pub const SPLIT_PLAYBOOK: &str = include_str!("../../playbooks/split.yaml");
 pub const MOVE_RESTART_PLAYBOOK: &str = include_str!("../../playbooks/move-restart.yaml");
 /// The embedded merge playbook.
 pub const MERGE_PLAYBOOK: &str = include_str!("../../playbooks/merge.yaml");
+/// The embedded key-move playbook (`playbooks/move-keys.yaml`).
+pub const MOVE_KEYS_PLAYBOOK: &str = include_str!("../../playbooks/move-keys.yaml");
 
 pub use crate::directory::journal::StepKind;
 pub use crate::directory::Fence;
@@ -617,6 +619,12 @@ impl Playbook {
         Self::parse("playbooks/merge.yaml", MERGE_PLAYBOOK).expect("the embedded playbook is valid")
     }
 
+    /// The default key-move playbook.
+    pub fn default_move_keys() -> Playbook {
+        Self::parse("playbooks/move-keys.yaml", MOVE_KEYS_PLAYBOOK)
+            .expect("the embedded playbook is valid")
+    }
+
     /// The default move playbook.
     pub fn default_move() -> Playbook {
         Self::parse("playbooks/move.yaml", MOVE_PLAYBOOK).expect("the embedded playbook is valid")
@@ -940,6 +948,7 @@ mod tests {
             ("move", MOVE_PLAYBOOK),
             ("split", SPLIT_PLAYBOOK),
             ("merge", MERGE_PLAYBOOK),
+            ("move-keys", MOVE_KEYS_PLAYBOOK),
             ("move-restart", MOVE_RESTART_PLAYBOOK),
         ] {
             for step in Playbook::parse(origin, text).unwrap().steps {

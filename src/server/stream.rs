@@ -151,12 +151,14 @@ pub fn table_triggers(schema: &Ident, table: &Ident) -> Stmt {
 /// seconds since the epoch into UTC date and time), a 0 in an AUTO_INCREMENT column stays
 /// 0, no value is silently changed (strict), and a paused stream's idle session is not
 /// ended for a day. Foreign-key checks stay on: the source logs no row of an `ON DELETE
-/// CASCADE`, which the target's own constraint then applies, as on a replica.
+/// CASCADE`, which the target's own constraint then applies, as on a replica. The
+/// session passes shardctl's guards (`@shardctl_pruning`): the keys it carries may not be
+/// the target shard's yet (a key move's receiver guards them until its flip).
 pub fn applier_session() -> Stmt {
     Stmt::text(
         "SET NAMES binary, SESSION time_zone = '+00:00', \
          sql_mode = 'NO_AUTO_VALUE_ON_ZERO,STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION', \
-         wait_timeout = 86400",
+         wait_timeout = 86400, @shardctl_pruning = 1",
     )
 }
 

@@ -88,6 +88,9 @@ _shardctl() {
             shardctl,move)
                 cmd="shardctl__subcmd__move"
                 ;;
+            shardctl,move-keys)
+                cmd="shardctl__subcmd__move__subcmd__keys"
+                ;;
             shardctl,node)
                 cmd="shardctl__subcmd__node"
                 ;;
@@ -282,6 +285,9 @@ _shardctl() {
                 ;;
             shardctl__subcmd__help,move)
                 cmd="shardctl__subcmd__help__subcmd__move"
+                ;;
+            shardctl__subcmd__help,move-keys)
+                cmd="shardctl__subcmd__help__subcmd__move__subcmd__keys"
                 ;;
             shardctl__subcmd__help,node)
                 cmd="shardctl__subcmd__help__subcmd__node"
@@ -680,7 +686,7 @@ _shardctl() {
 
     case "${cmd}" in
         shardctl)
-            opts="-v -y -h -V --config --output --color --verbose --yes --log-file --help --version sandbox init node function table shard lookup analyze sample move split merge rebalance resume abort cutover revert finalize extend stop pause continue throttle ops workload prune backup filter change-master wait lock unlock flip drop-source status config simulate ids global query exporter reporting completions man help"
+            opts="-v -y -h -V --config --output --color --verbose --yes --log-file --help --version sandbox init node function table shard lookup analyze sample move split move-keys merge rebalance resume abort cutover revert finalize extend stop pause continue throttle ops workload prune backup filter change-master wait lock unlock flip drop-source status config simulate ids global query exporter reporting completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1694,7 +1700,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__help)
-            opts="sandbox init node function table shard lookup analyze sample move split merge rebalance resume abort cutover revert finalize extend stop pause continue throttle ops workload prune backup filter change-master wait lock unlock flip drop-source status config simulate ids global query exporter reporting completions man help"
+            opts="sandbox init node function table shard lookup analyze sample move split move-keys merge rebalance resume abort cutover revert finalize extend stop pause continue throttle ops workload prune backup filter change-master wait lock unlock flip drop-source status config simulate ids global query exporter reporting completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2226,6 +2232,20 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__help__subcmd__move)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__help__subcmd__move__subcmd__keys)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -3347,7 +3367,7 @@ _shardctl() {
                     return 0
                     ;;
                 --fence)
-                    COMPREPLY=($(compgen -W "shard read-only" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "shard read-only switch" -- "${cur}"))
                     return 0
                     ;;
                 --timeout)
@@ -3511,7 +3531,7 @@ _shardctl() {
                     return 0
                     ;;
                 --fence)
-                    COMPREPLY=($(compgen -W "shard read-only" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "shard read-only switch" -- "${cur}"))
                     return 0
                     ;;
                 --method)
@@ -3531,6 +3551,76 @@ _shardctl() {
                     return 0
                     ;;
                 --revert-window)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__move__subcmd__keys)
+            opts="-v -y -h --function --range --arc --keys --keys-file --to-shard --playbook --kill-blockers --dry-run --check --cutover --cutover-window --hook --config --output --color --verbose --yes --log-file --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --function)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --range)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --arc)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --keys)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --keys-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --to-shard)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --playbook)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cutover)
+                    COMPREPLY=($(compgen -W "manual window auto" -- "${cur}"))
+                    return 0
+                    ;;
+                --cutover-window)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hook)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5111,7 +5201,7 @@ _shardctl() {
                     return 0
                     ;;
                 --fence)
-                    COMPREPLY=($(compgen -W "shard read-only" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "shard read-only switch" -- "${cur}"))
                     return 0
                     ;;
                 --cutover)

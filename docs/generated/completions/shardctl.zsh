@@ -738,7 +738,8 @@ _arguments "${_arguments_options[@]}" : \
 '--to=[The node to move it to]:TO:_default' \
 '--playbook=[A playbook to run instead of the embedded playbooks/move.yaml]:PLAYBOOK:_files' \
 '--fence=[Override the lock step'\''s fence]:FENCE:((shard\:"Only this shard\: its tables are renamed out of reach; other shards keep writing"
-read-only\:"The whole source server goes read-only (the chapter'\''s fence)"))' \
+read-only\:"The whole source server goes read-only (the chapter'\''s fence)"
+switch\:"Only this shard, by guard triggers installed ahead and switched on by one row\: nothing renamed, whatever the number of tables"))' \
 '--method=[Override the backup step'\''s method]:METHOD:((native\:"In-process\: one consistent snapshot, parallel readers and writers"
 dump\:"mariadb-dump / mysqldump piped into the client"
 physical\:"mariadb-backup of the shard'\''s schemas on the source'\''s host into a staging directory on the target'\''s host, prepared there and imported (\`ALTER TABLE ... IMPORT TABLESPACE\`)"))' \
@@ -776,7 +777,8 @@ _arguments "${_arguments_options[@]}" : \
 '*--values=[List functions\: the values that go to the new shard]:VALUES:_default' \
 '--playbook=[A playbook to run instead of the embedded playbooks/split.yaml]:PLAYBOOK:_files' \
 '--fence=[Override the lock step'\''s fence]:FENCE:((shard\:"Only this shard\: its tables are renamed out of reach; other shards keep writing"
-read-only\:"The whole source server goes read-only (the chapter'\''s fence)"))' \
+read-only\:"The whole source server goes read-only (the chapter'\''s fence)"
+switch\:"Only this shard, by guard triggers installed ahead and switched on by one row\: nothing renamed, whatever the number of tables"))' \
 '--cutover=[Copy and keep the copy current, then wait, unfenced, for \`shardctl cutover OP\` (\`manual\`), a daily window (\`window\`, with --cutover-window) or nothing (\`auto\`\: go on once the before-cutover hooks pass). Without it the cut-over follows the copy at once]:CUTOVER:((manual\:"When an operator runs \`shardctl cutover OP\`"
 window\:"Inside the daily window (UTC), or earlier on \`shardctl cutover OP\`"
 auto\:"At once, as soon as every \`before-cutover\` hook passes"))' \
@@ -790,6 +792,38 @@ always\:"Always"
 never\:"Never"))' \
 '--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
 '--kill-blockers[Before each try of the shard fence, end the sessions whose open transaction holds the shard'\''s tables (otherwise they are only named)\: sets the lock step'\''s kill_blockers]' \
+'(--check)--dry-run[Run the procedure with every effect recorded instead of sent (read-only); prints the statements a real run would send on these servers]' \
+'--check[The dry run, reporting only whether the real run would be refused]' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+&& ret=0
+;;
+(move-keys)
+_arguments "${_arguments_options[@]}" : \
+'--function=[The partition function whose keys move]:FUNCTION:_default' \
+'(--arc --keys --keys-file)--range=[Range functions\: the keys LOWER..UPPER (upper excluded), at the top or the bottom of one shard'\''s range]:RANGE:_default' \
+'(--keys --keys-file)--arc=[Hash functions\: the hashes AFTER..UP_TO (ring points of 32 hex digits; AFTER excluded), at one end of one shard'\''s arc]:ARC:_default' \
+'(--keys-file)*--keys=[List functions\: the values that move (comma-separated), all of one shard]:KEYS:_default' \
+'--keys-file=[List functions\: a file of the values that move, one per line]:KEYS_FILE:_files' \
+'--to-shard=[The shard that takes them (of the same function; beside them for a range or arc)]:TO_SHARD:_default' \
+'--playbook=[A playbook to run instead of the embedded playbooks/move-keys.yaml]:PLAYBOOK:_files' \
+'--cutover=[Copy and keep the copy current, then wait, unfenced, for \`shardctl cutover OP\` (\`manual\`), a daily window (\`window\`, with --cutover-window) or nothing (\`auto\`\: go on once the before-cutover hooks pass). Without it the cut-over follows the copy at once]:CUTOVER:((manual\:"When an operator runs \`shardctl cutover OP\`"
+window\:"Inside the daily window (UTC), or earlier on \`shardctl cutover OP\`"
+auto\:"At once, as soon as every \`before-cutover\` hook passes"))' \
+'--cutover-window=[The window for \`--cutover window\`, HH\:MM-HH\:MM in UTC (may run past midnight)]:HH:MM-HH:MM:_default' \
+'*--hook=[Run COMMAND at STAGE (started, copied, ready, before-cutover, fenced, flipped, done, failed, reverted) with the operation as JSON on stdin; repeatable; added to the inventory'\''s hooks. A failing before-cutover hook postpones the cut-over]:STAGE=COMMAND:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'--kill-blockers[Before each try of the key fence, end the sessions whose open transaction holds the donor'\''s tables (otherwise they are only named)\: sets the lock step'\''s kill_blockers]' \
 '(--check)--dry-run[Run the procedure with every effect recorded instead of sent (read-only); prints the statements a real run would send on these servers]' \
 '--check[The dry run, reporting only whether the real run would be refused]' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
@@ -1291,7 +1325,8 @@ never\:"Never"))' \
 _arguments "${_arguments_options[@]}" : \
 '--shard=[The shard to fence, on the node the directory places it on]:SHARD:_default' \
 '--fence=[\`shard\` hides the shard'\''s tables; \`read-only\` makes its whole node read-only]:FENCE:((shard\:"Only this shard\: its tables are renamed out of reach; other shards keep writing"
-read-only\:"The whole source server goes read-only (the chapter'\''s fence)"))' \
+read-only\:"The whole source server goes read-only (the chapter'\''s fence)"
+switch\:"Only this shard, by guard triggers installed ahead and switched on by one row\: nothing renamed, whatever the number of tables"))' \
 '--timeout=[Longest wait for in-flight transactions, seconds]:TIMEOUT:_default' \
 '--config=[Inventory file]:CONFIG:_files' \
 '--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
@@ -2295,6 +2330,10 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(move-keys)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (merge)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -2598,6 +2637,7 @@ _shardctl_commands() {
 'sample:Write generated employees-shaped rows (the chapter'\''s example) through the router' \
 'move:Move a shard to another node (playbooks/move.yaml)\: copy, replicate, fence, verify, flip, drop the old copy' \
 'split:Split a shard (playbooks/split.yaml)\: a new shard on NODE takes part of the key space; both sides then prune what they no longer own' \
+'move-keys:Move some of a shard'\''s keys, with their rows, to another existing shard (playbooks/move-keys.yaml)\: copied, kept current by a change stream from the donor'\''s binary log, only those keys fenced for the cut-over, flipped, pruned from the donor' \
 'merge:Merge adjacent shards (playbooks/merge.yaml) into the one on NODE\: each other shard is copied into it (kept current by a channel from another node), fenced, verified, flipped and dropped' \
 'rebalance:Plan the moves that even out the fleet, then apply them' \
 'resume:Continue an operation after a crash or a failure, from what the servers show' \
@@ -2855,6 +2895,7 @@ _shardctl__subcmd__help_commands() {
 'sample:Write generated employees-shaped rows (the chapter'\''s example) through the router' \
 'move:Move a shard to another node (playbooks/move.yaml)\: copy, replicate, fence, verify, flip, drop the old copy' \
 'split:Split a shard (playbooks/split.yaml)\: a new shard on NODE takes part of the key space; both sides then prune what they no longer own' \
+'move-keys:Move some of a shard'\''s keys, with their rows, to another existing shard (playbooks/move-keys.yaml)\: copied, kept current by a change stream from the donor'\''s binary log, only those keys fenced for the cut-over, flipped, pruned from the donor' \
 'merge:Merge adjacent shards (playbooks/merge.yaml) into the one on NODE\: each other shard is copied into it (kept current by a channel from another node), fenced, verified, flipped and dropped' \
 'rebalance:Plan the moves that even out the fleet, then apply them' \
 'resume:Continue an operation after a crash or a failure, from what the servers show' \
@@ -3100,6 +3141,11 @@ _shardctl__subcmd__help__subcmd__merge_commands() {
 _shardctl__subcmd__help__subcmd__move_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl help move commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__move-keys_commands] )) ||
+_shardctl__subcmd__help__subcmd__move-keys_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help move-keys commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__help__subcmd__node_commands] )) ||
 _shardctl__subcmd__help__subcmd__node_commands() {
@@ -3509,6 +3555,11 @@ _shardctl__subcmd__merge_commands() {
 _shardctl__subcmd__move_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl move commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__move-keys_commands] )) ||
+_shardctl__subcmd__move-keys_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl move-keys commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__node_commands] )) ||
 _shardctl__subcmd__node_commands() {

@@ -2,6 +2,7 @@
 //! the recorded effects would have changed, and sends nothing that writes.
 
 use super::model::FleetModel;
+use super::StreamRequest;
 use super::{
     channel_state_on, visible_tables_on, Change, ChannelState, CopyRequest, Effects, FleetEffects,
     Flip, VerifyRequest,
@@ -762,6 +763,16 @@ impl Effects for DryRun<'_> {
                     crate::directory::MergeMapping::Values => "its values".to_string(),
                 }
             ),
+            Flip::Keys(plan) => format!(
+                "flip: shard {} takes {} from shard {}, only if this operation verified them and still holds its lease (one transaction, directory version + 1)",
+                plan.receiver,
+                match &plan.mapping {
+                    crate::directory::KeyMoveMapping::RangeBound { was, now } => format!("the keys between bounds {was} and {now} (the bound moves from {was} to {now})"),
+                    crate::directory::KeyMoveMapping::RingPoint { was, now } => format!("the hashes between ring points {was} and {now} (the point moves)"),
+                    crate::directory::KeyMoveMapping::Values { values } => format!("the values {}", values.iter().map(|v| format!("'{v}'")).collect::<Vec<_>>().join(", ")),
+                },
+                plan.donor
+            ),
         };
         self.action(None, "directory", what);
         Ok(0)
@@ -837,5 +848,70 @@ impl Effects for DryRun<'_> {
 
     fn release(&mut self, _state: OpState, _error: Option<&str>, _phase: Phase) -> Result<()> {
         Ok(())
+    }
+
+    fn start_stream(&mut self, req: StreamRequest<'_>) -> Result<serde_json::Value> {
+        self.reader(req.source)?;
+        self.reader(req.target)?;
+        let tables: Vec<String> = req
+            .tables
+            .iter()
+            .map(|m| format!("{}.{} into {}", m.source_schema, m.table, m.target_schema))
+            .collect();
+        let from = req
+            .start
+            .position
+            .as_ref()
+            .map(|p| p.to_string())
+            .unwrap_or_else(|| format!("GTID state {}", req.start.gtid_state));
+        self.action(
+            None,
+            req.target,
+            format!(
+                "change stream {}: read {}'s binary log as a replica from {from} (the copy's position, or the checkpoint in `{}`.stream_checkpoints), keep the rows of the moving keys of {}, apply them on {} one transaction per source transaction with the checkpoint in the same transaction; runs until the final position",
+                req.id,
+                req.source,
+                statements::CONTROL_SCHEMA,
+                tables.join(", "),
+                req.target
+            ),
+        );
+        Ok(serde_json::Value::Null)
+    }
+
+    fn stream_catch_up(&mut self, lag_below: u64, timeout: Duration) -> Result<serde_json::Value> {
+        self.action(
+            None,
+            "stream",
+            format!(
+                "wait (at most {}s) until the change stream is within {lag_below}s of its source",
+                timeout.as_secs()
+            ),
+        );
+        Ok(serde_json::Value::Null)
+    }
+
+    fn stream_to(&mut self, pos: &BinlogPosition, timeout: Duration) -> Result<serde_json::Value> {
+        self.action(
+            None,
+            "stream",
+            format!(
+                "bring the change stream to the position read under the fence ({pos} now), at most {}s, and stop it there",
+                timeout.as_secs()
+            ),
+        );
+        Ok(serde_json::Value::Null)
+    }
+
+    fn end_stream(&mut self, target: &str, id: &str) -> Result<()> {
+        let schema = super::stream_checkpoint_schema();
+        self.run_unlogged(
+            target,
+            &[crate::server::stream::delete_checkpoint(&schema, id)],
+        )
+    }
+
+    fn stream_checkpoint_exists(&mut self, _target: &str, _id: &str) -> Result<bool> {
+        Ok(false)
     }
 }

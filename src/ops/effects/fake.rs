@@ -13,7 +13,9 @@
 //! model therefore fails instead of passing on an invented answer.
 
 use super::model::FleetModel;
-use super::{Change, ChannelState, CopyRequest, Effects, FleetEffects, Flip, VerifyRequest};
+use super::{
+    Change, ChannelState, CopyRequest, Effects, FleetEffects, Flip, StreamRequest, VerifyRequest,
+};
 use crate::copy::{self, CopyReport, SchemaPair};
 use crate::directory::journal::{Effect, EffectRecord, EffectState, OpState, WindowRequest};
 use crate::directory::names::NameScope;
@@ -72,6 +74,8 @@ pub struct FakeFleet {
     pub phases: Vec<Phase>,
     /// How the hold on the operation ended, once it did.
     pub released: Option<Release>,
+    /// Change streams' checkpoints on targets, as (node, stream id).
+    pub stream_checkpoints: std::collections::BTreeSet<(String, String)>,
 }
 
 impl FakeFleet {
@@ -91,6 +95,7 @@ impl FakeFleet {
             steps: vec![crate::directory::journal::StepState::Pending; steps],
             phases: Vec::new(),
             released: None,
+            stream_checkpoints: Default::default(),
         }
     }
 
@@ -477,6 +482,7 @@ impl Effects for FakeFleet {
                 self.locations.remove(&plan.retired);
                 Ok(1)
             }
+            Flip::Keys(_) => Err(Self::not_modeled("the mapping of keys")),
         }
     }
 
@@ -553,6 +559,44 @@ impl Effects for FakeFleet {
             phase,
         });
         Ok(())
+    }
+
+    fn start_stream(&mut self, req: StreamRequest<'_>) -> Result<serde_json::Value> {
+        self.reach(req.source)?;
+        self.reach(req.target)?;
+        self.stream_checkpoints
+            .insert((req.target.to_string(), req.id.to_string()));
+        Ok(serde_json::Value::Null)
+    }
+
+    fn stream_catch_up(
+        &mut self,
+        _lag_below: u64,
+        _timeout: Duration,
+    ) -> Result<serde_json::Value> {
+        Err(Self::not_modeled("a stream's progress"))
+    }
+
+    fn stream_to(
+        &mut self,
+        _pos: &BinlogPosition,
+        _timeout: Duration,
+    ) -> Result<serde_json::Value> {
+        Err(Self::not_modeled("a stream's progress"))
+    }
+
+    fn end_stream(&mut self, target: &str, id: &str) -> Result<()> {
+        self.reach(target)?;
+        self.stream_checkpoints
+            .remove(&(target.to_string(), id.to_string()));
+        Ok(())
+    }
+
+    fn stream_checkpoint_exists(&mut self, target: &str, id: &str) -> Result<bool> {
+        self.reach(target)?;
+        Ok(self
+            .stream_checkpoints
+            .contains(&(target.to_string(), id.to_string())))
     }
 }
 

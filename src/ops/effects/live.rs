@@ -2,6 +2,8 @@
 //! and acts on the servers.
 
 use super::hand::Fleet;
+use super::stream::StreamRunner;
+use super::StreamRequest;
 use super::{Change, ChannelState, CopyRequest, Effects, FleetEffects, Flip, VerifyRequest};
 use crate::config::Inventory;
 use crate::copy::{self, CopyReport, Method, SchemaPair};
@@ -21,6 +23,9 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// How long a verification round waits for the change stream to reach its point.
+const STREAM_HOLD_TIMEOUT: Duration = Duration::from_secs(600);
+
 /// Copies schemas between two nodes by the request's method.
 pub fn copy_between(inv: &Inventory, req: CopyRequest<'_>) -> Result<CopyReport> {
     let source = ConnectSpec::for_node(inv, inv.node(req.source)?)?;
@@ -31,8 +36,16 @@ pub fn copy_between(inv: &Inventory, req: CopyRequest<'_>) -> Result<CopyReport>
                 workers: req.workers,
                 ..Default::default()
             };
-            match req.into_tables {
-                Some(tables) => copy::native::copy_rows_into(
+            match (req.into_tables, req.rows_where) {
+                (_, Some(filters)) => copy::native::copy_rows_where(
+                    &source,
+                    &target,
+                    req.pairs,
+                    filters,
+                    opts,
+                    req.progress,
+                ),
+                (Some(tables), None) => copy::native::copy_rows_into(
                     &source,
                     &target,
                     req.pairs,
@@ -40,7 +53,9 @@ pub fn copy_between(inv: &Inventory, req: CopyRequest<'_>) -> Result<CopyReport>
                     opts,
                     req.progress,
                 ),
-                None => copy::native::copy(&source, &target, req.pairs, opts, req.progress),
+                (None, None) => {
+                    copy::native::copy(&source, &target, req.pairs, opts, req.progress)
+                }
             }
         }
         Method::Dump if req.into_tables.is_some() => Err(Error::Refused(
@@ -178,6 +193,8 @@ pub struct Live<'a> {
     pub flags: Arc<OwnerFlags>,
     /// The operation a split's prunes belong to.
     parent_op: u64,
+    /// A key move's change stream, once started in this process.
+    stream: Option<StreamRunner>,
 }
 
 impl<'a> Live<'a> {
@@ -190,6 +207,7 @@ impl<'a> Live<'a> {
             lease,
             flags: Default::default(),
             parent_op: lease.op,
+            stream: None,
         }
     }
 
@@ -406,6 +424,29 @@ impl Effects for Live<'_> {
     fn verify(&mut self, req: VerifyRequest<'_>) -> Result<VerifyReport> {
         let source = ConnectSpec::for_node(self.inv, self.inv.node(req.source)?)?;
         let target = ConnectSpec::for_node(self.inv, self.inv.node(req.target)?)?;
+        if req.stream {
+            let flags = Arc::clone(&self.flags);
+            let runner = self.stream.as_mut().ok_or_else(|| {
+                Error::Internal("a verification held by a stream that is not running".into())
+            })?;
+            // A round's point: the stream halted, brought exactly there, then let go on.
+            let mut hold = |h: Hold| -> Result<()> {
+                flags.check_lease()?;
+                match h {
+                    Hold::Pause => runner.halt(),
+                    Hold::RunUntil(point) => runner.run_to(&point, STREAM_HOLD_TIMEOUT).map(|_| ()),
+                    Hold::Release => runner.start(),
+                }
+            };
+            return crate::verify::verify(
+                &source,
+                &target,
+                req.tables,
+                req.channel,
+                &req.opts,
+                &mut hold,
+            );
+        }
         let fleet = &mut self.fleet;
         let flags = Arc::clone(&self.flags);
         let node = req.target;
@@ -588,6 +629,7 @@ impl Effects for Live<'_> {
                 .dir
                 .split_flip(&self.lease, *func_id, *old_shard, *new_shard, mapping),
             Flip::Merge(plan) => self.dir.merge_flip(&self.lease, plan),
+            Flip::Keys(plan) => self.dir.key_flip(&self.lease, plan),
         }
     }
 
@@ -636,5 +678,105 @@ impl Effects for Live<'_> {
     fn release(&mut self, state: OpState, error: Option<&str>, phase: Phase) -> Result<()> {
         self.dir
             .release_operation(&self.lease, state, error, Some(phase))
+    }
+
+    fn start_stream(&mut self, req: StreamRequest<'_>) -> Result<serde_json::Value> {
+        if let Some(r) = &self.stream {
+            if r.running() {
+                return Ok(serde_json::json!({"stream": req.id, "running": true}));
+            }
+        }
+        let source = ConnectSpec::for_node(self.inv, self.inv.node(req.source)?)?;
+        let mut source_dump = source.clone();
+        source_dump.credentials = self.inv.replication_credentials()?;
+        let target = ConnectSpec::for_node(self.inv, self.inv.node(req.target)?)?;
+        let tables = req.tables.len();
+        let stream = crate::stream::ChangeStream::prepare(crate::stream::StreamSpec {
+            id: req.id.to_string(),
+            source,
+            source_dump,
+            target,
+            tables: req.tables,
+            start: req.start,
+            checkpoint_schema: super::stream_checkpoint_schema(),
+            options: crate::stream::StreamOptions::default(),
+        })?;
+        let server_id = stream.server_id();
+        let mut runner = StreamRunner::new(stream);
+        runner.start()?;
+        self.stream = Some(runner);
+        Ok(serde_json::json!({"stream": req.id, "server_id": server_id, "tables": tables}))
+    }
+
+    fn stream_catch_up(&mut self, lag_below: u64, timeout: Duration) -> Result<serde_json::Value> {
+        let runner = self
+            .stream
+            .as_mut()
+            .ok_or_else(|| Error::Internal("no change stream runs to catch up".into()))?;
+        let stats = runner.stats();
+        let mut deadline = Instant::now() + timeout;
+        loop {
+            crate::signal::check()?;
+            deadline += crate::control::pause_point()?;
+            if !runner.running() {
+                // Its thread ended: a failure comes back from the halt.
+                runner.halt()?;
+                runner.start()?;
+            }
+            let p = stats.progress();
+            if p.seconds_behind.is_some_and(|s| s <= lag_below) && p.bytes_behind.is_some() {
+                return Ok(serde_json::json!({
+                    "seconds_behind": p.seconds_behind,
+                    "bytes_behind": p.bytes_behind,
+                    "row_changes": p.row_changes,
+                }));
+            }
+            if Instant::now() >= deadline {
+                return Err(Error::Timeout(format!(
+                    "the change stream did not come within {lag_below}s of its source in {}s ({} s behind)",
+                    timeout.as_secs(),
+                    p.seconds_behind.map(|s| s.to_string()).unwrap_or_else(|| "unknown".into())
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn stream_to(&mut self, pos: &BinlogPosition, timeout: Duration) -> Result<serde_json::Value> {
+        let runner = self
+            .stream
+            .as_mut()
+            .ok_or_else(|| Error::Internal("no change stream runs to bring forward".into()))?;
+        let report = runner.run_to(pos, timeout)?;
+        Ok(serde_json::json!({
+            "checkpoint": report.checkpoint,
+            "row_changes": report.progress.row_changes,
+        }))
+    }
+
+    fn end_stream(&mut self, target: &str, id: &str) -> Result<()> {
+        if let Some(mut runner) = self.stream.take() {
+            // A failed run's error no longer matters: the stream is being removed.
+            let _ = runner.halt();
+        }
+        let schema = super::stream_checkpoint_schema();
+        if self.fleet.reader(target)?.schema_exists(&schema)? {
+            self.fleet.run_unlogged(
+                target,
+                &[crate::server::stream::delete_checkpoint(&schema, id)],
+            )?;
+        }
+        Ok(())
+    }
+
+    fn stream_checkpoint_exists(&mut self, target: &str, id: &str) -> Result<bool> {
+        let schema = super::stream_checkpoint_schema();
+        let server = self.fleet.reader(target)?;
+        if !server.schema_exists(&schema)? {
+            return Ok(false);
+        }
+        Ok(!server
+            .rows(&crate::server::stream::read_checkpoint(&schema, id))?
+            .is_empty())
     }
 }

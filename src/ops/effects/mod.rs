@@ -72,6 +72,8 @@ pub enum Flip {
     },
     /// A merge: the retired shard's keys join the survivor's; its location goes.
     Merge(crate::directory::MergePlan),
+    /// A key move: the donor's moving keys go to the receiver.
+    Keys(crate::directory::KeyMovePlan),
 }
 
 /// A bulk copy of schemas from one node to another.
@@ -90,6 +92,9 @@ pub struct CopyRequest<'a> {
     pub progress: &'a copy::Progress,
     /// A merge: only these tables' rows, into the existing tables of `pairs`' targets.
     pub into_tables: Option<&'a [Ident]>,
+    /// A key move: of each of these tables only the rows its condition matches, into the
+    /// existing tables (`into_tables` names the same tables).
+    pub rows_where: Option<&'a [(Ident, statements::Condition)]>,
 }
 
 /// A comparison of tables between two nodes (see [`crate::verify`]).
@@ -111,6 +116,29 @@ pub struct VerifyRequest<'a> {
     pub gate: Option<&'a [Ident]>,
     /// Workers, chunk size, snapshot age.
     pub opts: VerifyOptions,
+    /// The target is kept current by the operation's change stream rather than by
+    /// `channel`: each round brings the stream to the round's point and holds it there.
+    pub stream: bool,
+}
+
+/// A change stream an operation starts (a key move's): what it carries, from where.
+pub struct StreamRequest<'a> {
+    /// Its checkpoint row's key on the target.
+    pub id: &'a str,
+    /// The node whose binary log it reads.
+    pub source: &'a str,
+    /// The node it applies to.
+    pub target: &'a str,
+    /// The tables and keys it carries.
+    pub tables: Vec<crate::stream::MovingTable>,
+    /// Where it starts when the target holds no checkpoint of it (the copy's position).
+    pub start: crate::stream::Start,
+}
+
+/// The schema on a target that holds the change streams' checkpoints (the node's control
+/// schema).
+pub fn stream_checkpoint_schema() -> Ident {
+    Ident::new("schema", statements::CONTROL_SCHEMA).expect("a plain identifier")
 }
 
 /// What a recorded effect changes in the dry run's model of the servers.
@@ -670,6 +698,21 @@ pub trait Effects: FleetEffects {
     ) -> Result<()>;
     /// Where the directory places a shard now, and its state.
     fn shard_location(&mut self, shard: u32) -> Result<Option<(String, String)>>;
+
+    /// Prepares the operation's change stream (its tables checked on both sides, its
+    /// checkpoint table in place on the target) and runs it in the background until
+    /// stopped; after a crash it goes on from the target's checkpoint. Nothing when it
+    /// runs already.
+    fn start_stream(&mut self, req: StreamRequest<'_>) -> Result<serde_json::Value>;
+    /// Waits until the running stream is within `lag_below` seconds of its source.
+    fn stream_catch_up(&mut self, lag_below: u64, timeout: Duration) -> Result<serde_json::Value>;
+    /// Brings the stream to `pos` (a transaction boundary at or past it) and leaves it
+    /// stopped there: the target then holds exactly the source's writes up to it.
+    fn stream_to(&mut self, pos: &BinlogPosition, timeout: Duration) -> Result<serde_json::Value>;
+    /// Stops the stream if it runs, and removes its checkpoint `id` from `target`.
+    fn end_stream(&mut self, target: &str, id: &str) -> Result<()>;
+    /// Whether `target` holds the checkpoint `id` of a stream.
+    fn stream_checkpoint_exists(&mut self, target: &str, id: &str) -> Result<bool>;
     /// Joins the holders of `node`'s read-only fence; whether it was read-only before (read
     /// from the server while the registry is locked, when nobody holds it yet).
     fn read_only_join(&mut self, node: &str) -> Result<bool>;
@@ -757,6 +800,7 @@ mod fake;
 mod hand;
 mod live;
 mod model;
+mod stream;
 
 pub use dry_run::{
     mark_runtime, DryRun, DryRunPlan, PlannedAction, PlannedStep, DRY_RUN_NEW_SHARD, DRY_RUN_OP,
@@ -765,3 +809,4 @@ pub use fake::{FakeFleet, Release};
 pub use hand::Fleet;
 pub use live::{catch_up, copy_between, gate_refusal, Live};
 pub use model::FleetModel;
+pub use stream::StreamRunner;

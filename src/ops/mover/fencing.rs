@@ -98,10 +98,20 @@ impl<E: Effects> Mover<'_, E> {
         self.fx.names().switch_id(self.fx.op())
     }
 
-    /// Whether this operation's switch fence is up on the source now (its switch on `All`).
+    /// The mode this operation's switch fence sets: a key move fences its moving keys
+    /// only, the others the whole shard.
+    pub(super) fn fence_mode(&self) -> SwitchMode {
+        if self.plan.is_key_move() {
+            SwitchMode::Keys
+        } else {
+            SwitchMode::All
+        }
+    }
+
+    /// Whether this operation's switch fence is up on the source now.
     pub(super) fn switch_up(&mut self) -> Result<bool> {
-        let (source, id) = (self.source.clone(), self.switch_id());
-        Ok(self.fx.switch_now(&source, id)? == Some(SwitchMode::All))
+        let (source, id, mode) = (self.source.clone(), self.switch_id(), self.fence_mode());
+        Ok(self.fx.switch_now(&source, id)? == Some(mode))
     }
 
     /// The tables a switch fence guards: every base table of the shard's schemas on the
@@ -132,6 +142,9 @@ impl<E: Effects> Mover<'_, E> {
                     .map(|t| Ident::new("column", &t.column))
                     .transpose()?;
                 let keys = match (&column, &after) {
+                    _ if self.plan.is_key_move() => {
+                        self.key_fence_condition(&snap, column.as_ref())?
+                    }
                     (Some(c), Some(after)) => crate::prune::predicate::not_owned(after, &old, c)?,
                     _ => statements::Condition {
                         sql: "(FALSE)".into(),
@@ -160,6 +173,10 @@ impl<E: Effects> Mover<'_, E> {
             .map(|t| format!("{}.{}", t.schema, t.table))
             .collect();
         let message = match &self.plan {
+            OperationPlan::KeyMove(p) => format!(
+                "shard {} gives these keys to shard {}; re-read the directory",
+                p.donor, p.receiver
+            ),
             OperationPlan::Split(p) => format!(
                 "shard {} is being split (its keys above its new bound go to shard {}); re-read the directory",
                 self.shard.id, p.new_shard
@@ -217,7 +234,8 @@ impl<E: Effects> Mover<'_, E> {
                 serde_json::json!({"fence": Fence::Switch, "switch": id, "try": attempt, "lock_wait_secs": try_wait, "blockers": blockers, "other_open_transactions": others}),
                 |m| {
                     m.state.fence = Some(Fence::Switch);
-                    crate::ops::switch::set(&mut m.fx, &source, id, SwitchMode::All, try_wait)
+                    let mode = m.fence_mode();
+                    crate::ops::switch::set(&mut m.fx, &source, id, mode, try_wait)
                 },
             );
             match raised {
@@ -257,7 +275,7 @@ impl<E: Effects> Mover<'_, E> {
     pub(super) fn switch_fence_intact(&mut self) -> Result<()> {
         let (source, id) = (self.source.clone(), self.switch_id());
         let mode = self.fx.switch_now(&source, id)?;
-        if mode != Some(SwitchMode::All) {
+        if mode != Some(self.fence_mode()) {
             return Err(Error::Refused(format!(
                 "the switch fence on {source} no longer stands (switch {id} is {})",
                 mode.map(|m| format!("{m:?}").to_lowercase())

@@ -1,13 +1,12 @@
 //! What an operation does, with its plan: the one value the mover's kind branches match on.
 
 use crate::directory::journal::{OpKind, OperationParams};
-use crate::directory::{MergePlan, SplitPlan};
+use crate::directory::{KeyMovePlan, MergePlan, SplitPlan};
 use crate::error::{Error, Result};
 
 /// The kind of a move, split or merge and the plan that goes with it. Whether the copy goes
 /// to another node or stays on the shard's own (a split or a merge on one node) is the
-/// mover's source and target, not a kind of its own. A key move would be one more variant
-/// with its plan.
+/// mover's source and target, not a kind of its own.
 #[derive(Debug, Clone, PartialEq)]
 pub enum OperationPlan {
     /// The shard's schemas copied to another node under the same names.
@@ -18,6 +17,9 @@ pub enum OperationPlan {
     /// The retired shard's sharded tables copied into the survivor's on the survivor's
     /// node, the retired shard's keys joined to the survivor's.
     Merge(MergePlan),
+    /// Some of the donor's keys go to the receiver, an existing shard (on another node or
+    /// the same): their rows copied into its tables and kept current by a change stream.
+    KeyMove(KeyMovePlan),
 }
 
 impl OperationPlan {
@@ -37,6 +39,9 @@ impl OperationPlan {
             OpKind::Merge => {
                 OperationPlan::Merge(params.merge.clone().ok_or_else(|| missing("merge"))?)
             }
+            OpKind::MoveKeys => {
+                OperationPlan::KeyMove(params.key_move.clone().ok_or_else(|| missing("key move"))?)
+            }
             _ => OperationPlan::Move,
         })
     }
@@ -47,6 +52,7 @@ impl OperationPlan {
             playbook: Some(playbook),
             split: self.split().cloned(),
             merge: self.merge().cloned(),
+            key_move: self.key_move().cloned(),
             ..OperationParams::default()
         }
     }
@@ -57,6 +63,7 @@ impl OperationPlan {
             OperationPlan::Move => OpKind::Move,
             OperationPlan::Split(_) => OpKind::Split,
             OperationPlan::Merge(_) => OpKind::Merge,
+            OperationPlan::KeyMove(_) => OpKind::MoveKeys,
         }
     }
 
@@ -81,6 +88,19 @@ impl OperationPlan {
         }
     }
 
+    /// The key move's plan, if it is one.
+    pub fn key_move(&self) -> Option<&KeyMovePlan> {
+        match self {
+            OperationPlan::KeyMove(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// A key move: its copy is kept current by a change stream, not a channel.
+    pub fn is_key_move(&self) -> bool {
+        matches!(self, OperationPlan::KeyMove(_))
+    }
+
     /// A split.
     pub fn is_split(&self) -> bool {
         matches!(self, OperationPlan::Split(_))
@@ -103,7 +123,7 @@ mod tests {
     use super::*;
     use crate::directory::{MergeMapping, SplitMapping};
 
-    fn plans() -> [OperationPlan; 3] {
+    fn plans() -> [OperationPlan; 4] {
         [
             OperationPlan::Move,
             OperationPlan::Split(SplitPlan {
@@ -119,6 +139,15 @@ mod tests {
                 retired: 3,
                 mapping: MergeMapping::Values,
             }),
+            OperationPlan::KeyMove(KeyMovePlan {
+                func_id: 1,
+                donor: 2,
+                receiver: 3,
+                mapping: crate::directory::KeyMoveMapping::RangeBound {
+                    was: crate::directory::Key::Int(100),
+                    now: crate::directory::Key::Int(80),
+                },
+            }),
         ]
     }
 
@@ -126,7 +155,10 @@ mod tests {
     /// and the journal name each by its own kind (a merge is no move).
     #[test]
     fn every_plan_reads_back_from_its_kind_and_parameters() {
-        for (plan, name) in plans().into_iter().zip(["move", "split", "merge"]) {
+        for (plan, name) in plans()
+            .into_iter()
+            .zip(["move", "split", "merge", "move-keys"])
+        {
             assert_eq!(plan.name(), name);
             let params = plan.params(serde_json::json!({"name": name}));
             let back = OperationPlan::from_journal(4, plan.kind(), &params).unwrap();
@@ -138,7 +170,7 @@ mod tests {
     #[test]
     fn a_split_or_merge_without_its_plan_is_refused_naming_the_operation() {
         let empty: OperationParams = OperationParams::default();
-        for kind in [OpKind::Split, OpKind::Merge] {
+        for kind in [OpKind::Split, OpKind::Merge, OpKind::MoveKeys] {
             let e = OperationPlan::from_journal(4, kind, &empty).unwrap_err();
             assert!(e.to_string().contains("operation 4"), "{e}");
         }

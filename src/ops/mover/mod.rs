@@ -27,6 +27,7 @@
 mod fencing;
 mod gate;
 mod group;
+mod keymove;
 mod kind;
 pub use kind::OperationPlan;
 mod merges;
@@ -354,17 +355,21 @@ pub struct Mover<'a, E: Effects = Live<'a>> {
     pending_hooks: Vec<std::thread::JoinHandle<()>>,
 }
 
-/// Refuses a shard that has an unfinished operation (also as a merge's survivor).
+/// Refuses a shard that has an unfinished operation (also as a merge's survivor or a key
+/// move's receiver).
 fn refuse_if_busy(dir: &mut Directory, shard_id: u32) -> Result<()> {
     for op in dir.active_operations()? {
+        let mut params =
+            || -> Result<_> { Ok(dir.operation(op.id)?.params::<serde_json::Value>().ok()) };
         let busy = op.shard_id == Some(shard_id)
             || (op.kind == OpKind::Merge
-                && dir
-                    .operation(op.id)?
-                    .params::<serde_json::Value>()
-                    .ok()
+                && params()?
                     .and_then(|p| p.merge)
-                    .is_some_and(|p| p.survivor == shard_id));
+                    .is_some_and(|p| p.survivor == shard_id))
+            || (op.kind == OpKind::MoveKeys
+                && params()?
+                    .and_then(|p| p.key_move)
+                    .is_some_and(|p| p.receiver == shard_id));
         if busy {
             return Err(Error::Refused(format!(
                 "shard {shard_id} is under operation {} ({}, {}): resume or abort it first",
@@ -506,6 +511,52 @@ fn refuse_switch_fence_on_one_node(playbook: &Playbook, what: &str) -> Result<()
         )));
     }
     Ok(())
+}
+
+/// Checks a key move request (refusing a busy donor or receiver) and describes the
+/// operation: the donor's schemas paired with the receiver's.
+fn prepare_key_move(
+    inv: &Inventory,
+    dir: &mut Directory,
+    function: &str,
+    request: &crate::ops::keys::KeyRequest,
+    receiver: u32,
+    playbook: Playbook,
+) -> Result<Planned> {
+    refuse_revert_window(&playbook, "key move")?;
+    if playbook.fence() != Some(Fence::Switch) {
+        return Err(Error::Usage(
+            "a key move fences its moving keys only, with the switch fence: its lock step takes fence: switch".into(),
+        ));
+    }
+    let snap = dir.load()?;
+    let func = snap.function(function)?.clone();
+    let plan = crate::ops::keys::plan(&snap, &func, request, receiver)?;
+    refuse_if_busy(dir, plan.donor)?;
+    refuse_if_busy(dir, plan.receiver)?;
+    let donor = snap.shard(plan.donor)?.clone();
+    let receiving = snap.shard(plan.receiver)?.clone();
+    for s in [&donor, &receiving] {
+        inv.node(&s.node)?;
+        if s.state != ShardState::Online {
+            return Err(Error::Refused(format!(
+                "shard {} is {}, not online",
+                s.id,
+                s.state.as_sql()
+            )));
+        }
+    }
+    let pairs = split_pairs(&snap, &donor, plan.receiver)?;
+    let playbook = gated(inv, playbook);
+    let plan = OperationPlan::KeyMove(plan);
+    Ok(Planned {
+        params: plan.params(playbook.journaled()),
+        plan,
+        shard: donor,
+        target: receiving.node.clone(),
+        pairs,
+        playbook,
+    })
 }
 
 fn prepare_merge(
@@ -764,6 +815,20 @@ impl<'a> Mover<'a, DryRun<'a>> {
         Self::dry_run(inv, dir, p, on_event)
     }
 
+    /// The dry run of a key move (see [`Mover::dry_run_move`]).
+    pub fn dry_run_key_move(
+        inv: &'a Inventory,
+        function: &str,
+        request: &crate::ops::keys::KeyRequest,
+        receiver: u32,
+        playbook: Playbook,
+        on_event: &'a dyn Fn(&StepEvent),
+    ) -> Result<DryRunPlan> {
+        let mut dir = Directory::open(inv)?;
+        let p = prepare_key_move(inv, &mut dir, function, request, receiver, playbook)?;
+        Self::dry_run(inv, dir, p, on_event)
+    }
+
     /// The dry run of a split (see [`Mover::dry_run_move`]); the new shard's id is shown
     /// as `<new>`.
     pub fn dry_run_split(
@@ -831,6 +896,22 @@ impl<'a> Mover<'a, Live<'a>> {
     ) -> Result<Mover<'a>> {
         let mut dir = Directory::open(inv)?;
         let p = prepare_merge(inv, &mut dir, survivor, retired, node, playbook)?;
+        Mover::<'_, DryRun<'_>>::preflight_only(inv, &p)?;
+        Self::begin(inv, dir, p, on_event)
+    }
+
+    /// Starts a key move: the keys of `request` (of function `function`) go from the shard
+    /// owning them to `receiver`; refused up front like a move.
+    pub fn start_key_move(
+        inv: &'a Inventory,
+        function: &str,
+        request: &crate::ops::keys::KeyRequest,
+        receiver: u32,
+        playbook: Playbook,
+        on_event: &'a dyn Fn(&StepEvent),
+    ) -> Result<Mover<'a>> {
+        let mut dir = Directory::open(inv)?;
+        let p = prepare_key_move(inv, &mut dir, function, request, receiver, playbook)?;
         Mover::<'_, DryRun<'_>>::preflight_only(inv, &p)?;
         Self::begin(inv, dir, p, on_event)
     }
@@ -1016,6 +1097,7 @@ impl<'a> Mover<'a, Live<'a>> {
         let pairs = match &plan {
             OperationPlan::Split(p) => split_pairs(&snap, &shard, p.new_shard)?,
             OperationPlan::Merge(p) => split_pairs(&snap, &shard, p.survivor)?,
+            OperationPlan::KeyMove(p) => split_pairs(&snap, &shard, p.receiver)?,
             OperationPlan::Move => schemas_of(&snap, &shard_for_schemas)?,
         };
         let done = rec
@@ -1377,7 +1459,7 @@ impl<'a, E: Effects> Mover<'a, E> {
     /// A split onto the shard's own node: no channel (a server drops its own events), the
     /// copy is made under the fence instead.
     fn same_node(&self) -> bool {
-        self.source == self.target
+        self.source == self.target && !self.plan.is_key_move()
     }
 }
 

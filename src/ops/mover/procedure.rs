@@ -57,7 +57,11 @@ impl<E: Effects> Mover<'_, E> {
             let lag = if self.same_node() {
                 serde_json::Value::Null
             } else {
-                let caught_up = if self.gated() {
+                let caught_up = if self.plan.is_key_move() {
+                    self.ensure_stream()?;
+                    self.fx
+                        .stream_catch_up(p.lag_below_secs, Duration::from_secs(30))
+                } else if self.gated() {
                     self.gated_catch_up(p.lag_below_secs, Duration::from_secs(30))
                 } else {
                     self.fx.catch_up(
@@ -160,6 +164,37 @@ impl<E: Effects> Mover<'_, E> {
                 _ => {}
             }
         }
+        if self.plan.is_key_move() {
+            // No channel: the change stream reads the donor's binary log itself, keeps the
+            // moving keys' rows and applies them to the receiver.
+            match step {
+                Step::ChangeMaster(_) | Step::Filter(_) => {
+                    return Ok(
+                        serde_json::json!({"skipped": "a key move's change stream reads the donor's binary log itself: no channel"}),
+                    )
+                }
+                Step::StartReplication(_) => return self.ensure_stream(),
+                Step::Wait(w) if w.until.is_none() => {
+                    self.ensure_stream()?;
+                    return self.fx.stream_catch_up(
+                        w.lag_below_secs.unwrap_or(1),
+                        Duration::from_secs(w.timeout_secs),
+                    );
+                }
+                Step::Guard(_) => {
+                    return Ok(
+                        serde_json::json!({"skipped": "the donor's switched guards refuse the moved keys from the fence on"}),
+                    )
+                }
+                Step::Prune(_) => return self.prune_donor(),
+                Step::ResetReplication(_) => {
+                    let (target, id) = (self.target.clone(), self.stream_id());
+                    self.fx.end_stream(&target, &id)?;
+                    return Ok(serde_json::json!({"stream": id, "ended": true}));
+                }
+                _ => {}
+            }
+        }
         match step {
             Step::Preflight(_) => self.preflight(),
             Step::Backup(p) => self.backup(p.method, p.workers),
@@ -210,7 +245,9 @@ impl<E: Effects> Mover<'_, E> {
             Step::DropSource(d) => self.drop_source(d.keep),
             Step::Unlock(_) => {
                 self.lift_fence()?;
-                if self.playbook.fence() == Some(Fence::Switch) {
+                if self.plan.is_key_move() {
+                    self.settle_key_move_guards()?;
+                } else if self.playbook.fence() == Some(Fence::Switch) {
                     self.settle_switch()?;
                 }
                 // `keep: true`: the old copy's tables stay in the trash schemas (out of
@@ -281,7 +318,7 @@ impl<E: Effects> Mover<'_, E> {
                     .map(|(s, t, _)| (s, t))
                     .collect(),
             ),
-            OperationPlan::Move | OperationPlan::Split(_) => (
+            OperationPlan::Move | OperationPlan::Split(_) | OperationPlan::KeyMove(_) => (
                 self.pairs.iter().map(|p| p.to.clone()).collect(),
                 Vec::new(),
             ),
@@ -405,6 +442,9 @@ impl<E: Effects> Mover<'_, E> {
                 "the source {source} logs in {} format; a filtered channel is only safe with ROW",
                 s.binlog_format
             )));
+        }
+        if self.plan.is_key_move() {
+            return self.key_move_preflight();
         }
         let same = self.same_node();
         let read_only_fence = self
@@ -660,7 +700,17 @@ impl<E: Effects> Mover<'_, E> {
         // A merge copies the retired shard's sharded tables into the survivor's.
         let merge_keys = match self.plan {
             OperationPlan::Merge(_) => Some(self.retired_keys()?),
+            // A key move copies the moving keys' rows into the receiver's tables.
+            OperationPlan::KeyMove(_) => Some(self.moved_keys()?),
             OperationPlan::Move | OperationPlan::Split(_) => None,
+        };
+        let row_filters: Option<Vec<(Ident, statements::Condition)>> = match &merge_keys {
+            Some(keys) if self.plan.is_key_move() => Some(
+                keys.iter()
+                    .map(|(_, t, c)| (t.clone(), c.clone()))
+                    .collect(),
+            ),
+            _ => None,
         };
         let into: Option<Vec<Ident>> = merge_keys.as_ref().map(|keys| {
             let mut t: Vec<Ident> = keys.iter().map(|(_, t, _)| t.clone()).collect();
@@ -707,6 +757,7 @@ impl<E: Effects> Mover<'_, E> {
                     workers,
                     progress: &progress,
                     into_tables: into.as_deref(),
+                    rows_where: row_filters.as_deref(),
                 })
             },
         )?;
@@ -775,6 +826,14 @@ impl<E: Effects> Mover<'_, E> {
         let pos = self.state.final_position.clone().ok_or_else(|| {
             Error::Internal("no final position: the lock step has not run".into())
         })?;
+        if self.plan.is_key_move() {
+            // The moving keys are fenced: the stream applies what remains up to the final
+            // position and stops there.
+            self.ensure_stream()?;
+            let reached = self.fx.stream_to(&pos, timeout)?;
+            self.check_identity()?;
+            return Ok(serde_json::json!({"reached": pos, "stream": reached}));
+        }
         let (target, channel) = (self.target.clone(), self.channel.clone());
         if self.gated() {
             // The source is fenced: the gate reads its log up to the final position
@@ -811,11 +870,17 @@ impl<E: Effects> Mover<'_, E> {
             self.reverify_if_stale()?;
         }
         if fence == Fence::Switch && !self.switch_up()? {
+            if self.plan.is_key_move() {
+                self.widen_receiver_guards()?;
+            }
             // Its guards first, table by table, before the fence and its clock.
             self.arm_switch()?;
         }
-        self.fx
-            .set_shard_state(self.shard.id, ShardState::ReadOnly)?;
+        if !self.plan.is_key_move() {
+            // A key move fences only its moving keys: the donor's others go on.
+            self.fx
+                .set_shard_state(self.shard.id, ShardState::ReadOnly)?;
+        }
         if self.fence_started.is_none() {
             self.fence_started = Some(Instant::now());
         }
@@ -1088,7 +1153,13 @@ impl<E: Effects> Mover<'_, E> {
             self.effect(
                 Effect::LowerFence,
                 &source,
-                serde_json::json!({"read_only": ro_held, "fenced_tables": if shard_hidden { fenced.len() } else { 0 }, "switch": if switch_on { Some(switch_to) } else { None }}),
+                {
+                    let mut detail = serde_json::json!({"read_only": ro_held, "fenced_tables": if shard_hidden { fenced.len() } else { 0 }});
+                    if switch_on {
+                        detail["switch"] = serde_json::json!(switch_to);
+                    }
+                    detail
+                },
                 |m| {
                     // The intent's journal write waited behind any flip still in flight:
                     // read the directory again before the old copy takes writes.
@@ -1150,7 +1221,7 @@ impl<E: Effects> Mover<'_, E> {
         if !self.state.flipped {
             self.forget_fenced_steps()?;
         }
-        if !self.state.flipped || self.plan.is_split() {
+        if !self.state.flipped || self.plan.is_split() || self.plan.is_key_move() {
             self.fx.set_shard_state(self.shard.id, ShardState::Online)?;
         }
         Ok(())
@@ -1250,6 +1321,22 @@ impl<E: Effects> Mover<'_, E> {
                     source_filter: None,
                 });
             }
+        }
+        if self.plan.is_key_move() {
+            // A key move compares the sharded tables only, and on both sides only the
+            // rows of the moving keys.
+            let keys = self.moved_keys()?;
+            out = out
+                .into_iter()
+                .filter_map(|mut t| {
+                    let cond = keys
+                        .iter()
+                        .find(|(s, n, _)| *s == t.target_schema && *n == t.target_table)?;
+                    t.target_filter = Some(cond.2.clone());
+                    t.source_filter = Some(cond.2.clone());
+                    Some(t)
+                })
+                .collect();
         }
         if self.plan.is_merge() {
             // A merge compares the sharded tables only, and in the survivor only the rows
@@ -1369,7 +1456,11 @@ impl<E: Effects> Mover<'_, E> {
                 serde_json::json!({"skipped": "same node: the copy is made and compared under the fence (confirm)"}),
             );
         }
-        self.release_channel_if_held()?;
+        if self.plan.is_key_move() {
+            self.ensure_stream()?;
+        } else {
+            self.release_channel_if_held()?;
+        }
         let tables = self.table_pairs()?;
         let (source, target, channel) = (
             self.source.clone(),
@@ -1377,6 +1468,7 @@ impl<E: Effects> Mover<'_, E> {
             self.channel.clone(),
         );
         let opts = verify_options(p);
+        let streamed = self.plan.is_key_move();
         let definitions = self.check_table_sets(&tables, true)?;
         let gate = self.gated().then(|| self.retired_schemas());
         let report = self.effect(
@@ -1396,6 +1488,7 @@ impl<E: Effects> Mover<'_, E> {
                     channel: Some(&channel),
                     gate: gate.as_deref(),
                     opts,
+                    stream: streamed,
                 })
             },
         )?;
@@ -1549,12 +1642,13 @@ impl<E: Effects> Mover<'_, E> {
                 channel: None,
                 gate: None,
                 opts,
+                stream: false,
             })?;
             refuse_differences(&report)?;
             compared = serde_json::json!({"tables": unverified.iter().map(TablePair::name).collect::<Vec<_>>(), "rows": report.rows});
         }
         // A merge's survivor keeps its own views, routines, triggers and events.
-        let objects = if self.plan.is_merge() {
+        let objects = if self.plan.is_merge() || self.plan.is_key_move() {
             0
         } else {
             self.compare_definitions()?
@@ -1711,6 +1805,10 @@ impl<E: Effects> Mover<'_, E> {
             // A move whose revert window opened flipped before (the window starts only
             // after the flip and drop-source); a revert may have pointed the directory back
             // at the source since, which is not the move's flip undone.
+            OperationPlan::KeyMove(plan) => Ok(crate::ops::keys::shows_flip(
+                &self.fx.directory_snapshot()?,
+                &plan,
+            )),
             OperationPlan::Move if self.state.revert_until_unix.is_some() => Ok(true),
             OperationPlan::Move => {
                 let target = self.target.clone();
@@ -1743,12 +1841,13 @@ impl<E: Effects> Mover<'_, E> {
     fn enable_events(&mut self) -> Result<usize> {
         let (source, target) = (self.source.clone(), self.target.clone());
         let mut events = Vec::new();
-        // A merge's survivor has its own events, enabled as they were.
+        // A merge's survivor and a key move's receiver have their own events, enabled as
+        // they were.
         for p in self
             .pairs
             .clone()
             .into_iter()
-            .filter(|_| !self.plan.is_merge())
+            .filter(|_| !self.plan.is_merge() && !self.plan.is_key_move())
         {
             events.extend(copy::objects::enabled_events(self.fx.reader(&source)?, &p)?);
         }
@@ -1780,6 +1879,7 @@ impl<E: Effects> Mover<'_, E> {
                 new_shard: plan.new_shard,
                 mapping: plan.mapping.to_new_mapping()?,
             },
+            OperationPlan::KeyMove(plan) => Flip::Keys(plan),
             OperationPlan::Move => Flip::Move {
                 shard: self.shard.id,
                 from: self.source.clone(),
@@ -1962,6 +2062,19 @@ impl<E: Effects> Mover<'_, E> {
         )?;
         self.state.copied_rows = rows;
         Ok(rows)
+    }
+
+    /// A key move's prune: the donor deletes the moved keys' rows (its guards let the
+    /// prune's session through).
+    fn prune_donor(&mut self) -> Result<serde_json::Value> {
+        let donor = self.shard.id;
+        let directory_node = self.inv.file.directory.node.clone();
+        self.effect(
+            Effect::Prune,
+            &directory_node,
+            serde_json::json!({"shards": [donor]}),
+            |m| m.fx.prune(&[donor]),
+        )
     }
 
     fn prune_both(&mut self) -> Result<serde_json::Value> {
@@ -2245,7 +2358,7 @@ impl<E: Effects> Mover<'_, E> {
     /// Every base table of each retired schema is in the survivor's, and none more, each
     /// defined the same way (under the shard fence the retired tables' hidden names read
     /// back as their own).
-    fn merge_tables_match(&mut self) -> Result<()> {
+    pub(super) fn merge_tables_match(&mut self) -> Result<()> {
         let (node, into) = (self.source.clone(), self.target.clone());
         for p in self.pairs.clone() {
             let renames = self.hidden_names(&p.from);

@@ -194,9 +194,17 @@ impl<E: Effects> Mover<'_, E> {
             for p in self.pairs.clone() {
                 complete &= self.fx.schema_exists(&target, &p.to)?;
             }
-            let channel_missing = !self.same_node()
-                && done(self, |s| matches!(s, Step::ChangeMaster(_)))
-                && self.fx.channel_state(&target, &channel)? == ChannelState::Absent;
+            let channel_missing = if self.plan.is_key_move() {
+                // A key move's stream keeps its checkpoint on the receiver's node: without
+                // it the copy cannot be brought forward.
+                let id = self.stream_id();
+                done(self, |s| matches!(s, Step::StartReplication(_)))
+                    && !self.fx.stream_checkpoint_exists(&target, &id)?
+            } else {
+                !self.same_node()
+                    && done(self, |s| matches!(s, Step::ChangeMaster(_)))
+                    && self.fx.channel_state(&target, &channel)? == ChannelState::Absent
+            };
             if !complete || channel_missing {
                 // The copy cannot be trusted to be current: copy again.
                 restart = backup;
@@ -236,7 +244,7 @@ impl<E: Effects> Mover<'_, E> {
             })?;
             self.fx.steps_pending(i as u32, self.phase)?;
         }
-        let state = if self.state.fence.is_some() {
+        let state = if self.state.fence.is_some() && !self.plan.is_key_move() {
             ShardState::ReadOnly
         } else {
             ShardState::Moving
@@ -248,13 +256,22 @@ impl<E: Effects> Mover<'_, E> {
     /// Removes the channel and the target's copy; the shard online on the source.
     fn roll_back_copy(&mut self) -> Result<()> {
         self.reset_channel()?;
+        if self.plan.is_key_move() {
+            let (target, id) = (self.target.clone(), self.stream_id());
+            self.fx.end_stream(&target, &id)?;
+        }
         let copied = self.state.target_created
             || self.fx.last_effect(super::Effect::Copy)?.is_some()
             || self.fx.last_effect(super::Effect::LocalPrepare)?.is_some();
-        if copied && self.plan.is_merge() {
-            // The survivor stays: only the rows of the retired shard's keys go from it.
+        if copied && (self.plan.is_merge() || self.plan.is_key_move()) {
+            // The survivor (the receiver) stays: only the rows of the retired shard's keys
+            // (the moving keys) go from it.
             let target = self.target.clone();
-            let keys = self.retired_keys()?;
+            let keys = if self.plan.is_key_move() {
+                self.moved_keys()?
+            } else {
+                self.retired_keys()?
+            };
             let names: Vec<String> = keys.iter().map(|(s, t, _)| format!("{s}.{t}")).collect();
             let tables: Vec<(Ident, Ident)> = keys
                 .iter()

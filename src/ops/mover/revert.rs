@@ -463,6 +463,7 @@ impl<E: Effects> Mover<'_, E> {
             opts: super::procedure::verify_options(
                 &self.playbook.verify_params().cloned().unwrap_or_default(),
             ),
+            stream: false,
         })?;
         super::procedure::refuse_differences(&report)?;
         self.check_revert_identity()?;

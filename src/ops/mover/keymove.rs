@@ -1,0 +1,256 @@
+//! A key move's own parts of the procedure: some of the donor's keys go to the receiver,
+//! an existing shard of the same function, on another node or the same one. The rows of
+//! those keys are copied into the receiver's tables (native, at a consistent point), a
+//! change stream read from the donor's binary log keeps them current (no channel: a
+//! channel filters by table, never by key, and a server cannot replicate from itself),
+//! they are compared outside any fence, and the key fence (the donor's switched guards on
+//! `keys`) refuses only the moving keys while the stream reaches the final position and
+//! the directory flips them. The switch stays on as the donor's guard against routers that
+//! still send it those keys; once its rows of them are pruned, literal guards take over.
+
+use super::{Effect, Mover};
+use crate::directory::{Shard, Snapshot};
+use crate::error::{Error, Result};
+use crate::ident::Ident;
+use crate::ops::effects::{Effects, StreamRequest};
+use crate::server::statements::{self, Condition};
+
+impl<E: Effects> Mover<'_, E> {
+    fn key_plan(&self) -> Result<crate::directory::KeyMovePlan> {
+        self.plan
+            .key_move()
+            .cloned()
+            .ok_or_else(|| Error::Internal("a key move's step outside a key move".into()))
+    }
+
+    /// The receiver's sharded tables, each with the condition selecting the moving keys
+    /// (the same condition holds on the donor's table of that name: the same column).
+    pub(super) fn moved_keys(&mut self) -> Result<Vec<(Ident, Ident, Condition)>> {
+        let plan = self.key_plan()?;
+        let snap = self.fx.directory_snapshot()?;
+        let mut out = Vec::new();
+        for t in snap.tables.iter().filter(|t| t.func_id == plan.func_id) {
+            let receiver = Ident::new(
+                "schema",
+                &crate::directory::shard_schema(&t.schema, plan.receiver),
+            )?;
+            let column = Ident::new("column", &t.column)?;
+            out.push((
+                receiver,
+                Ident::new("table", &t.table)?,
+                crate::ops::keys::moving_keys(&snap, &plan, &column)?,
+            ));
+        }
+        Ok(out)
+    }
+
+    /// The key fence's condition for one of the donor's tables: its moving keys when it is
+    /// sharded, none otherwise (a global table's copy moves nothing).
+    pub(super) fn key_fence_condition(
+        &mut self,
+        snap: &Snapshot,
+        column: Option<&Ident>,
+    ) -> Result<Condition> {
+        let plan = self.key_plan()?;
+        match column {
+            Some(c) => crate::ops::keys::moving_keys(snap, &plan, c),
+            None => Ok(Condition {
+                sql: "(FALSE)".into(),
+                params: Vec::new(),
+            }),
+        }
+    }
+
+    /// The id of the key move's change stream: its checkpoint row on the receiver's node.
+    pub(super) fn stream_id(&self) -> String {
+        format!(
+            "shardctl{}",
+            self.fx
+                .names()
+                .param()
+                .map(|p| format!("_{p}"))
+                .unwrap_or_default()
+        ) + &format!("_op{}", self.fx.op())
+    }
+
+    /// Starts the change stream (again, after a crash: from the receiver's checkpoint);
+    /// nothing when it runs.
+    pub(super) fn ensure_stream(&mut self) -> Result<serde_json::Value> {
+        let plan = self.key_plan()?;
+        let coords = self.state.coordinates.clone().ok_or_else(|| {
+            Error::Internal("no copy coordinates: the backup step has not run".into())
+        })?;
+        let snap = self.fx.directory_snapshot()?;
+        let func = snap
+            .function_by_id(plan.func_id)
+            .ok_or_else(|| Error::Internal(format!("no function {}", plan.func_id)))?;
+        let coverage = crate::ops::keys::moving_coverage(&snap, &plan)?;
+        let mut tables = Vec::new();
+        for t in snap.tables.iter().filter(|t| t.func_id == plan.func_id) {
+            let column = Ident::new("column", &t.column)?;
+            let filter = crate::stream::KeyFilter::of_coverage(&coverage, func.key_type)?;
+            tables.push(crate::stream::MovingTable {
+                source_schema: Ident::new(
+                    "schema",
+                    &crate::directory::shard_schema(&t.schema, plan.donor),
+                )?,
+                target_schema: Ident::new(
+                    "schema",
+                    &crate::directory::shard_schema(&t.schema, plan.receiver),
+                )?,
+                table: Ident::new("table", &t.table)?,
+                keys: Some((column, filter)),
+            });
+        }
+        let id = self.stream_id();
+        let (source, target) = (self.source.clone(), self.target.clone());
+        self.fx.start_stream(StreamRequest {
+            id: &id,
+            source: &source,
+            target: &target,
+            tables,
+            start: crate::stream::Start::from(&coords),
+        })
+    }
+
+    /// Before anything changes: both shards' schemas where they live, the same tables
+    /// defined the same way on both, and no trigger on the receiver's moving tables other
+    /// than shardctl's guards (the donor's binary log already holds the rows a trigger
+    /// wrote; applied again, a trigger would write them twice).
+    pub(super) fn key_move_preflight(&mut self) -> Result<serde_json::Value> {
+        let plan = self.key_plan()?;
+        let (source, target) = (self.source.clone(), self.target.clone());
+        for p in self.pairs.clone() {
+            if !self.fx.schema_exists(&source, &p.from)? {
+                return Err(Error::Refused(format!(
+                    "the donor's node {source} has no schema {}",
+                    p.from
+                )));
+            }
+            if !self.fx.schema_exists(&target, &p.to)? {
+                return Err(Error::Refused(format!(
+                    "the receiver's node {target} has no schema {}",
+                    p.to
+                )));
+            }
+        }
+        self.merge_tables_match()?;
+        for (schema, table, _) in self.moved_keys()? {
+            let triggers = self.fx.reader(&target)?.triggers_in_order(&schema)?;
+            let definitions =
+                crate::server::definitions::read_definitions(self.fx.reader(&target)?, &schema)?;
+            for name in triggers {
+                if statements::is_shardctl_trigger(name.as_str()) {
+                    continue;
+                }
+                let on_table = definitions.objects.iter().any(|o| {
+                    o.name == name.as_str()
+                        && o.fields.get("table").map(String::as_str) == Some(table.as_str())
+                });
+                if on_table {
+                    return Err(Error::Refused(format!(
+                        "{schema}.{table} on {target} has trigger {name}: the change stream would apply the rows it wrote on the donor and then fire it again; a key move takes tables without triggers of their own"
+                    )));
+                }
+            }
+        }
+        Ok(serde_json::json!({
+            "donor": plan.donor,
+            "receiver": plan.receiver,
+            "same_node": source == target,
+            "tables": self.pairs.len(),
+        }))
+    }
+
+    /// The receiver's literal guards (a split made it, or an earlier key move), rewritten
+    /// before the fence to accept the keys it is about to take: nobody routes them to it
+    /// before the flip, and after it they are its own. Nothing when it has none.
+    pub(super) fn widen_receiver_guards(&mut self) -> Result<()> {
+        let plan = self.key_plan()?;
+        let snap = self.fx.directory_snapshot()?;
+        let after = crate::ops::keys::after_key_move(
+            crate::ops::keys::before_key_move(snap.clone(), &plan)?,
+            &plan,
+        )?;
+        let receiver = snap.shard(plan.receiver)?.clone();
+        let target = self.target.clone();
+        let stmts = self.literal_guards_of(&after, &receiver, &target, true)?;
+        if stmts.is_empty() {
+            return Ok(());
+        }
+        self.effect(
+            Effect::Guard,
+            &target,
+            serde_json::json!({"shard": receiver.id, "widened": true}),
+            |m| {
+                m.fx.run(&target, &[statements::lock_wait_timeout(10)])?;
+                m.fx.run_unlogged(&target, &stmts)
+            },
+        )
+    }
+
+    /// The literal guard triggers that make `shard`'s sharded tables on `node` refuse the
+    /// keys it does not own under `snap`; with `only_where_guarded`, only on tables that
+    /// carry guards already.
+    pub(super) fn literal_guards_of(
+        &mut self,
+        snap: &Snapshot,
+        shard: &Shard,
+        node: &str,
+        only_where_guarded: bool,
+    ) -> Result<Vec<crate::server::Stmt>> {
+        let dialect = self.fx.dialect(node)?;
+        let mut stmts = Vec::new();
+        for t in snap.tables.iter().filter(|t| t.func_id == shard.func_id) {
+            let schema = Ident::new(
+                "schema",
+                &crate::directory::shard_schema(&t.schema, shard.id),
+            )?;
+            let table = Ident::new("table", &t.table)?;
+            if only_where_guarded {
+                let triggers = self.fx.reader(node)?.triggers_in_order(&schema)?;
+                let guarded = statements::GuardEvent::ALL
+                    .iter()
+                    .any(|e| triggers.contains(&statements::guard_trigger_name(&table, *e)));
+                if !guarded {
+                    continue;
+                }
+            }
+            let column = Ident::new("column", &t.column)?;
+            let not_owned = crate::prune::predicate::not_owned(snap, shard, &column)?;
+            for event in statements::GuardEvent::ALL {
+                stmts.extend(dialect.install_guard(
+                    &schema, &table, &table, event, &column, &not_owned, shard.id,
+                ));
+            }
+        }
+        Ok(stmts)
+    }
+
+    /// A key move's donor once the moved keys' rows are pruned: literal guards refusing
+    /// every key it does not own take over from the switched ones (the keys stay refused
+    /// throughout), which then go with their switch row.
+    pub(super) fn settle_key_move_guards(&mut self) -> Result<()> {
+        let plan = self.key_plan()?;
+        let (source, id) = (self.source.clone(), self.switch_id());
+        if self.fx.switch_now(&source, id)?.is_none() {
+            return Ok(());
+        }
+        let snap = self.fx.directory_snapshot()?;
+        let after = crate::ops::keys::after_key_move(snap, &plan)?;
+        let donor = after.shard(plan.donor)?.clone();
+        let stmts = self.literal_guards_of(&after, &donor, &source, false)?;
+        if !stmts.is_empty() {
+            self.effect(
+                Effect::SettleGuards,
+                &source,
+                serde_json::json!({"shard": donor.id}),
+                |m| {
+                    m.fx.run(&source, &[statements::lock_wait_timeout(10)])?;
+                    m.fx.run_unlogged(&source, &stmts)
+                },
+            )?;
+        }
+        self.disarm_switch()
+    }
+}
