@@ -73,6 +73,9 @@ pub struct VerifyOptions {
     pub lock_wait_secs: u64,
     /// Longest wait for the target to reach the consistent point.
     pub reach_timeout_secs: u64,
+    /// The hold's `RunUntil` returns only once the target stands at the point (a change
+    /// stream brought there), so no channel is watched for it.
+    pub point_reached_by_hold: bool,
 }
 
 impl Default for VerifyOptions {
@@ -83,6 +86,7 @@ impl Default for VerifyOptions {
             max_snapshot_secs: 300,
             lock_wait_secs: 1,
             reach_timeout_secs: 300,
+            point_reached_by_hold: false,
         }
     }
 }
@@ -352,7 +356,9 @@ fn open_round(
         let point = at_point?.position;
         unlocked?;
         hold(Hold::RunUntil(point.clone()))?;
-        wait_until_at(&mut connect(target)?, channel, &point, opts)?;
+        if !opts.point_reached_by_hold {
+            wait_until_at(&mut connect(target)?, channel, &point, opts)?;
+        }
         for t in targets.iter_mut() {
             open_snapshot(t)?;
         }

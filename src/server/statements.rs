@@ -1887,6 +1887,15 @@ pub fn create_switch_table() -> Vec<Stmt> {
     ]
 }
 
+/// Whether the node has the switch table (1 row) or not (none): its control schema may
+/// hold other tables of shardctl's (a change stream's checkpoints) without it.
+pub fn switch_table_exists() -> Stmt {
+    Stmt::with(
+        "SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'switches'",
+        vec![CONTROL_SCHEMA.into()],
+    )
+}
+
 /// Adds switch `id`, off; one that exists keeps its mode.
 pub fn add_switch(id: u64) -> Stmt {
     Stmt::with(

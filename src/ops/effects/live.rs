@@ -438,12 +438,16 @@ impl Effects for Live<'_> {
                     Hold::Release => runner.start(),
                 }
             };
+            let opts = crate::verify::VerifyOptions {
+                point_reached_by_hold: true,
+                ..req.opts.clone()
+            };
             return crate::verify::verify(
                 &source,
                 &target,
                 req.tables,
                 req.channel,
-                &req.opts,
+                &opts,
                 &mut hold,
             );
         }

@@ -745,8 +745,10 @@ fn channel_state_on(server: &mut Server, channel: &Channel) -> Result<ChannelSta
 
 /// The mode of switch `id` on a server; None when it (or the control schema) is missing.
 fn switch_on(server: &mut Server, id: u64) -> Result<Option<SwitchMode>> {
-    let control = Ident::new("schema", statements::CONTROL_SCHEMA).expect("a plain identifier");
-    if !server.schema_exists(&control)? {
+    if server
+        .first::<u8>(&statements::switch_table_exists())?
+        .is_none()
+    {
         return Ok(None);
     }
     let code: Option<u8> = server.first(&statements::switch_mode(id))?;

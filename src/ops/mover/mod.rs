@@ -1015,9 +1015,12 @@ impl<'a> Mover<'a, Live<'a>> {
     ) -> Result<Mover<'a>> {
         let mut dir = Directory::open(inv)?;
         let rec = dir.operation(op_id)?;
-        if !matches!(rec.kind, OpKind::Move | OpKind::Split | OpKind::Merge) {
+        if !matches!(
+            rec.kind,
+            OpKind::Move | OpKind::Split | OpKind::Merge | OpKind::MoveKeys
+        ) {
             return Err(Error::Usage(format!(
-                "operation {op_id} is a {}, not a move, split or merge",
+                "operation {op_id} is a {}, not a move, split, merge or key move",
                 rec.kind
             )));
         }

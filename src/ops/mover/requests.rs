@@ -140,7 +140,10 @@ fn effective_phase(rec: &OperationRecord) -> Option<Phase> {
     if let Some(p) = rec.phase {
         return Some(p);
     }
-    if !matches!(rec.kind, OpKind::Move | OpKind::Split | OpKind::Merge) {
+    if !matches!(
+        rec.kind,
+        OpKind::Move | OpKind::Split | OpKind::Merge | OpKind::MoveKeys
+    ) {
         return None;
     }
     let playbook = journaled_playbook(rec).ok()?;
