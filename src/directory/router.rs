@@ -87,7 +87,8 @@ pub enum Reload {
         to: u64,
         /// The shards re-read (empty when the changes touched nothing routers read).
         shards: Vec<u32>,
-        /// Rows read from the directory: the version, the log's rows, the shards' rows.
+        /// Rows read from the directory: the version (twice: the check, then in the
+        /// consistent read), the log's rows, the shards' rows.
         rows: u64,
     },
     /// The whole directory.
@@ -208,7 +209,8 @@ impl Router {
         }
         let reread = dir.retrying(|d| d.changes_since(from))?;
         self.checked = Instant::now();
-        let rows = reread.rows;
+        // The version check above counts too.
+        let rows = reread.rows + 1;
         match reread.delta {
             Delta::Unchanged => return Ok(false),
             Delta::Full(snapshot, why) => {
