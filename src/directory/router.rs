@@ -1,5 +1,6 @@
-//! The router: loads the directory once, answers lookups in memory, and reloads when the
-//! directory version changes. Applications (and shardctl's workload generator) use it,
+//! The router: loads the directory once, answers lookups in memory, and when the
+//! directory version changes re-reads what the change log says changed (everything when
+//! it cannot say). Applications (and shardctl's workload generator) use it,
 //! following the chapter's rule: on a read-only, table-doesn't-exist, lost-connection or
 //! wrong-shard error ([`is_refresh_error`]), call [`Router::refresh`] (or
 //! [`Router::refresh_after`]) and look the shard up again.
@@ -81,7 +82,7 @@ pub struct Route {
 pub enum Reload {
     /// Only the locations and mapping rows of the shards the change log named.
     Incremental {
-        /// The version before and after.
+        /// The version before.
         from: u64,
         /// The version after.
         to: u64,

@@ -1,5 +1,6 @@
 //! Reading and changing the directory on its node. Every change runs in one transaction
-//! that also bumps the directory version, so routers notice it.
+//! that also bumps the directory version and writes the change log's row for it, so
+//! routers notice it and know what to re-read.
 
 use super::model::*;
 use super::schema::{CHANGE_LOG_KEPT, INCREMENTAL_MAX_SHARDS, MIGRATIONS, SCHEMA_VERSION};
