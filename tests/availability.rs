@@ -275,6 +275,67 @@ fn an_operation_holding_the_shard_refuses_it_and_nothing_changes() {
     set(1, "no-writes", None);
     assert_eq!(availability(1), Availability::NoWrites);
     set(1, "available", None);
+
+    // A live operation: a fence raised by hand holds shard 2 until it is lifted.
+    FLEET.cli(&["lock", "--shard", "2"]).assert().success();
+    let lock = common::newest_op(&inventory()).unwrap();
+    assert_eq!((lock.kind, lock.shard_id), (OpKind::Lock, Some(2)));
+    let at = version();
+    let err = fails(
+        &["shard", "set-availability", "--shard", "2", "unavailable"],
+        REFUSED,
+    );
+    assert!(
+        err.contains(&format!("held by operation {} (lock, running)", lock.id)),
+        "{err}"
+    );
+    assert_eq!(version(), at);
+    FLEET.cli(&["unlock", "--shard", "2"]).assert().success();
+
+    // A split that died after its preflight holds the shard it is creating too, though
+    // its operation is journaled on the old shard.
+    let crashed = FLEET
+        .cli(&["split", "--shard", "2", "--to", "node3", "--at", "150000"])
+        .env("SHARDCTL_FAULT", "crash@after:preflight")
+        .output()
+        .unwrap();
+    assert!(!crashed.status.success(), "{crashed:?}");
+    let split = common::newest_op(&inventory()).unwrap();
+    assert_eq!((split.kind, split.shard_id), (OpKind::Split, Some(2)));
+    let new_shard = Directory::open(&inventory())
+        .unwrap()
+        .load()
+        .unwrap()
+        .shards
+        .iter()
+        .map(|s| s.id)
+        .max()
+        .unwrap();
+    assert!(new_shard > 2, "the split's new shard has a location");
+    let at = version();
+    let err = fails(
+        &[
+            "shard",
+            "set-availability",
+            "--shard",
+            &new_shard.to_string(),
+            "no-writes",
+        ],
+        REFUSED,
+    );
+    assert!(
+        err.contains(&format!(
+            "shard {new_shard} is held by operation {} (split, ",
+            split.id
+        )),
+        "{err}"
+    );
+    assert_eq!(version(), at);
+    FLEET
+        .cli(&["abort", &split.id.to_string()])
+        .assert()
+        .success();
+    assert_eq!(availability(2), Availability::Available);
 }
 
 #[test]
