@@ -220,6 +220,22 @@ fn every_change_is_logged_and_a_router_follows_it_shard_by_shard() {
         let versions: Vec<u64> = log.iter().map(|r| r.0).collect();
         let expected: Vec<u64> = (before.version + 1..=after.version).collect();
         assert_eq!(versions, expected, "{what}: the log misses a version");
+        // Each location written by a change carries that change's version: its log row
+        // names the shard (or says everything changed). This checks every version on its
+        // own, where the router below sees only their union.
+        for shard in &after.shards {
+            if shard.version <= before.version {
+                continue;
+            }
+            let row = log.iter().find(|r| r.0 == shard.version).unwrap();
+            let named = row.1 == "all"
+                || (row.1 == "shards" && row.2.split(',').any(|s| s == shard.id.to_string()));
+            assert!(
+                named,
+                "{what}: version {} wrote shard {}'s location, its log row is {row:?}",
+                shard.version, shard.id
+            );
+        }
         // The router follows: the same content as a full read, re-reading what it says.
         assert!(router.refresh().unwrap(), "{what}");
         assert_eq!(
