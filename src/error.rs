@@ -19,6 +19,9 @@ pub enum ExitCode {
     Refused = 5,
     /// A wait ran out of time.
     Timeout = 6,
+    /// A shard the operator made unavailable for what was asked (`shard
+    /// set-availability`): nothing was sent to it.
+    Unavailable = 7,
     /// Interrupted by a signal (Ctrl-C).
     Interrupted = 130,
 }
@@ -34,6 +37,7 @@ impl ExitCode {
             ExitCode::Server => "server",
             ExitCode::Refused => "refused",
             ExitCode::Timeout => "timeout",
+            ExitCode::Unavailable => "unavailable",
             ExitCode::Interrupted => "interrupted",
         }
     }
@@ -72,6 +76,17 @@ pub enum Error {
     /// A wait that ran out of time.
     #[error("timeout: {0}")]
     Timeout(String),
+    /// The operator made a shard unavailable for what was asked (`shardctl shard
+    /// set-availability`): a router refuses before sending anything. The shard's
+    /// availability is in the router's snapshot; `detail` says it in words.
+    #[error("shard {shard} is unavailable: {detail}")]
+    Unavailable {
+        /// The shard.
+        shard: u32,
+        /// What the operator set and what it refused (`marked no-writes by the operator,
+        /// writes refused`).
+        detail: String,
+    },
     /// Stopped by a signal, or by an operator's `shardctl stop`.
     #[error("interrupted")]
     Interrupted,
@@ -122,6 +137,7 @@ impl Error {
             Error::Refused(_) | Error::LeaseLost(_) => ExitCode::Refused,
             Error::Internal(_) => ExitCode::Internal,
             Error::Timeout(_) => ExitCode::Timeout,
+            Error::Unavailable { .. } => ExitCode::Unavailable,
             Error::Interrupted | Error::InterruptedAt(_) => ExitCode::Interrupted,
             Error::Io { .. } => ExitCode::Internal,
         }

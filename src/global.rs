@@ -4,7 +4,7 @@
 //! to the source in chunks, then checks again.
 
 use crate::config::Inventory;
-use crate::directory::{shard_schema, Directory, Snapshot};
+use crate::directory::{shard_schema, Changed, Directory, Snapshot};
 use crate::error::{Error, Result};
 use crate::ident::Ident;
 use crate::server::{reports, row_error, statements, Server, Stmt};
@@ -157,7 +157,9 @@ pub fn set_source(dir: &mut Directory, name: &str, shard: u32) -> Result<()> {
                 g.table.as_str().into(),
                 shard.into(),
             ],
-        ))
+        ))?;
+        // A global table's source of truth is shardctl's own: routers do not read it.
+        Ok(((), Changed::Nothing))
     })
 }
 

@@ -7,7 +7,7 @@
 
 use crate::config::Inventory;
 use crate::directory::sequences::{sequence, Sequence};
-use crate::directory::{shard_schema, Directory, Snapshot};
+use crate::directory::{shard_schema, Changed, Directory, Snapshot};
 use crate::error::{Error, Result};
 use crate::ident::Ident;
 use crate::server::{reports, row_error, server_error_code, Server};
@@ -83,7 +83,8 @@ fn create(
                 server.error(&e)
             }
         })?;
-        record_feeds(dir, &d, name, feeds)
+        // Sequences are not cached by routers: they take blocks from the table itself.
+        record_feeds(dir, &d, name, feeds).map(|()| ((), Changed::Nothing))
     })?;
     sequence(dir, name)
 }
@@ -193,7 +194,7 @@ pub fn set_feeds(
     }
     let feeds = parse_feeds(inv, dir, feeds)?;
     let d = dir.schema().clone();
-    dir.change(|dir, _| record_feeds(dir, &d, name, &feeds))?;
+    dir.change(|dir, _| record_feeds(dir, &d, name, &feeds).map(|()| ((), Changed::Nothing)))?;
     sequence(dir, name)
 }
 

@@ -690,7 +690,7 @@ pub fn unpruned_shards(snap: &Snapshot, ops: &[OperationSummary]) -> BTreeSet<u3
             OpKind::Prune => {
                 out.insert(shard.id);
             }
-            OpKind::Move | OpKind::Lock => {}
+            OpKind::Move | OpKind::Lock | OpKind::Availability => {}
         }
     }
     out
@@ -727,6 +727,23 @@ fn prepare(
         return Err(Error::Usage(format!(
             "function {function} has no serving shard"
         )));
+    }
+    // An answer without a shard's rows would be wrong without a sign: refused, not
+    // skipped. Shards closed to writes only are read as any other.
+    let closed: Vec<u32> = shards
+        .iter()
+        .filter(|s| !s.availability.allows(crate::directory::Access::Read))
+        .map(|s| s.id)
+        .collect();
+    if let Some(&first) = closed.first() {
+        let ids: Vec<String> = closed.iter().map(u32::to_string).collect();
+        return Err(Error::Unavailable {
+            shard: first,
+            detail: format!(
+                "marked unavailable by the operator, and query reads every shard of {function} (unavailable: {}); nothing was sent",
+                ids.join(", ")
+            ),
+        });
     }
     let columns: Vec<Option<Ident>> = logical
         .iter()

@@ -321,6 +321,8 @@ pub struct ShardReport {
     pub size_source: SizeSource,
     /// The shard's state in the directory (online, moving, read-only, ...).
     pub state: ShardState,
+    /// What the operator lets reach it (`shard set-availability`).
+    pub availability: crate::directory::Availability,
     /// Operation in progress (`move #12 copying`).
     pub operation: Option<String>,
     /// A prune is pending (a split or merge under way, or its prune): the shard still holds
@@ -549,6 +551,7 @@ pub fn gather_fleet_sized(inv: &Inventory, names: &[String], source: SizeSource)
                 bytes,
                 size_source,
                 state: shard.state,
+                availability: shard.availability,
                 operation,
                 unpruned: unpruned.contains(&shard.id),
                 revert_window,

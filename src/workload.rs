@@ -619,13 +619,17 @@ fn attempt(
         (
             Failure {
                 code: None,
-                refresh: false,
+                // A shard the operator closed to writes: held, re-read, retried until the
+                // write's deadline, as through a fence.
+                refresh: matches!(e, Error::Unavailable { .. }),
                 text: e.to_string(),
             },
             None,
         )
     };
-    let shard = router.shard_for_function(function, key).map_err(routing)?;
+    let shard = router
+        .shard_to(crate::directory::Access::Write, function, key)
+        .map_err(routing)?;
     let schema = router
         .snapshot()
         .shard_schemas(shard)
@@ -872,6 +876,7 @@ mod tests {
                 host: "h".into(),
                 port: 1,
                 state: ShardState::Online,
+                availability: crate::directory::Availability::Available,
                 version: 1,
             })
             .collect(),

@@ -214,7 +214,7 @@ fn page() -> String {
 
 /// The blocks the conformance test runs; a block the page adds is run by no test, so it
 /// fails here until the test runs it too.
-const BLOCKS: [&str; 9] = [
+const BLOCKS: [&str; 14] = [
     "range-int",
     "range-string",
     "hash",
@@ -224,6 +224,11 @@ const BLOCKS: [&str; 9] = [
     "schemas",
     "schema-version",
     "version",
+    "changes",
+    "changed-location",
+    "changed-ranges",
+    "changed-hashes",
+    "changed-lists",
 ];
 
 /// Runs a contract block with the named parameters bound as text, as any driver can.
@@ -318,8 +323,8 @@ fn keys(f: &str, key_type: KeyType, n: usize) -> Vec<Key> {
     }
 }
 
-/// The route one SQL answer names: shard, node, host, port, state.
-type Answer = Option<(u32, String, String, u16, String)>;
+/// The route one SQL answer names: shard, node, host, port, state, availability.
+type Answer = Option<(u32, String, String, u16, String, String)>;
 
 #[test]
 fn the_documented_sql_routes_every_key_as_the_router_does() {
@@ -413,6 +418,7 @@ fn the_documented_sql_routes_every_key_as_the_router_does() {
                     s.host.clone(),
                     s.port,
                     s.state.as_sql().to_string(),
+                    s.availability.as_sql().to_string(),
                 )
             });
             assert_eq!(
@@ -434,6 +440,124 @@ fn the_documented_sql_routes_every_key_as_the_router_does() {
     assert_eq!(compared, FUNCTIONS.len() * KEYS_PER_FUNCTION);
     // Keys no shard holds were compared too (below the lowest bound, unlisted values).
     assert!(unowned > 100, "{unowned}");
+}
+
+/// The change log's blocks: after one change of a shard, `changes` names it (and only it)
+/// for the versions between the router's and the directory's, the Rust router re-reads
+/// just that shard, and for every shard of every function the `changed-*` blocks return
+/// the rows the router holds for it.
+#[test]
+fn the_documented_change_log_sql_reads_what_the_router_re_reads() {
+    FLEET.sandbox();
+    let _s = serial();
+    let blocks = contract_sql(&page());
+    let inv = inventory();
+    let mut router = Router::connect(&inv).expect("the router loads");
+    let since = router.version();
+    let shard = router.shard_for_function("li", &Key::Int(42)).unwrap().id;
+    let text = shard.to_string();
+    let set = |to: &str| {
+        common::cli_on(
+            &FLEET.inventory_path(),
+            &["shard", "set-availability", "--shard", &text, to],
+        )
+        .assert()
+        .success();
+    };
+    set("no-writes");
+    let mut dir = application_connection();
+    let server = dir.server();
+    let now: u64 = mysql::from_row(run_block(server, &blocks, "version", &[]).remove(0));
+    assert_eq!(now, since + 1);
+    let (since_text, now_text) = (since.to_string(), now.to_string());
+    let log: Vec<(u64, String, String)> = run_block(
+        server,
+        &blocks,
+        "changes",
+        &[("since", &since_text), ("now", &now_text)],
+    )
+    .into_iter()
+    .map(mysql::from_row)
+    .collect();
+    assert_eq!(log, vec![(now, "shards".to_string(), text.clone())]);
+    assert!(router.refresh().unwrap());
+    assert!(
+        matches!(router.last_reload(), Some(shardctl::directory::Reload::Incremental { shards, .. }) if shards == &[shard]),
+        "{:?}",
+        router.last_reload()
+    );
+    let snap = router.snapshot().clone();
+    assert_eq!(
+        snap.shard(shard).unwrap().availability.as_sql(),
+        "no_writes"
+    );
+    for s in &snap.shards {
+        let id = s.id.to_string();
+        let p = [("shard", id.as_str())];
+        let location: Vec<(u32, u32, String, String, u16, String, String)> =
+            run_block(server, &blocks, "changed-location", &p)
+                .into_iter()
+                .map(mysql::from_row)
+                .collect();
+        assert_eq!(
+            location,
+            vec![(
+                s.id,
+                s.func_id,
+                s.node.clone(),
+                s.host.clone(),
+                s.port,
+                s.state.as_sql().to_string(),
+                s.availability.as_sql().to_string()
+            )]
+        );
+        let mut ranges: Vec<(u32, Key, u32)> = run_block(server, &blocks, "changed-ranges", &p)
+            .into_iter()
+            .map(|r| {
+                let (f, int, text, shard): (u32, Option<i64>, Option<Vec<u8>>, u32) =
+                    mysql::from_row(r);
+                let key = match (int, text) {
+                    (Some(i), _) => Key::Int(i),
+                    (None, t) => Key::Str(String::from_utf8(t.unwrap()).unwrap()),
+                };
+                (f, key, shard)
+            })
+            .collect();
+        ranges.sort();
+        let want: Vec<(u32, Key, u32)> = snap
+            .ranges
+            .iter()
+            .filter(|r| r.shard_id == s.id)
+            .map(|r| (r.func_id, r.lower_bound.clone(), r.shard_id))
+            .collect();
+        assert_eq!(ranges, want, "shard {id}");
+        let mut points: Vec<(u32, String, u32)> = run_block(server, &blocks, "changed-hashes", &p)
+            .into_iter()
+            .map(mysql::from_row)
+            .collect();
+        points.sort();
+        let want: Vec<(u32, String, u32)> = snap
+            .points
+            .iter()
+            .filter(|h| h.shard_id == s.id)
+            .map(|h| (h.func_id, h.point.to_hex(), h.shard_id))
+            .collect();
+        assert_eq!(points, want, "shard {id}");
+        let mut values: Vec<(u32, Vec<u8>, u32)> = run_block(server, &blocks, "changed-lists", &p)
+            .into_iter()
+            .map(mysql::from_row)
+            .collect();
+        values.sort();
+        let mut want: Vec<(u32, Vec<u8>, u32)> = snap
+            .lists
+            .iter()
+            .filter(|l| l.shard_id == s.id)
+            .map(|l| (l.func_id, l.value.to_string().into_bytes(), l.shard_id))
+            .collect();
+        want.sort();
+        assert_eq!(values, want, "shard {id}");
+    }
+    set("available");
 }
 
 #[test]
@@ -491,6 +615,7 @@ fn expected_for_python(router: &Router) -> serde_json::Value {
                         s.host,
                         s.port,
                         s.state.as_sql(),
+                        s.availability.as_sql(),
                         snap.shard_schemas(s)
                     ])
                 });
@@ -588,7 +713,7 @@ fn the_python_router_follows_the_contract() {
     );
     eprintln!("{stdout}{stderr}");
     // Every test ran (none skipped for a missing variable) and passed.
-    assert!(stderr.contains("Ran 4 tests"), "{stderr}");
+    assert!(stderr.contains("Ran 6 tests"), "{stderr}");
     assert!(stderr.trim_end().ends_with("OK"), "{stderr}");
     assert!(
         stdout.contains(&format!(

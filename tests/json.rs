@@ -698,6 +698,26 @@ fn every_command_follows_the_json_contract() {
     c.run(&["table", "remove", "app.u"]);
     c.run(&["function", "remove", "tmp"]);
 
+    // The operator's availability of a shard (last: its operations take ids).
+    c.run(&[
+        "shard",
+        "set-availability",
+        "--shard",
+        "2",
+        "unavailable",
+        "--reason",
+        "host down",
+    ]);
+    c.run(&["shard", "set-availability", "--shard", "2", "unavailable"]);
+    c.run(&["shard", "list"]);
+    c.run(&["lookup", "--function", "f", "1100"]);
+    c.run_code(&["query", "--function", "f", "SELECT COUNT(*) FROM {t}"], 7);
+    c.run_code(
+        &["shard", "set-availability", "--shard", "99", "available"],
+        2,
+    );
+    c.run(&["shard", "set-availability", "--shard", "2", "available"]);
+
     // A sandbox's own life cycle.
     let sb_dir = tmp.path().join("sb");
     let port = free_port().to_string();
@@ -772,6 +792,7 @@ fn every_command_follows_the_json_contract() {
         "shard add",
         "shard list",
         "shard remove",
+        "shard set-availability",
         "split",
         "status",
         "stop",

@@ -236,7 +236,8 @@ fn set_lower_bound(shard: u32, from: i64, to: i64) {
         d.server().exec(&Stmt::with(
             format!("UPDATE {ranges} SET lower_bound = ? WHERE shard_id = ? AND lower_bound = ?"),
             vec![to.into(), shard.into(), from.into()],
-        ))
+        ))?;
+        Ok(((), shardctl::directory::Changed::shard(shard)))
     })
     .unwrap();
 }

@@ -1219,6 +1219,8 @@ fn init_migrates_a_version_2_directory_to_sequences_and_sources() {
             "DROP TABLE shardctl.global_sources",
             "ALTER TABLE shardctl.operations DROP COLUMN window_request, DROP COLUMN pause_requested, DROP COLUMN paused_at, DROP COLUMN max_lag_secs, DROP COLUMN chunk_ms, DROP COLUMN workers, DROP COLUMN max_threads_running, DROP COLUMN phase, DROP COLUMN progress_rows, DROP COLUMN progress_rows_expected, DROP COLUMN progress_bytes",
             "ALTER TABLE shardctl.directory_version DROP COLUMN directory_id",
+            "DROP TABLE shardctl.directory_changes",
+            "ALTER TABLE shardctl.locations DROP COLUMN availability",
             "UPDATE shardctl.schema_version SET version = 3",
         ],
     );

@@ -373,12 +373,14 @@ fn init_migrates_a_version_9_directory_keeping_its_sequences() {
     cli(&["ids", "sequence", "create", "items_k"]).success();
     cli(&["ids", "sequence", "next", "items_k", "--count", "7"]).success();
     // The directory as version 9 left it: no sequence_feeds, no operations.phase nor
-    // progress.
+    // progress, no change log and no locations.availability.
     exec(
         &mut connect(&sb, "node1"),
         &[
             "DROP TABLE shardctl.sequence_feeds",
             "ALTER TABLE shardctl.operations DROP COLUMN phase, DROP COLUMN progress_rows, DROP COLUMN progress_rows_expected, DROP COLUMN progress_bytes",
+            "DROP TABLE shardctl.directory_changes",
+            "ALTER TABLE shardctl.locations DROP COLUMN availability",
             "UPDATE shardctl.schema_version SET version = 9",
         ],
     );

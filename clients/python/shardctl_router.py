@@ -7,7 +7,11 @@ It follows the contract of docs/DIRECTORY.md, as the Rust ``Router`` does:
   below the key; hash: the largest ring point strictly below the MD5 of the key's text,
   else the largest point; list: the key's exact text);
 - it asks the directory for its version every ``check_interval`` seconds and after every
-  error of the retry rule, and reloads when the version changed;
+  error of the retry rule, and when the version changed follows the change log: it
+  re-reads only the shards changed since its version, or everything when the log cannot
+  say (docs/DIRECTORY.md, "Following changes");
+- it refuses, before sending anything, what the operator closed a shard to
+  (``locations.availability``: ``ShardUnavailable``);
 - ``Executor.run`` sends a statement to the shard that owns a key and applies the retry
   rule: on 1290/1836 (read-only), 1146/1049 (table or schema gone), a lost connection, or
   a 1644 whose message starts with ``shardctl: `` (a split's guard) it re-reads the
@@ -26,7 +30,7 @@ import pymysql
 
 #: The directory schema version docs/DIRECTORY.md describes; an older directory lacks
 #: tables this router reads.
-CONTRACT_SCHEMA_VERSION = 11
+CONTRACT_SCHEMA_VERSION = 13
 
 #: Client-side errors of a connection that broke or could not be made (CR_*).
 LOST_CONNECTION_CODES = frozenset({2002, 2003, 2006, 2013, 2027, 2055})
@@ -65,6 +69,35 @@ class DirectoryError(RuntimeError):
     """The directory cannot be used by this router (missing, or an older schema)."""
 
 
+class ShardUnavailable(RuntimeError):
+    """The operator closed the key's shard to this access (``shardctl shard
+    set-availability``): nothing was sent. ``shard_id`` and ``availability`` say which and
+    how; it is not an error of the retry rule, and lasts until the operator reopens it."""
+
+    def __init__(self, shard_id, availability, access):
+        super().__init__(
+            f"shard {shard_id} is {availability}: the operator closed it to {access}s"
+        )
+        self.shard_id = shard_id
+        self.availability = availability
+        self.access = access
+
+
+#: What an application means to do on a shard, checked against its availability.
+READ = "read"
+WRITE = "write"
+
+#: What each availability lets through (docs/DIRECTORY.md, "Availability").
+ALLOWED = {
+    "available": {READ, WRITE},
+    "no_writes": {READ},
+    "unavailable": set(),
+}
+
+#: The most shards an incremental refresh re-reads; past that it reloads everything.
+INCREMENTAL_MAX_SHARDS = 1000
+
+
 def key_text(key_type, key):
     """The key's text, as the directory stores and hashes it: the plain decimal form of an
     integer, the string itself (at most 255 bytes of UTF-8)."""
@@ -90,6 +123,8 @@ class Route:
     host: str
     port: int
     state: str
+    #: What the operator lets reach it: ``available``, ``no_writes`` or ``unavailable``.
+    availability: str
     #: The shard's physical schemas, ``<schema>_<shard_id>`` for each logical schema.
     schemas: tuple
 
@@ -122,14 +157,119 @@ class _Function:
 
 
 class Snapshot:
-    """The directory at one version, indexed for lookups."""
+    """The directory at one version: the rows a router reads, and lookups built from them.
 
-    def __init__(self, version, functions, locations, tables, globals_):
+    The location and mapping rows are kept by shard, so that a refresh can replace the
+    rows of the shards the change log names (``apply``)."""
+
+    def __init__(self, version, functions, columns, globals_, shards):
         self.version = version
-        self.functions = functions  # name -> _Function
-        self.locations = locations  # shard_id -> (func_id, node, host, port, state)
-        self.tables = tables  # (schema, table) -> (function name, column)
+        self._function_rows = functions  # func_id -> (name, sharding_type, key_type)
+        self._columns = columns  # [(schema, table, column, func_id)]
         self.globals = globals_  # set of (schema, table)
+        #: shard_id -> {"location": (func_id, node, host, port, state, availability),
+        #: "ranges": [(func_id, lower, lower_str)], "hashes": [(func_id, hash)],
+        #: "lists": [(func_id, value)]}
+        self.shards = shards
+        self._index()
+
+    def apply(self, version, changed, part):
+        """A new snapshot at ``version``: this one with the rows of the shards in
+        ``changed`` replaced by ``part`` (theirs as read now; a shard absent from it is
+        gone)."""
+        shards = {s: rows for s, rows in self.shards.items() if s not in changed}
+        shards.update({s: rows for s, rows in part.items() if rows["location"]})
+        return Snapshot(version, self._function_rows, self._columns, self.globals, shards)
+
+    def _index(self):
+        #: shard_id -> (func_id, node, host, port, state, availability)
+        self.locations = {s: r["location"] for s, r in self.shards.items() if r["location"]}
+        by_id = {
+            func_id: _Function(func_id, name, kind, key_type)
+            for func_id, (name, kind, key_type) in self._function_rows.items()
+        }
+        ranges, hashes = [], []
+        for shard, rows in self.shards.items():
+            for func_id, lower, lower_str in rows["ranges"]:
+                ranges.append((func_id, lower, lower_str, shard))
+            for func_id, point in rows["hashes"]:
+                hashes.append((func_id, point, shard))
+            for func_id, value in rows["lists"]:
+                f = by_id.get(func_id)
+                if f is not None:
+                    f.values[bytes(value)] = shard
+        for func_id, lower, lower_str, shard in sorted(
+            ranges, key=lambda r: (r[0], r[1] if r[1] is not None else 0, bytes(r[2] or b""))
+        ):
+            f = by_id.get(func_id)
+            if f is None or (lower is None and lower_str is None):
+                continue
+            f.bounds.append(lower if f.key_type == "INT" else bytes(lower_str))
+            f.bound_shards.append(shard)
+        for func_id, point, shard in sorted(hashes, key=lambda r: (r[0], r[1].lower())):
+            f = by_id.get(func_id)
+            if f is not None:
+                f.points.append(point.lower())
+                f.point_shards.append(shard)
+        self.tables = {}  # (schema, table) -> (function name, column)
+        schemas = {}
+        for schema, table, column, func_id in self._columns:
+            f = by_id.get(func_id)
+            if f is not None:
+                self.tables[(schema, table)] = (f.name, column)
+                schemas.setdefault(func_id, set()).add(schema)
+        for func_id, names in schemas.items():
+            by_id[func_id].schemas = tuple(sorted(names))
+        self.functions = {f.name: f for f in by_id.values()}  # name -> _Function
+
+
+def _read_shards(cur, shard_ids=None):
+    """The location and mapping rows of ``shard_ids`` (every shard for None), by shard;
+    each shard named gets an entry, without a location when it has none."""
+    where, args = "", ()
+    if shard_ids is not None:
+        ids = sorted(shard_ids)
+        where = " WHERE shard_id IN (" + ", ".join(["%s"] * len(ids)) + ")"
+        args = tuple(ids)
+    shards = {}
+
+    def entry(shard):
+        return shards.setdefault(
+            shard, {"location": None, "ranges": [], "hashes": [], "lists": []}
+        )
+
+    for shard in shard_ids or ():
+        entry(shard)
+    cur.execute(
+        "SELECT shard_id, func_id, node, host, port, state, availability FROM locations" + where,
+        args,
+    )
+    for r in cur.fetchall():
+        entry(r[0])["location"] = tuple(r[1:])
+    cur.execute("SELECT func_id, lower_bound, lower_bound_str, shard_id FROM ranges" + where, args)
+    for func_id, lower, lower_str, shard in cur.fetchall():
+        entry(shard)["ranges"].append((func_id, lower, lower_str))
+    cur.execute("SELECT func_id, hash, shard_id FROM hashes" + where, args)
+    for func_id, point, shard in cur.fetchall():
+        entry(shard)["hashes"].append((func_id, point))
+    cur.execute("SELECT func_id, value, shard_id FROM lists" + where, args)
+    for func_id, value, shard in cur.fetchall():
+        entry(shard)["lists"].append((func_id, value))
+    return shards
+
+
+def _read_all(cur):
+    """The whole directory, inside the caller's consistent read."""
+    cur.execute("SELECT version FROM directory_version WHERE id = 1")
+    version = cur.fetchone()[0]
+    cur.execute("SELECT func_id, name, sharding_type, key_type FROM partition_functions")
+    functions = {r[0]: (r[1], r[2], r[3]) for r in cur.fetchall()}
+    shards = _read_shards(cur)
+    cur.execute("SELECT schema_name, table_name, column_name, func_id FROM columns")
+    columns = list(cur.fetchall())
+    cur.execute("SELECT schema_name, table_name FROM global_tables")
+    globals_ = {(r[0], r[1]) for r in cur.fetchall()}
+    return Snapshot(version, functions, columns, globals_, shards)
 
 
 def load(conn):
@@ -145,52 +285,45 @@ def load(conn):
             )
         cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY")
         try:
-            cur.execute("SELECT version FROM directory_version WHERE id = 1")
-            version = cur.fetchone()[0]
-            cur.execute("SELECT func_id, name, sharding_type, key_type FROM partition_functions")
-            by_id = {r[0]: _Function(r[0], r[1], r[2], r[3]) for r in cur.fetchall()}
-            cur.execute("SELECT shard_id, func_id, node, host, port, state FROM locations")
-            locations = {r[0]: tuple(r[1:]) for r in cur.fetchall()}
-            cur.execute("SELECT func_id, lower_bound, lower_bound_str, shard_id FROM ranges")
-            ranges = cur.fetchall()
-            cur.execute("SELECT func_id, hash, shard_id FROM hashes")
-            hashes = cur.fetchall()
-            cur.execute("SELECT func_id, value, shard_id FROM lists")
-            lists = cur.fetchall()
-            cur.execute("SELECT schema_name, table_name, column_name, func_id FROM columns")
-            columns = cur.fetchall()
-            cur.execute("SELECT schema_name, table_name FROM global_tables")
-            globals_ = {(r[0], r[1]) for r in cur.fetchall()}
+            return _read_all(cur)
         finally:
             cur.execute("COMMIT")
-    for func_id, lower, lower_str, shard in sorted(
-        ranges, key=lambda r: (r[0], r[1] if r[1] is not None else 0, bytes(r[2] or b""))
-    ):
-        f = by_id.get(func_id)
-        if f is None or (lower is None and lower_str is None):
-            continue
-        f.bounds.append(lower if f.key_type == "INT" else bytes(lower_str))
-        f.bound_shards.append(shard)
-    for func_id, point, shard in sorted(hashes, key=lambda r: (r[0], r[1].lower())):
-        f = by_id.get(func_id)
-        if f is not None:
-            f.points.append(point.lower())
-            f.point_shards.append(shard)
-    for func_id, value, shard in lists:
-        f = by_id.get(func_id)
-        if f is not None:
-            f.values[bytes(value)] = shard
-    tables = {}
-    schemas = {}
-    for schema, table, column, func_id in columns:
-        f = by_id.get(func_id)
-        if f is not None:
-            tables[(schema, table)] = (f.name, column)
-            schemas.setdefault(func_id, set()).add(schema)
-    for func_id, names in schemas.items():
-        by_id[func_id].schemas = tuple(sorted(names))
-    functions = {f.name: f for f in by_id.values()}
-    return Snapshot(version, functions, locations, tables, globals_)
+
+
+def follow(conn, snapshot):
+    """``snapshot`` brought up to the directory's version in one consistent read, through
+    the change log (docs/DIRECTORY.md, "Following changes"). Returns the new snapshot and
+    how: ``("incremental", shards)`` or ``("full", why)``."""
+    with conn.cursor() as cur:
+        cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY")
+        try:
+            cur.execute("SELECT version FROM directory_version WHERE id = 1")
+            now = cur.fetchone()[0]
+            since = snapshot.version
+            if now == since:
+                return snapshot, None
+            if now < since:
+                return _read_all(cur), ("full", "behind")
+            cur.execute(
+                "SELECT version, scope, shards FROM directory_changes "
+                "WHERE version > %s AND version <= %s ORDER BY version",
+                (since, now),
+            )
+            log = cur.fetchall()
+            if len(log) != now - since:
+                return _read_all(cur), ("full", "log_too_short")
+            changed = set()
+            for _, scope, ids in log:
+                if scope == "all":
+                    return _read_all(cur), ("full", "everything")
+                if scope == "shards":
+                    changed.update(int(i) for i in ids.split(",") if i)
+            if len(changed) > INCREMENTAL_MAX_SHARDS:
+                return _read_all(cur), ("full", "many_shards")
+            part = _read_shards(cur, changed) if changed else {}
+            return snapshot.apply(now, changed, part), ("incremental", tuple(sorted(changed)))
+        finally:
+            cur.execute("COMMIT")
 
 
 class Router:
@@ -213,8 +346,10 @@ class Router:
         self._conn = None
         self.snapshot = load(self._connection())
         self.checked_at = self._clock()
-        #: Times the cache was reloaded because the version changed.
+        #: Times the cache followed a new version.
         self.reloads = 0
+        #: How the last of those went: ``("incremental", shard ids)`` or ``("full", why)``.
+        self.last_reload = None
 
     def _connection(self):
         if self._conn is None:
@@ -227,8 +362,9 @@ class Router:
         return self.snapshot.version
 
     def refresh(self):
-        """Asks the directory for its version now and reloads the cache when it changed.
-        Returns True when it reloaded. A broken directory connection is reopened once."""
+        """Asks the directory for its version now and, when it changed, brings the cache up
+        to it through the change log (``follow``). Returns True when the version had
+        changed. A broken directory connection is reopened once."""
         for attempt in (1, 2):
             try:
                 conn = self._connection()
@@ -237,9 +373,11 @@ class Router:
                     version = cur.fetchone()[0]
                 reloaded = False
                 if version != self.snapshot.version:
-                    self.snapshot = load(conn)
-                    self.reloads += 1
-                    reloaded = True
+                    self.snapshot, how = follow(conn, self.snapshot)
+                    if how is not None:
+                        self.last_reload = how
+                        self.reloads += 1
+                        reloaded = True
                 self.checked_at = self._clock()
                 return reloaded
             except pymysql.err.MySQLError as e:
@@ -260,8 +398,10 @@ class Router:
         the route may be stale; returns whether the cache was reloaded."""
         return self.refresh() if is_refresh_error(code, message) else False
 
-    def route(self, function, key):
-        """The route of ``key`` under the partition function called ``function``."""
+    def route(self, function, key, access=WRITE):
+        """The route of ``key`` under the partition function called ``function``, for
+        ``access`` (``READ`` or ``WRITE``): ``ShardUnavailable`` when the operator closed
+        the shard to it. ``access=None`` only says where the key lives."""
         f = self.snapshot.functions.get(function)
         if f is None:
             raise NoShard(f"unknown partition function {function!r}")
@@ -271,16 +411,18 @@ class Router:
         loc = self.snapshot.locations.get(shard)
         if loc is None:
             raise NoShard(f"the directory maps to shard {shard}, which has no location")
-        _, node, host, port, state = loc
+        _, node, host, port, state, availability = loc
+        if access is not None and access not in ALLOWED.get(availability, set()):
+            raise ShardUnavailable(shard, availability, access)
         schemas = tuple(f"{s}_{shard}" for s in f.schemas)
-        return Route(shard, function, node, host, port, state, schemas)
+        return Route(shard, function, node, host, port, state, availability, schemas)
 
-    def route_table(self, schema, table, key):
-        """The route of ``key`` in the sharded table ``schema.table``."""
+    def route_table(self, schema, table, key, access=WRITE):
+        """The route of ``key`` in the sharded table ``schema.table``, as ``route``."""
         mapped = self.snapshot.tables.get((schema, table))
         if mapped is None:
             raise NoShard(f"table {schema}.{table} is not a sharded table in the directory")
-        return self.route(mapped[0], key)
+        return self.route(mapped[0], key, access)
 
     def is_global(self, schema, table):
         """True for a global table (copied whole into every shard schema of ``schema``)."""
@@ -343,17 +485,18 @@ class Executor:
             except Exception:  # noqa: BLE001 - the connection is being dropped anyway
                 pass
 
-    def run(self, function, key, work):
+    def run(self, function, key, work, access=WRITE):
         """Calls ``work(cursor, route)`` on a connection to the shard owning ``key`` (the
         cursor's default database is not set: name ``route.schemas[i]``) and returns
         ``(result, route)``. Errors of the retry rule are retried until the deadline;
-        others are raised. ``work`` must be safe to repeat: a write whose connection broke
+        others are raised, and so is ``ShardUnavailable`` for a shard closed to ``access``
+        (nothing sent). ``work`` must be safe to repeat: a write whose connection broke
         after it was sent may have committed."""
         give_up = time.monotonic() + self.deadline
         while True:
             if not self.stale:
                 self.router.maybe_refresh()
-            route = self.router.route(function, key)
+            route = self.router.route(function, key, access)
             try:
                 conn = self._connection(route)
                 with conn.cursor() as cur:

@@ -65,8 +65,16 @@ class RouterTest(unittest.TestCase):
         for function, answers in exp["functions"].items():
             for key, want in answers:
                 try:
-                    r = router.route(function, key)
-                    got = [r.shard_id, r.node, r.host, r.port, r.state, list(r.schemas)]
+                    r = router.route(function, key, access=None)
+                    got = [
+                        r.shard_id,
+                        r.node,
+                        r.host,
+                        r.port,
+                        r.state,
+                        r.availability,
+                        list(r.schemas),
+                    ]
                 except sr.NoShard:
                     got = None
                 self.assertEqual(got, want, f"{function} key {key!r}")
@@ -140,6 +148,67 @@ class RouterTest(unittest.TestCase):
         self.assertEqual((rows, where.node), ([50, 51], "node2"))
         print(f"moved shard {first.shard_id}: {ex.failed_attempts} failed attempt(s), then node2")
         ex.close()
+        fresh.close()
+        router.close()
+
+    def test_5_a_shard_the_operator_closed_is_refused_before_anything_is_sent(self):
+        router = sr.Router(directory_args())
+        shard = router.route("li", 42).shard_id
+        shardctl("shard", "set-availability", "--shard", str(shard), "no-writes")
+        try:
+            self.assertEqual(router.route("li", 42).shard_id, shard, "cached until refreshed")
+            self.assertTrue(router.refresh())
+            self.assertEqual(router.last_reload, ("incremental", (shard,)))
+            with self.assertRaises(sr.ShardUnavailable) as refused:
+                router.route("li", 42)
+            self.assertEqual(
+                (refused.exception.shard_id, refused.exception.availability),
+                (shard, "no_writes"),
+            )
+            self.assertEqual(router.route("li", 42, sr.READ).availability, "no_writes")
+            ex = sr.Executor(router, shard_args())
+            sent = []
+            with self.assertRaises(sr.ShardUnavailable):
+                ex.run("li", 42, lambda cur, route: sent.append(route))
+            self.assertEqual(sent, [], "nothing was sent")
+            self.assertEqual(ex.failed_attempts, 0, "not an error of the retry rule")
+            shardctl("shard", "set-availability", "--shard", str(shard), "unavailable")
+            self.assertTrue(router.refresh())
+            with self.assertRaises(sr.ShardUnavailable):
+                router.route("li", 42, sr.READ)
+            self.assertEqual(router.route("li", 42, access=None).shard_id, shard)
+            ex.close()
+        finally:
+            shardctl("shard", "set-availability", "--shard", str(shard), "available")
+        self.assertTrue(router.refresh())
+        self.assertEqual(router.route("li", 42).availability, "available")
+        router.close()
+
+    def test_6_a_refresh_re_reads_only_the_shards_the_change_log_names(self):
+        router = sr.Router(directory_args())
+        shardctl("shard", "add", "--function", "lp", "--node", "node1", "--values", "py6,py7")
+        self.assertTrue(router.refresh())
+        new = router.route("lp", "py7").shard_id
+        self.assertEqual(router.last_reload, ("incremental", (new,)))
+        fresh = sr.Router(directory_args())
+
+        def content(snapshot):
+            functions = {
+                name: (f.bounds, f.bound_shards, f.points, f.point_shards, f.values, f.schemas)
+                for name, f in snapshot.functions.items()
+            }
+            return snapshot.version, snapshot.locations, functions, snapshot.tables
+
+        self.assertEqual(content(router.snapshot), content(fresh.snapshot))
+        # A change of more than shards (a function added) reloads everything.
+        shardctl("function", "add", "pyf", "--type", "hash", "--key", "int")
+        self.assertTrue(router.refresh())
+        self.assertEqual(router.last_reload, ("full", "everything"))
+        self.assertIn("pyf", router.snapshot.functions)
+        shardctl("function", "remove", "pyf")
+        self.assertTrue(router.refresh())
+        self.assertNotIn("pyf", router.snapshot.functions)
+        print(f"shard {new} added: re-read alone")
         fresh.close()
         router.close()
 

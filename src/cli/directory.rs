@@ -131,6 +131,23 @@ pub enum ShardCommand {
     /// List shards with what they cover.
     #[command(after_help = "Example:\n  shardctl shard list --output json")]
     List,
+    /// Mark a shard available, closed to writes, or closed to reads and writes (host
+    /// down, maintenance): routers refuse what it is closed to. Journaled; refused while
+    /// an operation holds the shard.
+    #[command(
+        after_help = "Example:\n  shardctl shard set-availability --shard 7 no-writes --reason \"disk swap on db7\"\n  shardctl shard set-availability --shard 7 available"
+    )]
+    SetAvailability {
+        /// Shard id.
+        #[arg(long)]
+        shard: u32,
+        /// What routers may send to it.
+        #[arg(value_enum)]
+        availability: crate::directory::Availability,
+        /// Why, kept in the journal (`shardctl ops OP`).
+        #[arg(long)]
+        reason: Option<String>,
+    },
     /// Remove a shard that holds no rows (or never came online) and drop its schemas;
     /// its keys fall to the shards next to it.
     #[command(after_help = "Example:\n  shardctl shard remove --shard 7")]
@@ -467,6 +484,34 @@ pub fn shard(ctx: &Context, cmd: ShardCommand) -> Result<()> {
                 || crate::outln!("{message}"),
             );
         }
+        ShardCommand::SetAvailability {
+            shard,
+            availability,
+            reason,
+        } => {
+            let change =
+                Directory::open(&inv)?.set_availability(shard, availability, reason.as_deref())?;
+            let word = views::availability_word(change.after);
+            ctx.show(
+                "shard set-availability",
+                serde_json::json!({
+                    "shard": change.shard,
+                    "availability": change.after.as_sql(),
+                    "before": change.before.as_sql(),
+                    "changed": change.op.is_some(),
+                    "op": change.op,
+                    "directory_version": change.version,
+                }),
+                || match change.op {
+                    Some(op) => crate::outln!(
+                        "shard {shard} is now {word} (was {}; operation {op}, directory version {})",
+                        views::availability_word(change.before),
+                        change.version
+                    ),
+                    None => crate::outln!("shard {shard} is already {word}: nothing changed"),
+                },
+            );
+        }
         ShardCommand::List => {
             let snap = Directory::open(&inv)?.load()?;
             let shards: Vec<_> = snap.shards.iter().map(|s| views::shard(s, &snap)).collect();
@@ -475,8 +520,15 @@ pub fn shard(ctx: &Context, cmd: ShardCommand) -> Result<()> {
                     output::print_document("shard list", serde_json::json!({"shards": shards}))
                 }
                 Format::Table => {
-                    let mut t =
-                        output::table(&["shard", "function", "covers", "node", "schemas", "state"]);
+                    let mut t = output::table(&[
+                        "shard",
+                        "function",
+                        "covers",
+                        "node",
+                        "schemas",
+                        "state",
+                        "availability",
+                    ]);
                     for s in &snap.shards {
                         let f = snap.function_by_id(s.func_id);
                         t.add_row(vec![
@@ -489,6 +541,10 @@ pub fn shard(ctx: &Context, cmd: ShardCommand) -> Result<()> {
                             Cell::new(&s.node),
                             Cell::new(snap.shard_schemas(s).join(", ")),
                             Cell::new(s.state.as_sql()),
+                            output::status_cell(
+                                views::availability_word(s.availability),
+                                s.availability == crate::directory::Availability::Available,
+                            ),
                         ]);
                     }
                     crate::outln!("{t}");
@@ -555,7 +611,14 @@ pub fn lookup(ctx: &Context, args: LookupArgs) -> Result<()> {
         ),
         Format::Table => {
             let mut t = output::table(&[
-                "key", "shard", "function", "node", "address", "schemas", "state",
+                "key",
+                "shard",
+                "function",
+                "node",
+                "address",
+                "schemas",
+                "state",
+                "availability",
             ]);
             t.add_row(vec![
                 Cell::new(&args.key),
@@ -565,6 +628,7 @@ pub fn lookup(ctx: &Context, args: LookupArgs) -> Result<()> {
                 Cell::new(format!("{}:{}", route.host, route.port)),
                 Cell::new(route.schemas.join(", ")),
                 Cell::new(route.state.as_sql()),
+                Cell::new(views::availability_word(route.availability)),
             ]);
             crate::outln!("{t}");
         }

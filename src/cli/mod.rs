@@ -35,7 +35,7 @@ const GLOBAL: &str = "Global options";
 #[command(
     name = "shardctl",
     version,
-    after_help = "Example:\n  shardctl sandbox up --nodes 3 && shardctl --config sandbox/shardctl.yaml status\n\nExit codes: 0 ok, 1 internal, 2 usage, 3 config, 4 server, 5 refused (unsafe), 6 timeout, 130 interrupted."
+    after_help = "Example:\n  shardctl sandbox up --nodes 3 && shardctl --config sandbox/shardctl.yaml status\n\nExit codes: 0 ok, 1 internal, 2 usage, 3 config, 4 server, 5 refused (unsafe), 6 timeout, 7 unavailable (a shard the operator closed), 130 interrupted."
 )]
 pub struct Cli {
     /// Inventory file.

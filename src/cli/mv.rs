@@ -431,6 +431,8 @@ pub enum OpKindArg {
     Prune,
     /// Fences raised by hand (`shardctl lock`).
     Lock,
+    /// Availability changes (`shardctl shard set-availability`).
+    Availability,
 }
 
 impl OpKindArg {
@@ -442,6 +444,7 @@ impl OpKindArg {
                 | (OpKindArg::Prune, OpKind::Prune)
                 | (OpKindArg::Lock, OpKind::Lock)
                 | (OpKindArg::Merge, OpKind::Merge)
+                | (OpKindArg::Availability, OpKind::Availability)
         )
     }
 }

@@ -195,6 +195,7 @@ fn show(ctx: &Context, inv: &crate::config::Inventory, args: &StatusArgs) -> Res
                         "rows (est.)",
                         "size",
                         "state",
+                        "availability",
                         "operation",
                     ]);
                     for s in &fleet.shards {
@@ -218,6 +219,10 @@ fn show(ctx: &Context, inv: &crate::config::Inventory, args: &StatusArgs) -> Res
                             output::status_cell(
                                 s.state.as_sql(),
                                 s.state == crate::directory::ShardState::Online,
+                            ),
+                            output::status_cell(
+                                super::views::availability_word(s.availability),
+                                s.availability == crate::directory::Availability::Available,
                             ),
                             Cell::new(s.operation.as_deref().unwrap_or("-")),
                         ]);

@@ -3,7 +3,7 @@
 //! doc comment's first sentence), kept in src/cli so that the library does not know clap.
 
 use crate::copy::Method;
-use crate::directory::{KeyType, ShardingType};
+use crate::directory::{Availability, KeyType, ShardingType};
 use crate::output::{ColorChoice, Format};
 use crate::playbook::{CutoverMode, Fence};
 use crate::rebalance::Weight;
@@ -55,6 +55,12 @@ value_enum!(CutoverMode {
     Manual => "manual", "When an operator runs `shardctl cutover OP`";
     Window => "window", "Inside the daily window (UTC), or earlier on `shardctl cutover OP`";
     Auto => "auto", "At once, as soon as every `before-cutover` hook passes";
+});
+
+value_enum!(Availability {
+    Available => "available", "Reads and writes reach the shard";
+    NoWrites => "no-writes", "Reads reach the shard; routers refuse writes";
+    Unavailable => "unavailable", "Routers refuse reads and writes; `query` refuses the shard's function";
 });
 
 value_enum!(ShardingType {

@@ -82,9 +82,19 @@ pub fn shard(s: &Shard, snap: &Snapshot) -> Value {
         "address": format!("{}:{}", s.host, s.port),
         "coverage": f.map(|f| coverage(snap, f, s.id)),
         "state": s.state.as_sql(),
+        "availability": s.availability.as_sql(),
         "schemas": snap.shard_schemas(s),
         "version": s.version,
     })
+}
+
+/// An availability as tables show it: the command line's word (`no-writes`).
+pub fn availability_word(a: crate::directory::Availability) -> &'static str {
+    match a {
+        crate::directory::Availability::Available => "available",
+        crate::directory::Availability::NoWrites => "no-writes",
+        crate::directory::Availability::Unavailable => "unavailable",
+    }
 }
 
 /// Where a key lives.
@@ -97,6 +107,7 @@ pub fn route(key: &str, r: &Route, coverage: Value) -> Value {
         "address": format!("{}:{}", r.host, r.port),
         "schemas": r.schemas,
         "state": r.state.as_sql(),
+        "availability": r.availability.as_sql(),
         "coverage": coverage,
     })
 }

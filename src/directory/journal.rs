@@ -7,6 +7,7 @@
 //! epoch in the same transaction, so a process that lost its lease fails its next journal
 //! write — which comes before its next effect — and touches nothing more.
 
+use super::model::Changed;
 use super::phase::Phase;
 use super::store::Directory;
 use crate::error::{Error, Result};
@@ -179,6 +180,9 @@ sql_enum!(
         Prune => "prune",
         /// A fence raised by hand (`shardctl lock`).
         Lock => "lock",
+        /// The operator's availability of a shard (`shardctl shard set-availability`),
+        /// journaled done in the transaction that sets it: the audit trail.
+        Availability => "availability",
     }
 );
 
@@ -369,6 +373,22 @@ impl OpState {
     pub fn is_finished(self) -> bool {
         matches!(self, OpState::Done | OpState::Aborted)
     }
+}
+
+/// What `shardctl shard set-availability` did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AvailabilityChange {
+    /// The shard.
+    pub shard: u32,
+    /// Its availability before.
+    pub before: super::Availability,
+    /// Its availability now.
+    pub after: super::Availability,
+    /// The journal's record of the change; None when the shard already had it (nothing
+    /// changed, the version did not move).
+    pub op: Option<u64>,
+    /// The directory version after.
+    pub version: u64,
 }
 
 /// An unfinished operation from the journal, as status shows it.
@@ -1029,7 +1049,9 @@ impl Directory {
                     vec![id.into(), (i as u32).into(), name.as_str().into(), json_text(inputs).into()],
                 ))?;
             }
-            Ok(Lease { op: id, epoch: 1, names: super::names::NameScope::from_params(&params)? })
+            let lease = Lease { op: id, epoch: 1, names: super::names::NameScope::from_params(&params)? };
+            // The journal only: routers read none of it.
+            Ok((lease, Changed::Nothing))
         })
     }
 
@@ -1780,7 +1802,7 @@ impl Directory {
                     )));
                 }
             }
-            Ok(version)
+            Ok((version, Changed::shard(shard_id)))
         })
     }
 
@@ -1823,7 +1845,8 @@ impl Directory {
                 format!("INSERT INTO {locations} (func_id, node, host, port, state, version) VALUES (?, ?, ?, ?, 'offline', ?)"),
                 vec![func_id.into(), node.name.as_str().into(), node.host.as_str().into(), node.port.into(), version.into()],
             ))?;
-            Ok(d.server().first::<u32>(&Stmt::text("SELECT LAST_INSERT_ID()"))?.unwrap_or(0))
+            let id = d.server().first::<u32>(&Stmt::text("SELECT LAST_INSERT_ID()"))?.unwrap_or(0);
+            Ok((id, Changed::shard(id)))
         })
     }
 
@@ -1847,7 +1870,7 @@ impl Directory {
                 vec![new_shard.into()],
             ))?.unwrap_or(0);
             if online > 0 {
-                return Ok(version);
+                return Ok((version, Changed::Nothing));
             }
             match mapping {
                 super::NewMapping::LowerBound(k) => {
@@ -1884,7 +1907,8 @@ impl Directory {
                     "split of shard {old_shard}: the new shard {new_shard} has no offline location to bring online"
                 )));
             }
-            Ok(version)
+            // List values move from the old shard to the new one: both are named.
+            Ok((version, Changed::Shards(vec![old_shard, new_shard])))
         })
     }
 
@@ -1909,7 +1933,7 @@ impl Directory {
                 ))?
                 .unwrap_or(0);
             if present == 0 {
-                return Ok(version);
+                return Ok((version, Changed::Nothing));
             }
             let (table, drop): (&str, Option<(&str, mysql::Value)>) = match &plan.mapping {
                 MergeMapping::Range { drop } => (
@@ -1946,7 +1970,7 @@ impl Directory {
                 format!("UPDATE {locations} SET version = ? WHERE shard_id = ?"),
                 vec![version.into(), survivor.into()],
             ))?;
-            Ok(version)
+            Ok((version, Changed::Shards(vec![survivor, retired])))
         })
     }
 
@@ -1983,7 +2007,7 @@ impl Directory {
                         vec![f.into(), now_v.clone()],
                     ))?.unwrap_or(0);
                     if flipped > 0 {
-                        return Ok(version);
+                        return Ok((version, Changed::Nothing));
                     }
                     d.server().exec_affected(&Stmt::with(
                         format!("UPDATE {ranges} SET {col} = ? WHERE func_id = ? AND {col} = ? AND shard_id IN (?, ?)"),
@@ -1996,7 +2020,7 @@ impl Directory {
                         vec![f.into(), now.as_str().into()],
                     ))?.unwrap_or(0);
                     if flipped > 0 {
-                        return Ok(version);
+                        return Ok((version, Changed::Nothing));
                     }
                     d.server().exec_affected(&Stmt::with(
                         format!("UPDATE {hashes} SET hash = ? WHERE func_id = ? AND hash = ? AND shard_id IN (?, ?)"),
@@ -2017,7 +2041,7 @@ impl Directory {
                             vec![f.into(), receiver.into(), values.first().map(|v| v.to_string()).unwrap_or_default().as_bytes().into()],
                         ))?.unwrap_or(0);
                         if at_receiver > 0 {
-                            return Ok(version);
+                            return Ok((version, Changed::Nothing));
                         }
                     }
                     if changed != values.len() as u64 {
@@ -2040,8 +2064,128 @@ impl Directory {
                 format!("UPDATE {locations} SET version = ? WHERE shard_id IN (?, ?)"),
                 vec![version.into(), donor.into(), receiver.into()],
             ))?;
-            Ok(version)
+            Ok((version, Changed::Shards(vec![donor, receiver])))
         })
+    }
+
+
+    /// The unfinished operation holding `shard_id`, if any: the operation on it, or a
+    /// split creating it or a merge keeping it (the shards its parameters name).
+    fn operation_holding(&mut self, shard_id: u32) -> Result<Option<(u64, OpKind, OpState)>> {
+        let ops = self.jt("operations");
+        /// op_id, kind, state, shard_id, params.
+        type Row = (u64, String, String, Option<u32>, Option<String>);
+        let rows: Vec<Row> = self
+            .server()
+            .rows(&Stmt::text(format!(
+                "SELECT op_id, kind, state, shard_id, params FROM {ops} WHERE state NOT IN ('done', 'aborted') ORDER BY op_id"
+            )))?
+            .into_iter()
+            .map(mysql::from_row)
+            .collect();
+        for (id, kind, state, shard, params) in rows {
+            let params: serde_json::Value = params
+                .as_deref()
+                .and_then(|p| serde_json::from_str(p).ok())
+                .unwrap_or_default();
+            let named =
+                |path: [&str; 2]| params[path[0]][path[1]].as_u64() == Some(shard_id.into());
+            if shard == Some(shard_id)
+                || named(["split", "new_shard"])
+                || named(["merge", "survivor"])
+                || named(["merge", "retired"])
+                || named(["key_move", "receiver"])
+            {
+                return Ok(Some((id, OpKind::parse(&kind)?, OpState::parse(&state)?)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// `shardctl shard set-availability`: sets the operator's availability of a shard, in
+    /// one transaction that bumps the directory version, logs the change for routers and
+    /// journals it as a finished operation of kind `availability` (before, after, reason).
+    /// Unknown shard: [`Error::Usage`]; a shard an unfinished operation holds:
+    /// [`Error::Refused`]; nothing changes then. The same availability again changes
+    /// nothing (`op` None).
+    pub fn set_availability(
+        &mut self,
+        shard_id: u32,
+        to: super::Availability,
+        reason: Option<&str>,
+    ) -> Result<AvailabilityChange> {
+        let (ops, locations) = (self.jt("operations"), self.jt("locations"));
+        // Unknown, held, or as asked already: said before any transaction, and checked
+        // again under the location's row lock.
+        let before = self.availability_to_set(&locations, shard_id, "")?;
+        if before == to {
+            let version = self.version()?;
+            return Ok(AvailabilityChange {
+                shard: shard_id,
+                before,
+                after: to,
+                op: None,
+                version,
+            });
+        }
+        self.change(|d, version| {
+            let before = d.availability_to_set(&locations, shard_id, " FOR UPDATE")?;
+            d.server().exec(&Stmt::with(
+                format!("UPDATE {locations} SET availability = ?, version = ? WHERE shard_id = ?"),
+                vec![to.as_sql().into(), version.into(), shard_id.into()],
+            ))?;
+            let params = serde_json::json!({
+                "before": before,
+                "availability": to,
+                "reason": reason,
+                "directory_version": version,
+            });
+            d.server().exec(&Stmt::with(
+                format!(
+                    "INSERT INTO {ops} (kind, shard_id, state, params) VALUES (?, ?, 'done', ?)"
+                ),
+                vec![
+                    OpKind::Availability.as_sql().into(),
+                    shard_id.into(),
+                    json_text(&params).into(),
+                ],
+            ))?;
+            let op = d
+                .server()
+                .first::<u64>(&Stmt::text("SELECT LAST_INSERT_ID()"))?
+                .unwrap_or(0);
+            let change = AvailabilityChange {
+                shard: shard_id,
+                before,
+                after: to,
+                op: Some(op),
+                version,
+            };
+            Ok((change, Changed::shard(shard_id)))
+        })
+    }
+
+    /// A shard's availability, for a change of it: refused for an unknown shard and for
+    /// one an unfinished operation holds. `lock` is appended to the read (` FOR UPDATE`).
+    fn availability_to_set(
+        &mut self,
+        locations: &str,
+        shard_id: u32,
+        lock: &str,
+    ) -> Result<super::Availability> {
+        let before: Option<String> = self.server().first(&Stmt::with(
+            format!("SELECT availability FROM {locations} WHERE shard_id = ?{lock}"),
+            vec![shard_id.into()],
+        ))?;
+        let Some(before) = before else {
+            return Err(Error::Usage(format!("unknown shard {shard_id}")));
+        };
+        if let Some((op, kind, state)) = self.operation_holding(shard_id)? {
+            return Err(Error::Refused(format!(
+                "shard {shard_id} is held by operation {op} ({kind}, {state}): its availability can change once that is finished (resume or abort it)"
+            )));
+        }
+        super::Availability::from_sql(&before)
     }
 
     /// Sets a shard's state (bumping the directory version) for the lease holder.
@@ -2058,7 +2202,8 @@ impl Directory {
                 d.server().exec(&Stmt::with(
                     format!("UPDATE {locations} SET state = ?, version = ? WHERE shard_id = ?"),
                     vec![state.as_sql().into(), version.into(), shard_id.into()],
-                ))
+                ))?;
+                Ok(((), Changed::shard(shard_id)))
             })
         })
     }

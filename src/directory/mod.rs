@@ -15,5 +15,5 @@ pub mod store;
 
 pub use lookup::{coverage, Coverage, Index};
 pub use model::*;
-pub use router::{is_refresh_error, Route, Router};
-pub use store::{Directory, NewMapping, TablePlacement};
+pub use router::{is_refresh_error, Reload, Route, Router};
+pub use store::{Delta, Directory, FullReason, NewMapping, Reread, TablePlacement};

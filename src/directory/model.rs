@@ -206,6 +206,107 @@ impl ShardState {
     }
 }
 
+/// Whether the operator lets applications reach a shard (`shardctl shard
+/// set-availability`), for maintenance or while its host is down. Independent of
+/// [`ShardState`], which is shardctl's own account of an operation: an operator's
+/// availability stays as set across moves and splits until the operator sets it again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Availability {
+    /// Reads and writes go to the shard.
+    Available,
+    /// Reads go to the shard; routers refuse writes before sending them.
+    NoWrites,
+    /// Neither reads nor writes: routers refuse both, `query` refuses a function with
+    /// such a shard.
+    Unavailable,
+}
+
+impl Availability {
+    /// Every value, in the order of the directory's ENUM.
+    pub const ALL: [Availability; 3] = [
+        Availability::Available,
+        Availability::NoWrites,
+        Availability::Unavailable,
+    ];
+
+    /// The name stored in the directory (`locations.availability`).
+    pub fn as_sql(&self) -> &'static str {
+        match self {
+            Availability::Available => "available",
+            Availability::NoWrites => "no_writes",
+            Availability::Unavailable => "unavailable",
+        }
+    }
+
+    /// Reads the stored name.
+    pub fn from_sql(s: &str) -> Result<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|a| a.as_sql() == s)
+            .ok_or_else(|| {
+                Error::Config(format!("unknown shard availability {s:?} in the directory"))
+            })
+    }
+
+    /// Whether an access of this kind may go to a shard of this availability.
+    pub fn allows(self, access: Access) -> bool {
+        match (self, access) {
+            (Availability::Available, _) => true,
+            (Availability::NoWrites, Access::Read) => true,
+            (Availability::NoWrites, Access::Write) | (Availability::Unavailable, _) => false,
+        }
+    }
+}
+
+impl fmt::Display for Availability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_sql())
+    }
+}
+
+/// What an application means to do on the shard it routes to, as checked against the
+/// shard's [`Availability`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Access {
+    /// Reads only.
+    Read,
+    /// Writes (and reads in the same transaction).
+    Write,
+}
+
+impl fmt::Display for Access {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Access::Read => "reads",
+            Access::Write => "writes",
+        })
+    }
+}
+
+/// What one change of the directory touched of the tables routers read, written to the
+/// change log (`directory_changes`) in the change's own transaction so that a router can
+/// re-read only that ([`super::Directory::changes_since`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Changed {
+    /// None of them: the journal, sequences, global tables' sources. The version still
+    /// bumps (routers learn nothing from it).
+    Nothing,
+    /// The location and the mapping rows (ranges, ring points, list values) of these
+    /// shards, and nothing else: a row that moved from one shard to another names both.
+    Shards(Vec<u32>),
+    /// Anything else (nodes, functions, table mappings): routers reload everything.
+    Everything,
+}
+
+impl Changed {
+    /// One shard's location or mapping.
+    pub fn shard(id: u32) -> Changed {
+        Changed::Shards(vec![id])
+    }
+}
+
 /// A node registered in the directory (the address applications use).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DirNode {
@@ -245,8 +346,28 @@ pub struct Shard {
     pub port: u16,
     /// State.
     pub state: ShardState,
+    /// Whether the operator lets reads and writes reach it.
+    pub availability: Availability,
     /// Directory version of its last change.
     pub version: u64,
+}
+
+impl Shard {
+    /// Refuses `access` to a shard the operator made unavailable for it
+    /// ([`Error::Unavailable`]).
+    pub fn check_access(&self, access: Access) -> Result<()> {
+        if self.availability.allows(access) {
+            Ok(())
+        } else {
+            Err(Error::Unavailable {
+                shard: self.id,
+                detail: format!(
+                    "marked {} by the operator, {access} refused (`shardctl shard set-availability`)",
+                    self.availability.as_sql().replace('_', "-")
+                ),
+            })
+        }
+    }
 }
 
 /// A sharded table: schema.table sharded on a column by a function.
@@ -333,6 +454,34 @@ pub fn shard_schema(schema: &str, shard_id: u32) -> String {
 }
 
 impl Snapshot {
+    /// Sorts the shards by id and the mapping rows by function then bound, point or
+    /// value, so two snapshots of the same content compare equal however they were read.
+    pub fn canonicalize(&mut self) {
+        self.shards.sort_by_key(|s| s.id);
+        self.ranges
+            .sort_by(|a, b| (a.func_id, &a.lower_bound).cmp(&(b.func_id, &b.lower_bound)));
+        self.points.sort_by_key(|p| (p.func_id, p.point));
+        self.lists
+            .sort_by(|a, b| (a.func_id, &a.value).cmp(&(b.func_id, &b.value)));
+    }
+
+    /// Replaces the locations and mapping rows of `shards` with those of `part` (read at
+    /// `part.version`, holding only rows of those shards): a shard of the set that `part`
+    /// lacks is gone, a mapping row that moved between two shards of the set moves here.
+    /// Every other shard, and nodes, functions and tables, stay as they are.
+    pub fn apply(&mut self, shards: &std::collections::BTreeSet<u32>, part: Snapshot) {
+        self.version = part.version;
+        self.shards.retain(|s| !shards.contains(&s.id));
+        self.shards.extend(part.shards);
+        self.ranges.retain(|r| !shards.contains(&r.shard_id));
+        self.ranges.extend(part.ranges);
+        self.points.retain(|p| !shards.contains(&p.shard_id));
+        self.points.extend(part.points);
+        self.lists.retain(|l| !shards.contains(&l.shard_id));
+        self.lists.extend(part.lists);
+        self.canonicalize();
+    }
+
     /// The function called `name`.
     pub fn function(&self, name: &str) -> Result<&Function> {
         self.functions
@@ -541,4 +690,175 @@ pub enum Fence {
     /// of the fence): one row of the node's control table refuses every write of its
     /// tables, whatever their number; nothing is renamed.
     Switch,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    fn shard(id: u32, func_id: u32, node: &str) -> Shard {
+        Shard {
+            id,
+            func_id,
+            node: node.into(),
+            host: "h".into(),
+            port: 1,
+            state: ShardState::Online,
+            availability: Availability::Available,
+            version: 1,
+        }
+    }
+
+    fn full() -> Snapshot {
+        let mut s = Snapshot {
+            version: 7,
+            functions: vec![
+                Function {
+                    id: 1,
+                    name: "r".into(),
+                    sharding_type: ShardingType::Range,
+                    key_type: KeyType::Int,
+                },
+                Function {
+                    id: 2,
+                    name: "l".into(),
+                    sharding_type: ShardingType::List,
+                    key_type: KeyType::String,
+                },
+            ],
+            shards: vec![
+                shard(1, 1, "a"),
+                shard(2, 1, "b"),
+                shard(3, 2, "a"),
+                shard(4, 2, "b"),
+            ],
+            ranges: [(0, 1), (100, 2)]
+                .map(|(b, shard_id)| RangeRow {
+                    func_id: 1,
+                    lower_bound: Key::Int(b),
+                    shard_id,
+                })
+                .to_vec(),
+            lists: [("x", 3), ("y", 3), ("z", 4)]
+                .map(|(v, shard_id)| ListRow {
+                    func_id: 2,
+                    value: Key::Str(v.into()),
+                    shard_id,
+                })
+                .to_vec(),
+            ..Snapshot::default()
+        };
+        s.canonicalize();
+        s
+    }
+
+    /// The rows of `shards` in `after`, as the change log's reader returns them.
+    fn part(after: &Snapshot, shards: &BTreeSet<u32>) -> Snapshot {
+        Snapshot {
+            version: after.version,
+            shards: after
+                .shards
+                .iter()
+                .filter(|s| shards.contains(&s.id))
+                .cloned()
+                .collect(),
+            ranges: after
+                .ranges
+                .iter()
+                .filter(|r| shards.contains(&r.shard_id))
+                .cloned()
+                .collect(),
+            points: Vec::new(),
+            lists: after
+                .lists
+                .iter()
+                .filter(|l| shards.contains(&l.shard_id))
+                .cloned()
+                .collect(),
+            ..Snapshot::default()
+        }
+    }
+
+    /// Each kind of shard change: the cache with only the named shards re-read equals the
+    /// directory read whole.
+    #[test]
+    fn applying_the_changed_shards_gives_what_a_full_read_gives() {
+        type Edit = fn(&mut Snapshot) -> Vec<u32>;
+        let edits: [(&str, Edit); 5] = [
+            ("a move", |s| {
+                s.shards[1].node = "c".into();
+                s.shards[1].version = 8;
+                vec![2]
+            }),
+            ("a split of a list shard", |s| {
+                s.shards.push(shard(5, 2, "c"));
+                s.lists
+                    .iter_mut()
+                    .find(|l| l.value == Key::Str("y".into()))
+                    .unwrap()
+                    .shard_id = 5;
+                vec![3, 5]
+            }),
+            ("a merge of two ranges", |s| {
+                // Shard 1 retires into shard 2: its bound goes to 2, 2's own bound goes.
+                s.shards.retain(|x| x.id != 1);
+                s.ranges.retain(|r| r.shard_id != 2);
+                s.ranges[0].shard_id = 2;
+                vec![2, 1]
+            }),
+            ("a new range shard", |s| {
+                s.shards.push(shard(6, 1, "a"));
+                s.ranges.push(RangeRow {
+                    func_id: 1,
+                    lower_bound: Key::Int(50),
+                    shard_id: 6,
+                });
+                vec![6]
+            }),
+            ("an operator's availability", |s| {
+                s.shards[3].availability = Availability::NoWrites;
+                vec![4]
+            }),
+        ];
+        for (what, edit) in edits {
+            let mut after = full();
+            after.version = 8;
+            let changed: BTreeSet<u32> = edit(&mut after).into_iter().collect();
+            after.canonicalize();
+            let mut cache = full();
+            cache.apply(&changed, part(&after, &changed));
+            assert_eq!(cache, after, "{what}");
+            // Naming a shard too few leaves the cache wrong: the test can tell.
+            if changed.len() > 1 {
+                let fewer: BTreeSet<u32> = changed.iter().skip(1).copied().collect();
+                let mut cache = full();
+                cache.apply(&fewer, part(&after, &fewer));
+                assert_ne!(cache, after, "{what}, one shard not re-read");
+            }
+        }
+    }
+
+    #[test]
+    fn availability_refuses_what_the_operator_set() {
+        for (a, read, write) in [
+            (Availability::Available, true, true),
+            (Availability::NoWrites, true, false),
+            (Availability::Unavailable, false, false),
+        ] {
+            assert_eq!(a.allows(Access::Read), read, "{a}");
+            assert_eq!(a.allows(Access::Write), write, "{a}");
+            assert_eq!(Availability::from_sql(a.as_sql()).unwrap(), a);
+        }
+        let mut s = shard(9, 1, "a");
+        s.availability = Availability::NoWrites;
+        let e = s.check_access(Access::Write).unwrap_err();
+        assert_eq!(e.exit_code(), crate::error::ExitCode::Unavailable);
+        assert_eq!(
+            e.to_string(),
+            "shard 9 is unavailable: marked no-writes by the operator, writes refused (`shardctl shard set-availability`)"
+        );
+        assert!(s.check_access(Access::Read).is_ok());
+        assert!(Availability::from_sql("down").is_err());
+    }
 }

@@ -1,12 +1,13 @@
-//! The router: loads the directory once, answers lookups in memory, and reloads when the
-//! directory version changes. Applications (and shardctl's workload generator) use it,
+//! The router: loads the directory once, answers lookups in memory, and when the
+//! directory version changes re-reads what the change log says changed (everything when
+//! it cannot say). Applications (and shardctl's workload generator) use it,
 //! following the chapter's rule: on a read-only, table-doesn't-exist, lost-connection or
 //! wrong-shard error ([`is_refresh_error`]), call [`Router::refresh`] (or
 //! [`Router::refresh_after`]) and look the shard up again.
 
 use super::lookup::Index;
-use super::model::{Key, Shard, ShardState, Snapshot};
-use super::store::Directory;
+use super::model::{Access, Availability, Key, Shard, ShardState, Snapshot};
+use super::store::{Delta, Directory, FullReason};
 use crate::config::Inventory;
 use crate::error::{Error, Result};
 use serde::Serialize;
@@ -69,8 +70,48 @@ pub struct Route {
     pub port: u16,
     /// Shard state.
     pub state: ShardState,
+    /// What the operator lets reach the shard.
+    pub availability: Availability,
     /// Physical schemas of the shard.
     pub schemas: Vec<String>,
+}
+
+/// How a router last brought its cache up to date ([`Router::last_reload`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Reload {
+    /// Only the locations and mapping rows of the shards the change log named.
+    Incremental {
+        /// The version before.
+        from: u64,
+        /// The version after.
+        to: u64,
+        /// The shards re-read (empty when the changes touched nothing routers read).
+        shards: Vec<u32>,
+        /// Rows read from the directory: the version (twice: the check, then in the
+        /// consistent read), the log's rows, the shards' rows.
+        rows: u64,
+    },
+    /// The whole directory.
+    Full {
+        /// The version before.
+        from: u64,
+        /// The version after.
+        to: u64,
+        /// Why not less.
+        why: FullReason,
+        /// Rows read from the directory.
+        rows: u64,
+    },
+}
+
+impl Reload {
+    /// Rows read from the directory for this reload.
+    pub fn rows(&self) -> u64 {
+        match self {
+            Reload::Incremental { rows, .. } | Reload::Full { rows, .. } => *rows,
+        }
+    }
 }
 
 /// In-memory lookups over one directory version.
@@ -83,6 +124,7 @@ pub struct Router {
     check_every: Duration,
     /// Blocks of sequence values taken and not yet handed out (`next_id`).
     id_blocks: HashMap<String, super::sequences::Block>,
+    last_reload: Option<Reload>,
 }
 
 impl std::fmt::Debug for Router {
@@ -111,7 +153,17 @@ impl Router {
             checked: Instant::now(),
             check_every: Duration::from_secs(1),
             id_blocks: HashMap::new(),
+            last_reload: None,
         }
+    }
+
+    /// Takes `snapshot` as the cache, its lookups rebuilt in memory; the connection, the
+    /// check interval and the id blocks stay.
+    fn install(&mut self, snapshot: Snapshot) {
+        let fresh = Router::from_snapshot(snapshot);
+        self.snapshot = fresh.snapshot;
+        self.index = fresh.index;
+        self.shards = fresh.shards;
     }
 
     /// Connects to the directory of `inv` and loads it, with the account the inventory
@@ -140,27 +192,77 @@ impl Router {
         self.snapshot.version
     }
 
-    /// Asks the directory for its version now and reloads if it changed. Returns true
-    /// when it reloaded.
+    /// Asks the directory for its version now and, when it changed, brings the cache up
+    /// to it: through the change log, re-reading only the locations and mapping rows of
+    /// the shards changed since the cache's version, or the whole directory when the log
+    /// cannot say ([`Directory::changes_since`]). Returns true when the version had
+    /// changed; [`Router::last_reload`] tells how the cache followed.
     /// A broken directory connection is reopened; the check time only moves on success, so
     /// [`Router::unchecked_for`] tells how stale the routes may be.
     pub fn refresh(&mut self) -> Result<bool> {
         let Some(dir) = self.directory.as_mut() else {
             return Ok(false);
         };
-        if dir.retrying(|d| d.version())? == self.snapshot.version {
+        let from = self.snapshot.version;
+        if dir.retrying(|d| d.version())? == from {
             self.checked = Instant::now();
             return Ok(false);
         }
-        let snapshot = dir.retrying(|d| d.load())?;
-        let directory = self.directory.take();
-        let every = self.check_every;
-        let blocks = std::mem::take(&mut self.id_blocks);
-        *self = Router::from_snapshot(snapshot);
-        self.directory = directory;
-        self.check_every = every;
-        self.id_blocks = blocks;
+        let reread = dir.retrying(|d| d.changes_since(from))?;
+        self.checked = Instant::now();
+        // The version check above counts too.
+        let rows = reread.rows + 1;
+        match reread.delta {
+            Delta::Unchanged => return Ok(false),
+            Delta::Full(snapshot, why) => {
+                let to = snapshot.version;
+                self.install(snapshot);
+                self.last_reload = Some(Reload::Full {
+                    from,
+                    to,
+                    why,
+                    rows,
+                });
+            }
+            Delta::Shards(shards, part) => {
+                let to = part.version;
+                let mut snapshot = std::mem::take(&mut self.snapshot);
+                snapshot.apply(&shards, part);
+                self.install(snapshot);
+                self.last_reload = Some(Reload::Incremental {
+                    from,
+                    to,
+                    shards: shards.into_iter().collect(),
+                    rows,
+                });
+            }
+        }
         Ok(true)
+    }
+
+    /// Re-reads the whole directory now, whatever its version.
+    pub fn reload(&mut self) -> Result<()> {
+        let Some(dir) = self.directory.as_mut() else {
+            return Ok(());
+        };
+        let from = self.snapshot.version;
+        let (snapshot, rows) = dir.retrying(|d| d.load_counted())?;
+        self.checked = Instant::now();
+        let to = snapshot.version;
+        self.install(snapshot);
+        self.last_reload = Some(Reload::Full {
+            from,
+            to,
+            why: FullReason::Asked,
+            rows,
+        });
+        Ok(())
+    }
+
+    /// How the last [`Router::refresh`] or [`Router::reload`] that found a new version
+    /// brought the cache up to date (None before the first).
+    pub fn last_reload(&self) -> Option<&Reload> {
+        self.last_reload.as_ref()
     }
 
     /// The chapter's retry rule after a failed statement: when [`is_refresh_error`] says
@@ -189,7 +291,8 @@ impl Router {
         }
     }
 
-    /// The shard holding `key` under the function called `function`.
+    /// The shard holding `key` under the function called `function`, whatever its
+    /// availability (where the key lives; [`Router::shard_to`] checks the operator's flag).
     pub fn shard_for_function(&self, function: &str, key: &Key) -> Result<&Shard> {
         let func_id = self.index.function_id(function).ok_or_else(|| {
             self.snapshot
@@ -200,7 +303,8 @@ impl Router {
         self.shard_by_id(self.index.lookup(func_id, key)?)
     }
 
-    /// The shard holding `key` of the sharded table `schema.table`.
+    /// The shard holding `key` of the sharded table `schema.table`, whatever its
+    /// availability ([`Router::table_shard_to`] checks it).
     pub fn shard_for_table(&self, schema: &str, table: &str, key: &Key) -> Result<&Shard> {
         let func_id = self.index.table_function(schema, table).ok_or_else(|| {
             Error::Usage(format!(
@@ -208,6 +312,28 @@ impl Router {
             ))
         })?;
         self.shard_by_id(self.index.lookup(func_id, key)?)
+    }
+
+    /// [`Router::shard_for_function`] for `access`: the shard, unless the operator made it
+    /// unavailable for that ([`Error::Unavailable`], nothing to send). An application
+    /// calls this before each statement; the location lookups alone do not check.
+    pub fn shard_to(&self, access: Access, function: &str, key: &Key) -> Result<&Shard> {
+        let shard = self.shard_for_function(function, key)?;
+        shard.check_access(access)?;
+        Ok(shard)
+    }
+
+    /// [`Router::shard_for_table`] for `access`, as [`Router::shard_to`].
+    pub fn table_shard_to(
+        &self,
+        access: Access,
+        schema: &str,
+        table: &str,
+        key: &Key,
+    ) -> Result<&Shard> {
+        let shard = self.shard_for_table(schema, table, key)?;
+        shard.check_access(access)?;
+        Ok(shard)
     }
 
     fn shard_by_id(&self, id: u32) -> Result<&Shard> {
@@ -274,6 +400,7 @@ impl Router {
             host: shard.host.clone(),
             port: shard.port,
             state: shard.state,
+            availability: shard.availability,
             schemas: self.snapshot.shard_schemas(shard),
         }
     }

@@ -2,7 +2,7 @@
 //! directory lacks; a directory newer than this binary is refused.
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: u32 = 12;
+pub const SCHEMA_VERSION: u32 = 13;
 
 /// Migration `n` (1-based) brings a directory from version n-1 to n. `{d}` stands for the
 /// back-quoted directory schema.
@@ -269,4 +269,30 @@ pub const MIGRATIONS: &[&[&str]] = &[&[
         ADD COLUMN progress_rows BIGINT UNSIGNED NULL,
         ADD COLUMN progress_rows_expected BIGINT UNSIGNED NULL,
         ADD COLUMN progress_bytes BIGINT UNSIGNED NULL",
+], &[
+    // The operator's availability of a shard (`shardctl shard set-availability`), which
+    // routers honour: reads and writes, reads only, or neither. Apart from `state`, which
+    // is shardctl's account of an operation.
+    "ALTER TABLE {d}.locations
+        ADD COLUMN availability ENUM('available','no_writes','unavailable') NOT NULL DEFAULT 'available' AFTER state",
+    // The change log: one row per directory version, written by the change that bumped
+    // it in the same transaction, saying what it touched of the tables routers read
+    // (`scope`: none, the locations and mappings of the `shards` listed, or all), so a
+    // router at version V re-reads only what changed after V. Rows older than
+    // CHANGE_LOG_KEPT versions are deleted by the change that makes them so.
+    "CREATE TABLE IF NOT EXISTS {d}.directory_changes (
+        version BIGINT UNSIGNED NOT NULL PRIMARY KEY,
+        scope ENUM('none','shards','all') NOT NULL,
+        shards TEXT NOT NULL,
+        changed_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3)
+    ) ENGINE=InnoDB",
 ]];
+
+/// How many versions the change log (`directory_changes`) keeps: a router more versions
+/// behind than this reloads the whole directory. A router checking every second falls
+/// this far behind only when it could not reach the directory for a long while.
+pub const CHANGE_LOG_KEPT: u64 = 10_000;
+
+/// The most shards an incremental reload re-reads; past that a router reloads everything
+/// (one read of each table costs less than a long list of ids).
+pub const INCREMENTAL_MAX_SHARDS: usize = 1_000;

@@ -1,13 +1,15 @@
 //! Reading and changing the directory on its node. Every change runs in one transaction
-//! that also bumps the directory version, so routers notice it.
+//! that also bumps the directory version and writes the change log's row for it, so
+//! routers notice it and know what to re-read.
 
 use super::model::*;
-use super::schema::{MIGRATIONS, SCHEMA_VERSION};
+use super::schema::{CHANGE_LOG_KEPT, INCREMENTAL_MAX_SHARDS, MIGRATIONS, SCHEMA_VERSION};
 use crate::config::Inventory;
 use crate::error::{Error, Result};
 use crate::ident::Ident;
 use crate::server::{server_error_code, ConnectSpec, Server, Stmt};
 use mysql::Value;
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 /// MySQL's duplicate-key error number.
@@ -50,6 +52,44 @@ pub enum TablePlacement {
     },
     /// Copied whole into every shard.
     Global,
+}
+
+/// What a router at some version re-reads to be current ([`Directory::changes_since`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Delta {
+    /// Nothing: the directory is at that version.
+    Unchanged,
+    /// The whole directory, and why the change log could not say less.
+    Full(Snapshot, FullReason),
+    /// Only these shards changed: their locations and mapping rows as they are now (a
+    /// shard of the set absent from the snapshot was removed), with the version read.
+    Shards(BTreeSet<u32>, Snapshot),
+}
+
+/// Why a router reloads the whole directory rather than the shards that changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FullReason {
+    /// The router asked for it ([`super::Router::reload`]), or had nothing yet.
+    Asked,
+    /// The change log no longer reaches back to the router's version (pruned, or the
+    /// directory was migrated to the log since).
+    LogTooShort,
+    /// A change touched more than shards (nodes, functions, table mappings).
+    Everything,
+    /// More shards changed than an incremental reload re-reads.
+    ManyShards,
+    /// The directory's version is below the router's (restored from a backup).
+    Behind,
+}
+
+/// A [`Delta`] and the rows read to learn it (the version, the log, the content).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reread {
+    /// What changed.
+    pub delta: Delta,
+    /// Rows read from the directory.
+    pub rows: u64,
 }
 
 /// Schemas that belong to the server: never a directory.
@@ -298,8 +338,13 @@ impl Directory {
     }
 
     /// Runs `f` in a transaction that bumps the directory version; `f` receives the new
-    /// version. Rolls back on error.
-    pub fn change<T>(&mut self, f: impl FnOnce(&mut Self, u64) -> Result<T>) -> Result<T> {
+    /// version and returns its value with what it [`Changed`] of the tables routers read,
+    /// which the change log records in the same transaction (so no version exists without
+    /// its log row). Rolls back on error.
+    pub fn change<T>(
+        &mut self,
+        f: impl FnOnce(&mut Self, u64) -> Result<(T, Changed)>,
+    ) -> Result<T> {
         self.server.exec(&Stmt::text("START TRANSACTION"))?;
         let result = (|| {
             self.server.exec(&Stmt::text(format!(
@@ -310,7 +355,9 @@ impl Directory {
                 .server
                 .first::<u64>(&Stmt::text("SELECT LAST_INSERT_ID()"))?
                 .unwrap_or(0);
-            f(self, v)
+            let (out, changed) = f(self, v)?;
+            self.log_change(v, &changed)?;
+            Ok(out)
         })();
         match result {
             Ok(v) => {
@@ -324,34 +371,151 @@ impl Directory {
         }
     }
 
+    /// Inside a change's transaction: its row of the change log, and the rows that fell
+    /// out of the kept window. REPLACE: a directory restored from an older backup reuses
+    /// versions, and the row of the version it writes now is the true one.
+    fn log_change(&mut self, version: u64, changed: &Changed) -> Result<()> {
+        let (scope, shards) = match changed {
+            Changed::Nothing => ("none", String::new()),
+            Changed::Everything => ("all", String::new()),
+            Changed::Shards(ids) => {
+                let ids: BTreeSet<u32> = ids.iter().copied().collect();
+                let text: Vec<String> = ids.iter().map(u32::to_string).collect();
+                ("shards", text.join(","))
+            }
+        };
+        let log = self.t("directory_changes");
+        self.server.exec(&Stmt::with(
+            format!("REPLACE INTO {log} (version, scope, shards) VALUES (?, ?, ?)"),
+            vec![version.into(), scope.into(), shards.into()],
+        ))?;
+        if version > CHANGE_LOG_KEPT {
+            self.server.exec(&Stmt::with(
+                format!("DELETE FROM {log} WHERE version <= ?"),
+                vec![(version - CHANGE_LOG_KEPT).into()],
+            ))?;
+        }
+        Ok(())
+    }
+
     /// Loads the whole directory in a consistent read.
     pub fn load(&mut self) -> Result<Snapshot> {
+        self.load_counted().map(|(snap, _)| snap)
+    }
+
+    /// [`Directory::load`], with the number of rows read.
+    pub fn load_counted(&mut self) -> Result<(Snapshot, u64)> {
+        self.in_snapshot(|d| d.load_inner().map(|(snap, rows)| (snap, rows + 1)))
+    }
+
+    /// Runs `f` in a consistent, read-only transaction.
+    fn in_snapshot<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
         self.server.exec(&Stmt::text(
             "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY",
         ))?;
-        let r = self.load_inner();
+        let r = f(self);
         let _ = self.server.exec(&Stmt::text("COMMIT"));
         r
     }
 
-    fn load_inner(&mut self) -> Result<Snapshot> {
+    /// What a router at `version` re-reads to be current, in one consistent read: nothing
+    /// when the version is the same; the locations and mapping rows of the shards the
+    /// change log names since then; everything when the log does not reach back to
+    /// `version` (it keeps [`CHANGE_LOG_KEPT`] versions; a directory migrated to the log,
+    /// or restored), when a change touched more than shards, or when more than
+    /// [`INCREMENTAL_MAX_SHARDS`] shards changed.
+    pub fn changes_since(&mut self, version: u64) -> Result<Reread> {
+        self.in_snapshot(|d| d.changes_since_inner(version))
+    }
+
+    fn changes_since_inner(&mut self, since: u64) -> Result<Reread> {
+        let now = self.version()?;
+        if now == since {
+            return Ok(Reread {
+                delta: Delta::Unchanged,
+                rows: 1,
+            });
+        }
+        let full = |d: &mut Self, why: FullReason, log_rows: u64| {
+            d.load_inner().map(|(snap, rows)| Reread {
+                delta: Delta::Full(snap, why),
+                rows: 1 + log_rows + rows + 1,
+            })
+        };
+        if now < since {
+            return full(self, FullReason::Behind, 0);
+        }
+        let log: Vec<(u64, String, String)> = self.server.rows(&Stmt::with(
+            format!(
+                "SELECT version, scope, shards FROM {} WHERE version > ? AND version <= ? ORDER BY version",
+                self.t("directory_changes")
+            ),
+            vec![since.into(), now.into()],
+        ))?
+        .into_iter()
+        .map(mysql::from_row_opt)
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|e| Error::server(self.server.name(), format!("unexpected change log row: {e}")))?;
+        let log_rows = log.len() as u64;
+        if log_rows != now - since {
+            return full(self, FullReason::LogTooShort, log_rows);
+        }
+        let mut shards = BTreeSet::new();
+        for (version, scope, ids) in &log {
+            match scope.as_str() {
+                "none" => {}
+                "shards" => {
+                    for id in ids.split(',').filter(|t| !t.is_empty()) {
+                        shards.insert(id.parse::<u32>().map_err(|_| {
+                            Error::server(
+                                self.server.name(),
+                                format!("change log row {version} names shard {id:?}"),
+                            )
+                        })?);
+                    }
+                }
+                _ => return full(self, FullReason::Everything, log_rows),
+            }
+        }
+        if shards.len() > INCREMENTAL_MAX_SHARDS {
+            return full(self, FullReason::ManyShards, log_rows);
+        }
+        let mut part = Snapshot {
+            version: now,
+            ..Snapshot::default()
+        };
+        let rows = if shards.is_empty() {
+            0
+        } else {
+            let ids: Vec<u32> = shards.iter().copied().collect();
+            self.read_shards(&mut part, Some(&ids))?
+        };
+        Ok(Reread {
+            delta: Delta::Shards(shards, part),
+            rows: 1 + log_rows + rows,
+        })
+    }
+
+    /// The whole directory, with the number of rows read besides the version's.
+    fn load_inner(&mut self) -> Result<(Snapshot, u64)> {
         let mut snap = Snapshot {
             version: self.version()?,
             ..Snapshot::default()
         };
+        let mut read = 0u64;
         let q = |sql: String| Stmt::text(sql);
-        let s = &mut self.server;
-        let name = s.name().to_string();
+        let name = self.server.name().to_string();
         let bad =
             |e: mysql::FromRowError| Error::server(&name, format!("unexpected directory row: {e}"));
-        for r in s.rows(&q(format!(
+        for r in self.server.rows(&q(format!(
             "SELECT name, host, port FROM {} ORDER BY name",
             self_t(&self.schema, "nodes")
         )))? {
             let (name, host, port): (String, String, u16) = mysql::from_row_opt(r).map_err(bad)?;
             snap.nodes.push(DirNode { name, host, port });
+            read += 1;
         }
-        for r in s.rows(&q(format!(
+        for r in self.server.rows(&q(format!(
             "SELECT func_id, name, sharding_type, key_type FROM {} ORDER BY func_id",
             self_t(&self.schema, "partition_functions")
         )))? {
@@ -363,17 +527,56 @@ impl Directory {
                 sharding_type: ShardingType::from_sql(&t)?,
                 key_type: KeyType::from_sql(&k)?,
             });
+            read += 1;
         }
-        for r in s.rows(&q(format!(
-            "SELECT shard_id, func_id, node, host, port, state, version FROM {} ORDER BY shard_id",
+        for r in self.server.rows(&q(format!(
+            "SELECT schema_name, table_name, column_name, func_id FROM {} ORDER BY schema_name, table_name",
+            self_t(&self.schema, "columns")
+        )))? {
+            let (schema, table, column, func_id): (String, String, String, u32) =
+                mysql::from_row_opt(r).map_err(bad)?;
+            snap.tables.push(ShardedTable { schema, table, column, func_id });
+            read += 1;
+        }
+        for r in self.server.rows(&q(format!(
+            "SELECT schema_name, table_name FROM {} ORDER BY schema_name, table_name",
+            self_t(&self.schema, "global_tables")
+        )))? {
+            let (schema, table): (String, String) = mysql::from_row_opt(r).map_err(bad)?;
+            snap.globals.push(GlobalTable { schema, table });
+            read += 1;
+        }
+        read += self.read_shards(&mut snap, None)?;
+        Ok((snap, read))
+    }
+
+    /// Reads into `snap` the locations and mapping rows of the shards `only` names (all
+    /// of them for None), returning the number of rows read, and puts `snap` in canonical
+    /// order. The ids are bound, never spliced.
+    fn read_shards(&mut self, snap: &mut Snapshot, only: Option<&[u32]>) -> Result<u64> {
+        let name = self.server.name().to_string();
+        let bad =
+            |e: mysql::FromRowError| Error::server(&name, format!("unexpected directory row: {e}"));
+        let (filter, ids): (String, Vec<Value>) = match only {
+            None => (String::new(), Vec::new()),
+            Some(ids) => (
+                format!(" WHERE shard_id IN ({})", vec!["?"; ids.len()].join(", ")),
+                ids.iter().map(|&i| Value::from(i)).collect(),
+            ),
+        };
+        let q = |sql: String| Stmt::with(sql, ids.clone());
+        let mut read = 0u64;
+        for r in self.server.rows(&q(format!(
+            "SELECT shard_id, func_id, node, host, port, state, availability, version FROM {}{filter}",
             self_t(&self.schema, "locations")
         )))? {
-            let (id, func_id, node, host, port, state, version): (
+            let (id, func_id, node, host, port, state, availability, version): (
                 u32,
                 u32,
                 String,
                 String,
                 u16,
+                String,
                 String,
                 u64,
             ) = mysql::from_row_opt(r).map_err(bad)?;
@@ -384,28 +587,16 @@ impl Directory {
                 host,
                 port,
                 state: ShardState::from_sql(&state)?,
+                availability: Availability::from_sql(&availability)?,
                 version,
             });
+            read += 1;
         }
-        for r in s.rows(&q(format!(
-            "SELECT schema_name, table_name, column_name, func_id FROM {} ORDER BY schema_name, table_name",
-            self_t(&self.schema, "columns")
-        )))? {
-            let (schema, table, column, func_id): (String, String, String, u32) =
-                mysql::from_row_opt(r).map_err(bad)?;
-            snap.tables.push(ShardedTable { schema, table, column, func_id });
-        }
-        for r in s.rows(&q(format!(
-            "SELECT schema_name, table_name FROM {} ORDER BY schema_name, table_name",
-            self_t(&self.schema, "global_tables")
-        )))? {
-            let (schema, table): (String, String) = mysql::from_row_opt(r).map_err(bad)?;
-            snap.globals.push(GlobalTable { schema, table });
-        }
-        for r in s.rows(&q(format!(
-            "SELECT func_id, lower_bound, lower_bound_str, shard_id FROM {}",
+        for r in self.server.rows(&q(format!(
+            "SELECT func_id, lower_bound, lower_bound_str, shard_id FROM {}{filter}",
             self_t(&self.schema, "ranges")
         )))? {
+            read += 1;
             let (func_id, int, text, shard_id): (u32, Option<i64>, Option<Vec<u8>>, u32) =
                 mysql::from_row_opt(r).map_err(bad)?;
             let lower_bound = match (int, text) {
@@ -419,8 +610,8 @@ impl Directory {
                 shard_id,
             });
         }
-        for r in s.rows(&q(format!(
-            "SELECT func_id, hash, shard_id FROM {}",
+        for r in self.server.rows(&q(format!(
+            "SELECT func_id, hash, shard_id FROM {}{filter}",
             self_t(&self.schema, "hashes")
         )))? {
             let (func_id, hash, shard_id): (u32, String, u32) =
@@ -430,9 +621,11 @@ impl Directory {
                 point: RingPoint::from_hex(&hash)?,
                 shard_id,
             });
+            read += 1;
         }
-        for r in s.rows(&q(format!(
-            "SELECT l.func_id, l.value, l.shard_id, f.key_type FROM {} l JOIN {} f USING (func_id)",
+        let list_filter = filter.replace("shard_id", "l.shard_id");
+        for r in self.server.rows(&q(format!(
+            "SELECT l.func_id, l.value, l.shard_id, f.key_type FROM {} l JOIN {} f USING (func_id){list_filter}",
             self_t(&self.schema, "lists"),
             self_t(&self.schema, "partition_functions")
         )))? {
@@ -444,8 +637,10 @@ impl Directory {
                 value,
                 shard_id,
             });
+            read += 1;
         }
-        Ok(snap)
+        snap.canonicalize();
+        Ok(read)
     }
 
     /// Registers a node (the address applications use to reach it).
@@ -475,7 +670,7 @@ impl Directory {
                     format!("INSERT INTO {table} (name, host, port) VALUES (?, ?, ?)"),
                     vec![name.into(), host.into(), port.into()],
                 ))
-                .map(|_| ())
+                .map(|_| ((), Changed::Everything))
                 .map_err(|e| match server_error_code(&e) {
                     Some(ER_DUP_ENTRY) => {
                         Error::Usage(format!("node {name:?} is already in the directory"))
@@ -510,7 +705,8 @@ impl Directory {
             d.server.exec(&Stmt::with(
                 format!("DELETE FROM {table} WHERE name = ?"),
                 vec![name.into()],
-            ))
+            ))?;
+            Ok(((), Changed::Everything))
         })
     }
 
@@ -537,7 +733,7 @@ impl Directory {
                 .server
                 .first::<u32>(&Stmt::text("SELECT LAST_INSERT_ID()"))?
                 .unwrap_or(0);
-            Ok(id)
+            Ok((id, Changed::Everything))
         })
     }
 
@@ -562,14 +758,16 @@ impl Directory {
                     d.server.exec(&Stmt::with(
                         format!("INSERT INTO {columns} (schema_name, table_name, column_name, func_id) VALUES (?, ?, ?, ?)"),
                         vec![schema.as_str().into(), table.as_str().into(), column.as_str().into(), func.into()],
-                    ))
+                    ))?;
+                    Ok(((), Changed::Everything))
                 })
             }
             TablePlacement::Global => self.change(|d, _| {
                 d.server.exec(&Stmt::with(
                     format!("INSERT INTO {globals} (schema_name, table_name) VALUES (?, ?)"),
                     vec![schema.as_str().into(), table.as_str().into()],
-                ))
+                ))?;
+                Ok(((), Changed::Everything))
             }),
         }
     }
@@ -633,7 +831,7 @@ impl Directory {
                     }
                 }
             }
-            Ok(shard_id)
+            Ok((shard_id, Changed::shard(shard_id)))
         })
     }
 
@@ -644,7 +842,8 @@ impl Directory {
             d.server.exec(&Stmt::with(
                 format!("UPDATE {locations} SET state = ?, version = ? WHERE shard_id = ?"),
                 vec![state.as_sql().into(), version.into(), shard_id.into()],
-            ))
+            ))?;
+            Ok(((), Changed::shard(shard_id)))
         })
     }
 
@@ -658,7 +857,7 @@ impl Directory {
                     vec![schema.into(), table.into()],
                 ))?;
             }
-            Ok(())
+            Ok(((), Changed::Everything))
         })
     }
 
@@ -669,7 +868,8 @@ impl Directory {
             d.server.exec(&Stmt::with(
                 format!("DELETE FROM {table} WHERE func_id = ?"),
                 vec![func_id.into()],
-            ))
+            ))?;
+            Ok(((), Changed::Everything))
         })
     }
 
@@ -685,7 +885,7 @@ impl Directory {
                     vec![shard_id.into()],
                 ))?;
             }
-            Ok(())
+            Ok(((), Changed::shard(shard_id)))
         })
     }
 
@@ -703,7 +903,8 @@ impl Directory {
             d.server.exec(&Stmt::with(
                 format!("DELETE FROM {locations} WHERE shard_id = ? AND state = 'offline'"),
                 vec![shard_id.into()],
-            ))
+            ))?;
+            Ok(((), Changed::shard(shard_id)))
         })
     }
 }

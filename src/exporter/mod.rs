@@ -315,7 +315,7 @@ fn read_directory(
             OpKind::Move | OpKind::Split | OpKind::Merge | OpKind::MoveKeys => {
                 fences_of(&d.operation(id)?)
             }
-            OpKind::Prune | OpKind::Lock => Vec::new(),
+            OpKind::Prune | OpKind::Lock | OpKind::Availability => Vec::new(),
         };
         loaded.push((
             id,

@@ -482,6 +482,7 @@ mod tests {
             host: "h".into(),
             port: 1,
             state: ShardState::Online,
+            availability: Availability::Available,
             version: 1,
         }
     }

@@ -393,6 +393,7 @@ mod tests {
             host: "h".into(),
             port: 1,
             state: ShardState::Online,
+            availability: crate::directory::Availability::Available,
             version: 1,
         };
         let node = |n: &str| DirNode {

@@ -74,6 +74,7 @@ mod tests {
             host: "h".into(),
             port: 1,
             state: ShardState::Online,
+            availability: crate::directory::Availability::Available,
             version: 1,
         };
         Snapshot {

@@ -679,6 +679,7 @@ pub fn simulate_directory(
                 host: String::new(),
                 port: 0,
                 state: ShardState::Online,
+                availability: crate::directory::Availability::Available,
                 version: 0,
             });
             let held: Vec<&Key> = parsed
@@ -1076,6 +1077,7 @@ mod tests {
             host: String::new(),
             port: 0,
             state: ShardState::Online,
+            availability: crate::directory::Availability::Available,
             version: 1,
         };
         let snap = Snapshot {

@@ -445,6 +445,9 @@ _shardctl() {
             shardctl__subcmd__help__subcmd__shard,remove)
                 cmd="shardctl__subcmd__help__subcmd__shard__subcmd__remove"
                 ;;
+            shardctl__subcmd__help__subcmd__shard,set-availability)
+                cmd="shardctl__subcmd__help__subcmd__shard__subcmd__set__subcmd__availability"
+                ;;
             shardctl__subcmd__help__subcmd__table,add)
                 cmd="shardctl__subcmd__help__subcmd__table__subcmd__add"
                 ;;
@@ -643,6 +646,9 @@ _shardctl() {
             shardctl__subcmd__shard,remove)
                 cmd="shardctl__subcmd__shard__subcmd__remove"
                 ;;
+            shardctl__subcmd__shard,set-availability)
+                cmd="shardctl__subcmd__shard__subcmd__set__subcmd__availability"
+                ;;
             shardctl__subcmd__shard__subcmd__help,add)
                 cmd="shardctl__subcmd__shard__subcmd__help__subcmd__add"
                 ;;
@@ -654,6 +660,9 @@ _shardctl() {
                 ;;
             shardctl__subcmd__shard__subcmd__help,remove)
                 cmd="shardctl__subcmd__shard__subcmd__help__subcmd__remove"
+                ;;
+            shardctl__subcmd__shard__subcmd__help,set-availability)
+                cmd="shardctl__subcmd__shard__subcmd__help__subcmd__set__subcmd__availability"
                 ;;
             shardctl__subcmd__table,add)
                 cmd="shardctl__subcmd__table__subcmd__add"
@@ -2610,7 +2619,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__help__subcmd__shard)
-            opts="add list remove"
+            opts="add list set-availability remove"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2652,6 +2661,20 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__help__subcmd__shard__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__help__subcmd__shard__subcmd__set__subcmd__availability)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -3857,7 +3880,7 @@ _shardctl() {
                     return 0
                     ;;
                 --kind)
-                    COMPREPLY=($(compgen -W "move split merge prune lock" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "move split merge prune lock availability" -- "${cur}"))
                     return 0
                     ;;
                 --shard)
@@ -4862,7 +4885,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__shard)
-            opts="-v -y -h --config --output --color --verbose --yes --log-file --help add list remove help"
+            opts="-v -y -h --config --output --color --verbose --yes --log-file --help add list set-availability remove help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4946,7 +4969,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__shard__subcmd__help)
-            opts="add list remove help"
+            opts="add list set-availability remove help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5015,6 +5038,20 @@ _shardctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        shardctl__subcmd__shard__subcmd__help__subcmd__set__subcmd__availability)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         shardctl__subcmd__shard__subcmd__list)
             opts="-v -y -h --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -5053,6 +5090,44 @@ _shardctl() {
             fi
             case "${prev}" in
                 --shard)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__shard__subcmd__set__subcmd__availability)
+            opts="-v -y -h --shard --reason --config --output --color --verbose --yes --log-file --help available no-writes unavailable"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --shard)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reason)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

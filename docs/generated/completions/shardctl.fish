@@ -318,20 +318,21 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen
 complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from help" -f -a "list" -d 'List mapped tables'
 complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from help" -f -a "remove" -d 'Unmap a table; refused for a sharded table while any shard\'s copy holds rows'
 complete -c shardctl -n "__fish_shardctl_using_subcommand table; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list remove help" -l config -d 'Inventory file' -r -F
-complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list remove help" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list set-availability remove help" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list set-availability remove help" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
 json\t'One JSON document (or one JSON object per event for streaming commands)'"
-complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list remove help" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list set-availability remove help" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
-complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list remove help" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
-complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list remove help" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
-complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list remove help" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
-complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list remove help" -s h -l help -d 'Print help'
-complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list remove help" -f -a "add" -d 'Add a shard to a function and create its schemas (`<schema>_<id>`) on a node'
-complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list remove help" -f -a "list" -d 'List shards with what they cover'
-complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list remove help" -f -a "remove" -d 'Remove a shard that holds no rows (or never came online) and drop its schemas; its keys fall to the shards next to it'
-complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list remove help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list set-availability remove help" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list set-availability remove help" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list set-availability remove help" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list set-availability remove help" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list set-availability remove help" -f -a "add" -d 'Add a shard to a function and create its schemas (`<schema>_<id>`) on a node'
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list set-availability remove help" -f -a "list" -d 'List shards with what they cover'
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list set-availability remove help" -f -a "set-availability" -d 'Mark a shard available, closed to writes, or closed to reads and writes (host down, maintenance): routers refuse what it is closed to. Journaled; refused while an operation holds the shard'
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list set-availability remove help" -f -a "remove" -d 'Remove a shard that holds no rows (or never came online) and drop its schemas; its keys fall to the shards next to it'
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and not __fish_seen_subcommand_from add list set-availability remove help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from add" -l function -d 'Partition function' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from add" -l node -d 'Node to create the shard on' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from add" -l lower-bound -d 'Range functions: the lower bound' -r
@@ -358,6 +359,18 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen
 complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from list" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from list" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from set-availability" -l shard -d 'Shard id' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from set-availability" -l reason -d 'Why, kept in the journal (`shardctl ops OP`)' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from set-availability" -l config -d 'Inventory file' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from set-availability" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
+json\t'One JSON document (or one JSON object per event for streaming commands)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from set-availability" -l color -d 'When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t'When stdout is a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from set-availability" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from set-availability" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from set-availability" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from set-availability" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from remove" -l shard -d 'Shard id' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from remove" -l config -d 'Inventory file' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from remove" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
@@ -371,6 +384,7 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen
 complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from remove" -s h -l help -d 'Print help'
 complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from help" -f -a "add" -d 'Add a shard to a function and create its schemas (`<schema>_<id>`) on a node'
 complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from help" -f -a "list" -d 'List shards with what they cover'
+complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from help" -f -a "set-availability" -d 'Mark a shard available, closed to writes, or closed to reads and writes (host down, maintenance): routers refuse what it is closed to. Journaled; refused while an operation holds the shard'
 complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from help" -f -a "remove" -d 'Remove a shard that holds no rows (or never came online) and drop its schemas; its keys fall to the shards next to it'
 complete -c shardctl -n "__fish_shardctl_using_subcommand shard; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand lookup" -l function -d 'Partition function' -r
@@ -675,7 +689,8 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand ops" -l kind -d 'Only 
 split\t'Splits'
 merge\t'Merges'
 prune\t'Prunes'
-lock\t'Fences raised by hand (`shardctl lock`)'"
+lock\t'Fences raised by hand (`shardctl lock`)'
+availability\t'Availability changes (`shardctl shard set-availability`)'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand ops" -l shard -d 'Only operations on this shard' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand ops" -l limit -d 'At most this many operations, newest first' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand ops" -l interval -d 'Seconds between --watch updates' -r
@@ -1173,6 +1188,7 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_
 complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from table" -f -a "remove" -d 'Unmap a table; refused for a sharded table while any shard\'s copy holds rows'
 complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from shard" -f -a "add" -d 'Add a shard to a function and create its schemas (`<schema>_<id>`) on a node'
 complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from shard" -f -a "list" -d 'List shards with what they cover'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from shard" -f -a "set-availability" -d 'Mark a shard available, closed to writes, or closed to reads and writes (host down, maintenance): routers refuse what it is closed to. Journaled; refused while an operation holds the shard'
 complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from shard" -f -a "remove" -d 'Remove a shard that holds no rows (or never came online) and drop its schemas; its keys fall to the shards next to it'
 complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from rebalance" -f -a "plan" -d 'Plan the moves that even out the fleet (nothing changes)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from rebalance" -f -a "apply" -d 'Run a plan\'s moves with concurrency limits'

@@ -619,6 +619,28 @@ never\:"Never"))' \
 '--help[Print help]' \
 && ret=0
 ;;
+(set-availability)
+_arguments "${_arguments_options[@]}" : \
+'--shard=[Shard id]:SHARD:_default' \
+'--reason=[Why, kept in the journal (\`shardctl ops OP\`)]:REASON:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+':availability -- What routers may send to it:((available\:"Reads and writes reach the shard"
+no-writes\:"Reads reach the shard; routers refuse writes"
+unavailable\:"Routers refuse reads and writes; \`query\` refuses the shard'\''s function"))' \
+&& ret=0
+;;
 (remove)
 _arguments "${_arguments_options[@]}" : \
 '--shard=[Shard id]:SHARD:_default' \
@@ -654,6 +676,10 @@ _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
 (list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(set-availability)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
@@ -1163,7 +1189,8 @@ aborted\:"Rolled back"))' \
 split\:"Splits"
 merge\:"Merges"
 prune\:"Prunes"
-lock\:"Fences raised by hand (\`shardctl lock\`)"))' \
+lock\:"Fences raised by hand (\`shardctl lock\`)"
+availability\:"Availability changes (\`shardctl shard set-availability\`)"))' \
 '--shard=[Only operations on this shard]:SHARD:_default' \
 '--limit=[At most this many operations, newest first]:LIMIT:_default' \
 '--interval=[Seconds between --watch updates]:INTERVAL:_default' \
@@ -2302,6 +2329,10 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(set-availability)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (remove)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -3295,6 +3326,7 @@ _shardctl__subcmd__help__subcmd__shard_commands() {
     local commands; commands=(
 'add:Add a shard to a function and create its schemas (\`<schema>_<id>\`) on a node' \
 'list:List shards with what they cover' \
+'set-availability:Mark a shard available, closed to writes, or closed to reads and writes (host down, maintenance)\: routers refuse what it is closed to. Journaled; refused while an operation holds the shard' \
 'remove:Remove a shard that holds no rows (or never came online) and drop its schemas; its keys fall to the shards next to it' \
     )
     _describe -t commands 'shardctl help shard commands' commands "$@"
@@ -3313,6 +3345,11 @@ _shardctl__subcmd__help__subcmd__shard__subcmd__list_commands() {
 _shardctl__subcmd__help__subcmd__shard__subcmd__remove_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl help shard remove commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__shard__subcmd__set-availability_commands] )) ||
+_shardctl__subcmd__help__subcmd__shard__subcmd__set-availability_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help shard set-availability commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__help__subcmd__simulate_commands] )) ||
 _shardctl__subcmd__help__subcmd__simulate_commands() {
@@ -3845,6 +3882,7 @@ _shardctl__subcmd__shard_commands() {
     local commands; commands=(
 'add:Add a shard to a function and create its schemas (\`<schema>_<id>\`) on a node' \
 'list:List shards with what they cover' \
+'set-availability:Mark a shard available, closed to writes, or closed to reads and writes (host down, maintenance)\: routers refuse what it is closed to. Journaled; refused while an operation holds the shard' \
 'remove:Remove a shard that holds no rows (or never came online) and drop its schemas; its keys fall to the shards next to it' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
@@ -3860,6 +3898,7 @@ _shardctl__subcmd__shard__subcmd__help_commands() {
     local commands; commands=(
 'add:Add a shard to a function and create its schemas (\`<schema>_<id>\`) on a node' \
 'list:List shards with what they cover' \
+'set-availability:Mark a shard available, closed to writes, or closed to reads and writes (host down, maintenance)\: routers refuse what it is closed to. Journaled; refused while an operation holds the shard' \
 'remove:Remove a shard that holds no rows (or never came online) and drop its schemas; its keys fall to the shards next to it' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
@@ -3885,6 +3924,11 @@ _shardctl__subcmd__shard__subcmd__help__subcmd__remove_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl shard help remove commands' commands "$@"
 }
+(( $+functions[_shardctl__subcmd__shard__subcmd__help__subcmd__set-availability_commands] )) ||
+_shardctl__subcmd__shard__subcmd__help__subcmd__set-availability_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl shard help set-availability commands' commands "$@"
+}
 (( $+functions[_shardctl__subcmd__shard__subcmd__list_commands] )) ||
 _shardctl__subcmd__shard__subcmd__list_commands() {
     local commands; commands=()
@@ -3894,6 +3938,11 @@ _shardctl__subcmd__shard__subcmd__list_commands() {
 _shardctl__subcmd__shard__subcmd__remove_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl shard remove commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__shard__subcmd__set-availability_commands] )) ||
+_shardctl__subcmd__shard__subcmd__set-availability_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl shard set-availability commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__simulate_commands] )) ||
 _shardctl__subcmd__simulate_commands() {

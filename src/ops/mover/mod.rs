@@ -1071,6 +1071,7 @@ impl<'a> Mover<'a, Live<'a>> {
                 host: String::new(),
                 port: 0,
                 state: ShardState::Offline,
+                availability: crate::directory::Availability::Available,
                 version: 0,
             },
             (Err(e), _) => return Err(e),

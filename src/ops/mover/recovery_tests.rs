@@ -167,6 +167,7 @@ fn crashed_after(inv: &Inventory, kind: Kind, done: usize) -> Mover<'_, FakeFlee
         host: "127.0.0.1".into(),
         port: 3307,
         state: ShardState::Moving,
+        availability: crate::directory::Availability::Available,
         version: 1,
     };
     let params = plan.params(playbook.journaled());
