@@ -19,14 +19,41 @@ static FLEET: SharedFleet = SharedFleet::new(3, set_up);
 
 /// Function `f` over schema `app`: shard 1 on node1 from 0, shard 2 on node2 from 100000,
 /// shard 3 on node2 from 200000; every shard holds a row every 5 keys of its first 100000.
+/// List function `t` over `ten`: shard 4 on node1 with tenants acme (100,000 rows), beta
+/// and gamma, shard 5 on node2 with delta. Hash function `h` over `hsh`: shard 6 on node1
+/// from the ring's quarter point, shard 7 on node3 from its three quarters (wrapping).
 fn set_up(sb: &Sandbox) {
+    let mut schema = items_schema("app", KeyKind::Int, false, false);
+    schema.extend(items_schema("ten", KeyKind::String, false, false));
+    schema.extend(items_schema("hsh", KeyKind::Int, false, false));
     FleetSetup::new()
-        .schema(&items_schema("app", KeyKind::Int, false, false))
+        .schema(&schema)
         .function(Function::range("f").items("app").shards(&[
             ("node1", "0"),
             ("node2", "100000"),
             ("node2", "200000"),
         ]))
+        .function(
+            Function::list("t")
+                .items("ten")
+                .shards(&[("node1", "acme,beta,gamma"), ("node2", "delta")]),
+        )
+        .function(Function::hash("h").items("hsh").shards(&[
+            ("node1", "40000000000000000000000000000000"),
+            ("node3", "c0000000000000000000000000000000"),
+        ]))
+        .rows(
+            "node1",
+            &[
+                "INSERT INTO ten_4.items SELECT 'acme', seq FROM ten_4.seq_1_to_100000",
+                "INSERT INTO ten_4.items SELECT 'beta', seq FROM ten_4.seq_1_to_500",
+            ],
+        )
+        .rows(
+            "node2",
+            &["INSERT INTO ten_5.items SELECT 'delta', seq FROM ten_5.seq_1_to_500"],
+        )
+        .routed_items("h", "hsh", (0..4000).map(Key::Int).collect(), 1)
         .rows(
             "node1",
             &["INSERT INTO app_1.items SELECT seq * 5, 1 FROM app_1.seq_0_to_19999"],
@@ -71,6 +98,11 @@ fn start_of(shard: u32) -> Key {
 }
 
 fn workloads() -> Vec<(workload::Running, &'static str)> {
+    workloads_on("f")
+}
+
+/// Fresh and stale routers writing keys of `function`.
+fn workloads_on(function: &'static str) -> Vec<(workload::Running, &'static str)> {
     [("fresh", false), ("stale", true)]
         .into_iter()
         .map(|(name, stale_router)| {
@@ -79,7 +111,7 @@ fn workloads() -> Vec<(workload::Running, &'static str)> {
                 workload::Options {
                     rate: 150,
                     stale_router,
-                    ..workload::Options::new("f")
+                    ..workload::Options::new(function)
                 },
             )
             .unwrap();
@@ -89,9 +121,13 @@ fn workloads() -> Vec<(workload::Running, &'static str)> {
 }
 
 fn check_workloads(running: Vec<(workload::Running, &'static str)>) {
+    check_workloads_on("f", running)
+}
+
+fn check_workloads_on(function: &str, running: Vec<(workload::Running, &'static str)>) {
     for (running, name) in running {
         let mut report = running.stop().unwrap();
-        let check = report.check(&inventory(), "f").unwrap();
+        let check = report.check(&inventory(), function).unwrap();
         assert!(check.missing.is_empty(), "{name}: lost {:?}", check.missing);
         assert_eq!(
             report.wrong_shard_writes, 0,
@@ -161,7 +197,7 @@ fn the_top_of_a_range_shard_goes_to_its_neighbour_on_another_node_under_load() {
     ]);
     std::thread::sleep(Duration::from_millis(700));
     check_workloads(running);
-    assert_eq!(v["outcome"].as_str(), Some("moved-keys"), "{v}");
+    assert_eq!(v["outcome"].as_str(), Some("moved_keys"), "{v}");
     assert!(v["fence_ms"].as_u64().is_some(), "{v}");
     assert_eq!(start_of(2), Key::Int(from), "shard 2 starts at {from} now");
     assert_eq!(
@@ -218,7 +254,7 @@ fn keys_move_between_two_shards_of_one_node_under_load() {
     ]);
     std::thread::sleep(Duration::from_millis(700));
     check_workloads(running);
-    assert_eq!(v["outcome"].as_str(), Some("moved-keys"), "{v}");
+    assert_eq!(v["outcome"].as_str(), Some("moved_keys"), "{v}");
     assert_eq!(start_of(3), Key::Int(from));
     assert_eq!(rows_where_lookup_says(), before);
     assert_eq!(
@@ -358,6 +394,69 @@ fn a_key_move_crashed_under_its_fence_ends_by_abort_or_resume() {
         ),
         1,
         "the write made between the two moves moved with its key"
+    );
+}
+
+/// A tenant of 100,000 rows (one list value) goes to another list shard on another node
+/// under the workload; its rows follow it, the donor's other tenants stay.
+#[test]
+fn a_tenant_of_a_list_function_moves_to_another_shard_under_load() {
+    FLEET.sandbox();
+    let _s = serial();
+    let before = common::items_are_where_lookup_says(FLEET.sandbox(), "t", "ten");
+    let running = workloads_on("t");
+    std::thread::sleep(Duration::from_millis(700));
+    let v = summary(&["move-keys", "--function", "t", "--keys", "acme", "--to-shard", "5"]);
+    std::thread::sleep(Duration::from_millis(700));
+    check_workloads_on("t", running);
+    assert_eq!(v["outcome"].as_str(), Some("moved_keys"), "{v}");
+    assert_eq!(
+        common::items_are_where_lookup_says(FLEET.sandbox(), "t", "ten"),
+        before
+    );
+    assert_eq!(
+        count("node2", "SELECT COUNT(*) FROM ten_5.items WHERE k = 'acme' AND n <= 100000"),
+        100_000
+    );
+    assert_eq!(count("node1", "SELECT COUNT(*) FROM ten_4.items WHERE k = 'acme'"), 0);
+    assert!(count("node1", "SELECT COUNT(*) FROM ten_4.items WHERE k = 'beta'") >= 500);
+}
+
+/// The top quarter of one hash shard's arc goes to the shard after it on the ring, under
+/// the workload.
+#[test]
+fn the_end_of_a_hash_arc_moves_to_its_ring_neighbour_under_load() {
+    FLEET.sandbox();
+    let _s = serial();
+    let before = common::items_are_where_lookup_says(FLEET.sandbox(), "h", "hsh");
+    let running = workloads_on("h");
+    std::thread::sleep(Duration::from_millis(700));
+    let v = summary(&[
+        "move-keys",
+        "--function",
+        "h",
+        "--arc",
+        "a0000000000000000000000000000000..c0000000000000000000000000000000",
+        "--to-shard",
+        "7",
+    ]);
+    std::thread::sleep(Duration::from_millis(700));
+    check_workloads_on("h", running);
+    assert_eq!(v["outcome"].as_str(), Some("moved_keys"), "{v}");
+    assert_eq!(
+        common::items_are_where_lookup_says(FLEET.sandbox(), "h", "hsh"),
+        before
+    );
+    let snap = Directory::open(&inventory()).unwrap().load().unwrap();
+    let seven = snap.points.iter().find(|p| p.shard_id == 7).unwrap();
+    assert_eq!(seven.point.to_hex(), "a0000000000000000000000000000000");
+    assert_eq!(
+        count(
+            "node1",
+            "SELECT COUNT(*) FROM hsh_6.items WHERE MD5(CAST(k + 0 AS CHAR)) > 'a0000000000000000000000000000000'"
+        ),
+        0,
+        "the donor pruned the moved arc"
     );
 }
 

@@ -158,7 +158,7 @@ pub fn move_keys(ctx: &Context, args: MoveKeysArgs) -> Result<()> {
     print_summary(
         "move-keys",
         ctx.format,
-        result.as_ref().map(|_| "moved-keys"),
+        result.as_ref().map(|_| "moved_keys"),
         fields,
     );
     let state = result?;
