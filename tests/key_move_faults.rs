@@ -112,8 +112,17 @@ fn assert_converged(rows: usize, what: &str) {
     assert!(active.is_empty(), "{what}: {active:?} still active");
 }
 
+/// The newest key move (a key move's prune is an operation of its own).
 fn last_op() -> u64 {
-    common::newest_op(&inventory()).unwrap().id
+    Directory::open(&inventory())
+        .unwrap()
+        .operations(None)
+        .unwrap()
+        .into_iter()
+        .filter(|o| o.kind == shardctl::directory::journal::OpKind::MoveKeys)
+        .map(|o| o.id)
+        .max()
+        .unwrap()
 }
 
 /// The fault points a plain key move passes going `way`, in order, from its journal.
