@@ -312,6 +312,11 @@ sql_enum!(
         LocalCopy => "local-copy",
         /// The channel held at a consistent point while a verification's snapshots open.
         HoldChannel => "hold-channel",
+        /// A change stream started by this process (its checkpoint table in place on the
+        /// target): it applies the source's changes of the moving rows until stopped.
+        StartStream => "start-stream",
+        /// A change stream stopped and its checkpoint removed from the target.
+        EndStream => "end-stream",
         /// A split's old shard: guard triggers refusing the keys it gave away.
         Guard => "guard",
         /// The restart path: the channel's filter appended to the target's option file (a
@@ -2068,7 +2073,6 @@ impl Directory {
         })
     }
 
-
     /// The unfinished operation holding `shard_id`, if any: the operation on it, or a
     /// split creating it or a merge keeping it (the shards its parameters name).
     fn operation_holding(&mut self, shard_id: u32) -> Result<Option<(u64, OpKind, OpState)>> {
@@ -2312,7 +2316,7 @@ mod tests {
             Effect::ALL.len(),
             "an effect name is used twice"
         );
-        assert_eq!(Effect::ALL.len(), 40);
+        assert_eq!(Effect::ALL.len(), 42);
         for (e, name) in [
             (Effect::RaiseFence, "raise-fence"),
             (Effect::ImportOnReplica, "import-on-replica"),

@@ -879,6 +879,15 @@ impl Effects for DryRun<'_> {
         Ok(serde_json::Value::Null)
     }
 
+    /// A dry run starts its stream (records it) once: the recorded start is never undone.
+    fn stream_running(&self) -> bool {
+        self.plan
+            .steps
+            .iter()
+            .flat_map(|s| &s.actions)
+            .any(|a| a.effect.as_deref() == Some(Effect::StartStream.name()))
+    }
+
     fn stream_catch_up(&mut self, lag_below: u64, timeout: Duration) -> Result<serde_json::Value> {
         self.action(
             None,

@@ -569,6 +569,10 @@ impl Effects for FakeFleet {
         Ok(serde_json::Value::Null)
     }
 
+    fn stream_running(&self) -> bool {
+        false
+    }
+
     fn stream_catch_up(
         &mut self,
         _lag_below: u64,

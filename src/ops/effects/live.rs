@@ -712,6 +712,10 @@ impl Effects for Live<'_> {
         Ok(serde_json::json!({"stream": req.id, "server_id": server_id, "tables": tables}))
     }
 
+    fn stream_running(&self) -> bool {
+        self.stream.as_ref().is_some_and(StreamRunner::running)
+    }
+
     fn stream_catch_up(&mut self, lag_below: u64, timeout: Duration) -> Result<serde_json::Value> {
         let runner = self
             .stream

@@ -704,6 +704,8 @@ pub trait Effects: FleetEffects {
     /// stopped; after a crash it goes on from the target's checkpoint. Nothing when it
     /// runs already.
     fn start_stream(&mut self, req: StreamRequest<'_>) -> Result<serde_json::Value>;
+    /// Whether this process runs the operation's change stream now.
+    fn stream_running(&self) -> bool;
     /// Waits until the running stream is within `lag_below` seconds of its source.
     fn stream_catch_up(&mut self, lag_below: u64, timeout: Duration) -> Result<serde_json::Value>;
     /// Brings the stream to `pos` (a transaction boundary at or past it) and leaves it

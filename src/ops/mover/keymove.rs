@@ -104,13 +104,31 @@ impl<E: Effects> Mover<'_, E> {
         }
         let id = self.stream_id();
         let (source, target) = (self.source.clone(), self.target.clone());
-        self.fx.start_stream(StreamRequest {
-            id: &id,
-            source: &source,
-            target: &target,
-            tables,
-            start: crate::stream::Start::from(&coords),
+        if self.fx.stream_running() {
+            return Ok(serde_json::json!({"stream": id, "running": true}));
+        }
+        let detail =
+            serde_json::json!({"stream": id, "from": coords.position, "tables": tables.len()});
+        self.effect(Effect::StartStream, &target, detail, |m| {
+            m.fx.start_stream(StreamRequest {
+                id: &id,
+                source: &source,
+                target: &target,
+                tables,
+                start: crate::stream::Start::from(&coords),
+            })
         })
+    }
+
+    /// Stops the change stream and removes its checkpoint from the receiver's node.
+    pub(super) fn end_stream(&mut self) -> Result<()> {
+        let (target, id) = (self.target.clone(), self.stream_id());
+        self.effect(
+            Effect::EndStream,
+            &target,
+            serde_json::json!({"stream": id}),
+            |m| m.fx.end_stream(&target, &id),
+        )
     }
 
     /// Before anything changes: both shards' schemas where they live, the same tables

@@ -188,9 +188,8 @@ impl<E: Effects> Mover<'_, E> {
                 }
                 Step::Prune(_) => return self.prune_donor(),
                 Step::ResetReplication(_) => {
-                    let (target, id) = (self.target.clone(), self.stream_id());
-                    self.fx.end_stream(&target, &id)?;
-                    return Ok(serde_json::json!({"stream": id, "ended": true}));
+                    self.end_stream()?;
+                    return Ok(serde_json::json!({"stream": self.stream_id(), "ended": true}));
                 }
                 _ => {}
             }

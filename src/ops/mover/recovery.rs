@@ -257,8 +257,7 @@ impl<E: Effects> Mover<'_, E> {
     fn roll_back_copy(&mut self) -> Result<()> {
         self.reset_channel()?;
         if self.plan.is_key_move() {
-            let (target, id) = (self.target.clone(), self.stream_id());
-            self.fx.end_stream(&target, &id)?;
+            self.end_stream()?;
         }
         let copied = self.state.target_created
             || self.fx.last_effect(super::Effect::Copy)?.is_some()
