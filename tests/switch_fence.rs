@@ -225,3 +225,58 @@ fn a_crash_under_the_switch_fence_keeps_it_up_until_abort_or_resume() {
         "the refused write is not there, the accepted one is"
     );
 }
+
+/// Triggers guard rows, not DDL: a TRUNCATE run under the switch fence (after the final
+/// position) is found in the source's binary log and refuses the flip; the fence stays up,
+/// and abort leaves the shard whole on its source, its rows as the TRUNCATE left them.
+#[test]
+fn a_statement_run_under_the_switch_fence_refuses_the_flip() {
+    FLEET.sandbox();
+    let _s = serial();
+    let home = home_of(1);
+    let to = elsewhere(1);
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = common::spawn_shardctl(
+        &FLEET.inventory_path(),
+        &["move", "--shard", "1", "--to", &to, "--fence", "switch"],
+        Some("pause=4@after:wait"),
+        dir.path(),
+        "held",
+    );
+    // The second wait is the final one, under the fence: wait for the fence, then run a
+    // statement no trigger sees.
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the fence never went up"
+        );
+        if let Some(s) = child.try_wait().unwrap() {
+            panic!(
+                "the move ended ({s}) first: {}",
+                std::fs::read_to_string(dir.path().join("held.err")).unwrap()
+            );
+        }
+        if insert(&home, "app_1", 99_555) == Err(1644) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut s = connect(FLEET.sandbox(), &home);
+    s.exec(&Stmt::text("TRUNCATE TABLE app_1.shardctl_workload"))
+        .unwrap();
+    let status = common::wait_exit(&mut child, Duration::from_secs(120));
+    assert_eq!(
+        status.code(),
+        Some(5),
+        "{}",
+        std::fs::read_to_string(dir.path().join("held.err")).unwrap()
+    );
+    let err = std::fs::read_to_string(dir.path().join("held.err")).unwrap();
+    assert!(err.contains("under the switch fence"), "{err}");
+    assert_eq!(home_of(1), home, "nothing flipped");
+    let op = common::newest_op(&inventory()).unwrap().id;
+    FLEET.cli(&["abort", &op.to_string()]).assert().success();
+    assert_eq!(switch_leftovers(), (0, 0));
+    assert_eq!(insert(&home, "app_1", 99_556), Ok(()));
+}

@@ -1903,6 +1903,9 @@ impl<E: Effects> Mover<'_, E> {
                 // Every write the target lacks would be lost: the fence must still stand,
                 // on the servers the copy was made between.
                 m.fence_intact()?;
+                if m.state.fence == Some(Fence::Switch) {
+                    m.nothing_escaped_the_switch()?;
+                }
                 m.check_identity()?;
                 m.fx.flip(&flip)
             },
