@@ -1471,8 +1471,21 @@ fn stream_statements() {
                     transactions: 3,
                     row_changes: 70,
                     source_time: 1_700_000_000,
+                    epoch: 2,
                 },
             ),
+        ),
+        (
+            "lock the checkpoint's epoch",
+            st::lock_checkpoint_epoch(&cp, "op7-part1"),
+        ),
+        (
+            "claim the checkpoint",
+            st::claim_checkpoint(&cp, "op7-part1", 3),
+        ),
+        (
+            "the checkpoint's epoch",
+            st::checkpoint_epoch(&cp, "op7-part1"),
         ),
         ("delete checkpoint", st::delete_checkpoint(&cp, "op7-part1")),
         (

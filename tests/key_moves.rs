@@ -511,3 +511,72 @@ fn bad_key_moves_are_refused_in_one_line_and_change_nothing() {
         version
     );
 }
+
+/// A key move carries the sharded tables' rows only: a table the directory does not map
+/// that holds rows, or a foreign key between a sharded table and one that is not, is
+/// refused before anything changes (one line, exit 5).
+#[test]
+fn a_key_move_refuses_rows_it_would_leave_behind() {
+    FLEET.sandbox();
+    let _s = serial();
+    let Key::Int(end) = start_of(2) else { panic!() };
+    let range = format!("{}..{end}", end - 100);
+    let bounds = lower_bounds();
+    let refused = |says: &str| {
+        let out = FLEET
+            .cli(&[
+                "move-keys",
+                "--function",
+                "f",
+                "--range",
+                &range,
+                "--to-shard",
+                "2",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(5), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains(says), "{err}");
+        assert_eq!(lower_bounds(), bounds, "nothing flipped");
+    };
+    // The same table on both shards (their table sets must match), unmapped.
+    let on_both = |sqls: &[&str]| {
+        for (node, schema) in [("node1", "app_1"), ("node2", "app_2")] {
+            let mut s = connect(FLEET.sandbox(), node);
+            let sqls: Vec<String> = sqls.iter().map(|q| q.replace("SCHEMA", schema)).collect();
+            let sqls: Vec<&str> = sqls.iter().map(String::as_str).collect();
+            common::exec(&mut s, &sqls);
+        }
+    };
+    let clean = || {
+        on_both(&[
+            "DROP TABLE IF EXISTS SCHEMA.extra",
+            "DROP TABLE IF EXISTS SCHEMA.notes",
+        ])
+    };
+    clean();
+    on_both(&["CREATE TABLE SCHEMA.extra (k BIGINT NOT NULL PRIMARY KEY)"]);
+    common::exec(
+        &mut connect(FLEET.sandbox(), "node1"),
+        &["INSERT INTO app_1.extra VALUES (1)"],
+    );
+    let unmapped = std::panic::catch_unwind(|| {
+        refused("app_1.extra on node1 is neither sharded nor global and holds rows")
+    });
+    clean();
+    on_both(&[
+        "CREATE TABLE SCHEMA.notes (id INT NOT NULL PRIMARY KEY, k BIGINT NOT NULL, FOREIGN KEY (k) REFERENCES SCHEMA.items (k))",
+    ]);
+    let foreign = std::panic::catch_unwind(|| refused("has a foreign key to items"));
+    clean();
+    unmapped.unwrap();
+    foreign.unwrap();
+    // Nothing was left behind by the refusals: no operation, no switch.
+    assert!(Directory::open(&inventory())
+        .unwrap()
+        .active_operations()
+        .unwrap()
+        .is_empty());
+}

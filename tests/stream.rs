@@ -1047,3 +1047,72 @@ fn an_idle_stream_stops_within_a_heartbeat() {
     let now = coordinates(&mut connect(sb(), "node1"));
     assert_eq!(report.checkpoint.position, now.position);
 }
+
+/// The owner epoch fences a stream: once a newer owner has prepared the same stream (it
+/// claims the checkpoint), the older one's next transaction is refused and rolled back,
+/// and once the checkpoint is gone (another owner ended the stream) the older one does not
+/// start over from its start position.
+#[test]
+fn an_owner_taken_over_applies_nothing_more() {
+    let _g = serial();
+    let schema = "st_epoch";
+    create_both(
+        schema,
+        "st_epoch_t",
+        "t",
+        "(id BIGINT NOT NULL PRIMARY KEY, v INT)",
+    );
+    let start = coordinates(&mut connect(sb(), "node1"));
+    let filter = range_filter(0, 1000);
+    let tables = || vec![moving(schema, "st_epoch_t", "t", Some(filter.clone()))];
+    let mut old = spec("epoch-test", tables(), &start);
+    old.options.epoch = 1;
+    let mut a = ChangeStream::prepare(old).unwrap();
+    exec(
+        &mut connect(sb(), "node1"),
+        &["INSERT INTO st_epoch.t VALUES (1, 1)"],
+    );
+    run_caught_up(&mut a);
+    let count = |sql: &str| -> i64 {
+        connect(sb(), "node2")
+            .first::<i64>(&Stmt::text(sql))
+            .unwrap()
+            .unwrap_or(0)
+    };
+    assert_eq!(count("SELECT COUNT(*) FROM st_epoch_t.t"), 1);
+    // A new owner (epoch 2) prepares the stream again: it claims the checkpoint.
+    let mut new = spec("epoch-test", tables(), &start);
+    new.options.epoch = 2;
+    let mut b = ChangeStream::prepare(new).unwrap();
+    exec(
+        &mut connect(sb(), "node1"),
+        &["INSERT INTO st_epoch.t VALUES (2, 2)"],
+    );
+    let e = a
+        .run(Until::CaughtUp, &mut NoObserver)
+        .expect_err("the old owner is fenced");
+    assert!(matches!(e, Error::LeaseLost(_)), "{e}");
+    assert_eq!(
+        count("SELECT COUNT(*) FROM st_epoch_t.t"),
+        1,
+        "nothing applied by the old owner"
+    );
+    run_caught_up(&mut b);
+    assert_eq!(count("SELECT COUNT(*) FROM st_epoch_t.t"), 2);
+    // The new owner ends the stream (its checkpoint removed); the old one, run again, does
+    // not start over from the copy's position.
+    exec(
+        &mut connect(sb(), "node2"),
+        &["DELETE FROM _shardctl.stream_checkpoints WHERE stream_id = 'epoch-test'"],
+    );
+    exec(
+        &mut connect(sb(), "node1"),
+        &["INSERT INTO st_epoch.t VALUES (3, 3)"],
+    );
+    let e = a
+        .run(Until::CaughtUp, &mut NoObserver)
+        .expect_err("the checkpoint is gone");
+    assert!(matches!(e, Error::LeaseLost(_)), "{e}");
+    assert_eq!(count("SELECT COUNT(*) FROM st_epoch_t.t"), 2);
+    assert_eq!(checkpoint_rows("epoch-test"), 0);
+}

@@ -1887,6 +1887,20 @@ pub fn create_switch_table() -> Vec<Stmt> {
     ]
 }
 
+/// The character set of `schema.table.column` (NULL for a column without one: numbers,
+/// binary strings).
+pub fn column_charset(schema: &Ident, table: &Ident, column: &Ident) -> Stmt {
+    Stmt::with(
+        "SELECT CHARACTER_SET_NAME FROM information_schema.COLUMNS \
+         WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND COLUMN_NAME = ?",
+        vec![
+            schema.as_str().into(),
+            table.as_str().into(),
+            column.as_str().into(),
+        ],
+    )
+}
+
 /// Whether the node has the switch table (1 row) or not (none): its control schema may
 /// hold other tables of shardctl's (a change stream's checkpoints) without it.
 pub fn switch_table_exists() -> Stmt {

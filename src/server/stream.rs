@@ -152,8 +152,9 @@ pub fn table_triggers(schema: &Ident, table: &Ident) -> Stmt {
 /// 0, no value is silently changed (strict), and a paused stream's idle session is not
 /// ended for a day. Foreign-key checks stay on: the source logs no row of an `ON DELETE
 /// CASCADE`, which the target's own constraint then applies, as on a replica. The
-/// session passes shardctl's guards (`@shardctl_pruning`): the keys it carries may not be
-/// the target shard's yet (a key move's receiver guards them until its flip).
+/// session passes shardctl's guards (`@shardctl_pruning`): the keys it carries are not
+/// the target shard's yet (a key move's receiver goes on refusing them to clients until
+/// its flip).
 pub fn applier_session() -> Stmt {
     Stmt::text(
         "SET NAMES binary, SESSION time_zone = '+00:00', \
@@ -191,6 +192,7 @@ pub fn create_checkpoint_table(schema: &Ident) -> Stmt {
          transactions BIGINT UNSIGNED NOT NULL, \
          row_changes BIGINT UNSIGNED NOT NULL, \
          source_time BIGINT UNSIGNED NOT NULL, \
+         epoch BIGINT UNSIGNED NOT NULL DEFAULT 0, \
          updated_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6), \
          PRIMARY KEY (stream_id)) ENGINE=InnoDB",
         checkpoint_table(schema)
@@ -227,6 +229,8 @@ pub struct CheckpointRow<'a> {
     pub row_changes: u64,
     /// Seconds since the epoch at which the source committed the last transaction applied.
     pub source_time: u64,
+    /// The owner epoch writing it (see [`lock_checkpoint_epoch`]).
+    pub epoch: u64,
 }
 
 /// Writes a stream's checkpoint row, creating it the first time: in the applier's
@@ -240,18 +244,59 @@ pub fn write_checkpoint(schema: &Ident, row: &CheckpointRow<'_>) -> Stmt {
         Value::from(row.transactions),
         Value::from(row.row_changes),
         Value::from(row.source_time),
+        Value::from(row.epoch),
     ];
     let mut params = vec![Value::from(row.stream_id)];
     params.extend(values.iter().cloned());
     params.extend(values.iter().cloned());
     Stmt::with(
         format!(
-            "INSERT INTO {} (stream_id, binlog_file, binlog_pos, gtid_state, last_gtid, transactions, row_changes, source_time) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE binlog_file = ?, binlog_pos = ?, \
-             gtid_state = ?, last_gtid = ?, transactions = ?, row_changes = ?, source_time = ?",
+            "INSERT INTO {} (stream_id, binlog_file, binlog_pos, gtid_state, last_gtid, transactions, row_changes, source_time, epoch) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE binlog_file = ?, binlog_pos = ?, \
+             gtid_state = ?, last_gtid = ?, transactions = ?, row_changes = ?, source_time = ?, epoch = ?",
             checkpoint_table(schema)
         ),
         params,
+    )
+}
+
+/// The owner epoch of a stream's checkpoint, its row locked until the applier's
+/// transaction ends: a stream whose epoch is below it (an owner that was taken over) must
+/// write nothing more.
+pub fn lock_checkpoint_epoch(schema: &Ident, stream_id: &str) -> Stmt {
+    Stmt::with(
+        format!(
+            "SELECT epoch FROM {} WHERE stream_id = ? FOR UPDATE",
+            checkpoint_table(schema)
+        ),
+        vec![Value::from(stream_id)],
+    )
+}
+
+/// The owner epoch of a stream's checkpoint, read without a lock.
+pub fn checkpoint_epoch(schema: &Ident, stream_id: &str) -> Stmt {
+    Stmt::with(
+        format!(
+            "SELECT epoch FROM {} WHERE stream_id = ?",
+            checkpoint_table(schema)
+        ),
+        vec![Value::from(stream_id)],
+    )
+}
+
+/// Claims a stream's checkpoint for the owner of `epoch` (a new owner starting the stream
+/// again): changes no row when a newer owner claimed it already.
+pub fn claim_checkpoint(schema: &Ident, stream_id: &str, epoch: u64) -> Stmt {
+    Stmt::with(
+        format!(
+            "UPDATE {} SET epoch = ? WHERE stream_id = ? AND epoch <= ?",
+            checkpoint_table(schema)
+        ),
+        vec![
+            Value::from(epoch),
+            Value::from(stream_id),
+            Value::from(epoch),
+        ],
     )
 }
 

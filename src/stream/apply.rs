@@ -74,6 +74,11 @@ pub struct Applier {
     server: Server,
     checkpoint_schema: Ident,
     stream_id: String,
+    /// The owner epoch it writes with: a checkpoint claimed by a newer one stops it.
+    epoch: u64,
+    /// The target held the stream's checkpoint when it was prepared: gone since, another
+    /// owner ended the stream, and this one must not start it afresh.
+    expect_checkpoint: bool,
     /// A target transaction is open.
     open: bool,
     /// Most rows of one multi-row INSERT.
@@ -87,6 +92,8 @@ impl Applier {
         checkpoint_schema: &Ident,
         stream_id: &str,
         insert_rows: usize,
+        epoch: u64,
+        expect_checkpoint: bool,
     ) -> Result<Applier> {
         let mut server = Server::connect(target)?;
         server.exec(&sql::applier_session())?;
@@ -94,6 +101,8 @@ impl Applier {
             server,
             checkpoint_schema: checkpoint_schema.clone(),
             stream_id: stream_id.to_string(),
+            epoch,
+            expect_checkpoint,
             open: false,
             insert_rows: insert_rows.max(1),
         })
@@ -209,6 +218,27 @@ impl Applier {
     /// before the commit.
     pub fn write_checkpoint(&mut self, cp: &Checkpoint) -> Result<()> {
         self.begin()?;
+        // The fencing token: the checkpoint's row locked, its epoch read. A newer owner's
+        // claim, or its end of the stream, rolls this transaction back instead.
+        let claimed: Option<u64> = self.server.first(&sql::lock_checkpoint_epoch(
+            &self.checkpoint_schema,
+            &self.stream_id,
+        ))?;
+        match claimed {
+            Some(e) if e > self.epoch => {
+                return Err(Error::LeaseLost(format!(
+                    "stream {}: its checkpoint was claimed by a newer owner (epoch {e}, this one {}): nothing more is applied",
+                    self.stream_id, self.epoch
+                )))
+            }
+            None if self.expect_checkpoint => {
+                return Err(Error::LeaseLost(format!(
+                    "stream {}: its checkpoint is gone from the target (another owner ended the stream): nothing more is applied",
+                    self.stream_id
+                )))
+            }
+            _ => {}
+        }
         self.server.exec(&sql::write_checkpoint(
             &self.checkpoint_schema,
             &CheckpointRow {
@@ -219,6 +249,7 @@ impl Applier {
                 transactions: cp.transactions,
                 row_changes: cp.row_changes,
                 source_time: cp.source_time,
+                epoch: self.epoch,
             },
         ))
     }

@@ -97,6 +97,10 @@ pub struct StreamOptions {
     /// How many times a lost connection (source or target) is opened again from the
     /// target's checkpoint before the stream gives up.
     pub reconnects: u32,
+    /// The owner's lease epoch, written with every checkpoint: once a newer owner has
+    /// claimed the checkpoint (or ended the stream), this one's next commit is refused
+    /// and rolled back, so an owner that was frozen and taken over applies nothing more.
+    pub epoch: u64,
 }
 
 impl Default for StreamOptions {
@@ -110,6 +114,7 @@ impl Default for StreamOptions {
             checkpoint_every: Duration::from_secs(1),
             lag_every: Duration::from_secs(1),
             reconnects: 3,
+            epoch: 0,
         }
     }
 }
@@ -330,6 +335,8 @@ pub struct ChangeStream {
     stats: Arc<StreamStats>,
     stop: Arc<AtomicBool>,
     control: Option<Arc<Control>>,
+    /// The target held (or got) the stream's checkpoint when it was prepared.
+    has_checkpoint: bool,
 }
 
 impl std::fmt::Debug for ChangeStream {
@@ -523,6 +530,23 @@ impl ChangeStream {
         stats.seconds_behind.store(-1, Ordering::Relaxed);
         stats.bytes_behind.store(-1, Ordering::Relaxed);
         if let Some(cp) = &resume {
+            // A new owner takes the stream over: an older one (frozen, taken over) writes
+            // nothing more from here on.
+            let epoch = spec.options.epoch;
+            target.exec(&sql::claim_checkpoint(
+                &spec.checkpoint_schema,
+                &spec.id,
+                epoch,
+            ))?;
+            // Read back (an UPDATE that sets the same epoch changes no row either).
+            let held: Option<u64> =
+                target.first(&sql::checkpoint_epoch(&spec.checkpoint_schema, &spec.id))?;
+            if held.is_some_and(|e| e > epoch) {
+                return Err(Error::LeaseLost(format!(
+                    "stream {}: a newer owner than epoch {epoch} holds its checkpoint",
+                    spec.id
+                )));
+            }
             log(
                 1,
                 &format!("stream {}: resuming at {}", spec.id, cp.position),
@@ -547,10 +571,12 @@ impl ChangeStream {
                     transactions: 0,
                     row_changes: 0,
                     source_time: 0,
+                    epoch: spec.options.epoch,
                 },
             ))?;
             stats.set_checkpoint(&cp);
         }
+        let has_checkpoint = resume.is_some() || spec.start.position.is_some();
         Ok(ChangeStream {
             checksums: checksum
                 .as_deref()
@@ -562,6 +588,7 @@ impl ChangeStream {
             stats,
             stop: Arc::new(AtomicBool::new(false)),
             control: crate::control::current(),
+            has_checkpoint,
         })
     }
 
@@ -787,9 +814,19 @@ impl<'s> Run<'s> {
             &spec.checkpoint_schema,
             &spec.id,
             spec.options.insert_rows,
+            spec.options.epoch,
+            stream.has_checkpoint,
         )?;
         let checkpoint =
             apply::read_checkpoint(applier.server(), &spec.checkpoint_schema, &spec.id)?;
+        if checkpoint.is_none() && stream.has_checkpoint {
+            // Ended by another owner since this one prepared it: starting over from the
+            // start position would replay what the target holds already.
+            return Err(Error::LeaseLost(format!(
+                "stream {}: its checkpoint is gone from the target (another owner ended the stream): nothing more is applied",
+                spec.id
+            )));
+        }
         let (checkpoint, position_known) = match checkpoint {
             Some(cp) => (cp, true),
             None => (

@@ -703,7 +703,10 @@ impl Effects for Live<'_> {
             tables: req.tables,
             start: req.start,
             checkpoint_schema: super::stream_checkpoint_schema(),
-            options: crate::stream::StreamOptions::default(),
+            options: crate::stream::StreamOptions {
+                epoch: self.lease.epoch,
+                ..crate::stream::StreamOptions::default()
+            },
         })?;
         let server_id = stream.server_id();
         let mut runner = StreamRunner::new(stream);

@@ -332,10 +332,14 @@ impl<E: Effects> Mover<'_, E> {
     }
 
     /// A rollback: the switched guards on the shard's current tables and their row
-    /// removed, once the switch is off (nothing when the switch was never installed).
+    /// removed, once the switch is off. Nothing when this operation never installed them;
+    /// when it did, the guards go even if their row is gone (they would refuse every
+    /// write without it).
     pub(super) fn disarm_switch(&mut self) -> Result<()> {
         let (source, id) = (self.source.clone(), self.switch_id());
-        if self.fx.switch_now(&source, id)?.is_none() {
+        if self.fx.switch_now(&source, id)?.is_none()
+            && self.fx.last_effect(Effect::ArmSwitch)?.is_none()
+        {
             return Ok(());
         }
         let mut tables = Vec::new();

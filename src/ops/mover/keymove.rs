@@ -153,6 +153,7 @@ impl<E: Effects> Mover<'_, E> {
             }
         }
         self.merge_tables_match()?;
+        self.key_move_carries_every_row()?;
         for (schema, table, _) in self.moved_keys()? {
             let triggers = self.fx.reader(&target)?.triggers_in_order(&schema)?;
             let definitions =
@@ -180,9 +181,89 @@ impl<E: Effects> Mover<'_, E> {
         }))
     }
 
+    /// A key move carries the rows of the sharded tables' moving keys only. Refused: a
+    /// table of the donor's schemas the directory maps neither as sharded nor as global
+    /// that holds rows (they would stay behind their keys), a foreign key between a
+    /// sharded table and a table that is not one of the function's sharded tables (a
+    /// cascade fires no trigger and is not logged: it would pass the key fence and the
+    /// stream), and a string key in a column whose character set is not UTF-8 (the keys are
+    /// compared as UTF-8 bytes: such a column's keys would match nothing, and nothing would
+    /// move while the directory says it did).
+    fn key_move_carries_every_row(&mut self) -> Result<()> {
+        let plan = self.key_plan()?;
+        let source = self.source.clone();
+        let snap = self.fx.directory_snapshot()?;
+        let donor = snap.shard(plan.donor)?.clone();
+        let unmapped =
+            crate::ops::checks::unmapped_tables(self.fx.reader(&source)?, &snap, &donor, &[])?;
+        for t in unmapped {
+            let any: Option<u8> = self.fx.reader(&source)?.first(&statements::any_where(
+                &t.schema,
+                &t.now,
+                &Condition {
+                    sql: "(TRUE)".into(),
+                    params: Vec::new(),
+                },
+            ))?;
+            if any.is_some() {
+                return Err(Error::Refused(format!(
+                    "{}.{} on {source} is neither sharded nor global and holds rows: a key move carries the sharded tables' rows only, these would stay behind their keys; register it (`shardctl table add`) or empty it",
+                    t.schema, t.table
+                )));
+            }
+        }
+        let sharded: Vec<String> = snap
+            .tables
+            .iter()
+            .filter(|t| t.func_id == plan.func_id)
+            .map(|t| t.table.to_ascii_lowercase())
+            .collect();
+        let string_keys = snap
+            .function_by_id(plan.func_id)
+            .is_some_and(|f| f.key_type == crate::directory::KeyType::String);
+        for p in self.pairs.clone() {
+            for fk in self.fx.reader(&source)?.foreign_keys(&p.from)? {
+                let child = sharded.contains(&fk.table.to_ascii_lowercase());
+                let parent = sharded.contains(&fk.referenced_table.to_ascii_lowercase());
+                if child != parent {
+                    return Err(Error::Refused(format!(
+                        "{}.{} has a foreign key to {}, and only one of the two is a sharded table of the function: a cascade between them would pass the key fence unseen; a key move takes foreign keys between its sharded tables only",
+                        p.from, fk.table, fk.referenced_table
+                    )));
+                }
+            }
+            if !string_keys {
+                continue;
+            }
+            for t in snap.tables.iter().filter(|t| t.func_id == plan.func_id) {
+                if crate::directory::shard_schema(&t.schema, plan.donor) != p.from.as_str() {
+                    continue;
+                }
+                let (table, column) = (
+                    Ident::new("table", &t.table)?,
+                    Ident::new("column", &t.column)?,
+                );
+                let charset: Option<Option<String>> = self
+                    .fx
+                    .reader(&source)?
+                    .first(&statements::column_charset(&p.from, &table, &column))?;
+                if let Some(Some(cs)) = charset {
+                    let utf8 = cs.starts_with("utf8") || cs == "ascii" || cs == "binary";
+                    if !utf8 {
+                        return Err(Error::Refused(format!(
+                            "{}.{}.{column} holds its keys in {cs}: a key move compares keys as UTF-8 bytes and would move none of them; it takes string keys in UTF-8, ASCII or binary columns",
+                            p.from, t.table
+                        )));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The receiver's literal guards (a split made it, or an earlier key move), rewritten
-    /// before the fence to accept the keys it is about to take: nobody routes them to it
-    /// before the flip, and after it they are its own. Nothing when it has none.
+    /// right after the flip to accept the keys it now owns (until then they go on refusing
+    /// them: the stream's session passes them). Nothing when it has none.
     pub(super) fn widen_receiver_guards(&mut self) -> Result<()> {
         let plan = self.key_plan()?;
         let snap = self.fx.directory_snapshot()?;

@@ -869,9 +869,6 @@ impl<E: Effects> Mover<'_, E> {
             self.reverify_if_stale()?;
         }
         if fence == Fence::Switch && !self.switch_up()? {
-            if self.plan.is_key_move() {
-                self.widen_receiver_guards()?;
-            }
             // Its guards first, table by table, before the fence and its clock.
             self.arm_switch()?;
         }
@@ -1830,6 +1827,11 @@ impl<E: Effects> Mover<'_, E> {
         if self.plan.is_merge() {
             out["guarded"] = self.widen_survivor_guards()?.into();
         }
+        if self.plan.is_key_move() {
+            // Only now: before the flip the receiver's guards must go on refusing the
+            // keys it does not own yet (a router that old could otherwise write them).
+            self.widen_receiver_guards()?;
+        }
         out["events_enabled"] = self.enable_events()?.into();
         Ok(out)
     }
@@ -2120,7 +2122,22 @@ impl<E: Effects> Mover<'_, E> {
                     // Clients that still hold this location get "unknown database" (with
                     // `keep` too: the trash is then left for the operator, not dropped).
                     let trash = m.fx.names().trash_schema(op, i);
-                    let fenced = m.state.fenced_tables.clone();
+                    let mut fenced = m.state.fenced_tables.clone();
+                    if m.state.fence == Some(Fence::Switch) {
+                        // Discarding drops the schema's triggers before its tables leave,
+                        // table by table, and a DROP TRIGGER may wait: the switched
+                        // guards would go first. The tables leave every client's reach
+                        // first instead, in one RENAME to hidden names that carries their
+                        // guards along, as under the shard fence.
+                        let hide = crate::ops::fence::mapping(
+                            m.fx.reader(&source)?,
+                            std::slice::from_ref(&p),
+                            op,
+                        )?;
+                        m.fx.raise_shard_fence(&source, &hide, statements::FENCE_LOCK_WAIT_SECS)?;
+                        m.state.fenced_tables.extend(hide.iter().cloned());
+                        fenced.extend(hide);
+                    }
                     let tables = m.fx.tables_by_own_name(&source, &p.from, &fenced)?;
                     let held = m.state.fence == Some(Fence::ReadOnly);
                     m.with_super_read_only_lowered(&source, held, |m| {

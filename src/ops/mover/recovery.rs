@@ -256,6 +256,9 @@ impl<E: Effects> Mover<'_, E> {
     /// Removes the channel and the target's copy; the shard online on the source.
     fn roll_back_copy(&mut self) -> Result<()> {
         self.reset_channel()?;
+        // A rollback after a timeout comes here without `roll_back`: the switched guards
+        // must not stay behind (off, they still take a lock on every write).
+        self.disarm_switch()?;
         if self.plan.is_key_move() {
             self.end_stream()?;
         }
