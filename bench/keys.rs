@@ -12,7 +12,8 @@
 //! Run: `cargo bench --bench keys` (prints Markdown for docs/BENCHMARKS.md).
 //! - `KEYS_SIZES` (default `1000000,5000000`): rows of the donor shard;
 //! - `KEYS_RUNS` (default 3): key moves per size (each moves the bound back and forth);
-//! - `KEYS_BUFFER_POOL` (default `1G`): each server's InnoDB buffer pool.
+//! - `KEYS_BUFFER_POOL` (default `1G`): each server's InnoDB buffer pool;
+//! - `KEYS_VERBOSE=1`: the workload logs each failed write (its error) on stderr.
 
 mod smoke;
 
@@ -168,6 +169,9 @@ fn main() {
     let sizes = env_list("KEYS_SIZES", smoke::or("2000", "1000000,5000000"));
     let runs = env_num("KEYS_RUNS", smoke::or(1, 3)) as usize;
     let pool = std::env::var("KEYS_BUFFER_POOL").unwrap_or_else(|_| smoke::or("64M", "1G").into());
+    if std::env::var("KEYS_VERBOSE").is_ok_and(|v| v == "1") {
+        shardctl::output::init(1, shardctl::output::ColorChoice::Never);
+    }
     let started = Instant::now();
     let sb = shardctl::sandbox::SandboxBuilder::for_tests(3)
         .unwrap()
