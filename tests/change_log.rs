@@ -114,6 +114,7 @@ const CHANGE_SITES: &[(&str, &str, &str)] = &[
     ),
     ("src/directory/journal.rs", "split_flip", "split"),
     ("src/directory/journal.rs", "merge_flip", "merge"),
+    ("src/directory/journal.rs", "key_flip", "move-keys"),
     (
         "src/directory/journal.rs",
         "set_availability",
@@ -297,6 +298,24 @@ fn every_change_is_logged_and_a_router_follows_it_shard_by_shard() {
         None,
         Shards,
     );
+    // While `kinds` is global (a key move refuses an unmapped table holding rows), a key
+    // move shifts the boundary between
+    // shards 1 and 2: both their ranges change.
+    let shifted = run(
+        "move-keys",
+        &[
+            "move-keys",
+            "--function",
+            "r",
+            "--range",
+            "90000..100000",
+            "--to-shard",
+            "2",
+        ],
+        None,
+        Shards,
+    );
+    assert_eq!(shifted, BTreeSet::from([1, 2]));
     run(
         "table remove",
         &["table", "remove", "rdb.kinds"],
