@@ -46,7 +46,13 @@ fn inventory() -> Inventory {
 /// Shard 2's lower bound: the boundary the moves shift.
 fn boundary() -> i64 {
     let snap = Directory::open(&inventory()).unwrap().load().unwrap();
-    match snap.ranges.iter().find(|r| r.shard_id == 2).unwrap().lower_bound {
+    match snap
+        .ranges
+        .iter()
+        .find(|r| r.shard_id == 2)
+        .unwrap()
+        .lower_bound
+    {
         Key::Int(b) => b,
         Key::Str(_) => panic!("an integer function"),
     }
@@ -66,10 +72,18 @@ fn args(way: Way) -> Vec<String> {
         Way::Up => (format!("{}..{b}", b - 500), "2"),
         Way::Down => (format!("{b}..{}", b + 500), "1"),
     };
-    ["move-keys", "--function", "f", "--range", &range, "--to-shard", to]
-        .iter()
-        .map(|s| s.to_string())
-        .collect()
+    [
+        "move-keys",
+        "--function",
+        "f",
+        "--range",
+        &range,
+        "--to-shard",
+        to,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
 }
 
 fn strs(v: &[String]) -> Vec<&str> {

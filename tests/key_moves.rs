@@ -406,7 +406,15 @@ fn a_tenant_of_a_list_function_moves_to_another_shard_under_load() {
     let before = common::items_are_where_lookup_says(FLEET.sandbox(), "t", "ten");
     let running = workloads_on("t");
     std::thread::sleep(Duration::from_millis(700));
-    let v = summary(&["move-keys", "--function", "t", "--keys", "acme", "--to-shard", "5"]);
+    let v = summary(&[
+        "move-keys",
+        "--function",
+        "t",
+        "--keys",
+        "acme",
+        "--to-shard",
+        "5",
+    ]);
     std::thread::sleep(Duration::from_millis(700));
     check_workloads_on("t", running);
     assert_eq!(v["outcome"].as_str(), Some("moved_keys"), "{v}");
@@ -415,10 +423,16 @@ fn a_tenant_of_a_list_function_moves_to_another_shard_under_load() {
         before
     );
     assert_eq!(
-        count("node2", "SELECT COUNT(*) FROM ten_5.items WHERE k = 'acme' AND n <= 100000"),
+        count(
+            "node2",
+            "SELECT COUNT(*) FROM ten_5.items WHERE k = 'acme' AND n <= 100000"
+        ),
         100_000
     );
-    assert_eq!(count("node1", "SELECT COUNT(*) FROM ten_4.items WHERE k = 'acme'"), 0);
+    assert_eq!(
+        count("node1", "SELECT COUNT(*) FROM ten_4.items WHERE k = 'acme'"),
+        0
+    );
     assert!(count("node1", "SELECT COUNT(*) FROM ten_4.items WHERE k = 'beta'") >= 500);
 }
 

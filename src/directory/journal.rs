@@ -2068,7 +2068,6 @@ impl Directory {
         })
     }
 
-
     /// The unfinished operation holding `shard_id`, if any: the operation on it, or a
     /// split creating it or a merge keeping it (the shards its parameters name).
     fn operation_holding(&mut self, shard_id: u32) -> Result<Option<(u64, OpKind, OpState)>> {
