@@ -4161,7 +4161,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__rebalance__subcmd__plan)
-            opts="-v -y -h --by --threshold --max-moves --drain --exclude-shard --metrics --out --sizes --config --output --color --verbose --yes --log-file --help"
+            opts="-v -y -h --by --threshold --max-moves --drain --exclude-shard --metrics --out --sizes --no-key-moves --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
