@@ -709,6 +709,8 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand ops" -s h -l help -d '
 complete -c shardctl -n "__fish_shardctl_using_subcommand workload" -l function -d 'Partition function whose shards are written' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand workload" -l rate -d 'Writes per second, all streams together (one stream and thread per shard, each writing its share over its shard\'s whole key space)' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand workload" -l seconds -d 'How long to run, seconds' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand workload" -l tenants -d 'Tenant mode: these keys (comma-separated) get a stream each, writing a new row under the key every time, and together take --tenant-share of the rate' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand workload" -l tenant-share -d 'With --tenants: the share of all writes the tenants take together (above 0, at most 1); the streams over every shard\'s keys share the rest' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand workload" -l config -d 'Inventory file' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand workload" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
 json\t'One JSON document (or one JSON object per event for streaming commands)'"

@@ -1217,6 +1217,8 @@ _arguments "${_arguments_options[@]}" : \
 '--function=[Partition function whose shards are written]:FUNCTION:_default' \
 '--rate=[Writes per second, all streams together (one stream and thread per shard, each writing its share over its shard'\''s whole key space)]:RATE:_default' \
 '--seconds=[How long to run, seconds]:SECONDS:_default' \
+'*--tenants=[Tenant mode\: these keys (comma-separated) get a stream each, writing a new row under the key every time, and together take --tenant-share of the rate]:TENANTS:_default' \
+'--tenant-share=[With --tenants\: the share of all writes the tenants take together (above 0, at most 1); the streams over every shard'\''s keys share the rest]:TENANT_SHARE:_default' \
 '--config=[Inventory file]:CONFIG:_files' \
 '--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
 json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
