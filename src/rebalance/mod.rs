@@ -298,8 +298,18 @@ pub fn plan_fleet_with(
     let mut plan = if with_keys {
         let mut profiles = std::collections::BTreeMap::new();
         for id in boundary::donor_candidates(&nodes, &shards, limits, &snap) {
-            if let Some(p) = profile::profile(inv, &snap, id)? {
-                profiles.insert(id, p);
+            // A shard whose keys cannot be read gives none in this plan; the plan stands.
+            match profile::profile(inv, &snap, id) {
+                Ok(Some(p)) => {
+                    profiles.insert(id, p);
+                }
+                Ok(None) => {}
+                Err(e) => crate::output::log(
+                    0,
+                    &format!(
+                        "rebalance: cannot read the key distribution of shard {id} ({e}); it gives no keys in this plan"
+                    ),
+                ),
             }
         }
         let input = boundary::KeyInput {
