@@ -176,8 +176,9 @@ fn keys_for(
     let pick = |cands: Vec<(KeyRequest, f64)>| {
         cands
             .into_iter()
-            .filter(|(_, share)| *share > 0.0 && *share < 1.0 && share * size <= max)
-            .filter(|(_, share)| (share * size).round() >= 1.0)
+            .filter(|(_, share)| *share > 0.0 && *share < 1.0)
+            // As the plan counts it: rounded to whole units, at least one.
+            .filter(|(_, share)| (1.0..=max).contains(&(share * size).round()))
             .min_by(|a, b| {
                 cmp_f((a.1 * size - wanted).abs(), (b.1 * size - wanted).abs())
                     .then(cmp_f(a.1, b.1))
@@ -528,7 +529,15 @@ pub fn plan_with_keys(
         })
         .sum::<u64>()
         .min(before.iter().sum::<f64>() as u64);
+    // A shard that gives keys is no longer one to split.
+    let split_suggestions = whole
+        .split_suggestions
+        .iter()
+        .copied()
+        .filter(|s| !key_moves.iter().any(|k| k.donor == *s))
+        .collect();
     Ok(Plan {
+        split_suggestions,
         moved: moves.iter().map(|m| m.size).sum::<u64>()
             + key_moves.iter().map(|k| k.size).sum::<u64>(),
         peak_after,
@@ -647,6 +656,7 @@ mod tests {
         ];
         let whole = planner::plan(&nodes, &shards, &LIMITS).unwrap();
         assert!(whole.moves.is_empty(), "no whole shard helps: {whole:?}");
+        assert_eq!(whole.split_suggestions, vec![1]);
         let profiles = BTreeMap::from([(1, even(0, 1000, 16_000))]);
         let input = KeyInput {
             snap: &snap,
@@ -672,6 +682,10 @@ mod tests {
         assert_eq!(p.nodes[1].after, 413);
         assert!(p.peak_after < p.peak_before);
         assert_eq!(p.moved, 313);
+        assert!(
+            p.split_suggestions.is_empty(),
+            "its key move replaces the split"
+        );
     }
 
     #[test]
