@@ -191,7 +191,10 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
                                 row.push(Cell::new(weight(m.weight)));
                             }
                             row.push(Cell::new(
-                                m.why.as_ref().map(|w| w.describe()).unwrap_or_default(),
+                                m.why
+                                    .as_ref()
+                                    .map(|w| w.describe(weight))
+                                    .unwrap_or_default(),
                             ));
                             t.add_row(row);
                         }

@@ -726,9 +726,11 @@ mod tests {
                 whole_shard_weight: 500
             }
         );
+        assert_eq!(
+            k.why.describe(|w| format!("{w} B")),
+            "instead of moving shard 1 whole (500 B)"
+        );
         assert!(p.peak_after < whole.peak_after);
-        // With a threshold so loose that a's excess is small, moving shard 1 would not
-        // be needed either.
         assert!(p.moved < whole.moved);
     }
 

@@ -95,26 +95,31 @@ pub enum Reason {
 }
 
 impl Reason {
-    /// One line for the table output.
-    pub fn describe(&self) -> String {
+    /// One line for the table output, weights written by `weight` (bytes in human units,
+    /// rows...).
+    pub fn describe(&self, weight: impl Fn(u64) -> String) -> String {
         match self {
             Reason::Drain => "node drained".into(),
             Reason::KeyMovesOff => "key moves not considered".into(),
             Reason::NoKeyMove => "no key move off its node".into(),
             Reason::KeyMovesNoBetter { key_move_weight } => {
-                format!("key moves would move {key_move_weight} or relieve less")
+                format!(
+                    "key moves would move {} or relieve less",
+                    weight(*key_move_weight)
+                )
             }
             Reason::FewerThanWholeShards {
                 instead_of,
                 whole_shard_weight,
             } => format!(
-                "instead of moving shard{} {} whole ({whole_shard_weight})",
+                "instead of moving shard{} {} whole ({})",
                 if instead_of.len() == 1 { "" } else { "s" },
                 instead_of
                     .iter()
                     .map(|s| s.to_string())
                     .collect::<Vec<_>>()
-                    .join(", ")
+                    .join(", "),
+                weight(*whole_shard_weight)
             ),
             Reason::NoWholeShardMove => "no whole-shard move lowers the peak".into(),
         }
