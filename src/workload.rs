@@ -10,6 +10,11 @@
 //!   hash streams random keys whose MD5 falls in the shard's arc, list streams the shard's
 //!   values. A split point inside a range is therefore crossed by every stream's keys.
 //!   [`Options::keys`] replaces them by one stream per fixed key.
+//! - **Tenants.** [`Options::tenants`] adds one stream per tenant key, writing only that
+//!   key, a new row under it each time (the table is keyed by key and sequence number), and
+//!   gives the tenants together their share of the rate: a few keys that hold many rows and
+//!   take most writes, as the tenants of a multi-tenant application do, so that moving one
+//!   (a list value, or a narrow range) is measured under its own load.
 //! - **The retry rule.** A write that fails is retried until it is acknowledged or
 //!   [`Options::write_timeout`] runs out (then it counts as lost). On an error
 //!   [`crate::directory::router::is_refresh_error`] names (read-only, table or database
@@ -61,6 +66,18 @@ pub struct Options {
     pub check_interval: Duration,
     /// One stream per fixed key instead of one stream per shard over its key space.
     pub keys: Option<Vec<Key>>,
+    /// Tenant streams beside the others, taking their share of the rate.
+    pub tenants: Option<Tenants>,
+}
+
+/// The tenant mode: a few keys written far more often than the rest.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tenants {
+    /// The tenants' keys, one stream each.
+    pub keys: Vec<Key>,
+    /// The share of all writes they take together, in (0, 1]; the other streams share the
+    /// rest (at 1 only tenants are written).
+    pub share: f64,
 }
 
 impl Options {
@@ -74,6 +91,7 @@ impl Options {
             stale_router: false,
             check_interval: Duration::from_millis(500),
             keys: None,
+            tenants: None,
         }
     }
 }
@@ -132,6 +150,8 @@ pub struct Stream {
     pub shard_at_start: u32,
     /// Its keys.
     pub space: KeySpace,
+    /// Whether it writes a tenant ([`Options::tenants`]).
+    pub tenant: bool,
 }
 
 /// One stream per shard of `function` in `snap`, each over the shard's whole key space.
@@ -191,6 +211,7 @@ pub fn streams(snap: &Snapshot, function: &str) -> Result<Vec<Stream>> {
         out.push(Stream {
             shard_at_start: shard,
             space,
+            tenant: false,
         });
     }
     Ok(out)
@@ -204,9 +225,65 @@ pub fn fixed_streams(snap: &Snapshot, function: &str, keys: &[Key]) -> Result<Ve
             Ok(Stream {
                 shard_at_start: router.shard_for_function(function, k)?.id,
                 space: KeySpace::Fixed(k.clone()),
+                tenant: false,
             })
         })
         .collect()
+}
+
+/// The streams `opts` asks for over `snap`, each with the time between its writes: the
+/// per-shard (or fixed-key) streams share the rate the tenants leave them, each tenant
+/// stream writes an equal part of the tenants' share. Refuses a rate of 0, a tenant share
+/// outside (0, 1], no tenant keys, and a key no shard maps.
+pub fn plan_streams(snap: &Snapshot, opts: &Options) -> Result<Vec<(Stream, Duration)>> {
+    if opts.rate == 0 {
+        return Err(Error::Usage("the workload's rate must be above 0".into()));
+    }
+    let base = match &opts.keys {
+        Some(keys) => fixed_streams(snap, &opts.function, keys)?,
+        None => streams(snap, &opts.function)?,
+    };
+    let rate = f64::from(opts.rate);
+    let mut out = Vec::new();
+    let share = match &opts.tenants {
+        None => 0.0,
+        Some(t) => {
+            if !(t.share > 0.0 && t.share <= 1.0) {
+                return Err(Error::Usage(format!(
+                    "the tenants' share of writes is {}: give a number above 0 and at most 1",
+                    t.share
+                )));
+            }
+            if t.keys.is_empty() {
+                return Err(Error::Usage(
+                    "the tenant mode needs at least one tenant key".into(),
+                ));
+            }
+            let each = Duration::from_secs_f64(t.keys.len() as f64 / (rate * t.share));
+            for mut s in fixed_streams(snap, &opts.function, &t.keys).map_err(|e| {
+                Error::Usage(format!(
+                    "a tenant of function {} is not mapped: {e}",
+                    opts.function
+                ))
+            })? {
+                s.tenant = true;
+                out.push((s, each));
+            }
+            t.share
+        }
+    };
+    let rest = rate * (1.0 - share);
+    if rest > 1e-9 && !base.is_empty() {
+        let each = Duration::from_secs_f64(base.len() as f64 / rest);
+        out.extend(base.into_iter().map(|s| (s, each)));
+    }
+    if out.is_empty() {
+        return Err(Error::Usage(format!(
+            "function {} has no shards to write to",
+            opts.function
+        )));
+    }
+    Ok(out)
 }
 
 /// A small deterministic generator (xorshift64*); the workload needs spread, not secrecy.
@@ -354,6 +431,8 @@ pub struct Ack {
 pub struct StreamReport {
     /// The keys this stream writes (its shard's key space at the start).
     pub keys: String,
+    /// Whether it writes a tenant (a single key taking a share of the rate).
+    pub tenant: bool,
     /// The shard its keys mapped to at the start.
     pub shard_at_start: u32,
     /// The shards that acknowledged its writes, in the order of their first write.
@@ -534,16 +613,7 @@ pub fn spawn(inv: Inventory, opts: Options) -> Result<Running> {
         return Err(Error::Usage("the workload's rate must be above 0".into()));
     }
     let snap = Router::connect(&inv)?.snapshot().clone();
-    let streams = match &opts.keys {
-        Some(keys) => fixed_streams(&snap, &opts.function, keys)?,
-        None => streams(&snap, &opts.function)?,
-    };
-    if streams.is_empty() {
-        return Err(Error::Usage(format!(
-            "function {} has no shards to write to",
-            opts.function
-        )));
-    }
+    let streams = plan_streams(&snap, &opts)?;
     let mut routers = Vec::with_capacity(streams.len());
     for _ in &streams {
         let mut r = Router::connect(&inv)?;
@@ -559,11 +629,9 @@ pub fn spawn(inv: Inventory, opts: Options) -> Result<Running> {
                 .unwrap_or(0),
         ),
     });
-    // Each stream writes its share of the rate.
-    let interval = Duration::from_secs_f64(streams.len() as f64 / f64::from(opts.rate));
     let started = Instant::now();
     let mut handles = Vec::with_capacity(streams.len());
-    for (i, (stream, router)) in streams.into_iter().zip(routers).enumerate() {
+    for (i, ((stream, interval), router)) in streams.into_iter().zip(routers).enumerate() {
         let gen = KeyGen::new(&snap, &opts.function, stream.space.clone(), i as u64 + 1)?;
         let (inv, opts, shared) = (inv.clone(), opts.clone(), Arc::clone(&shared));
         let h = std::thread::Builder::new()
@@ -696,6 +764,7 @@ fn run_stream(
     let mut conns: HashMap<String, Server> = HashMap::new();
     let mut report = StreamReport {
         keys: stream.space.to_string(),
+        tenant: stream.tenant,
         shard_at_start: stream.shard_at_start,
         ..StreamReport::default()
     };
@@ -998,6 +1067,66 @@ mod tests {
             .iter()
             .collect();
         assert_eq!(twenty.len(), 2, "every value of the shard: {twenty:?}");
+    }
+
+    #[test]
+    fn tenants_take_their_share_of_the_rate_and_the_other_streams_the_rest() {
+        let s = snap();
+        let a = Key::Str("a".into());
+        let opts = Options {
+            rate: 100,
+            tenants: Some(Tenants {
+                keys: vec![a.clone()],
+                share: 0.8,
+            }),
+            ..Options::new("l")
+        };
+        let planned = plan_streams(&s, &opts).unwrap();
+        let tenants: Vec<&(Stream, Duration)> = planned.iter().filter(|(s, _)| s.tenant).collect();
+        assert_eq!(tenants.len(), 1);
+        assert_eq!(tenants[0].0.space, KeySpace::Fixed(a.clone()));
+        assert_eq!(tenants[0].0.shard_at_start, 20);
+        // 80 writes a second for the tenant, 20 for the two list shards' streams.
+        assert_eq!(tenants[0].1, Duration::from_micros(12_500));
+        assert_eq!(planned.len(), 3);
+        assert!(planned
+            .iter()
+            .filter(|(s, _)| !s.tenant)
+            .all(|(_, d)| *d == Duration::from_millis(100)));
+        let per_second: f64 = planned.iter().map(|(_, d)| 1.0 / d.as_secs_f64()).sum();
+        assert!((per_second - 100.0).abs() < 1e-6, "{per_second}");
+        // All of the rate: the tenants alone.
+        let only = Options {
+            tenants: Some(Tenants {
+                keys: vec![a.clone(), Key::Str("c".into())],
+                share: 1.0,
+            }),
+            ..opts.clone()
+        };
+        let planned = plan_streams(&s, &only).unwrap();
+        assert_eq!(planned.len(), 2);
+        assert!(planned
+            .iter()
+            .all(|(s, d)| s.tenant && *d == Duration::from_millis(20)));
+        for (share, keys, says) in [
+            (0.0, vec![a.clone()], "give a number above 0"),
+            (1.5, vec![a.clone()], "give a number above 0"),
+            (f64::NAN, vec![a.clone()], "give a number above 0"),
+            (0.5, vec![], "at least one tenant key"),
+            (
+                0.5,
+                vec![Key::Str("zz".into())],
+                "a tenant of function l is not mapped",
+            ),
+        ] {
+            let bad = Options {
+                tenants: Some(Tenants { keys, share }),
+                ..opts.clone()
+            };
+            let e = plan_streams(&s, &bad).unwrap_err();
+            assert!(matches!(e, Error::Usage(_)), "{e}");
+            assert!(e.to_string().contains(says), "{e}");
+        }
     }
 
     #[test]

@@ -974,6 +974,18 @@ fn render_common() -> String {
         "split: median",
         sql::key_at_offset(&schema, &table, &column, &range, 4321).to_string(),
     );
+    line(
+        "rebalance: a range shard's cut from the top",
+        sql::key_at_offset_from_top(&schema, &table, &column, &range, 1234).to_string(),
+    );
+    let values = sql::Condition {
+        sql: "(`emp_no` IN (?, ?))".into(),
+        params: vec![Value::from("acme"), Value::from("beta")],
+    };
+    line(
+        "rebalance: a list shard's rows per value",
+        sql::rows_per_key(&schema, &table, &column, &values).to_string(),
+    );
 
     // directory changes checked against the servers: shard add, table add, shard remove
     let before = sql::not_owned(

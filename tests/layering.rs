@@ -1021,3 +1021,57 @@ fn the_cycle_check_sees_groups_re_exports_and_containment() {
          -> src/b.rs:1 crate::a::self -> src/a/mod.rs"
     );
 }
+
+/// Files that must stay pure (no I/O): data in, a plan out. Each with what it may not name.
+const PURE: &[&str] = &["src/rebalance/planner.rs", "src/rebalance/boundary.rs"];
+
+/// Names that reach a server, a host, a file, the network or a process.
+const IO_NAMES: &[&str] = &[
+    "crate::server",
+    "crate::remote",
+    "crate::config",
+    "crate::status",
+    "crate::sandbox",
+    "Directory::open",
+    "Server::",
+    "Router::connect",
+    "std::fs",
+    "std::net",
+    "std::process",
+    "std::io",
+];
+
+/// The names of [`IO_NAMES`] that `code` (as [`code_only`] leaves it) names.
+fn io_named(code: &str) -> Vec<(usize, &'static str)> {
+    let mut found = Vec::new();
+    for (i, line) in code.lines().enumerate() {
+        for name in IO_NAMES {
+            if line.contains(name) {
+                found.push((i + 1, *name));
+            }
+        }
+    }
+    found
+}
+
+/// The rebalance planner stays pure (docs/ARCHITECTURE.md): what it needs from the
+/// servers (sizes, key distributions) is read before it runs, by `rebalance` and
+/// `rebalance::profile`.
+#[test]
+fn the_rebalance_planner_does_no_io() {
+    let sources = library_sources();
+    let mut problems = Vec::new();
+    for file in PURE {
+        let (_, text) = sources
+            .iter()
+            .find(|(rel, _)| rel == file)
+            .unwrap_or_else(|| panic!("{file} is gone: update PURE"));
+        for (line, name) in io_named(&code_only(text)) {
+            problems.push(format!("{file}:{line}: names {name}"));
+        }
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+    // The check sees an import, and not the same name in a comment or a test module.
+    let sample = "use crate::server::Server;\n// Server::connect in a comment\n#[cfg(test)]\nmod tests {\n    use std::fs;\n}\n";
+    assert_eq!(io_named(&code_only(sample)), vec![(1, "crate::server")]);
+}

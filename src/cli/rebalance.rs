@@ -11,9 +11,10 @@ use std::path::PathBuf;
 /// `rebalance` subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub enum RebalanceCommand {
-    /// Plan the moves that even out the fleet (nothing changes).
+    /// Plan the moves (whole shards, or keys given to a neighbour) that even out the fleet
+    /// (nothing changes).
     #[command(
-        after_help = "Example:\n  shardctl rebalance plan --by size --threshold 0.05 --out plan.yaml\n  shardctl rebalance plan --drain node3 --out drain.yaml"
+        after_help = "Example:\n  shardctl rebalance plan --by size --threshold 0.05 --out plan.yaml\n  shardctl rebalance plan --drain node3 --out drain.yaml\n  shardctl rebalance plan --no-key-moves"
     )]
     Plan {
         /// What shards weigh.
@@ -43,8 +44,15 @@ pub enum RebalanceCommand {
         /// as they stand, stale right after a move.
         #[arg(long, value_enum, default_value_t = crate::status::SizeSource::Exact)]
         sizes: crate::status::SizeSource,
+        /// Move whole shards only. Otherwise, weighed by size or rows, the plan may give
+        /// the end of a shard's range or arc (or some list values) to a neighbour on
+        /// another node where that moves fewer bytes than whole shards would, or where no
+        /// whole shard can move; the key distributions of the shards that could give keys
+        /// are read first (a few indexed queries each).
+        #[arg(long)]
+        no_key_moves: bool,
     },
-    /// Run a plan's moves with concurrency limits.
+    /// Run a plan's moves and key moves with concurrency limits.
     #[command(
         after_help = "Example:\n  shardctl rebalance apply plan.yaml --parallel 2 --per-node 1"
     )]
@@ -85,6 +93,7 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
             metrics,
             out,
             sizes,
+            no_key_moves,
         } => {
             let (plan, file) = crate::rebalance::plan_recording_limits(
                 &inv,
@@ -96,6 +105,7 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
                     drain,
                     exclude_shard,
                     metrics,
+                    no_key_moves,
                 },
             )?;
             if let Some(path) = &out {
@@ -109,13 +119,7 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
                         "directory_version": file.directory_version,
                         "size_source": file.size_source,
                         "unpruned_shards": file.unpruned_shards,
-                        "moves": file.moves.iter().map(|m| serde_json::json!({
-                            "shard": m.shard,
-                            "from": m.from,
-                            "to": m.to,
-                            "weight": m.weight,
-                            "bytes": m.bytes,
-                        })).collect::<Vec<_>>(),
+                        "moves": file.moves,
                         "plan": plan,
                         "out": out,
                     }),
@@ -148,31 +152,58 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
                     }
                     crate::outln!("{t}");
                     if !file.moves.is_empty() {
-                        let mut headers = vec!["shard", "from", "to", "size"];
+                        let mut headers = vec!["action", "shard", "from", "to", "keys", "size"];
                         if matches!(
                             by,
                             crate::rebalance::Weight::Rows | crate::rebalance::Weight::Load
                         ) {
                             headers.push("weight");
                         }
+                        headers.push("why");
                         let mut t = output::table(&headers);
                         for m in &file.moves {
+                            let keys = match (m.to_shard, &m.keys) {
+                                (Some(r), Some(k)) => format!(
+                                    "{} to shard {r}",
+                                    k.request().map(|r| r.to_string()).unwrap_or_default()
+                                ),
+                                _ => "whole shard".into(),
+                            };
+                            let size = match m.rows {
+                                Some(rows) => format!(
+                                    "~{} (~{rows} rows)",
+                                    super::status::human_bytes(m.bytes)
+                                ),
+                                None => super::status::human_bytes(m.bytes),
+                            };
                             let mut row = vec![
+                                Cell::new(m.action.as_str()),
                                 Cell::new(m.shard),
                                 Cell::new(&m.from),
                                 Cell::new(&m.to),
-                                Cell::new(super::status::human_bytes(m.bytes)),
+                                Cell::new(keys),
+                                Cell::new(size),
                             ];
-                            if headers.len() > 4 {
+                            if matches!(
+                                by,
+                                crate::rebalance::Weight::Rows | crate::rebalance::Weight::Load
+                            ) {
                                 row.push(Cell::new(weight(m.weight)));
                             }
+                            row.push(Cell::new(
+                                m.why
+                                    .as_ref()
+                                    .map(|w| w.describe(weight))
+                                    .unwrap_or_default(),
+                            ));
                             t.add_row(row);
                         }
                         crate::outln!("{t}");
                     }
                     crate::outln!(
-                        "{} moves, {} moved (at least {} must move); peak/avg {:.3} -> {:.3} (lower bound {:.3}){}",
+                        "{} moves and {} key moves, {} moved (at least {} must move); peak/avg {:.3} -> {:.3} (lower bound {:.3}){}",
                         plan.moves.len(),
+                        plan.key_moves.len(),
                         weight(plan.moved),
                         weight(plan.moved_lower_bound),
                         plan.peak_before / plan.average.max(1e-12),
@@ -248,21 +279,33 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
                     file.moves.len()
                 );
                 for m in &file.moves {
-                    crate::errln!(
-                        "  move shard {} from {} to {} (weight {})",
-                        m.shard,
-                        m.from,
-                        m.to,
-                        m.weight
-                    );
+                    match (m.to_shard, &m.keys) {
+                        (Some(r), Some(k)) => crate::errln!(
+                            "  move-keys {} of shard {} on {} to shard {r} on {} (weight ~{})",
+                            k.request().map(|r| r.to_string()).unwrap_or_default(),
+                            m.shard,
+                            m.from,
+                            m.to,
+                            m.weight
+                        ),
+                        _ => crate::errln!(
+                            "  move shard {} from {} to {} (weight {})",
+                            m.shard,
+                            m.from,
+                            m.to,
+                            m.weight
+                        ),
+                    }
                 }
             }
             super::confirm(
                 ctx,
                 &format!(
-                    "run {} moves of {} (each copies a shard, fences its writes for the cut-over and drops the old copy)",
+                    "run {} moves of {} ({} whole-shard: each copies a shard, fences its writes for the cut-over and drops the old copy; {} key moves: each copies the keys, fences only them for the cut-over and deletes them from the donor)",
                     file.moves.len(),
-                    plan.display()
+                    plan.display(),
+                    file.moves.iter().filter(|m| m.action == crate::rebalance::Action::Move).count(),
+                    file.moves.iter().filter(|m| m.action == crate::rebalance::Action::MoveKeys).count()
                 ),
             )?;
             let print = printer("rebalance apply", ctx.format, None);
@@ -300,7 +343,9 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
                         "rebalance apply",
                         "move_finished",
                         serde_json::json!({
+                            "action": a.action,
                             "shard": a.shard,
+                            "to_shard": a.to_shard,
                             "to": a.to,
                             "moves_finished": done,
                             "moves": total,
@@ -310,8 +355,11 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
                     ),
                     Format::Table => {
                         let line = format!(
-                            "move {done}/{total}: shard {} to {} {} in {:.1}s",
-                            a.shard,
+                            "move {done}/{total}: {} to {} {} in {:.1}s",
+                            match a.to_shard {
+                                Some(r) => format!("keys of shard {} to shard {r}", a.shard),
+                                None => format!("shard {}", a.shard),
+                            },
                             a.to,
                             if a.error.is_some() { "failed" } else { "done" },
                             a.ended - a.started
@@ -332,7 +380,9 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
             }
             let summary = serde_json::json!({
                 "moves": applied.as_ref().map(|a| a.iter().map(|a| serde_json::json!({
+                    "action": a.action,
                     "shard": a.shard,
+                    "to_shard": a.to_shard,
                     "to": a.to,
                     "started_ms": (a.started * 1000.0).round() as u64,
                     "ended_ms": (a.ended * 1000.0).round() as u64,
@@ -355,15 +405,22 @@ pub fn rebalance(ctx: &Context, cmd: RebalanceCommand) -> Result<()> {
             match ctx.format {
                 Format::Json => {}
                 Format::Table => {
-                    let mut t = output::table(&["shard", "to", "start", "end", "result"]);
+                    let mut t = output::table(&["action", "shard", "to", "start", "end", "result"]);
                     for a in &applied {
                         t.add_row(vec![
+                            Cell::new(a.action.as_str()),
                             Cell::new(a.shard),
-                            Cell::new(&a.to),
+                            Cell::new(match a.to_shard {
+                                Some(r) => format!("shard {r} on {}", a.to),
+                                None => a.to.clone(),
+                            }),
                             Cell::new(format!("{:.1}s", a.started)),
                             Cell::new(format!("{:.1}s", a.ended)),
                             output::status_cell(
-                                a.error.as_deref().unwrap_or("moved"),
+                                a.error.as_deref().unwrap_or(match a.action {
+                                    crate::rebalance::Action::Move => "moved",
+                                    crate::rebalance::Action::MoveKeys => "moved_keys",
+                                }),
                                 a.error.is_none(),
                             ),
                         ]);

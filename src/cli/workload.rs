@@ -27,6 +27,23 @@ pub struct WorkloadArgs {
     /// acknowledged.
     #[arg(long)]
     pub stale_router: bool,
+    /// Tenant mode: these keys (comma-separated) get a stream each, writing a new row
+    /// under the key every time, and together take --tenant-share of the rate.
+    #[arg(long, value_delimiter = ',')]
+    pub tenants: Option<Vec<String>>,
+    /// With --tenants: the share of all writes the tenants take together (above 0, at
+    /// most 1); the streams over every shard's keys share the rest.
+    #[arg(long, requires = "tenants", default_value_t = 0.8, value_parser = share)]
+    pub tenant_share: f64,
+}
+
+/// A share of all writes: above 0, at most 1.
+fn share(s: &str) -> std::result::Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(f) if f > 0.0 && f <= 1.0 => Ok(f),
+        Ok(_) => Err(format!("{s} must be above 0 and at most 1")),
+        Err(_) => Err(format!("{s:?} is not a number")),
+    }
 }
 
 pub fn workload(ctx: &Context, args: WorkloadArgs) -> Result<()> {
@@ -35,6 +52,20 @@ pub fn workload(ctx: &Context, args: WorkloadArgs) -> Result<()> {
     if args.rate == 0 {
         return Err(Error::Usage("--rate must be above 0".into()));
     }
+    let tenants = match &args.tenants {
+        Some(keys) => {
+            let snap = crate::directory::Directory::open(&inv)?.load()?;
+            let key_type = snap.function(&args.function)?.key_type;
+            Some(workload::Tenants {
+                keys: keys
+                    .iter()
+                    .map(|k| key_type.parse(k))
+                    .collect::<Result<_>>()?,
+                share: args.tenant_share,
+            })
+        }
+        None => None,
+    };
     if args.setup {
         workload::setup(&inv, &args.function)?;
     }
@@ -43,6 +74,7 @@ pub fn workload(ctx: &Context, args: WorkloadArgs) -> Result<()> {
         workload::Options {
             rate: args.rate,
             stale_router: args.stale_router,
+            tenants,
             ..workload::Options::new(args.function.clone())
         },
     )?;
@@ -73,7 +105,11 @@ pub fn workload(ctx: &Context, args: WorkloadArgs) -> Result<()> {
             for s in &report.streams {
                 let shards: Vec<String> = s.shards_written.iter().map(|i| i.to_string()).collect();
                 t.add_row(vec![
-                    Cell::new(&s.keys),
+                    Cell::new(if s.tenant {
+                        format!("tenant {}", s.keys)
+                    } else {
+                        s.keys.clone()
+                    }),
                     Cell::new(s.shard_at_start),
                     Cell::new(shards.join(", ")),
                     Cell::new(s.acked),

@@ -23,19 +23,21 @@ pub enum SplitAt {
 
 pub use crate::directory::{SplitMapping, SplitPlan};
 
-/// The median of the sharding column within the shard's range, through the column's index
-/// where one exists (the row count and an offset into the ordered column).
-fn median(
-    inv: &Inventory,
+/// A key as the sharding column compares it (strings as bytes).
+pub fn key_value(k: &Key) -> mysql::Value {
+    match k {
+        Key::Int(i) => (*i).into(),
+        Key::Str(s) => s.as_bytes().into(),
+    }
+}
+
+/// The shard's sharded table with the most rows by the statistics (the one whose key
+/// distribution stands for the shard's), as schema, table and sharding column.
+pub fn largest_sharded_table(
+    server: &mut Server,
     snap: &Snapshot,
     shard: &Shard,
-    lower: &Key,
-    upper: &Option<Key>,
-) -> Result<Key> {
-    let mut server = Server::connect_node(inv, &shard.node)?;
-    let func = snap
-        .function_by_id(shard.func_id)
-        .ok_or_else(|| Error::Usage("no function".into()))?;
+) -> Result<(Ident, Ident, Ident)> {
     let mut best: Option<(u64, Ident, Ident, Ident)> = None;
     for t in snap.tables.iter().filter(|t| t.func_id == shard.func_id) {
         let schema = Ident::new(
@@ -53,14 +55,25 @@ fn median(
         }
     }
     let (_, schema, table, column) =
-        best.ok_or_else(|| Error::Usage("the shard has no sharded table".into()))?;
-    let value = |k: &Key| -> mysql::Value {
-        match k {
-            Key::Int(i) => (*i).into(),
-            Key::Str(s) => s.as_bytes().into(),
-        }
-    };
-    let cond = statements::key_range(&column, value(lower), upper.as_ref().map(value));
+        best.ok_or_else(|| Error::Usage(format!("shard {} has no sharded table", shard.id)))?;
+    Ok((schema, table, column))
+}
+
+/// The median of the sharding column within the shard's range, through the column's index
+/// where one exists (the row count and an offset into the ordered column).
+fn median(
+    inv: &Inventory,
+    snap: &Snapshot,
+    shard: &Shard,
+    lower: &Key,
+    upper: &Option<Key>,
+) -> Result<Key> {
+    let mut server = Server::connect_node(inv, &shard.node)?;
+    let func = snap
+        .function_by_id(shard.func_id)
+        .ok_or_else(|| Error::Usage("no function".into()))?;
+    let (schema, table, column) = largest_sharded_table(&mut server, snap, shard)?;
+    let cond = statements::key_range(&column, key_value(lower), upper.as_ref().map(key_value));
     let n: u64 = server
         .first(&statements::count_where(&schema, &table, &cond))?
         .unwrap_or(0);

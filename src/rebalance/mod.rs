@@ -1,7 +1,10 @@
-//! Rebalancing: a pure planner (this crate's `planner`), with the gathering of sizes and the
-//! application of plans to come.
+//! Rebalancing: a pure planner (`planner` for whole shards, `boundary` for key moves), the
+//! reading of sizes and key distributions it plans from (`profile`), plan files, and
+//! `apply`, which runs a plan's moves and key moves with concurrency limits.
 
+pub mod boundary;
 pub mod planner;
+pub mod profile;
 
 use crate::config::Inventory;
 use crate::directory::Directory;
@@ -9,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::ops::mover::{Mover, StepEvent};
 use crate::playbook::Playbook;
 pub use crate::status::SizeSource;
-use planner::{Limits, NodeIn, Plan, ShardIn};
+use planner::{Limits, NodeIn, Plan, PlannedKeys, Reason, ShardIn};
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
@@ -36,7 +39,7 @@ pub struct PlanFile {
     pub directory_version: u64,
     /// What shards were weighed by.
     pub by: Weight,
-    /// The moves, as `move` steps.
+    /// The actions: whole-shard moves and key moves.
     pub moves: Vec<PlannedMove>,
     /// The limits the plan was made under; `apply --replan` plans again under the same.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -69,6 +72,9 @@ pub struct PlanLimits {
     /// `--metrics`.
     #[serde(default)]
     pub metrics: Option<std::path::PathBuf>,
+    /// `--no-key-moves`: whole-shard moves only.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_key_moves: bool,
 }
 
 impl PlanLimits {
@@ -81,23 +87,67 @@ impl PlanLimits {
     }
 }
 
-/// One planned move.
+/// What one action of a plan runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Action {
+    /// `shardctl move`: a whole shard to another node.
+    #[serde(rename = "move")]
+    Move,
+    /// `shardctl move-keys`: some of a shard's keys to a neighbour on another node.
+    #[serde(rename = "move-keys")]
+    MoveKeys,
+}
+
+impl Action {
+    /// The command's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Move => "move",
+            Action::MoveKeys => "move-keys",
+        }
+    }
+}
+
+/// One planned action: a whole-shard move, or a key move.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PlannedMove {
-    /// Always `move`.
-    pub step: String,
-    /// The shard to move.
+    /// `move` or `move-keys` (plan files made before key moves call it `step`).
+    #[serde(alias = "step")]
+    pub action: Action,
+    /// The shard to move; for a key move, the shard that gives the keys.
     pub shard: u32,
     /// The node it is on when planned (apply refuses a plan whose shard moved since).
     pub from: String,
-    /// The node it goes to.
+    /// The node it (or the keys) go to.
     pub to: String,
-    /// Its weight.
+    /// A key move: the shard on `to` that takes the keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to_shard: Option<u32>,
+    /// A key move: the keys, as `move-keys` takes them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keys: Option<PlannedKeys>,
+    /// Its weight (for a key move, estimated).
     pub weight: u64,
-    /// The shard's data plus index bytes when planned.
+    /// The shard's data plus index bytes when planned; for a key move, the estimated
+    /// bytes of its keys (the donor's bytes times their share of its rows).
     #[serde(default)]
     pub bytes: u64,
+    /// A key move: the estimated rows of its keys, all the donor's tables together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows: Option<u64>,
+    /// Why the planner chose this action (plans made before key moves have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<Reason>,
+}
+
+impl PlannedMove {
+    /// The shards the action involves: the moved shard, or the donor and the receiver.
+    pub fn shards(&self) -> Vec<u32> {
+        let mut v = vec![self.shard];
+        v.extend(self.to_shard);
+        v
+    }
 }
 
 /// Plans from the live fleet: exact sizes from every node (statistics refreshed first, a
@@ -109,7 +159,16 @@ pub fn plan_fleet(
     drain: &[String],
     exclude: &[u32],
 ) -> Result<(Plan, PlanFile)> {
-    plan_fleet_with(inv, by, None, SizeSource::Exact, limits, drain, exclude)
+    plan_fleet_with(
+        inv,
+        by,
+        None,
+        SizeSource::Exact,
+        limits,
+        drain,
+        exclude,
+        true,
+    )
 }
 
 /// Reads a metrics file: a YAML map from shard id to its load.
@@ -130,7 +189,11 @@ pub fn read_metrics(path: &std::path::Path) -> Result<std::collections::BTreeMap
 
 /// [`plan_fleet`], with each shard's load from `metrics` when weighing by load, and sizes
 /// from `sizes`. Weighed by count, only moves that lower the peak are kept
-/// ([`planner::keep_peak_lowering`]).
+/// ([`planner::keep_peak_lowering`]). Weighed by size or rows with `key_moves`, the
+/// candidate donors' key distributions are read ([`profile`]) and key moves are proposed
+/// where they beat whole-shard moves ([`boundary::plan_with_keys`]); by count or load a
+/// key move's share of the weight is unknown, and only whole shards move.
+#[allow(clippy::too_many_arguments)]
 pub fn plan_fleet_with(
     inv: &Inventory,
     by: Weight,
@@ -139,6 +202,7 @@ pub fn plan_fleet_with(
     limits: &Limits,
     drain: &[String],
     exclude: &[u32],
+    key_moves: bool,
 ) -> Result<(Plan, PlanFile)> {
     let fleet = crate::status::gather_fleet_sized(inv, &[], sizes)?;
     if let Some(e) = crate::status::first_error(fleet.errors) {
@@ -230,33 +294,79 @@ pub fn plan_fleet_with(
             excluded: exclude.contains(&s.id) || s.operation.is_some(),
         })
         .collect();
-    let mut plan =
-        planner::plan(&nodes, &shards, limits).map_err(|e| Error::Usage(e.to_string()))?;
+    let with_keys = key_moves && matches!(by, Weight::Size | Weight::Rows);
+    let mut plan = if with_keys {
+        let mut profiles = std::collections::BTreeMap::new();
+        for id in boundary::donor_candidates(&nodes, &shards, limits, &snap) {
+            // A shard whose keys cannot be read gives none in this plan; the plan stands.
+            match profile::profile(inv, &snap, id) {
+                Ok(Some(p)) => {
+                    profiles.insert(id, p);
+                }
+                Ok(None) => {}
+                Err(e) => crate::output::log(
+                    0,
+                    &format!(
+                        "rebalance: cannot read the key distribution of shard {id} ({e}); it gives no keys in this plan"
+                    ),
+                ),
+            }
+        }
+        let input = boundary::KeyInput {
+            snap: &snap,
+            profiles: &profiles,
+        };
+        boundary::plan_with_keys(&nodes, &shards, limits, &input)
+    } else {
+        planner::plan(&nodes, &shards, limits)
+    }
+    .map_err(|e| Error::Usage(e.to_string()))?;
     if by == Weight::Count {
         plan = planner::keep_peak_lowering(&nodes, plan);
     }
-    let bytes_of = |shard: u32| {
+    let size_of = |shard: u32| {
         fleet
             .shards
             .iter()
             .find(|s| s.id == shard)
-            .map_or(0, |s| s.bytes)
+            .map_or((0, 0), |s| (s.bytes, s.rows))
     };
+    let mut actions: Vec<PlannedMove> = plan
+        .moves
+        .iter()
+        .map(|m| PlannedMove {
+            action: Action::Move,
+            shard: m.shard,
+            from: m.from.clone(),
+            to: m.to.clone(),
+            to_shard: None,
+            keys: None,
+            weight: m.size,
+            bytes: size_of(m.shard).0,
+            rows: None,
+            why: Some(m.why.clone()),
+        })
+        .collect();
+    actions.extend(plan.key_moves.iter().map(|k| {
+        let (bytes, rows) = size_of(k.donor);
+        PlannedMove {
+            action: Action::MoveKeys,
+            shard: k.donor,
+            from: k.from.clone(),
+            to: k.to.clone(),
+            to_shard: Some(k.receiver),
+            keys: Some(PlannedKeys::from(&k.keys)),
+            weight: k.size,
+            bytes: (bytes as f64 * k.share).round() as u64,
+            rows: Some((rows as f64 * k.share).round() as u64),
+            why: Some(k.why.clone()),
+        }
+    }));
+    actions.sort_by(|a, b| b.weight.cmp(&a.weight).then(a.shard.cmp(&b.shard)));
     let file = PlanFile {
         directory_version: version,
         by,
-        moves: plan
-            .moves
-            .iter()
-            .map(|m| PlannedMove {
-                step: "move".into(),
-                shard: m.shard,
-                from: m.from.clone(),
-                to: m.to.clone(),
-                weight: m.size,
-                bytes: bytes_of(m.shard),
-            })
-            .collect(),
+        moves: actions,
         limits: None,
         unpruned_shards: fleet
             .shards
@@ -298,6 +408,7 @@ pub fn plan_recording_limits(
         &limits.limits(),
         &limits.drain,
         &limits.exclude_shard,
+        !limits.no_key_moves,
     )?;
     file.limits = Some(limits);
     Ok((plan, file))
@@ -350,11 +461,12 @@ pub fn replan_if_changed(
     }))
 }
 
-/// Reads and checks a plan file (unknown keys, unknown shards or nodes, wrong source).
+/// Reads and checks a plan file (unknown keys, actions, shards or nodes, wrong source, a
+/// key move's keys of the wrong type or missing).
 pub fn load_plan(inv: &Inventory, path: &std::path::Path) -> Result<PlanFile> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Error::Config(format!("cannot read plan {}: {e}", path.display())))?;
-    let file: PlanFile = serde_yaml::from_str(&text).map_err(|e| {
+    let mut file: PlanFile = serde_yaml::from_str(&text).map_err(|e| {
         let loc = e
             .location()
             .map(|l| format!(":{}:{}", l.line(), l.column()))
@@ -363,14 +475,7 @@ pub fn load_plan(inv: &Inventory, path: &std::path::Path) -> Result<PlanFile> {
     })?;
     let snap = Directory::open(inv)?.load()?;
     let at = |i: usize, field: &str| format!("{}: moves[{i}].{field}", path.display());
-    for (i, m) in file.moves.iter().enumerate() {
-        if m.step != "move" {
-            return Err(Error::Config(format!(
-                "{}: unknown step {:?} (only move)",
-                at(i, "step"),
-                m.step
-            )));
-        }
+    for (i, m) in file.moves.iter_mut().enumerate() {
         snap.shard(m.shard)
             .map_err(|_| Error::Config(format!("{}: unknown shard {}", at(i, "shard"), m.shard)))?;
         for (field, n) in [("from", &m.from), ("to", &m.to)] {
@@ -381,15 +486,64 @@ pub fn load_plan(inv: &Inventory, path: &std::path::Path) -> Result<PlanFile> {
                 )));
             }
         }
+        match (m.action, m.to_shard, &mut m.keys) {
+            (Action::Move, None, None) => {}
+            (Action::Move, ..) => {
+                return Err(Error::Config(format!(
+                    "{}: a whole-shard move takes no to_shard or keys (action move-keys does)",
+                    at(i, "action")
+                )))
+            }
+            (Action::MoveKeys, Some(r), Some(keys)) => {
+                snap.shard(r).map_err(|_| {
+                    Error::Config(format!("{}: unknown shard {r}", at(i, "to_shard")))
+                })?;
+                let func = snap
+                    .function_by_id(snap.shard(m.shard)?.func_id)
+                    .ok_or_else(|| Error::Internal(format!("shard {} has no function", m.shard)))?;
+                *keys = typed(keys, func.key_type)
+                    .map_err(|e| Error::Config(format!("{}: {e}", at(i, "keys"))))?;
+            }
+            (Action::MoveKeys, ..) => {
+                return Err(Error::Config(format!(
+                    "{}: a key move needs to_shard and keys",
+                    at(i, "action")
+                )))
+            }
+        }
     }
     Ok(file)
 }
 
-/// One move as `apply` ran it.
+/// A plan file's keys read as the function's: YAML reads an unquoted number as an integer,
+/// a quoted one as a string, whatever the function's key type.
+fn typed(keys: &PlannedKeys, kt: crate::directory::KeyType) -> Result<PlannedKeys> {
+    let key = |k: &crate::directory::Key| kt.parse(&k.to_string());
+    Ok(match keys {
+        PlannedKeys::Range { lower, upper } => PlannedKeys::Range {
+            lower: key(lower)?,
+            upper: key(upper)?,
+        },
+        PlannedKeys::Arc { after, up_to } => {
+            crate::directory::RingPoint::from_hex(after)?;
+            crate::directory::RingPoint::from_hex(up_to)?;
+            keys.clone()
+        }
+        PlannedKeys::Values { values } => PlannedKeys::Values {
+            values: values.iter().map(key).collect::<Result<_>>()?,
+        },
+    })
+}
+
+/// One action as `apply` ran it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Applied {
-    /// The shard moved.
+    /// `move` or `move-keys`.
+    pub action: Action,
+    /// The shard moved (a key move: the donor).
     pub shard: u32,
+    /// A key move: the shard that took the keys.
+    pub to_shard: Option<u32>,
     /// The node it went to (or was to).
     pub to: String,
     /// Seconds from the start of `apply` when it began.
@@ -400,7 +554,7 @@ pub struct Applied {
     pub error: Option<String>,
 }
 
-/// The moves of an `apply` in flight, and which may start next.
+/// The actions of an `apply` in flight, and which may start next.
 #[derive(Debug, Default)]
 struct InFlight {
     running: usize,
@@ -409,43 +563,68 @@ struct InFlight {
 }
 
 impl InFlight {
-    /// Whether `m` may start: fewer than `parallel` moves running, fewer than `per_node`
-    /// involving either of its nodes, and none from its source to its target (a replica
-    /// takes one replication connection per source: MariaDB and MySQL refuse a second
-    /// channel to the same server).
+    /// Whether `m` may start: fewer than `parallel` actions running, fewer than `per_node`
+    /// involving either of its nodes, and for a whole-shard move none from its source to
+    /// its target (a replica takes one replication connection per source: MariaDB and
+    /// MySQL refuse a second channel to the same server). A key move's change stream is no
+    /// channel: it counts only against the two limits.
     fn admits(&self, m: &PlannedMove, parallel: usize, per_node: usize) -> bool {
         let busy = |n: &str| self.per_node.get(n).copied().unwrap_or(0);
         self.running < parallel
             && busy(&m.from) < per_node
             && busy(&m.to) < per_node
-            && !self.pairs.contains(&(m.from.clone(), m.to.clone()))
+            && (m.action == Action::MoveKeys
+                || !self.pairs.contains(&(m.from.clone(), m.to.clone())))
     }
 
     fn start(&mut self, m: &PlannedMove) {
         self.running += 1;
         *self.per_node.entry(m.from.clone()).or_default() += 1;
         *self.per_node.entry(m.to.clone()).or_default() += 1;
-        self.pairs.insert((m.from.clone(), m.to.clone()));
+        if m.action == Action::Move {
+            self.pairs.insert((m.from.clone(), m.to.clone()));
+        }
     }
 
     fn end(&mut self, m: &PlannedMove) {
         self.running -= 1;
         *self.per_node.entry(m.from.clone()).or_default() -= 1;
         *self.per_node.entry(m.to.clone()).or_default() -= 1;
-        self.pairs.remove(&(m.from.clone(), m.to.clone()));
+        if m.action == Action::Move {
+            self.pairs.remove(&(m.from.clone(), m.to.clone()));
+        }
     }
 }
 
-/// Refuses a plan that does not fit the directory: a move whose `from` is not where the
-/// shard lives, a shard moved twice, a move onto the shard's own node.
+/// A key move's function name and request, as the mover takes them.
+fn key_request(
+    snap: &crate::directory::Snapshot,
+    m: &PlannedMove,
+) -> Result<(String, crate::ops::keys::KeyRequest, u32)> {
+    let (Some(receiver), Some(keys)) = (m.to_shard, &m.keys) else {
+        return Err(Error::Internal(format!(
+            "the key move of shard {} has no receiver or keys",
+            m.shard
+        )));
+    };
+    let func = snap
+        .function_by_id(snap.shard(m.shard)?.func_id)
+        .ok_or_else(|| Error::Internal(format!("shard {} has no function", m.shard)))?;
+    Ok((func.name.clone(), keys.request()?, receiver))
+}
+
+/// Refuses a plan that does not fit the directory: an action whose `from` (or a key move's
+/// `to`) is not where its shard lives, a shard in two actions, a move onto the shard's own
+/// node, a key move `move-keys` would refuse (named as `ops::keys::plan` names it).
 fn check_against(snap: &crate::directory::Snapshot, file: &PlanFile) -> Result<()> {
     let mut seen = std::collections::HashMap::new();
     for (i, m) in file.moves.iter().enumerate() {
-        if let Some(first) = seen.insert(m.shard, i) {
-            return Err(Error::Refused(format!(
-                "moves[{i}]: the plan moves shard {} more than once (also moves[{first}])",
-                m.shard
-            )));
+        for shard in m.shards() {
+            if let Some(first) = seen.insert(shard, i) {
+                return Err(Error::Refused(format!(
+                    "moves[{i}]: the plan moves shard {shard} more than once (also moves[{first}])"
+                )));
+            }
         }
         let at = &snap.shard(m.shard)?.node;
         if at != &m.from {
@@ -460,13 +639,32 @@ fn check_against(snap: &crate::directory::Snapshot, file: &PlanFile) -> Result<(
                 m.shard, m.to
             )));
         }
+        if m.action == Action::MoveKeys {
+            let (function, request, receiver) = key_request(snap, m)?;
+            let there = &snap.shard(receiver)?.node;
+            if there != &m.to {
+                return Err(Error::Refused(format!(
+                    "moves[{i}]: the plan gives keys to shard {receiver} on {}, but it lives on {there}",
+                    m.to
+                )));
+            }
+            let func = snap.function(&function)?;
+            let planned = crate::ops::keys::plan(snap, func, &request, receiver)
+                .map_err(|e| Error::Refused(format!("moves[{i}]: {e}")))?;
+            if planned.donor != m.shard {
+                return Err(Error::Refused(format!(
+                    "moves[{i}]: {request} belong to shard {}, not {}",
+                    planned.donor, m.shard
+                )));
+            }
+        }
     }
     Ok(())
 }
 
-/// The dry run of a plan: each move's own dry run (the real procedure, read-only, every
+/// The dry run of a plan: each action's own dry run (the real procedure, read-only, every
 /// effect recorded), in the plan's order. Refused as `apply` would refuse: a plan made
-/// from another directory version, a move whose `from` is not where the shard lives.
+/// from another directory version, an action that does not fit the directory.
 pub fn dry_run(inv: &Inventory, file: &PlanFile) -> Result<Vec<crate::ops::effects::DryRunPlan>> {
     let mut dir = Directory::open(inv)?;
     let now = dir.version()?;
@@ -481,20 +679,31 @@ pub fn dry_run(inv: &Inventory, file: &PlanFile) -> Result<Vec<crate::ops::effec
     let quiet = |_: &StepEvent| {};
     let mut out = Vec::new();
     for m in &file.moves {
-        out.push(Mover::dry_run_move(
-            inv,
-            m.shard,
-            &m.to,
-            Playbook::default_move(),
-            &quiet,
-        )?);
+        out.push(match m.action {
+            Action::Move => {
+                Mover::dry_run_move(inv, m.shard, &m.to, Playbook::default_move(), &quiet)?
+            }
+            Action::MoveKeys => {
+                let (function, request, receiver) = key_request(&snap, m)?;
+                Mover::dry_run_key_move(
+                    inv,
+                    &function,
+                    &request,
+                    receiver,
+                    Playbook::default_move_keys(),
+                    &quiet,
+                )?
+            }
+        });
     }
     Ok(out)
 }
 
-/// Runs a plan's moves in its order, at most `parallel` at once, at most `per_node`
-/// involving any one node, and never two from one node to the same other node at once.
-/// Refuses a plan made from an older directory version.
+/// Runs a plan's actions in its order, at most `parallel` at once, at most `per_node`
+/// involving any one node, and never two whole-shard moves from one node to the same other
+/// node at once. Whole shards go through `move`, key moves through `move-keys` (each a
+/// journaled, resumable operation of its own). Refuses a plan made from an older directory
+/// version.
 pub fn apply(
     inv: &Inventory,
     file: &PlanFile,
@@ -516,7 +725,8 @@ pub fn apply(
             file.directory_version
         )));
     }
-    check_against(&dir.load()?, file)?;
+    let snap = dir.load()?;
+    check_against(&snap, file)?;
     let started = Instant::now();
     let state = Arc::new((Mutex::new(InFlight::default()), Condvar::new()));
     let results = Mutex::new(Vec::new());
@@ -533,15 +743,32 @@ pub fn apply(
             }
             let state = Arc::clone(&state);
             let results = &results;
+            let snap = &snap;
             s.spawn(move || {
                 let t0 = started.elapsed().as_secs_f64();
                 let r = (|| -> Result<()> {
-                    let mut mover =
-                        Mover::start(inv, m.shard, &m.to, Playbook::default_move(), on_event)?;
+                    let mut mover = match m.action {
+                        Action::Move => {
+                            Mover::start(inv, m.shard, &m.to, Playbook::default_move(), on_event)?
+                        }
+                        Action::MoveKeys => {
+                            let (function, request, receiver) = key_request(snap, m)?;
+                            Mover::start_key_move(
+                                inv,
+                                &function,
+                                &request,
+                                receiver,
+                                Playbook::default_move_keys(),
+                                on_event,
+                            )?
+                        }
+                    };
                     mover.run().map(|_| ())
                 })();
                 let applied = Applied {
+                    action: m.action,
                     shard: m.shard,
+                    to_shard: m.to_shard,
                     to: m.to.clone(),
                     started: t0,
                     ended: started.elapsed().as_secs_f64(),
@@ -574,12 +801,16 @@ mod tests {
 
     fn mv(shard: u32, from: &str, to: &str) -> PlannedMove {
         PlannedMove {
-            step: "move".into(),
+            action: Action::Move,
             shard,
             from: from.into(),
             to: to.into(),
+            to_shard: None,
+            keys: None,
             weight: 1,
             bytes: 0,
+            rows: None,
+            why: None,
         }
     }
 
@@ -604,5 +835,29 @@ mod tests {
         f.end(&other);
         assert_eq!(f.running, 0);
         assert!(f.pairs.is_empty());
+    }
+
+    #[test]
+    fn a_key_move_needs_no_channel_but_keeps_the_limits() {
+        let mut f = InFlight::default();
+        f.start(&mv(1, "node1", "node2"));
+        let keys = PlannedMove {
+            action: Action::MoveKeys,
+            to_shard: Some(4),
+            ..mv(3, "node1", "node2")
+        };
+        assert!(
+            f.admits(&keys, 2, 2),
+            "a change stream, not a second channel"
+        );
+        assert!(!f.admits(&keys, 1, 2), "--parallel");
+        assert!(!f.admits(&keys, 2, 1), "--per-node");
+        f.start(&keys);
+        f.end(&keys);
+        assert_eq!(
+            f.pairs.len(),
+            1,
+            "the whole-shard move's channel is still held"
+        );
     }
 }

@@ -6,7 +6,9 @@
 //! with the most room largest-first, and each shard moves at most once. A final pass only
 //! accepts changes that lower the peak, and a plan that would raise it is dropped.
 
-use serde::Serialize;
+use crate::directory::{Key, RingPoint};
+use crate::ops::keys::KeyRequest;
+use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
@@ -43,7 +45,7 @@ pub struct Limits {
     pub max_moves: Option<usize>,
 }
 
-/// One move.
+/// One move of a whole shard.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Move {
     /// The shard to move.
@@ -54,6 +56,160 @@ pub struct Move {
     pub to: String,
     /// Its size.
     pub size: u64,
+    /// Why the shard moves whole rather than some of its keys.
+    pub why: Reason,
+}
+
+/// Why the planner chose an action: for a whole-shard move, why no key move off its node
+/// took its place; for a key move, what it replaced. Judged per node: the shards leaving
+/// one node all carry that node's reason.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum Reason {
+    /// Whole shard: its node is drained, and only whole shards can leave it empty.
+    Drain,
+    /// Whole shard: key moves were not considered (weighed by count or load, or
+    /// `--no-key-moves`).
+    KeyMovesOff,
+    /// Whole shard: no key move off its node was found (its node is within the threshold,
+    /// or none of its shards has a neighbour with room on another node).
+    NoKeyMove,
+    /// Whole shard: key moves off its node were found, but they move at least as much or
+    /// leave the node (or the fleet's peak) higher.
+    KeyMovesNoBetter {
+        /// What those key moves would have moved, in the plan's weight.
+        key_move_weight: u64,
+    },
+    /// Key move: in place of the whole-shard moves off the donor's node, which move more
+    /// for a peak no lower.
+    FewerThanWholeShards {
+        /// The shards those moves would have moved.
+        instead_of: Vec<u32>,
+        /// What they would have moved, in the plan's weight.
+        whole_shard_weight: u64,
+    },
+    /// Key move: no whole-shard move off the donor's node lowers the peak (its shards are
+    /// too big to move whole); the other way to the same result, a split and then a
+    /// merge, copies these keys twice.
+    NoWholeShardMove,
+}
+
+impl Reason {
+    /// One line for the table output, weights written by `weight` (bytes in human units,
+    /// rows...).
+    pub fn describe(&self, weight: impl Fn(u64) -> String) -> String {
+        match self {
+            Reason::Drain => "node drained".into(),
+            Reason::KeyMovesOff => "key moves not considered".into(),
+            Reason::NoKeyMove => "no key move off its node".into(),
+            Reason::KeyMovesNoBetter { key_move_weight } => {
+                format!(
+                    "key moves would move {} or relieve less",
+                    weight(*key_move_weight)
+                )
+            }
+            Reason::FewerThanWholeShards {
+                instead_of,
+                whole_shard_weight,
+            } => format!(
+                "instead of moving shard{} {} whole ({})",
+                if instead_of.len() == 1 { "" } else { "s" },
+                instead_of
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                weight(*whole_shard_weight)
+            ),
+            Reason::NoWholeShardMove => "no whole-shard move lowers the peak".into(),
+        }
+    }
+}
+
+/// One key move: the keys at one end of a shard's range or arc given to its neighbour
+/// (some values of a list shard to another shard of its function), another node's shard.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KeyMove {
+    /// The shard that gives the keys.
+    pub donor: u32,
+    /// The shard that takes them.
+    pub receiver: u32,
+    /// The donor's node.
+    pub from: String,
+    /// The receiver's node.
+    pub to: String,
+    /// The keys, as `shardctl move-keys` takes them.
+    #[serde(serialize_with = "keys_as_planned")]
+    pub keys: KeyRequest,
+    /// Their estimated weight (the donor's weight times `share`).
+    pub size: u64,
+    /// The estimated share of the donor's rows they hold, from the measured key
+    /// distribution (range, list) or the share of the arc (hash).
+    pub share: f64,
+    /// Why a key move.
+    pub why: Reason,
+}
+
+fn keys_as_planned<S: serde::Serializer>(k: &KeyRequest, s: S) -> Result<S::Ok, S::Error> {
+    PlannedKeys::from(k).serialize(s)
+}
+
+/// A key move's keys as plan files and JSON write them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum PlannedKeys {
+    /// Range keys in `[lower, upper)`.
+    Range {
+        /// Inclusive.
+        lower: Key,
+        /// Exclusive.
+        upper: Key,
+    },
+    /// Hashes in `(after, up_to]`, ring points of 32 hex digits.
+    Arc {
+        /// Exclusive.
+        after: String,
+        /// Inclusive.
+        up_to: String,
+    },
+    /// List values.
+    Values {
+        /// The values.
+        values: Vec<Key>,
+    },
+}
+
+impl From<&KeyRequest> for PlannedKeys {
+    fn from(k: &KeyRequest) -> Self {
+        match k {
+            KeyRequest::Range { lower, upper } => PlannedKeys::Range {
+                lower: lower.clone(),
+                upper: upper.clone(),
+            },
+            KeyRequest::Arc { after, up_to } => PlannedKeys::Arc {
+                after: after.to_hex(),
+                up_to: up_to.to_hex(),
+            },
+            KeyRequest::Values(v) => PlannedKeys::Values { values: v.clone() },
+        }
+    }
+}
+
+impl PlannedKeys {
+    /// The request, its ring points read.
+    pub fn request(&self) -> crate::error::Result<KeyRequest> {
+        Ok(match self {
+            PlannedKeys::Range { lower, upper } => KeyRequest::Range {
+                lower: lower.clone(),
+                upper: upper.clone(),
+            },
+            PlannedKeys::Arc { after, up_to } => KeyRequest::Arc {
+                after: RingPoint::from_hex(after)?,
+                up_to: RingPoint::from_hex(up_to)?,
+            },
+            PlannedKeys::Values { values } => KeyRequest::Values(values.clone()),
+        })
+    }
 }
 
 /// Per-node figures.
@@ -73,8 +229,10 @@ pub struct NodeLoad {
 /// A plan and its quality.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Plan {
-    /// Moves, in the order to run them (largest first).
+    /// Whole-shard moves, in the order to run them (largest first).
     pub moves: Vec<Move>,
+    /// Key moves (boundary shifts), largest first; no shard takes part in two actions.
+    pub key_moves: Vec<KeyMove>,
     /// Shards too big for any balanced placement: split them.
     pub split_suggestions: Vec<u32>,
     /// Per node.
@@ -87,7 +245,7 @@ pub struct Plan {
     pub average: f64,
     /// No plan can have a lower peak than this.
     pub peak_lower_bound: f64,
-    /// Bytes the plan moves.
+    /// What the plan moves, in its weight: whole shards and key moves' estimates.
     pub moved: u64,
     /// At least this much must move to bring every node within the threshold.
     pub moved_lower_bound: u64,
@@ -123,7 +281,7 @@ impl std::fmt::Display for PlanError {
     }
 }
 
-fn cmp_f(a: f64, b: f64) -> Ordering {
+pub(super) fn cmp_f(a: f64, b: f64) -> Ordering {
     a.partial_cmp(&b).unwrap_or(Ordering::Equal)
 }
 
@@ -338,6 +496,11 @@ pub fn plan(nodes: &[NodeIn], shards: &[ShardIn], limits: &Limits) -> Result<Pla
             from: nodes[at[k]].name.clone(),
             to: nodes[dest[k]].name.clone(),
             size: shards[k].size,
+            why: if nodes[at[k]].drain {
+                Reason::Drain
+            } else {
+                Reason::KeyMovesOff
+            },
         })
         .collect();
     moves.sort_by(|a, b| b.size.cmp(&a.size).then(a.shard.cmp(&b.shard)));
@@ -360,6 +523,7 @@ pub fn plan(nodes: &[NodeIn], shards: &[ShardIn], limits: &Limits) -> Result<Pla
     Ok(Plan {
         moved: moves.iter().map(|m| m.size).sum(),
         moves,
+        key_moves: Vec::new(),
         split_suggestions,
         nodes: nodes
             .iter()
@@ -489,6 +653,7 @@ pub fn greedy_baseline(nodes: &[NodeIn], shards: &[ShardIn], max_moves: usize) -
             from: nodes[p].name.clone(),
             to: nodes[q].name.clone(),
             size: shards[k].size,
+            why: Reason::KeyMovesOff,
         });
         at[k] = q;
     }
@@ -503,6 +668,7 @@ pub fn greedy_baseline(nodes: &[NodeIn], shards: &[ShardIn], max_moves: usize) -
         peak_lower_bound: 0.0,
         moved_lower_bound: 0,
         split_suggestions: Vec::new(),
+        key_moves: Vec::new(),
         nodes: nodes
             .iter()
             .enumerate()

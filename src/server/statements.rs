@@ -2067,6 +2067,41 @@ pub fn key_at_offset(
     )
 }
 
+/// The value of `column`, as text, at `offset` from the top (in descending `column` order)
+/// among the rows matching `cond`: a key-move profile's cut near a shard's upper end,
+/// reached through the column's index from that end.
+pub fn key_at_offset_from_top(
+    schema: &Ident,
+    table: &Ident,
+    column: &Ident,
+    cond: &Condition,
+    offset: u64,
+) -> Stmt {
+    Stmt::with(
+        format!(
+            "SELECT CAST({c} AS CHAR) FROM {} WHERE {} ORDER BY {c} DESC LIMIT 1 OFFSET {offset}",
+            qualified(schema, table),
+            cond.sql,
+            c = column.quoted()
+        ),
+        cond.params.clone(),
+    )
+}
+
+/// How many rows each value of `column` has among the rows matching `cond` (a list
+/// shard's rows per value, for the rebalance planner's key moves).
+pub fn rows_per_key(schema: &Ident, table: &Ident, column: &Ident, cond: &Condition) -> Stmt {
+    Stmt::with(
+        format!(
+            "SELECT CAST({c} AS CHAR), COUNT(*) FROM {} WHERE {} GROUP BY {c}",
+            qualified(schema, table),
+            cond.sql,
+            c = column.quoted()
+        ),
+        cond.params.clone(),
+    )
+}
+
 // ---------------------------------------------------------------------------------------
 // The workload table.
 

@@ -4161,7 +4161,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__rebalance__subcmd__plan)
-            opts="-v -y -h --by --threshold --max-moves --drain --exclude-shard --metrics --out --sizes --config --output --color --verbose --yes --log-file --help"
+            opts="-v -y -h --by --threshold --max-moves --drain --exclude-shard --metrics --out --sizes --no-key-moves --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5719,7 +5719,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__workload)
-            opts="-v -y -h --function --rate --seconds --setup --stale-router --config --output --color --verbose --yes --log-file --help"
+            opts="-v -y -h --function --rate --seconds --setup --stale-router --tenants --tenant-share --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5734,6 +5734,14 @@ _shardctl() {
                     return 0
                     ;;
                 --seconds)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tenants)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tenant-share)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -531,8 +531,8 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and not __f
 complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and not __fish_seen_subcommand_from plan apply help" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and not __fish_seen_subcommand_from plan apply help" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and not __fish_seen_subcommand_from plan apply help" -s h -l help -d 'Print help'
-complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and not __fish_seen_subcommand_from plan apply help" -f -a "plan" -d 'Plan the moves that even out the fleet (nothing changes)'
-complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and not __fish_seen_subcommand_from plan apply help" -f -a "apply" -d 'Run a plan\'s moves with concurrency limits'
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and not __fish_seen_subcommand_from plan apply help" -f -a "plan" -d 'Plan the moves (whole shards, or keys given to a neighbour) that even out the fleet (nothing changes)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and not __fish_seen_subcommand_from plan apply help" -f -a "apply" -d 'Run a plan\'s moves and key moves with concurrency limits'
 complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and not __fish_seen_subcommand_from plan apply help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from plan" -l by -d 'What shards weigh' -r -f -a "size\t'Data plus index bytes'
 rows\t'Estimated rows'
@@ -553,6 +553,7 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_
 always\t'Always'
 never\t'Never'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from plan" -l log-file -d 'Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from plan" -l no-key-moves -d 'Move whole shards only. Otherwise, weighed by size or rows, the plan may give the end of a shard\'s range or arc (or some list values) to a neighbour on another node where that moves fewer bytes than whole shards would, or where no whole shard can move; the key distributions of the shards that could give keys are read first (a few indexed queries each)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from plan" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from plan" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from plan" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -570,8 +571,8 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_
 complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from apply" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from apply" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from apply" -s h -l help -d 'Print help'
-complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from help" -f -a "plan" -d 'Plan the moves that even out the fleet (nothing changes)'
-complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from help" -f -a "apply" -d 'Run a plan\'s moves with concurrency limits'
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from help" -f -a "plan" -d 'Plan the moves (whole shards, or keys given to a neighbour) that even out the fleet (nothing changes)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from help" -f -a "apply" -d 'Run a plan\'s moves and key moves with concurrency limits'
 complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand resume" -l hook -d 'Run COMMAND at STAGE, as with `move --hook` (the inventory\'s hooks run too). The journal keeps only a digest of the operation\'s own before-cutover hooks: give them again here, or a resume still to wait for its cut-over is refused' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand resume" -l config -d 'Inventory file' -r -F
@@ -708,6 +709,8 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand ops" -s h -l help -d '
 complete -c shardctl -n "__fish_shardctl_using_subcommand workload" -l function -d 'Partition function whose shards are written' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand workload" -l rate -d 'Writes per second, all streams together (one stream and thread per shard, each writing its share over its shard\'s whole key space)' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand workload" -l seconds -d 'How long to run, seconds' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand workload" -l tenants -d 'Tenant mode: these keys (comma-separated) get a stream each, writing a new row under the key every time, and together take --tenant-share of the rate' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand workload" -l tenant-share -d 'With --tenants: the share of all writes the tenants take together (above 0, at most 1); the streams over every shard\'s keys share the rest' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand workload" -l config -d 'Inventory file' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand workload" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
 json\t'One JSON document (or one JSON object per event for streaming commands)'"
@@ -1190,8 +1193,8 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_
 complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from shard" -f -a "list" -d 'List shards with what they cover'
 complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from shard" -f -a "set-availability" -d 'Mark a shard available, closed to writes, or closed to reads and writes (host down, maintenance): routers refuse what it is closed to. Journaled; refused while an operation holds the shard'
 complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from shard" -f -a "remove" -d 'Remove a shard that holds no rows (or never came online) and drop its schemas; its keys fall to the shards next to it'
-complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from rebalance" -f -a "plan" -d 'Plan the moves that even out the fleet (nothing changes)'
-complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from rebalance" -f -a "apply" -d 'Run a plan\'s moves with concurrency limits'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from rebalance" -f -a "plan" -d 'Plan the moves (whole shards, or keys given to a neighbour) that even out the fleet (nothing changes)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from rebalance" -f -a "apply" -d 'Run a plan\'s moves and key moves with concurrency limits'
 complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "check" -d 'Parse the inventory and connect to every node (read-only; nothing else is done)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from ids" -f -a "check" -d 'Ids present on more than one shard, each node\'s auto_increment_increment/offset, and which scheme each sharded table follows and where it breaks (exit 5 when one breaks)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from ids" -f -a "sequence" -d 'Sequences in the directory that hand out blocks of ids unique across shards'

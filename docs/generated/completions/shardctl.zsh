@@ -929,6 +929,7 @@ json\:"One JSON document (or one JSON object per event for streaming commands)")
 always\:"Always"
 never\:"Never"))' \
 '--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'--no-key-moves[Move whole shards only. Otherwise, weighed by size or rows, the plan may give the end of a shard'\''s range or arc (or some list values) to a neighbour on another node where that moves fewer bytes than whole shards would, or where no whole shard can move; the key distributions of the shards that could give keys are read first (a few indexed queries each)]' \
 '*-v[More logs on stderr (-v statements, -vv everything)]' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
@@ -1216,6 +1217,8 @@ _arguments "${_arguments_options[@]}" : \
 '--function=[Partition function whose shards are written]:FUNCTION:_default' \
 '--rate=[Writes per second, all streams together (one stream and thread per shard, each writing its share over its shard'\''s whole key space)]:RATE:_default' \
 '--seconds=[How long to run, seconds]:SECONDS:_default' \
+'*--tenants=[Tenant mode\: these keys (comma-separated) get a stream each, writing a new row under the key every time, and together take --tenant-share of the rate]:TENANTS:_default' \
+'--tenant-share=[With --tenants\: the share of all writes the tenants take together (above 0, at most 1); the streams over every shard'\''s keys share the rest]:TENANT_SHARE:_default' \
 '--config=[Inventory file]:CONFIG:_files' \
 '--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
 json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
@@ -3225,8 +3228,8 @@ _shardctl__subcmd__help__subcmd__query_commands() {
 (( $+functions[_shardctl__subcmd__help__subcmd__rebalance_commands] )) ||
 _shardctl__subcmd__help__subcmd__rebalance_commands() {
     local commands; commands=(
-'plan:Plan the moves that even out the fleet (nothing changes)' \
-'apply:Run a plan'\''s moves with concurrency limits' \
+'plan:Plan the moves (whole shards, or keys given to a neighbour) that even out the fleet (nothing changes)' \
+'apply:Run a plan'\''s moves and key moves with concurrency limits' \
     )
     _describe -t commands 'shardctl help rebalance commands' commands "$@"
 }
@@ -3676,8 +3679,8 @@ _shardctl__subcmd__query_commands() {
 (( $+functions[_shardctl__subcmd__rebalance_commands] )) ||
 _shardctl__subcmd__rebalance_commands() {
     local commands; commands=(
-'plan:Plan the moves that even out the fleet (nothing changes)' \
-'apply:Run a plan'\''s moves with concurrency limits' \
+'plan:Plan the moves (whole shards, or keys given to a neighbour) that even out the fleet (nothing changes)' \
+'apply:Run a plan'\''s moves and key moves with concurrency limits' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'shardctl rebalance commands' commands "$@"
@@ -3690,8 +3693,8 @@ _shardctl__subcmd__rebalance__subcmd__apply_commands() {
 (( $+functions[_shardctl__subcmd__rebalance__subcmd__help_commands] )) ||
 _shardctl__subcmd__rebalance__subcmd__help_commands() {
     local commands; commands=(
-'plan:Plan the moves that even out the fleet (nothing changes)' \
-'apply:Run a plan'\''s moves with concurrency limits' \
+'plan:Plan the moves (whole shards, or keys given to a neighbour) that even out the fleet (nothing changes)' \
+'apply:Run a plan'\''s moves and key moves with concurrency limits' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'shardctl rebalance help commands' commands "$@"
