@@ -72,14 +72,27 @@ pub fn config(ctx: &Context, cmd: ConfigCommand) -> Result<()> {
                     })
                 })
                 .collect();
-            let first_failure = checks.into_iter().find_map(|c| c.error);
+            let members = crate::directory::store::survey(&inv)?;
+            let first_failure = checks.into_iter().find_map(|c| c.error).or_else(|| {
+                // A member's own failure (another cluster, wsrep off, not Synced) once
+                // every node answered.
+                members
+                    .as_ref()
+                    .and_then(|ms| ms.iter().find_map(|m| m.error.as_ref()))
+                    .map(|e| match e {
+                        Error::Config(m) => Error::Config(m.clone()),
+                        Error::Refused(m) => Error::Refused(m.clone()),
+                        other => Error::server("directory", other.to_string()),
+                    })
+            });
             match ctx.format {
                 Format::Json => output::print_document(
                     "config check",
                     serde_json::json!({
                         "config": ctx.config.display().to_string(),
-                        "directory": {"node": inv.file.directory.node, "schema": inv.file.directory.schema},
+                        "directory": {"node": inv.file.directory.node, "cluster": inv.directory_cluster().map(|c| c.name.clone()), "schema": inv.file.directory.schema},
                         "nodes": rows,
+                        "directory_members": members,
                     }),
                 ),
                 Format::Table => {
@@ -99,12 +112,15 @@ pub fn config(ctx: &Context, cmd: ConfigCommand) -> Result<()> {
                         ]);
                     }
                     crate::outln!("{t}");
+                    if let Some(members) = &members {
+                        super::status::print_members(members);
+                    }
                     crate::outln!(
                         "{}: {} node(s), directory {} on {}",
                         ctx.config.display(),
                         rows.len(),
                         inv.file.directory.schema,
-                        inv.file.directory.node
+                        inv.directory_place()
                     );
                 }
             }
