@@ -65,6 +65,12 @@ struct ClusterLink {
     wait: Duration,
 }
 
+/// How long a command's first connection to a cluster waits for a usable member before
+/// it refuses: a little more than the survivors of a member's death take to agree on
+/// their new view (the sandbox's members suspect a silent one after 3 s and evict it
+/// after 6 s).
+pub const CONNECT_GRACE: Duration = Duration::from_secs(10);
+
 /// Readers start at another member each (process and router), so their polls spread
 /// over the members.
 static NEXT_READER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -107,6 +113,26 @@ impl ClusterLink {
             role,
             wait: Duration::from_secs(c.wait_secs),
         }))
+    }
+
+    /// [`ClusterLink::connect_usable`] for a command's first connection: a writer tries
+    /// again for up to [`CONNECT_GRACE`] while no member is usable, which covers the few
+    /// seconds the survivors of a member's death take to settle their new view; past it
+    /// (a partition, quorum lost) the command refuses. A reader makes one pass.
+    fn connect_within_grace(&self, survey: bool) -> Result<(Server, ConnectSpec)> {
+        let started = std::time::Instant::now();
+        loop {
+            match self.connect_usable(survey) {
+                Err(e @ Error::DirectoryUnavailable { .. })
+                    if self.role == Role::Writer && started.elapsed() < CONNECT_GRACE =>
+                {
+                    crate::output::log(1, &format!("{e}; trying again"));
+                    crate::signal::check()?;
+                    std::thread::sleep(Duration::from_millis(500));
+                }
+                other => return other,
+            }
+        }
     }
 
     /// A connection to the first member that may be used (wsrep on, this cluster, in the
@@ -270,7 +296,7 @@ impl Directory {
     fn connect_as(inv: &Inventory, role: Role, limit: Option<Duration>) -> Result<Directory> {
         let schema = Ident::new("directory schema", &inv.file.directory.schema)?;
         if let Some(link) = ClusterLink::new(inv, role, limit)? {
-            let (server, spec) = link.connect_usable(role == Role::Writer)?;
+            let (server, spec) = link.connect_within_grace(role == Role::Writer)?;
             return Ok(Directory {
                 server,
                 schema,
@@ -488,7 +514,7 @@ impl Directory {
 
     /// `d` when its schema version is this binary's; None when there is no directory.
     fn checked(mut d: Directory) -> Result<Option<Directory>> {
-        match d.schema_version()? {
+        match d.retrying(|d| d.schema_version())? {
             None => Ok(None),
             Some(v) if v > SCHEMA_VERSION => Err(d.too_new(v)),
             Some(v) if v < SCHEMA_VERSION => Err(Error::Usage(format!(
