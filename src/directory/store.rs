@@ -15,6 +15,8 @@ const ER_DUP_ENTRY: u16 = 1062;
 /// "Duplicate column name", "Duplicate key name", "Table already exists": what a
 /// migration statement run a second time meets.
 const ER_ALREADY_THERE: [u16; 3] = [1060, 1061, 1050];
+/// "Lock wait timeout exceeded".
+const ER_LOCK_WAIT_TIMEOUT: u16 = 1205;
 /// "Table doesn't exist" and "Unknown database".
 const ER_NO_SUCH_TABLE: [u16; 2] = [1146, 1049];
 
@@ -219,8 +221,13 @@ fn transient_on_cluster(e: &Error, broken: bool) -> bool {
     if broken || matches!(e, Error::DirectoryUnavailable { .. }) {
         return true;
     }
+    // A lock wait that timed out: on a cluster, a row held by a transaction that was
+    // committing when quorum went (it ends, committed or not, once quorum is back; its
+    // outcome is read back, never assumed).
     e.server_code().is_some_and(|c| {
-        c == crate::server::galera::ER_DEADLOCK || crate::server::galera::member_failed(c)
+        c == crate::server::galera::ER_DEADLOCK
+            || c == ER_LOCK_WAIT_TIMEOUT
+            || crate::server::galera::member_failed(c)
     })
 }
 
