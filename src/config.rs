@@ -1282,6 +1282,61 @@ nodes:
     }
 
     #[test]
+    fn a_directory_cluster_is_checked() {
+        let cluster = |body: &str| {
+            let text = GOOD.replace(
+                "directory:\n  node: a\n",
+                &format!("directory:\n  cluster:\n{body}"),
+            );
+            parse(&text)
+        };
+        let inv = cluster("    name: dirc\n    members: [a, b]\n").unwrap();
+        let c = inv.directory_cluster().unwrap();
+        assert_eq!(c.reader_members(), ["a", "b"]);
+        assert_eq!(c.wait_secs, 180);
+        assert_eq!(inv.directory_home(), "a");
+        assert_eq!(inv.directory_label(), "dirc");
+        assert!(inv.holds_directory("b"));
+        for (body, want) in [
+            ("    name: dirc\n    members: [a]\n", "two members or more"),
+            (
+                "    name: dirc\n    members: [a, q]\n",
+                "\"q\" is not a node",
+            ),
+            (
+                "    name: dirc\n    members: [a, a]\n",
+                "\"a\" is listed twice",
+            ),
+            (
+                "    name: dirc\n    members: [a, b]\n    readers: [q]\n",
+                "readers: \"q\" is not one of the members",
+            ),
+            (
+                "    name: ''\n    members: [a, b]\n",
+                "directory.cluster.name",
+            ),
+            (
+                "    name: dirc\n    members: [a, b]\n    wait_secs: 0\n",
+                "wait_secs: at least 1",
+            ),
+        ] {
+            let e = cluster(body).unwrap_err();
+            assert_eq!(e.exit_code(), crate::error::ExitCode::Config);
+            assert!(e.to_string().contains(want), "{body}: {e}");
+        }
+        let both = GOOD.replace(
+            "directory:\n  node: a\n",
+            "directory:\n  node: a\n  cluster:\n    name: dirc\n    members: [a, b]\n",
+        );
+        assert!(parse(&both).unwrap_err().to_string().contains("not both"));
+        let neither = GOOD.replace("directory:\n  node: a\n", "directory:\n  schema: s\n");
+        assert!(parse(&neither)
+            .unwrap_err()
+            .to_string()
+            .contains("give node"));
+    }
+
+    #[test]
     fn missing_password_variable_is_named() {
         let inv = parse(GOOD).unwrap();
         let err = inv
