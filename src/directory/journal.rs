@@ -1812,18 +1812,11 @@ impl Directory {
     /// A flip's transaction ([`Directory::change`]), its COMMIT named `flip` for the fault
     /// points. On a cluster it runs again through another member when its member went
     /// away, left the Primary component or failed certification: every flip first reads
-    /// where the directory stands, so a run after one that committed changes nothing
-    /// (and a COMMIT whose reply was lost is read back, never assumed).
+    /// where the directory stands, so a run after one that committed would change nothing
+    /// (and a COMMIT whose reply was lost is read back, never run again).
     fn flip_change<T>(&mut self, mut f: impl FnMut(&mut Self, u64) -> Result<T>) -> Result<T> {
-        if self.cluster_name().is_some() {
-            self.retrying(|d| {
-                d.name_next_commit("flip");
-                d.change(&mut f)
-            })
-        } else {
-            self.name_next_commit("flip");
-            self.change(f)
-        }
+        self.name_next_commit("flip");
+        self.change(&mut f)
     }
 
     fn require_verified(&mut self, st: &str, op: u64, shard_id: u32) -> Result<()> {

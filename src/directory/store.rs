@@ -676,7 +676,23 @@ impl Directory {
     /// Runs `f` in a transaction that bumps the directory version; `f` receives the new
     /// version. Rolls back on error; a COMMIT whose outcome did not come back is settled
     /// as [`Directory::transaction`] says.
-    pub fn change<T>(&mut self, f: impl FnOnce(&mut Self, u64) -> Result<T>) -> Result<T> {
+    ///
+    /// On a cluster the whole transaction is run again through another member when its
+    /// member went away, left the Primary component or certification failed (`f` reads
+    /// what it decides on inside the transaction, and a COMMIT that did happen is never
+    /// run twice); on one server, once, as before.
+    pub fn change<T>(&mut self, mut f: impl FnMut(&mut Self, u64) -> Result<T>) -> Result<T> {
+        if self.cluster.is_some() {
+            let point = self.commit_point.take();
+            return self.retrying(|d| {
+                d.commit_point = point;
+                d.change_once(&mut f)
+            });
+        }
+        self.change_once(f)
+    }
+
+    fn change_once<T>(&mut self, mut f: impl FnMut(&mut Self, u64) -> Result<T>) -> Result<T> {
         self.transaction(|d| {
             d.server.exec(&Stmt::text(format!(
                 "UPDATE {} SET version = LAST_INSERT_ID(version + 1) WHERE id = 1",
@@ -768,9 +784,12 @@ impl Directory {
                 self.server.mark_broken();
                 Err(e)
             }
-            Err(read) => Err(Error::Internal(format!(
-                "the outcome of a directory transaction is unknown: its COMMIT reported {e} and reading it back failed ({read}); run the command again once the directory answers (`shardctl resume` settles an operation's)"
-            ))),
+            Err(read) => Err(Error::server(
+                self.place(),
+                format!(
+                    "the outcome of a directory transaction is unknown: its COMMIT reported {e} and reading it back failed ({read}); run the command again once the directory answers (`shardctl resume` settles an operation's)"
+                ),
+            )),
         }
     }
 

@@ -466,7 +466,7 @@ impl Effects for Live<'_> {
         for &shard in shards {
             let pending = self
                 .dir
-                .active_operations()?
+                .retrying(|d| d.active_operations())?
                 .into_iter()
                 .find(|o| {
                     o.shard_id == Some(shard) && o.kind == crate::directory::journal::OpKind::Prune
