@@ -879,3 +879,70 @@ fn every_member_down_for_a_minute_under_the_fence() {
     );
     heal();
 }
+
+/// The lease holds across members: the old owner's journal transaction on dir1 has checked
+/// its lease and journaled an effect when another process takes the operation over through
+/// dir2; the old owner's COMMIT then fails (the replicated takeover aborts it), and its row
+/// never lands. This order is the one a test can hold still; the narrower race the lease
+/// check's row write closes (the old owner's COMMIT already replicating when the takeover
+/// reaches its member, where a lock alone would let it be replayed) is not reproduced:
+/// with the check a lock only (`SELECT ... FOR UPDATE`) this test passes too.
+#[test]
+fn a_takeover_through_another_member_fails_the_old_owners_transaction() {
+    use shardctl::directory::journal::{NewOperation, OpKind, OpState, OperationParams};
+    use shardctl::server::Stmt;
+    let _s = serial();
+    heal();
+    let inv = inventory();
+    let mut a = Directory::open(&inv).unwrap();
+    assert_eq!(a.member(), "dir1");
+    let params = OperationParams::<serde_json::Value>::default();
+    let lease = a
+        .create_operation(&NewOperation {
+            kind: OpKind::Lock,
+            shard_id: 2,
+            source: "node2",
+            target: "node2",
+            params: &params,
+            steps: &[],
+            parent: None,
+        })
+        .unwrap();
+    // Its owner gone as far as another process can tell: another host, silent a minute.
+    a.server()
+        .exec(&Stmt::with(
+            "UPDATE `shardctl`.operations SET owner = 'elsewhere:1@boot.ns.1', heartbeat_at = CURRENT_TIMESTAMP(3) - INTERVAL 60 SECOND WHERE op_id = ?",
+            vec![lease.op.into()],
+        ))
+        .unwrap();
+    // The old owner, inside a journal transaction through dir1.
+    a.server().exec(&Stmt::text("START TRANSACTION")).unwrap();
+    a.check_lease(&lease).unwrap();
+    a.server()
+        .exec(&Stmt::with(
+            "INSERT INTO `shardctl`.operation_effects (op_id, seq, step_no, effect, node, state, epoch) VALUES (?, 1, 0, 'raise-fence', 'node2', 'intent', 1)",
+            vec![lease.op.into()],
+        ))
+        .unwrap();
+    // Another process takes it over through dir2 meanwhile.
+    let mut through_dir2 = inv.clone();
+    through_dir2
+        .file
+        .directory
+        .cluster
+        .as_mut()
+        .unwrap()
+        .members = vec!["dir2".into(), "dir1".into(), "dir3".into()];
+    let mut b = Directory::open(&through_dir2).unwrap();
+    assert_eq!(b.member(), "dir2");
+    let (taken, took_over) = b.claim_operation(lease.op, "abort").unwrap();
+    assert_eq!(taken.epoch, 2);
+    assert!(took_over.is_some_and(|t| t.contains("elsewhere")));
+    let e = a.server().exec(&Stmt::text("COMMIT")).unwrap_err();
+    assert_eq!(e.server_code(), Some(1213), "{e}");
+    let rec = b.operation(lease.op).unwrap();
+    assert!(rec.effects.is_empty(), "{:?}", rec.effects);
+    assert_eq!(rec.epoch, 2);
+    b.release_operation(&taken, OpState::Aborted, None, None)
+        .unwrap();
+}
