@@ -946,3 +946,33 @@ fn a_takeover_through_another_member_fails_the_old_owners_transaction() {
     b.release_operation(&taken, OpState::Aborted, None, None)
         .unwrap();
 }
+
+/// `init` on the cluster, run again after a migration whose statements went through but
+/// whose version was not recorded (its reply lost): the migration finds its column and
+/// tables there and goes on, and the directory ends at this binary's version.
+#[test]
+fn init_runs_again_after_a_migration_whose_version_was_not_recorded() {
+    use shardctl::server::Stmt;
+    let _s = serial();
+    heal();
+    cli(&["init"]).assert().success();
+    let current = shardctl::directory::schema::SCHEMA_VERSION;
+    let mut d = Directory::connect(&inventory()).unwrap();
+    d.server()
+        .exec(&Stmt::with(
+            "UPDATE `shardctl`.schema_version SET version = ? WHERE id = 1",
+            vec![(current - 1).into()],
+        ))
+        .unwrap();
+    let out = cli(&["init"]).assert().success().get_output().clone();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        text.contains(&format!(
+            "migrated from schema version {} to {current}",
+            current - 1
+        )),
+        "{text}"
+    );
+    let mut d = Directory::open(&inventory()).unwrap();
+    assert_eq!(d.schema_version().unwrap(), Some(current));
+}

@@ -9,7 +9,9 @@ use comfy_table::Cell;
 /// `config` subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub enum ConfigCommand {
-    /// Parse the inventory and connect to every node (read-only; nothing else is done).
+    /// Parse the inventory and connect to every node (read-only; nothing else is done);
+    /// with the directory on a cluster, ask each member its state (exit 3 for a member of
+    /// another cluster or with wsrep off, 5 for one not Synced in the Primary component).
     #[command(after_help = "Example:\n  shardctl --config sandbox/shardctl.yaml config check")]
     Check,
 }

@@ -187,10 +187,15 @@ impl ClusterLink {
                 Some(reason) => why.push(format!("{}: {reason}", spec.name)),
                 None if found.is_none() => {
                     server.set_purpose(crate::server::Purpose::Directory);
-                    if self.role == Role::Writer {
-                        server.exec(&crate::server::galera::sync_session())?;
+                    let prepared = match self.role {
+                        Role::Writer => server.exec(&crate::server::galera::sync_session()),
+                        Role::Reader => Ok(()),
+                    };
+                    match prepared {
+                        // The member went away between its answer and this statement.
+                        Err(e) => why.push(format!("{}: {}", spec.name, unprefixed(&e))),
+                        Ok(()) => found = Some((server, spec.clone())),
                     }
-                    found = Some((server, spec.clone()));
                 }
                 None => {}
             }

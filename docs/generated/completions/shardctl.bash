@@ -3347,7 +3347,7 @@ _shardctl() {
                     return 0
                     ;;
                 --fence)
-                    COMPREPLY=($(compgen -W "shard read-only" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "shard read-only switch" -- "${cur}"))
                     return 0
                     ;;
                 --timeout)
@@ -3511,7 +3511,7 @@ _shardctl() {
                     return 0
                     ;;
                 --fence)
-                    COMPREPLY=($(compgen -W "shard read-only" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "shard read-only switch" -- "${cur}"))
                     return 0
                     ;;
                 --method)
@@ -4722,7 +4722,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__sandbox__subcmd__up)
-            opts="-v -y -h --nodes --dir --base-port --replicas --gtid-strict --app-schemas --tls --config --output --color --verbose --yes --log-file --help"
+            opts="-v -y -h --nodes --dir --base-port --replicas --gtid-strict --app-schemas --tls --directory-cluster --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4745,6 +4745,10 @@ _shardctl() {
                     return 0
                     ;;
                 --app-schemas)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --directory-cluster)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5111,7 +5115,7 @@ _shardctl() {
                     return 0
                     ;;
                 --fence)
-                    COMPREPLY=($(compgen -W "shard read-only" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "shard read-only switch" -- "${cur}"))
                     return 0
                     ;;
                 --cutover)

@@ -100,6 +100,7 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_se
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -l base-port -d 'Port of the first server; the other nodes follow, then the replicas' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -l replicas -d 'Replicas per node, each its own read-only server replicating from its node with GTID, listed under the node\'s `replicas:` in the inventory' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -l app-schemas -d 'Grant the application account DML on these schemas only (comma-separated), instead of on every shard schema name' -r
+complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -l directory-cluster -d 'Put the directory on a Galera cluster of this many servers of its own (dir1, ...; 2 to 9, 3 to survive the loss of one) instead of on node1; needs the galera-4 package. See docs/DIRECTORY_CLUSTER.md' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -l config -d 'Inventory file' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand sandbox; and __fish_seen_subcommand_from up" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
 json\t'One JSON document (or one JSON object per event for streaming commands)'"
@@ -413,7 +414,8 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l shard -d 'The
 complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l to -d 'The node to move it to' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l playbook -d 'A playbook to run instead of the embedded playbooks/move.yaml' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l fence -d 'Override the lock step\'s fence' -r -f -a "shard\t'Only this shard: its tables are renamed out of reach; other shards keep writing'
-read-only\t'The whole source server goes read-only (the chapter\'s fence)'"
+read-only\t'The whole source server goes read-only (the chapter\'s fence)'
+switch\t'Only this shard, by guard triggers installed ahead and switched on by one row: nothing renamed, whatever the number of tables'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l method -d 'Override the backup step\'s method' -r -f -a "native\t'In-process: one consistent snapshot, parallel readers and writers'
 dump\t'mariadb-dump / mysqldump piped into the client'
 physical\t'mariadb-backup of the shard\'s schemas on the source\'s host into a staging directory on the target\'s host, prepared there and imported (`ALTER TABLE ... IMPORT TABLESPACE`)'"
@@ -444,7 +446,8 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand split" -l point -d 'Ha
 complete -c shardctl -n "__fish_shardctl_using_subcommand split" -l values -d 'List functions: the values that go to the new shard' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand split" -l playbook -d 'A playbook to run instead of the embedded playbooks/split.yaml' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand split" -l fence -d 'Override the lock step\'s fence' -r -f -a "shard\t'Only this shard: its tables are renamed out of reach; other shards keep writing'
-read-only\t'The whole source server goes read-only (the chapter\'s fence)'"
+read-only\t'The whole source server goes read-only (the chapter\'s fence)'
+switch\t'Only this shard, by guard triggers installed ahead and switched on by one row: nothing renamed, whatever the number of tables'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand split" -l cutover -d 'Copy and keep the copy current, then wait, unfenced, for `shardctl cutover OP` (`manual`), a daily window (`window`, with --cutover-window) or nothing (`auto`: go on once the before-cutover hooks pass). Without it the cut-over follows the copy at once' -r -f -a "manual\t'When an operator runs `shardctl cutover OP`'
 window\t'Inside the daily window (UTC), or earlier on `shardctl cutover OP`'
 auto\t'At once, as soon as every `before-cutover` hook passes'"
@@ -759,7 +762,8 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand wait" -s y -l yes -d '
 complete -c shardctl -n "__fish_shardctl_using_subcommand wait" -s h -l help -d 'Print help'
 complete -c shardctl -n "__fish_shardctl_using_subcommand lock" -l shard -d 'The shard to fence, on the node the directory places it on' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand lock" -l fence -d '`shard` hides the shard\'s tables; `read-only` makes its whole node read-only' -r -f -a "shard\t'Only this shard: its tables are renamed out of reach; other shards keep writing'
-read-only\t'The whole source server goes read-only (the chapter\'s fence)'"
+read-only\t'The whole source server goes read-only (the chapter\'s fence)'
+switch\t'Only this shard, by guard triggers installed ahead and switched on by one row: nothing renamed, whatever the number of tables'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand lock" -l timeout -d 'Longest wait for in-flight transactions, seconds' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand lock" -l config -d 'Inventory file' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand lock" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
@@ -830,7 +834,7 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand config; and not __fish
 complete -c shardctl -n "__fish_shardctl_using_subcommand config; and not __fish_seen_subcommand_from check help" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand config; and not __fish_seen_subcommand_from check help" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand config; and not __fish_seen_subcommand_from check help" -s h -l help -d 'Print help'
-complete -c shardctl -n "__fish_shardctl_using_subcommand config; and not __fish_seen_subcommand_from check help" -f -a "check" -d 'Parse the inventory and connect to every node (read-only; nothing else is done)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand config; and not __fish_seen_subcommand_from check help" -f -a "check" -d 'Parse the inventory and connect to every node (read-only; nothing else is done); with the directory on a cluster, ask each member its state (exit 3 for a member of another cluster or with wsrep off, 5 for one not Synced in the Primary component)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand config; and not __fish_seen_subcommand_from check help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand config; and __fish_seen_subcommand_from check" -l config -d 'Inventory file' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand config; and __fish_seen_subcommand_from check" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
@@ -842,7 +846,7 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand config; and __fish_see
 complete -c shardctl -n "__fish_shardctl_using_subcommand config; and __fish_seen_subcommand_from check" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand config; and __fish_seen_subcommand_from check" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
 complete -c shardctl -n "__fish_shardctl_using_subcommand config; and __fish_seen_subcommand_from check" -s h -l help -d 'Print help'
-complete -c shardctl -n "__fish_shardctl_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "check" -d 'Parse the inventory and connect to every node (read-only; nothing else is done)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "check" -d 'Parse the inventory and connect to every node (read-only; nothing else is done); with the directory on a cluster, ask each member its state (exit 3 for a member of another cluster or with wsrep off, 5 for one not Synced in the Primary component)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand simulate" -l keys-file -d 'Keys, one per line (optionally `KEY<TAB>BYTES`)' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand simulate" -l column -d 'Keys from a live column: every shard\'s copy of a sharded table, else the table on --node (default: the directory node)' -r
@@ -1146,7 +1150,7 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_
 complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from shard" -f -a "remove" -d 'Remove a shard that holds no rows (or never came online) and drop its schemas; its keys fall to the shards next to it'
 complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from rebalance" -f -a "plan" -d 'Plan the moves that even out the fleet (nothing changes)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from rebalance" -f -a "apply" -d 'Run a plan\'s moves with concurrency limits'
-complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "check" -d 'Parse the inventory and connect to every node (read-only; nothing else is done)'
+complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "check" -d 'Parse the inventory and connect to every node (read-only; nothing else is done); with the directory on a cluster, ask each member its state (exit 3 for a member of another cluster or with wsrep off, 5 for one not Synced in the Primary component)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from ids" -f -a "check" -d 'Ids present on more than one shard, each node\'s auto_increment_increment/offset, and which scheme each sharded table follows and where it breaks (exit 5 when one breaks)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from ids" -f -a "sequence" -d 'Sequences in the directory that hand out blocks of ids unique across shards'
 complete -c shardctl -n "__fish_shardctl_using_subcommand help; and __fish_seen_subcommand_from global" -f -a "check" -d 'Compare every global table (or one) on every shard with its source of truth: checksums, then the differing keys (exit 5 when a copy differs or is missing)'

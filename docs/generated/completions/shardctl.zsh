@@ -71,6 +71,7 @@ _arguments "${_arguments_options[@]}" : \
 '--base-port=[Port of the first server; the other nodes follow, then the replicas]:BASE_PORT:_default' \
 '--replicas=[Replicas per node, each its own read-only server replicating from its node with GTID, listed under the node'\''s \`replicas\:\` in the inventory]:REPLICAS:_default' \
 '*--app-schemas=[Grant the application account DML on these schemas only (comma-separated), instead of on every shard schema name]:APP_SCHEMAS:_default' \
+'--directory-cluster=[Put the directory on a Galera cluster of this many servers of its own (dir1, ...; 2 to 9, 3 to survive the loss of one) instead of on node1; needs the galera-4 package. See docs/DIRECTORY_CLUSTER.md]:MEMBERS:_default' \
 '--config=[Inventory file]:CONFIG:_files' \
 '--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
 json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
@@ -738,7 +739,8 @@ _arguments "${_arguments_options[@]}" : \
 '--to=[The node to move it to]:TO:_default' \
 '--playbook=[A playbook to run instead of the embedded playbooks/move.yaml]:PLAYBOOK:_files' \
 '--fence=[Override the lock step'\''s fence]:FENCE:((shard\:"Only this shard\: its tables are renamed out of reach; other shards keep writing"
-read-only\:"The whole source server goes read-only (the chapter'\''s fence)"))' \
+read-only\:"The whole source server goes read-only (the chapter'\''s fence)"
+switch\:"Only this shard, by guard triggers installed ahead and switched on by one row\: nothing renamed, whatever the number of tables"))' \
 '--method=[Override the backup step'\''s method]:METHOD:((native\:"In-process\: one consistent snapshot, parallel readers and writers"
 dump\:"mariadb-dump / mysqldump piped into the client"
 physical\:"mariadb-backup of the shard'\''s schemas on the source'\''s host into a staging directory on the target'\''s host, prepared there and imported (\`ALTER TABLE ... IMPORT TABLESPACE\`)"))' \
@@ -776,7 +778,8 @@ _arguments "${_arguments_options[@]}" : \
 '*--values=[List functions\: the values that go to the new shard]:VALUES:_default' \
 '--playbook=[A playbook to run instead of the embedded playbooks/split.yaml]:PLAYBOOK:_files' \
 '--fence=[Override the lock step'\''s fence]:FENCE:((shard\:"Only this shard\: its tables are renamed out of reach; other shards keep writing"
-read-only\:"The whole source server goes read-only (the chapter'\''s fence)"))' \
+read-only\:"The whole source server goes read-only (the chapter'\''s fence)"
+switch\:"Only this shard, by guard triggers installed ahead and switched on by one row\: nothing renamed, whatever the number of tables"))' \
 '--cutover=[Copy and keep the copy current, then wait, unfenced, for \`shardctl cutover OP\` (\`manual\`), a daily window (\`window\`, with --cutover-window) or nothing (\`auto\`\: go on once the before-cutover hooks pass). Without it the cut-over follows the copy at once]:CUTOVER:((manual\:"When an operator runs \`shardctl cutover OP\`"
 window\:"Inside the daily window (UTC), or earlier on \`shardctl cutover OP\`"
 auto\:"At once, as soon as every \`before-cutover\` hook passes"))' \
@@ -1291,7 +1294,8 @@ never\:"Never"))' \
 _arguments "${_arguments_options[@]}" : \
 '--shard=[The shard to fence, on the node the directory places it on]:SHARD:_default' \
 '--fence=[\`shard\` hides the shard'\''s tables; \`read-only\` makes its whole node read-only]:FENCE:((shard\:"Only this shard\: its tables are renamed out of reach; other shards keep writing"
-read-only\:"The whole source server goes read-only (the chapter'\''s fence)"))' \
+read-only\:"The whole source server goes read-only (the chapter'\''s fence)"
+switch\:"Only this shard, by guard triggers installed ahead and switched on by one row\: nothing renamed, whatever the number of tables"))' \
 '--timeout=[Longest wait for in-flight transactions, seconds]:TIMEOUT:_default' \
 '--config=[Inventory file]:CONFIG:_files' \
 '--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
@@ -2663,7 +2667,7 @@ _shardctl__subcmd__completions_commands() {
 (( $+functions[_shardctl__subcmd__config_commands] )) ||
 _shardctl__subcmd__config_commands() {
     local commands; commands=(
-'check:Parse the inventory and connect to every node (read-only; nothing else is done)' \
+'check:Parse the inventory and connect to every node (read-only; nothing else is done); with the directory on a cluster, ask each member its state (exit 3 for a member of another cluster or with wsrep off, 5 for one not Synced in the Primary component)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'shardctl config commands' commands "$@"
@@ -2676,7 +2680,7 @@ _shardctl__subcmd__config__subcmd__check_commands() {
 (( $+functions[_shardctl__subcmd__config__subcmd__help_commands] )) ||
 _shardctl__subcmd__config__subcmd__help_commands() {
     local commands; commands=(
-'check:Parse the inventory and connect to every node (read-only; nothing else is done)' \
+'check:Parse the inventory and connect to every node (read-only; nothing else is done); with the directory on a cluster, ask each member its state (exit 3 for a member of another cluster or with wsrep off, 5 for one not Synced in the Primary component)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'shardctl config help commands' commands "$@"
@@ -2920,7 +2924,7 @@ _shardctl__subcmd__help__subcmd__completions_commands() {
 (( $+functions[_shardctl__subcmd__help__subcmd__config_commands] )) ||
 _shardctl__subcmd__help__subcmd__config_commands() {
     local commands; commands=(
-'check:Parse the inventory and connect to every node (read-only; nothing else is done)' \
+'check:Parse the inventory and connect to every node (read-only; nothing else is done); with the directory on a cluster, ask each member its state (exit 3 for a member of another cluster or with wsrep off, 5 for one not Synced in the Primary component)' \
     )
     _describe -t commands 'shardctl help config commands' commands "$@"
 }
