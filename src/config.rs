@@ -221,12 +221,17 @@ impl ReplicaServer {
     }
 }
 
-/// Which node holds the sharding directory, and in which schema.
+/// Where the sharding directory lives, and in which schema: on one node (`node`), or on
+/// a Galera cluster of nodes (`cluster`); exactly one of the two.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct DirectorySpec {
-    /// Node name.
-    pub node: String,
+    /// The node holding it, when it lives on one server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// The Galera cluster holding it, when it lives on several.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<ClusterSpec>,
     /// Schema name (default `shardctl`).
     #[serde(default = "default_directory_schema")]
     pub schema: String,
@@ -241,6 +246,43 @@ pub struct DirectorySpec {
 
 fn default_directory_schema() -> String {
     "shardctl".to_string()
+}
+
+/// The directory on a Galera cluster (docs/DIRECTORY_CLUSTER.md): its members are nodes of
+/// this inventory (their address, account and TLS), listed in the order shardctl prefers
+/// them as the one member it writes through, so that every shardctl writes through the
+/// same member and transactions do not fail certification against each other.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterSpec {
+    /// The cluster's `wsrep_cluster_name`: a member reporting another is refused.
+    pub name: String,
+    /// Its members, by node name, the preferred writer first.
+    pub members: Vec<String>,
+    /// The members the library's `Router` (and `lookup`, the workload) reads from; every
+    /// member when empty. shardctl's own reads go to the writer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub readers: Vec<String>,
+    /// How long shardctl waits for a member in the Primary component and Synced before a
+    /// directory read or write fails, seconds. A running operation keeps its fence
+    /// meanwhile, as it does while a single-server directory is down.
+    #[serde(default = "default_cluster_wait_secs")]
+    pub wait_secs: u64,
+}
+
+fn default_cluster_wait_secs() -> u64 {
+    180
+}
+
+impl ClusterSpec {
+    /// The members routers read from.
+    pub fn reader_members(&self) -> &[String] {
+        if self.readers.is_empty() {
+            &self.members
+        } else {
+            &self.readers
+        }
+    }
 }
 
 /// Defaults for connections and procedures; every field may be omitted.
@@ -480,11 +522,22 @@ impl Inventory {
             }
             check_host_fields(node).map_err(|m| bad(format!("node {name}: {m}")))?;
         }
-        if !self.file.nodes.contains_key(&self.file.directory.node) {
-            return Err(bad(format!(
-                "directory.node {:?} is not a node",
-                self.file.directory.node
-            )));
+        match (&self.file.directory.node, &self.file.directory.cluster) {
+            (Some(node), None) if !self.file.nodes.contains_key(node) => {
+                return Err(bad(format!("directory.node {node:?} is not a node")));
+            }
+            (Some(_), None) => {}
+            (None, Some(cluster)) => self.check_cluster(cluster).map_err(bad)?,
+            (Some(_), Some(_)) => return Err(bad(
+                "directory: give either node (one server) or cluster (a Galera cluster), not both"
+                    .into(),
+            )),
+            (None, None) => {
+                return Err(bad(
+                    "directory: give node (the server holding it) or cluster (its Galera members)"
+                        .into(),
+                ))
+            }
         }
         crate::ident::Ident::new("directory schema", &self.file.directory.schema)
             .map_err(|e| bad(e.to_string()))?;
@@ -498,6 +551,90 @@ impl Inventory {
             check_account(a).map_err(|m| bad(format!("application: {m}")))?;
         }
         Ok(())
+    }
+
+    /// The directory's cluster: a name, two members or more, each a node once, readers
+    /// among them, a wait of at least a second.
+    fn check_cluster(&self, cluster: &ClusterSpec) -> std::result::Result<(), String> {
+        if cluster.name.is_empty()
+            || cluster
+                .name
+                .chars()
+                .any(|c| c.is_control() || c.is_whitespace())
+        {
+            return Err("directory.cluster.name: give the cluster's wsrep_cluster_name".into());
+        }
+        if cluster.members.len() < 2 {
+            return Err(format!(
+                "directory.cluster.members: a cluster has two members or more (three to survive the loss of one), {} given",
+                cluster.members.len()
+            ));
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for m in &cluster.members {
+            if !self.file.nodes.contains_key(m) {
+                return Err(format!("directory.cluster.members: {m:?} is not a node"));
+            }
+            if !seen.insert(m.as_str()) {
+                return Err(format!("directory.cluster.members: {m:?} is listed twice"));
+            }
+        }
+        if let Some(r) = cluster.readers.iter().find(|r| !seen.contains(r.as_str())) {
+            return Err(format!(
+                "directory.cluster.readers: {r:?} is not one of the members"
+            ));
+        }
+        if cluster.wait_secs == 0 {
+            return Err("directory.cluster.wait_secs: at least 1".into());
+        }
+        Ok(())
+    }
+
+    /// The node that stands for the directory where one node is needed: the node holding
+    /// it, or the cluster's preferred writer. Templates of new shards are read there
+    /// unless another node is named, and journal rows of directory effects name it.
+    pub fn directory_home(&self) -> &str {
+        match (&self.file.directory.node, &self.file.directory.cluster) {
+            (Some(node), _) => node,
+            (None, Some(c)) => &c.members[0],
+            // `check` lets no inventory through without one.
+            (None, None) => "directory",
+        }
+    }
+
+    /// The name journal rows of directory effects (the flip, a split's prune) give as
+    /// their node: the directory's node, or its cluster's name (which is no node: nothing
+    /// connects to it to end a session of an earlier owner).
+    pub fn directory_label(&self) -> &str {
+        match &self.file.directory.cluster {
+            Some(c) => &c.name,
+            None => self.directory_home(),
+        }
+    }
+
+    /// Where the directory lives, for messages: `node1`, or `cluster dirc (dir1, dir2, dir3)`.
+    pub fn directory_place(&self) -> String {
+        match &self.file.directory.cluster {
+            Some(c) => format!("cluster {} ({})", c.name, c.members.join(", ")),
+            None => self.directory_home().to_string(),
+        }
+    }
+
+    /// True when node `name` holds the directory or is a member of its cluster:
+    /// restarting it, or making it read-only, reaches the journal.
+    pub fn holds_directory(&self, name: &str) -> bool {
+        self.file.directory.node.as_deref() == Some(name)
+            || self
+                .file
+                .directory
+                .cluster
+                .as_ref()
+                .is_some_and(|c| c.members.iter().any(|m| m == name))
+    }
+
+    /// The directory's cluster, when it lives on one.
+    pub fn directory_cluster(&self) -> Option<&ClusterSpec> {
+        self.file.directory.cluster.as_ref()
     }
 
     /// One entry of node `name`'s `replicas:` list (`number` from 1).
@@ -1142,6 +1279,61 @@ nodes:
             .unwrap_err()
             .to_string();
         assert!(err.contains("directory.node \"q\""), "{err}");
+    }
+
+    #[test]
+    fn a_directory_cluster_is_checked() {
+        let cluster = |body: &str| {
+            let text = GOOD.replace(
+                "directory:\n  node: a\n",
+                &format!("directory:\n  cluster:\n{body}"),
+            );
+            parse(&text)
+        };
+        let inv = cluster("    name: dirc\n    members: [a, b]\n").unwrap();
+        let c = inv.directory_cluster().unwrap();
+        assert_eq!(c.reader_members(), ["a", "b"]);
+        assert_eq!(c.wait_secs, 180);
+        assert_eq!(inv.directory_home(), "a");
+        assert_eq!(inv.directory_label(), "dirc");
+        assert!(inv.holds_directory("b"));
+        for (body, want) in [
+            ("    name: dirc\n    members: [a]\n", "two members or more"),
+            (
+                "    name: dirc\n    members: [a, q]\n",
+                "\"q\" is not a node",
+            ),
+            (
+                "    name: dirc\n    members: [a, a]\n",
+                "\"a\" is listed twice",
+            ),
+            (
+                "    name: dirc\n    members: [a, b]\n    readers: [q]\n",
+                "readers: \"q\" is not one of the members",
+            ),
+            (
+                "    name: ''\n    members: [a, b]\n",
+                "directory.cluster.name",
+            ),
+            (
+                "    name: dirc\n    members: [a, b]\n    wait_secs: 0\n",
+                "wait_secs: at least 1",
+            ),
+        ] {
+            let e = cluster(body).unwrap_err();
+            assert_eq!(e.exit_code(), crate::error::ExitCode::Config);
+            assert!(e.to_string().contains(want), "{body}: {e}");
+        }
+        let both = GOOD.replace(
+            "directory:\n  node: a\n",
+            "directory:\n  node: a\n  cluster:\n    name: dirc\n    members: [a, b]\n",
+        );
+        assert!(parse(&both).unwrap_err().to_string().contains("not both"));
+        let neither = GOOD.replace("directory:\n  node: a\n", "directory:\n  schema: s\n");
+        assert!(parse(&neither)
+            .unwrap_err()
+            .to_string()
+            .contains("give node"));
     }
 
     #[test]

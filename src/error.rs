@@ -105,6 +105,18 @@ pub enum Error {
     /// session that broke. The message names the node and how it was reached.
     #[error("{0}")]
     Remote(String),
+    /// No member of the directory's Galera cluster could be used: none answered, or none
+    /// that answered is in the Primary component and Synced (a minority partition, a
+    /// majority lost, every member a donor). Nothing was written.
+    #[error("directory cluster {cluster}: {message}")]
+    DirectoryUnavailable {
+        /// The cluster's name.
+        cluster: String,
+        /// Some member answered (so shardctl refuses rather than cannot reach it).
+        answered: bool,
+        /// Every member and why it could not be used.
+        message: String,
+    },
     /// A local I/O failure, with what we were doing.
     #[error("{context}: {source}")]
     Io {
@@ -128,6 +140,19 @@ impl Error {
         matches!(self, Error::Server { message, .. } if message.starts_with("error 1205 ("))
     }
 
+    /// The server's error number of a failed statement (`error 1213 (40001): ...`).
+    pub fn server_code(&self) -> Option<u16> {
+        match self {
+            Error::Server { message, .. } => message
+                .strip_prefix("error ")?
+                .split_once(' ')?
+                .0
+                .parse()
+                .ok(),
+            _ => None,
+        }
+    }
+
     /// The exit code this error maps to.
     pub fn exit_code(&self) -> ExitCode {
         match self {
@@ -140,6 +165,10 @@ impl Error {
             Error::Unavailable { .. } => ExitCode::Unavailable,
             Error::Interrupted | Error::InterruptedAt(_) => ExitCode::Interrupted,
             Error::Io { .. } => ExitCode::Internal,
+            Error::DirectoryUnavailable { answered: true, .. } => ExitCode::Refused,
+            Error::DirectoryUnavailable {
+                answered: false, ..
+            } => ExitCode::Server,
         }
     }
 

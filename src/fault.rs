@@ -6,8 +6,11 @@
 //! (inside the copy: the native method after each batch written, the dump method once, after
 //! the first INSERT reaches the client, the physical method once its backup is prepared in
 //! the target's staging directory), `prune-chunk`, `before:`, `done:` or
-//! `journaled:` followed by an effect's name, and `reporting:` followed by one of
-//! [`crate::reporting::FAULT_POINTS`]. Unset, every point is a no-op; set, every
+//! `journaled:` followed by an effect's name, `reporting:` followed by one of
+//! [`crate::reporting::FAULT_POINTS`], and `committing:` or `committed:` followed by a
+//! directory transaction's name (the flip): before its COMMIT is sent and once it
+//! answered, where the action `lose-reply` makes the process act as if the answer never
+//! came. Unset, every point is a no-op; set, every
 //! entry must name a known action and point ([`check_env`]), so a typo never silently
 //! tests nothing.
 
@@ -23,6 +26,9 @@ pub struct KnownPoints<'a> {
     pub steps: &'a [&'a str],
     /// The reporting server's points, after `reporting:`.
     pub reporting: &'a [&'a str],
+    /// The directory transactions whose COMMIT has points, after `committing:` and
+    /// `committed:`.
+    pub commits: &'a [&'a str],
 }
 
 /// Checks `SHARDCTL_FAULT`: each entry is `ACTION@POINT` with a known action and point.
@@ -44,6 +50,12 @@ fn check_spec(spec: &str, known: &KnownPoints) -> Result<(), String> {
         };
         match (name, secs) {
             ("crash", None) => {}
+            ("lose-reply", None) if at.starts_with("committed:") => {}
+            ("lose-reply", _) => {
+                return Err(format!(
+                    "entry {entry:?}: lose-reply only at a committed: point"
+                ))
+            }
             ("pause" | "hang", None) => {}
             ("pause" | "hang", Some(n)) if n.parse::<u64>().is_ok() => {}
             ("pause" | "hang", Some(n)) => {
@@ -51,7 +63,7 @@ fn check_spec(spec: &str, known: &KnownPoints) -> Result<(), String> {
             }
             _ => {
                 return Err(format!(
-                    "entry {entry:?}: unknown action {action:?} (crash, pause[=SECS], hang[=SECS])"
+                    "entry {entry:?}: unknown action {action:?} (crash, pause[=SECS], hang[=SECS], lose-reply)"
                 ))
             }
         }
@@ -59,16 +71,28 @@ fn check_spec(spec: &str, known: &KnownPoints) -> Result<(), String> {
             Some(("before" | "done" | "journaled", e)) => known.effects.contains(&e),
             Some(("after", s)) => known.steps.contains(&s),
             Some(("reporting", s)) => known.reporting.contains(&s),
+            Some(("committing" | "committed", c)) => known.commits.contains(&c),
             Some(_) => false,
             None => at == "copy" || at == "prune-chunk",
         };
         if !known {
             return Err(format!(
-                "entry {entry:?}: unknown point {at:?} (before:|done:|journaled:EFFECT, after:STEP, copy, prune-chunk)"
+                "entry {entry:?}: unknown point {at:?} (before:|done:|journaled:EFFECT, after:STEP, committing:|committed:flip, copy, prune-chunk)"
             ));
         }
     }
     Ok(())
+}
+
+/// True when `SHARDCTL_FAULT` asks the reply at point `name` (a `committed:` point) to be
+/// taken as lost: the process goes on as if the connection had broken before the answer.
+pub fn loses_reply(name: &str) -> bool {
+    let Ok(spec) = std::env::var("SHARDCTL_FAULT") else {
+        return false;
+    };
+    spec.split(',')
+        .filter_map(|e| e.trim().split_once('@'))
+        .any(|(action, at)| action == "lose-reply" && at == name)
 }
 
 /// Passes a fault point.
@@ -121,6 +145,7 @@ mod tests {
             effects: &effects,
             steps: crate::playbook::STEP_NAMES,
             reporting: &crate::reporting::FAULT_POINTS,
+            commits: crate::directory::store::COMMIT_POINTS,
         };
         check_spec(spec, &known)
     }
@@ -128,6 +153,11 @@ mod tests {
     #[test]
     fn unknown_entries_are_named() {
         assert!(check_spec_of_shardctl("crash@before:flip, pause=3@after:lock,hang@copy").is_ok());
+        assert!(
+            check_spec_of_shardctl("pause=5@committing:flip,lose-reply@committed:flip").is_ok()
+        );
+        assert!(check_spec_of_shardctl("lose-reply@committing:flip").is_err());
+        assert!(check_spec_of_shardctl("pause@committed:drop").is_err());
         for (spec, want) in [
             ("crash@before:flp", "unknown point \"before:flp\""),
             ("explode@after:lock", "unknown action \"explode\""),

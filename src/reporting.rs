@@ -339,28 +339,28 @@ pub fn check_attach(inv: &Inventory, dir: &mut Directory, node: &str) -> Result<
     Ok(plan)
 }
 
-/// Runs `f` holding the reporting lock on the directory node (see
-/// [`st::take_reporting_lock`]); waits for another holder at most [`WAIT_TIMEOUT`].
-fn locked<T>(dir: &mut Directory, f: impl FnOnce(&mut Directory) -> Result<T>) -> Result<T> {
-    let got: Option<Option<i64>> = dir
-        .server()
-        .first(&st::take_reporting_lock(WAIT_TIMEOUT.as_secs()))?;
-    if got.flatten() != Some(1) {
-        return Err(Error::Timeout(format!(
-            "another shardctl held the reporting lock for {}s",
-            WAIT_TIMEOUT.as_secs()
-        )));
-    }
-    let r = f(dir);
-    let _ = dir.server().exec(&st::release_reporting_lock());
-    r
+/// Runs `f` holding the reporting lock, a row of the directory's `directory_locks` (so it
+/// holds on a Galera cluster, whose members do not share `GET_LOCK`, and through a
+/// reconnection); waits for another holder at most [`WAIT_TIMEOUT`].
+fn locked<T>(
+    inv: &Inventory,
+    dir: &mut Directory,
+    f: impl FnOnce(&mut Directory) -> Result<T>,
+) -> Result<T> {
+    let _lock = crate::directory::owner::NamedLock::take(inv, REPORTING_LOCK, WAIT_TIMEOUT)?;
+    f(dir)
 }
+
+/// The name of the lock that serialises changes to reporting servers: one process at a
+/// time changes reporting channels (concurrent moves of `rebalance apply` each end in a
+/// sync).
+pub const REPORTING_LOCK: &str = "reporting";
 
 /// `reporting attach`: records the node and its sources (each `copying` every schema of
 /// its source node), then copies and joins them. Run again after a crash, it finishes.
 pub fn attach(inv: &Inventory, node: &str) -> Result<Vec<Source>> {
     let mut dir = Directory::open(inv)?;
-    locked(&mut dir, |dir| attach_locked(inv, dir, node))
+    locked(inv, &mut dir, |dir| attach_locked(inv, dir, node))
 }
 
 fn attach_locked(inv: &Inventory, dir: &mut Directory, node: &str) -> Result<Vec<Source>> {
@@ -692,7 +692,7 @@ pub fn sync(inv: &Inventory, hint: Option<&FlipHint>) -> Result<BTreeMap<String,
     if attached(&mut dir)?.is_empty() {
         return Ok(BTreeMap::new());
     }
-    let result = locked(&mut dir, |dir| {
+    let result = locked(inv, &mut dir, |dir| {
         let mut out = BTreeMap::new();
         for node in attached(dir)? {
             match sync_node(inv, dir, &node, hint) {
@@ -1184,7 +1184,7 @@ pub fn check(
             "no reporting server is attached: nothing to check".into(),
         ));
     }
-    locked(&mut dir, |dir| {
+    locked(inv, &mut dir, |dir| {
         let mut out = Vec::new();
         for node in &nodes {
             let recorded = sources(dir, node)?;
@@ -1341,7 +1341,7 @@ pub struct Detached {
 /// the node forgotten.
 pub fn detach(inv: &Inventory, node: &str, drop: bool) -> Result<Detached> {
     let mut dir = Directory::open(inv)?;
-    locked(&mut dir, |dir| detach_locked(inv, dir, node, drop))
+    locked(inv, &mut dir, |dir| detach_locked(inv, dir, node, drop))
 }
 
 fn detach_locked(inv: &Inventory, dir: &mut Directory, node: &str, drop: bool) -> Result<Detached> {

@@ -428,6 +428,9 @@ pub struct Fleet {
     /// Each sequence compared with the highest id stored in the columns it feeds: a
     /// `hazard` names one that would hand out ids already in use.
     pub sequences: Vec<crate::ids::SequenceCheck>,
+    /// The members of the directory's cluster and their state (None: the directory lives
+    /// on one node).
+    pub directory_members: Option<Vec<crate::directory::store::MemberReport>>,
     /// Errors of nodes that could not be read.
     #[serde(skip)]
     pub errors: Vec<Error>,
@@ -493,6 +496,7 @@ pub fn gather_fleet_sized(inv: &Inventory, names: &[String], source: SizeSource)
         }
     };
     let mut gathered = gathered?;
+    let directory_members = crate::directory::store::survey(inv)?;
     let directory = match dir_result {
         Ok(d) => d,
         Err(e) => {
@@ -571,6 +575,7 @@ pub fn gather_fleet_sized(inv: &Inventory, names: &[String], source: SizeSource)
         nodes: gathered.reports,
         shards,
         sequences,
+        directory_members,
         errors: gathered.errors,
     })
 }

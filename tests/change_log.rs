@@ -163,7 +163,7 @@ fn every_change_site_is_known_and_only_change_bumps_the_version() {
                     current_fn = rest.split(['(', '<']).next().unwrap().to_string();
                 }
             }
-            if t.contains(".change(|") {
+            if t.contains(".change(|") || t.contains(".flip_change(|") {
                 found.insert((rel.clone(), current_fn.clone()));
             }
             if t.contains("(\"directory_version\")") && !t.starts_with("//") {

@@ -1375,8 +1375,6 @@ fn reporting_statements() {
         r::record_reporting_check(&d, "node4", 2, false, r#"["app_2.t"]"#)
     ));
     out.push(format!("checks: {}", r::reporting_checks(&d, "node4")));
-    out.push(format!("lock: {}", r::take_reporting_lock(600)));
-    out.push(format!("unlock: {}", r::release_reporting_lock()));
     assert!(Dialect::new(Flavor::new(Vendor::MariaDb, 10, 11, 6))
         .start_channel_until(
             &ch,

@@ -883,7 +883,7 @@ fn an_operation_without_a_journaled_phase_resumes() {
     let rec = newest_op().unwrap();
     assert_eq!(rec.phase.map(|p| p.as_sql()), Some("fenced"));
     let inv = inventory();
-    let mut d = connect(FLEET.sandbox(), &inv.file.directory.node);
+    let mut d = connect(FLEET.sandbox(), inv.directory_home());
     exec(
         &mut d,
         &[&format!(

@@ -412,7 +412,7 @@ fn resume_never_runs_a_hook_command_read_back_from_the_journal() {
     first.wait().unwrap();
 
     // Whoever can write the directory plants a command in the journaled playbook.
-    let directory_node = inv.file.directory.node.clone();
+    let directory_node = inv.directory_home().to_string();
     let mut d = admin(&directory_node);
     let params: String = d
         .first(&Stmt::with(
@@ -482,7 +482,7 @@ fn the_application_account_reads_the_directory_and_cannot_write_it() {
     let _g = serial();
     let sb = FLEET.sandbox();
     let inv = inventory();
-    let directory_node = inv.file.directory.node.clone();
+    let directory_node = inv.directory_home().to_string();
     let mut admin_dir = shardctl::directory::Directory::open(&inv).unwrap();
     if shardctl::directory::sequences::sequence(&mut admin_dir, "sec_ids").is_err() {
         shardctl::ids::create_sequence(&mut admin_dir, "sec_ids", 1, 10, 1_000_000).unwrap();
@@ -569,14 +569,14 @@ fn the_application_account_reads_the_directory_and_cannot_write_it() {
 fn status_warns_when_the_directory_sends_applications_elsewhere() {
     let _g = serial();
     let inv = inventory();
-    let mut d = admin(&inv.file.directory.node);
+    let mut d = admin(inv.directory_home());
     let port = port("node2");
     d.exec(&Stmt::text(
         "UPDATE shardctl.nodes SET host = '10.6.6.6' WHERE name = 'node2'",
     ))
     .unwrap();
     let restore = || {
-        admin(&inventory().file.directory.node)
+        admin(inventory().directory_home())
             .exec(&Stmt::text(
                 "UPDATE shardctl.nodes SET host = '127.0.0.1' WHERE name = 'node2'",
             ))
@@ -653,7 +653,7 @@ fn resume_replays_no_definition_the_server_does_not_hold() {
     let op = common::newest_op(&inv).unwrap().id;
 
     // Whoever can write the directory replaces the view's definition in the step outputs.
-    let mut d = admin(&inv.file.directory.node);
+    let mut d = admin(inv.directory_home());
     let rows = d
         .rows(&Stmt::with(
             "SELECT step_no, outputs FROM shardctl.operation_steps WHERE op_id = ? AND outputs LIKE '%local_ddl%'",

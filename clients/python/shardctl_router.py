@@ -30,7 +30,7 @@ import pymysql
 
 #: The directory schema version docs/DIRECTORY.md describes; an older directory lacks
 #: tables this router reads.
-CONTRACT_SCHEMA_VERSION = 13
+CONTRACT_SCHEMA_VERSION = 14
 
 #: Client-side errors of a connection that broke or could not be made (CR_*).
 LOST_CONNECTION_CODES = frozenset({2002, 2003, 2006, 2013, 2027, 2055})

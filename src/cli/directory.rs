@@ -169,17 +169,16 @@ pub fn init(ctx: &Context) -> Result<()> {
     let inv = ctx.inventory()?;
     let mut dir = Directory::connect(&inv)?;
     let (before, after) = dir.init()?;
+    let place = dir.place();
     let msg = if before == after {
         format!(
-            "directory {} on {} is up to date (schema version {after})",
+            "directory {} on {place} is up to date (schema version {after})",
             dir.schema(),
-            inv.file.directory.node
         )
     } else if before == 0 {
         format!(
-            "directory {} created on {} (schema version {after})",
+            "directory {} created on {place} (schema version {after})",
             dir.schema(),
-            inv.file.directory.node
         )
     } else {
         format!(
@@ -190,7 +189,8 @@ pub fn init(ctx: &Context) -> Result<()> {
     ctx.show(
         "init",
         serde_json::json!({
-            "node": inv.file.directory.node,
+            "node": dir.member(),
+            "cluster": inv.directory_cluster().map(|c| c.name.clone()),
             "directory_schema": dir.schema().to_string(),
             "schema_version_before": before,
             "schema_version": after,
@@ -650,7 +650,9 @@ pub struct AnalyzeArgs {
 pub fn analyze(ctx: &Context, args: AnalyzeArgs) -> Result<()> {
     let inv = ctx.inventory()?;
     let schema = Ident::new("schema", &args.schema)?;
-    let node = args.node.unwrap_or_else(|| inv.file.directory.node.clone());
+    let node = args
+        .node
+        .unwrap_or_else(|| inv.directory_home().to_string());
     let candidates = crate::directory::analyze::analyze_schema(&inv, &node, &schema)?;
     match ctx.format {
         Format::Json => {

@@ -555,9 +555,10 @@ pub fn ids(ctx: &Context, cmd: IdsCommand) -> Result<()> {
         }) => {
             let count = match count {
                 Some(c) => c,
-                None => {
-                    u64::from(crate::directory::sequences::sequence(&mut dir, &name)?.block_size)
-                }
+                None => u64::from(
+                    dir.retrying(|d| crate::directory::sequences::sequence(d, &name))?
+                        .block_size,
+                ),
             };
             let b = crate::directory::sequences::take(&mut dir, &name, count, false, lock_wait)?;
             match ctx.format {

@@ -9,7 +9,9 @@ use comfy_table::Cell;
 /// `config` subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub enum ConfigCommand {
-    /// Parse the inventory and connect to every node (read-only; nothing else is done).
+    /// Parse the inventory and connect to every node (read-only; nothing else is done);
+    /// with the directory on a cluster, ask each member its state (exit 3 for a member of
+    /// another cluster or with wsrep off, 5 for one not Synced in the Primary component).
     #[command(after_help = "Example:\n  shardctl --config sandbox/shardctl.yaml config check")]
     Check,
 }
@@ -72,14 +74,27 @@ pub fn config(ctx: &Context, cmd: ConfigCommand) -> Result<()> {
                     })
                 })
                 .collect();
-            let first_failure = checks.into_iter().find_map(|c| c.error);
+            let members = crate::directory::store::survey(&inv)?;
+            let first_failure = checks.into_iter().find_map(|c| c.error).or_else(|| {
+                // A member's own failure (another cluster, wsrep off, not Synced) once
+                // every node answered.
+                members
+                    .as_ref()
+                    .and_then(|ms| ms.iter().find_map(|m| m.error.as_ref()))
+                    .map(|e| match e {
+                        Error::Config(m) => Error::Config(m.clone()),
+                        Error::Refused(m) => Error::Refused(m.clone()),
+                        other => Error::server("directory", other.to_string()),
+                    })
+            });
             match ctx.format {
                 Format::Json => output::print_document(
                     "config check",
                     serde_json::json!({
                         "config": ctx.config.display().to_string(),
-                        "directory": {"node": inv.file.directory.node, "schema": inv.file.directory.schema},
+                        "directory": {"node": inv.file.directory.node, "cluster": inv.directory_cluster().map(|c| c.name.clone()), "schema": inv.file.directory.schema},
                         "nodes": rows,
+                        "directory_members": members,
                     }),
                 ),
                 Format::Table => {
@@ -99,12 +114,15 @@ pub fn config(ctx: &Context, cmd: ConfigCommand) -> Result<()> {
                         ]);
                     }
                     crate::outln!("{t}");
+                    if let Some(members) = &members {
+                        super::status::print_members(members);
+                    }
                     crate::outln!(
                         "{}: {} node(s), directory {} on {}",
                         ctx.config.display(),
                         rows.len(),
                         inv.file.directory.schema,
-                        inv.file.directory.node
+                        inv.directory_place()
                     );
                 }
             }

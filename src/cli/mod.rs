@@ -471,6 +471,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         effects: &effects,
         steps: crate::playbook::STEP_NAMES,
         reporting: &crate::reporting::FAULT_POINTS,
+        commits: crate::directory::store::COMMIT_POINTS,
     })?;
     let ctx = Context {
         config: cli.config,

@@ -38,6 +38,11 @@ pub enum SandboxCommand {
         /// so replication channels and dump tools use it, verifying the certificate.
         #[arg(long)]
         tls: bool,
+        /// Put the directory on a Galera cluster of this many servers of its own (dir1,
+        /// ...; 2 to 9, 3 to survive the loss of one) instead of on node1; needs the
+        /// galera-4 package. See docs/DIRECTORY_CLUSTER.md.
+        #[arg(long, value_name = "MEMBERS", value_parser = clap::value_parser!(u8).range(2..=9))]
+        directory_cluster: Option<u8>,
     },
     /// Show the sandbox's servers and whether they run.
     #[command(after_help = "Example:\n  shardctl sandbox status --dir sandbox")]
@@ -76,9 +81,10 @@ fn print_nodes(ctx: &Context, command: &str, sb: &Sandbox) {
             serde_json::json!({
                 "dir": sb.dir(),
                 "inventory": sb.inventory_path(),
-                "nodes": sb.nodes().iter().chain(sb.replicas()).map(|n| serde_json::json!({
+                "nodes": sb.servers().map(|n| serde_json::json!({
                     "node": n.name,
                     "replica_of": n.primary,
+                    "directory_member": n.galera_port.is_some(),
                     "address": format!("127.0.0.1:{}", n.port),
                     "server_id": n.server_id,
                     "pid": n.pid.filter(|_| n.running()),
@@ -89,12 +95,13 @@ fn print_nodes(ctx: &Context, command: &str, sb: &Sandbox) {
         ),
         Format::Table => {
             let mut t = output::table(&["node", "address", "server_id", "pid", "state"]);
-            for n in sb.nodes().iter().chain(sb.replicas()) {
+            for n in sb.servers() {
                 let running = n.running();
                 t.add_row(vec![
-                    Cell::new(match &n.primary {
-                        Some(p) => format!("{} (replica of {p})", n.name),
-                        None => n.name.clone(),
+                    Cell::new(match (&n.primary, n.galera_port) {
+                        (Some(p), _) => format!("{} (replica of {p})", n.name),
+                        (None, Some(_)) => format!("{} (directory member)", n.name),
+                        (None, None) => n.name.clone(),
                     }),
                     Cell::new(format!("127.0.0.1:{}", n.port)),
                     Cell::new(n.server_id),
@@ -122,6 +129,7 @@ pub fn run(ctx: &Context, cmd: SandboxCommand) -> Result<()> {
             replicas,
             gtid_strict,
             app_schemas,
+            directory_cluster,
         } => {
             let existed = dir.exists();
             let mut builder = SandboxBuilder::new(&dir)
@@ -129,6 +137,7 @@ pub fn run(ctx: &Context, cmd: SandboxCommand) -> Result<()> {
                 .base_port(base_port)
                 .replicas(usize::from(replicas))
                 .gtid_strict(gtid_strict)
+                .directory_cluster(usize::from(directory_cluster.unwrap_or(0)))
                 .tls(tls);
             if let Some(schemas) = &app_schemas {
                 let names: Vec<&str> = schemas.iter().map(String::as_str).collect();

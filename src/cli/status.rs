@@ -183,6 +183,9 @@ fn show(ctx: &Context, inv: &crate::config::Inventory, args: &StatusArgs) -> Res
                     );
                 }
             }
+            if let Some(members) = &fleet.directory_members {
+                print_members(members);
+            }
             match fleet.directory_version {
                 None => crate::outln!("No sharding directory yet: `shardctl init` creates it."),
                 Some(v) => {
@@ -277,6 +280,39 @@ fn show(ctx: &Context, inv: &crate::config::Inventory, args: &StatusArgs) -> Res
         Some(e) => Err(e),
         None => Ok(()),
     }
+}
+
+/// The directory's cluster: each member, its state, and the one shardctl writes through.
+pub(super) fn print_members(members: &[crate::directory::store::MemberReport]) {
+    let mut t = output::table(&["directory member", "address", "state", "role"]);
+    for m in members {
+        let state = match (&m.state, &m.error) {
+            (Some(s), None) => output::status_cell(&s.describe(), true),
+            (Some(s), Some(e)) => output::status_cell(
+                &format!(
+                    "{}; not used: {}",
+                    s.describe(),
+                    s.unusable().unwrap_or_else(|| e.to_string())
+                ),
+                false,
+            ),
+            (None, Some(e)) => output::status_cell(&format!("unreachable: {e}"), false),
+            (None, None) => Cell::new("-"),
+        };
+        let role = match (m.writer, m.reader) {
+            (true, true) => "writer, reader",
+            (true, false) => "writer",
+            (false, true) => "reader",
+            (false, false) => "-",
+        };
+        t.add_row(vec![
+            Cell::new(&m.member),
+            Cell::new(&m.address),
+            state,
+            Cell::new(role),
+        ]);
+    }
+    crate::outln!("{t}");
 }
 
 /// Bytes in KiB/MiB/GiB.

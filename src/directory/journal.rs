@@ -758,6 +758,25 @@ fn owner_gone(id: &str) -> Option<String> {
     }
 }
 
+/// Whether the holder `owner` (an [`owner_id`]) of a lease or lock whose heartbeat is
+/// `heartbeat_age_secs` old (None: never written) still lives.
+pub fn holder_status(owner: String, heartbeat_age_secs: Option<u64>) -> Owner {
+    let age = heartbeat_age_secs.unwrap_or(u64::MAX);
+    if let Some(why) = owner_gone(&owner) {
+        return Owner::Dead { owner, why };
+    }
+    if age >= STALE_OWNER_SECS {
+        return Owner::Dead {
+            owner,
+            why: format!("no heartbeat for {age}s"),
+        };
+    }
+    Owner::Alive {
+        owner,
+        heartbeat_age_secs: age,
+    }
+}
+
 impl OperationRecord {
     /// Who holds the lease, judged by the heartbeat and, for an owner on this host, by
     /// whether its process still exists.
@@ -768,20 +787,7 @@ impl OperationRecord {
         if self.state.is_finished() {
             return Owner::Released;
         }
-        let age = self.heartbeat_age_secs.unwrap_or(u64::MAX);
-        if let Some(why) = owner_gone(&owner) {
-            return Owner::Dead { owner, why };
-        }
-        if age >= STALE_OWNER_SECS {
-            return Owner::Dead {
-                owner,
-                why: format!("no heartbeat for {age}s"),
-            };
-        }
-        Owner::Alive {
-            owner,
-            heartbeat_age_secs: age,
-        }
+        holder_status(owner, self.heartbeat_age_secs)
     }
 
     /// Its parameters as journaled when it started; an error names the operation when they
@@ -973,15 +979,31 @@ impl Directory {
     }
 
     /// Inside a transaction: fails unless `lease` still holds its operation, and locks the
-    /// operation's row until the transaction ends.
+    /// operation's row until the transaction ends. The check writes the row (its
+    /// `lease_writes` count goes up): on a Galera cluster a lock alone is not replicated,
+    /// while a written row is in the transaction's write set, so a takeover committed
+    /// through another member meanwhile makes this transaction fail certification instead
+    /// of committing behind the new owner's back.
     pub fn check_lease(&mut self, lease: &Lease) -> Result<()> {
         let ops = self.jt("operations");
+        let held = self.server().exec_affected(&Stmt::with(
+            format!(
+                "UPDATE {ops} SET lease_writes = lease_writes + 1 WHERE op_id = ? AND epoch = ?"
+            ),
+            vec![lease.op.into(), lease.epoch.into()],
+        ))?;
+        if held == 1 {
+            return Ok(());
+        }
         let row: Option<(u64, Option<String>)> = self.server().first(&Stmt::with(
             format!("SELECT epoch, owner FROM {ops} WHERE op_id = ? FOR UPDATE"),
             vec![lease.op.into()],
         ))?;
         match row {
-            Some((epoch, _)) if epoch == lease.epoch => Ok(()),
+            Some((epoch, _)) if epoch == lease.epoch => Err(Error::Internal(format!(
+                "operation {}: its lease row did not change although its epoch is {epoch}",
+                lease.op
+            ))),
             Some((epoch, owner)) => Err(Error::LeaseLost(format!(
                 "operation {} was taken over (epoch {epoch}, owner {}); this process (epoch {}) stops without touching anything more",
                 lease.op,
@@ -993,25 +1015,19 @@ impl Directory {
     }
 
     /// Runs `f` in one transaction with the lease checked first; retried on a new
-    /// connection when the old one broke (every caller's work is safe to repeat).
+    /// connection when the old one broke (every caller's work is safe to repeat: a COMMIT
+    /// whose reply was lost is read back, never run twice, see
+    /// [`Directory::transaction`]).
     pub fn leased<T>(
         &mut self,
         lease: &Lease,
         mut f: impl FnMut(&mut Self) -> Result<T>,
     ) -> Result<T> {
         self.retrying(|d| {
-            d.server().exec(&Stmt::text("START TRANSACTION"))?;
-            let r = d.check_lease(lease).and_then(|_| f(d));
-            match r {
-                Ok(v) => {
-                    d.server().exec(&Stmt::text("COMMIT"))?;
-                    Ok(v)
-                }
-                Err(e) => {
-                    let _ = d.server().exec(&Stmt::text("ROLLBACK"));
-                    Err(e)
-                }
-            }
+            d.transaction(|d| {
+                d.check_lease(lease)?;
+                f(d)
+            })
         })
     }
 
@@ -1037,6 +1053,7 @@ impl Directory {
                     new.shard_id
                 )));
             }
+            d.forget_old_commit_tokens()?;
             let names = d.name_scope()?;
             let mut params = serde_json::to_value(new.params)
                 .map_err(|e| Error::Internal(format!("operation parameters: {e}")))?;
@@ -1088,13 +1105,18 @@ impl Directory {
         let me = owner_id();
         let expected = rec.epoch;
         let lease = self.retrying(|d| {
-            d.server().exec(&Stmt::text("START TRANSACTION"))?;
-            let r = (|| {
-                let now: Option<(u64, String)> = d.server().first(&Stmt::with(
-                    format!("SELECT epoch, state FROM {ops} WHERE op_id = ? FOR UPDATE"),
+            d.transaction(|d| {
+                let now: Option<(u64, Option<String>)> = d.server().first(&Stmt::with(
+                    format!("SELECT epoch, owner FROM {ops} WHERE op_id = ? FOR UPDATE"),
                     vec![op.into()],
                 ))?;
                 match now {
+                    // This process's own claim, committed by an earlier try whose reply
+                    // was lost and read back as not committed meanwhile: never a takeover
+                    // by another.
+                    Some((epoch, Some(owner))) if epoch == expected + 1 && owner == me => {
+                        Ok(Lease { op, epoch, names })
+                    }
                     Some((epoch, _)) if epoch != expected => Err(Error::Refused(format!(
                         "operation {op} was just taken over by another process (epoch {epoch})"
                     ))),
@@ -1107,17 +1129,7 @@ impl Directory {
                     }
                     None => Err(Error::Usage(format!("no operation {op} in the journal"))),
                 }
-            })();
-            match r {
-                Ok(l) => {
-                    d.server().exec(&Stmt::text("COMMIT"))?;
-                    Ok(l)
-                }
-                Err(e) => {
-                    let _ = d.server().exec(&Stmt::text("ROLLBACK"));
-                    Err(e)
-                }
-            }
+            })
         })?;
         Ok((lease, took_over))
     }
@@ -1163,10 +1175,12 @@ impl Directory {
     /// operation has no live owner.
     pub fn request_stop(&mut self, op: u64) -> Result<bool> {
         let ops = self.jt("operations");
-        let n = self.server().exec_affected(&Stmt::with(
-            format!("UPDATE {ops} SET stop_requested = 1 WHERE op_id = ? AND state = 'running' AND owner IS NOT NULL"),
-            vec![op.into()],
-        ))?;
+        let n = self.retrying(|d| {
+            d.server().exec_affected(&Stmt::with(
+                format!("UPDATE {ops} SET stop_requested = 1 WHERE op_id = ? AND state = 'running' AND owner IS NOT NULL"),
+                vec![op.into()],
+            ))
+        })?;
         Ok(n > 0)
     }
 
@@ -1176,10 +1190,12 @@ impl Directory {
         let ops = self.jt("operations");
         let (cond, mut params) = guard.sql();
         params.insert(0, op.into());
-        let n = self.server().exec_affected(&Stmt::with(
-            format!("UPDATE {ops} SET cutover_requested = 1 WHERE op_id = ? AND state IN ('running', 'failed') AND {cond}"),
-            params,
-        ))?;
+        let n = self.retrying(|d| {
+            d.server().exec_affected(&Stmt::with(
+                format!("UPDATE {ops} SET cutover_requested = 1 WHERE op_id = ? AND state IN ('running', 'failed') AND {cond}"),
+                params.clone(),
+            ))
+        })?;
         if n > 0 {
             return Ok(RequestRecord::Recorded);
         }
@@ -1694,6 +1710,7 @@ impl Directory {
     ) -> Result<bool> {
         let rof = self.jt("read_only_fences");
         self.leased(lease, |d| {
+            d.serialize_fence_registry(node)?;
             let holders = d.fence_holders(node, true)?;
             if let Some((_, was)) = holders.iter().find(|(op, _)| *op == lease.op) {
                 return Ok(*was);
@@ -1711,6 +1728,19 @@ impl Directory {
             ))?;
             Ok(was)
         })
+    }
+
+    /// Inside a transaction: writes `node`'s row of the read-only fences' registry lock,
+    /// so that two operations joining or leaving that fence at once are serialised: by
+    /// the row lock on one server, and on a cluster also by certification (the holders'
+    /// rows they read are only locked, which another member does not see; the lock row
+    /// both write is in both write sets).
+    fn serialize_fence_registry(&mut self, node: &str) -> Result<()> {
+        let locks = self.jt("directory_locks");
+        self.server().exec(&Stmt::with(
+            format!("INSERT INTO {locks} (name, bumps) VALUES (?, 1) ON DUPLICATE KEY UPDATE bumps = bumps + 1"),
+            vec![format!("read-only-fence:{node}").into()],
+        ))
     }
 
     /// The holders of `node`'s read-only fence: (operation, whether the node was read-only
@@ -1763,6 +1793,7 @@ impl Directory {
     ) -> Result<()> {
         let rof = self.jt("read_only_fences");
         self.leased(lease, |d| {
+            d.serialize_fence_registry(node)?;
             let holders = d.fence_holders(node, true)?;
             let Some((_, was)) = holders.iter().find(|(op, _)| *op == lease.op) else {
                 return Ok(());
@@ -1788,7 +1819,7 @@ impl Directory {
         node: &super::DirNode,
     ) -> Result<u64> {
         let (st, locations) = (self.jt("operation_steps"), self.jt("locations"));
-        self.change(|d, version| {
+        self.flip_change(|d, version| {
             d.check_lease(lease)?;
             d.require_verified(&st, lease.op, shard_id)?;
             let changed = d.server().exec_affected(&Stmt::with(
@@ -1809,6 +1840,19 @@ impl Directory {
             }
             Ok((version, Changed::shard(shard_id)))
         })
+    }
+
+    /// A flip's transaction ([`Directory::change`]), its COMMIT named `flip` for the fault
+    /// points. On a cluster it runs again through another member when its member went
+    /// away, left the Primary component or failed certification: every flip first reads
+    /// where the directory stands, so a run after one that committed would change nothing
+    /// (and a COMMIT whose reply was lost is read back, never run again).
+    fn flip_change<T>(
+        &mut self,
+        mut f: impl FnMut(&mut Self, u64) -> Result<(T, Changed)>,
+    ) -> Result<T> {
+        self.name_next_commit("flip");
+        self.change(&mut f)
     }
 
     fn require_verified(&mut self, st: &str, op: u64, shard_id: u32) -> Result<()> {
@@ -1867,7 +1911,7 @@ impl Directory {
     ) -> Result<u64> {
         let (st, locations) = (self.jt("operation_steps"), self.jt("locations"));
         let (ranges, hashes, lists) = (self.jt("ranges"), self.jt("hashes"), self.jt("lists"));
-        self.change(|d, version| {
+        self.flip_change(|d, version| {
             d.check_lease(lease)?;
             d.require_verified(&st, lease.op, old_shard)?;
             let online: u64 = d.server().first(&Stmt::with(
@@ -1927,7 +1971,7 @@ impl Directory {
         let (st, locations) = (self.jt("operation_steps"), self.jt("locations"));
         let (ranges, hashes, lists) = (self.jt("ranges"), self.jt("hashes"), self.jt("lists"));
         let (f, survivor, retired) = (plan.func_id, plan.survivor, plan.retired);
-        self.change(|d, version| {
+        self.flip_change(|d, version| {
             d.check_lease(lease)?;
             d.require_verified(&st, lease.op, retired)?;
             let present: u64 = d
@@ -1989,7 +2033,7 @@ impl Directory {
         let (st, locations) = (self.jt("operation_steps"), self.jt("locations"));
         let (ranges, hashes, lists) = (self.jt("ranges"), self.jt("hashes"), self.jt("lists"));
         let (f, donor, receiver) = (plan.func_id, plan.donor, plan.receiver);
-        self.change(|d, version| {
+        self.flip_change(|d, version| {
             d.check_lease(lease)?;
             d.require_verified(&st, lease.op, donor)?;
             let moved = match &plan.mapping {

@@ -187,3 +187,119 @@ impl Drop for Heartbeat {
         }
     }
 }
+
+/// A lock named in the directory's `directory_locks` table, held by this process (its
+/// [`owner_id`](crate::directory::journal::owner_id)) with a heartbeat every second from a
+/// connection of its own, and let go when dropped. Unlike `GET_LOCK`, which lives in one
+/// server's memory (another member of a cluster does not see it) and goes with the
+/// connection that took it (silently, when that connection is re-opened), the row is
+/// replicated and survives reconnections. A holder that died (its process gone on this
+/// host, or silent for [`STALE_OWNER_SECS`](crate::directory::journal::STALE_OWNER_SECS))
+/// loses it to the next taker.
+pub struct NamedLock {
+    name: String,
+    stop: Arc<AtomicBool>,
+    handle: Option<std::thread::JoinHandle<()>>,
+    dir: Option<Directory>,
+}
+
+impl NamedLock {
+    /// Takes lock `name`, waiting at most `wait` while a live holder has it (then
+    /// [`Error::Timeout`], naming it).
+    pub fn take(inv: &Inventory, name: &str, wait: Duration) -> Result<NamedLock> {
+        use crate::directory::journal::{holder_status, owner_id, Owner};
+        let me = owner_id();
+        let mut dir = Directory::open(inv)?;
+        let locks = format!("{}.`directory_locks`", dir.schema().quoted());
+        let deadline = Instant::now() + wait;
+        loop {
+            let holder = dir.retrying(|d| {
+                d.transaction(|d| {
+                    let row: Option<(Option<String>, Option<i64>)> = d.server().first(&crate::server::Stmt::with(
+                        format!("SELECT owner, TIMESTAMPDIFF(SECOND, heartbeat_at, CURRENT_TIMESTAMP(3)) FROM {locks} WHERE name = ? FOR UPDATE"),
+                        vec![name.into()],
+                    ))?;
+                    let holder = match row {
+                        Some((Some(owner), age)) if owner != me => {
+                            match holder_status(owner, age.map(|a| a.max(0) as u64)) {
+                                Owner::Alive { owner, heartbeat_age_secs } => {
+                                    Some(format!("{owner} (heartbeat {heartbeat_age_secs}s ago)"))
+                                }
+                                _ => None,
+                            }
+                        }
+                        _ => None,
+                    };
+                    if holder.is_none() {
+                        d.server().exec(&crate::server::Stmt::with(
+                            format!("INSERT INTO {locks} (name, owner, heartbeat_at) VALUES (?, ?, CURRENT_TIMESTAMP(3)) ON DUPLICATE KEY UPDATE owner = VALUES(owner), heartbeat_at = VALUES(heartbeat_at)"),
+                            vec![name.into(), me.as_str().into()],
+                        ))?;
+                    }
+                    Ok(holder)
+                })
+            })?;
+            let Some(holder) = holder else {
+                break;
+            };
+            if Instant::now() > deadline {
+                return Err(Error::Timeout(format!(
+                    "the directory lock {name} is held by {holder}, still after {}s",
+                    wait.as_secs()
+                )));
+            }
+            crate::signal::check()?;
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        let mut beat = Directory::open(inv)?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let quit = Arc::clone(&stop);
+        let (lock_name, owner) = (name.to_string(), me.clone());
+        let handle = std::thread::spawn(move || {
+            let mut last = Instant::now();
+            while !quit.load(Ordering::Relaxed) {
+                if last.elapsed() >= Heartbeat::EVERY {
+                    last = Instant::now();
+                    let table = format!("{}.`directory_locks`", beat.schema().quoted());
+                    if let Err(e) = beat.retrying(|d| {
+                        d.server().exec(&crate::server::Stmt::with(
+                            format!("UPDATE {table} SET heartbeat_at = CURRENT_TIMESTAMP(3) WHERE name = ? AND owner = ?"),
+                            vec![lock_name.as_str().into(), owner.as_str().into()],
+                        ))
+                    }) {
+                        log(1, &format!("heartbeat of the directory lock {lock_name} failed: {e}"));
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        });
+        Ok(NamedLock {
+            name: name.to_string(),
+            stop,
+            handle: Some(handle),
+            dir: Some(dir),
+        })
+    }
+}
+
+impl Drop for NamedLock {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+        if let Some(mut dir) = self.dir.take() {
+            let table = format!("{}.`directory_locks`", dir.schema().quoted());
+            let me = crate::directory::journal::owner_id();
+            let name = self.name.clone();
+            // A release that fails leaves a row whose holder is gone: the next taker sees
+            // it so (this process, or its silence) and takes it.
+            let _ = dir.retrying(|d| {
+                d.server().exec(&crate::server::Stmt::with(
+                    format!("UPDATE {table} SET owner = NULL WHERE name = ? AND owner = ?"),
+                    vec![name.as_str().into(), me.as_str().into()],
+                ))
+            });
+        }
+    }
+}

@@ -122,6 +122,8 @@ pub struct Router {
     shards: HashMap<u32, usize>,
     checked: Instant,
     check_every: Duration,
+    /// Lookups fail once the routes have gone unconfirmed this long (None: they never do).
+    max_staleness: Option<Duration>,
     /// Blocks of sequence values taken and not yet handed out (`next_id`).
     id_blocks: HashMap<String, super::sequences::Block>,
     last_reload: Option<Reload>,
@@ -152,6 +154,7 @@ impl Router {
             shards,
             checked: Instant::now(),
             check_every: Duration::from_secs(1),
+            max_staleness: None,
             id_blocks: HashMap::new(),
             last_reload: None,
         }
@@ -192,19 +195,41 @@ impl Router {
         self.snapshot.version
     }
 
+    /// Lookups refuse ([`Error::Refused`]) once the routes have gone unconfirmed for longer
+    /// than `bound` (see [`Router::unchecked_for`]); None (the default): the routes are
+    /// served however long the directory stays out of reach. Either way a stale route
+    /// never writes a row to the wrong shard: the fences and guards on the shards refuse
+    /// it ([`is_refresh_error`]).
+    pub fn set_max_staleness(&mut self, bound: Option<Duration>) {
+        self.max_staleness = bound;
+    }
+
     /// Asks the directory for its version now and, when it changed, brings the cache up
     /// to it: through the change log, re-reading only the locations and mapping rows of
     /// the shards changed since the cache's version, or the whole directory when the log
     /// cannot say ([`Directory::changes_since`]). Returns true when the version had
     /// changed; [`Router::last_reload`] tells how the cache followed.
-    /// A broken directory connection is reopened; the check time only moves on success, so
-    /// [`Router::unchecked_for`] tells how stale the routes may be.
+    /// On a cluster the version is read as the cluster last committed it (the read waits
+    /// until its member has applied every earlier commit), so a refresh after a refresh
+    /// error sees the flip that caused it.
+    /// A broken directory connection is reopened (on a cluster, through the next reader
+    /// member); the check time only moves on success, so [`Router::unchecked_for`] tells
+    /// how stale the routes may be. On failure the routes stay as they were.
     pub fn refresh(&mut self) -> Result<bool> {
+        self.refresh_with(true)
+    }
+
+    fn refresh_with(&mut self, synced: bool) -> Result<bool> {
         let Some(dir) = self.directory.as_mut() else {
             return Ok(false);
         };
         let from = self.snapshot.version;
-        if dir.retrying(|d| d.version())? == from {
+        let version = if synced {
+            dir.retrying(|d| d.version_synced())?
+        } else {
+            dir.retrying(|d| d.version())?
+        };
+        if version == from {
             self.checked = Instant::now();
             return Ok(false);
         }
@@ -282,18 +307,34 @@ impl Router {
         self.checked.elapsed()
     }
 
-    /// Refreshes when the last check is older than the check interval.
+    /// Refreshes when the last check is older than the check interval: the periodic poll,
+    /// whose version read does not wait for its member to catch up (a member a moment
+    /// behind is read again at the next poll, and the shards' fences refuse what the
+    /// routes would misplace meanwhile).
     pub fn maybe_refresh(&mut self) -> Result<bool> {
         if self.checked.elapsed() >= self.check_every {
-            self.refresh()
+            self.refresh_with(false)
         } else {
             Ok(false)
+        }
+    }
+
+    /// Fails when the routes have gone unconfirmed longer than the staleness bound.
+    fn fresh_enough(&self) -> Result<()> {
+        match self.max_staleness {
+            Some(bound) if self.checked.elapsed() > bound => Err(Error::Refused(format!(
+                "the routes were last confirmed {} ms ago, longer than this router's staleness bound of {} ms: the directory did not answer since",
+                self.checked.elapsed().as_millis(),
+                bound.as_millis()
+            ))),
+            _ => Ok(()),
         }
     }
 
     /// The shard holding `key` under the function called `function`, whatever its
     /// availability (where the key lives; [`Router::shard_to`] checks the operator's flag).
     pub fn shard_for_function(&self, function: &str, key: &Key) -> Result<&Shard> {
+        self.fresh_enough()?;
         let func_id = self.index.function_id(function).ok_or_else(|| {
             self.snapshot
                 .function(function)
@@ -306,6 +347,7 @@ impl Router {
     /// The shard holding `key` of the sharded table `schema.table`, whatever its
     /// availability ([`Router::table_shard_to`] checks it).
     pub fn shard_for_table(&self, schema: &str, table: &str, key: &Key) -> Result<&Shard> {
+        self.fresh_enough()?;
         let func_id = self.index.table_function(schema, table).ok_or_else(|| {
             Error::Usage(format!(
                 "table {schema}.{table} is not a sharded table in the directory"

@@ -2,7 +2,7 @@
 //! directory lacks; a directory newer than this binary is refused.
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: u32 = 13;
+pub const SCHEMA_VERSION: u32 = 14;
 
 /// Migration `n` (1-based) brings a directory from version n-1 to n. `{d}` stands for the
 /// back-quoted directory schema.
@@ -285,6 +285,31 @@ pub const MIGRATIONS: &[&[&str]] = &[&[
         scope ENUM('none','shards','all') NOT NULL,
         shards TEXT NOT NULL,
         changed_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3)
+    ) ENGINE=InnoDB",
+], &[
+    // A directory that stays right on a Galera cluster (docs/DIRECTORY_CLUSTER.md), and
+    // on one server when a COMMIT's reply is lost. Every lease-checked transaction bumps
+    // its operation's `lease_writes`: a row written, not only locked, is in the
+    // transaction's write set, so a takeover committed through another member makes it
+    // fail certification.
+    "ALTER TABLE {d}.operations
+        ADD COLUMN lease_writes BIGINT UNSIGNED NOT NULL DEFAULT 0",
+    // Every directory transaction writes a random token here before its COMMIT; a COMMIT
+    // whose reply did not come is settled by looking for its token. Kept a day.
+    "CREATE TABLE IF NOT EXISTS {d}.commit_tokens (
+        token BIGINT UNSIGNED NOT NULL PRIMARY KEY,
+        committed_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
+        KEY (committed_at)
+    ) ENGINE=InnoDB",
+    // Named locks kept in rows, which a cluster replicates (GET_LOCK is one server's
+    // memory): the reporting servers' lock (an owner and its heartbeat), and the
+    // serialisation of the read-only fences' registry of one node (`bumps`: every join
+    // and leave writes the row, so two of them on two members conflict).
+    "CREATE TABLE IF NOT EXISTS {d}.directory_locks (
+        name VARCHAR(128) NOT NULL PRIMARY KEY,
+        owner VARCHAR(255) NULL,
+        heartbeat_at TIMESTAMP(3) NULL,
+        bumps BIGINT UNSIGNED NOT NULL DEFAULT 0
     ) ENGINE=InnoDB",
 ]];
 

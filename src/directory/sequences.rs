@@ -114,12 +114,25 @@ pub fn take(
     let d = dir.schema().clone();
     let mut count = count as i64;
     loop {
-        let server = dir.server();
-        server.exec(&reports::lock_wait_seconds(lock_wait_secs))?;
-        let st = reports::take_from_sequence(&d);
-        let st = crate::server::Stmt::with(st.sql, vec![count.into(), name.into(), count.into()]);
-        let affected = match server.exec_affected(&st) {
-            Ok(n) => n,
+        // A connection that broke (or, on a cluster, a member that went away or a
+        // certification failure) is answered by taking another block: one whose answer
+        // was lost is skipped, never handed out twice.
+        let taken = dir.retrying(|dir| {
+            let server = dir.server();
+            server.exec(&reports::lock_wait_seconds(lock_wait_secs))?;
+            let st = reports::take_from_sequence(&d);
+            let st =
+                crate::server::Stmt::with(st.sql, vec![count.into(), name.into(), count.into()]);
+            if server.exec_affected(&st)? != 1 {
+                return Ok(None);
+            }
+            let next = server
+                .first::<i64>(&reports::last_insert_id())?
+                .ok_or_else(|| Error::server(server.name(), "LAST_INSERT_ID() gave no row"))?;
+            Ok(Some(next))
+        });
+        let taken = match taken {
+            Ok(t) => t,
             Err(e) if e.is_lock_wait_timeout() => {
                 return Err(Error::Timeout(format!(
                     "sequence {name} is contended: its row lock was not granted within {lock_wait_secs} s; try again"
@@ -127,16 +140,13 @@ pub fn take(
             }
             Err(e) => return Err(e),
         };
-        if affected == 1 {
-            let next = server
-                .first::<i64>(&reports::last_insert_id())?
-                .ok_or_else(|| Error::server(server.name(), "LAST_INSERT_ID() gave no row"))?;
+        if let Some(next) = taken {
             return Ok(Block {
                 first: next - count,
                 last: next - 1,
             });
         }
-        let seq = sequence(dir, name)?;
+        let seq = dir.retrying(|dir| sequence(dir, name))?;
         if allow_fewer && seq.remaining > 0 && seq.remaining < count {
             count = seq.remaining;
             continue;

@@ -14,10 +14,16 @@ use std::time::Duration;
 
 /// MySQL's duplicate-key error number.
 const ER_DUP_ENTRY: u16 = 1062;
+/// "Duplicate column name", "Duplicate key name", "Table already exists": what a
+/// migration statement run a second time meets.
+const ER_ALREADY_THERE: [u16; 3] = [1060, 1061, 1050];
+/// "Lock wait timeout exceeded".
+const ER_LOCK_WAIT_TIMEOUT: u16 = 1205;
 /// "Table doesn't exist" and "Unknown database".
 const ER_NO_SUCH_TABLE: [u16; 2] = [1146, 1049];
 
-/// A connection to the directory.
+/// A connection to the directory: to its node, or to one member of its Galera cluster
+/// at a time, another taken when that one goes away.
 #[derive(Debug)]
 pub struct Directory {
     server: Server,
@@ -27,6 +33,209 @@ pub struct Directory {
     /// Whether [`Directory::retrying`] reconnects and tries again (a reader with a time
     /// budget of its own fails at once instead).
     retries: bool,
+    /// The cluster's members, when the directory lives on one.
+    cluster: Option<ClusterLink>,
+    /// The name of the next transaction's COMMIT for its fault points, if it has one.
+    commit_point: Option<&'static str>,
+}
+
+/// The directory transactions whose COMMIT has fault points, `committing:NAME` before it
+/// is sent and `committed:NAME` once it answered (where `lose-reply` makes this process
+/// act as if the answer never came): the flips (a move's, a split's, a merge's).
+pub const COMMIT_POINTS: &[&str] = &["flip"];
+
+/// What a directory connection is for, which decides the members it may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// shardctl's own: the journal, the flips, every read that decides. The cluster's
+    /// members in the inventory's order (the preferred writer first), every statement
+    /// waiting until its member has applied what the cluster committed before it, and a
+    /// failed statement waiting up to the cluster's `wait_secs` for a usable member.
+    Writer,
+    /// An application's (the `Router`, `lookup`): the reader members, each process
+    /// starting at another, no waiting beyond one pass over them.
+    Reader,
+}
+
+/// The members of the directory's cluster as one connection sees them.
+#[derive(Debug)]
+struct ClusterLink {
+    /// `wsrep_cluster_name`.
+    name: String,
+    /// The members' connection specs, in the order they are tried.
+    members: Vec<ConnectSpec>,
+    role: Role,
+    /// How long a failed statement waits for a usable member.
+    wait: Duration,
+}
+
+/// How long a command's first connection to a cluster waits for a usable member before
+/// it refuses: a little more than the survivors of a member's death take to agree on
+/// their new view (the sandbox's members suspect a silent one after 3 s and evict it
+/// after 6 s).
+pub const CONNECT_GRACE: Duration = Duration::from_secs(10);
+
+/// Readers start at another member each (process and router), so their polls spread
+/// over the members.
+static NEXT_READER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+impl ClusterLink {
+    fn new(inv: &Inventory, role: Role, limit: Option<Duration>) -> Result<Option<ClusterLink>> {
+        let Some(c) = inv.directory_cluster() else {
+            return Ok(None);
+        };
+        let mut names: Vec<&String> = match role {
+            Role::Writer => c.members.iter().collect(),
+            Role::Reader => c.reader_members().iter().collect(),
+        };
+        if role == Role::Reader {
+            let start = std::process::id() as usize
+                + NEXT_READER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let n = names.len();
+            names.rotate_left(start % n);
+        }
+        let app = match role {
+            Role::Reader => inv.directory_application_credentials()?,
+            Role::Writer => None,
+        };
+        let mut members = Vec::new();
+        for name in names {
+            let mut spec = ConnectSpec::for_node(inv, inv.node(name)?)?;
+            if let Some(credentials) = &app {
+                spec.credentials = credentials.clone();
+            }
+            if let Some(limit) = limit {
+                spec.connect_timeout = spec.connect_timeout.min(limit);
+                spec.read_timeout = spec.read_timeout.min(limit);
+                spec.write_timeout = spec.write_timeout.min(limit);
+            }
+            members.push(spec);
+        }
+        Ok(Some(ClusterLink {
+            name: c.name.clone(),
+            members,
+            role,
+            wait: Duration::from_secs(c.wait_secs),
+        }))
+    }
+
+    /// [`ClusterLink::connect_usable`] for a command's first connection: a writer tries
+    /// again for up to [`CONNECT_GRACE`] while no member is usable, which covers the few
+    /// seconds the survivors of a member's death take to settle their new view; past it
+    /// (a partition, quorum lost) the command refuses. A reader makes one pass.
+    fn connect_within_grace(&self, survey: bool) -> Result<(Server, ConnectSpec)> {
+        let started = std::time::Instant::now();
+        loop {
+            match self.connect_usable(survey) {
+                Err(e @ Error::DirectoryUnavailable { .. })
+                    if self.role == Role::Writer && started.elapsed() < CONNECT_GRACE =>
+                {
+                    crate::output::log(1, &format!("{e}; trying again"));
+                    crate::signal::check()?;
+                    std::thread::sleep(Duration::from_millis(500));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// A connection to the first member that may be used (wsrep on, this cluster, in the
+    /// Primary component, Synced, ready), its session prepared for the role. With
+    /// `survey`, every member is asked, so that one reporting another cluster (by name,
+    /// or by state UUID while both are Primary) is refused even when the first would do.
+    fn connect_usable(&self, survey: bool) -> Result<(Server, ConnectSpec)> {
+        let mut found: Option<(Server, ConnectSpec)> = None;
+        let mut why = Vec::new();
+        let mut answered = false;
+        let mut primaries: Vec<(String, String)> = Vec::new();
+        for spec in &self.members {
+            if found.is_some() && !survey {
+                break;
+            }
+            let mut server = match Server::connect(spec) {
+                Ok(s) => s,
+                Err(e) => {
+                    why.push(format!("{}: unreachable ({})", spec.name, unprefixed(&e)));
+                    continue;
+                }
+            };
+            let state = match server.galera_state() {
+                Ok(s) => s,
+                Err(e) => {
+                    why.push(format!("{}: {}", spec.name, unprefixed(&e)));
+                    continue;
+                }
+            };
+            answered = true;
+            if state.wsrep_on && state.cluster_name != self.name {
+                return Err(crate::server::galera::wrong_cluster(
+                    &spec.name,
+                    &self.name,
+                    &state.cluster_name,
+                ));
+            }
+            if state.wsrep_on && state.status == crate::server::galera::ClusterStatus::Primary {
+                if let Some((other, uuid)) =
+                    primaries.iter().find(|(_, u)| *u != state.cluster_uuid)
+                {
+                    return Err(Error::Config(format!(
+                        "directory.cluster: members {other} and {} are in two different clusters named {:?} (state UUIDs {uuid} and {}): list the members of one cluster",
+                        spec.name, self.name, state.cluster_uuid
+                    )));
+                }
+                primaries.push((spec.name.clone(), state.cluster_uuid.clone()));
+            }
+            match state.unusable() {
+                Some(reason) => why.push(format!("{}: {reason}", spec.name)),
+                None if found.is_none() => {
+                    server.set_purpose(crate::server::Purpose::Directory);
+                    let prepared = match self.role {
+                        Role::Writer => server.exec(&crate::server::galera::sync_session()),
+                        Role::Reader => Ok(()),
+                    };
+                    match prepared {
+                        // The member went away between its answer and this statement.
+                        Err(e) => why.push(format!("{}: {}", spec.name, unprefixed(&e))),
+                        Ok(()) => found = Some((server, spec.clone())),
+                    }
+                }
+                None => {}
+            }
+        }
+        found.ok_or_else(|| Error::DirectoryUnavailable {
+            cluster: self.name.clone(),
+            answered,
+            message: format!(
+                "no member is in the Primary component and Synced ({})",
+                why.join("; ")
+            ),
+        })
+    }
+}
+
+/// An error's message without the `node X: ` its variant puts before it.
+fn unprefixed(e: &Error) -> String {
+    match e {
+        Error::Server { message, .. } => message.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// True for a failure after which a directory statement may be tried again through this
+/// or another member: the connection broke (`broken`), the member left the Primary
+/// component or is going away, certification failed, no member was usable.
+fn transient_on_cluster(e: &Error, broken: bool) -> bool {
+    if broken || matches!(e, Error::DirectoryUnavailable { .. }) {
+        return true;
+    }
+    // A lock wait that timed out: on a cluster, a row held by a transaction that was
+    // committing when quorum went (it ends, committed or not, once quorum is back; its
+    // outcome is read back, never assumed).
+    e.server_code().is_some_and(|c| {
+        c == crate::server::galera::ER_DEADLOCK
+            || c == ER_LOCK_WAIT_TIMEOUT
+            || crate::server::galera::member_failed(c)
+    })
 }
 
 /// How a new shard enters its function's mapping.
@@ -105,15 +314,17 @@ fn key_value(key: &Key) -> Value {
 fn no_directory(inv: &Inventory) -> Error {
     Error::Usage(format!(
         "no sharding directory in schema {} on {}: run `shardctl init` first",
-        inv.file.directory.schema, inv.file.directory.node
+        inv.file.directory.schema,
+        inv.directory_place()
     ))
 }
 
 impl Directory {
-    /// Connects to the directory node named in the inventory, without checking the schema.
+    /// Connects to the directory (its node, or a usable member of its cluster, every
+    /// member asked once so that a member of another cluster is refused), without
+    /// checking the schema.
     pub fn connect(inv: &Inventory) -> Result<Directory> {
-        let spec = ConnectSpec::for_node(inv, inv.node(&inv.file.directory.node)?)?;
-        Self::connect_with(inv, spec)
+        Self::connect_as(inv, Role::Writer, None)
     }
 
     /// [`Directory::open`] with the account the inventory names for applications
@@ -121,56 +332,110 @@ impl Directory {
     /// account when it names none. The router's connection; shardctl's own are
     /// [`Directory::open`]'s.
     pub fn open_for_application(inv: &Inventory) -> Result<Directory> {
-        let spec = Self::application_spec(inv)?;
-        Self::checked(Self::connect_with(inv, spec)?)?.ok_or_else(|| no_directory(inv))
+        Self::checked(Self::connect_as(inv, Role::Reader, None)?)?.ok_or_else(|| no_directory(inv))
     }
 
     /// [`Directory::open_for_application`] for a reader on a time budget (monitoring):
     /// every timeout of the connection at most `limit`, and a failed read fails at once
     /// instead of reconnecting and trying again.
     pub fn open_for_application_within(inv: &Inventory, limit: Duration) -> Result<Directory> {
-        let mut spec = Self::application_spec(inv)?;
-        spec.connect_timeout = spec.connect_timeout.min(limit);
-        spec.read_timeout = spec.read_timeout.min(limit);
-        spec.write_timeout = spec.write_timeout.min(limit);
-        let mut d = Self::connect_with(inv, spec)?;
+        let mut d = Self::connect_as(inv, Role::Reader, Some(limit))?;
         d.retries = false;
         Self::checked(d)?.ok_or_else(|| no_directory(inv))
     }
 
-    /// The directory node's connection with the application's account, when the
-    /// inventory names one.
-    fn application_spec(inv: &Inventory) -> Result<ConnectSpec> {
-        let mut spec = ConnectSpec::for_node(inv, inv.node(&inv.file.directory.node)?)?;
-        if let Some(credentials) = inv.directory_application_credentials()? {
-            spec.credentials = credentials;
+    /// A connection for `role`, every timeout at most `limit` when one is given.
+    fn connect_as(inv: &Inventory, role: Role, limit: Option<Duration>) -> Result<Directory> {
+        let schema = Ident::new("directory schema", &inv.file.directory.schema)?;
+        if let Some(link) = ClusterLink::new(inv, role, limit)? {
+            let (server, spec) = link.connect_within_grace(role == Role::Writer)?;
+            return Ok(Directory {
+                server,
+                schema,
+                spec,
+                retries: true,
+                cluster: Some(link),
+                commit_point: None,
+            });
         }
-        Ok(spec)
-    }
-
-    fn connect_with(inv: &Inventory, spec: ConnectSpec) -> Result<Directory> {
+        let mut spec = ConnectSpec::for_node(inv, inv.node(inv.directory_home())?)?;
+        if role == Role::Reader {
+            if let Some(credentials) = inv.directory_application_credentials()? {
+                spec.credentials = credentials;
+            }
+        }
+        if let Some(limit) = limit {
+            spec.connect_timeout = spec.connect_timeout.min(limit);
+            spec.read_timeout = spec.read_timeout.min(limit);
+            spec.write_timeout = spec.write_timeout.min(limit);
+        }
         let mut server = Server::connect(&spec)?;
         server.set_purpose(crate::server::Purpose::Directory);
-        let schema = Ident::new("directory schema", &inv.file.directory.schema)?;
         Ok(Directory {
             server,
             schema,
             spec,
             retries: true,
+            cluster: None,
+            commit_point: None,
         })
     }
 
-    /// Opens a new connection in place of the current one.
+    /// Opens a new connection in place of the current one: to the same node, or to the
+    /// first usable member of the cluster.
     pub fn reconnect(&mut self) -> Result<()> {
-        self.server = Server::connect(&self.spec)?;
-        self.server.set_purpose(crate::server::Purpose::Directory);
+        match &self.cluster {
+            Some(link) => {
+                let (server, spec) = link.connect_usable(false)?;
+                if spec.name != self.spec.name {
+                    crate::output::log(
+                        1,
+                        &format!(
+                            "directory: now through member {} (was {})",
+                            spec.name, self.spec.name
+                        ),
+                    );
+                }
+                self.server = server;
+                self.spec = spec;
+            }
+            None => {
+                self.server = Server::connect(&self.spec)?;
+                self.server.set_purpose(crate::server::Purpose::Directory);
+            }
+        }
         Ok(())
+    }
+
+    /// The node this connection reaches: the directory's node, or the cluster member in
+    /// use.
+    pub fn member(&self) -> &str {
+        self.server.name()
+    }
+
+    /// Where the directory is, for messages: `node1`, or `cluster dirc (through dir1)`.
+    pub fn place(&self) -> String {
+        match &self.cluster {
+            Some(link) => format!("cluster {} (through {})", link.name, self.server.name()),
+            None => self.server.name().to_string(),
+        }
+    }
+
+    /// The cluster's name when the directory lives on one.
+    pub fn cluster_name(&self) -> Option<&str> {
+        self.cluster.as_ref().map(|c| c.name.as_str())
     }
 
     /// Runs `f`; when it fails because the connection broke (not because the server refused
     /// the statement), reconnects and runs it again, a few times over about ten seconds.
-    /// Only for work that is safe to repeat.
+    /// On a cluster, also when the member left the Primary component or went away (the
+    /// next usable member is taken) or certification failed, for up to the cluster's
+    /// `wait_secs` (a reader: one more pass over its members). Only for work that is safe
+    /// to repeat.
     pub fn retrying<T>(&mut self, mut f: impl FnMut(&mut Self) -> Result<T>) -> Result<T> {
+        if self.cluster.is_some() {
+            return self.retrying_on_cluster(f);
+        }
         const PAUSES_MS: [u64; 4] = [250, 1000, 2500, 5000];
         if !self.retries {
             return f(self);
@@ -201,6 +466,94 @@ impl Directory {
         }
     }
 
+    fn retrying_on_cluster<T>(&mut self, mut f: impl FnMut(&mut Self) -> Result<T>) -> Result<T> {
+        let (wait, role) = match &self.cluster {
+            Some(link) => (link.wait, link.role),
+            None => return f(self),
+        };
+        if !self.retries {
+            return f(self);
+        }
+        let wait = if role == Role::Writer {
+            wait
+        } else {
+            Duration::ZERO
+        };
+        let started = std::time::Instant::now();
+        let mut attempt: u32 = 0;
+        let mut told = false;
+        loop {
+            // A reader gets one more pass over its members; a writer waits its budget.
+            let may_retry = |attempt: u32| attempt == 0 || started.elapsed() < wait;
+            if self.server.is_broken() {
+                match self.reconnect() {
+                    Ok(()) => {}
+                    Err(e) if transient_on_cluster(&e, false) && may_retry(attempt) => {
+                        if !told && role == Role::Writer {
+                            crate::output::log(
+                                0,
+                                &format!(
+                                    "{e}; waiting up to {}s for a usable member",
+                                    wait.as_secs()
+                                ),
+                            );
+                            told = true;
+                        }
+                        attempt += 1;
+                        crate::signal::check()?;
+                        std::thread::sleep(Duration::from_millis(500));
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            match f(self) {
+                Err(e)
+                    if transient_on_cluster(&e, self.server.is_broken()) && may_retry(attempt) =>
+                {
+                    if e.server_code()
+                        .is_some_and(crate::server::galera::member_failed)
+                    {
+                        self.server.mark_broken();
+                    }
+                    crate::output::log(
+                        1,
+                        &format!(
+                            "directory through {}: {e}; trying again",
+                            self.server.name()
+                        ),
+                    );
+                    attempt += 1;
+                    crate::signal::check()?;
+                    std::thread::sleep(Duration::from_millis(
+                        (50 * u64::from(attempt.min(10))).max(50),
+                    ));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// On a cluster, fails (and marks the connection so that the next try takes another
+    /// member) unless the member in use is still in the Primary component and Synced:
+    /// checked in every write transaction before its COMMIT, so that nothing is written
+    /// through a member that became a donor or lost quorum after it was chosen.
+    fn check_member(&mut self) -> Result<()> {
+        let Some(cluster) = self.cluster.as_ref().map(|c| c.name.clone()) else {
+            return Ok(());
+        };
+        let state = self.server.galera_state()?;
+        if let Some(why) = state.unusable() {
+            self.server.mark_broken();
+            return Err(Error::DirectoryUnavailable {
+                cluster,
+                answered: true,
+                message: format!("member {} is {why}", self.server.name()),
+            });
+        }
+        Ok(())
+    }
+
     /// Connects and checks that the directory exists and is not newer than this binary.
     pub fn open(inv: &Inventory) -> Result<Directory> {
         Self::open_existing(inv)?.ok_or_else(|| no_directory(inv))
@@ -213,7 +566,7 @@ impl Directory {
 
     /// `d` when its schema version is this binary's; None when there is no directory.
     fn checked(mut d: Directory) -> Result<Option<Directory>> {
-        match d.schema_version()? {
+        match d.retrying(|d| d.schema_version())? {
             None => Ok(None),
             Some(v) if v > SCHEMA_VERSION => Err(d.too_new(v)),
             Some(v) if v < SCHEMA_VERSION => Err(Error::Usage(format!(
@@ -302,7 +655,20 @@ impl Directory {
                 continue;
             }
             for sql in *migration {
-                self.server.exec(&Stmt::text(sql.replace("{d}", &d)))?;
+                // A migration run again (its first run stopped after some statements, or
+                // its reply was lost) finds what it added there already.
+                match self.server.try_rows(&Stmt::text(sql.replace("{d}", &d))) {
+                    Ok(_) => {}
+                    Err(e)
+                        if server_error_code(&e).is_some_and(|c| ER_ALREADY_THERE.contains(&c)) =>
+                    {
+                        crate::output::log(
+                            1,
+                            &format!("init: {}; kept", crate::server::describe(&e)),
+                        );
+                    }
+                    Err(e) => return Err(self.server.error(&e)),
+                }
             }
             self.server.exec(&Stmt::with(
                 format!(
@@ -337,38 +703,183 @@ impl Directory {
         Ok(self.server.first::<u64>(&st)?.unwrap_or(0))
     }
 
+    /// [`Directory::version`] as the cluster last committed it: on a cluster the read
+    /// first waits until its member has applied everything committed before it (the one
+    /// read a router makes after a refresh error, which must see the latest flip); on one
+    /// server the same read.
+    pub fn version_synced(&mut self) -> Result<u64> {
+        if self.cluster.is_none() {
+            return self.version();
+        }
+        let st = Stmt::text(crate::server::galera::synced_read(&format!(
+            "SELECT version FROM {} WHERE id = 1",
+            self.t("directory_version")
+        )));
+        Ok(self.server.first::<u64>(&st)?.unwrap_or(0))
+    }
+
     /// Runs `f` in a transaction that bumps the directory version; `f` receives the new
     /// version and returns its value with what it [`Changed`] of the tables routers read,
     /// which the change log records in the same transaction (so no version exists without
-    /// its log row). Rolls back on error.
+    /// its log row). Rolls back on error; a COMMIT whose outcome did not come back is settled
+    /// as [`Directory::transaction`] says.
+    ///
+    /// On a cluster the whole transaction is run again through another member when its
+    /// member went away, left the Primary component or certification failed (`f` reads
+    /// what it decides on inside the transaction, and a COMMIT that did happen is never
+    /// run twice); on one server, once, as before.
     pub fn change<T>(
         &mut self,
-        f: impl FnOnce(&mut Self, u64) -> Result<(T, Changed)>,
+        mut f: impl FnMut(&mut Self, u64) -> Result<(T, Changed)>,
     ) -> Result<T> {
-        self.server.exec(&Stmt::text("START TRANSACTION"))?;
-        let result = (|| {
-            self.server.exec(&Stmt::text(format!(
+        if self.cluster.is_some() {
+            let point = self.commit_point.take();
+            return self.retrying(|d| {
+                d.commit_point = point;
+                d.change_once(&mut f)
+            });
+        }
+        self.change_once(f)
+    }
+
+    fn change_once<T>(
+        &mut self,
+        mut f: impl FnMut(&mut Self, u64) -> Result<(T, Changed)>,
+    ) -> Result<T> {
+        self.transaction(|d| {
+            d.server.exec(&Stmt::text(format!(
                 "UPDATE {} SET version = LAST_INSERT_ID(version + 1) WHERE id = 1",
-                self.t("directory_version")
+                d.t("directory_version")
             )))?;
-            let v = self
+            let v = d
                 .server
                 .first::<u64>(&Stmt::text("SELECT LAST_INSERT_ID()"))?
                 .unwrap_or(0);
-            let (out, changed) = f(self, v)?;
-            self.log_change(v, &changed)?;
+            let (out, changed) = f(d, v)?;
+            d.log_change(v, &changed)?;
             Ok(out)
-        })();
-        match result {
-            Ok(v) => {
-                self.server.exec(&Stmt::text("COMMIT"))?;
-                Ok(v)
-            }
+        })
+    }
+
+    /// Runs `f` in one transaction and commits it, never assuming how a COMMIT ended when
+    /// its reply did not come (the connection broke, the member left the cluster,
+    /// certification failed): every transaction writes a random token into
+    /// `commit_tokens`, and after a failed COMMIT the token is looked for through a
+    /// connection that works (another member, waiting as [`Directory::retrying`] does).
+    /// Found, the transaction committed and `f`'s result is returned; not found, it did
+    /// not, and the COMMIT's error is returned (a caller in [`Directory::retrying`] runs
+    /// it again); unreadable, the outcome is unknown and said so, and nothing retries it.
+    /// On a cluster, the member is checked to be in the Primary component and Synced
+    /// before the COMMIT.
+    pub fn transaction<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        let token = commit_token()?;
+        self.server.exec(&Stmt::text("START TRANSACTION"))?;
+        let result = f(self).and_then(|v| {
+            self.server.exec(&Stmt::with(
+                format!("INSERT INTO {} (token) VALUES (?)", self.t("commit_tokens")),
+                vec![Value::from(token)],
+            ))?;
+            self.check_member()?;
+            Ok(v)
+        });
+        let v = match result {
+            Ok(v) => v,
             Err(e) => {
                 let _ = self.server.exec(&Stmt::text("ROLLBACK"));
-                Err(e)
+                return Err(e);
+            }
+        };
+        let point = self.commit_point.take();
+        if let Some(p) = point {
+            crate::fault::point(&format!("committing:{p}"));
+        }
+        let mut commit = self.server.exec(&Stmt::text("COMMIT"));
+        if let Some(p) = point {
+            let at = format!("committed:{p}");
+            crate::fault::point(&at);
+            if commit.is_ok() && crate::fault::loses_reply(&at) {
+                // The test's stand-in for a reply lost on the wire: the server committed,
+                // this process acts as if it never heard so.
+                self.server.mark_broken();
+                commit = Err(Error::server(
+                    self.server.name(),
+                    format!("the reply to the COMMIT was lost (fault point {at})"),
+                ));
             }
         }
+        let Err(e) = commit else {
+            return Ok(v);
+        };
+        let broken = self.server.is_broken();
+        if !broken
+            && e.server_code()
+                .is_some_and(|c| c == crate::server::galera::ER_DEADLOCK)
+            && self.cluster.is_none()
+        {
+            // A single server's deadlock at COMMIT rolled the transaction back whole.
+            return Err(e);
+        }
+        if !broken && self.cluster.is_some() {
+            // The member answered with an error: whatever it was, it is read back
+            // through a connection of its own from here on.
+            self.server.mark_broken();
+        }
+        match self.retrying(|d| d.token_committed(token)) {
+            Ok(true) => {
+                crate::output::log(
+                    0,
+                    &format!(
+                        "directory: a transaction committed although its COMMIT reported {e}"
+                    ),
+                );
+                Ok(v)
+            }
+            Ok(false) => {
+                // It did not happen: the caller may run it again.
+                self.server.mark_broken();
+                Err(e)
+            }
+            Err(read) => Err(Error::server(
+                self.place(),
+                format!(
+                    "the outcome of a directory transaction is unknown: its COMMIT reported {e} and reading it back failed ({read}); run the command again once the directory answers (`shardctl resume` settles an operation's)"
+                ),
+            )),
+        }
+    }
+
+    /// Whether the transaction that wrote `token` committed (read on a connection that
+    /// sees everything the cluster committed before the read).
+    fn token_committed(&mut self, token: u64) -> Result<bool> {
+        let sql = format!(
+            "SELECT COUNT(*) FROM {} WHERE token = ?",
+            self.t("commit_tokens")
+        );
+        let sql = if self.cluster.is_some() {
+            crate::server::galera::synced_read(&sql)
+        } else {
+            sql
+        };
+        Ok(self
+            .server
+            .first::<u64>(&Stmt::with(sql, vec![Value::from(token)]))?
+            .unwrap_or(0)
+            > 0)
+    }
+
+    /// Names the next transaction's COMMIT for the fault points `committing:NAME` and
+    /// `committed:NAME` ([`COMMIT_POINTS`]).
+    pub fn name_next_commit(&mut self, name: &'static str) {
+        self.commit_point = Some(name);
+    }
+
+    /// Forgets the commit tokens older than a day: a token is only ever looked for
+    /// seconds after its COMMIT.
+    pub fn forget_old_commit_tokens(&mut self) -> Result<()> {
+        self.server.exec(&Stmt::text(format!(
+            "DELETE FROM {} WHERE committed_at < CURRENT_TIMESTAMP(3) - INTERVAL 1 DAY",
+            self.t("commit_tokens")
+        )))
     }
 
     /// Inside a change's transaction: its row of the change log, and the rows that fell
@@ -909,6 +1420,120 @@ impl Directory {
     }
 }
 
+/// 64 random bits from the kernel: a transaction's commit token.
+fn commit_token() -> Result<u64> {
+    let mut buf = [0u8; 8];
+    // SAFETY: getrandom writes at most `buf.len()` bytes into the buffer it is given.
+    let n = unsafe { libc::getrandom(buf.as_mut_ptr().cast(), buf.len(), 0) };
+    if n != buf.len() as isize {
+        return Err(Error::io(
+            "cannot read random bytes for a commit token",
+            std::io::Error::last_os_error(),
+        ));
+    }
+    // The column is signed-safe: the top bit cleared.
+    Ok(u64::from_ne_bytes(buf) >> 1)
+}
+
 fn self_t(schema: &Ident, table: &str) -> String {
     format!("{}.`{table}`", schema.quoted())
+}
+
+/// One member of the directory's cluster as [`survey`] found it.
+#[derive(Debug, serde::Serialize)]
+pub struct MemberReport {
+    /// Its node name.
+    pub member: String,
+    /// `host:port` (or socket).
+    pub address: String,
+    /// What it reports of itself, when it answered.
+    pub state: Option<crate::server::galera::MemberState>,
+    /// The member shardctl writes through now: the first usable one in the inventory's
+    /// order.
+    pub writer: bool,
+    /// A member routers read from.
+    pub reader: bool,
+    /// Why shardctl does not use it, when it does not (unreachable, another cluster,
+    /// wsrep off, not in the Primary component, not Synced).
+    #[serde(serialize_with = "error_text")]
+    pub error: Option<Error>,
+}
+
+fn error_text<S: serde::Serializer>(
+    e: &Option<Error>,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    match e {
+        Some(e) => s.serialize_some(&e.to_string()),
+        None => s.serialize_none(),
+    }
+}
+
+/// Every member of the directory's cluster, asked in the inventory's order (None when the
+/// directory lives on one node). Each error carries its exit code: unreachable 4, wsrep
+/// off or another cluster (by name, or by state UUID while both are Primary) 3, not in
+/// the Primary component or not Synced 5.
+pub fn survey(inv: &Inventory) -> Result<Option<Vec<MemberReport>>> {
+    let Some(cluster) = inv.directory_cluster() else {
+        return Ok(None);
+    };
+    let mut out: Vec<MemberReport> = Vec::new();
+    let mut writer_found = false;
+    for name in &cluster.members {
+        let spec = ConnectSpec::for_node(inv, inv.node(name)?)?;
+        let reader = cluster.reader_members().contains(name);
+        let mut report = MemberReport {
+            member: name.clone(),
+            address: spec.address(),
+            state: None,
+            writer: false,
+            reader,
+            error: None,
+        };
+        let state = Server::connect(&spec).and_then(|mut s| s.galera_state());
+        match state {
+            Err(e) => report.error = Some(e),
+            Ok(state) => {
+                report.error = if !state.wsrep_on {
+                    Some(Error::Config(format!(
+                        "directory member {name}: wsrep is off: it is a server of its own, not a member of cluster {}",
+                        cluster.name
+                    )))
+                } else if state.cluster_name != cluster.name {
+                    Some(crate::server::galera::wrong_cluster(
+                        name,
+                        &cluster.name,
+                        &state.cluster_name,
+                    ))
+                } else if let Some(other) = out.iter().find(|o| {
+                    o.state.as_ref().is_some_and(|s| {
+                        s.status == crate::server::galera::ClusterStatus::Primary
+                            && state.status == crate::server::galera::ClusterStatus::Primary
+                            && s.cluster_uuid != state.cluster_uuid
+                    })
+                }) {
+                    Some(Error::Config(format!(
+                        "directory.cluster: members {} and {name} are in two different clusters named {:?} (state UUIDs {} and {}): list the members of one cluster",
+                        other.member,
+                        cluster.name,
+                        other.state.as_ref().map(|s| s.cluster_uuid.as_str()).unwrap_or(""),
+                        state.cluster_uuid
+                    )))
+                } else {
+                    state.unusable().map(|why| {
+                        Error::Refused(format!(
+                            "directory member {name} is {why}: shardctl neither writes nor reads through it until it is Synced in the Primary component"
+                        ))
+                    })
+                };
+                if report.error.is_none() && !writer_found {
+                    report.writer = true;
+                    writer_found = true;
+                }
+                report.state = Some(state);
+            }
+        }
+        out.push(report);
+    }
+    Ok(Some(out))
 }

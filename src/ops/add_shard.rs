@@ -363,7 +363,7 @@ pub fn add_shard(inv: &Inventory, req: &AddShard) -> Result<Added> {
     let template_node = match (&model_shard, &req.template_node) {
         (Some(s), None) => s.node.clone(),
         (_, Some(n)) => n.clone(),
-        (None, None) => inv.file.directory.node.clone(),
+        (None, None) => dir.member().to_string(),
     };
     let mut source = Server::connect_node(inv, &template_node)?;
     let mut templates = Vec::new();

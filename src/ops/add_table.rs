@@ -85,7 +85,9 @@ pub fn add_table(
         TablePlacement::Sharded { function, .. } => Some(snap.function(function)?.clone()),
         TablePlacement::Global => None,
     };
-    let template = template_node.unwrap_or(&inv.file.directory.node);
+    // The directory's node, or the member of its cluster the directory is read from.
+    let member = dir.member().to_string();
+    let template = template_node.unwrap_or(&member);
     inv.node(template)?;
     let home = table_home(
         &snap,

@@ -194,7 +194,7 @@ pub fn filter(
     }
     fleet.set_filters(node, channel, filters)?;
     if persist == Persist::Write {
-        if node == inv.file.directory.node {
+        if inv.holds_directory(node) {
             return Err(Error::Refused(format!(
                 "{node} holds the sharding directory: restarting it would stop every operation's journal; the filter was set on the running channel only"
             )));

@@ -6,6 +6,7 @@
 //! The sandbox writes an inventory for itself, with credentials in 0600 option files, and
 //! records the pids it started so `down` stops exactly those.
 
+mod galera;
 mod process;
 mod tls;
 
@@ -23,6 +24,7 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+pub use galera::CLUSTER_NAME as DIRECTORY_CLUSTER_NAME;
 pub use process::Lifetime;
 
 /// The directory used when `--dir` is not given.
@@ -126,6 +128,10 @@ pub struct SandboxNode {
     /// For a replica: the node it replicates from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub primary: Option<String>,
+    /// For a member of the directory's cluster: its Galera group port (the incremental
+    /// and full state-transfer ports follow it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub galera_port: Option<u16>,
 }
 
 impl SandboxNode {
@@ -166,6 +172,10 @@ pub struct SandboxState {
     /// The nodes' replicas (each names its node in `primary`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replicas: Vec<SandboxNode>,
+    /// The members of the directory's Galera cluster (`dir1`, ...), when the directory
+    /// lives on one instead of on node1.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub directory: Vec<SandboxNode>,
     /// The shardctl binary the inventory's `restart_command`s run (`sandbox restart`).
     #[serde(default)]
     pub shardctl_bin: Option<PathBuf>,
@@ -191,6 +201,7 @@ pub struct SandboxBuilder {
     remove_on_drop: bool,
     tls: bool,
     shardctl_bin: Option<PathBuf>,
+    directory_cluster: usize,
 }
 
 /// The running binary when it is shardctl itself (not a test binary), for the restart
@@ -216,6 +227,7 @@ impl SandboxBuilder {
             remove_on_drop: false,
             tls: false,
             shardctl_bin: this_shardctl(),
+            directory_cluster: 0,
         }
     }
 
@@ -245,6 +257,7 @@ impl SandboxBuilder {
             remove_on_drop: true,
             tls: false,
             shardctl_bin: this_shardctl(),
+            directory_cluster: 0,
         })
     }
 
@@ -313,6 +326,15 @@ impl SandboxBuilder {
         self
     }
 
+    /// The directory on a Galera cluster of `members` servers of its own (`dir1`, ...; 0:
+    /// the directory lives on node1): the first bootstraps the cluster, the others join it
+    /// by a `mariabackup` state transfer, and the inventory names them as
+    /// `directory.cluster`. Needs the `galera-4` package.
+    pub fn directory_cluster(mut self, members: usize) -> Self {
+        self.directory_cluster = members;
+        self
+    }
+
     /// Starts the servers (initialising data directories on first use) and writes the
     /// inventory. Refuses when the sandbox already runs or a port is taken.
     pub fn start(self) -> Result<Sandbox> {
@@ -338,12 +360,24 @@ impl SandboxBuilder {
                 "--app-schemas: {schema:?} is not a schema name (ASCII letters, digits, _ and $)"
             )));
         }
-        let servers = self.nodes * (1 + self.replicas);
+        if self.directory_cluster == 1 || self.directory_cluster > 9 {
+            return Err(Error::Usage(format!(
+                "--directory-cluster {}: a directory cluster has 2 to 9 members (3 to survive the loss of one)",
+                self.directory_cluster
+            )));
+        }
+        if self.directory_cluster > 0 {
+            galera::provider()?;
+        }
+        let members = self.directory_cluster;
+        // Each member takes a server port, then three for Galera after every server's.
+        let servers = self.nodes * (1 + self.replicas) + members;
+        let ports_needed = servers + 3 * members;
         let base_port = match self.base_port {
             Some(p) => p,
-            None => free_test_ports(servers)?,
+            None => free_test_ports(ports_needed)?,
         };
-        if usize::from(base_port) + servers > 65535 || base_port < 1024 {
+        if usize::from(base_port) + ports_needed > 65535 || base_port < 1024 {
             return Err(Error::Usage(format!(
                 "--base-port {base_port}: choose a port from 1024 that leaves room for {servers} servers"
             )));
@@ -379,6 +413,7 @@ impl SandboxBuilder {
                 dir: dir.join(format!("node{i}")),
                 pid: None,
                 primary: None,
+                galera_port: None,
             })
             .collect();
         let replicas: Vec<SandboxNode> = (1..=self.nodes)
@@ -391,8 +426,34 @@ impl SandboxBuilder {
                 dir: dir.join(format!("node{i}r{r}")),
                 pid: None,
                 primary: Some(format!("node{i}")),
+                galera_port: None,
             })
             .collect();
+        let first_member_port = base_port + (self.nodes * (1 + self.replicas)) as u16;
+        let first_galera_port = base_port + servers as u16;
+        let directory: Vec<SandboxNode> = (1..=members)
+            .map(|i| SandboxNode {
+                name: format!("dir{i}"),
+                port: first_member_port + (i as u16 - 1),
+                server_id: 900 + i as u32,
+                dir: dir.join(format!("dir{i}")),
+                pid: None,
+                primary: None,
+                galera_port: Some(first_galera_port + 3 * (i as u16 - 1)),
+            })
+            .collect();
+        for n in nodes.iter().chain(&replicas).chain(&directory) {
+            for port in std::iter::once(n.port)
+                .chain(n.galera_port.into_iter().flat_map(|g| [g, g + 1, g + 2]))
+            {
+                if TcpListener::bind(("127.0.0.1", port)).is_err() {
+                    return Err(Error::Refused(format!(
+                        "port {port} (for {}) is taken on 127.0.0.1; choose another --base-port",
+                        n.name
+                    )));
+                }
+            }
+        }
         for n in nodes.iter().chain(&replicas) {
             if TcpListener::bind(("127.0.0.1", n.port)).is_err() {
                 return Err(Error::Refused(format!(
@@ -408,6 +469,7 @@ impl SandboxBuilder {
                 binaries,
                 nodes,
                 replicas,
+                directory,
                 shardctl_bin: self.shardctl_bin.clone(),
                 owner_pid: (self.lifetime == Lifetime::TiedToProcess).then(std::process::id),
             },
@@ -577,6 +639,21 @@ impl Sandbox {
         &self.state.replicas
     }
 
+    /// The members of the directory's cluster (`dir1`, ...), empty when the directory
+    /// lives on node1.
+    pub fn directory_members(&self) -> &[SandboxNode] {
+        &self.state.directory
+    }
+
+    /// Every server: the nodes, their replicas, the directory's members.
+    pub fn servers(&self) -> impl Iterator<Item = &SandboxNode> {
+        self.state
+            .nodes
+            .iter()
+            .chain(&self.state.replicas)
+            .chain(&self.state.directory)
+    }
+
     /// The replicas of node `primary`, in order.
     pub fn replicas_of(&self, primary: &str) -> Vec<&SandboxNode> {
         self.state
@@ -597,44 +674,46 @@ impl Sandbox {
         } else {
             None
         };
-        for node in self.state.nodes.iter().chain(&self.state.replicas) {
+        // A cluster begins with its first member; the others receive its state.
+        let bootstrapping = self
+            .state
+            .directory
+            .first()
+            .is_some_and(|m| !m.datadir().exists());
+        for node in self.servers() {
             fs::create_dir_all(node.tmp_dir())
                 .map_err(|e| Error::io(format!("cannot create {}", node.dir.display()), e))?;
-            if !node.datadir().exists() {
-                process::copy_tree(&template, &node.datadir())?;
-            }
-            let mut extra = builder.extra_config.clone();
-            if builder.gtid_strict {
-                extra.push("gtid-strict-mode=ON".into());
-            }
-            let has_replicas = self
+            let member = node.galera_port.is_some();
+            let first_member = self
                 .state
-                .replicas
-                .iter()
-                .any(|r| r.primary.as_deref() == Some(node.name.as_str()));
-            if has_replicas || node.primary.is_some() {
-                // A primary's replicas receive what its channels apply only so; a replica
-                // logs them too, to be promotable.
-                extra.push("log-slave-updates=ON".into());
+                .directory
+                .first()
+                .is_some_and(|m| m.name == node.name);
+            if !node.datadir().exists() {
+                if !member || first_member {
+                    process::copy_tree(&template, &node.datadir())?;
+                } else {
+                    fs::create_dir_all(node.datadir()).map_err(|e| {
+                        Error::io(format!("cannot create {}", node.datadir().display()), e)
+                    })?;
+                }
             }
-            if node.primary.is_some() {
-                extra.push("read-only=ON".into());
-            }
-            extra.extend(
-                builder
-                    .node_config
-                    .iter()
-                    .filter(|(server, _)| *server == node.name)
-                    .map(|(_, line)| line.clone()),
-            );
-            let config = server_config(&self.state.binaries, node, &extra, tls.as_ref())?;
-            fs::write(node.config_file(), config)
-                .map_err(|e| Error::io("cannot write my.cnf", e))?;
+            let config = self.config_of(
+                builder,
+                node,
+                tls.as_ref(),
+                secrets,
+                bootstrapping && first_member,
+            )?;
+            // A member's options hold the state transfer's password: its owner's only.
+            write_private(&node.config_file(), &config)?;
         }
-        for i in 0..self.state.nodes.len() + self.state.replicas.len() {
-            let node = self.server_mut(i);
-            let config = node.config_file();
-            let pid = process::start_server(&self.state.binaries, &config, builder.lifetime)?;
+        let fleet = self.state.nodes.len() + self.state.replicas.len();
+        // The fleet, and the cluster's first member; the others once it is ready.
+        let first_wave = fleet + usize::from(!self.state.directory.is_empty());
+        for i in 0..first_wave {
+            let config = self.server_mut(i).config_file();
+            let pid = process::start_server(&self.state.binaries, &config, builder.lifetime, &[])?;
             self.server_mut(i).pid = Some(pid);
         }
         self.save_state()?;
@@ -642,8 +721,12 @@ impl Sandbox {
             Some(schemas) => AppGrants::Schemas(schemas),
             None => AppGrants::ShardPatterns,
         };
-        for node in self.state.nodes.iter().chain(&self.state.replicas) {
+        for node in self.servers().take(first_wave) {
             wait_until_ready(node)?;
+            if node.galera_port.is_some() && !bootstrapping {
+                // A cluster that exists already: its accounts too.
+                continue;
+            }
             bootstrap_accounts(
                 &self.state.binaries,
                 node,
@@ -651,6 +734,21 @@ impl Sandbox {
                 tls.is_some(),
                 &app_grants,
             )?;
+        }
+        if let Some(first) = self.state.directory.first() {
+            galera::wait_synced(first, &secrets.root)?;
+            // From now on the first member rejoins the others when it restarts.
+            let config = self.config_of(builder, first, tls.as_ref(), secrets, false)?;
+            write_private(&first.config_file(), &config)?;
+        }
+        for i in first_wave..fleet + self.state.directory.len() {
+            let config = self.server_mut(i).config_file();
+            let pid = process::start_server(&self.state.binaries, &config, builder.lifetime, &[])?;
+            self.server_mut(i).pid = Some(pid);
+            self.save_state()?;
+        }
+        for member in &self.state.directory {
+            galera::wait_synced(member, &secrets.root)?;
         }
         for replica in &self.state.replicas {
             let primary = replica
@@ -664,24 +762,71 @@ impl Sandbox {
         Ok(())
     }
 
-    /// Server `i` of the nodes followed by the replicas.
+    /// The option file of server `node`: a member's with its cluster's options (`bootstrap`:
+    /// it begins the cluster).
+    fn config_of(
+        &self,
+        builder: &SandboxBuilder,
+        node: &SandboxNode,
+        tls: Option<&tls::Files>,
+        secrets: &Secrets,
+        bootstrap: bool,
+    ) -> Result<String> {
+        let mut extra = builder.extra_config.clone();
+        if builder.gtid_strict {
+            extra.push("gtid-strict-mode=ON".into());
+        }
+        let has_replicas = self
+            .state
+            .replicas
+            .iter()
+            .any(|r| r.primary.as_deref() == Some(node.name.as_str()));
+        if has_replicas || node.primary.is_some() {
+            // A primary's replicas receive what its channels apply only so; a replica
+            // logs them too, to be promotable.
+            extra.push("log-slave-updates=ON".into());
+        }
+        if node.primary.is_some() {
+            extra.push("read-only=ON".into());
+        }
+        if node.galera_port.is_some() {
+            extra.extend(galera::config_lines(
+                node,
+                &self.state.directory,
+                &secrets.root,
+                bootstrap,
+            )?);
+        }
+        extra.extend(
+            builder
+                .node_config
+                .iter()
+                .filter(|(server, _)| *server == node.name)
+                .map(|(_, line)| line.clone()),
+        );
+        server_config(&self.state.binaries, node, &extra, tls)
+    }
+
+    /// Server `i` of the nodes followed by the replicas, then the directory's members.
     fn server_mut(&mut self, i: usize) -> &mut SandboxNode {
         let nodes = self.state.nodes.len();
+        let replicas = self.state.replicas.len();
         if i < nodes {
             &mut self.state.nodes[i]
-        } else {
+        } else if i < nodes + replicas {
             &mut self.state.replicas[i - nodes]
+        } else {
+            &mut self.state.directory[i - nodes - replicas]
         }
     }
 
-    /// The node or replica called `name`.
+    /// The node, replica or directory member called `name`.
     fn server_position(&self, name: &str) -> Result<usize> {
-        self.state
-            .nodes
-            .iter()
-            .chain(&self.state.replicas)
-            .position(|n| n.name == name)
-            .ok_or_else(|| Error::Usage(format!("no sandbox node or replica {name}")))
+        self.servers().position(|n| n.name == name).ok_or_else(|| {
+            Error::Usage(format!(
+                "no sandbox node, replica or directory member {name}"
+            ))
+        })
     }
 
     fn save_state(&self) -> Result<()> {
@@ -764,10 +909,56 @@ impl Sandbox {
                 ))
             })
             .collect::<Result<_>>()?;
+        let mut nodes = nodes;
+        for m in &self.state.directory {
+            nodes.insert(
+                m.name.clone(),
+                NodeSpec {
+                    host: Some("127.0.0.1".into()),
+                    port: Some(m.port),
+                    socket: None,
+                    account: AccountSpec {
+                        user: Some(ADMIN_USER.into()),
+                        defaults_file: Some(secrets.admin_file.clone()),
+                        ..AccountSpec::default()
+                    },
+                    tls: tls.map(|t| TlsSpec {
+                        enabled: true,
+                        ca_file: Some(t.ca.clone()),
+                        ..TlsSpec::default()
+                    }),
+                    ssh: None,
+                    datadir: Some(m.datadir()),
+                    option_file: Some(m.config_file()),
+                    restart_command: None,
+                    capacity: None,
+                    replicas: Vec::new(),
+                },
+            );
+        }
+        let (directory_node, cluster) = if self.state.directory.is_empty() {
+            (Some(self.state.nodes[0].name.clone()), None)
+        } else {
+            (
+                None,
+                Some(crate::config::ClusterSpec {
+                    name: galera::CLUSTER_NAME.into(),
+                    members: self
+                        .state
+                        .directory
+                        .iter()
+                        .map(|m| m.name.clone())
+                        .collect(),
+                    readers: Vec::new(),
+                    wait_secs: 180,
+                }),
+            )
+        };
         let inv = InventoryFile {
             hooks: Vec::new(),
             directory: DirectorySpec {
-                node: self.state.nodes[0].name.clone(),
+                node: directory_node,
+                cluster,
                 schema: DIRECTORY_SCHEMA.into(),
                 application: Some(AccountSpec {
                     user: Some(APP_USER.into()),
@@ -807,14 +998,15 @@ impl Sandbox {
         self.save_state()
     }
 
-    /// Starts one node's server again on its existing data and waits until it answers.
+    /// Starts one node's server again on its existing data and waits until it answers (a
+    /// member of the directory's cluster: until it is Synced again, see
+    /// [`Sandbox::restart_members`]).
     pub fn restart_node(&mut self, name: &str) -> Result<()> {
-        let lifetime = if self.stop_on_drop {
-            Lifetime::TiedToProcess
-        } else {
-            Lifetime::Detached
-        };
         let i = self.server_position(name)?;
+        if self.server_mut(i).galera_port.is_some() {
+            return self.restart_members(&[name]);
+        }
+        let lifetime = self.lifetime();
         if self.server_mut(i).running() {
             return Ok(());
         }
@@ -822,7 +1014,7 @@ impl Sandbox {
         let mut last = None;
         for _ in 0..3 {
             let config = self.server_mut(i).config_file();
-            let pid = process::start_server(&self.state.binaries, &config, lifetime)?;
+            let pid = process::start_server(&self.state.binaries, &config, lifetime, &[])?;
             self.server_mut(i).pid = Some(pid);
             self.save_state()?;
             if let Some(owner) = self.state.owner_pid.filter(|o| *o != std::process::id()) {
@@ -835,6 +1027,58 @@ impl Sandbox {
             std::thread::sleep(Duration::from_millis(500));
         }
         Err(last.expect("three attempts were made"))
+    }
+
+    fn lifetime(&self) -> Lifetime {
+        if self.stop_on_drop {
+            Lifetime::TiedToProcess
+        } else {
+            Lifetime::Detached
+        }
+    }
+
+    /// Starts members of the directory's cluster again, all at once, and waits until each
+    /// is Synced: a member killed mid-transaction first recovers its position from its
+    /// storage (`--wsrep-recover`) and starts from it, so it rejoins by an incremental
+    /// transfer, and members that all went down together re-form their Primary component
+    /// from their saved view once they are all back (`pc.recovery`).
+    pub fn restart_members(&mut self, names: &[&str]) -> Result<()> {
+        let root = Secrets::load_or_create(&self.dir)?.root;
+        let lifetime = self.lifetime();
+        let mut started = Vec::new();
+        for name in names {
+            let i = self.server_position(name)?;
+            let member = self.server_mut(i).clone();
+            if member.galera_port.is_none() {
+                return Err(Error::Usage(format!(
+                    "{name} is not a member of the directory's cluster"
+                )));
+            }
+            if member.running() {
+                continue;
+            }
+            let mut args = Vec::new();
+            if let Some(position) = galera::recover_position(&self.state.binaries, &member)? {
+                args.push(galera::start_position_arg(&position));
+            }
+            let pid = process::start_server(
+                &self.state.binaries,
+                &member.config_file(),
+                lifetime,
+                &args,
+            )?;
+            self.server_mut(i).pid = Some(pid);
+            self.save_state()?;
+            if let Some(owner) = self.state.owner_pid.filter(|o| *o != std::process::id()) {
+                process::stop_with(owner, pid)?;
+            }
+            started.push(i);
+        }
+        for i in started {
+            let member = self.server_mut(i).clone();
+            galera::wait_synced(&member, &root)?;
+        }
+        Ok(())
     }
 
     /// Stops one node's server cleanly (SIGTERM, as a service manager does) and starts it
@@ -856,8 +1100,18 @@ impl Sandbox {
         // A server restarted by another process (`sandbox restart`, run by a restart
         // command) has a pid recorded only on disk.
         if let Ok(Some(disk)) = read_state(&self.dir) {
-            let ours = self.state.nodes.iter_mut().chain(&mut self.state.replicas);
-            for (n, d) in ours.zip(disk.nodes.into_iter().chain(disk.replicas)) {
+            let ours = self
+                .state
+                .nodes
+                .iter_mut()
+                .chain(&mut self.state.replicas)
+                .chain(&mut self.state.directory);
+            let theirs = disk
+                .nodes
+                .into_iter()
+                .chain(disk.replicas)
+                .chain(disk.directory);
+            for (n, d) in ours.zip(theirs) {
                 if n.name == d.name && d.pid != n.pid && d.running() {
                     n.pid = d.pid;
                 }
@@ -865,7 +1119,13 @@ impl Sandbox {
         }
         let mut stopped = 0;
         // Replicas first: a replica whose primary went first logs reconnection errors.
-        for node in self.state.replicas.iter_mut().chain(&mut self.state.nodes) {
+        for node in self
+            .state
+            .replicas
+            .iter_mut()
+            .chain(&mut self.state.nodes)
+            .chain(&mut self.state.directory)
+        {
             if node.running() {
                 if let Some(pid) = node.pid {
                     process::stop(pid, STOP_TIMEOUT);

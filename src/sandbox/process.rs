@@ -176,9 +176,15 @@ fn spawner() -> &'static Mutex<mpsc::Sender<SpawnRequest>> {
 }
 
 /// Starts a server on `config`; returns its pid.
-pub(super) fn start_server(bin: &Binaries, config: &Path, lifetime: Lifetime) -> Result<i32> {
+pub(super) fn start_server(
+    bin: &Binaries,
+    config: &Path,
+    lifetime: Lifetime,
+    extra_args: &[String],
+) -> Result<i32> {
     let mut cmd = Command::new(&bin.server);
     cmd.arg(format!("--defaults-file={}", config.display()));
+    cmd.args(extra_args);
     if running_as_root() {
         cmd.arg("--user=root");
     }

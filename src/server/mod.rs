@@ -9,6 +9,7 @@ pub mod catalog;
 pub mod definitions;
 pub mod dialect;
 pub mod flavor;
+pub mod galera;
 pub mod replication;
 pub mod reporting;
 pub mod reports;
@@ -423,6 +424,12 @@ impl Server {
     /// The session's id on the server (what `KILL` takes).
     pub fn connection_id(&self) -> u64 {
         self.conn.connection_id().into()
+    }
+
+    /// Marks the connection as not to be used again (its server left the cluster, say):
+    /// its owner opens another.
+    pub fn mark_broken(&mut self) {
+        self.broken = true;
     }
 
     /// True once a call failed on the connection itself (closed socket, timeout).

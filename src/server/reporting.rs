@@ -279,21 +279,3 @@ pub fn reporting_checks(d: &Ident, node: &str) -> Stmt {
         vec![Value::from(node)],
     )
 }
-
-/// The name of the lock that serialises changes to reporting servers.
-pub const REPORTING_LOCK: &str = "shardctl_reporting";
-
-/// Takes the reporting lock on the directory node, waiting at most `secs`: one process at
-/// a time changes reporting channels (concurrent moves of `rebalance apply` each end in a
-/// sync). Returns 1 when taken, 0 on timeout. Released with the connection.
-pub fn take_reporting_lock(secs: u64) -> Stmt {
-    Stmt::with(
-        "SELECT GET_LOCK(?, ?)",
-        vec![Value::from(REPORTING_LOCK), Value::from(secs)],
-    )
-}
-
-/// Releases the reporting lock.
-pub fn release_reporting_lock() -> Stmt {
-    Stmt::with("SELECT RELEASE_LOCK(?)", vec![Value::from(REPORTING_LOCK)])
-}

@@ -58,7 +58,7 @@ pub fn live_column(
             }
         }
         None => places.push((
-            node.unwrap_or(&inv.file.directory.node).to_string(),
+            node.unwrap_or(inv.directory_home()).to_string(),
             schema.clone(),
         )),
     }

@@ -288,6 +288,7 @@ struct Workload {
 pub struct FleetSetup {
     fixture: Option<String>,
     schema: Vec<String>,
+    schema_node: String,
     init: bool,
     nodes: Vec<String>,
     functions: Vec<Function>,
@@ -311,6 +312,7 @@ impl FleetSetup {
         Self {
             fixture: None,
             schema: Vec::new(),
+            schema_node: "node1".into(),
             init: true,
             nodes: ["node1", "node2", "node3"].map(String::from).to_vec(),
             functions: Vec::new(),
@@ -347,6 +349,13 @@ impl FleetSetup {
     pub fn schema<S: AsRef<str>>(mut self, sqls: &[S]) -> Self {
         self.schema
             .extend(sqls.iter().map(|s| s.as_ref().to_string()));
+        self
+    }
+
+    /// The server the logical schema is created on ([`FleetSetup::schema`]), instead of
+    /// node1: a member of the directory's cluster, where `shard add` reads its template.
+    pub fn schema_on(mut self, node: &str) -> Self {
+        self.schema_node = node.into();
         self
     }
 
@@ -431,7 +440,7 @@ impl FleetSetup {
         }
         if !self.schema.is_empty() {
             let sqls: Vec<&str> = self.schema.iter().map(String::as_str).collect();
-            exec(&mut connect(sb, "node1"), &sqls);
+            exec(&mut connect(sb, &self.schema_node), &sqls);
         }
         let inventory = sb.inventory_path();
         self.write_directory(&inventory);

@@ -71,6 +71,7 @@ _arguments "${_arguments_options[@]}" : \
 '--base-port=[Port of the first server; the other nodes follow, then the replicas]:BASE_PORT:_default' \
 '--replicas=[Replicas per node, each its own read-only server replicating from its node with GTID, listed under the node'\''s \`replicas\:\` in the inventory]:REPLICAS:_default' \
 '*--app-schemas=[Grant the application account DML on these schemas only (comma-separated), instead of on every shard schema name]:APP_SCHEMAS:_default' \
+'--directory-cluster=[Put the directory on a Galera cluster of this many servers of its own (dir1, ...; 2 to 9, 3 to survive the loss of one) instead of on node1; needs the galera-4 package. See docs/DIRECTORY_CLUSTER.md]:MEMBERS:_default' \
 '--config=[Inventory file]:CONFIG:_files' \
 '--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
 json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
@@ -2737,7 +2738,7 @@ _shardctl__subcmd__completions_commands() {
 (( $+functions[_shardctl__subcmd__config_commands] )) ||
 _shardctl__subcmd__config_commands() {
     local commands; commands=(
-'check:Parse the inventory and connect to every node (read-only; nothing else is done)' \
+'check:Parse the inventory and connect to every node (read-only; nothing else is done); with the directory on a cluster, ask each member its state (exit 3 for a member of another cluster or with wsrep off, 5 for one not Synced in the Primary component)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'shardctl config commands' commands "$@"
@@ -2750,7 +2751,7 @@ _shardctl__subcmd__config__subcmd__check_commands() {
 (( $+functions[_shardctl__subcmd__config__subcmd__help_commands] )) ||
 _shardctl__subcmd__config__subcmd__help_commands() {
     local commands; commands=(
-'check:Parse the inventory and connect to every node (read-only; nothing else is done)' \
+'check:Parse the inventory and connect to every node (read-only; nothing else is done); with the directory on a cluster, ask each member its state (exit 3 for a member of another cluster or with wsrep off, 5 for one not Synced in the Primary component)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'shardctl config help commands' commands "$@"
@@ -2995,7 +2996,7 @@ _shardctl__subcmd__help__subcmd__completions_commands() {
 (( $+functions[_shardctl__subcmd__help__subcmd__config_commands] )) ||
 _shardctl__subcmd__help__subcmd__config_commands() {
     local commands; commands=(
-'check:Parse the inventory and connect to every node (read-only; nothing else is done)' \
+'check:Parse the inventory and connect to every node (read-only; nothing else is done); with the directory on a cluster, ask each member its state (exit 3 for a member of another cluster or with wsrep off, 5 for one not Synced in the Primary component)' \
     )
     _describe -t commands 'shardctl help config commands' commands "$@"
 }

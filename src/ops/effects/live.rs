@@ -484,11 +484,13 @@ impl Effects for Live<'_> {
     }
 
     fn directory_snapshot(&mut self) -> Result<crate::directory::Snapshot> {
-        self.dir.load()
+        self.dir.retrying(|d| d.load())
     }
 
     fn directory_unix_secs(&mut self) -> Result<i64> {
-        let now: Option<i64> = self.dir.server().first(&statements::unix_now())?;
+        let now: Option<i64> = self
+            .dir
+            .retrying(|d| d.server().first(&statements::unix_now()))?;
         now.ok_or_else(|| {
             Error::Internal("the directory's UNIX_TIMESTAMP() returned nothing".into())
         })
@@ -509,7 +511,7 @@ impl Effects for Live<'_> {
         for &shard in shards {
             let pending = self
                 .dir
-                .active_operations()?
+                .retrying(|d| d.active_operations())?
                 .into_iter()
                 .find(|o| {
                     o.shard_id == Some(shard) && o.kind == crate::directory::journal::OpKind::Prune
@@ -615,7 +617,7 @@ impl Effects for Live<'_> {
     fn flip(&mut self, flip: &Flip) -> Result<u64> {
         match flip {
             Flip::Move { shard, from, to } => {
-                let snap = self.dir.load()?;
+                let snap = self.dir.retrying(|d| d.load())?;
                 let node = snap
                     .nodes
                     .iter()

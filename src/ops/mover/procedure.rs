@@ -463,7 +463,7 @@ impl<E: Effects> Mover<'_, E> {
             ));
         }
         if read_only_fence
-            && source == self.inv.file.directory.node
+            && self.inv.holds_directory(&source)
             && self.fx.dialect(&source)?.flavor().has_super_read_only()
         {
             return Err(Error::Refused(format!(
@@ -654,7 +654,7 @@ impl<E: Effects> Mover<'_, E> {
             );
         }
         if self.playbook.persists_filters() {
-            if target == self.inv.file.directory.node {
+            if self.inv.holds_directory(&target) {
                 return Err(Error::Refused(format!(
                     "the restart path restarts the target {target}, which holds the sharding directory (the journal would stop with it): use the default playbook for this move"
                 )));
@@ -1899,7 +1899,7 @@ impl<E: Effects> Mover<'_, E> {
             self.fx
                 .set_step_outputs(self.step_no, &outputs, self.phase)?;
         }
-        let directory_node = self.inv.file.directory.node.clone();
+        let directory_node = self.inv.directory_label().to_string();
         let attempt = self.effect(
             Effect::Flip,
             &directory_node,
@@ -2075,7 +2075,7 @@ impl<E: Effects> Mover<'_, E> {
     /// prune's session through).
     fn prune_donor(&mut self) -> Result<serde_json::Value> {
         let donor = self.shard.id;
-        let directory_node = self.inv.file.directory.node.clone();
+        let directory_node = self.inv.directory_label().to_string();
         self.effect(
             Effect::Prune,
             &directory_node,
@@ -2088,7 +2088,7 @@ impl<E: Effects> Mover<'_, E> {
         let plan = self.plan.split().cloned().ok_or_else(|| {
             Error::Internal("a prune step in a move: the playbook check lets none through".into())
         })?;
-        let directory_node = self.inv.file.directory.node.clone();
+        let directory_node = self.inv.directory_label().to_string();
         let shards = [plan.old_shard, plan.new_shard];
         self.effect(
             Effect::Prune,

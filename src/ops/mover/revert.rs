@@ -534,7 +534,7 @@ impl<E: Effects> Mover<'_, E> {
         // back into the trash first.)
         self.install_once()?;
 
-        let directory_node = self.inv.file.directory.node.clone();
+        let directory_node = self.inv.directory_label().to_string();
         let flip = Flip::Move {
             shard: self.shard.id,
             from: target.clone(),
