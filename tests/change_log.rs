@@ -137,7 +137,8 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Only `Directory::change` bumps the version (so every bump writes its log row), and
+/// Only `Directory::change` (through `change_once`) bumps the version (so every bump
+/// writes its log row), and
 /// every function that opens a change is run by the CLI test below: a new one fails here
 /// until that test runs it too.
 #[test]
@@ -188,10 +189,12 @@ fn every_change_site_is_known_and_only_change_bumps_the_version() {
         vec![
             ("src/directory/store.rs", "name_scope"),
             ("src/directory/store.rs", "version"),
-            ("src/directory/store.rs", "change"),
+            ("src/directory/store.rs", "version_synced"),
+            ("src/directory/store.rs", "change_once"),
         ],
-        "the table directory_version is read by Directory::version and name_scope and \
-         written only by Directory::change, which writes the log row of every version"
+        "the table directory_version is read by Directory::version, version_synced and \
+         name_scope and written only by Directory::change (its change_once), which writes \
+         the log row of every version"
     );
 }
 
