@@ -414,7 +414,8 @@ fn a_revert_asked_for_while_no_owner_ran_is_carried_out_after_the_window_ended()
     assert_eq!(
         home_of(1),
         from,
-        "the revert asked for in time was carried out"
+        "the revert asked for in time was carried out: {}",
+        std::fs::read_to_string(dir.path().join("resume.err")).unwrap()
     );
     nothing_lost(w, "f");
 }
@@ -969,4 +970,74 @@ fn a_finalize_is_refused_while_a_phase_less_owner_lives() {
         std::fs::read_to_string(dir.path().join("move.err")).unwrap()
     );
     assert_eq!(home_of(1), to, "the move stands");
+}
+
+/// A revert asked for in time that then fails before its flip (here the old copy differs
+/// from the new node's behind the reverse channel, so the revert's verification refuses)
+/// does not let a window that ended meanwhile drop the old copy in the same breath: the
+/// window opens again for its whole length, and ends by itself after that.
+#[test]
+fn a_revert_that_fails_after_the_window_ended_keeps_the_old_copy_a_window_longer() {
+    let _s = serial();
+    FLEET.sandbox();
+    let dir = tempfile::tempdir().unwrap();
+    let from = home_of(1);
+    let to = other_node(&from);
+    let mut first = spawn(
+        &["move", "--shard", "1", "--to", to, "--revert-window", "8s"],
+        dir.path(),
+        "first",
+    );
+    let op = until_window(Duration::from_secs(120), dir.path());
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let trash = schemas(&from, &format!("\\_shardctl\\_trash\\_%\\_op{op}\\_%"));
+    assert_eq!(trash.len(), 1, "the old copy is kept: {trash:?}");
+    let mut old = connect(FLEET.sandbox(), &from);
+    common::exec_unlogged(
+        &mut old,
+        &[&format!(
+            "UPDATE `{}`.items SET note = 'differs' ORDER BY k, n LIMIT 1",
+            trash[0]
+        )],
+    );
+    FLEET
+        .cli(&[])
+        .args(["revert", &op.to_string()])
+        .assert()
+        .success();
+    std::thread::sleep(Duration::from_secs(9));
+    let mut resumed = spawn(&["resume", &op.to_string()], dir.path(), "resume");
+    let err = dir.path().join("resume.err");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !std::fs::read_to_string(&err)
+        .unwrap_or_default()
+        .contains("the revert failed before its flip")
+    {
+        assert!(
+            resumed.try_wait().unwrap().is_none() && Instant::now() < deadline,
+            "the revert did not fail as set up: {}",
+            std::fs::read_to_string(&err).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(
+        resumed.try_wait().unwrap().is_none(),
+        "the window ended with the failed revert: {}",
+        std::fs::read_to_string(&err).unwrap_or_default()
+    );
+    assert_eq!(schemas(&from, &trash[0].replace('_', "\\_")).len(), 1);
+    assert_eq!(home_of(1), to, "the move stands");
+    let status = wait_exit(&mut resumed, Duration::from_secs(120));
+    assert!(
+        status.success(),
+        "{}",
+        std::fs::read_to_string(&err).unwrap_or_default()
+    );
+    assert!(
+        schemas(&from, &trash[0].replace('_', "\\_")).is_empty(),
+        "the window's end dropped the old copy"
+    );
+    assert_eq!(home_of(1), to);
 }

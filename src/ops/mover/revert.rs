@@ -124,10 +124,19 @@ impl<E: Effects> Mover<'_, E> {
                             if matches!(e, Error::Interrupted | Error::InterruptedAt(_)) {
                                 return Err(e);
                             }
+                            // The operator asked for the old copy back: it is not dropped
+                            // in the same breath because the window ended meanwhile (or
+                            // before a revert asked for while no owner ran); they get a
+                            // whole window again to ask once more or finalize.
+                            let again = crate::clock::unix_secs() + p.window_secs as i64;
+                            until = until.max(again);
+                            self.state.revert_until_unix = Some(until);
                             crate::output::log(
                                 0,
                                 &format!(
-                                    "operation {}: the revert failed before its flip ({e}); the move stands, the window stays open",
+                                    "operation {}: the revert failed before its flip ({e}); the move stands, the window stays open until {} (`shardctl revert {}` tries again)",
+                                    self.fx.op(),
+                                    crate::clock::rfc3339_millis(until * 1000),
                                     self.fx.op()
                                 ),
                             );
