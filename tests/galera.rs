@@ -12,8 +12,9 @@
 //! - `ids sequence next` and the Router's ids never hand out a value twice across the
 //!   writer member's death.
 //! - The writer member SIGKILLed at every effect boundary of a move and of a split under
-//!   fresh and stale workloads: each operation finishes by itself, nothing lost, no write on
-//!   a wrong shard.
+//!   fresh and stale workloads (`GALERA_FULL_MATRIX=1`; otherwise every third boundary and
+//!   the flip's): each operation finishes by itself, nothing lost, no write on a wrong
+//!   shard.
 //! - The writer member killed just before the flip's COMMIT, and just after it (its reply
 //!   lost): the flip is read back, never assumed.
 //! - Two members lost under the fence: shardctl refuses, then finishes once they are back.
@@ -554,11 +555,17 @@ fn ids_sequence_next_never_hands_out_a_block_twice_across_a_failover() {
     heal();
 }
 
-/// The `before:` point of every effect a playbook passes, and its flip's `journaled:`.
+/// The `before:` point of every effect a playbook passes, and its flip's `journaled:`;
+/// without `GALERA_FULL_MATRIX=1`, every third of them and every point of the flip (the
+/// whole matrix takes about six minutes on two cores).
 fn effect_boundaries(playbook: &Playbook) -> Vec<String> {
+    let full = std::env::var("GALERA_FULL_MATRIX").is_ok_and(|v| v == "1");
     shardctl::ops::mover::fault_points(playbook, false)
         .into_iter()
         .filter(|p| p.starts_with("before:") || p == "journaled:flip")
+        .enumerate()
+        .filter(|(i, p)| full || i % 3 == 0 || p.ends_with(":flip"))
+        .map(|(_, p)| p)
         .collect()
 }
 
@@ -595,7 +602,7 @@ fn the_writer_member_killed_at_every_effect_boundary_of_a_move_and_a_split() {
     let running = workloads(Duration::from_secs(120));
     std::thread::sleep(Duration::from_millis(500));
     let points = effect_boundaries(&Playbook::default_move());
-    assert!(points.len() >= 8, "{points:?}");
+    assert!(points.len() >= 4, "{points:?}");
     for (i, point) in points.iter().enumerate() {
         let from = home_of(1);
         let to = if from == "node3" { "node1" } else { "node3" };
@@ -610,7 +617,7 @@ fn the_writer_member_killed_at_every_effect_boundary_of_a_move_and_a_split() {
         assert_eq!(op.state.as_sql(), "done", "move at {point}: {op:?}");
     }
     let points = effect_boundaries(&Playbook::default_split());
-    assert!(points.len() >= 8, "{points:?}");
+    assert!(points.len() >= 4, "{points:?}");
     for (i, point) in points.iter().enumerate() {
         let node = home_of(1);
         let to = if node == "node3" { "node2" } else { "node3" };
