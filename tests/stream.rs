@@ -1030,7 +1030,7 @@ fn an_idle_stream_stops_within_a_heartbeat() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    // Idle now: a heartbeat a second comes.
+    // Idle now: a heartbeat every 100 ms comes.
     let before = stats.progress().events;
     std::thread::sleep(Duration::from_secs(3));
     let heartbeats = stats.progress().events - before;
@@ -1038,12 +1038,12 @@ fn an_idle_stream_stops_within_a_heartbeat() {
     let asked = std::time::Instant::now();
     let report = runner.join().unwrap().unwrap();
     assert!(
-        asked.elapsed() < Duration::from_secs(5),
+        asked.elapsed() < Duration::from_secs(1),
         "stopped after {:?}",
         asked.elapsed()
     );
     assert_eq!(report.ended, Ended::Stopped);
-    assert!(heartbeats >= 2, "{heartbeats} events in 3 idle seconds");
+    assert!(heartbeats >= 10, "{heartbeats} events in 3 idle seconds");
     let now = coordinates(&mut connect(sb(), "node1"));
     assert_eq!(report.checkpoint.position, now.position);
 }

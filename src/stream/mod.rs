@@ -74,13 +74,21 @@ impl From<&Coordinates> for Start {
     }
 }
 
+/// A throttle wait longer than this parks the stream as a pause does (its dump closed, to
+/// be opened again from the checkpoint): a dump not read from for long would be cut off by
+/// the source's `net_write_timeout`.
+const PARK_AFTER: Duration = Duration::from_secs(1);
+
 /// Tuning.
 #[derive(Debug, Clone)]
 pub struct StreamOptions {
     /// The server_id the stream registers with on the source; None: derived from the
     /// stream's id ([`server_id_for`]).
     pub server_id: Option<u32>,
-    /// How often an idle source sends a heartbeat (below the read timeout).
+    /// How often an idle source sends a heartbeat (below the read timeout). A stream
+    /// stopped while its source is idle notices the stop at the next heartbeat, so this
+    /// bounds how long bringing it to a position waits on a quiet source (a key move's
+    /// fence, a verification round).
     pub heartbeat: Duration,
     /// Most row changes held in memory: past it, they are applied inside the open target
     /// transaction.
@@ -107,7 +115,7 @@ impl Default for StreamOptions {
     fn default() -> Self {
         StreamOptions {
             server_id: None,
-            heartbeat: Duration::from_secs(1),
+            heartbeat: Duration::from_millis(100),
             max_buffered_rows: 1000,
             max_buffered_bytes: 8 << 20,
             insert_rows: 500,
@@ -983,7 +991,7 @@ impl<'s> Run<'s> {
         let control = self.stream.control.clone();
         let pause = control.as_ref().is_some_and(|c| c.pause_requested());
         let wait = observer.throttle(&self.stream.stats.progress());
-        if pause || wait > self.spec().options.heartbeat {
+        if pause || wait > PARK_AFTER {
             // Parked: the position goes to the checkpoint and the dump is closed (a dump
             // not read from would be cut off by the source's net_write_timeout), to be
             // opened again from there.
