@@ -1303,7 +1303,7 @@ impl Directory {
                 vec![func.id.into(), node.name.as_str().into(), node.host.as_str().into(), node.port.into(), version.into()],
             ))?;
             let shard_id = d.server.first::<u32>(&Stmt::text("SELECT LAST_INSERT_ID()"))?.unwrap_or(0);
-            let dup = |what: String| move |e: mysql::Error, server: &Server| match server_error_code(&e) {
+            let dup = |what: String| move |e: mysql::Error, server: &mut Server| match server_error_code(&e) {
                 Some(ER_DUP_ENTRY) => Error::Usage(what.clone()),
                 _ => server.error(&e),
             };
@@ -1318,7 +1318,7 @@ impl Directory {
                         vec![func.id.into(), text, shard_id.into()],
                     );
                     d.server.try_rows(&st).map_err(|e| {
-                        dup(format!("function {} already has a range starting at {key}", func.name))(e, &d.server)
+                        dup(format!("function {} already has a range starting at {key}", func.name))(e, &mut d.server)
                     })?;
                 }
                 NewMapping::Point(p) => {
@@ -1327,7 +1327,7 @@ impl Directory {
                         vec![func.id.into(), p.to_hex().into(), shard_id.into()],
                     );
                     d.server.try_rows(&st).map_err(|e| {
-                        dup(format!("function {} already has ring point {p}", func.name))(e, &d.server)
+                        dup(format!("function {} already has ring point {p}", func.name))(e, &mut d.server)
                     })?;
                 }
                 NewMapping::Values(values) => {
@@ -1337,7 +1337,7 @@ impl Directory {
                             vec![func.id.into(), Value::from(v.to_string().as_bytes()), shard_id.into()],
                         );
                         d.server.try_rows(&st).map_err(|e| {
-                            dup(format!("value {v} is already mapped by function {}", func.name))(e, &d.server)
+                            dup(format!("value {v} is already mapped by function {}", func.name))(e, &mut d.server)
                         })?;
                     }
                 }

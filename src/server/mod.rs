@@ -408,16 +408,19 @@ impl Server {
     }
 
     /// A server error for this node.
-    pub fn error(&self, e: &mysql::Error) -> Error {
-        Error::server(&self.name, describe(e))
-    }
-
-    /// Like [`Server::error`], and marks the connection broken when the failure did not
-    /// come from the server itself.
-    fn fail(&mut self, e: &mysql::Error) -> Error {
+    ///
+    /// Marks the connection broken when the failure did not come from the server itself
+    /// (a reset, a timeout): every caller that turns a failed call into an error also
+    /// tells [`Server::is_broken`], which is what the directory's failover and reconnects
+    /// go by.
+    pub fn error(&mut self, e: &mysql::Error) -> Error {
         if server_error_code(e).is_none() {
             self.broken = true;
         }
+        Error::server(&self.name, describe(e))
+    }
+
+    fn fail(&mut self, e: &mysql::Error) -> Error {
         self.error(e)
     }
 
