@@ -1217,3 +1217,30 @@ fn names_too_long_for_a_shard_and_port_zero_are_refused_before_any_change() {
         "port 0 is not a port",
     );
 }
+
+/// A directory connection killed under a read that goes through `try_rows` (the schema
+/// version check every command makes first) is known broken, so the retry opens another:
+/// the read succeeds. (It used to come back as a plain server error, "Connection reset by
+/// peer", which nothing retried; on a cluster that failed a command whose member died
+/// instead of going on through the next one.)
+#[test]
+fn a_killed_directory_connection_is_reopened_for_the_schema_version_check() {
+    let _s = serial();
+    let inv = inventory();
+    let mut d = Directory::open(&inv).unwrap();
+    let id = d.server().connection_id();
+    dirdb()
+        .exec(&Stmt::with("KILL ?", vec![id.into()]))
+        .unwrap();
+    let version = d.retrying(|d| d.schema_version()).unwrap();
+    assert_eq!(
+        version,
+        Some(shardctl::directory::schema::SCHEMA_VERSION),
+        "the check read through a new connection"
+    );
+    assert_ne!(
+        d.server().connection_id(),
+        id,
+        "a new connection was opened"
+    );
+}
