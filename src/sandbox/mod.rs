@@ -499,7 +499,10 @@ fn reserved_ports() -> &'static std::sync::Mutex<std::collections::HashSet<u16>>
 pub const TEST_PORTS: std::ops::Range<u16> = 24000..32700;
 
 /// Finds `n` consecutive free ports for a test sandbox (or a test's sshd), at random in
-/// [`TEST_PORTS`] (test binaries run side by side), never the same twice in a process.
+/// [`TEST_PORTS`] (test binaries run side by side), never the same twice in a process nor
+/// in two live processes: a port is free only when nothing listens on it and no other
+/// live process claimed it ([`claim_port`]), since a sandbox's servers bind their ports
+/// seconds after they were chosen.
 pub fn free_test_ports(n: usize) -> Result<u16> {
     use std::hash::{BuildHasher, Hasher};
     let mut reserved = reserved_ports().lock().unwrap_or_else(|p| p.into_inner());
@@ -509,15 +512,62 @@ pub fn free_test_ports(n: usize) -> Result<u16> {
         random.write_u32(attempt);
         random.write_u32(std::process::id());
         let base = TEST_PORTS.start + (random.finish() % span) as u16;
-        let all_free = (0..n as u16).all(|i| {
-            !reserved.contains(&(base + i)) && TcpListener::bind(("127.0.0.1", base + i)).is_ok()
-        });
-        if all_free {
-            reserved.extend((0..n as u16).map(|i| base + i));
+        let ports: Vec<u16> = (0..n as u16).map(|i| base + i).collect();
+        let all_free = ports
+            .iter()
+            .all(|p| !reserved.contains(p) && TcpListener::bind(("127.0.0.1", *p)).is_ok());
+        if !all_free {
+            continue;
+        }
+        let mut claimed = Vec::new();
+        for p in &ports {
+            if !claim_port(*p) {
+                break;
+            }
+            claimed.push(*p);
+        }
+        if claimed.len() == ports.len() {
+            reserved.extend(ports);
             return Ok(base);
         }
+        // The ports claimed of a run that is not whole stay claimed by this process: a few
+        // ports out of thousands, given back when it ends.
+        let _ = claimed;
     }
     Err(Error::Refused("no run of free ports found".into()))
+}
+
+/// Where the claims of test ports are kept, one lock file per port.
+fn port_claim(port: u16) -> PathBuf {
+    std::env::temp_dir()
+        .join("shardctl-test-ports")
+        .join(port.to_string())
+}
+
+/// Claims `port` for this process: an exclusive `flock` on its claim file, held (the file
+/// left open) for as long as the process lives and released by the kernel when it ends,
+/// however it ends. False when another live process holds it.
+fn claim_port(port: u16) -> bool {
+    use std::os::fd::AsRawFd;
+    static HELD: std::sync::Mutex<Vec<fs::File>> = std::sync::Mutex::new(Vec::new());
+    let path = port_claim(port);
+    if let Some(parent) = path.parent() {
+        let _ = fs::create_dir_all(parent);
+    }
+    let Ok(file) = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+    else {
+        return false;
+    };
+    // SAFETY: flock on a descriptor this function owns; no memory is shared.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        return false;
+    }
+    HELD.lock().unwrap_or_else(|p| p.into_inner()).push(file);
+    true
 }
 
 /// Passwords of the sandbox's accounts, kept in 0600 option files in its directory.
@@ -1635,6 +1685,22 @@ fn mariadb_at_least(version: &str, min: (u32, u32, u32)) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Ports a test process picks are claimed against every other process (here
+    /// util-linux's `flock` stands for another test binary) until this one ends.
+    #[test]
+    fn test_ports_are_claimed_against_other_processes() {
+        let base = free_test_ports(2).unwrap();
+        for port in [base, base + 1] {
+            let other = std::process::Command::new("flock")
+                .args(["--nonblock", "--conflict-exit-code", "7"])
+                .arg(port_claim(port))
+                .arg("true")
+                .status()
+                .unwrap();
+            assert_eq!(other.code(), Some(7), "port {port} was not claimed");
+        }
+    }
 
     /// A LIKE-style match as GRANT applies database patterns.
     fn matches(pattern: &str, name: &str) -> bool {
