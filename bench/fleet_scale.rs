@@ -6,8 +6,8 @@
 //! buffer pools, `SandboxBuilder::buffer_pool_mb`), the directory alone on node1 and the
 //! shards on node2..node41. Each command runs as the shardctl binary does (a process of its
 //! own, `--output json`), and is counted on the servers themselves: the statements each
-//! server received (`Questions`) and the connections it accepted (`Connections`), less what
-//! the counting itself costs. node1's count is the directory's (plus node1's own round in
+//! server received (`Questions`, which also counts each connection's COM_QUIT) and the
+//! connections it accepted (`Connections`), less what the counting itself costs. node1's count is the directory's (plus node1's own round in
 //! `status`, which reports every node of the inventory).
 //!
 //! Run: `cargo bench --bench fleet_scale` (prints a Markdown table for docs/BENCHMARKS.md).
@@ -118,6 +118,9 @@ fn measure(admins: &mut [Server], config: &Path, label: &str, args: &[&str], run
         let t = Instant::now();
         shardctl(config, args);
         times.push(t.elapsed().as_secs_f64() * 1000.0);
+        // A closed connection's COM_QUIT counts too, and may arrive after the process
+        // ended: let it.
+        std::thread::sleep(std::time::Duration::from_millis(300));
         last = cost(&before, &counters(admins));
     }
     eprintln!("{label}: {:.0} ms", median(times.clone()));

@@ -1437,21 +1437,31 @@ impl Directory {
 
     /// Loads all operations (or one), newest first, with their steps and effects.
     pub fn operations(&mut self, only: Option<u64>) -> Result<Vec<OperationRecord>> {
-        self.retrying(|d| d.read_operations(only))
+        let only: Vec<u64> = only.into_iter().collect();
+        self.retrying(|d| d.read_operations((!only.is_empty()).then_some(&only[..])))
     }
 
-    fn read_operations(&mut self, only: Option<u64>) -> Result<Vec<OperationRecord>> {
+    /// The operations `ids` (those that exist), newest first, with their steps and effects:
+    /// three statements whatever their number.
+    pub fn operations_in(&mut self, ids: &[u64]) -> Result<Vec<OperationRecord>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.retrying(|d| d.read_operations(Some(ids)))
+    }
+
+    /// Every operation, or those of `only`.
+    fn read_operations(&mut self, only: Option<&[u64]>) -> Result<Vec<OperationRecord>> {
         let (ops, st, fx) = (
             self.jt("operations"),
             self.jt("operation_steps"),
             self.jt("operation_effects"),
         );
-        let filter = if only.is_some() {
-            "WHERE op_id = ?"
-        } else {
-            ""
+        let filter = match only {
+            Some(ids) => format!("WHERE op_id IN ({})", vec!["?"; ids.len()].join(", ")),
+            None => String::new(),
         };
-        let params: Vec<mysql::Value> = only.into_iter().map(Into::into).collect();
+        let params: Vec<mysql::Value> = only.into_iter().flatten().map(|&id| id.into()).collect();
         let rows = self.server().rows(&Stmt::with(
             format!("SELECT op_id, kind, shard_id, source_node, target_node, state, owner, epoch, TIMESTAMPDIFF(SECOND, heartbeat_at, CURRENT_TIMESTAMP(3)), stop_requested, params, error, CAST(UNIX_TIMESTAMP(created_at) * 1000 AS SIGNED), CAST(UNIX_TIMESTAMP(updated_at) * 1000 AS SIGNED), pause_requested, CAST(UNIX_TIMESTAMP(paused_at) * 1000 AS SIGNED), max_lag_secs, chunk_ms, workers, max_threads_running, phase, progress_rows, progress_rows_expected, progress_bytes FROM {ops} {filter} ORDER BY op_id DESC"),
             params.clone(),
