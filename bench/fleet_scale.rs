@@ -13,7 +13,9 @@
 //! Run: `cargo bench --bench fleet_scale` (prints a Markdown table for docs/BENCHMARKS.md).
 //! `BENCH_NODES` (shard nodes, even), `BENCH_SHARDS` (a multiple of the nodes),
 //! `BENCH_MOVES`, `BENCH_RUNS`, `BENCH_PARALLEL` (apply's `--parallel`) change the size;
-//! `BENCH_SMOKE=1` runs 4 nodes, 40 shards, 4 moves, one run.
+//! `BENCH_SMOKE=1` runs 4 nodes, 40 shards, 4 moves, one run. `BENCH_BASELINE_BIN=PATH`
+//! also measures `status` and `query` with another shardctl binary (the rows marked
+//! "before"), e.g. one built from the commit before the fan-out changes.
 
 mod smoke;
 
@@ -85,8 +87,10 @@ fn cost(before: &[(u64, u64)], after: &[(u64, u64)]) -> Cost {
     }
 }
 
-fn shardctl(config: &Path, args: &[&str]) {
-    let out = Command::new(env!("CARGO_BIN_EXE_shardctl"))
+/// The binary measured: this build's, or `BENCH_BASELINE_BIN` for the rows marked
+/// "before".
+fn shardctl(bin: &Path, config: &Path, args: &[&str]) {
+    let out = Command::new(bin)
         .arg("--config")
         .arg(config)
         .args(["--output", "json", "--yes", "--color", "never"])
@@ -111,12 +115,30 @@ struct Row {
 /// Runs `args` `runs` times; the time is the median, the counts the last run's (they do
 /// not vary between runs of a read-only command).
 fn measure(admins: &mut [Server], config: &Path, label: &str, args: &[&str], runs: usize) -> Row {
+    measure_bin(
+        admins,
+        Path::new(env!("CARGO_BIN_EXE_shardctl")),
+        config,
+        label,
+        args,
+        runs,
+    )
+}
+
+fn measure_bin(
+    admins: &mut [Server],
+    bin: &Path,
+    config: &Path,
+    label: &str,
+    args: &[&str],
+    runs: usize,
+) -> Row {
     let mut times = Vec::new();
     let mut last = Cost::default();
     for _ in 0..runs {
         let before = counters(admins);
         let t = Instant::now();
-        shardctl(config, args);
+        shardctl(bin, config, args);
         times.push(t.elapsed().as_secs_f64() * 1000.0);
         // A closed connection's COM_QUIT counts too, and may arrive after the process
         // ended: let it.
@@ -314,6 +336,60 @@ fn main() {
             runs,
         ),
     ];
+    let baseline = std::env::var_os("BENCH_BASELINE_BIN").map(std::path::PathBuf::from);
+    if let Some(bin) = &baseline {
+        for (label, args) in [
+            ("status", vec!["status"]),
+            (
+                "query `SELECT COUNT(*), SUM(v) FROM {t}` over every shard",
+                vec!["query", "--function", "acct", query],
+            ),
+        ] {
+            rows.push(measure_bin(
+                &mut admins,
+                bin,
+                &config,
+                &format!("{label} (before)"),
+                &args,
+                runs,
+            ));
+        }
+    }
+    // The chapter's lookup (`ranges JOIN locations ... ORDER BY lower_bound DESC LIMIT 1`)
+    // once per shard over one kept-open connection to the directory: what a command that
+    // asked the directory shard by shard would cost it.
+    {
+        let mut times = Vec::new();
+        let mut last = Cost::default();
+        let d = Directory::open(&inv).unwrap().schema().quoted();
+        let lookup = format!(
+            "SELECT shard_id, host, port FROM {d}.ranges JOIN {d}.locations USING (shard_id) \
+             WHERE ranges.func_id = ? AND ? >= ranges.lower_bound ORDER BY ranges.lower_bound DESC LIMIT 1"
+        );
+        let mut conn = Server::connect_node(&inv, "node1").unwrap();
+        for _ in 0..runs {
+            let before = counters(&mut admins);
+            let t = Instant::now();
+            for &(id, _) in &placement {
+                let key = (id as i64 - 1) * 1000 + 5;
+                let got: Option<(u32, String, u16)> = conn
+                    .first(&Stmt::with(
+                        lookup.clone(),
+                        vec![func_id.into(), key.into()],
+                    ))
+                    .unwrap();
+                assert_eq!(got.unwrap().0, id);
+            }
+            times.push(t.elapsed().as_secs_f64() * 1000.0);
+            last = cost(&before, &counters(&mut admins));
+        }
+        rows.push(Row {
+            command: format!("reference: the chapter's lookup SQL once per shard ({shards} queries, one connection)"),
+            runs,
+            ms: median(times),
+            cost: last,
+        });
+    }
     let planned = std::fs::read_to_string(&plan).unwrap();
     assert_eq!(
         planned.matches("- action: move").count(),
@@ -342,6 +418,16 @@ fn main() {
         &["ops"],
         runs,
     ));
+    if let Some(bin) = &baseline {
+        rows.push(measure_bin(
+            &mut admins,
+            bin,
+            &config,
+            &format!("ops ({moves} finished operations) (before)"),
+            &["ops"],
+            runs,
+        ));
+    }
     rows.push(measure(
         &mut admins,
         &config,
