@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 /// Words that make a SELECT (or WITH) statement write or lock (`WITH ... UPDATE`,
 /// `INTO OUTFILE`, `FOR UPDATE`, `FOR SHARE`, `LOCK IN SHARE MODE`), or that have no place
 /// in one: refused anywhere outside quotes and comments. One statement only, starting with
-/// SELECT or WITH, and the read-only transaction refuses whatever slips through.
+/// SELECT or WITH, and the read-only session refuses whatever slips through.
 const WRITE_WORDS: [&str; 16] = [
     "INSERT", "UPDATE", "DELETE", "REPLACE", "INTO", "LOCK", "SHARE", "CREATE", "DROP", "ALTER",
     "TRUNCATE", "RENAME", "GRANT", "REVOKE", "CALL", "HANDLER",
@@ -787,18 +787,22 @@ fn prepare(
 /// each node a few connections rather than one per shard.
 pub const CONNECTIONS_PER_NODE: usize = 4;
 
-/// One connection to `shard`'s node, with the statement time limit set.
+/// One connection to `node` for its shards' queries: the statement time limit set, the
+/// session read-only.
 fn connect_for_query(inv: &Inventory, node: &str, secs: u64) -> Result<Server> {
     let mut spec = ConnectSpec::for_node(inv, inv.node(node)?)?;
     spec.read_timeout = Duration::from_secs(secs + 2);
     spec.connect_timeout = spec.connect_timeout.min(Duration::from_secs(secs + 2));
     let mut server = Server::connect(&spec)?;
     server.exec(&reports::statement_time_limit(server.flavor(), secs))?;
+    // Every statement of the session read-only: the server refuses any write, each
+    // shard's SELECT in a read-only transaction of its own (autocommit) at no extra round.
+    server.exec(&crate::server::statements::session_read_only())?;
     Ok(server)
 }
 
-/// One shard's query over `server` (a connection to its node): its own read-only
-/// transaction, rows sent as they come.
+/// One shard's query over `server` (a connection to its node, read-only): one statement,
+/// its own transaction, rows sent as they come.
 fn query_shard(
     server: &mut Server,
     p: &Prepared,
@@ -824,7 +828,6 @@ fn query_shard(
     if let Some(set) = reports::owned_variables(&values) {
         server.exec(&set)?;
     }
-    server.exec(&reports::start_read_only())?;
     let mut rows = 0u64;
     server
         .stream_text(
@@ -862,7 +865,6 @@ fn query_shard(
                 Error::server(&shard.node, format!("shard {}: {text}", shard.id))
             }
         })?;
-    server.exec(&crate::server::statements::commit())?;
     let _ = tx.send(Msg::Done {
         shard: shard.id,
         rows,

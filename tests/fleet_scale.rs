@@ -3,7 +3,8 @@
 //! 2 running moves and at 50 shards and 20 moves, listing the journal (`ops`) the same at 2
 //! operations and at 20, and `query` opens
 //! at most `CONNECTIONS_PER_NODE` connections to a node whatever its number of shards.
-//! Counted by the servers themselves (`Questions`, `Connections`).
+//! Counted by the servers themselves (`Questions`, `Connections`). `query`'s connections
+//! are read-only sessions: a write slipped into a query is refused on every shard.
 
 mod common;
 
@@ -168,6 +169,30 @@ fn status_ops_and_query_cost_the_same_round_trips_at_ten_times_the_shards() {
     let status_50 = status(&mut admins);
     let ops_20 = ops(&mut admins, 20);
     let conns_50 = query(&mut admins, 50);
+
+    // The session is read-only: a write hidden in a function the query calls is refused
+    // by the server, on every shard, and nothing is written.
+    let mut node2 = Server::connect_node(&inv, "node2").unwrap();
+    common::exec(
+        &mut node2,
+        &[
+            "CREATE DATABASE fx",
+            "CREATE TABLE fx.log (n INT)",
+            "CREATE FUNCTION fx.w() RETURNS INT DETERMINISTIC MODIFIES SQL DATA BEGIN INSERT INTO fx.log VALUES (1); RETURN 1; END",
+        ],
+    );
+    let snap = Directory::open(&inv).unwrap().load().unwrap();
+    let err = shardctl::query::run(
+        &inv,
+        &snap,
+        "acct",
+        "SELECT fx.w() FROM {t}",
+        Duration::from_secs(30),
+        &Default::default(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("READ ONLY"), "{err}");
+    assert_eq!(common::count(&mut node2, "SELECT COUNT(*) FROM fx.log"), 0);
 
     assert_eq!(
         status_5, status_50,
