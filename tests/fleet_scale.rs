@@ -97,8 +97,19 @@ fn add_operations(dir: &mut Directory, n: u32) {
 
 #[test]
 fn status_ops_and_query_cost_the_same_round_trips_at_ten_times_the_shards() {
-    let sb = SandboxBuilder::for_tests(2).unwrap().start().unwrap();
+    // Small servers, as the fleet benchmark runs 41 of them (`sandbox up --buffer-pool 32`).
+    let sb = SandboxBuilder::for_tests(2)
+        .unwrap()
+        .buffer_pool_mb(32)
+        .start()
+        .unwrap();
     let inv = Inventory::load(&sb.inventory_path()).unwrap();
+    for n in ["node1", "node2"] {
+        let mut s = Server::connect_node(&inv, n).unwrap();
+        let pool = common::count(&mut s, "SELECT @@innodb_buffer_pool_size");
+        let aria = common::count(&mut s, "SELECT @@aria_pagecache_buffer_size");
+        assert_eq!((pool, aria), (32 << 20, 8 << 20), "{n}");
+    }
     Directory::connect(&inv).unwrap().init().unwrap();
     let mut dir = Directory::open(&inv).unwrap();
     for n in ["node1", "node2"] {
