@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 /// Words that make a SELECT (or WITH) statement write or lock (`WITH ... UPDATE`,
 /// `INTO OUTFILE`, `FOR UPDATE`, `FOR SHARE`, `LOCK IN SHARE MODE`), or that have no place
 /// in one: refused anywhere outside quotes and comments. One statement only, starting with
-/// SELECT or WITH, and the read-only transaction refuses whatever slips through.
+/// SELECT or WITH, and the read-only session refuses whatever slips through.
 const WRITE_WORDS: [&str; 16] = [
     "INSERT", "UPDATE", "DELETE", "REPLACE", "INTO", "LOCK", "SHARE", "CREATE", "DROP", "ALTER",
     "TRUNCATE", "RENAME", "GRANT", "REVOKE", "CALL", "HANDLER",
@@ -782,9 +782,29 @@ fn prepare(
     })
 }
 
-/// One shard's query: connect, limit, read-only transaction, rows sent as they come.
+/// How many connections `query` opens to one node at most: a node's shards are queried
+/// over these, one after another on each, so thousands of shards on dozens of nodes cost
+/// each node a few connections rather than one per shard.
+pub const CONNECTIONS_PER_NODE: usize = 4;
+
+/// One connection to `node` for its shards' queries: the statement time limit set, the
+/// session read-only.
+fn connect_for_query(inv: &Inventory, node: &str, secs: u64) -> Result<Server> {
+    let mut spec = ConnectSpec::for_node(inv, inv.node(node)?)?;
+    spec.read_timeout = Duration::from_secs(secs + 2);
+    spec.connect_timeout = spec.connect_timeout.min(Duration::from_secs(secs + 2));
+    let mut server = Server::connect(&spec)?;
+    server.exec(&reports::statement_time_limit(server.flavor(), secs))?;
+    // Every statement of the session read-only: the server refuses any write, each
+    // shard's SELECT in a read-only transaction of its own (autocommit) at no extra round.
+    server.exec(&crate::server::statements::session_read_only())?;
+    Ok(server)
+}
+
+/// One shard's query over `server` (a connection to its node, read-only): one statement,
+/// its own transaction, rows sent as they come.
 fn query_shard(
-    inv: &Inventory,
+    server: &mut Server,
     p: &Prepared,
     shard: &crate::directory::Shard,
     secs: u64,
@@ -804,16 +824,10 @@ fn query_shard(
             })
         })
         .collect::<Result<_>>()?;
-    let mut spec = ConnectSpec::for_node(inv, inv.node(&shard.node)?)?;
-    spec.read_timeout = Duration::from_secs(secs + 2);
-    spec.connect_timeout = spec.connect_timeout.min(Duration::from_secs(secs + 2));
-    let mut server = Server::connect(&spec)?;
-    server.exec(&reports::statement_time_limit(server.flavor(), secs))?;
     let (st, values) = reports::shard_query_owned(&p.template.parts, &tables);
     if let Some(set) = reports::owned_variables(&values) {
         server.exec(&set)?;
     }
-    server.exec(&reports::start_read_only())?;
     let mut rows = 0u64;
     server
         .stream_text(
@@ -851,7 +865,6 @@ fn query_shard(
                 Error::server(&shard.node, format!("shard {}: {text}", shard.id))
             }
         })?;
-    let _ = server.exec(&crate::server::statements::commit());
     let _ = tx.send(Msg::Done {
         shard: shard.id,
         rows,
@@ -860,9 +873,37 @@ fn query_shard(
     Ok(())
 }
 
-/// Runs the query on every shard at once and hands each message to `on` as it arrives.
-/// The first failure is returned once every shard's thread has ended (each is bounded by
-/// the timeout).
+/// One of a node's workers: one connection, the node's shards taken from `queue` one at
+/// a time until it is empty or `stop` is set (a failure anywhere: the answer is
+/// incomplete, so no more shard is asked).
+fn node_worker(
+    inv: &Inventory,
+    p: &Prepared,
+    node: &str,
+    queue: &std::sync::Mutex<Vec<&crate::directory::Shard>>,
+    stop: &std::sync::atomic::AtomicBool,
+    secs: u64,
+    tx: &std::sync::mpsc::Sender<Msg>,
+) -> Result<()> {
+    let mut server = None;
+    loop {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return Ok(());
+        }
+        let Some(shard) = queue.lock().expect("query queue poisoned").pop() else {
+            return Ok(());
+        };
+        let server = match &mut server {
+            Some(s) => s,
+            None => server.insert(connect_for_query(inv, node, secs)?),
+        };
+        query_shard(server, p, shard, secs, tx)?;
+    }
+}
+
+/// Runs the query on every shard and hands each message to `on` as it arrives: every node
+/// at once, each over at most [`CONNECTIONS_PER_NODE`] connections. The first failure is
+/// returned once every worker has ended (each query is bounded by the timeout).
 fn fan_out(
     inv: &Inventory,
     p: &Prepared,
@@ -870,27 +911,47 @@ fn fan_out(
     mut on: impl FnMut(Msg) -> Result<()>,
 ) -> Result<()> {
     let secs = timeout.as_secs().max(1);
+    let mut by_node: BTreeMap<&str, Vec<&crate::directory::Shard>> = BTreeMap::new();
+    for shard in &p.shards {
+        by_node.entry(shard.node.as_str()).or_default().push(shard);
+    }
+    let queues: Vec<(&str, usize, std::sync::Mutex<Vec<_>>)> = by_node
+        .into_iter()
+        .map(|(node, mut shards)| {
+            // Popped from the end: the lowest shard first.
+            shards.reverse();
+            let workers = shards.len().min(CONNECTIONS_PER_NODE);
+            (node, workers, std::sync::Mutex::new(shards))
+        })
+        .collect();
+    let stop = std::sync::atomic::AtomicBool::new(false);
     let (tx, rx) = std::sync::mpsc::channel::<Msg>();
     std::thread::scope(|scope| {
-        for shard in &p.shards {
-            let tx = tx.clone();
-            scope.spawn(move || {
-                if let Err(e) = query_shard(inv, p, shard, secs, &tx) {
-                    let _ = tx.send(Msg::Failed(e));
-                }
-            });
+        for (node, workers, queue) in &queues {
+            for _ in 0..*workers {
+                let tx = tx.clone();
+                let stop = &stop;
+                scope.spawn(move || {
+                    if let Err(e) = node_worker(inv, p, node, queue, stop, secs, &tx) {
+                        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                        let _ = tx.send(Msg::Failed(e));
+                    }
+                });
+            }
         }
         drop(tx);
         let mut first_error = None;
         for msg in rx {
             match msg {
                 Msg::Failed(e) => {
+                    stop.store(true, std::sync::atomic::Ordering::Relaxed);
                     first_error.get_or_insert(e);
                 }
                 // After a failure the rest is drained, not shown: the answer is incomplete.
                 _ if first_error.is_some() => {}
                 other => {
                     if let Err(e) = on(other) {
+                        stop.store(true, std::sync::atomic::Ordering::Relaxed);
                         first_error.get_or_insert(e);
                     }
                 }

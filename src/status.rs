@@ -463,13 +463,16 @@ pub fn gather_fleet_sized(inv: &Inventory, names: &[String], source: SizeSource)
                 let ops = d.active_operations()?;
                 // Only a move has a revert window: its record (steps and outputs) is read
                 // for those alone.
-                let mut windows = Vec::new();
-                for o in ops
+                let moves: Vec<u64> = ops
                     .iter()
                     .filter(|o| o.kind == crate::directory::journal::OpKind::Move)
-                {
-                    windows.extend(RevertWindow::of(&d.operation(o.id)?));
-                }
+                    .map(|o| o.id)
+                    .collect();
+                let windows: Vec<RevertWindow> = d
+                    .operations_in(&moves)?
+                    .iter()
+                    .filter_map(RevertWindow::of)
+                    .collect();
                 let sequences = crate::directory::sequences::sequences(&mut d)?;
                 Ok(Some((snap, ops, windows, sequences)))
             }

@@ -536,7 +536,7 @@ fn limits_of_zero_and_unknown_fault_points_are_refused() {
             "sandbox up --nodes 0",
             &["sandbox", "up", "--nodes", "0", "--dir", "/nonexistent/x"],
             USAGE,
-            &["1 to 9 nodes"],
+            &["1 to 64 nodes"],
         ),
         Case::new(
             "an unknown fault point",

@@ -1235,10 +1235,6 @@ fn render_reports() -> String {
             r::key_collations(&s, &t).to_string(),
         ),
         (
-            "query: read-only transaction",
-            r::start_read_only().to_string(),
-        ),
-        (
             "query: time limit, MariaDB",
             r::statement_time_limit(Flavor::new(Vendor::MariaDb, 10, 11, 6), 30).to_string(),
         ),

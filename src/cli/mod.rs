@@ -331,8 +331,11 @@ fn limit_threads(s: &str) -> std::result::Result<u64, String> {
 /// `sandbox up --nodes`: 1 to 9 servers.
 fn sandbox_nodes(s: &str) -> std::result::Result<usize, String> {
     match s.parse::<usize>() {
-        Ok(n) if (1..=9).contains(&n) => Ok(n),
-        _ => Err(format!("{s:?}: a sandbox has 1 to 9 nodes")),
+        Ok(n) if (1..=crate::sandbox::MAX_NODES).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "{s:?}: a sandbox has 1 to {} nodes",
+            crate::sandbox::MAX_NODES
+        )),
     }
 }
 

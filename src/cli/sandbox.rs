@@ -43,6 +43,11 @@ pub enum SandboxCommand {
         /// galera-4 package. See docs/DIRECTORY_CLUSTER.md.
         #[arg(long, value_name = "MEMBERS", value_parser = clap::value_parser!(u8).range(2..=9))]
         directory_cluster: Option<u8>,
+        /// Small servers for a fleet of dozens of nodes on one machine: an InnoDB buffer
+        /// pool of this many MiB (default 64), and below 64 also small Aria, key and redo
+        /// buffers (about 100 MB per server at 32). See docs/BENCHMARKS.md.
+        #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u32).range(8..=65536))]
+        buffer_pool: Option<u32>,
     },
     /// Show the sandbox's servers and whether they run.
     #[command(after_help = "Example:\n  shardctl sandbox status --dir sandbox")]
@@ -130,6 +135,7 @@ pub fn run(ctx: &Context, cmd: SandboxCommand) -> Result<()> {
             gtid_strict,
             app_schemas,
             directory_cluster,
+            buffer_pool,
         } => {
             let existed = dir.exists();
             let mut builder = SandboxBuilder::new(&dir)
@@ -139,6 +145,9 @@ pub fn run(ctx: &Context, cmd: SandboxCommand) -> Result<()> {
                 .gtid_strict(gtid_strict)
                 .directory_cluster(usize::from(directory_cluster.unwrap_or(0)))
                 .tls(tls);
+            if let Some(mb) = buffer_pool {
+                builder = builder.buffer_pool_mb(mb);
+            }
             if let Some(schemas) = &app_schemas {
                 let names: Vec<&str> = schemas.iter().map(String::as_str).collect();
                 builder = builder.app_schemas(&names);

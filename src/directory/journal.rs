@@ -1437,24 +1437,34 @@ impl Directory {
 
     /// Loads all operations (or one), newest first, with their steps and effects.
     pub fn operations(&mut self, only: Option<u64>) -> Result<Vec<OperationRecord>> {
-        self.retrying(|d| d.read_operations(only))
+        let only: Vec<u64> = only.into_iter().collect();
+        self.retrying(|d| d.read_operations((!only.is_empty()).then_some(&only[..])))
     }
 
-    fn read_operations(&mut self, only: Option<u64>) -> Result<Vec<OperationRecord>> {
+    /// The operations `ids` (those that exist), newest first, with their steps and effects:
+    /// three statements whatever their number.
+    pub fn operations_in(&mut self, ids: &[u64]) -> Result<Vec<OperationRecord>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.retrying(|d| d.read_operations(Some(ids)))
+    }
+
+    /// Every operation, or those of `only`.
+    fn read_operations(&mut self, only: Option<&[u64]>) -> Result<Vec<OperationRecord>> {
         let (ops, st, fx) = (
             self.jt("operations"),
             self.jt("operation_steps"),
             self.jt("operation_effects"),
         );
-        let filter = if only.is_some() {
-            "WHERE op_id = ?"
-        } else {
-            ""
+        let filter = match only {
+            Some(ids) => format!("WHERE op_id IN ({})", vec!["?"; ids.len()].join(", ")),
+            None => String::new(),
         };
-        let params: Vec<mysql::Value> = only.into_iter().map(Into::into).collect();
+        let params: Vec<mysql::Value> = only.into_iter().flatten().map(|&id| id.into()).collect();
         let rows = self.server().rows(&Stmt::with(
             format!("SELECT op_id, kind, shard_id, source_node, target_node, state, owner, epoch, TIMESTAMPDIFF(SECOND, heartbeat_at, CURRENT_TIMESTAMP(3)), stop_requested, params, error, CAST(UNIX_TIMESTAMP(created_at) * 1000 AS SIGNED), CAST(UNIX_TIMESTAMP(updated_at) * 1000 AS SIGNED), pause_requested, CAST(UNIX_TIMESTAMP(paused_at) * 1000 AS SIGNED), max_lag_secs, chunk_ms, workers, max_threads_running, phase, progress_rows, progress_rows_expected, progress_bytes FROM {ops} {filter} ORDER BY op_id DESC"),
-            params,
+            params.clone(),
         ))?;
         let mut out = Vec::new();
         for mut r in rows {
@@ -1501,60 +1511,73 @@ impl Directory {
                 effects: Vec::new(),
             });
         }
-        for op in &mut out {
-            let rows = self.server().rows(&Stmt::with(
-                format!("SELECT step_no, name, state, inputs, outputs, TIMESTAMPDIFF(MICROSECOND, started_at, finished_at) FROM {st} WHERE op_id = ? ORDER BY step_no"),
-                vec![op.id.into()],
-            ))?;
-            for r in rows {
-                let (step_no, name, state, inputs, outputs, micros): (
-                    u32,
-                    String,
-                    String,
-                    Option<String>,
-                    Option<String>,
-                    Option<i64>,
-                ) = mysql::from_row_opt(r).map_err(|e| Error::server("directory", e))?;
-                op.steps.push(StepRecord {
-                    step_no,
-                    name,
-                    state: StepState::parse(&state)?,
-                    inputs: parse_json(inputs),
-                    outputs: parse_json(outputs),
-                    millis: micros.map(|m| (m.max(0) / 1000) as u64),
-                });
-            }
-            let rows = self.server().rows(&Stmt::with(
-                format!("SELECT seq, step_no, effect, node, state, epoch, detail, outputs, TIMESTAMPDIFF(MICROSECOND, intended_at, CURRENT_TIMESTAMP(3)) FROM {fx} WHERE op_id = ? ORDER BY seq"),
-                vec![op.id.into()],
-            ))?;
-            for r in rows {
-                type Row = (
-                    u32,
-                    u32,
-                    String,
-                    String,
-                    String,
-                    u64,
-                    Option<String>,
-                    Option<String>,
-                    Option<i64>,
-                );
-                let (seq, step_no, effect, node, state, epoch, detail, outputs, ago): Row =
-                    mysql::from_row_opt(r).map_err(|e| Error::server("directory", e))?;
-                let effect = journaled_effect(op.id, &effect)?;
-                op.effects.push(EffectRecord {
-                    seq,
-                    step_no,
-                    effect,
-                    node,
-                    state: EffectState::parse(&state)?,
-                    epoch,
-                    detail: parse_json(detail),
-                    outputs: parse_json(outputs),
-                    intended_ago_millis: ago.map(|m| (m.max(0) / 1000) as u64),
-                });
-            }
+        // The steps and effects of every operation read in one statement each, whatever
+        // the number of operations (the same filter as the operations'), then handed out.
+        let index: std::collections::HashMap<u64, usize> =
+            out.iter().enumerate().map(|(i, o)| (o.id, i)).collect();
+        let rows = self.server().rows(&Stmt::with(
+            format!("SELECT op_id, step_no, name, state, inputs, outputs, TIMESTAMPDIFF(MICROSECOND, started_at, finished_at) FROM {st} {filter} ORDER BY op_id, step_no"),
+            params.clone(),
+        ))?;
+        for r in rows {
+            type Row = (
+                u64,
+                u32,
+                String,
+                String,
+                Option<String>,
+                Option<String>,
+                Option<i64>,
+            );
+            let (op_id, step_no, name, state, inputs, outputs, micros): Row =
+                mysql::from_row_opt(r).map_err(|e| Error::server("directory", e))?;
+            // A step of an operation inserted since the operations were read.
+            let Some(&i) = index.get(&op_id) else {
+                continue;
+            };
+            out[i].steps.push(StepRecord {
+                step_no,
+                name,
+                state: StepState::parse(&state)?,
+                inputs: parse_json(inputs),
+                outputs: parse_json(outputs),
+                millis: micros.map(|m| (m.max(0) / 1000) as u64),
+            });
+        }
+        let rows = self.server().rows(&Stmt::with(
+            format!("SELECT op_id, seq, step_no, effect, node, state, epoch, detail, outputs, TIMESTAMPDIFF(MICROSECOND, intended_at, CURRENT_TIMESTAMP(3)) FROM {fx} {filter} ORDER BY op_id, seq"),
+            params,
+        ))?;
+        for r in rows {
+            type Row = (
+                u64,
+                u32,
+                u32,
+                String,
+                String,
+                String,
+                u64,
+                Option<String>,
+                Option<String>,
+                Option<i64>,
+            );
+            let (op_id, seq, step_no, effect, node, state, epoch, detail, outputs, ago): Row =
+                mysql::from_row_opt(r).map_err(|e| Error::server("directory", e))?;
+            let Some(&i) = index.get(&op_id) else {
+                continue;
+            };
+            let effect = journaled_effect(op_id, &effect)?;
+            out[i].effects.push(EffectRecord {
+                seq,
+                step_no,
+                effect,
+                node,
+                state: EffectState::parse(&state)?,
+                epoch,
+                detail: parse_json(detail),
+                outputs: parse_json(outputs),
+                intended_ago_millis: ago.map(|m| (m.max(0) / 1000) as u64),
+            });
         }
         Ok(out)
     }

@@ -31,6 +31,10 @@ pub use process::Lifetime;
 pub const DEFAULT_DIR: &str = "sandbox";
 /// The first node's port when `--base-port` is not given.
 pub const DEFAULT_BASE_PORT: u16 = 23306;
+/// The most nodes a sandbox starts (`--nodes`): enough for the fleet benchmarks (issue 30:
+/// 40 nodes), with room in the server ids (a replica's is `node * 100 + r`, a directory
+/// member's `9900 + i`).
+pub const MAX_NODES: usize = 64;
 /// The account shardctl uses on sandbox nodes.
 pub const ADMIN_USER: &str = "shardctl";
 /// The replication account on sandbox nodes.
@@ -202,6 +206,7 @@ pub struct SandboxBuilder {
     tls: bool,
     shardctl_bin: Option<PathBuf>,
     directory_cluster: usize,
+    buffer_pool_mb: Option<u32>,
 }
 
 /// The running binary when it is shardctl itself (not a test binary), for the restart
@@ -228,6 +233,7 @@ impl SandboxBuilder {
             tls: false,
             shardctl_bin: this_shardctl(),
             directory_cluster: 0,
+            buffer_pool_mb: None,
         }
     }
 
@@ -258,6 +264,7 @@ impl SandboxBuilder {
             tls: false,
             shardctl_bin: this_shardctl(),
             directory_cluster: 0,
+            buffer_pool_mb: None,
         })
     }
 
@@ -335,13 +342,26 @@ impl SandboxBuilder {
         self
     }
 
+    /// Small servers, for fleets of dozens of nodes on one machine: an InnoDB buffer pool
+    /// of `mb` MiB (the default is 64 MiB), and below 64 MiB also an 8 MiB Aria page cache
+    /// and key buffer and a 16 MiB redo log (each mariadbd then takes about 100 MB).
+    pub fn buffer_pool_mb(mut self, mb: u32) -> Self {
+        self.buffer_pool_mb = Some(mb);
+        self
+    }
+
     /// Starts the servers (initialising data directories on first use) and writes the
     /// inventory. Refuses when the sandbox already runs or a port is taken.
     pub fn start(self) -> Result<Sandbox> {
-        if self.nodes == 0 || self.nodes > 9 {
+        if self.nodes == 0 || self.nodes > MAX_NODES {
             return Err(Error::Usage(format!(
-                "--nodes {}: a sandbox has 1 to 9 nodes",
+                "--nodes {}: a sandbox has 1 to {MAX_NODES} nodes",
                 self.nodes
+            )));
+        }
+        if let Some(mb) = self.buffer_pool_mb.filter(|mb| !(8..=65536).contains(mb)) {
+            return Err(Error::Usage(format!(
+                "--buffer-pool {mb}: an InnoDB buffer pool of 8 to 65536 MiB"
             )));
         }
         if self.replicas > 9 {
@@ -435,7 +455,7 @@ impl SandboxBuilder {
             .map(|i| SandboxNode {
                 name: format!("dir{i}"),
                 port: first_member_port + (i as u16 - 1),
-                server_id: 900 + i as u32,
+                server_id: 9900 + i as u32,
                 dir: dir.join(format!("dir{i}")),
                 pid: None,
                 primary: None,
@@ -822,7 +842,16 @@ impl Sandbox {
         secrets: &Secrets,
         bootstrap: bool,
     ) -> Result<String> {
-        let mut extra = builder.extra_config.clone();
+        let mut extra = Vec::new();
+        if let Some(mb) = builder.buffer_pool_mb {
+            extra.push(format!("innodb-buffer-pool-size={mb}M"));
+            if mb < 64 {
+                extra.push("innodb-log-file-size=16M".into());
+                extra.push("aria-pagecache-buffer-size=8M".into());
+                extra.push("key-buffer-size=8M".into());
+            }
+        }
+        extra.extend(builder.extra_config.iter().cloned());
         if builder.gtid_strict {
             extra.push("gtid-strict-mode=ON".into());
         }

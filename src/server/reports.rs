@@ -284,12 +284,6 @@ pub fn key_collations(schema: &Ident, table: &Ident) -> Stmt {
 // ---------------------------------------------------------------------------------------
 // query
 
-/// Opens the read-only transaction a cross-shard query runs in: the server refuses any
-/// write in it.
-pub fn start_read_only() -> Stmt {
-    Stmt::text("START TRANSACTION READ ONLY")
-}
-
 /// The server-side limit on each statement of the session, so a query given up by the
 /// client does not run on: MariaDB's `max_statement_time` (seconds), MySQL's
 /// `max_execution_time` (milliseconds, SELECT only).

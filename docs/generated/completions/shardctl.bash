@@ -4835,7 +4835,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__sandbox__subcmd__up)
-            opts="-v -y -h --nodes --dir --base-port --replicas --gtid-strict --app-schemas --tls --directory-cluster --config --output --color --verbose --yes --log-file --help"
+            opts="-v -y -h --nodes --dir --base-port --replicas --gtid-strict --app-schemas --tls --directory-cluster --buffer-pool --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4862,6 +4862,10 @@ _shardctl() {
                     return 0
                     ;;
                 --directory-cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --buffer-pool)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

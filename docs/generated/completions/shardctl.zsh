@@ -72,6 +72,7 @@ _arguments "${_arguments_options[@]}" : \
 '--replicas=[Replicas per node, each its own read-only server replicating from its node with GTID, listed under the node'\''s \`replicas\:\` in the inventory]:REPLICAS:_default' \
 '*--app-schemas=[Grant the application account DML on these schemas only (comma-separated), instead of on every shard schema name]:APP_SCHEMAS:_default' \
 '--directory-cluster=[Put the directory on a Galera cluster of this many servers of its own (dir1, ...; 2 to 9, 3 to survive the loss of one) instead of on node1; needs the galera-4 package. See docs/DIRECTORY_CLUSTER.md]:MEMBERS:_default' \
+'--buffer-pool=[Small servers for a fleet of dozens of nodes on one machine\: an InnoDB buffer pool of this many MiB (default 64), and below 64 also small Aria, key and redo buffers (about 100 MB per server at 32). See docs/BENCHMARKS.md]:MIB:_default' \
 '--config=[Inventory file]:CONFIG:_files' \
 '--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
 json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
