@@ -64,7 +64,7 @@ pub enum KeysCommand {
         #[arg(allow_hyphen_values = true, required = true)]
         keys: Vec<String>,
     },
-    /// Import key → shard rows into a per-key function from a file: one `KEY,SHARD` (or
+    /// Import the key-to-shard rows of a per-key function from a file: one `KEY,SHARD` (or
     /// `KEY<TAB>SHARD`) a line, blank lines skipped. Everything is checked first (a bad
     /// line, an unknown shard, a key given twice or mapped elsewhere already refuses the
     /// whole import, naming the line); keys mapped already to the same shard are skipped,
@@ -126,7 +126,7 @@ pub fn run(ctx: &Context, cmd: KeysCommand) -> Result<()> {
                     "read": done.read,
                     "added": done.added,
                     "present": done.present,
-                    "seconds": secs,
+                    "elapsed_ms": started.elapsed().as_millis() as u64,
                 }),
                 || {
                     crate::outln!(

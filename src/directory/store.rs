@@ -1748,6 +1748,19 @@ impl Directory {
         let mut from = 0u64;
         while from < last_line {
             let to = from.saturating_add(chunk);
+            // A chunk whose keys are all there already (an import run again) makes no
+            // change, so bumps no version.
+            let missing = self
+                .server
+                .first::<u64>(&Stmt::with(
+                    format!("SELECT COUNT(*) FROM {staging} i LEFT JOIN {keys} k ON k.func_id = ? AND k.key_value = i.key_value WHERE k.key_value IS NULL AND i.line > ? AND i.line <= ?"),
+                    vec![func.id.into(), from.into(), to.into()],
+                ))?
+                .unwrap_or(0);
+            if missing == 0 {
+                from = to;
+                continue;
+            }
             let n = self.change(|d, _| {
                 if let Some(row) = d.server.first::<(u64, Vec<u8>, u32, u32)>(&Stmt::with(
                     format!("{} ", conflict.replace(" ORDER BY", " AND i.line > ? AND i.line <= ? ORDER BY")),
