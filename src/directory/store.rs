@@ -1768,6 +1768,17 @@ impl Directory {
                 ))? {
                     return Err(refuse(row));
                 }
+                // What the chunk adds to each shard, counted before it is added: the
+                // kept counts move by exactly that (O(chunk), not a recount of the map).
+                let per_shard: Vec<(u32, u64)> = d
+                    .server
+                    .rows(&Stmt::with(
+                        format!("SELECT i.shard_id, COUNT(*) FROM {staging} i LEFT JOIN {keys} k ON k.func_id = ? AND k.key_value = i.key_value WHERE k.key_value IS NULL AND i.line > ? AND i.line <= ? GROUP BY i.shard_id"),
+                        vec![func.id.into(), from.into(), to.into()],
+                    ))?
+                    .into_iter()
+                    .map(mysql::from_row)
+                    .collect();
                 let n = d.server.exec_affected(&Stmt::with(
                     format!(
                         "INSERT INTO {keys} (func_id, key_value, shard_id) SELECT ?, i.key_value, i.shard_id FROM {staging} i LEFT JOIN {keys} k ON k.func_id = ? AND k.key_value = i.key_value WHERE k.key_value IS NULL AND i.line > ? AND i.line <= ? ORDER BY i.key_value"
@@ -1777,10 +1788,18 @@ impl Directory {
                 if n == 0 {
                     return Ok((0, Changed::Nothing));
                 }
-                d.server.exec(&Stmt::with(
-                    format!("UPDATE {counts} c SET key_count = (SELECT COUNT(*) FROM {keys} k WHERE k.func_id = c.func_id AND k.shard_id = c.shard_id) WHERE c.func_id = ?"),
-                    vec![func.id.into()],
-                ))?;
+                if n != per_shard.iter().map(|(_, c)| c).sum::<u64>() {
+                    return Err(Error::Internal(format!(
+                        "an import chunk added {n} keys, not the {} it counted",
+                        per_shard.iter().map(|(_, c)| c).sum::<u64>()
+                    )));
+                }
+                for (shard, added) in &per_shard {
+                    d.server.exec(&Stmt::with(
+                        format!("UPDATE {counts} SET key_count = key_count + ? WHERE shard_id = ?"),
+                        vec![(*added).into(), (*shard).into()],
+                    ))?;
+                }
                 let listed = if n as usize <= LOGGED_KEYS_MAX {
                     let texts: Vec<Vec<u8>> = d
                         .server
