@@ -1665,7 +1665,10 @@ impl Directory {
     /// another shard already (moving a key is a key move). Then the keys not mapped yet
     /// are added in directory changes of at most `chunk` keys each (the key counts kept
     /// with each). Idempotent: keys mapped already to the same shard are skipped, so an
-    /// import run again (after an interruption) adds only what is missing.
+    /// import run again (after an interruption) adds only what is missing. The staging
+    /// table belongs to this connection: on a directory cluster, an import whose member
+    /// goes away mid-way fails (a chunk retried through another member finds no staged
+    /// rows); run it again.
     pub fn import_keys(
         &mut self,
         func: &Function,
