@@ -110,6 +110,7 @@ fn each_availability_is_journaled_and_routers_refuse_what_it_closes() {
             to: before + 1,
             shards: vec![1],
             rows: router.last_reload().unwrap().rows(),
+            keys_dropped: 0,
         }),
         "one shard re-read"
     );

@@ -121,6 +121,15 @@ const CHANGE_SITES: &[(&str, &str, &str)] = &[
         "shard set-availability",
     ),
     ("src/directory/journal.rs", "set_shard_state_leased", "move"),
+    ("src/directory/store.rs", "assign_key", "keys assign"),
+    ("src/directory/store.rs", "import_staged", "keys import"),
+    // The flip of a per-key key move, which no command runs yet: tests/perkey.rs runs it
+    // and checks a router follows it key by key.
+    (
+        "src/directory/store.rs",
+        "reassign_keys",
+        "tests/perkey.rs a_router_drops_only_the_keys_the_log_names",
+    ),
     ("src/ids.rs", "create", "ids sequence create"),
     ("src/ids.rs", "set_feeds", "ids sequence feeds"),
     ("src/global.rs", "set_source", "global source"),
@@ -324,6 +333,65 @@ fn every_change_is_logged_and_a_router_follows_it_shard_by_shard() {
         &["table", "remove", "rdb.kinds"],
         None,
         Everything,
+    );
+    // A per-key function: its shard, a key assigned (the log names the key, no shard),
+    // keys imported.
+    run(
+        "function add per-key",
+        &["function", "add", "pk", "--type", "key", "--key", "int"],
+        None,
+        Everything,
+    );
+    common::exec(
+        &mut common::connect(FLEET.sandbox(), "node1"),
+        &[
+            "CREATE DATABASE pkdb",
+            "CREATE TABLE pkdb.items (k BIGINT NOT NULL PRIMARY KEY)",
+        ],
+    );
+    run(
+        "table add per-key",
+        &[
+            "table",
+            "add",
+            "pkdb.items",
+            "--function",
+            "pk",
+            "--column",
+            "k",
+        ],
+        None,
+        Everything,
+    );
+    let pk_shard = run(
+        "shard add per-key",
+        &["shard", "add", "--function", "pk", "--node", "node3"],
+        None,
+        Shards,
+    );
+    assert_eq!(pk_shard.len(), 1, "{pk_shard:?}");
+    let assigned = run(
+        "keys assign",
+        &["keys", "assign", "--function", "pk", "42"],
+        None,
+        Shards,
+    );
+    assert!(assigned.is_empty(), "{assigned:?}");
+    let tmp = tempfile::tempdir().unwrap();
+    let pk = pk_shard.iter().next().unwrap().to_string();
+    let file = common::write_file(tmp.path(), "keys.csv", &format!("43,{pk}\n44,{pk}\n"));
+    run(
+        "keys import",
+        &[
+            "keys",
+            "import",
+            "--function",
+            "pk",
+            "--file",
+            file.to_str().unwrap(),
+        ],
+        None,
+        Shards,
     );
     let added = run(
         "shard add",

@@ -76,7 +76,10 @@ fn set_up(sb: &Sandbox) {
         ],
     );
     // Every other function's logical schema: one table sharded by its key.
-    for (f, _, key_type) in FUNCTIONS.iter().chain([&("lp", "list", "string")]) {
+    for (f, _, key_type) in FUNCTIONS
+        .iter()
+        .chain([&("lp", "list", "string"), &("pk", "key", "string")])
+    {
         if *f == "ri" {
             continue;
         }
@@ -157,6 +160,27 @@ fn set_up(sb: &Sandbox) {
         shard("ls", i, "--values", v);
     }
     shard("lp", 0, "--values", "p0");
+    // A per-key function over string keys, its two shards, and the keys `k0`..`k59`
+    // assigned to them (the least-loaded rule alternates between the two).
+    run(&["function", "add", "pk", "--type", "key", "--key", "string"]);
+    run(&[
+        "table",
+        "add",
+        "pkdb.items",
+        "--function",
+        "pk",
+        "--column",
+        "k",
+    ]);
+    for i in 0..2 {
+        run(&["shard", "add", "--function", "pk", "--node", node(i)]);
+    }
+    let inv = common::inventory(sb);
+    let mut dir = Directory::open(&inv).unwrap();
+    let func = dir.load().unwrap().function("pk").unwrap().clone();
+    for i in 0..60 {
+        dir.assign_key(&func, &Key::Str(format!("k{i}"))).unwrap();
+    }
 }
 
 fn inventory() -> shardctl::config::Inventory {
@@ -214,8 +238,9 @@ fn page() -> String {
 
 /// The blocks the conformance test runs; a block the page adds is run by no test, so it
 /// fails here until the test runs it too.
-const BLOCKS: [&str; 14] = [
+const BLOCKS: [&str; 15] = [
     "range-int",
+    "key",
     "range-string",
     "hash",
     "list",
@@ -404,6 +429,7 @@ fn the_documented_sql_routes_every_key_as_the_router_does() {
             (ShardingType::Range, KeyType::String) => "range-string",
             (ShardingType::Hash, _) => "hash",
             (ShardingType::List, _) => "list",
+            (ShardingType::Key, _) => "key",
         };
         let mut shards_seen = std::collections::BTreeSet::new();
         for key in keys(f, func.key_type, KEYS_PER_FUNCTION) {
@@ -442,6 +468,46 @@ fn the_documented_sql_routes_every_key_as_the_router_does() {
     assert!(unowned > 100, "{unowned}");
 }
 
+/// The per-key block: a key's own row, the shard the Rust router gives (a cold lookup, then
+/// from its cache); no row for a key not assigned, as the router refuses it.
+#[test]
+fn the_documented_per_key_sql_routes_every_key_as_the_router_does() {
+    FLEET.sandbox();
+    let _s = serial();
+    let blocks = contract_sql(&page());
+    let router = Router::connect(&inventory()).expect("the router loads");
+    let mut dir = application_connection();
+    let server = dir.server();
+    let mut seen = std::collections::BTreeSet::new();
+    for i in 0..80 {
+        let key = format!("k{i}");
+        let rows = run_block(server, &blocks, "key", &[("function", "pk"), ("key", &key)]);
+        let answer: Answer = rows.into_iter().next().map(mysql::from_row);
+        let expected: Answer = router
+            .shard_for_function("pk", &Key::Str(key.clone()))
+            .ok()
+            .map(|s| {
+                (
+                    s.id,
+                    s.node.clone(),
+                    s.host.clone(),
+                    s.port,
+                    s.state.as_sql().to_string(),
+                    s.availability.as_sql().to_string(),
+                )
+            });
+        assert_eq!(answer, expected, "pk: key {key}");
+        // k0..k59 are assigned, k60..k79 are not.
+        assert_eq!(answer.is_some(), i < 60, "pk: key {key}");
+        if let Some((shard, ..)) = answer {
+            seen.insert(shard);
+        }
+    }
+    assert_eq!(seen.len(), 2, "the keys were spread over both shards");
+    let stats = router.key_cache();
+    assert_eq!((stats.entries, stats.misses), (60, 80), "{stats:?}");
+}
+
 /// The change log's blocks: after one change of a shard, `changes` names it (and only it)
 /// for the versions between the router's and the directory's, the Rust router re-reads
 /// just that shard, and for every shard of every function the `changed-*` blocks return
@@ -470,7 +536,8 @@ fn the_documented_change_log_sql_reads_what_the_router_re_reads() {
     let now: u64 = mysql::from_row(run_block(server, &blocks, "version", &[]).remove(0));
     assert_eq!(now, since + 1);
     let (since_text, now_text) = (since.to_string(), now.to_string());
-    let log: Vec<(u64, String, String)> = run_block(
+    type LogRow = (u64, String, String, Option<u32>, Option<String>);
+    let log: Vec<LogRow> = run_block(
         server,
         &blocks,
         "changes",
@@ -479,7 +546,10 @@ fn the_documented_change_log_sql_reads_what_the_router_re_reads() {
     .into_iter()
     .map(mysql::from_row)
     .collect();
-    assert_eq!(log, vec![(now, "shards".to_string(), text.clone())]);
+    assert_eq!(
+        log,
+        vec![(now, "shards".to_string(), text.clone(), None, None)]
+    );
     assert!(router.refresh().unwrap());
     assert!(
         matches!(router.last_reload(), Some(shardctl::directory::Reload::Incremental { shards, .. }) if shards == &[shard]),
@@ -603,9 +673,15 @@ fn python() -> PathBuf {
 fn expected_for_python(router: &Router) -> serde_json::Value {
     let snap = router.snapshot();
     let mut functions = serde_json::Map::new();
-    for (f, _, _) in FUNCTIONS {
+    for (f, _, _) in FUNCTIONS.iter().chain([&("pk", "key", "string")]) {
         let func = snap.function(f).unwrap();
-        let answers: Vec<serde_json::Value> = keys(f, func.key_type, 400)
+        // The per-key function: its 60 keys assigned and 340 not.
+        let some = if *f == "pk" {
+            (0..400).map(|i| Key::Str(format!("k{i}"))).collect()
+        } else {
+            keys(f, func.key_type, 400)
+        };
+        let answers: Vec<serde_json::Value> = some
             .into_iter()
             .map(|key| {
                 let want = router.shard_for_function(f, &key).ok().map(|s| {
@@ -718,7 +794,7 @@ fn the_python_router_follows_the_contract() {
     assert!(
         stdout.contains(&format!(
             "compared {} keys with the Rust router",
-            FUNCTIONS.len() * 400
+            (FUNCTIONS.len() + 1) * 400
         )),
         "{stdout}"
     );

@@ -718,6 +718,42 @@ fn every_command_follows_the_json_contract() {
     );
     c.run(&["shard", "set-availability", "--shard", "2", "available"]);
 
+    // A per-key function: a shard, keys assigned and imported, a key looked up.
+    exec(
+        &mut n1,
+        &[
+            "CREATE DATABASE kapp",
+            "CREATE TABLE kapp.users (uid BIGINT NOT NULL PRIMARY KEY)",
+        ],
+    );
+    c.run(&["function", "add", "users", "--type", "key", "--key", "int"]);
+    c.run(&[
+        "table",
+        "add",
+        "kapp.users",
+        "--function",
+        "users",
+        "--column",
+        "uid",
+    ]);
+    let users = c.run(&["shard", "add", "--function", "users", "--node", "node1"]);
+    let users_shard = users[0]["shard"].as_u64().unwrap();
+    c.run(&["keys", "assign", "--function", "users", "7", "8"]);
+    let keys_file = common::write_file(
+        tmp.path(),
+        "users.csv",
+        &format!("7,{users_shard}\n9,{users_shard}\n"),
+    );
+    c.run(&[
+        "keys",
+        "import",
+        "--function",
+        "users",
+        "--file",
+        keys_file.to_str().unwrap(),
+    ]);
+    c.run(&["lookup", "--function", "users", "9"]);
+
     // A sandbox's own life cycle.
     let sb_dir = tmp.path().join("sb");
     let port = free_port().to_string();
@@ -763,6 +799,8 @@ fn every_command_follows_the_json_contract() {
         "ids sequence next",
         "ids sequence raise",
         "ids sequence show",
+        "keys assign",
+        "keys import",
         "query",
         "reporting attach",
         "reporting check",

@@ -30,7 +30,7 @@ import pymysql
 
 #: The directory schema version docs/DIRECTORY.md describes; an older directory lacks
 #: tables this router reads.
-CONTRACT_SCHEMA_VERSION = 14
+CONTRACT_SCHEMA_VERSION = 15
 
 #: Client-side errors of a connection that broke or could not be made (CR_*).
 LOST_CONNECTION_CODES = frozenset({2002, 2003, 2006, 2013, 2027, 2055})
@@ -405,7 +405,13 @@ class Router:
         f = self.snapshot.functions.get(function)
         if f is None:
             raise NoShard(f"unknown partition function {function!r}")
-        shard = f.shard_for(key_text(f.key_type, key))
+        if f.sharding_type == "KEY":
+            # A per-key function's keys are not cached here: each lookup reads the key's
+            # row (the contract's `key` block), so a change log row of scope `keys` has
+            # nothing to drop.
+            shard = self._key_shard(f, key_text(f.key_type, key))
+        else:
+            shard = f.shard_for(key_text(f.key_type, key))
         if shard is None:
             raise NoShard(f"no shard of function {function} holds key {key!r}")
         loc = self.snapshot.locations.get(shard)
@@ -416,6 +422,15 @@ class Router:
             raise ShardUnavailable(shard, availability, access)
         schemas = tuple(f"{s}_{shard}" for s in f.schemas)
         return Route(shard, function, node, host, port, state, availability, schemas)
+
+    def _key_shard(self, f, text):
+        with self._connection().cursor() as cur:
+            cur.execute(
+                "SELECT shard_id FROM key_shards WHERE func_id = %s AND key_value = CAST(%s AS BINARY)",
+                (f.func_id, text),
+            )
+            row = cur.fetchone()
+        return row[0] if row else None
 
     def route_table(self, schema, table, key, access=WRITE):
         """The route of ``key`` in the sharded table ``schema.table``, as ``route``."""

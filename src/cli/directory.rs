@@ -440,6 +440,8 @@ pub fn shard(ctx: &Context, cmd: ShardCommand) -> Result<()> {
                 (Some(b), None, None) => Placement::LowerBound(b),
                 (None, Some(p), None) => Placement::Point(p),
                 (None, None, Some(v)) => Placement::Values(v),
+                // A per-key function's shard (any other function is told what it needs).
+                (None, None, None) => Placement::Keys,
                 _ => {
                     return Err(Error::Usage(
                         "give one of --lower-bound, --point or --values".into(),

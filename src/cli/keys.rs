@@ -110,6 +110,10 @@ fn request(
             "function {} is a list function: give --keys V1,V2,... or --keys-file FILE",
             args.function
         ))),
+        (ShardingType::Key, ..) => Err(Error::Usage(format!(
+            "function {} maps keys one by one: moving them is not supported yet (`shardctl keys assign` maps a new key)",
+            args.function
+        ))),
     }
 }
 

@@ -8,6 +8,7 @@ mod keys;
 mod merge;
 mod meta;
 mod mv;
+mod perkey;
 mod progress;
 mod prune;
 mod rebalance;
@@ -75,7 +76,7 @@ pub enum Command {
     /// Nodes registered in the directory.
     #[command(subcommand)]
     Node(directory::NodeCommand),
-    /// Partition functions (range, hash, list).
+    /// Partition functions (range, hash, list, per-key).
     #[command(subcommand)]
     Function(directory::FunctionCommand),
     /// Sharded and global tables.
@@ -89,6 +90,10 @@ pub enum Command {
         after_help = "Example:\n  shardctl lookup --function emp 10042\n  shardctl lookup --table employees.salaries 10042 --output json"
     )]
     Lookup(directory::LookupArgs),
+    /// The keys of per-key functions: assign a new key to the least-loaded open shard, import
+    /// keys in bulk.
+    #[command(subcommand)]
+    Keys(perkey::KeysCommand),
     /// Candidate sharding indexes of a schema, from its foreign keys.
     #[command(after_help = "Example:\n  shardctl analyze --schema employees")]
     Analyze(directory::AnalyzeArgs),
@@ -510,6 +515,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Table(cmd) => directory::table(&ctx, cmd),
         Command::Shard(cmd) => directory::shard(&ctx, cmd),
         Command::Lookup(args) => directory::lookup(&ctx, args),
+        Command::Keys(cmd) => perkey::run(&ctx, cmd),
         Command::Analyze(args) => directory::analyze(&ctx, args),
         Command::Config(cmd) => meta::config(&ctx, cmd),
         Command::Simulate(args) => fleet::simulate_cmd(&ctx, args),

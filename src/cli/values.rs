@@ -67,6 +67,7 @@ value_enum!(ShardingType {
     Range => "range", "Ranges of keys, each starting at a lower bound";
     Hash => "hash", "Consistent hashing: points on an MD5 ring";
     List => "list", "Explicit lists of values";
+    Key => "key", "One directory row per key, looked up key by key; new keys assigned to the least-loaded open shard";
 });
 
 value_enum!(KeyType {

@@ -1967,6 +1967,11 @@ impl Directory {
                         ))?;
                     }
                 }
+                super::NewMapping::Keys => {
+                    return Err(Error::Refused(
+                        "a shard of a per-key function does not split".into(),
+                    ))
+                }
             }
             let changed = d.server().exec_affected(&Stmt::with(
                 format!("UPDATE {locations} SET state = 'online', version = ? WHERE shard_id = ? AND state = 'offline'"),

@@ -36,6 +36,8 @@ impl FunctionIndex {
                 Some(self.points[idx].1)
             }
             ShardingType::List => self.lists.get(key).copied(),
+            // Read key by key from the directory, never held here (the Router's cache).
+            ShardingType::Key => None,
         }
     }
 
@@ -148,6 +150,11 @@ impl Index {
         }
     }
 
+    /// The mapping kind of function `func_id`.
+    pub fn kind(&self, func_id: u32) -> Option<ShardingType> {
+        self.functions.get(&func_id).map(|(k, _)| *k)
+    }
+
     /// The function id for a name.
     pub fn function_id(&self, name: &str) -> Option<u32> {
         self.by_name.get(name).copied()
@@ -220,6 +227,7 @@ pub fn coverage(snap: &Snapshot, func: &Function, shard_id: u32) -> Coverage {
                 None => Coverage::None,
             }
         }
+        ShardingType::Key => Coverage::None,
         ShardingType::List => {
             let mut values: Vec<Key> = snap
                 .lists

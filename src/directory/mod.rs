@@ -15,5 +15,10 @@ pub mod store;
 
 pub use lookup::{coverage, Coverage, Index};
 pub use model::*;
-pub use router::{is_refresh_error, Reload, Route, Router};
-pub use store::{Delta, Directory, FullReason, NewMapping, Reread, TablePlacement};
+pub use router::{
+    is_refresh_error, KeyCacheStats, Reload, Route, Router, DEFAULT_KEY_CACHE_CAPACITY,
+};
+pub use store::{
+    Assigned, Delta, Directory, FullReason, Imported, KeyChanges, NewMapping, Reread,
+    TablePlacement,
+};

@@ -15,6 +15,9 @@ pub enum ShardingType {
     Hash,
     /// Explicit lists of values.
     List,
+    /// One directory row per key (`key_shards`), read key by key: a key without a row is
+    /// not mapped until it is assigned ([`super::Directory::assign_key`]).
+    Key,
 }
 
 impl ShardingType {
@@ -24,6 +27,7 @@ impl ShardingType {
             ShardingType::Range => "RANGE",
             ShardingType::Hash => "HASH",
             ShardingType::List => "LIST",
+            ShardingType::Key => "KEY",
         }
     }
 
@@ -33,6 +37,7 @@ impl ShardingType {
             "RANGE" => Ok(ShardingType::Range),
             "HASH" => Ok(ShardingType::Hash),
             "LIST" => Ok(ShardingType::List),
+            "KEY" => Ok(ShardingType::Key),
             other => Err(Error::Config(format!(
                 "unknown sharding type {other:?} in the directory"
             ))),
@@ -298,6 +303,15 @@ pub enum Changed {
     Shards(Vec<u32>),
     /// Anything else (nodes, functions, table mappings): routers reload everything.
     Everything,
+    /// Rows of a per-key function's `key_shards`: these keys (their texts) changed shard
+    /// or were mapped, or, for None, any key of the function (an import). Routers drop
+    /// them from their cache of keys; no location or other mapping changed.
+    Keys {
+        /// The per-key function.
+        func_id: u32,
+        /// The keys, as text; None: every key of the function.
+        keys: Option<Vec<String>>,
+    },
 }
 
 impl Changed {

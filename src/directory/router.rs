@@ -6,13 +6,120 @@
 //! [`Router::refresh_after`]) and look the shard up again.
 
 use super::lookup::Index;
-use super::model::{Access, Availability, Key, Shard, ShardState, Snapshot};
-use super::store::{Delta, Directory, FullReason};
+use super::model::{Access, Availability, Key, Shard, ShardState, ShardingType, Snapshot};
+use super::store::{Delta, Directory, FullReason, KeyChanges};
 use crate::config::Inventory;
 use crate::error::{Error, Result};
 use serde::Serialize;
 use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
+
+/// How many keys of per-key functions a router keeps by default
+/// ([`Router::set_key_cache_capacity`]): about 100 bytes each with a short key, so some
+/// 10 MB at most, whatever the number of keys in the directory.
+pub const DEFAULT_KEY_CACHE_CAPACITY: usize = 100_000;
+
+/// The keys of per-key functions a router has read, bounded: two generations of at most
+/// half the capacity each. A key found in the old generation moves to the new one; when
+/// the new one is full the old one is dropped and the new one becomes old. So a key used
+/// since the last turnover stays, and the cache never holds more than its capacity
+/// (an approximation of least-recently-used at O(1) a lookup).
+#[derive(Debug, Default)]
+struct KeyCache {
+    capacity: usize,
+    young: HashMap<(u32, String), u32>,
+    old: HashMap<(u32, String), u32>,
+    hits: u64,
+    misses: u64,
+}
+
+impl KeyCache {
+    fn new(capacity: usize) -> Self {
+        KeyCache {
+            capacity,
+            ..KeyCache::default()
+        }
+    }
+
+    fn half(&self) -> usize {
+        (self.capacity / 2).max(1)
+    }
+
+    fn get(&mut self, func_id: u32, key: &str) -> Option<u32> {
+        let k = (func_id, key.to_string());
+        if let Some(&s) = self.young.get(&k) {
+            self.hits += 1;
+            return Some(s);
+        }
+        if let Some(s) = self.old.remove(&k) {
+            self.hits += 1;
+            self.put_young(k, s);
+            return Some(s);
+        }
+        self.misses += 1;
+        None
+    }
+
+    fn put(&mut self, func_id: u32, key: String, shard: u32) {
+        if self.capacity == 0 {
+            return;
+        }
+        let k = (func_id, key);
+        self.old.remove(&k);
+        self.put_young(k, shard);
+    }
+
+    fn put_young(&mut self, k: (u32, String), shard: u32) {
+        if self.young.len() >= self.half() && !self.young.contains_key(&k) {
+            self.old = std::mem::take(&mut self.young);
+        }
+        self.young.insert(k, shard);
+    }
+
+    fn len(&self) -> usize {
+        self.young.len() + self.old.len()
+    }
+
+    fn clear(&mut self) {
+        self.young.clear();
+        self.old.clear();
+    }
+
+    /// Drops what the change log says changed; returns how many entries went.
+    fn forget(&mut self, changes: &KeyChanges) -> usize {
+        let before = self.len();
+        for (func, keys) in changes {
+            match keys {
+                None => {
+                    self.young.retain(|(f, _), _| f != func);
+                    self.old.retain(|(f, _), _| f != func);
+                }
+                Some(keys) => {
+                    for k in keys {
+                        let k = (*func, k.clone());
+                        self.young.remove(&k);
+                        self.old.remove(&k);
+                    }
+                }
+            }
+        }
+        before - self.len()
+    }
+}
+
+/// What a router's cache of per-key keys holds and how it did ([`Router::key_cache`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct KeyCacheStats {
+    /// Keys held now.
+    pub entries: usize,
+    /// The most it holds.
+    pub capacity: usize,
+    /// Lookups answered from the cache.
+    pub hits: u64,
+    /// Lookups that read the key's row from the directory (cold lookups).
+    pub misses: u64,
+}
 
 /// Client-side error numbers of a connection that broke or could not be made (CR_*):
 /// can't connect (2002, 2003), server has gone away (2006), lost connection during a query
@@ -91,6 +198,9 @@ pub enum Reload {
         /// Rows read from the directory: the version (twice: the check, then in the
         /// consistent read), the log's rows, the shards' rows.
         rows: u64,
+        /// Cached keys of per-key functions dropped because the log named them (they
+        /// are read again, one row each, when next looked up).
+        keys_dropped: usize,
     },
     /// The whole directory.
     Full {
@@ -116,7 +226,10 @@ impl Reload {
 
 /// In-memory lookups over one directory version.
 pub struct Router {
-    directory: Option<Directory>,
+    /// In a mutex so that a lookup (`&self`) of a per-key function's key not cached can
+    /// read its row.
+    directory: Mutex<Option<Directory>>,
+    keys: Mutex<KeyCache>,
     snapshot: Snapshot,
     index: Index,
     shards: HashMap<u32, usize>,
@@ -148,7 +261,8 @@ impl Router {
             .map(|(i, s)| (s.id, i))
             .collect();
         Router {
-            directory: None,
+            directory: Mutex::new(None),
+            keys: Mutex::new(KeyCache::new(DEFAULT_KEY_CACHE_CAPACITY)),
             snapshot,
             index,
             shards,
@@ -175,9 +289,27 @@ impl Router {
     pub fn connect(inv: &Inventory) -> Result<Router> {
         let mut dir = Directory::open_for_application(inv)?;
         let snapshot = dir.load()?;
-        let mut r = Router::from_snapshot(snapshot);
-        r.directory = Some(dir);
+        let r = Router::from_snapshot(snapshot);
+        *lock(&r.directory) = Some(dir);
         Ok(r)
+    }
+
+    /// How many keys of per-key functions this router keeps at most (default
+    /// [`DEFAULT_KEY_CACHE_CAPACITY`]); the cache is emptied. 0: none, every lookup of a
+    /// per-key function reads its row.
+    pub fn set_key_cache_capacity(&mut self, capacity: usize) {
+        *lock(&self.keys) = KeyCache::new(capacity);
+    }
+
+    /// What the cache of per-key keys holds, and its hits and cold lookups so far.
+    pub fn key_cache(&self) -> KeyCacheStats {
+        let c = lock(&self.keys);
+        KeyCacheStats {
+            entries: c.len(),
+            capacity: c.capacity,
+            hits: c.hits,
+            misses: c.misses,
+        }
     }
 
     /// How often [`Router::maybe_refresh`] asks the directory for its version.
@@ -220,7 +352,12 @@ impl Router {
     }
 
     fn refresh_with(&mut self, synced: bool) -> Result<bool> {
-        let Some(dir) = self.directory.as_mut() else {
+        let Some(dir) = self
+            .directory
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_mut()
+        else {
             return Ok(false);
         };
         let from = self.snapshot.version;
@@ -242,6 +379,7 @@ impl Router {
             Delta::Full(snapshot, why) => {
                 let to = snapshot.version;
                 self.install(snapshot);
+                lock(&self.keys).clear();
                 self.last_reload = Some(Reload::Full {
                     from,
                     to,
@@ -254,11 +392,13 @@ impl Router {
                 let mut snapshot = std::mem::take(&mut self.snapshot);
                 snapshot.apply(&shards, part);
                 self.install(snapshot);
+                let keys_dropped = lock(&self.keys).forget(&reread.keys);
                 self.last_reload = Some(Reload::Incremental {
                     from,
                     to,
                     shards: shards.into_iter().collect(),
                     rows,
+                    keys_dropped,
                 });
             }
         }
@@ -267,7 +407,12 @@ impl Router {
 
     /// Re-reads the whole directory now, whatever its version.
     pub fn reload(&mut self) -> Result<()> {
-        let Some(dir) = self.directory.as_mut() else {
+        let Some(dir) = self
+            .directory
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_mut()
+        else {
             return Ok(());
         };
         let from = self.snapshot.version;
@@ -275,6 +420,7 @@ impl Router {
         self.checked = Instant::now();
         let to = snapshot.version;
         self.install(snapshot);
+        lock(&self.keys).clear();
         self.last_reload = Some(Reload::Full {
             from,
             to,
@@ -341,7 +487,44 @@ impl Router {
                 .err()
                 .unwrap_or_else(|| Error::Usage(format!("unknown partition function {function:?}")))
         })?;
-        self.shard_by_id(self.index.lookup(func_id, key)?)
+        self.shard_by_id(self.resolve(func_id, key)?)
+    }
+
+    /// The shard id `key` maps to under function `func_id`: from memory for range, hash
+    /// and list functions; for a per-key function from the cache of keys, or else from
+    /// the key's one row in the directory (a cold lookup: one read by primary key), which
+    /// the cache then keeps until the change log names the key or the cache drops it.
+    fn resolve(&self, func_id: u32, key: &Key) -> Result<u32> {
+        if self.index.kind(func_id) != Some(ShardingType::Key) {
+            return self.index.lookup(func_id, key);
+        }
+        let text = key.to_string();
+        if let Some(shard) = lock(&self.keys).get(func_id, &text) {
+            return Ok(shard);
+        }
+        let name = self
+            .snapshot
+            .function_by_id(func_id)
+            .map(|f| f.name.clone())
+            .unwrap_or_default();
+        let found = {
+            let mut dir = lock(&self.directory);
+            let dir = dir.as_mut().ok_or_else(|| {
+                Error::Usage(format!(
+                    "function {name} maps keys one by one and this router over a fixed snapshot has no directory to read them from"
+                ))
+            })?;
+            dir.retrying(|d| d.key_shard(func_id, key))?
+        };
+        match found {
+            Some(shard) => {
+                lock(&self.keys).put(func_id, text, shard);
+                Ok(shard)
+            }
+            None => Err(Error::Usage(format!(
+                "key {key} is not mapped by the per-key function {name}: assign it first (`shardctl keys assign --function {name} KEY`, `Directory::assign_key`)"
+            ))),
+        }
     }
 
     /// The shard holding `key` of the sharded table `schema.table`, whatever its
@@ -353,7 +536,7 @@ impl Router {
                 "table {schema}.{table} is not a sharded table in the directory"
             ))
         })?;
-        self.shard_by_id(self.index.lookup(func_id, key)?)
+        self.shard_by_id(self.resolve(func_id, key)?)
     }
 
     /// [`Router::shard_for_function`] for `access`: the shard, unless the operator made it
@@ -404,9 +587,16 @@ impl Router {
             }
             return Ok(id);
         }
-        let dir = self.directory.as_mut().ok_or_else(|| {
-            Error::Usage("a router over a fixed snapshot has no directory to take ids from".into())
-        })?;
+        let dir = self
+            .directory
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_mut()
+            .ok_or_else(|| {
+                Error::Usage(
+                    "a router over a fixed snapshot has no directory to take ids from".into(),
+                )
+            })?;
         let size = dir
             .retrying(|d| super::sequences::sequence(d, sequence))?
             .block_size;
@@ -448,9 +638,43 @@ impl Router {
     }
 }
 
+/// A mutex's guard, whether or not a thread panicked holding it (the data stays usable:
+/// a cache and a connection, each left whole between statements).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_key_cache_stays_within_its_capacity_and_keeps_recent_keys() {
+        let mut c = KeyCache::new(10);
+        for i in 0..100u32 {
+            c.put(1, i.to_string(), i);
+            assert!(c.len() <= 10, "{} entries", c.len());
+            // A key used all along stays.
+            c.put(1, "hot".into(), 7);
+            assert_eq!(c.get(1, "hot"), Some(7));
+        }
+        assert_eq!(c.get(1, "0"), None);
+        assert_eq!(c.get(1, "99"), Some(99));
+        let mut changes = KeyChanges::new();
+        changes.insert(1, Some(["99".to_string()].into_iter().collect()));
+        assert_eq!(c.forget(&changes), 1);
+        assert_eq!(c.get(1, "99"), None);
+        assert_eq!(c.get(1, "hot"), Some(7));
+        c.put(2, "x".into(), 3);
+        changes.clear();
+        changes.insert(1, None);
+        c.forget(&changes);
+        assert_eq!(c.get(1, "hot"), None);
+        assert_eq!(c.get(2, "x"), Some(3));
+        let mut none = KeyCache::new(0);
+        none.put(1, "a".into(), 1);
+        assert_eq!(none.get(1, "a"), None);
+    }
 
     #[test]
     fn refresh_errors_are_the_chapters_and_the_guards() {

@@ -2,7 +2,7 @@
 //! directory lacks; a directory newer than this binary is refused.
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: u32 = 14;
+pub const SCHEMA_VERSION: u32 = 15;
 
 /// Migration `n` (1-based) brings a directory from version n-1 to n. `{d}` stands for the
 /// back-quoted directory schema.
@@ -311,6 +311,38 @@ pub const MIGRATIONS: &[&[&str]] = &[&[
         heartbeat_at TIMESTAMP(3) NULL,
         bumps BIGINT UNSIGNED NOT NULL DEFAULT 0
     ) ENGINE=InnoDB",
+], &[
+    // Per-key functions (sharding type KEY): one row per key in `key_shards`, looked up by
+    // its primary key; a key without a row is not mapped until `shardctl keys assign`
+    // (`Directory::assign_key`) gives it to the least-loaded open shard. The key is its
+    // text, as `lists.value` (an integer's plain decimal form).
+    "ALTER TABLE {d}.partition_functions
+        MODIFY sharding_type ENUM('RANGE','HASH','LIST','KEY') NOT NULL",
+    "CREATE TABLE IF NOT EXISTS {d}.key_shards (
+        func_id INT UNSIGNED NOT NULL,
+        key_value VARBINARY(255) NOT NULL,
+        shard_id INT UNSIGNED NOT NULL,
+        PRIMARY KEY (func_id, key_value),
+        KEY (shard_id),
+        FOREIGN KEY (func_id) REFERENCES partition_functions (func_id),
+        FOREIGN KEY (shard_id) REFERENCES locations (shard_id)
+    ) ENGINE=InnoDB",
+    // How many keys each shard of a per-key function holds, kept with every change of
+    // `key_shards`: what the least-loaded assignment orders by without counting rows.
+    "CREATE TABLE IF NOT EXISTS {d}.key_counts (
+        shard_id INT UNSIGNED NOT NULL PRIMARY KEY,
+        func_id INT UNSIGNED NOT NULL,
+        key_count BIGINT UNSIGNED NOT NULL,
+        KEY (func_id, key_count),
+        FOREIGN KEY (shard_id) REFERENCES locations (shard_id)
+    ) ENGINE=InnoDB",
+    // The change log names the keys a change reassigned: scope `keys`, the function in
+    // `func_id` and the keys in `key_list` (a JSON array of their texts; NULL: every key
+    // of the function), so a router drops only those from its cache of keys.
+    "ALTER TABLE {d}.directory_changes
+        MODIFY scope ENUM('none','shards','all','keys') NOT NULL,
+        ADD COLUMN func_id INT UNSIGNED NULL,
+        ADD COLUMN key_list MEDIUMTEXT NULL",
 ]];
 
 /// How many versions the change log (`directory_changes`) keeps: a router more versions
@@ -321,3 +353,7 @@ pub const CHANGE_LOG_KEPT: u64 = 10_000;
 /// The most shards an incremental reload re-reads; past that a router reloads everything
 /// (one read of each table costs less than a long list of ids).
 pub const INCREMENTAL_MAX_SHARDS: usize = 1_000;
+
+/// The most keys one change-log row names; a change of more (an import) names the whole
+/// function, and routers drop every cached key of it.
+pub const LOGGED_KEYS_MAX: usize = 1_000;

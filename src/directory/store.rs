@@ -3,7 +3,9 @@
 //! routers notice it and know what to re-read.
 
 use super::model::*;
-use super::schema::{CHANGE_LOG_KEPT, INCREMENTAL_MAX_SHARDS, MIGRATIONS, SCHEMA_VERSION};
+use super::schema::{
+    CHANGE_LOG_KEPT, INCREMENTAL_MAX_SHARDS, LOGGED_KEYS_MAX, MIGRATIONS, SCHEMA_VERSION,
+};
 use crate::config::Inventory;
 use crate::error::{Error, Result};
 use crate::ident::Ident;
@@ -247,6 +249,8 @@ pub enum NewMapping {
     Point(RingPoint),
     /// List values.
     Values(Vec<Key>),
+    /// A per-key function's shard: no mapping row (keys are assigned to it later).
+    Keys,
 }
 
 /// How a table is placed.
@@ -297,8 +301,38 @@ pub enum FullReason {
 pub struct Reread {
     /// What changed.
     pub delta: Delta,
+    /// The keys of per-key functions the log says changed since (with [`Delta::Shards`];
+    /// a full reload drops every cached key anyway).
+    pub keys: KeyChanges,
     /// Rows read from the directory.
     pub rows: u64,
+}
+
+/// A row of the change log: version, scope, shards, function and keys (per-key).
+type LogRow = (u64, String, String, Option<u32>, Option<String>);
+
+/// Keys of per-key functions that changed shard, by function: the keys' texts, or None
+/// for every key of the function.
+pub type KeyChanges = std::collections::BTreeMap<u32, Option<BTreeSet<String>>>;
+
+/// What [`Directory::import_keys`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Imported {
+    /// Rows read from the input.
+    pub read: u64,
+    /// Keys mapped by this import.
+    pub added: u64,
+    /// Keys the directory mapped to the same shard already (skipped).
+    pub present: u64,
+}
+
+/// What [`Directory::assign_key`] did.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Assigned {
+    /// The shard that holds the key.
+    pub shard_id: u32,
+    /// True when this call mapped the key; false when it was mapped already.
+    pub assigned: bool,
 }
 
 /// Schemas that belong to the server: never a directory.
@@ -886,19 +920,29 @@ impl Directory {
     /// out of the kept window. REPLACE: a directory restored from an older backup reuses
     /// versions, and the row of the version it writes now is the true one.
     fn log_change(&mut self, version: u64, changed: &Changed) -> Result<()> {
-        let (scope, shards) = match changed {
-            Changed::Nothing => ("none", String::new()),
-            Changed::Everything => ("all", String::new()),
+        let (scope, shards, func, keys) = match changed {
+            Changed::Nothing => ("none", String::new(), None, None),
+            Changed::Everything => ("all", String::new(), None, None),
             Changed::Shards(ids) => {
                 let ids: BTreeSet<u32> = ids.iter().copied().collect();
                 let text: Vec<String> = ids.iter().map(u32::to_string).collect();
-                ("shards", text.join(","))
+                ("shards", text.join(","), None, None)
+            }
+            Changed::Keys { func_id, keys } => {
+                let list = keys
+                    .as_ref()
+                    .filter(|k| k.len() <= LOGGED_KEYS_MAX)
+                    .map(|k| {
+                        let k: BTreeSet<&String> = k.iter().collect();
+                        serde_json::to_string(&k).unwrap_or_default()
+                    });
+                ("keys", String::new(), Some(*func_id), list)
             }
         };
         let log = self.t("directory_changes");
         self.server.exec(&Stmt::with(
-            format!("REPLACE INTO {log} (version, scope, shards) VALUES (?, ?, ?)"),
-            vec![version.into(), scope.into(), shards.into()],
+            format!("REPLACE INTO {log} (version, scope, shards, func_id, key_list) VALUES (?, ?, ?, ?, ?)"),
+            vec![version.into(), scope.into(), shards.into(), func.into(), keys.into()],
         ))?;
         if version > CHANGE_LOG_KEPT {
             self.server.exec(&Stmt::with(
@@ -944,21 +988,23 @@ impl Directory {
         if now == since {
             return Ok(Reread {
                 delta: Delta::Unchanged,
+                keys: KeyChanges::new(),
                 rows: 1,
             });
         }
         let full = |d: &mut Self, why: FullReason, log_rows: u64| {
             d.load_inner().map(|(snap, rows)| Reread {
                 delta: Delta::Full(snap, why),
+                keys: KeyChanges::new(),
                 rows: 1 + log_rows + rows + 1,
             })
         };
         if now < since {
             return full(self, FullReason::Behind, 0);
         }
-        let log: Vec<(u64, String, String)> = self.server.rows(&Stmt::with(
+        let log: Vec<LogRow> = self.server.rows(&Stmt::with(
             format!(
-                "SELECT version, scope, shards FROM {} WHERE version > ? AND version <= ? ORDER BY version",
+                "SELECT version, scope, shards, func_id, key_list FROM {} WHERE version > ? AND version <= ? ORDER BY version",
                 self.t("directory_changes")
             ),
             vec![since.into(), now.into()],
@@ -972,9 +1018,31 @@ impl Directory {
             return full(self, FullReason::LogTooShort, log_rows);
         }
         let mut shards = BTreeSet::new();
-        for (version, scope, ids) in &log {
+        let mut keys = KeyChanges::new();
+        for (version, scope, ids, func, list) in &log {
             match scope.as_str() {
                 "none" => {}
+                "keys" => {
+                    let bad = || {
+                        Error::server(
+                            self.server.name(),
+                            format!("change log row {version} names keys it does not list"),
+                        )
+                    };
+                    let func = func.ok_or_else(bad)?;
+                    let named: Option<BTreeSet<String>> = match list {
+                        None => None,
+                        Some(text) => Some(serde_json::from_str(text).map_err(|_| bad())?),
+                    };
+                    match (keys.get_mut(&func), named) {
+                        (Some(Some(held)), Some(named)) => held.extend(named),
+                        (Some(held @ Some(_)), None) => *held = None,
+                        (Some(None), _) => {}
+                        (None, named) => {
+                            keys.insert(func, named);
+                        }
+                    }
+                }
                 "shards" => {
                     for id in ids.split(',').filter(|t| !t.is_empty()) {
                         shards.insert(id.parse::<u32>().map_err(|_| {
@@ -1003,6 +1071,7 @@ impl Directory {
         };
         Ok(Reread {
             delta: Delta::Shards(shards, part),
+            keys,
             rows: 1 + log_rows + rows,
         })
     }
@@ -1297,6 +1366,7 @@ impl Directory {
             self.t("hashes"),
             self.t("lists"),
         );
+        let key_counts = self.t("key_counts");
         self.change(|d, version| {
             d.server.exec(&Stmt::with(
                 format!("INSERT INTO {locations} (func_id, node, host, port, state, version) VALUES (?, ?, ?, ?, 'offline', ?)"),
@@ -1340,6 +1410,12 @@ impl Directory {
                             dup(format!("value {v} is already mapped by function {}", func.name))(e, &mut d.server)
                         })?;
                     }
+                }
+                NewMapping::Keys => {
+                    d.server.exec(&Stmt::with(
+                        format!("INSERT INTO {key_counts} (shard_id, func_id, key_count) VALUES (?, ?, 0)"),
+                        vec![shard_id.into(), func.id.into()],
+                    ))?;
                 }
             }
             Ok((shard_id, Changed::shard(shard_id)))
@@ -1387,7 +1463,7 @@ impl Directory {
     /// Removes a shard, its mapping and location, whatever its state (the caller checked
     /// it holds no rows).
     pub fn delete_shard(&mut self, shard_id: u32) -> Result<()> {
-        let tables = ["ranges", "hashes", "lists"].map(|t| self.t(t));
+        let tables = ["ranges", "hashes", "lists", "key_counts"].map(|t| self.t(t));
         let locations = self.t("locations");
         self.change(|d, _| {
             for t in tables.iter().chain(std::iter::once(&locations)) {
@@ -1402,7 +1478,7 @@ impl Directory {
 
     /// Removes a shard that never came online (its mapping and location).
     pub fn delete_offline_shard(&mut self, shard_id: u32) -> Result<()> {
-        let tables = ["ranges", "hashes", "lists"].map(|t| self.t(t));
+        let tables = ["ranges", "hashes", "lists", "key_counts"].map(|t| self.t(t));
         let locations = self.t("locations");
         self.change(|d, _| {
             for t in &tables {
@@ -1417,6 +1493,415 @@ impl Directory {
             ))?;
             Ok(((), Changed::shard(shard_id)))
         })
+    }
+}
+
+impl Directory {
+    /// The shard a per-key function maps `key` to, read from its one row of
+    /// `key_shards` by the primary key (None: the key is not mapped).
+    pub fn key_shard(&mut self, func_id: u32, key: &Key) -> Result<Option<u32>> {
+        let st = Stmt::with(
+            format!(
+                "SELECT shard_id FROM {} WHERE func_id = ? AND key_value = ?",
+                self.t("key_shards")
+            ),
+            vec![func_id.into(), Value::from(key.to_string().as_bytes())],
+        );
+        self.server.first::<u32>(&st)
+    }
+
+    /// Maps `key` of the per-key function `func` to the least-loaded open shard (state
+    /// online, available to writes; the fewest keys, then the lowest id), unless it is
+    /// mapped already: then its shard is returned and nothing changes. Atomic: the
+    /// assignment is one directory change, serialised with every other by the version
+    /// row, and re-reads the key with a locking read inside it, so two processes assigning
+    /// one key at once both get the shard the first gave it.
+    pub fn assign_key(&mut self, func: &Function, key: &Key) -> Result<Assigned> {
+        if func.sharding_type != ShardingType::Key {
+            return Err(Error::Usage(format!(
+                "function {} is {}, not a per-key function: its keys are mapped by its shards",
+                func.name,
+                func.sharding_type.as_sql()
+            )));
+        }
+        if let Some(shard_id) = self.key_shard(func.id, key)? {
+            return Ok(Assigned {
+                shard_id,
+                assigned: false,
+            });
+        }
+        let (keys, counts, locations) = (
+            self.t("key_shards"),
+            self.t("key_counts"),
+            self.t("locations"),
+        );
+        let text = key.to_string();
+        self.change(|d, _| {
+            let held = d.server.first::<u32>(&Stmt::with(
+                format!("SELECT shard_id FROM {keys} WHERE func_id = ? AND key_value = ? FOR UPDATE"),
+                vec![func.id.into(), Value::from(text.as_bytes())],
+            ))?;
+            if let Some(shard_id) = held {
+                return Ok((
+                    Assigned {
+                        shard_id,
+                        assigned: false,
+                    },
+                    Changed::Nothing,
+                ));
+            }
+            let shard_id = d
+                .server
+                .first::<u32>(&Stmt::with(
+                    format!(
+                        "SELECT c.shard_id FROM {counts} c JOIN {locations} l ON l.shard_id = c.shard_id \
+                         WHERE c.func_id = ? AND l.state = 'online' AND l.availability = 'available' \
+                         ORDER BY c.key_count, c.shard_id LIMIT 1 FOR UPDATE"
+                    ),
+                    vec![func.id.into()],
+                ))?
+                .ok_or_else(|| {
+                    Error::Refused(format!(
+                        "function {} has no open shard (online and available) to assign key {text} to",
+                        func.name
+                    ))
+                })?;
+            d.server.exec(&Stmt::with(
+                format!("INSERT INTO {keys} (func_id, key_value, shard_id) VALUES (?, ?, ?)"),
+                vec![func.id.into(), Value::from(text.as_bytes()), shard_id.into()],
+            ))?;
+            d.server.exec(&Stmt::with(
+                format!("UPDATE {counts} SET key_count = key_count + 1 WHERE shard_id = ?"),
+                vec![shard_id.into()],
+            ))?;
+            Ok((
+                Assigned {
+                    shard_id,
+                    assigned: true,
+                },
+                Changed::Keys {
+                    func_id: func.id,
+                    keys: Some(vec![text.clone()]),
+                },
+            ))
+        })
+    }
+
+    /// Gives `keys` of the per-key function `func` to shard `to`, in one directory change
+    /// (the flip of a key move: it moves no rows). Returns each key with the shard it
+    /// had; a key not mapped, or mapped to `to` already, is refused before anything
+    /// changes. The change log names the keys, so a router drops only those.
+    pub fn reassign_keys(
+        &mut self,
+        func: &Function,
+        keys: &[Key],
+        to: u32,
+    ) -> Result<Vec<(Key, u32)>> {
+        if func.sharding_type != ShardingType::Key {
+            return Err(Error::Usage(format!(
+                "function {} is not a per-key function",
+                func.name
+            )));
+        }
+        let (table, counts, locations) = (
+            self.t("key_shards"),
+            self.t("key_counts"),
+            self.t("locations"),
+        );
+        self.change(|d, _| {
+            let owner = d.server.first::<u32>(&Stmt::with(
+                format!("SELECT func_id FROM {locations} WHERE shard_id = ? FOR UPDATE"),
+                vec![to.into()],
+            ))?;
+            if owner != Some(func.id) {
+                return Err(Error::Usage(format!(
+                    "shard {to} is not a shard of function {}",
+                    func.name
+                )));
+            }
+            let mut out = Vec::new();
+            for key in keys {
+                let text = key.to_string();
+                let from = d
+                    .server
+                    .first::<u32>(&Stmt::with(
+                        format!("SELECT shard_id FROM {table} WHERE func_id = ? AND key_value = ? FOR UPDATE"),
+                        vec![func.id.into(), Value::from(text.as_bytes())],
+                    ))?
+                    .ok_or_else(|| {
+                        Error::Usage(format!("key {key} is not mapped by function {}", func.name))
+                    })?;
+                if from == to {
+                    return Err(Error::Usage(format!("key {key} is on shard {to} already")));
+                }
+                d.server.exec(&Stmt::with(
+                    format!("UPDATE {table} SET shard_id = ? WHERE func_id = ? AND key_value = ?"),
+                    vec![to.into(), func.id.into(), Value::from(text.as_bytes())],
+                ))?;
+                for (shard, delta) in [(from, "- 1"), (to, "+ 1")] {
+                    d.server.exec(&Stmt::with(
+                        format!("UPDATE {counts} SET key_count = key_count {delta} WHERE shard_id = ?"),
+                        vec![shard.into()],
+                    ))?;
+                }
+                out.push((key.clone(), from));
+            }
+            let texts = keys.iter().map(Key::to_string).collect();
+            Ok((
+                out,
+                Changed::Keys {
+                    func_id: func.id,
+                    keys: Some(texts),
+                },
+            ))
+        })
+    }
+
+    /// Imports key → shard rows of the per-key function `func` (bulk: millions), each
+    /// with the line it came from. Everything is checked before the directory changes:
+    /// a row is staged in a temporary table of this connection by multi-row INSERTs of
+    /// `batch` rows, and the import is refused, naming the first culprit's line, for a
+    /// shard not of the function, a key given twice, or a key the directory maps to
+    /// another shard already (moving a key is a key move). Then the keys not mapped yet
+    /// are added in directory changes of at most `chunk` keys each (the key counts kept
+    /// with each). Idempotent: keys mapped already to the same shard are skipped, so an
+    /// import run again (after an interruption) adds only what is missing. The staging
+    /// table belongs to this connection: on a directory cluster, an import whose member
+    /// goes away mid-way fails (a chunk retried through another member finds no staged
+    /// rows); run it again.
+    pub fn import_keys(
+        &mut self,
+        func: &Function,
+        rows: impl Iterator<Item = Result<(u64, Key, u32)>>,
+        batch: usize,
+        chunk: u64,
+    ) -> Result<Imported> {
+        if func.sharding_type != ShardingType::Key {
+            return Err(Error::Usage(format!(
+                "function {} is {}, not a per-key function",
+                func.name,
+                func.sharding_type.as_sql()
+            )));
+        }
+        let snap = self.load()?;
+        let shards: BTreeSet<u32> = snap.shards_of(func.id).map(|s| s.id).collect();
+        let staging = self.t("shardctl_key_import");
+        self.server.exec(&Stmt::text(format!(
+            "DROP TEMPORARY TABLE IF EXISTS {staging}"
+        )))?;
+        self.server.exec(&Stmt::text(format!(
+            "CREATE TEMPORARY TABLE {staging} (line BIGINT UNSIGNED NOT NULL PRIMARY KEY, key_value VARBINARY(255) NOT NULL, shard_id INT UNSIGNED NOT NULL, UNIQUE KEY (key_value)) ENGINE=InnoDB"
+        )))?;
+        let result = self.import_staged(func, &shards, &staging, rows, batch.max(1), chunk.max(1));
+        let _ = self.server.exec(&Stmt::text(format!(
+            "DROP TEMPORARY TABLE IF EXISTS {staging}"
+        )));
+        result
+    }
+
+    fn import_staged(
+        &mut self,
+        func: &Function,
+        shards: &BTreeSet<u32>,
+        staging: &str,
+        rows: impl Iterator<Item = Result<(u64, Key, u32)>>,
+        batch: usize,
+        chunk: u64,
+    ) -> Result<Imported> {
+        let mut pending: Vec<(u64, String, u32)> = Vec::with_capacity(batch);
+        let mut read = 0u64;
+        let mut last_line = 0u64;
+        for row in rows {
+            let (line, key, shard) = row?;
+            if !shards.contains(&shard) {
+                return Err(Error::Usage(format!(
+                    "line {line}: shard {shard} is not a shard of function {}; nothing imported",
+                    func.name
+                )));
+            }
+            last_line = last_line.max(line);
+            pending.push((line, key.to_string(), shard));
+            read += 1;
+            if pending.len() >= batch {
+                self.stage(staging, &mut pending)?;
+            }
+        }
+        self.stage(staging, &mut pending)?;
+        let keys = self.t("key_shards");
+        let conflict = format!(
+            "SELECT i.line, i.key_value, k.shard_id, i.shard_id FROM {staging} i JOIN {keys} k ON k.func_id = ? AND k.key_value = i.key_value WHERE k.shard_id <> i.shard_id ORDER BY i.line LIMIT 1"
+        );
+        let refuse = |row: (u64, Vec<u8>, u32, u32)| {
+            Error::Refused(format!(
+                "line {}: key {} is mapped to shard {} already, the file gives shard {} (a key changes shard by a key move); nothing imported",
+                row.0,
+                String::from_utf8_lossy(&row.1),
+                row.2,
+                row.3
+            ))
+        };
+        if let Some(row) = self.server.first::<(u64, Vec<u8>, u32, u32)>(&Stmt::with(
+            conflict.clone(),
+            vec![func.id.into()],
+        ))? {
+            return Err(refuse(row));
+        }
+        let counts = self.t("key_counts");
+        let mut added = 0u64;
+        let mut from = 0u64;
+        while from < last_line {
+            let to = from.saturating_add(chunk);
+            // A chunk whose keys are all there already (an import run again) makes no
+            // change, so bumps no version.
+            let missing = self
+                .server
+                .first::<u64>(&Stmt::with(
+                    format!("SELECT COUNT(*) FROM {staging} i LEFT JOIN {keys} k ON k.func_id = ? AND k.key_value = i.key_value WHERE k.key_value IS NULL AND i.line > ? AND i.line <= ?"),
+                    vec![func.id.into(), from.into(), to.into()],
+                ))?
+                .unwrap_or(0);
+            if missing == 0 {
+                from = to;
+                continue;
+            }
+            let n = self.change(|d, _| {
+                if let Some(row) = d.server.first::<(u64, Vec<u8>, u32, u32)>(&Stmt::with(
+                    format!("{} ", conflict.replace(" ORDER BY", " AND i.line > ? AND i.line <= ? ORDER BY")),
+                    vec![func.id.into(), from.into(), to.into()],
+                ))? {
+                    return Err(refuse(row));
+                }
+                // What the chunk adds to each shard, counted before it is added: the
+                // kept counts move by exactly that (O(chunk), not a recount of the map).
+                let per_shard: Vec<(u32, u64)> = d
+                    .server
+                    .rows(&Stmt::with(
+                        format!("SELECT i.shard_id, COUNT(*) FROM {staging} i LEFT JOIN {keys} k ON k.func_id = ? AND k.key_value = i.key_value WHERE k.key_value IS NULL AND i.line > ? AND i.line <= ? GROUP BY i.shard_id"),
+                        vec![func.id.into(), from.into(), to.into()],
+                    ))?
+                    .into_iter()
+                    .map(mysql::from_row)
+                    .collect();
+                let n = d.server.exec_affected(&Stmt::with(
+                    format!(
+                        "INSERT INTO {keys} (func_id, key_value, shard_id) SELECT ?, i.key_value, i.shard_id FROM {staging} i LEFT JOIN {keys} k ON k.func_id = ? AND k.key_value = i.key_value WHERE k.key_value IS NULL AND i.line > ? AND i.line <= ? ORDER BY i.key_value"
+                    ),
+                    vec![func.id.into(), func.id.into(), from.into(), to.into()],
+                ))?;
+                if n == 0 {
+                    return Ok((0, Changed::Nothing));
+                }
+                if n != per_shard.iter().map(|(_, c)| c).sum::<u64>() {
+                    return Err(Error::Internal(format!(
+                        "an import chunk added {n} keys, not the {} it counted",
+                        per_shard.iter().map(|(_, c)| c).sum::<u64>()
+                    )));
+                }
+                for (shard, added) in &per_shard {
+                    d.server.exec(&Stmt::with(
+                        format!("UPDATE {counts} SET key_count = key_count + ? WHERE shard_id = ?"),
+                        vec![(*added).into(), (*shard).into()],
+                    ))?;
+                }
+                let listed = if n as usize <= LOGGED_KEYS_MAX {
+                    let texts: Vec<Vec<u8>> = d
+                        .server
+                        .rows(&Stmt::with(
+                            format!("SELECT key_value FROM {staging} WHERE line > ? AND line <= ?"),
+                            vec![from.into(), to.into()],
+                        ))?
+                        .into_iter()
+                        .map(mysql::from_row)
+                        .collect();
+                    Some(texts.into_iter().map(|t| String::from_utf8_lossy(&t).into_owned()).collect())
+                } else {
+                    None
+                };
+                Ok((
+                    n,
+                    Changed::Keys {
+                        func_id: func.id,
+                        keys: listed,
+                    },
+                ))
+            })?;
+            added += n;
+            from = to;
+        }
+        Ok(Imported {
+            read,
+            added,
+            present: read - added,
+        })
+    }
+
+    /// Writes the staged rows of `pending` (and empties it); a key given twice is
+    /// refused with both lines.
+    fn stage(&mut self, staging: &str, pending: &mut Vec<(u64, String, u32)>) -> Result<()> {
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let mut params = Vec::with_capacity(pending.len() * 3);
+        for (line, key, shard) in pending.iter() {
+            params.push(Value::from(*line));
+            params.push(Value::from(key.as_bytes()));
+            params.push(Value::from(*shard));
+        }
+        let st = Stmt::with(
+            format!(
+                "INSERT INTO {staging} (line, key_value, shard_id) VALUES {}",
+                vec!["(?, ?, ?)"; pending.len()].join(", ")
+            ),
+            params,
+        );
+        match self.server.try_rows(&st) {
+            Ok(_) => {
+                pending.clear();
+                Ok(())
+            }
+            Err(e) if server_error_code(&e) == Some(ER_DUP_ENTRY) => {
+                // Which one: each row of the batch against what is staged, and the
+                // batch against itself.
+                let mut seen: std::collections::HashMap<&str, u64> = Default::default();
+                for (line, key, _) in pending.iter() {
+                    let earlier = match seen.get(key.as_str()) {
+                        Some(l) => Some(*l),
+                        None => self.server.first::<u64>(&Stmt::with(
+                            format!("SELECT line FROM {staging} WHERE key_value = ?"),
+                            vec![Value::from(key.as_bytes())],
+                        ))?,
+                    };
+                    if let Some(first) = earlier {
+                        return Err(Error::Usage(format!(
+                            "line {line}: key {key} is given again (first on line {first}); nothing imported"
+                        )));
+                    }
+                    seen.insert(key, *line);
+                }
+                Err(self.server.error(&e))
+            }
+            Err(e) => Err(self.server.error(&e)),
+        }
+    }
+
+    /// How many keys each shard of the per-key function `func_id` holds, by shard id.
+    pub fn key_counts(&mut self, func_id: u32) -> Result<Vec<(u32, u64)>> {
+        let st = Stmt::with(
+            format!(
+                "SELECT shard_id, key_count FROM {} WHERE func_id = ? ORDER BY shard_id",
+                self.t("key_counts")
+            ),
+            vec![func_id.into()],
+        );
+        self.server
+            .rows(&st)?
+            .into_iter()
+            .map(|r| {
+                mysql::from_row_opt::<(u32, u64)>(r).map_err(|e| {
+                    Error::server(self.server.name(), format!("unexpected key count row: {e}"))
+                })
+            })
+            .collect()
     }
 }
 

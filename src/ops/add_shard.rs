@@ -23,6 +23,8 @@ pub enum Placement {
     Point(String),
     /// List: values as text.
     Values(Vec<String>),
+    /// Per-key: no mapping row; keys are assigned to it later (`keys assign`, `keys import`).
+    Keys,
 }
 
 /// What to add.
@@ -151,6 +153,11 @@ pub fn resolve_mapping(
         (ShardingType::Range, _) => Err(wrong("--lower-bound")),
         (ShardingType::Hash, _) => Err(wrong("--point auto|HEX")),
         (ShardingType::List, _) => Err(wrong("--values")),
+        (ShardingType::Key, Placement::Keys) => Ok(NewMapping::Keys),
+        (ShardingType::Key, _) => Err(Error::Usage(format!(
+            "function {} maps keys one by one: add its shard without --lower-bound, --point or --values",
+            func.name
+        ))),
     }
 }
 
@@ -178,6 +185,7 @@ fn with_new_mapping(
             value: v.clone(),
             shard_id: id,
         })),
+        NewMapping::Keys => {}
     }
     snap
 }

@@ -101,6 +101,12 @@ pub fn plan(
                 func.name
             )))
         }
+        (ShardingType::Key, _) => {
+            return Err(Error::Usage(format!(
+                "function {} maps keys one by one: moving them is not supported yet",
+                func.name
+            )))
+        }
     };
     let (mapping, donor) = mapping;
     Ok(KeyMovePlan {

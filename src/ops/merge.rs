@@ -60,7 +60,7 @@ fn mapping(snap: &Snapshot, func: &Function, survivor: u32, retired: u32) -> Res
             match func.sharding_type {
                 ShardingType::Range => "ranges",
                 ShardingType::Hash => "arcs (consecutive ring points)",
-                ShardingType::List => "shards",
+                ShardingType::List | ShardingType::Key => "shards",
             }
         ))
     };

@@ -186,6 +186,9 @@ pub fn plan(inv: &Inventory, snap: &Snapshot, shard: &Shard, at: &SplitAt) -> Re
         (ShardingType::List, _, _) => Err(Error::Usage(
             "a list shard splits with --values a,b,...".into(),
         )),
+        (ShardingType::Key, _, _) => Err(Error::Usage(
+            "a shard of a per-key function does not split: its keys are reassigned one by one (not supported yet)".into(),
+        )),
     }
 }
 

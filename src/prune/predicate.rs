@@ -52,6 +52,14 @@ pub fn not_owned(snap: &Snapshot, shard: &Shard, column: &Ident) -> Result<Predi
     let func = snap
         .function_by_id(shard.func_id)
         .ok_or_else(|| Error::Usage(format!("shard {} has no function", shard.id)))?;
+    if func.sharding_type == crate::directory::ShardingType::Key {
+        // Ownership is a directory row per key, on another server than the shard's rows:
+        // no condition on the shard's own rows says it. Refused rather than guessed.
+        return Err(Error::Refused(format!(
+            "shard {} belongs to the per-key function {}: pruning by its key rows is not supported yet, nothing deleted",
+            shard.id, func.name
+        )));
+    }
     let Some((kind, what)) = outside(&coverage(snap, func, shard.id), func.key_type) else {
         return Err(Error::Refused(format!(
             "shard {} has no mapping: it owns no rows, refusing to prune everything",

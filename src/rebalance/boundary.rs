@@ -134,6 +134,8 @@ fn receivers(snap: &Snapshot, shard: u32) -> Vec<(u32, End)> {
             out.push((before, End::Bottom));
             out
         }
+        // A per-key function's keys move one by one, not by boundary: none planned.
+        ShardingType::Key => Vec::new(),
         ShardingType::List => snap
             .shards_of(func.id)
             .filter(|o| o.id != shard)

@@ -852,6 +852,8 @@ fn split_mapping(
                     ShardingType::Range => "at a key (--at KEY) or the median",
                     ShardingType::Hash => "at a ring point (--at HEX) or the middle of the arc",
                     ShardingType::List => "by values (--values a,b)",
+                    ShardingType::Key =>
+                        "not at all: a per-key function's keys are reassigned one by one",
                 }
             )))
         }

@@ -73,6 +73,9 @@ _shardctl() {
             shardctl,init)
                 cmd="shardctl__subcmd__init"
                 ;;
+            shardctl,keys)
+                cmd="shardctl__subcmd__keys"
+                ;;
             shardctl,lock)
                 cmd="shardctl__subcmd__lock"
                 ;;
@@ -271,6 +274,9 @@ _shardctl() {
             shardctl__subcmd__help,init)
                 cmd="shardctl__subcmd__help__subcmd__init"
                 ;;
+            shardctl__subcmd__help,keys)
+                cmd="shardctl__subcmd__help__subcmd__keys"
+                ;;
             shardctl__subcmd__help,lock)
                 cmd="shardctl__subcmd__help__subcmd__lock"
                 ;;
@@ -393,6 +399,12 @@ _shardctl() {
                 ;;
             shardctl__subcmd__help__subcmd__ids__subcmd__sequence,show)
                 cmd="shardctl__subcmd__help__subcmd__ids__subcmd__sequence__subcmd__show"
+                ;;
+            shardctl__subcmd__help__subcmd__keys,assign)
+                cmd="shardctl__subcmd__help__subcmd__keys__subcmd__assign"
+                ;;
+            shardctl__subcmd__help__subcmd__keys,import)
+                cmd="shardctl__subcmd__help__subcmd__keys__subcmd__import"
                 ;;
             shardctl__subcmd__help__subcmd__node,add)
                 cmd="shardctl__subcmd__help__subcmd__node__subcmd__add"
@@ -525,6 +537,24 @@ _shardctl() {
                 ;;
             shardctl__subcmd__ids__subcmd__sequence__subcmd__help,show)
                 cmd="shardctl__subcmd__ids__subcmd__sequence__subcmd__help__subcmd__show"
+                ;;
+            shardctl__subcmd__keys,assign)
+                cmd="shardctl__subcmd__keys__subcmd__assign"
+                ;;
+            shardctl__subcmd__keys,help)
+                cmd="shardctl__subcmd__keys__subcmd__help"
+                ;;
+            shardctl__subcmd__keys,import)
+                cmd="shardctl__subcmd__keys__subcmd__import"
+                ;;
+            shardctl__subcmd__keys__subcmd__help,assign)
+                cmd="shardctl__subcmd__keys__subcmd__help__subcmd__assign"
+                ;;
+            shardctl__subcmd__keys__subcmd__help,help)
+                cmd="shardctl__subcmd__keys__subcmd__help__subcmd__help"
+                ;;
+            shardctl__subcmd__keys__subcmd__help,import)
+                cmd="shardctl__subcmd__keys__subcmd__help__subcmd__import"
                 ;;
             shardctl__subcmd__node,add)
                 cmd="shardctl__subcmd__node__subcmd__add"
@@ -695,7 +725,7 @@ _shardctl() {
 
     case "${cmd}" in
         shardctl)
-            opts="-v -y -h -V --config --output --color --verbose --yes --log-file --help --version sandbox init node function table shard lookup analyze sample move split move-keys merge rebalance resume abort cutover revert finalize extend stop pause continue throttle ops workload prune backup filter change-master wait lock unlock flip drop-source status config simulate ids global query exporter reporting completions man help"
+            opts="-v -y -h -V --config --output --color --verbose --yes --log-file --help --version sandbox init node function table shard lookup keys analyze sample move split move-keys merge rebalance resume abort cutover revert finalize extend stop pause continue throttle ops workload prune backup filter change-master wait lock unlock flip drop-source status config simulate ids global query exporter reporting completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1350,7 +1380,7 @@ _shardctl() {
             fi
             case "${prev}" in
                 --type)
-                    COMPREPLY=($(compgen -W "range hash list" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "range hash list key" -- "${cur}"))
                     return 0
                     ;;
                 --key)
@@ -1709,7 +1739,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__help)
-            opts="sandbox init node function table shard lookup analyze sample move split move-keys merge rebalance resume abort cutover revert finalize extend stop pause continue throttle ops workload prune backup filter change-master wait lock unlock flip drop-source status config simulate ids global query exporter reporting completions man help"
+            opts="sandbox init node function table shard lookup keys analyze sample move split move-keys merge rebalance resume abort cutover revert finalize extend stop pause continue throttle ops workload prune backup filter change-master wait lock unlock flip drop-source status config simulate ids global query exporter reporting completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2173,6 +2203,48 @@ _shardctl() {
         shardctl__subcmd__help__subcmd__init)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__help__subcmd__keys)
+            opts="assign import"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__help__subcmd__keys__subcmd__assign)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__help__subcmd__keys__subcmd__import)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -3355,6 +3427,172 @@ _shardctl() {
                 return 0
             fi
             case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__keys)
+            opts="-v -y -h --config --output --color --verbose --yes --log-file --help assign import help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__keys__subcmd__assign)
+            opts="-v -y -h --function --config --output --color --verbose --yes --log-file --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --function)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__keys__subcmd__help)
+            opts="assign import help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__keys__subcmd__help__subcmd__assign)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__keys__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__keys__subcmd__help__subcmd__import)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        shardctl__subcmd__keys__subcmd__import)
+            opts="-v -y -h --function --file --batch --chunk --config --output --color --verbose --yes --log-file --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --function)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --batch)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --chunk)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -348,7 +348,8 @@ never\:"Never"))' \
 _arguments "${_arguments_options[@]}" : \
 '--type=[Mapping kind]:SHARDING_TYPE:((range\:"Ranges of keys, each starting at a lower bound"
 hash\:"Consistent hashing\: points on an MD5 ring"
-list\:"Explicit lists of values"))' \
+list\:"Explicit lists of values"
+key\:"One directory row per key, looked up key by key; new keys assigned to the least-loaded open shard"))' \
 '--key=[Key type]:KEY_TYPE:((int\:"A signed 64-bit integer"
 string\:"A string of up to 255 bytes, compared byte by byte"))' \
 '--config=[Inventory file]:CONFIG:_files' \
@@ -720,6 +721,103 @@ never\:"Never"))' \
 '--help[Print help]' \
 ':key -- The sharding key:_default' \
 && ret=0
+;;
+(keys)
+_arguments "${_arguments_options[@]}" : \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+":: :_shardctl__subcmd__keys_commands" \
+"*::: :->keys" \
+&& ret=0
+
+    case $state in
+    (keys)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-keys-command-$line[1]:"
+        case $line[1] in
+            (assign)
+_arguments "${_arguments_options[@]}" : \
+'--function=[The per-key partition function]:FUNCTION:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'*::keys -- The keys, each assigned in a directory change of its own:_default' \
+&& ret=0
+;;
+(import)
+_arguments "${_arguments_options[@]}" : \
+'--function=[The per-key partition function]:FUNCTION:_default' \
+'--file=[The file (\`-\`\: standard input)]:FILE:_files' \
+'--batch=[Rows a multi-row INSERT stages at once]:BATCH:_default' \
+'--chunk=[Keys one directory change adds at most]:CHUNK:_default' \
+'--config=[Inventory file]:CONFIG:_files' \
+'--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
+json\:"One JSON document (or one JSON object per event for streaming commands)"))' \
+'--color=[When to colour output\: auto (on a terminal, unless NO_COLOR is set), always, never]:COLOR:((auto\:"When stdout is a terminal and NO_COLOR is unset"
+always\:"Always"
+never\:"Never"))' \
+'--log-file=[Append a full log of the run to this file (every statement sent, every message, timestamped; whatever -v and the terminal), created readable by its owner only]:PATH:_files' \
+'*-v[More logs on stderr (-v statements, -vv everything)]' \
+'*--verbose[More logs on stderr (-v statements, -vv everything)]' \
+'-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_shardctl__subcmd__keys__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-keys-help-command-$line[1]:"
+        case $line[1] in
+            (assign)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(import)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
 ;;
 (analyze)
 _arguments "${_arguments_options[@]}" : \
@@ -2350,6 +2448,30 @@ esac
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(keys)
+_arguments "${_arguments_options[@]}" : \
+":: :_shardctl__subcmd__help__subcmd__keys_commands" \
+"*::: :->keys" \
+&& ret=0
+
+    case $state in
+    (keys)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:shardctl-help-keys-command-$line[1]:"
+        case $line[1] in
+            (assign)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(import)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
 (analyze)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -2665,10 +2787,11 @@ _shardctl_commands() {
 'sandbox:Local sandboxes of real MariaDB/MySQL servers for demos and tests' \
 'init:Create or migrate the sharding directory on the directory node (idempotent)' \
 'node:Nodes registered in the directory' \
-'function:Partition functions (range, hash, list)' \
+'function:Partition functions (range, hash, list, per-key)' \
 'table:Sharded and global tables' \
 'shard:Shards\: add one (creating its schemas), list them' \
 'lookup:Which shard, node and schemas hold a key' \
+'keys:The keys of per-key functions\: assign a new key to the least-loaded open shard, import keys in bulk' \
 'analyze:Candidate sharding indexes of a schema, from its foreign keys' \
 'sample:Write generated employees-shaped rows (the chapter'\''s example) through the router' \
 'move:Move a shard to another node (playbooks/move.yaml)\: copy, replicate, fence, verify, flip, drop the old copy' \
@@ -2923,10 +3046,11 @@ _shardctl__subcmd__help_commands() {
 'sandbox:Local sandboxes of real MariaDB/MySQL servers for demos and tests' \
 'init:Create or migrate the sharding directory on the directory node (idempotent)' \
 'node:Nodes registered in the directory' \
-'function:Partition functions (range, hash, list)' \
+'function:Partition functions (range, hash, list, per-key)' \
 'table:Sharded and global tables' \
 'shard:Shards\: add one (creating its schemas), list them' \
 'lookup:Which shard, node and schemas hold a key' \
+'keys:The keys of per-key functions\: assign a new key to the least-loaded open shard, import keys in bulk' \
 'analyze:Candidate sharding indexes of a schema, from its foreign keys' \
 'sample:Write generated employees-shaped rows (the chapter'\''s example) through the router' \
 'move:Move a shard to another node (playbooks/move.yaml)\: copy, replicate, fence, verify, flip, drop the old copy' \
@@ -3152,6 +3276,24 @@ _shardctl__subcmd__help__subcmd__ids__subcmd__sequence__subcmd__show_commands() 
 _shardctl__subcmd__help__subcmd__init_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl help init commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__keys_commands] )) ||
+_shardctl__subcmd__help__subcmd__keys_commands() {
+    local commands; commands=(
+'assign:Map new keys of a per-key function, each to the least-loaded open shard (online, available, fewest keys); a key mapped already keeps its shard. Atomic\: two callers assigning one key at once get the same shard' \
+'import:Import the key-to-shard rows of a per-key function from a file\: one \`KEY,SHARD\` (or \`KEY<TAB>SHARD\`) a line, blank lines skipped. Everything is checked first (a bad line, an unknown shard, a key given twice or mapped elsewhere already refuses the whole import, naming the line); keys mapped already to the same shard are skipped, so an import can run again' \
+    )
+    _describe -t commands 'shardctl help keys commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__keys__subcmd__assign_commands] )) ||
+_shardctl__subcmd__help__subcmd__keys__subcmd__assign_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help keys assign commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__help__subcmd__keys__subcmd__import_commands] )) ||
+_shardctl__subcmd__help__subcmd__keys__subcmd__import_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl help keys import commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__help__subcmd__lock_commands] )) ||
 _shardctl__subcmd__help__subcmd__lock_commands() {
@@ -3572,6 +3714,49 @@ _shardctl__subcmd__ids__subcmd__sequence__subcmd__show_commands() {
 _shardctl__subcmd__init_commands() {
     local commands; commands=()
     _describe -t commands 'shardctl init commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__keys_commands] )) ||
+_shardctl__subcmd__keys_commands() {
+    local commands; commands=(
+'assign:Map new keys of a per-key function, each to the least-loaded open shard (online, available, fewest keys); a key mapped already keeps its shard. Atomic\: two callers assigning one key at once get the same shard' \
+'import:Import the key-to-shard rows of a per-key function from a file\: one \`KEY,SHARD\` (or \`KEY<TAB>SHARD\`) a line, blank lines skipped. Everything is checked first (a bad line, an unknown shard, a key given twice or mapped elsewhere already refuses the whole import, naming the line); keys mapped already to the same shard are skipped, so an import can run again' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'shardctl keys commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__keys__subcmd__assign_commands] )) ||
+_shardctl__subcmd__keys__subcmd__assign_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl keys assign commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__keys__subcmd__help_commands] )) ||
+_shardctl__subcmd__keys__subcmd__help_commands() {
+    local commands; commands=(
+'assign:Map new keys of a per-key function, each to the least-loaded open shard (online, available, fewest keys); a key mapped already keeps its shard. Atomic\: two callers assigning one key at once get the same shard' \
+'import:Import the key-to-shard rows of a per-key function from a file\: one \`KEY,SHARD\` (or \`KEY<TAB>SHARD\`) a line, blank lines skipped. Everything is checked first (a bad line, an unknown shard, a key given twice or mapped elsewhere already refuses the whole import, naming the line); keys mapped already to the same shard are skipped, so an import can run again' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'shardctl keys help commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__keys__subcmd__help__subcmd__assign_commands] )) ||
+_shardctl__subcmd__keys__subcmd__help__subcmd__assign_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl keys help assign commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__keys__subcmd__help__subcmd__help_commands] )) ||
+_shardctl__subcmd__keys__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl keys help help commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__keys__subcmd__help__subcmd__import_commands] )) ||
+_shardctl__subcmd__keys__subcmd__help__subcmd__import_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl keys help import commands' commands "$@"
+}
+(( $+functions[_shardctl__subcmd__keys__subcmd__import_commands] )) ||
+_shardctl__subcmd__keys__subcmd__import_commands() {
+    local commands; commands=()
+    _describe -t commands 'shardctl keys import commands' commands "$@"
 }
 (( $+functions[_shardctl__subcmd__lock_commands] )) ||
 _shardctl__subcmd__lock_commands() {

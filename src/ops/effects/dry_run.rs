@@ -135,6 +135,7 @@ fn describe_mapping(mapping: &NewMapping) -> String {
             let list: Vec<String> = v.iter().map(|k| format!("'{k}'")).collect();
             format!("the values {}", list.join(", "))
         }
+        NewMapping::Keys => "no keys yet (a per-key function's keys are assigned to it)".into(),
     }
 }
 
