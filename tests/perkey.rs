@@ -447,3 +447,32 @@ fn a_router_drops_only_the_keys_the_log_names() {
     assert!(router.refresh().unwrap());
     assert_eq!(router.key_cache().entries, 0, "{:?}", router.last_reload());
 }
+
+/// A per-key shard that keys still map to is not removed: one line naming it and how many
+/// keys, exit 5, and the directory unchanged (it used to fail with the server's raw
+/// foreign-key error).
+#[test]
+fn a_per_key_shard_with_keys_mapped_is_not_removed() {
+    let _s = serial();
+    let inv = FLEET.inventory_path();
+    common::cli_on(
+        &inv,
+        &["keys", "assign", "--function", "ps", "kept-by-shard-4"],
+    )
+    .assert()
+    .success();
+    let before = dir().version().unwrap();
+    let out = common::cli_on(&inv, &["shard", "remove", "--shard", "4"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(said.trim().lines().count(), 1, "{said}");
+    assert!(
+        said.contains("shard 4 still has") && said.contains("keys of its per-key function"),
+        "{said}"
+    );
+    assert_eq!(dir().version().unwrap(), before, "nothing changed");
+    assert!(dir().load().unwrap().shard(4).is_ok());
+    assert_eq!(key_rows("ps").get("kept-by-shard-4"), Some(&4));
+}

@@ -1462,10 +1462,25 @@ impl Directory {
 
     /// Removes a shard, its mapping and location, whatever its state (the caller checked
     /// it holds no rows).
+    /// A shard of a per-key function is refused while keys map to it (their rows would
+    /// keep the location, and a lookup of such a key would have nowhere to go).
     pub fn delete_shard(&mut self, shard_id: u32) -> Result<()> {
         let tables = ["ranges", "hashes", "lists", "key_counts"].map(|t| self.t(t));
         let locations = self.t("locations");
+        let keys = self.t("key_shards");
         self.change(|d, _| {
+            let mapped = d
+                .server
+                .first::<u64>(&Stmt::with(
+                    format!("SELECT COUNT(*) FROM {keys} WHERE shard_id = ?"),
+                    vec![shard_id.into()],
+                ))?
+                .unwrap_or(0);
+            if mapped > 0 {
+                return Err(Error::Refused(format!(
+                    "shard {shard_id} still has {mapped} keys of its per-key function mapped to it: a per-key shard is removed once no key maps to it"
+                )));
+            }
             for t in tables.iter().chain(std::iter::once(&locations)) {
                 d.server.exec(&Stmt::with(
                     format!("DELETE FROM {t} WHERE shard_id = ?"),
