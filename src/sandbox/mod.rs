@@ -539,20 +539,12 @@ pub fn free_test_ports(n: usize) -> Result<u16> {
         if !all_free {
             continue;
         }
-        let mut claimed = Vec::new();
-        for p in &ports {
-            if !claim_port(*p) {
-                break;
-            }
-            claimed.push(*p);
-        }
-        if claimed.len() == ports.len() {
+        // The ports claimed of a run that is not whole stay claimed by this process: a few
+        // ports out of thousands, given back when it ends.
+        if ports.iter().all(|p| claim_port(*p)) {
             reserved.extend(ports);
             return Ok(base);
         }
-        // The ports claimed of a run that is not whole stay claimed by this process: a few
-        // ports out of thousands, given back when it ends.
-        let _ = claimed;
     }
     Err(Error::Refused("no run of free ports found".into()))
 }

@@ -420,10 +420,6 @@ impl Server {
         Error::server(&self.name, describe(e))
     }
 
-    fn fail(&mut self, e: &mysql::Error) -> Error {
-        self.error(e)
-    }
-
     /// The session's id on the server (what `KILL` takes).
     pub fn connection_id(&self) -> u64 {
         self.conn.connection_id().into()
@@ -472,7 +468,7 @@ impl Server {
         } else {
             self.conn.exec_drop(&st.sql, st.params.clone())
         };
-        r.map_err(|e| self.fail(&e))
+        r.map_err(|e| self.error(&e))
     }
 
     /// Runs a statement and returns the number of rows it changed.
@@ -517,7 +513,7 @@ impl Server {
 
     /// Runs a statement and returns all rows.
     pub fn rows(&mut self, st: &Stmt) -> Result<Vec<Row>> {
-        self.try_rows(st).map_err(|e| self.fail(&e))
+        self.try_rows(st).map_err(|e| self.error(&e))
     }
 
     /// Runs a statement and returns the first row, converted.
@@ -528,7 +524,7 @@ impl Server {
         } else {
             self.conn.exec_first(&st.sql, st.params.clone())
         };
-        r.map_err(|e| self.fail(&e))
+        r.map_err(|e| self.error(&e))
     }
 }
 

@@ -37,7 +37,7 @@ impl Server {
             Err(e) => Some(e),
         };
         match failure {
-            Some(e) => Err(self.fail(&e)),
+            Some(e) => Err(self.error(&e)),
             None => Ok(()),
         }
     }
