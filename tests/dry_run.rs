@@ -310,6 +310,29 @@ fn dry_runs_print_exactly_what_the_live_runs_send() {
         .find(|r| r.lower_bound == shardctl::directory::Key::Int(1001000))
         .unwrap()
         .shard_id;
+    // A merge on one node is kept current by the change stream, which applies the rows
+    // the retired shard's triggers wrote: a survivor with a trigger of its own on a
+    // sharded table would fire it again. Refused in one line, nothing changed; once the
+    // trigger is gone, the merge goes ahead.
+    let merge_args = ["merge", "--shards", &format!("2,{half}"), "--to", "node2"];
+    FLEET
+        .cli(&merge_args)
+        .assert()
+        .code(5)
+        .stderr(predicates::str::contains(
+            "app_2.t on node2 has trigger t_upper",
+        ));
+    let version = shardctl::directory::Directory::open(&inv)
+        .unwrap()
+        .load()
+        .unwrap()
+        .version;
+    assert_eq!(
+        version, snap.version,
+        "the refused merge changed the directory"
+    );
+    let mut n2 = connect(FLEET.sandbox(), "node2");
+    exec(&mut n2, &["DROP TRIGGER app_2.t_upper"]);
     dry_equals_live(
         "merge_on_one_node",
         &["merge", "--shards", &format!("2,{half}"), "--to", "node2"],

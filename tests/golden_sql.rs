@@ -913,10 +913,6 @@ fn render_common() -> String {
         );
     }
     line(
-        "same-node copy: empty",
-        sql::delete_all_rows(&to, &table).to_string(),
-    );
-    line(
         "same-node copy: rows",
         sql::copy_rows_within_node(&to, &table, &schema, &hidden[0].hidden, &cols).to_string(),
     );

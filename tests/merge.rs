@@ -741,8 +741,8 @@ fn merge_crash_and_recover(cross: bool, point: &str, then: &str) {
     }
 }
 
-/// The crash matrix of a merge with its retired shard on node2 (`cross` false: copied
-/// under the fence) or node3 (`cross`: copied and kept current through a channel).
+/// The crash matrix of a merge with its retired shard on node2 (`cross` false: kept
+/// current by the change stream) or node3 (`cross`: kept current through a channel).
 fn merge_matrix(cross: bool) {
     FLEET.sandbox();
     let _s = serial();
@@ -763,13 +763,7 @@ fn merge_matrix(cross: bool) {
     // Abort: each crash before an effect, and after the copy, the flip and the drop.
     let abort_at = |p: &str| {
         full || p.starts_with("before:")
-            || [
-                "done:local-copy",
-                "done:copy",
-                "done:flip",
-                "done:drop-source",
-            ]
-            .contains(&p)
+            || ["done:copy", "done:flip", "done:drop-source"].contains(&p)
     };
     let mut failures = Vec::new();
     let (started, mut runs) = (std::time::Instant::now(), 0);

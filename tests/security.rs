@@ -618,8 +618,8 @@ fn status_warns_when_the_directory_sends_applications_elsewhere() {
     );
 }
 
-/// The definitions a split on one node carries across a crash in its journal (the view
-/// and trigger of the shard, read before the fence, created after the copy under it) are
+/// The definitions a split on one node carries across a crash in its journal (the shard's
+/// triggers, read before its copy, created under the fence once its stream stopped) are
 /// replayed only as the server still holds them: a definition planted in the step outputs
 /// is refused in one line and never sent; the genuine journal resumes and the new shard
 /// gets the shard's view and trigger.
@@ -669,7 +669,7 @@ fn resume_replays_no_definition_the_server_does_not_hold() {
         let mut value: serde_json::Value = serde_json::from_str(outputs).unwrap();
         if let Some(defs) = value["local_ddl"].as_array_mut() {
             for def in defs {
-                if def[1]["label"] == "view t_ids" {
+                if def[1]["label"] == "trigger t_shout" {
                     def[1]["ddl"] = "CREATE DATABASE planted_by_journal".into();
                     planted += 1;
                 }
@@ -683,7 +683,7 @@ fn resume_replays_no_definition_the_server_does_not_hold() {
     }
     assert!(
         planted > 0,
-        "the view's definition is journaled: {original:?}"
+        "the trigger's definition is journaled: {original:?}"
     );
     let planted_schema =
         "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'planted_by_journal'";
@@ -697,7 +697,7 @@ fn resume_replays_no_definition_the_server_does_not_hold() {
     assert_eq!(count(&mut admin(&home), planted_schema), 0, "{err}");
     assert_eq!(out.status.code(), Some(5), "{err}");
     assert!(
-        err.contains("the journal's definition of view t_ids") && err.contains("is not replayed"),
+        err.contains("the journal's definition of trigger t_shout") && err.contains("is not replayed"),
         "{err}"
     );
     // One line says why (besides the log line of taking the dead run's operation over).

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{connect, exec, range_hash_list_items, serial, SharedFleet};
+use common::{connect, count, exec, range_hash_list_items, serial, SharedFleet};
 use predicates::prelude::*;
 use shardctl::config::Inventory;
 use shardctl::directory::{Directory, Key, Router};
@@ -413,4 +413,126 @@ fn a_range_shard_splits_onto_its_own_node_under_load() {
     assert_eq!(snap.shard(new).unwrap().node, "node2");
     let cov = shardctl::directory::coverage(&snap, snap.function("r").unwrap(), new);
     assert!(cov.to_string().starts_with(&format!("[{at}, ")), "{cov}");
+}
+
+/// A split onto the shard's own node is kept current by the change stream, which applies
+/// the rows the source's triggers wrote: its copy gets the triggers only once the stream
+/// stopped under the fence, so each trigger's row is there once, and the trigger itself
+/// is there after the split. Writes land between the copy and the cut-over (the split
+/// crashes once its stream started, the rows change, and `resume` streams them).
+#[test]
+fn a_split_onto_its_own_node_carries_rows_its_triggers_wrote_once() {
+    let sb = FLEET.sandbox();
+    let _s = serial();
+    let mut n1 = connect(sb, "node1");
+    exec(
+        &mut n1,
+        &[
+            "CREATE DATABASE tg",
+            "CREATE TABLE tg.acct (id INT NOT NULL PRIMARY KEY, bal INT NOT NULL)",
+            "CREATE TABLE tg.acct_log (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, acct_id INT NOT NULL, delta INT NOT NULL)",
+        ],
+    );
+    FLEET
+        .cli(&["function", "add", "tgf", "--type", "range", "--key", "int"])
+        .assert()
+        .success();
+    for (table, column) in [("acct", "id"), ("acct_log", "acct_id")] {
+        FLEET
+            .cli(&[
+                "table",
+                "add",
+                &format!("tg.{table}"),
+                "--function",
+                "tgf",
+                "--column",
+                column,
+            ])
+            .assert()
+            .success();
+    }
+    let shard = common::add_shard_on(&FLEET.inventory_path(), "tgf", "node1", "0");
+    let schema = format!("tg_{shard}");
+    let mut sqls = vec![format!(
+        "CREATE TRIGGER {schema}.acct_logged AFTER UPDATE ON {schema}.acct FOR EACH ROW INSERT INTO {schema}.acct_log (acct_id, delta) VALUES (NEW.id, NEW.bal - OLD.bal)"
+    )];
+    sqls.extend((0..200).map(|i| format!("INSERT INTO {schema}.acct VALUES ({i}, 0)")));
+    exec(
+        &mut n1,
+        &sqls.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+
+    let out = FLEET
+        .cli(&[
+            "split",
+            "--shard",
+            &shard.to_string(),
+            "--to",
+            "node1",
+            "--at",
+            "100",
+        ])
+        .env("SHARDCTL_FAULT", "crash@after:start-replication")
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("fault point after:start-replication"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Each update fires the trigger on the source: one log row each, streamed as rows.
+    let updates: Vec<String> = (0..200)
+        .step_by(7)
+        .map(|i| format!("UPDATE {schema}.acct SET bal = bal + 5 WHERE id = {i}"))
+        .collect();
+    exec(
+        &mut n1,
+        &updates.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    let op = Directory::open(&inventory())
+        .unwrap()
+        .operations(None)
+        .unwrap()
+        .into_iter()
+        .map(|o| o.id)
+        .max()
+        .unwrap();
+    FLEET.cli(&["resume", &op.to_string()]).assert().success();
+
+    let snap = Directory::open(&inventory()).unwrap().load().unwrap();
+    let new = snap
+        .shards_of(snap.function("tgf").unwrap().id)
+        .map(|s| s.id)
+        .find(|id| *id != shard)
+        .unwrap();
+    let new_schema = format!("tg_{new}");
+    let log_rows = |s: &mut shardctl::server::Server, db: &str| {
+        count(s, &format!("SELECT COUNT(*) FROM {db}.acct_log"))
+    };
+    // Pruned: each half keeps its own keys' log rows, one per update.
+    let expected_low = (0..100).step_by(7).count() as i64;
+    let expected_high = (0..200).step_by(7).filter(|i| *i >= 100).count() as i64;
+    assert_eq!(
+        log_rows(&mut n1, &schema),
+        expected_low,
+        "the old shard's log"
+    );
+    assert_eq!(
+        log_rows(&mut n1, &new_schema),
+        expected_high,
+        "the new shard's log"
+    );
+    let triggers = count(
+        &mut n1,
+        &format!("SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = '{new_schema}' AND TRIGGER_NAME = 'acct_logged'"),
+    );
+    assert_eq!(triggers, 1, "the new shard has the trigger");
+    // And it fires there: a change to a key of the new shard logs once.
+    exec(
+        &mut n1,
+        &[&format!(
+            "UPDATE {new_schema}.acct SET bal = bal + 1 WHERE id = 150"
+        )],
+    );
+    assert_eq!(log_rows(&mut n1, &new_schema), expected_high + 1);
 }

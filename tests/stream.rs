@@ -104,6 +104,7 @@ fn moving(schema_from: &str, schema_to: &str, table: &str, keys: Option<KeyFilte
         source_schema: id(schema_from),
         target_schema: id(schema_to),
         table: id(table),
+        source_table_now: None,
         keys: keys.map(|f| (id("id"), f)),
     }
 }

@@ -74,6 +74,9 @@ pub struct NativeOptions {
     pub lock_wait_secs: u32,
     /// Load each table without its secondary indexes and add them afterwards.
     pub defer_indexes: bool,
+    /// Create no trigger on the target (a change stream will apply the rows the source's
+    /// triggers write: the caller creates them once it stopped).
+    pub without_triggers: bool,
 }
 
 impl Default for NativeOptions {
@@ -84,6 +87,7 @@ impl Default for NativeOptions {
             batch_bytes: 4 << 20,
             lock_wait_secs: 10,
             defer_indexes: true,
+            without_triggers: false,
         }
     }
 }
@@ -847,7 +851,13 @@ fn copy_inner(
     crate::signal::check()?;
     progress.finish();
     for (pair, objs) in pairs.iter().zip(&all_objects).filter(|_| into.is_none()) {
-        objects::create_after_data(&mut tgt, pair, objs)?;
+        if opts.without_triggers {
+            let mut kept = objs.clone();
+            kept.after_data.retain(|o| !o.trigger);
+            objects::create_after_data(&mut tgt, pair, &kept)?;
+        } else {
+            objects::create_after_data(&mut tgt, pair, objs)?;
+        }
     }
     Ok(CopyReport {
         coordinates: Some(coordinates),

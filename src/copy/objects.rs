@@ -44,6 +44,9 @@ pub struct ObjectDef {
     /// The collation of its schema when it was created (routines, triggers, events).
     #[serde(default)]
     pub database_collation: Option<ContextValue>,
+    /// It is a trigger (a copy kept current by a change stream creates its triggers last).
+    #[serde(default)]
+    pub trigger: bool,
 }
 
 /// An event to enable on a target: its schema there, name, definer and creation context.
@@ -110,6 +113,7 @@ fn read_object(
         ddl,
         context: raw.context,
         database_collation: raw.database_collation,
+        trigger: kind == DefinedKind::Object(ObjectKind::Trigger),
     })
 }
 

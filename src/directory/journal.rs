@@ -306,10 +306,10 @@ sql_enum!(
         DropTarget => "drop-target",
         /// Rows the shards no longer own deleted (split).
         Prune => "prune",
-        /// Same-node split: empty tables under the new names.
-        LocalPrepare => "local-prepare",
-        /// Same-node split: rows copied under the fence.
-        LocalCopy => "local-copy",
+        /// A split onto its own node, under the fence once its stream reached the final
+        /// position: the triggers its copy left out (the stream writes the rows they wrote
+        /// on the source; fired again, they would write them twice).
+        CreateTriggers => "create-triggers",
         /// The channel held at a consistent point while a verification's snapshots open.
         HoldChannel => "hold-channel",
         /// A change stream started by this process (its checkpoint table in place on the
@@ -2388,7 +2388,7 @@ mod tests {
             Effect::ALL.len(),
             "an effect name is used twice"
         );
-        assert_eq!(Effect::ALL.len(), 42);
+        assert_eq!(Effect::ALL.len(), 41);
         for (e, name) in [
             (Effect::RaiseFence, "raise-fence"),
             (Effect::ImportOnReplica, "import-on-replica"),

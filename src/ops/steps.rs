@@ -92,6 +92,7 @@ pub fn backup(
                     progress: &copy::native::Progress::default(),
                     into_tables: None,
                     rows_where: None,
+                    without_triggers: false,
                 },
             )
         }

@@ -998,16 +998,10 @@ pub fn select_table_where(
     )
 }
 
-/// `DELETE FROM s.t`: every row. The same-node copy sends it before
-/// [`copy_rows_within_node`], so a retried copy starts each table afresh.
-pub fn delete_all_rows(schema: &Ident, table: &Ident) -> Stmt {
-    Stmt::text(format!("DELETE FROM {}", qualified(schema, table)))
-}
-
-/// The same-node copy of one table (a split onto the shard's own node, under the shard
-/// fence): `INSERT INTO to.table (cols) SELECT cols FROM from.from_table`, where
-/// `from_table` is the fenced table's hidden name and `columns` its writable columns.
-/// Send [`foreign_key_checks`]`(false)` first and [`delete_all_rows`] of the target table.
+/// One table's rows copied into another on the same server (a physical copy's FULLTEXT
+/// table into its fresh copy): `INSERT INTO to.table (cols) SELECT cols FROM
+/// from.from_table`, `columns` the writable ones. Send [`foreign_key_checks`]`(false)`
+/// first.
 pub fn copy_rows_within_node(
     to: &Ident,
     table: &Ident,

@@ -47,8 +47,11 @@ pub struct MovingTable {
     pub source_schema: Ident,
     /// Its schema on the target: the stream rewrites the name.
     pub target_schema: Ident,
-    /// The table (the same name on both sides).
+    /// The table (the same name on both sides, and in the source's binary log).
     pub table: Ident,
+    /// The name the source's table has now, when a fence renamed it since (its columns and
+    /// key are read there); None: `table`.
+    pub source_table_now: Option<Ident>,
     /// The sharding column and the keys that move; None: every row moves.
     pub keys: Option<(Ident, KeyFilter)>,
 }
@@ -395,6 +398,71 @@ fn binary_logs(server: &mut Server) -> Result<Vec<(String, u64)>> {
         .collect())
 }
 
+/// Refuses, with one line, a source whose binary log the stream cannot read: off, not
+/// row-based, not `binlog_row_image = FULL`, compressed, or with partial JSON values.
+/// An operation checks this before it changes anything.
+pub fn check_source(source: &mut Server) -> Result<SourceLog> {
+    let node = source.name().to_string();
+    let settings = source
+        .first::<Settings>(&sql::source_settings(source.dialect()))?
+        .ok_or_else(|| Error::server(&node, "no answer to the settings' query"))?;
+    let (log_bin, format, image, source_id, compressed, value_options, checksum) = settings;
+    let refuse = |what: String| Err(Error::Refused(format!("node {node}: {what}")));
+    if log_bin != Some(1) {
+        return refuse("its binary log is off (log_bin): there is nothing to stream".into());
+    }
+    if !format
+        .as_deref()
+        .is_some_and(|f| f.eq_ignore_ascii_case("ROW"))
+    {
+        return refuse(format!(
+            "binlog_format is {}, not ROW: the stream reads row events only",
+            format.unwrap_or_default()
+        ));
+    }
+    if !image
+        .as_deref()
+        .is_some_and(|f| f.eq_ignore_ascii_case("FULL"))
+    {
+        return refuse(format!(
+            "binlog_row_image is {}, not FULL: the stream needs every column of every row image",
+            image.unwrap_or_default()
+        ));
+    }
+    if compressed.unwrap_or(0) != 0 {
+        return refuse(
+            "its binary log compresses events (log_bin_compress / binlog_transaction_compression): the stream reads plain events only".into(),
+        );
+    }
+    if value_options.as_deref().is_some_and(|v| !v.is_empty()) {
+        return refuse(
+            "binlog_row_value_options is PARTIAL_JSON: the stream needs whole JSON values".into(),
+        );
+    }
+    Ok(SourceLog {
+        server_id: source_id,
+        checksums: checksum
+            .as_deref()
+            .is_some_and(|c| c.eq_ignore_ascii_case("CRC32")),
+    })
+}
+
+/// A session of the stream's own (its purpose shown in logs and captures).
+pub(crate) fn connect(spec: &ConnectSpec) -> Result<Server> {
+    let mut server = Server::connect(spec)?;
+    server.set_purpose(crate::server::Purpose::Stream);
+    Ok(server)
+}
+
+/// What [`check_source`] read of a source the stream can read.
+#[derive(Debug, Clone, Copy)]
+pub struct SourceLog {
+    /// Its `server_id`.
+    pub server_id: Option<u64>,
+    /// Its events carry CRC32 checksums.
+    pub checksums: bool,
+}
+
 impl ChangeStream {
     /// Checks the source, the moving tables and the start position, refusing with one
     /// line what the stream cannot carry; nothing changes on any server until every check
@@ -406,45 +474,11 @@ impl ChangeStream {
         if spec.tables.is_empty() {
             return Err(Error::Usage("a stream of no table".into()));
         }
-        let mut source = Server::connect(&spec.source)?;
+        let mut source = connect(&spec.source)?;
         let node = source.name().to_string();
-        let settings = source
-            .first::<Settings>(&sql::source_settings(source.dialect()))?
-            .ok_or_else(|| Error::server(&node, "no answer to the settings' query"))?;
-        let (log_bin, format, image, source_id, compressed, value_options, checksum) = settings;
         let refuse = |what: String| Err(Error::Refused(format!("node {node}: {what}")));
-        if log_bin != Some(1) {
-            return refuse("its binary log is off (log_bin): there is nothing to stream".into());
-        }
-        if !format
-            .as_deref()
-            .is_some_and(|f| f.eq_ignore_ascii_case("ROW"))
-        {
-            return refuse(format!(
-                "binlog_format is {}, not ROW: the stream reads row events only",
-                format.unwrap_or_default()
-            ));
-        }
-        if !image
-            .as_deref()
-            .is_some_and(|f| f.eq_ignore_ascii_case("FULL"))
-        {
-            return refuse(format!(
-                "binlog_row_image is {}, not FULL: the stream needs every column of every row image",
-                image.unwrap_or_default()
-            ));
-        }
-        if compressed.unwrap_or(0) != 0 {
-            return refuse(
-                "its binary log compresses events (log_bin_compress / binlog_transaction_compression): the stream reads plain events only".into(),
-            );
-        }
-        if value_options.as_deref().is_some_and(|v| !v.is_empty()) {
-            return refuse(
-                "binlog_row_value_options is PARTIAL_JSON: the stream needs whole JSON values"
-                    .into(),
-            );
-        }
+        let source_log = check_source(&mut source)?;
+        let source_id = source_log.server_id;
         let server_id = spec
             .options
             .server_id
@@ -458,12 +492,13 @@ impl ChangeStream {
         let clock_offset = source_now.map(|t| t - now_secs()).unwrap_or(0);
 
         // The moving tables, on both sides.
-        let mut target = Server::connect(&spec.target)?;
+        let mut target = connect(&spec.target)?;
         let mut tables = Vec::new();
         for m in &spec.tables {
-            let src_cols = table::read_columns(&mut source, &m.source_schema, &m.table)?;
+            let now = m.source_table_now.as_ref().unwrap_or(&m.table);
+            let src_cols = table::read_columns(&mut source, &m.source_schema, now)?;
             let tgt_cols = table::read_columns(&mut target, &m.target_schema, &m.table)?;
-            let key = table::read_row_key(&mut source, &m.source_schema, &m.table, &src_cols)?;
+            let key = table::read_row_key(&mut source, &m.source_schema, now, &src_cols)?;
             let def = TableDef::new(
                 &m.source_schema,
                 &m.target_schema,
@@ -586,9 +621,7 @@ impl ChangeStream {
         }
         let has_checkpoint = resume.is_some() || spec.start.position.is_some();
         Ok(ChangeStream {
-            checksums: checksum
-                .as_deref()
-                .is_some_and(|c| c.eq_ignore_ascii_case("CRC32")),
+            checksums: source_log.checksums,
             spec,
             tables,
             server_id,
@@ -634,7 +667,7 @@ impl ChangeStream {
             Until::Stopped => None,
             Until::Position(p) => Some(p.clone()),
             Until::CaughtUp => {
-                let mut s = Server::connect(&self.spec.source)?;
+                let mut s = connect(&self.spec.source)?;
                 Some(s.coordinates()?.position)
             }
         };
@@ -895,7 +928,7 @@ impl<'s> Run<'s> {
             .heartbeat
             .min(spec.source_dump.read_timeout / 2)
             .max(Duration::from_millis(100));
-        let server = Server::connect(&spec.source_dump)?;
+        let server = connect(&spec.source_dump)?;
         self.dump = Some(server.into_binlog_dump(&DumpRequest {
             server_id: self.stream.server_id,
             start,
@@ -1017,7 +1050,7 @@ impl<'s> Run<'s> {
         let stats = &self.stream.stats;
         let measured = (|| -> Result<(i64, i64)> {
             if self.monitor.is_none() {
-                self.monitor = Some(Server::connect(&self.stream.spec.source)?);
+                self.monitor = Some(connect(&self.stream.spec.source)?);
             }
             let m = self.monitor.as_mut().expect("connected above");
             let now = m.coordinates()?.position;

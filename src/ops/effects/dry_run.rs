@@ -482,9 +482,14 @@ impl Effects for DryRun<'_> {
                 coordinates.position
             ),
             None => format!(
-                "copy {} from {} ({tables} tables, about {rows} rows), {how}; position {} (read now)",
+                "copy {} from {} ({tables} tables, about {rows} rows), {how}{}; position {} (read now)",
                 schemas.join(", "),
                 req.source,
+                if req.without_triggers {
+                    ", without its triggers (created once the change stream stopped)"
+                } else {
+                    ""
+                },
                 coordinates.position
             ),
         };
@@ -595,6 +600,19 @@ impl Effects for DryRun<'_> {
             }
         );
         self.action(None, req.source, what);
+        if req.stream {
+            // The live run holds its change stream (a process of its own, no statement):
+            // halted, brought exactly to each round's point, let go again.
+            self.action(
+                None,
+                "stream",
+                "each round: the change stream halted and brought exactly to the point the source's snapshot was taken at, then let go on".to_string(),
+            );
+            return Ok(VerifyReport {
+                tables: req.tables.len(),
+                ..Default::default()
+            });
+        }
         if let Some(channel) = req.channel {
             // A round's holds, at the source's position as it reads now.
             let point = self.coordinates(req.source)?.position;
@@ -857,7 +875,19 @@ impl Effects for DryRun<'_> {
         let tables: Vec<String> = req
             .tables
             .iter()
-            .map(|m| format!("{}.{} into {}", m.source_schema, m.table, m.target_schema))
+            .map(|m| {
+                format!(
+                    "{} of {}.{} into {}",
+                    if m.keys.is_some() {
+                        "the rows of the moving keys"
+                    } else {
+                        "every row"
+                    },
+                    m.source_schema,
+                    m.table,
+                    m.target_schema
+                )
+            })
             .collect();
         let from = req
             .start
@@ -869,7 +899,7 @@ impl Effects for DryRun<'_> {
             None,
             req.target,
             format!(
-                "change stream {}: read {}'s binary log as a replica from {from} (the copy's position, or the checkpoint in `{}`.stream_checkpoints), keep the rows of the moving keys of {}, apply them on {} one transaction per source transaction with the checkpoint in the same transaction; runs until the final position",
+                "change stream {}: read {}'s binary log as a replica from {from} (the copy's position, or the checkpoint in `{}`.stream_checkpoints), keep {}, apply them on {} one transaction per source transaction with the checkpoint in the same transaction; runs until the final position",
                 req.id,
                 req.source,
                 statements::CONTROL_SCHEMA,

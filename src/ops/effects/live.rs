@@ -34,6 +34,7 @@ pub fn copy_between(inv: &Inventory, req: CopyRequest<'_>) -> Result<CopyReport>
         Method::Native => {
             let opts = copy::native::NativeOptions {
                 workers: req.workers,
+                without_triggers: req.without_triggers,
                 ..Default::default()
             };
             match (req.into_tables, req.rows_where) {
@@ -58,6 +59,9 @@ pub fn copy_between(inv: &Inventory, req: CopyRequest<'_>) -> Result<CopyReport>
                 }
             }
         }
+        Method::Dump | Method::Physical if req.without_triggers => Err(Error::Refused(
+            "a copy kept current by a change stream on its own node is made natively: use method: native".into(),
+        )),
         Method::Dump if req.into_tables.is_some() => Err(Error::Refused(
             "a merge copies rows into existing tables, which the dump method cannot: use method: native".into(),
         )),

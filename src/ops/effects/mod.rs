@@ -95,6 +95,9 @@ pub struct CopyRequest<'a> {
     /// A key move: of each of these tables only the rows its condition matches, into the
     /// existing tables (`into_tables` names the same tables).
     pub rows_where: Option<&'a [(Ident, statements::Condition)]>,
+    /// Create no trigger on the target (native only): a change stream keeps this copy
+    /// current, and the operation creates the triggers once the stream stopped.
+    pub without_triggers: bool,
 }
 
 /// A comparison of tables between two nodes (see [`crate::verify`]).
@@ -518,34 +521,6 @@ pub trait FleetEffects {
         Ok(())
     }
 
-    /// A merge, under the retired shard's fence: the survivor's table loses any row of the
-    /// retired shard's keys (an earlier attempt's copy) and takes the retired table's rows
-    /// from its hidden name. Logged: the survivor's writes reach its replicas.
-    #[allow(clippy::too_many_arguments)]
-    fn merge_rows_within(
-        &mut self,
-        node: &str,
-        survivor: &Ident,
-        table: &Ident,
-        retired: &Ident,
-        hidden: &Ident,
-        columns: &[Ident],
-        retired_keys: &statements::Condition,
-    ) -> Result<u64> {
-        // The survivor's split guards (if any) still refuse the retired keys until the flip
-        // widens them: the copy passes as a prune does.
-        let stmts = [
-            statements::mark_pruning_session(),
-            statements::keep_zero_auto_increment(),
-            statements::foreign_key_checks(false),
-            statements::delete_where(survivor, table, retired_keys),
-            statements::copy_rows_within_node(survivor, table, retired, hidden, columns),
-            statements::foreign_key_checks(true),
-            statements::unmark_pruning_session(),
-        ];
-        self.run(node, &stmts)
-    }
-
     /// A merge rolled back: the survivor's tables lose the retired shard's keys again.
     fn unmerge_rows(
         &mut self,
@@ -562,25 +537,6 @@ pub trait FleetEffects {
         }
         stmts.push(statements::foreign_key_checks(true));
         stmts.push(statements::unmark_pruning_session());
-        self.run(node, &stmts)
-    }
-
-    /// Same-node split: copies one table's rows from its hidden name into the new schema.
-    fn copy_rows_within(
-        &mut self,
-        node: &str,
-        pair: &SchemaPair,
-        table: &Ident,
-        hidden: &Ident,
-        columns: &[Ident],
-    ) -> Result<u64> {
-        let stmts = [
-            statements::keep_zero_auto_increment(),
-            statements::foreign_key_checks(false),
-            statements::delete_all_rows(&pair.to, table),
-            statements::copy_rows_within_node(&pair.to, table, &pair.from, hidden, columns),
-            statements::foreign_key_checks(true),
-        ];
         self.run(node, &stmts)
     }
 }

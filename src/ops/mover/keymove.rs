@@ -73,13 +73,50 @@ impl<E: Effects> Mover<'_, E> {
         ) + &format!("_op{}", self.fx.op())
     }
 
-    /// Starts the change stream (again, after a crash: from the receiver's checkpoint);
+    /// Starts the change stream (again, after a crash: from the target's checkpoint);
     /// nothing when it runs.
     pub(super) fn ensure_stream(&mut self) -> Result<serde_json::Value> {
-        let plan = self.key_plan()?;
         let coords = self.state.coordinates.clone().ok_or_else(|| {
             Error::Internal("no copy coordinates: the backup step has not run".into())
         })?;
+        if self.fx.stream_running() {
+            return Ok(serde_json::json!({"stream": self.stream_id(), "running": true}));
+        }
+        let tables = if self.plan.is_key_move() {
+            self.key_move_stream_tables()?
+        } else {
+            // A split or merge on one node: every row of the tables it compares (a split's
+            // every base table, a merge's sharded ones), under their own names.
+            self.table_pairs()?
+                .into_iter()
+                .map(|t| crate::stream::MovingTable {
+                    source_schema: t.source_schema,
+                    source_table_now: (t.source_table != t.target_table).then_some(t.source_table),
+                    target_schema: t.target_schema,
+                    table: t.target_table,
+                    keys: None,
+                })
+                .collect()
+        };
+        let id = self.stream_id();
+        let (source, target) = (self.source.clone(), self.target.clone());
+        let detail =
+            serde_json::json!({"stream": id, "from": coords.position, "tables": tables.len()});
+        self.effect(Effect::StartStream, &target, detail, |m| {
+            m.fx.start_stream(StreamRequest {
+                id: &id,
+                source: &source,
+                target: &target,
+                tables,
+                start: crate::stream::Start::from(&coords),
+            })
+        })
+    }
+
+    /// A key move's tables for the stream: the function's sharded tables, each filtered to
+    /// the moving keys.
+    fn key_move_stream_tables(&mut self) -> Result<Vec<crate::stream::MovingTable>> {
+        let plan = self.key_plan()?;
         let snap = self.fx.directory_snapshot()?;
         let func = snap
             .function_by_id(plan.func_id)
@@ -99,25 +136,11 @@ impl<E: Effects> Mover<'_, E> {
                     &crate::directory::shard_schema(&t.schema, plan.receiver),
                 )?,
                 table: Ident::new("table", &t.table)?,
+                source_table_now: None,
                 keys: Some((column, filter)),
             });
         }
-        let id = self.stream_id();
-        let (source, target) = (self.source.clone(), self.target.clone());
-        if self.fx.stream_running() {
-            return Ok(serde_json::json!({"stream": id, "running": true}));
-        }
-        let detail =
-            serde_json::json!({"stream": id, "from": coords.position, "tables": tables.len()});
-        self.effect(Effect::StartStream, &target, detail, |m| {
-            m.fx.start_stream(StreamRequest {
-                id: &id,
-                source: &source,
-                target: &target,
-                tables,
-                start: crate::stream::Start::from(&coords),
-            })
-        })
+        Ok(tables)
     }
 
     /// Stops the change stream and removes its checkpoint from the receiver's node.

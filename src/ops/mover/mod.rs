@@ -29,6 +29,7 @@ mod gate;
 mod group;
 mod keymove;
 mod kind;
+mod local;
 pub use kind::OperationPlan;
 mod merges;
 mod phases;
@@ -97,14 +98,11 @@ pub struct MoveState {
     pub source_dropped: bool,
     /// Whether target schemas were created by this operation.
     pub target_created: bool,
-    /// A split on one node: views, routines, triggers and events to create after the copy
-    /// made under the fence, as (schema, definition with its creation context).
+    /// A split onto its own node: the triggers its copy left out, created under the fence
+    /// once the change stream stopped at the final position, as (schema, definition with
+    /// its creation context).
     #[serde(default)]
     pub local_ddl: Vec<(String, crate::copy::objects::ObjectDef)>,
-    /// A split on one node: the columns each table's rows are copied by, read before the
-    /// fence, as (schema, table, columns).
-    #[serde(default)]
-    pub local_columns: Vec<(String, String, Vec<String>)>,
     /// When the source's server had started, read as the fence went up: a restart since
     /// means a read-only fence silently went away.
     #[serde(default)]
@@ -225,10 +223,9 @@ impl Effect {
     pub fn of_step(step: &Step, same_node: bool) -> &'static [Effect] {
         match (step, same_node) {
             (Step::Preflight(_) | Step::Confirm(_), _) => &[],
-            (Step::Verify(_), false) => &[Effect::HoldChannel],
+            (Step::Verify(_), _) => &[Effect::HoldChannel],
             (Step::Guard(_), _) => &[Effect::Guard],
-            (Step::Backup(_), false) => &[Effect::Copy],
-            (Step::Backup(_), true) => &[Effect::LocalPrepare],
+            (Step::Backup(_), _) => &[Effect::Copy],
             (Step::ChangeMaster(_), false) => &[Effect::PointChannel],
             (Step::Filter(f), false) if f.persist => &[
                 Effect::SetFilters,
@@ -237,12 +234,13 @@ impl Effect {
             ],
             (Step::Filter(_), false) => &[Effect::SetFilters],
             (Step::StartReplication(_), false) => &[Effect::StartChannel],
+            // On one node the change stream, not a channel, keeps the copy current.
+            (Step::StartReplication(_), true) => &[Effect::StartStream],
             (Step::Wait(w), false) if w.until.is_some() => &[Effect::StopChannel],
-            (Step::Lock(l), false) if l.fence == Fence::Switch => {
+            (Step::Lock(l), _) if l.fence == Fence::Switch => {
                 &[Effect::ArmSwitch, Effect::RaiseFence]
             }
-            (Step::Lock(_), false) => &[Effect::RaiseFence],
-            (Step::Lock(_), true) => &[Effect::RaiseFence, Effect::LocalCopy],
+            (Step::Lock(_), _) => &[Effect::RaiseFence],
             (Step::Flip(_), _) => &[Effect::Flip, Effect::EnableEvents],
             (Step::DropSource(_), _) => &[Effect::DropSource],
             (Step::Unlock(_), false) => &[
@@ -252,6 +250,7 @@ impl Effect {
             ],
             (Step::Unlock(_), true) => &[Effect::LowerFence, Effect::DropTrash],
             (Step::ResetReplication(_), false) => &[Effect::ResetChannel, Effect::UnpersistFilters],
+            (Step::ResetReplication(_), true) => &[Effect::EndStream],
             (Step::Prune(_), _) => &[Effect::Prune],
             (Step::RevertWindow(_), false) => &[
                 Effect::ReverseChannel,
@@ -288,6 +287,11 @@ pub fn fault_points(playbook: &Playbook, same_node: bool) -> Vec<String> {
         .any(|s| matches!(s, Step::Lock(l) if l.fence == Fence::Switch));
     for step in &playbook.steps {
         let mut effects = Effect::of_step(step, same_node).to_vec();
+        // A split onto its own node creates its copy's triggers once the stream stopped at
+        // the final position.
+        if same_node && playbook.is_split() && matches!(step, Step::Wait(w) if w.until.is_some()) {
+            effects.push(Effect::CreateTriggers);
+        }
         if switch_fenced && matches!(step, Step::Unlock(_)) {
             effects.retain(|e| *e != Effect::LowerFence || playbook.is_split());
             if playbook.is_split() {
@@ -1135,14 +1139,14 @@ impl<'a> Mover<'a, Live<'a>> {
 
 impl<'a, E: Effects> Mover<'a, E> {
     /// The definitions of views, routines, triggers and events the journal carries across a
-    /// crash (a same-node split's `local_ddl` until its `local-copy` begins, a revert's
+    /// crash (a same-node split's `local_ddl` until its `create-triggers` begins, a revert's
     /// `revert_ddl` until the old copy is back) are replayed only when the server they were
     /// read from still gives the very same ([`copy::objects::check_journaled`]): text read
     /// back from the directory is never sent as it is.
     fn check_journaled_definitions(&mut self, rec: &OperationRecord) -> Result<()> {
-        // Once the copy under the fence has begun, recovery starts again from the backup
+        // Once the triggers' creation has begun, recovery starts again from the backup
         // step, which reads the definitions afresh.
-        let copy_begun = rec.last_effect(Effect::LocalCopy).is_some();
+        let copy_begun = rec.last_effect(Effect::CreateTriggers).is_some();
         // The fences' mappings: the state saved at a step's end may predate the newest
         // rename, whose intent journaled it first.
         let mut fenced = self.state.fenced_tables.clone();
@@ -1460,10 +1464,16 @@ impl<'a, E: Effects> Mover<'a, E> {
         Ok(())
     }
 
-    /// A split onto the shard's own node: no channel (a server drops its own events), the
-    /// copy is made under the fence instead.
+    /// A split onto the shard's own node or a merge on one node: no channel (a server
+    /// drops its own events); the change stream keeps the copy current instead.
     fn same_node(&self) -> bool {
         self.source == self.target && !self.plan.is_key_move()
+    }
+
+    /// The change stream, not a channel, keeps the copy current: a key move (a channel
+    /// cannot filter by key) and a split or merge on one node.
+    fn streams(&self) -> bool {
+        self.plan.is_key_move() || self.same_node()
     }
 }
 

@@ -9,7 +9,6 @@ use crate::directory::ShardState;
 use crate::error::{Error, Result};
 use crate::ident::Ident;
 use crate::ops::effects::{ChannelState, CopyRequest, Effects, Flip, VerifyRequest};
-use crate::ops::fence::Fenced;
 use crate::output::log;
 use crate::playbook::{Fence, Step, VerifyParams};
 use crate::server::replication::{same_binlog, Coordinates};
@@ -54,10 +53,8 @@ impl<E: Effects> Mover<'_, E> {
             self.check_identity()?;
             // A lag spike while waiting (a batch job, a long ALTER on the source) is not a
             // failure: the copy is not ready yet, and the wait goes on.
-            let lag = if self.same_node() {
-                serde_json::Value::Null
-            } else {
-                let caught_up = if self.plan.is_key_move() {
+            let lag = {
+                let caught_up = if self.streams() {
                     self.ensure_stream()?;
                     self.fx
                         .stream_catch_up(p.lag_below_secs, Duration::from_secs(30))
@@ -144,33 +141,14 @@ impl<E: Effects> Mover<'_, E> {
         if !matches!(step, Step::Preflight(_)) {
             self.check_identity()?;
         }
-        if self.same_node() {
-            match step {
-                Step::ChangeMaster(_)
-                | Step::Filter(_)
-                | Step::StartReplication(_)
-                | Step::ResetReplication(_)
-                | Step::Wait(_) => {
-                    return Ok(
-                        serde_json::json!({"skipped": "same node: the copy is made under the fence"}),
-                    )
-                }
-                Step::Backup(_) => return self.local_prepare(),
-                Step::Lock(l) => {
-                    let out = self.lock(l)?;
-                    let copied = self.local_copy()?;
-                    return Ok(serde_json::json!({"lock": out, "copied_rows": copied}));
-                }
-                _ => {}
-            }
-        }
-        if self.plan.is_key_move() {
-            // No channel: the change stream reads the donor's binary log itself, keeps the
-            // moving keys' rows and applies them to the receiver.
+        if self.streams() {
+            // No channel: the change stream reads the source's binary log itself, keeps the
+            // moving rows (a key move's keys; a split's or merge's on one node, every row
+            // of its tables) and applies them to the target.
             match step {
                 Step::ChangeMaster(_) | Step::Filter(_) => {
                     return Ok(
-                        serde_json::json!({"skipped": "a key move's change stream reads the donor's binary log itself: no channel"}),
+                        serde_json::json!({"skipped": "the change stream reads the source's binary log itself: no channel"}),
                     )
                 }
                 Step::StartReplication(_) => return self.ensure_stream(),
@@ -181,12 +159,12 @@ impl<E: Effects> Mover<'_, E> {
                         Duration::from_secs(w.timeout_secs),
                     );
                 }
-                Step::Guard(_) => {
+                Step::Guard(_) if self.plan.is_key_move() => {
                     return Ok(
                         serde_json::json!({"skipped": "the donor's switched guards refuse the moved keys from the fence on"}),
                     )
                 }
-                Step::Prune(_) => return self.prune_donor(),
+                Step::Prune(_) if self.plan.is_key_move() => return self.prune_donor(),
                 Step::ResetReplication(_) => {
                     self.end_stream()?;
                     return Ok(serde_json::json!({"stream": self.stream_id(), "ended": true}));
@@ -282,7 +260,7 @@ impl<E: Effects> Mover<'_, E> {
 
     /// Removes the channel and its filters from the target, if it is there.
     pub(super) fn reset_channel(&mut self) -> Result<()> {
-        if self.same_node() {
+        if self.streams() {
             return Ok(());
         }
         let (target, channel) = (self.target.clone(), self.channel.clone());
@@ -413,7 +391,7 @@ impl<E: Effects> Mover<'_, E> {
     /// The restart path's option removed from the target's option file again (the chapter's
     /// last step), the file left as it was.
     pub(super) fn unpersist_filters(&mut self) -> Result<()> {
-        if self.same_node() || !self.playbook.persists_filters() {
+        if self.streams() || !self.playbook.persists_filters() {
             return Ok(());
         }
         let target = self.target.clone();
@@ -453,9 +431,12 @@ impl<E: Effects> Mover<'_, E> {
             .any(|st| matches!(st, Step::Lock(l) if l.fence == Fence::ReadOnly));
         if read_only_fence && same {
             return Err(Error::Refused(
-                "a split onto the shard's own node copies under the shard fence; the read-only fence cannot be used there"
+                "a split or merge on the shard's own node writes its copy on that node, which the read-only fence would stop: use the shard fence"
                     .into(),
             ));
+        }
+        if same {
+            self.local_stream_preflight()?;
         }
         if read_only_fence && s.read_only && !self.fx.read_only_fenced_here(&source)? {
             return Err(crate::directory::journal::read_only_outside_this_directory(
@@ -717,6 +698,12 @@ impl<E: Effects> Mover<'_, E> {
             t.dedup();
             t
         });
+        // A split onto its own node: the change stream applies the rows the source's
+        // triggers write, so the copy's triggers come once it stopped (wait final).
+        let without_triggers = self.same_node() && self.plan.is_split();
+        if without_triggers {
+            self.state.local_ddl = self.source_triggers()?;
+        }
         // Which servers the copy comes from and goes to, read before it: a copy made while
         // either changed is not journaled as theirs.
         let before = self.read_identities()?;
@@ -757,6 +744,7 @@ impl<E: Effects> Mover<'_, E> {
                     progress: &progress,
                     into_tables: into.as_deref(),
                     rows_where: row_filters.as_deref(),
+                    without_triggers,
                 })
             },
         )?;
@@ -825,13 +813,26 @@ impl<E: Effects> Mover<'_, E> {
         let pos = self.state.final_position.clone().ok_or_else(|| {
             Error::Internal("no final position: the lock step has not run".into())
         })?;
-        if self.plan.is_key_move() {
-            // The moving keys are fenced: the stream applies what remains up to the final
-            // position and stops there.
-            self.ensure_stream()?;
-            let reached = self.fx.stream_to(&pos, timeout)?;
+        if self.streams() {
+            let local_split = self.same_node() && self.plan.is_split();
+            // The moving rows are fenced: the stream applies what remains up to the final
+            // position and stops there (it did, under this fence, if a split's triggers
+            // went in after it).
+            let reached = if local_split && self.triggers_begun()? {
+                serde_json::json!({"reached_before": true})
+            } else {
+                self.ensure_stream()?;
+                self.fx.stream_to(&pos, timeout)?
+            };
             self.check_identity()?;
-            return Ok(serde_json::json!({"reached": pos, "stream": reached}));
+            let triggers = if local_split {
+                self.create_deferred_triggers()?
+            } else {
+                0
+            };
+            return Ok(
+                serde_json::json!({"reached": pos, "stream": reached, "triggers_created": triggers}),
+            );
         }
         let (target, channel) = (self.target.clone(), self.channel.clone());
         if self.gated() {
@@ -1280,7 +1281,7 @@ impl<E: Effects> Mover<'_, E> {
 
     /// The shard's base tables as compared now: on the source under their current names
     /// (hidden ones under the shard fence), on the target under the shard's names.
-    fn table_pairs(&mut self) -> Result<Vec<TablePair>> {
+    pub(super) fn table_pairs(&mut self) -> Result<Vec<TablePair>> {
         let source = self.source.clone();
         let mut out = Vec::new();
         for p in self.pairs.clone() {
@@ -1450,12 +1451,7 @@ impl<E: Effects> Mover<'_, E> {
     /// outside the fence (see [`crate::verify`]). Records the verified point; any
     /// difference stops the operation before the fence, the shard online on the source.
     pub(super) fn verify(&mut self, p: &VerifyParams) -> Result<serde_json::Value> {
-        if self.same_node() {
-            return Ok(
-                serde_json::json!({"skipped": "same node: the copy is made and compared under the fence (confirm)"}),
-            );
-        }
-        if self.plan.is_key_move() {
+        if self.streams() {
             self.ensure_stream()?;
         } else {
             self.release_channel_if_held()?;
@@ -1467,7 +1463,7 @@ impl<E: Effects> Mover<'_, E> {
             self.channel.clone(),
         );
         let opts = verify_options(p);
-        let streamed = self.plan.is_key_move();
+        let streamed = self.streams();
         let definitions = self.check_table_sets(&tables, true)?;
         let gate = self.gated().then(|| self.retired_schemas());
         let report = self.effect(
@@ -1550,9 +1546,6 @@ impl<E: Effects> Mover<'_, E> {
     /// Verifies again when the verified point is older than `limit` seconds (default the
     /// verify step's max_age_secs) or missing.
     fn reverify_if_older_than(&mut self, limit: Option<u64>) -> Result<()> {
-        if self.same_node() {
-            return Ok(());
-        }
         let Some(p) = self.playbook.verify_params().cloned() else {
             return Ok(());
         };
@@ -1580,7 +1573,7 @@ impl<E: Effects> Mover<'_, E> {
     /// verified point is recent. Then the flip may go ahead.
     pub(super) fn confirm(&mut self) -> Result<serde_json::Value> {
         let max_age = self.playbook.verified_max_age_secs();
-        if !self.same_node() && !self.fx.is_dry_run() {
+        if !self.fx.is_dry_run() {
             let clock = crate::clock::DirectoryClock::read(self.fx.directory_unix_secs()?);
             match &self.state.verified_point {
                 Some(v) if clock.age_secs(v.at_unix) <= max_age as i64 => {}
@@ -1613,15 +1606,11 @@ impl<E: Effects> Mover<'_, E> {
             let after = now.iter().find(|(n, _)| n == name).map(|(_, d)| d);
             before.is_some() && before != after
         };
-        let unverified: Vec<TablePair> = if self.same_node() {
-            tables.clone()
-        } else {
-            tables
-                .iter()
-                .filter(|t| !verified.contains(&t.name()) || altered(&t.name()))
-                .cloned()
-                .collect()
-        };
+        let unverified: Vec<TablePair> = tables
+            .iter()
+            .filter(|t| !verified.contains(&t.name()) || altered(&t.name()))
+            .cloned()
+            .collect();
         let mut compared = serde_json::Value::Null;
         if !unverified.is_empty() {
             let (source, target) = (self.source.clone(), self.target.clone());
@@ -1969,108 +1958,6 @@ impl<E: Effects> Mover<'_, E> {
         Ok(serde_json::json!({"node": self.target, "version": version}))
     }
 
-    /// Same-node split, before the fence: empty tables under the new names, and the other
-    /// objects' definitions and each table's columns kept for after the copy.
-    fn local_prepare(&mut self) -> Result<serde_json::Value> {
-        if self.plan.is_merge() {
-            return self.merge_prepare();
-        }
-        let source = self.source.clone();
-        let schemas: Vec<String> = self.pairs.iter().map(|p| p.to.to_string()).collect();
-        self.effect(
-            Effect::LocalPrepare,
-            &source,
-            serde_json::json!({"schemas": schemas}),
-            |m| {
-                m.state.target_created = true;
-                m.state.local_ddl.clear();
-                m.state.local_columns.clear();
-                for p in m.pairs.clone() {
-                    m.fx.drop_schemas(&source, std::slice::from_ref(&p.to), true)?;
-                    let objects = copy::objects::read(m.fx.reader(&source)?, &p)?;
-                    for (table, _) in &objects.tables {
-                        let cols = m.fx.reader(&source)?.writable_columns(&p.from, table)?;
-                        m.state.local_columns.push((
-                            p.from.to_string(),
-                            table.to_string(),
-                            cols.iter().map(|c| c.to_string()).collect(),
-                        ));
-                    }
-                    m.fx.create_tables(&source, &p, &objects)?;
-                    for obj in &objects.after_data {
-                        m.state.local_ddl.push((p.to.to_string(), obj.clone()));
-                    }
-                }
-                Ok(())
-            },
-        )?;
-        Ok(
-            serde_json::json!({"prepared": self.pairs.len(), "deferred_objects": self.state.local_ddl.len()}),
-        )
-    }
-
-    /// Same-node split, under the fence: copies every fenced table into its new schema,
-    /// then creates the deferred objects.
-    fn local_copy(&mut self) -> Result<u64> {
-        if self.plan.is_merge() {
-            return self.merge_copy();
-        }
-        let source = self.source.clone();
-        let rows = self.effect(
-            Effect::LocalCopy,
-            &source,
-            serde_json::json!({"tables": self.state.fenced_tables.len()}),
-            |m| {
-                let mut rows = 0;
-                for Fenced {
-                    schema,
-                    table,
-                    hidden,
-                } in m.state.fenced_tables.clone()
-                {
-                    let pair = m
-                        .pairs
-                        .iter()
-                        .find(|p| p.from == schema)
-                        .ok_or_else(|| Error::Internal(format!("no target schema for {schema}")))?
-                        .clone();
-                    let cols: Vec<Ident> = m
-                        .state
-                        .local_columns
-                        .iter()
-                        .find(|(s, t, _)| s == schema.as_str() && t == table.as_str())
-                        .ok_or_else(|| {
-                            Error::Internal(format!("no columns recorded for {schema}.{table}"))
-                        })?
-                        .2
-                        .iter()
-                        .map(|c| Ident::new("column", c))
-                        .collect::<Result<_>>()?;
-                    // Idempotent: a retried lock step starts the copy of each table afresh.
-                    rows +=
-                        m.fx.copy_rows_within(&source, &pair, &table, &hidden, &cols)?;
-                }
-                for p in m.pairs.clone() {
-                    let objects = copy::objects::SchemaObjects {
-                        charset: m.fx.reader(&source)?.schema_charset(&p.from)?,
-                        after_data: m
-                            .state
-                            .local_ddl
-                            .iter()
-                            .filter(|(s, _)| s == p.to.as_str())
-                            .map(|(_, d)| d.clone())
-                            .collect(),
-                        ..Default::default()
-                    };
-                    m.fx.create_objects(&source, &p, &objects)?;
-                }
-                Ok(rows)
-            },
-        )?;
-        self.state.copied_rows = rows;
-        Ok(rows)
-    }
-
     /// A key move's prune: the donor deletes the moved keys' rows (its guards let the
     /// prune's session through).
     fn prune_donor(&mut self) -> Result<serde_json::Value> {
@@ -2285,7 +2172,7 @@ impl<E: Effects> Mover<'_, E> {
     }
 }
 
-/// A merge's own parts of the procedure (the rest is the same-node path of a split).
+/// A merge's own parts of the procedure (the rest is a move's, or on one node a split's).
 impl<E: Effects> Mover<'_, E> {
     /// The survivor's sharded tables with the condition selecting the retired shard's
     /// keys in them, from the directory as it reads before the flip.
@@ -2474,84 +2361,6 @@ impl<E: Effects> Mover<'_, E> {
             )?;
         }
         Ok(guarded)
-    }
-
-    /// Before the fence: the columns each sharded table's rows are copied by.
-    fn merge_prepare(&mut self) -> Result<serde_json::Value> {
-        let source = self.source.clone();
-        let keys = self.retired_keys()?;
-        let into: Vec<String> = self.pairs.iter().map(|p| p.to.to_string()).collect();
-        self.effect(
-            Effect::LocalPrepare,
-            &source,
-            serde_json::json!({"into": into}),
-            |m| {
-                m.state.target_created = true;
-                m.state.local_ddl.clear();
-                m.state.local_columns.clear();
-                for (survivor, table, _) in &keys {
-                    let Some(p) = m.pairs.iter().find(|p| &p.to == survivor).cloned() else {
-                        continue;
-                    };
-                    let cols = m.fx.reader(&source)?.writable_columns(&p.from, table)?;
-                    m.state.local_columns.push((
-                        p.from.to_string(),
-                        table.to_string(),
-                        cols.iter().map(|c| c.to_string()).collect(),
-                    ));
-                }
-                Ok(())
-            },
-        )?;
-        Ok(serde_json::json!({"into": into, "tables": keys.len()}))
-    }
-
-    /// Under the retired shard's fence: each of its sharded tables' rows copied into the
-    /// survivor's table (which first loses any row of those keys: idempotent).
-    fn merge_copy(&mut self) -> Result<u64> {
-        let source = self.source.clone();
-        let keys = self.retired_keys()?;
-        let rows = self.effect(
-            Effect::LocalCopy,
-            &source,
-            serde_json::json!({"tables": keys.len()}),
-            |m| {
-                let mut rows = 0;
-                for Fenced {
-                    schema,
-                    table,
-                    hidden,
-                } in m.state.fenced_tables.clone()
-                {
-                    let Some(p) = m.pairs.iter().find(|p| p.from == schema).cloned() else {
-                        continue;
-                    };
-                    let Some((_, table, cond)) =
-                        keys.iter().find(|(s, t, _)| *s == p.to && *t == table)
-                    else {
-                        continue; // a global table: the survivor has its own
-                    };
-                    let cols: Vec<Ident> = m
-                        .state
-                        .local_columns
-                        .iter()
-                        .find(|(s, t, _)| s == schema.as_str() && t == table.as_str())
-                        .ok_or_else(|| {
-                            Error::Internal(format!("no columns recorded for {schema}.{table}"))
-                        })?
-                        .2
-                        .iter()
-                        .map(|c| Ident::new("column", c))
-                        .collect::<Result<_>>()?;
-                    rows += m
-                        .fx
-                        .merge_rows_within(&source, &p.to, table, &p.from, &hidden, &cols, cond)?;
-                }
-                Ok(rows)
-            },
-        )?;
-        self.state.copied_rows = rows;
-        Ok(rows)
     }
 }
 

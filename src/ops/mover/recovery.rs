@@ -194,15 +194,14 @@ impl<E: Effects> Mover<'_, E> {
             for p in self.pairs.clone() {
                 complete &= self.fx.schema_exists(&target, &p.to)?;
             }
-            let channel_missing = if self.plan.is_key_move() {
-                // A key move's stream keeps its checkpoint on the receiver's node: without
-                // it the copy cannot be brought forward.
+            let channel_missing = if self.streams() {
+                // A stream keeps its checkpoint on the target's node: without it the copy
+                // cannot be brought forward.
                 let id = self.stream_id();
                 done(self, |s| matches!(s, Step::StartReplication(_)))
                     && !self.fx.stream_checkpoint_exists(&target, &id)?
             } else {
-                !self.same_node()
-                    && done(self, |s| matches!(s, Step::ChangeMaster(_)))
+                done(self, |s| matches!(s, Step::ChangeMaster(_)))
                     && self.fx.channel_state(&target, &channel)? == ChannelState::Absent
             };
             if !complete || channel_missing {
@@ -218,15 +217,12 @@ impl<E: Effects> Mover<'_, E> {
             // (the channel may have been stopped at the old final position) and fence again.
             restart = self
                 .step_index(|s| matches!(s, Step::StartReplication(_)))
-                .filter(|_| !self.same_node())
                 .or_else(|| self.step_index(|s| matches!(s, Step::Lock(_))));
         }
-        if self.same_node() {
-            // The copy under the fence created the new schema's triggers and views: once it
-            // has started, only a fresh schema can be filled again.
-            if restart.is_some() || self.fx.last_effect(super::Effect::LocalCopy)?.is_some() {
-                restart = backup;
-            }
+        if restart.is_some() && self.same_node() && self.triggers_begun()? {
+            // The new schema's triggers may be in place: a stream applying into it would
+            // fire them. Only a fresh copy can be brought forward again.
+            restart = backup;
         }
         if let Some(i) = restart {
             if self.state.fence.is_some() {
@@ -259,12 +255,11 @@ impl<E: Effects> Mover<'_, E> {
         // A rollback after a timeout comes here without `roll_back`: the switched guards
         // must not stay behind (off, they still take a lock on every write).
         self.disarm_switch()?;
-        if self.plan.is_key_move() {
+        if self.streams() {
             self.end_stream()?;
         }
-        let copied = self.state.target_created
-            || self.fx.last_effect(super::Effect::Copy)?.is_some()
-            || self.fx.last_effect(super::Effect::LocalPrepare)?.is_some();
+        let copied =
+            self.state.target_created || self.fx.last_effect(super::Effect::Copy)?.is_some();
         if copied && (self.plan.is_merge() || self.plan.is_key_move()) {
             // The survivor (the receiver) stays: only the rows of the retired shard's keys
             // (the moving keys) go from it.
