@@ -8,7 +8,7 @@ use crate::directory::Directory;
 use crate::error::{Error, Result};
 use crate::ops::mover::{self, Mover, StepEvent};
 use crate::output::Format;
-use crate::playbook::Playbook;
+use crate::playbook::{Playbook, Via};
 use std::path::PathBuf;
 
 /// Arguments of `merge`.
@@ -23,6 +23,11 @@ pub struct MergeArgs {
     /// A playbook to run instead of the embedded playbooks/merge.yaml.
     #[arg(long)]
     pub playbook: Option<PathBuf>,
+    /// What keeps the copy current across nodes: a replication channel on the target
+    /// (the default) or shardctl's change stream read from the source's binary log (sets
+    /// the start-replication step's `via`). On one node the stream always does.
+    #[arg(long, value_enum)]
+    pub via: Option<Via>,
     /// Run the first merge of the request with every effect recorded instead of sent
     /// (read-only); prints the statements a real run would send on these servers.
     #[arg(long, conflicts_with = "check")]
@@ -39,10 +44,13 @@ pub struct MergeArgs {
 pub fn merge(ctx: &Context, args: MergeArgs) -> Result<()> {
     let mut inv = ctx.inventory()?;
     inv.file.hooks.extend(args.hook.iter().cloned());
-    let pb = match &args.playbook {
+    let mut pb = match &args.playbook {
         Some(p) => Playbook::load(p)?,
         None => Playbook::default_merge(),
     };
+    if let Some(via) = args.via {
+        pb.set_via(via);
+    }
     if pb.is_split() {
         return Err(Error::Usage(
             "that playbook is a split's (it prunes): a merge's playbook drops the retired shard"

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::ops::mover::requests::{self, RequestOutcome};
 use crate::ops::mover::{self, Mover, StepEvent};
 use crate::output::{self, Format};
-use crate::playbook::{Fence, Playbook, Step};
+use crate::playbook::{Fence, Playbook, Step, Via};
 use comfy_table::Cell;
 use std::path::PathBuf;
 
@@ -105,6 +105,11 @@ pub struct MoveArgs {
     /// Override the backup step's method.
     #[arg(long, value_enum)]
     pub method: Option<Method>,
+    /// What keeps the copy current across nodes: a replication channel on the target
+    /// (the default) or shardctl's change stream read from the source's binary log (sets
+    /// the start-replication step's `via`). On one node the stream always does.
+    #[arg(long, value_enum)]
+    pub via: Option<Via>,
     /// Run the procedure with every effect recorded instead of sent: connects read-only,
     /// prints the steps with the statements a real run would send on these servers.
     #[arg(long, conflicts_with = "check")]
@@ -154,6 +159,9 @@ fn playbook(args: &MoveArgs) -> Result<Playbook> {
             }
             _ => {}
         }
+    }
+    if let Some(via) = args.via {
+        pb.set_via(via);
     }
     Ok(pb)
 }

@@ -8,7 +8,7 @@ use super::Context;
 use crate::error::{Error, Result};
 use crate::ops::mover::{Mover, StepEvent};
 use crate::output::Format;
-use crate::playbook::{Fence, Playbook, Step};
+use crate::playbook::{Fence, Playbook, Step, Via};
 use std::path::PathBuf;
 
 /// Arguments of `split`.
@@ -35,6 +35,11 @@ pub struct SplitArgs {
     /// Override the lock step's fence.
     #[arg(long, value_enum)]
     pub fence: Option<Fence>,
+    /// What keeps the copy current across nodes: a replication channel on the target
+    /// (the default) or shardctl's change stream read from the source's binary log (sets
+    /// the start-replication step's `via`). On one node the stream always does.
+    #[arg(long, value_enum)]
+    pub via: Option<Via>,
     /// Before each try of the shard fence, end the sessions whose open transaction holds
     /// the shard's tables (otherwise they are only named): sets the lock step's
     /// kill_blockers.
@@ -66,6 +71,9 @@ pub fn split(ctx: &Context, args: SplitArgs) -> Result<()> {
             }
             l.kill_blockers |= args.kill_blockers;
         }
+    }
+    if let Some(via) = args.via {
+        pb.set_via(via);
     }
     if !pb.is_split() {
         return Err(Error::Usage(

@@ -5,7 +5,7 @@
 use crate::copy::Method;
 use crate::directory::{Availability, KeyType, ShardingType};
 use crate::output::{ColorChoice, Format};
-use crate::playbook::{CutoverMode, Fence};
+use crate::playbook::{CutoverMode, Fence, Via};
 use crate::rebalance::Weight;
 use crate::status::SizeSource;
 use clap::builder::PossibleValue;
@@ -49,6 +49,11 @@ value_enum!(Fence {
     Shard => "shard", "Only this shard: its tables are renamed out of reach; other shards keep writing";
     ReadOnly => "read-only", "The whole source server goes read-only (the chapter's fence)";
     Switch => "switch", "Only this shard, by guard triggers installed ahead and switched on by one row: nothing renamed, whatever the number of tables";
+});
+
+value_enum!(Via {
+    Channel => "channel", "A replication channel on the target, filtered to the shard's schemas";
+    Stream => "stream", "shardctl's change stream: reads the source's binary log itself and applies the rows to the target";
 });
 
 value_enum!(CutoverMode {

@@ -88,9 +88,26 @@ pub fn move_plan(inv: &Inventory, shard: u32, to: &str, pb: &Playbook) -> Result
             _ => None,
         })
         .unwrap_or(Fence::Shard);
+    let streamed = pb.via() == crate::playbook::Via::Stream;
     let mut steps = Vec::new();
     for (i, step) in pb.steps.iter().enumerate() {
         let (node, actions): (String, Vec<String>) = match step {
+            Step::ChangeMaster(_) | Step::Filter(_) if streamed => (to.to_string(), vec![
+                "nothing: the change stream reads the source's binary log itself (no channel)".into(),
+            ]),
+            Step::StartReplication(_) if streamed => (to.to_string(), vec![
+                format!("change stream: read the source's binary log as a replica from <backup binlog file>:<backup binlog pos>, keep every row of {schemas}, apply them on {to} one transaction per source transaction with its checkpoint in `_shardctl`.stream_checkpoints in the same transaction"),
+            ]),
+            Step::Wait(w) if streamed => (to.to_string(), match w.until {
+                None => vec![format!("until the change stream is within {}s of the source (timeout {}s)", w.lag_below_secs.unwrap_or(1), w.timeout_secs)],
+                Some(_) => vec![
+                    format!("the change stream brought to the final position and stopped there (timeout {}s)", w.timeout_secs),
+                    format!("then the triggers of {schemas}, left out of the copy, created on {to}"),
+                ],
+            }),
+            Step::ResetReplication(_) if streamed => (to.to_string(), vec![
+                "the change stream's checkpoint row deleted (sql_log_bin = 0)".into(),
+            ]),
             Step::Preflight(_) => (format!("{source}, {to}"), vec![
                 "source: log_bin ON and binlog_format ROW".into(),
                 "source and target: different server_id".into(),

@@ -34,6 +34,29 @@ pub enum WaitUntil {
 #[serde(deny_unknown_fields)]
 pub struct NoParams {}
 
+/// What keeps a copy current between the backup and the cut-over.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Via {
+    /// A replication channel on the target (filtered by schema, schema names rewritten).
+    #[default]
+    Channel,
+    /// shardctl's change stream: it reads the source's binary log itself and applies the
+    /// rows to the target (no channel, no filter, no server restart; what a key move and an
+    /// operation on one node always use).
+    Stream,
+}
+
+/// `start-replication` parameters.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StartReplicationParams {
+    /// What keeps the copy current across nodes (a key move and an operation on one node
+    /// always stream).
+    #[serde(default)]
+    pub via: Via,
+}
+
 /// `backup` parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -386,8 +409,8 @@ pub enum Step {
     ChangeMaster(NoParams),
     /// Limit the channel to the shard's schemas.
     Filter(FilterParams),
-    /// Start the channel.
-    StartReplication(NoParams),
+    /// Start the channel (or the change stream).
+    StartReplication(StartReplicationParams),
     /// Wait for lag or for the final position.
     Wait(WaitParams),
     /// Raise the fence and read the final position.
@@ -628,6 +651,26 @@ impl Playbook {
     /// The default move playbook.
     pub fn default_move() -> Playbook {
         Self::parse("playbooks/move.yaml", MOVE_PLAYBOOK).expect("the embedded playbook is valid")
+    }
+
+    /// What its start-replication step keeps the copy current by (a channel without one).
+    pub fn via(&self) -> Via {
+        self.steps
+            .iter()
+            .find_map(|s| match s {
+                Step::StartReplication(p) => Some(p.via),
+                _ => None,
+            })
+            .unwrap_or_default()
+    }
+
+    /// Sets what its start-replication step keeps the copy current by.
+    pub fn set_via(&mut self, via: Via) {
+        for s in &mut self.steps {
+            if let Step::StartReplication(p) = s {
+                p.via = via;
+            }
+        }
     }
 
     /// The fence its lock step raises, if it has one.

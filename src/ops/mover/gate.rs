@@ -24,9 +24,9 @@ use std::time::{Duration, Instant};
 const GATE_EVENTS: usize = 50_000;
 
 impl<E: Effects> Mover<'_, E> {
-    /// A merge across nodes: its channel's applier is gated.
+    /// A merge across nodes kept current by a channel: its channel's applier is gated.
     pub(super) fn gated(&self) -> bool {
-        self.plan.is_merge() && !self.same_node()
+        self.plan.is_merge() && !self.streams()
     }
 
     /// The retired shard's schemas (the channel's sources).

@@ -17,19 +17,39 @@ use crate::playbook::Step;
 use crate::server::statements;
 
 impl<E: Effects> Mover<'_, E> {
-    /// Before anything changes: the node's binary log is one the stream can read, the copy
-    /// is native (it renames schemas and leaves triggers out), and a merge's survivor has
-    /// no trigger of its own on a sharded table.
-    pub(super) fn local_stream_preflight(&mut self) -> Result<()> {
+    /// Before anything changes, for a whole-shard operation the stream keeps current: the
+    /// source's binary log is one the stream can read, a copy of whole schemas is native
+    /// (it leaves the triggers out), and a merge's survivor has no trigger of its own on a
+    /// sharded table.
+    pub(super) fn stream_preflight(&mut self) -> Result<()> {
         let source = self.source.clone();
         crate::stream::check_source(self.fx.reader(&source)?)?;
         let not_native = self.playbook.steps.iter().find_map(|s| match s {
             Step::Backup(b) if b.method != crate::copy::Method::Native => Some(b.method),
             _ => None,
         });
+        // Every table the stream carries needs a row key to find the rows it updates and
+        // deletes: refused here, before the copy, rather than when the stream starts.
+        for t in self.table_pairs()? {
+            let reader = self.fx.reader(&source)?;
+            let columns =
+                crate::stream::table::read_columns(reader, &t.source_schema, &t.source_table)?;
+            let key = crate::stream::table::read_row_key(
+                reader,
+                &t.source_schema,
+                &t.source_table,
+                &columns,
+            )?;
+            if key.is_empty() {
+                return Err(Error::Refused(format!(
+                    "table {}.{} has no primary key nor a unique key over NOT NULL columns: the change stream that keeps this copy current finds the rows it updates and deletes by such a key (give it one, or move it via a channel to another node)",
+                    t.source_schema, t.target_table
+                )));
+            }
+        }
         if let Some(method) = not_native {
             return Err(Error::Refused(format!(
-                "a split or merge on the shard's own node is copied natively and kept current by the change stream; the backup step's method {} cannot: use method: native",
+                "a copy kept current by the change stream (on the shard's own node, or via: stream) is made natively, without its triggers; the backup step's method {} cannot: use method: native",
                 serde_json::to_value(method)
                     .ok()
                     .and_then(|v| v.as_str().map(str::to_string))
@@ -39,10 +59,11 @@ impl<E: Effects> Mover<'_, E> {
         if !self.plan.is_merge() {
             return Ok(());
         }
+        let target = self.target.clone();
         for (schema, table, _) in self.retired_keys()? {
-            let triggers = self.fx.reader(&source)?.triggers_in_order(&schema)?;
+            let triggers = self.fx.reader(&target)?.triggers_in_order(&schema)?;
             let definitions =
-                crate::server::definitions::read_definitions(self.fx.reader(&source)?, &schema)?;
+                crate::server::definitions::read_definitions(self.fx.reader(&target)?, &schema)?;
             for name in triggers {
                 if statements::is_shardctl_trigger(name.as_str()) {
                     continue;
@@ -53,7 +74,7 @@ impl<E: Effects> Mover<'_, E> {
                 });
                 if on_table {
                     return Err(Error::Refused(format!(
-                        "{schema}.{table} on {source} has trigger {name}: the change stream that merges on one node would apply the rows the retired shard's triggers wrote and then fire it again; merge onto a survivor on another node (a channel fires no trigger)"
+                        "{schema}.{table} on {target} has trigger {name}: the change stream that merges on one node or via: stream would apply the rows the retired shard's triggers wrote and then fire it again; merge via a channel onto a survivor on another node (a channel fires no trigger)"
                     )));
                 }
             }

@@ -220,39 +220,40 @@ pub struct StepEvent {
 
 impl Effect {
     /// The effects a step has, in order, onto another node or onto the shard's own node.
-    pub fn of_step(step: &Step, same_node: bool) -> &'static [Effect] {
-        match (step, same_node) {
-            (Step::Preflight(_) | Step::Confirm(_), _) => &[],
-            (Step::Verify(_), _) => &[Effect::HoldChannel],
-            (Step::Guard(_), _) => &[Effect::Guard],
-            (Step::Backup(_), _) => &[Effect::Copy],
-            (Step::ChangeMaster(_), false) => &[Effect::PointChannel],
-            (Step::Filter(f), false) if f.persist => &[
+    pub fn of_step(step: &Step, same_node: bool, streamed: bool) -> &'static [Effect] {
+        match (step, same_node, streamed) {
+            (Step::Preflight(_) | Step::Confirm(_), _, _) => &[],
+            (Step::Verify(_), _, _) => &[Effect::HoldChannel],
+            (Step::Guard(_), _, _) => &[Effect::Guard],
+            (Step::Backup(_), _, _) => &[Effect::Copy],
+            (Step::ChangeMaster(_), _, false) => &[Effect::PointChannel],
+            (Step::Filter(f), _, false) if f.persist => &[
                 Effect::SetFilters,
                 Effect::PersistFilters,
                 Effect::RestartServer,
             ],
-            (Step::Filter(_), false) => &[Effect::SetFilters],
-            (Step::StartReplication(_), false) => &[Effect::StartChannel],
-            // On one node the change stream, not a channel, keeps the copy current.
-            (Step::StartReplication(_), true) => &[Effect::StartStream],
-            (Step::Wait(w), false) if w.until.is_some() => &[Effect::StopChannel],
-            (Step::Lock(l), _) if l.fence == Fence::Switch => {
+            (Step::Filter(_), _, false) => &[Effect::SetFilters],
+            (Step::StartReplication(_), _, false) => &[Effect::StartChannel],
+            (Step::StartReplication(_), _, true) => &[Effect::StartStream],
+            (Step::Wait(w), _, false) if w.until.is_some() => &[Effect::StopChannel],
+            (Step::Lock(l), _, _) if l.fence == Fence::Switch => {
                 &[Effect::ArmSwitch, Effect::RaiseFence]
             }
-            (Step::Lock(_), _) => &[Effect::RaiseFence],
-            (Step::Flip(_), _) => &[Effect::Flip, Effect::EnableEvents],
-            (Step::DropSource(_), _) => &[Effect::DropSource],
-            (Step::Unlock(_), false) => &[
+            (Step::Lock(_), _, _) => &[Effect::RaiseFence],
+            (Step::Flip(_), _, _) => &[Effect::Flip, Effect::EnableEvents],
+            (Step::DropSource(_), _, _) => &[Effect::DropSource],
+            (Step::Unlock(_), false, _) => &[
                 Effect::LowerFence,
                 Effect::DropTrash,
                 Effect::DropReplicaCopies,
             ],
-            (Step::Unlock(_), true) => &[Effect::LowerFence, Effect::DropTrash],
-            (Step::ResetReplication(_), false) => &[Effect::ResetChannel, Effect::UnpersistFilters],
-            (Step::ResetReplication(_), true) => &[Effect::EndStream],
-            (Step::Prune(_), _) => &[Effect::Prune],
-            (Step::RevertWindow(_), false) => &[
+            (Step::Unlock(_), true, _) => &[Effect::LowerFence, Effect::DropTrash],
+            (Step::ResetReplication(_), _, false) => {
+                &[Effect::ResetChannel, Effect::UnpersistFilters]
+            }
+            (Step::ResetReplication(_), _, true) => &[Effect::EndStream],
+            (Step::Prune(_), _, _) => &[Effect::Prune],
+            (Step::RevertWindow(_), false, _) => &[
                 Effect::ReverseChannel,
                 Effect::ResetReverseChannel,
                 Effect::DropOldCopy,
@@ -266,6 +267,7 @@ impl Effect {
 /// intent journaled, effect not done; `done:` — done, not journaled; `journaled:`) and
 /// one after each step (`after:`). The fault-matrix tests run one crash at each.
 pub fn fault_points(playbook: &Playbook, same_node: bool) -> Vec<String> {
+    let streamed = same_node || playbook.via() == crate::playbook::Via::Stream;
     let mut out = Vec::new();
     let mut seen = std::collections::HashSet::new();
     // A move under the shard fence never lowers it: the hidden tables go with the old copy.
@@ -286,10 +288,13 @@ pub fn fault_points(playbook: &Playbook, same_node: bool) -> Vec<String> {
         .iter()
         .any(|s| matches!(s, Step::Lock(l) if l.fence == Fence::Switch));
     for step in &playbook.steps {
-        let mut effects = Effect::of_step(step, same_node).to_vec();
-        // A split onto its own node creates its copy's triggers once the stream stopped at
-        // the final position.
-        if same_node && playbook.is_split() && matches!(step, Step::Wait(w) if w.until.is_some()) {
+        let mut effects = Effect::of_step(step, same_node, streamed).to_vec();
+        // A streamed copy of whole schemas (a move's or a split's, not a merge's) creates
+        // its triggers once the stream stopped at the final position.
+        if streamed
+            && playbook.name != "merge"
+            && matches!(step, Step::Wait(w) if w.until.is_some())
+        {
             effects.push(Effect::CreateTriggers);
         }
         if switch_fenced && matches!(step, Step::Unlock(_)) {
@@ -1471,9 +1476,18 @@ impl<'a, E: Effects> Mover<'a, E> {
     }
 
     /// The change stream, not a channel, keeps the copy current: a key move (a channel
-    /// cannot filter by key) and a split or merge on one node.
+    /// cannot filter by key), a split or merge on one node (a server cannot replicate from
+    /// itself), and an operation whose playbook asks for it (`via: stream`).
     fn streams(&self) -> bool {
-        self.plan.is_key_move() || self.same_node()
+        self.plan.is_key_move()
+            || self.same_node()
+            || self.playbook.via() == crate::playbook::Via::Stream
+    }
+
+    /// A copy of whole schemas kept current by the stream (a move's or a split's): made
+    /// without its triggers, created once the stream stopped under the fence.
+    fn defers_triggers(&self) -> bool {
+        self.streams() && !self.plan.is_key_move() && !self.plan.is_merge()
     }
 }
 

@@ -435,8 +435,8 @@ impl<E: Effects> Mover<'_, E> {
                     .into(),
             ));
         }
-        if same {
-            self.local_stream_preflight()?;
+        if self.streams() {
+            self.stream_preflight()?;
         }
         if read_only_fence && s.read_only && !self.fx.read_only_fenced_here(&source)? {
             return Err(crate::directory::journal::read_only_outside_this_directory(
@@ -517,7 +517,9 @@ impl<E: Effects> Mover<'_, E> {
         // already has from the source (an open revert window's, a reporting server's)
         // would make change-master fail; so would the revert window's own channel later,
         // on the source from the target.
-        self.refuse_second_connection(&target, &source, Some(&self.channel.clone()))?;
+        if !self.streams() {
+            self.refuse_second_connection(&target, &source, Some(&self.channel.clone()))?;
+        }
         if self.playbook.revert_window_params().is_some() {
             self.refuse_second_connection(&source, &target, None)?;
         }
@@ -525,15 +527,18 @@ impl<E: Effects> Mover<'_, E> {
         let target_replicas = self.replica_group_preflight(&t)?;
         self.source_replicas_preflight()?;
         let hosts = self.host_preflight()?;
-        // The replication account must reach the source as the target will.
-        let creds = self.inv.replication_credentials()?;
-        let mut spec = ConnectSpec::for_node(self.inv, self.inv.node(&source)?)?;
-        spec.credentials = creds;
-        Server::connect(&spec).map_err(|e| {
-            Error::Refused(format!(
-                "the replication account cannot connect to the source {source}: {e}"
-            ))
-        })?;
+        // The replication account must reach the source as the target will (a stream
+        // reads the source's binary log with shardctl's own account).
+        if !self.streams() {
+            let creds = self.inv.replication_credentials()?;
+            let mut spec = ConnectSpec::for_node(self.inv, self.inv.node(&source)?)?;
+            spec.credentials = creds;
+            Server::connect(&spec).map_err(|e| {
+                Error::Refused(format!(
+                    "the replication account cannot connect to the source {source}: {e}"
+                ))
+            })?;
+        }
         Ok(
             serde_json::json!({"source_server_id": s.server_id, "target_server_id": t.server_id, "hosts": hosts, "checks": checks, "target_replicas": target_replicas}),
         )
@@ -700,7 +705,7 @@ impl<E: Effects> Mover<'_, E> {
         });
         // A split onto its own node: the change stream applies the rows the source's
         // triggers write, so the copy's triggers come once it stopped (wait final).
-        let without_triggers = self.same_node() && self.plan.is_split();
+        let without_triggers = self.defers_triggers();
         if without_triggers {
             self.state.local_ddl = self.source_triggers()?;
         }
@@ -814,7 +819,7 @@ impl<E: Effects> Mover<'_, E> {
             Error::Internal("no final position: the lock step has not run".into())
         })?;
         if self.streams() {
-            let local_split = self.same_node() && self.plan.is_split();
+            let local_split = self.defers_triggers();
             // The moving rows are fenced: the stream applies what remains up to the final
             // position and stops there (it did, under this fence, if a split's triggers
             // went in after it).

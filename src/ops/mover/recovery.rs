@@ -219,7 +219,7 @@ impl<E: Effects> Mover<'_, E> {
                 .step_index(|s| matches!(s, Step::StartReplication(_)))
                 .or_else(|| self.step_index(|s| matches!(s, Step::Lock(_))));
         }
-        if restart.is_some() && self.same_node() && self.triggers_begun()? {
+        if restart.is_some() && self.defers_triggers() && self.triggers_begun()? {
             // The new schema's triggers may be in place: a stream applying into it would
             // fire them. Only a fresh copy can be brought forward again.
             restart = backup;
