@@ -3727,7 +3727,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__merge)
-            opts="-v -y -h --shards --to --playbook --dry-run --check --hook --config --output --color --verbose --yes --log-file --help"
+            opts="-v -y -h --shards --to --playbook --via --dry-run --check --hook --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3743,6 +3743,10 @@ _shardctl() {
                     ;;
                 --playbook)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --via)
+                    COMPREPLY=($(compgen -W "channel stream" -- "${cur}"))
                     return 0
                     ;;
                 --hook)
@@ -3773,7 +3777,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__move)
-            opts="-v -y -h --shard --to --playbook --fence --kill-blockers --method --dry-run --offline --check --cutover --cutover-window --hook --revert-window --config --output --color --verbose --yes --log-file --help"
+            opts="-v -y -h --shard --to --playbook --fence --kill-blockers --method --via --dry-run --offline --check --cutover --cutover-window --hook --revert-window --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3797,6 +3801,10 @@ _shardctl() {
                     ;;
                 --method)
                     COMPREPLY=($(compgen -W "native dump physical" -- "${cur}"))
+                    return 0
+                    ;;
+                --via)
+                    COMPREPLY=($(compgen -W "channel stream" -- "${cur}"))
                     return 0
                     ;;
                 --cutover)
@@ -5491,7 +5499,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__split)
-            opts="-v -y -h --shard --to --at --point --values --playbook --fence --kill-blockers --dry-run --check --cutover --cutover-window --hook --config --output --color --verbose --yes --log-file --help"
+            opts="-v -y -h --shard --to --at --point --values --playbook --fence --via --kill-blockers --dry-run --check --cutover --cutover-window --hook --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5523,6 +5531,10 @@ _shardctl() {
                     ;;
                 --fence)
                     COMPREPLY=($(compgen -W "shard read-only switch" -- "${cur}"))
+                    return 0
+                    ;;
+                --via)
+                    COMPREPLY=($(compgen -W "channel stream" -- "${cur}"))
                     return 0
                     ;;
                 --cutover)

@@ -478,6 +478,8 @@ switch\t'Only this shard, by guard triggers installed ahead and switched on by o
 complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l method -d 'Override the backup step\'s method' -r -f -a "native\t'In-process: one consistent snapshot, parallel readers and writers'
 dump\t'mariadb-dump / mysqldump piped into the client'
 physical\t'mariadb-backup of the shard\'s schemas on the source\'s host into a staging directory on the target\'s host, prepared there and imported (`ALTER TABLE ... IMPORT TABLESPACE`)'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l via -d 'What keeps the copy current across nodes: a replication channel on the target (the default) or shardctl\'s change stream read from the source\'s binary log (sets the start-replication step\'s `via`). On one node the stream always does' -r -f -a "channel\t'A replication channel on the target, filtered to the shard\'s schemas'
+stream\t'shardctl\'s change stream: reads the source\'s binary log itself and applies the rows to the target'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand move" -l cutover -d 'Copy and keep the copy current, then wait, unfenced, for `shardctl cutover OP` (`manual`), a daily window (`window`, with --cutover-window) or nothing (`auto`: go on once the before-cutover hooks pass). Without it the cut-over follows the copy at once' -r -f -a "manual\t'When an operator runs `shardctl cutover OP`'
 window\t'Inside the daily window (UTC), or earlier on `shardctl cutover OP`'
 auto\t'At once, as soon as every `before-cutover` hook passes'"
@@ -507,6 +509,8 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand split" -l playbook -d 
 complete -c shardctl -n "__fish_shardctl_using_subcommand split" -l fence -d 'Override the lock step\'s fence' -r -f -a "shard\t'Only this shard: its tables are renamed out of reach; other shards keep writing'
 read-only\t'The whole source server goes read-only (the chapter\'s fence)'
 switch\t'Only this shard, by guard triggers installed ahead and switched on by one row: nothing renamed, whatever the number of tables'"
+complete -c shardctl -n "__fish_shardctl_using_subcommand split" -l via -d 'What keeps the copy current across nodes: a replication channel on the target (the default) or shardctl\'s change stream read from the source\'s binary log (sets the start-replication step\'s `via`). On one node the stream always does' -r -f -a "channel\t'A replication channel on the target, filtered to the shard\'s schemas'
+stream\t'shardctl\'s change stream: reads the source\'s binary log itself and applies the rows to the target'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand split" -l cutover -d 'Copy and keep the copy current, then wait, unfenced, for `shardctl cutover OP` (`manual`), a daily window (`window`, with --cutover-window) or nothing (`auto`: go on once the before-cutover hooks pass). Without it the cut-over follows the copy at once' -r -f -a "manual\t'When an operator runs `shardctl cutover OP`'
 window\t'Inside the daily window (UTC), or earlier on `shardctl cutover OP`'
 auto\t'At once, as soon as every `before-cutover` hook passes'"
@@ -553,6 +557,8 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand move-keys" -s h -l hel
 complete -c shardctl -n "__fish_shardctl_using_subcommand merge" -l shards -d 'The shards to merge (at least two, adjacent, of one function)' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand merge" -l to -d 'The node of the merged shard: one of the shards lives there and survives' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand merge" -l playbook -d 'A playbook to run instead of the embedded playbooks/merge.yaml' -r -F
+complete -c shardctl -n "__fish_shardctl_using_subcommand merge" -l via -d 'What keeps the copy current across nodes: a replication channel on the target (the default) or shardctl\'s change stream read from the source\'s binary log (sets the start-replication step\'s `via`). On one node the stream always does' -r -f -a "channel\t'A replication channel on the target, filtered to the shard\'s schemas'
+stream\t'shardctl\'s change stream: reads the source\'s binary log itself and applies the rows to the target'"
 complete -c shardctl -n "__fish_shardctl_using_subcommand merge" -l hook -d 'Run COMMAND at STAGE of each merge, as with `move --hook` (the inventory\'s hooks run too); the document\'s `kind` is `merge`, with its `survivor` and `retired` shards' -r
 complete -c shardctl -n "__fish_shardctl_using_subcommand merge" -l config -d 'Inventory file' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand merge" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
@@ -565,7 +571,7 @@ complete -c shardctl -n "__fish_shardctl_using_subcommand merge" -l dry-run -d '
 complete -c shardctl -n "__fish_shardctl_using_subcommand merge" -l check -d 'The dry run, reporting only whether the real run would be refused'
 complete -c shardctl -n "__fish_shardctl_using_subcommand merge" -s v -l verbose -d 'More logs on stderr (-v statements, -vv everything)'
 complete -c shardctl -n "__fish_shardctl_using_subcommand merge" -s y -l yes -d 'Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal'
-complete -c shardctl -n "__fish_shardctl_using_subcommand merge" -s h -l help -d 'Print help'
+complete -c shardctl -n "__fish_shardctl_using_subcommand merge" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and not __fish_seen_subcommand_from plan apply help" -l config -d 'Inventory file' -r -F
 complete -c shardctl -n "__fish_shardctl_using_subcommand rebalance; and not __fish_seen_subcommand_from plan apply help" -l output -d 'Output format for results: table, or json (docs/JSON.md)' -r -f -a "table\t'Human-readable tables'
 json\t'One JSON document (or one JSON object per event for streaming commands)'"

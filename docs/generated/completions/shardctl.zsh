@@ -869,6 +869,8 @@ switch\:"Only this shard, by guard triggers installed ahead and switched on by o
 '--method=[Override the backup step'\''s method]:METHOD:((native\:"In-process\: one consistent snapshot, parallel readers and writers"
 dump\:"mariadb-dump / mysqldump piped into the client"
 physical\:"mariadb-backup of the shard'\''s schemas on the source'\''s host into a staging directory on the target'\''s host, prepared there and imported (\`ALTER TABLE ... IMPORT TABLESPACE\`)"))' \
+'--via=[What keeps the copy current across nodes\: a replication channel on the target (the default) or shardctl'\''s change stream read from the source'\''s binary log (sets the start-replication step'\''s \`via\`). On one node the stream always does]:VIA:((channel\:"A replication channel on the target, filtered to the shard'\''s schemas"
+stream\:"shardctl'\''s change stream\: reads the source'\''s binary log itself and applies the rows to the target"))' \
 '--cutover=[Copy and keep the copy current, then wait, unfenced, for \`shardctl cutover OP\` (\`manual\`), a daily window (\`window\`, with --cutover-window) or nothing (\`auto\`\: go on once the before-cutover hooks pass). Without it the cut-over follows the copy at once]:CUTOVER:((manual\:"When an operator runs \`shardctl cutover OP\`"
 window\:"Inside the daily window (UTC), or earlier on \`shardctl cutover OP\`"
 auto\:"At once, as soon as every \`before-cutover\` hook passes"))' \
@@ -905,6 +907,8 @@ _arguments "${_arguments_options[@]}" : \
 '--fence=[Override the lock step'\''s fence]:FENCE:((shard\:"Only this shard\: its tables are renamed out of reach; other shards keep writing"
 read-only\:"The whole source server goes read-only (the chapter'\''s fence)"
 switch\:"Only this shard, by guard triggers installed ahead and switched on by one row\: nothing renamed, whatever the number of tables"))' \
+'--via=[What keeps the copy current across nodes\: a replication channel on the target (the default) or shardctl'\''s change stream read from the source'\''s binary log (sets the start-replication step'\''s \`via\`). On one node the stream always does]:VIA:((channel\:"A replication channel on the target, filtered to the shard'\''s schemas"
+stream\:"shardctl'\''s change stream\: reads the source'\''s binary log itself and applies the rows to the target"))' \
 '--cutover=[Copy and keep the copy current, then wait, unfenced, for \`shardctl cutover OP\` (\`manual\`), a daily window (\`window\`, with --cutover-window) or nothing (\`auto\`\: go on once the before-cutover hooks pass). Without it the cut-over follows the copy at once]:CUTOVER:((manual\:"When an operator runs \`shardctl cutover OP\`"
 window\:"Inside the daily window (UTC), or earlier on \`shardctl cutover OP\`"
 auto\:"At once, as soon as every \`before-cutover\` hook passes"))' \
@@ -965,6 +969,8 @@ _arguments "${_arguments_options[@]}" : \
 '*--shards=[The shards to merge (at least two, adjacent, of one function)]:SHARDS:_default' \
 '--to=[The node of the merged shard\: one of the shards lives there and survives]:TO:_default' \
 '--playbook=[A playbook to run instead of the embedded playbooks/merge.yaml]:PLAYBOOK:_files' \
+'--via=[What keeps the copy current across nodes\: a replication channel on the target (the default) or shardctl'\''s change stream read from the source'\''s binary log (sets the start-replication step'\''s \`via\`). On one node the stream always does]:VIA:((channel\:"A replication channel on the target, filtered to the shard'\''s schemas"
+stream\:"shardctl'\''s change stream\: reads the source'\''s binary log itself and applies the rows to the target"))' \
 '*--hook=[Run COMMAND at STAGE of each merge, as with \`move --hook\` (the inventory'\''s hooks run too); the document'\''s \`kind\` is \`merge\`, with its \`survivor\` and \`retired\` shards]:STAGE=COMMAND:_default' \
 '--config=[Inventory file]:CONFIG:_files' \
 '--output=[Output format for results\: table, or json (docs/JSON.md)]:OUTPUT:((table\:"Human-readable tables"
@@ -979,8 +985,8 @@ never\:"Never"))' \
 '*--verbose[More logs on stderr (-v statements, -vv everything)]' \
 '-y[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
 '--yes[Run destructive commands (move, split, prune, rebalance apply, drop-source, abort) without asking; required when stdin is not a terminal]' \
-'-h[Print help]' \
-'--help[Print help]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
 && ret=0
 ;;
 (rebalance)

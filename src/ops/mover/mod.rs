@@ -1144,14 +1144,13 @@ impl<'a> Mover<'a, Live<'a>> {
 
 impl<'a, E: Effects> Mover<'a, E> {
     /// The definitions of views, routines, triggers and events the journal carries across a
-    /// crash (a same-node split's `local_ddl` until its `create-triggers` begins, a revert's
+    /// crash (a streamed copy's `local_ddl` until its flip, a revert's
     /// `revert_ddl` until the old copy is back) are replayed only when the server they were
     /// read from still gives the very same ([`copy::objects::check_journaled`]): text read
     /// back from the directory is never sent as it is.
     fn check_journaled_definitions(&mut self, rec: &OperationRecord) -> Result<()> {
-        // Once the triggers' creation has begun, recovery starts again from the backup
-        // step, which reads the definitions afresh.
-        let copy_begun = rec.last_effect(Effect::CreateTriggers).is_some();
+        // Until the flip, a resumed run may create the triggers (again): from its journal.
+        let replayable = rec.last_effect(Effect::Flip).is_none();
         // The fences' mappings: the state saved at a step's end may predate the newest
         // rename, whose intent journaled it first.
         let mut fenced = self.state.fenced_tables.clone();
@@ -1163,7 +1162,7 @@ impl<'a, E: Effects> Mover<'a, E> {
                 fenced.extend(crate::ops::fence::journaled_mapping(rec.id, m)?);
             }
         }
-        if !copy_begun && !self.state.local_ddl.is_empty() {
+        if replayable && !self.state.local_ddl.is_empty() {
             let source = self.source.clone();
             for p in self.pairs.clone() {
                 let journaled: Vec<copy::objects::ObjectDef> = self
