@@ -29,22 +29,22 @@
 //!   with the number of tables: `CUTOVER_TABLES=298` makes shards of 300 tables.
 
 mod smoke;
+mod sysbench;
 
 use shardctl::config::Inventory;
 use shardctl::directory::journal::{OpKind, OperationRecord};
 use shardctl::directory::{Directory, Key, Router};
-use shardctl::server::{Server, Stmt};
+use shardctl::server::Server;
 use shardctl::workload::{self, Options, Report};
 use std::collections::BTreeMap;
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use sysbench::{add_shard, exec, load_rows, sh, shardctl, FUNCTION};
 
 const MOVING_RATE: u32 = 400;
 const NEIGHBOUR_RATE: u32 = 100;
 /// The workload's function and the logical schema.
-const FUNCTION: &str = "sb";
 /// Each size's shard starts at `(index + 1) * SPACING`.
 const SPACING: i64 = 100_000_000;
 
@@ -80,36 +80,6 @@ fn env_words(name: &str, default: &str) -> Vec<String> {
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
         .collect()
-}
-
-fn exec(s: &mut Server, sql: &str) {
-    s.exec(&Stmt::text(sql))
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-}
-
-fn shardctl(inv_path: &std::path::Path, args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_shardctl"))
-        .env("SHARDCTL_YES", "1")
-        .arg("--config")
-        .arg(inv_path)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn sh(script: &str) -> String {
-    Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_default()
 }
 
 /// A workload thread over chosen key streams.
@@ -289,74 +259,14 @@ impl Fleet {
 }
 
 fn setup(sizes: &[u64], extra_tables: u64) -> (shardctl::sandbox::Sandbox, Fleet, Vec<u32>) {
-    let sb = shardctl::sandbox::SandboxBuilder::for_tests(3)
-        .unwrap()
-        .extra_config(format!("innodb-buffer-pool-size={}", buffer_pool()))
-        .start()
-        .unwrap();
-    let inv_path = sb.inventory_path();
-    let inv = Inventory::load(&inv_path).unwrap();
-    let mut n1 = Server::connect_node(&inv, "node1").unwrap();
-    exec(&mut n1, "CREATE DATABASE sb");
-    exec(&mut n1, "CREATE TABLE sb.sbtest (id BIGINT NOT NULL PRIMARY KEY, k INT NOT NULL, c CHAR(120) NOT NULL, pad CHAR(60) NOT NULL, KEY k_1 (k)) ENGINE=InnoDB");
-    exec(&mut n1, "CREATE TABLE sb.shardctl_workload (k BIGINT NOT NULL, seq BIGINT UNSIGNED NOT NULL, at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), PRIMARY KEY (k, seq)) ENGINE=InnoDB");
-    let run = |args: &[&str]| {
-        shardctl(&inv_path, args);
-    };
-    run(&["init"]);
-    for n in ["node1", "node2", "node3"] {
-        run(&["node", "add", n]);
-    }
-    run(&[
-        "function", "add", FUNCTION, "--type", "range", "--key", "int",
-    ]);
-    run(&[
-        "table",
-        "add",
-        "sb.sbtest",
-        "--function",
-        FUNCTION,
-        "--column",
-        "id",
-    ]);
-    run(&[
-        "table",
-        "add",
-        "sb.shardctl_workload",
-        "--function",
-        FUNCTION,
-        "--column",
-        "k",
-    ]);
-    for i in 1..=extra_tables {
-        exec(&mut n1, &format!("CREATE TABLE sb.t{i} (k BIGINT NOT NULL, n INT NOT NULL, note CHAR(40) NOT NULL, PRIMARY KEY (k, n)) ENGINE=InnoDB"));
-        let table = format!("sb.t{i}");
-        run(&[
-            "table",
-            "add",
-            &table,
-            "--function",
-            FUNCTION,
-            "--column",
-            "k",
-        ]);
-    }
+    let (sb, inv_path, inv) = sysbench::start(&buffer_pool(), extra_tables);
     // Neighbours: a small shard on each node (ranges below the measured shards).
     let mut bounds: Vec<(String, i64)> = vec![("node1".into(), 0), ("node2".into(), 1_000_000)];
     for (i, _) in sizes.iter().enumerate() {
         bounds.push(("node1".into(), (i as i64 + 1) * SPACING));
     }
     for (node, lb) in &bounds {
-        run(&[
-            "shard",
-            "add",
-            "--function",
-            FUNCTION,
-            "--node",
-            node,
-            "--lower-bound",
-            &lb.to_string(),
-        ]);
+        add_shard(&inv_path, node, *lb);
     }
     let fleet = Fleet {
         inv: inv.clone(),
@@ -378,18 +288,7 @@ fn setup(sizes: &[u64], extra_tables: u64) -> (shardctl::sandbox::Sandbox, Fleet
         let id = fleet.shard_at(lb);
         ids.push(id);
         let t = Instant::now();
-        let mut s = Server::connect_node(&inv, "node1").unwrap();
-        exec(&mut s, "SET SESSION sql_log_bin = 0");
-        let batch = 250_000u64;
-        let mut done = 0u64;
-        while done < rows {
-            let n = batch.min(rows - done);
-            exec(&mut s, &format!(
-                "INSERT INTO sb_{id}.sbtest SELECT {lb} + {done} + seq, seq * 7919 % 1000003, CONCAT(MD5(seq), MD5(seq + 1), MD5(seq + 2), LEFT(MD5(seq + 3), 24)), CONCAT(MD5(seq * 3), LEFT(MD5(seq * 5), 28)) FROM sb_{id}.seq_0_to_{}",
-                n - 1
-            ));
-            done += n;
-        }
+        let mut s = load_rows(&inv, "node1", id, lb, rows);
         for i in 1..=extra_tables {
             exec(&mut s, &format!(
                 "INSERT INTO sb_{id}.t{i} SELECT {lb} + seq * 5, seq, MD5(seq) FROM sb_{id}.seq_1_to_200"
