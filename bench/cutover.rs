@@ -26,7 +26,11 @@
 //! - `CUTOVER_SPLIT_FENCES` (default `shard,switch`): the fences the splits take in turn;
 //! - `CUTOVER_TABLES` (default 0): small sharded tables added beside `sbtest` and the
 //!   workload's table (200 rows each per measured shard), to measure how the pause grows
-//!   with the number of tables: `CUTOVER_TABLES=298` makes shards of 300 tables.
+//!   with the number of tables: `CUTOVER_TABLES=298` makes shards of 300 tables;
+//! - `CUTOVER_TRACE=DIR` (an existing directory): each operation runs with `-v --log-file
+//!   DIR/<n>-<kind>.log` (every statement with its time and node), and the bench prints
+//!   when each workload's longest pause began and ended beside each step's start and end,
+//!   to find which statements a pause waited on.
 
 mod smoke;
 mod sysbench;
@@ -198,11 +202,59 @@ impl Fleet {
         let moving = Load::start(&self.inv, vec![Key::Int(key)], MOVING_RATE);
         let near = Load::start(&self.inv, vec![neighbour.1], NEIGHBOUR_RATE);
         std::thread::sleep(Duration::from_millis(1500));
-        let t = Instant::now();
-        shardctl(&self.inv_path, args);
+        let trace = std::env::var_os("CUTOVER_TRACE").map(std::path::PathBuf::from);
+        let log = trace.as_ref().map(|dir| {
+            let n = std::fs::read_dir(dir).map_or(0, |d| d.count());
+            dir.join(format!("{n}-{}.log", kind.replace(' ', "-")))
+        });
+        let mut traced: Vec<&str> = Vec::new();
+        if let Some(log) = &log {
+            traced.extend([
+                "-v",
+                "--log-file",
+                log.to_str().unwrap(),
+                "--output",
+                "json",
+            ]);
+        }
+        traced.extend(args);
+        let (t, started_at) = (Instant::now(), std::time::SystemTime::now());
+        let out = shardctl(&self.inv_path, &traced);
         let wall_s = t.elapsed().as_secs_f64();
         std::thread::sleep(Duration::from_millis(1500));
         let (m, n) = (moving.stop(), near.stop());
+        if let Some(log) = &log {
+            // Where the pauses fell among the steps, on the clock of the statement log.
+            let at = |i: Instant| {
+                shardctl::clock::rfc3339(match i.checked_duration_since(t) {
+                    Some(d) => started_at + d,
+                    None => started_at - t.duration_since(i),
+                })
+            };
+            for (who, r) in [("moving shard's key", &m), ("neighbour's key", &n)] {
+                if let Some((from, to)) = r.streams[0].longest_pause {
+                    eprintln!(
+                        "{kind}: longest pause of the {who}: {} to {} ({} ms)",
+                        at(from),
+                        at(to),
+                        r.streams[0].max_pause_ms
+                    );
+                }
+            }
+            for line in out.lines() {
+                let v: serde_json::Value = serde_json::from_str(line).unwrap_or_default();
+                if matches!(v["event"].as_str(), Some("step_started" | "step_done")) {
+                    eprintln!(
+                        "{kind}: {} {} {} {}",
+                        v["at"].as_str().unwrap_or(""),
+                        v["event"].as_str().unwrap_or(""),
+                        v["name"].as_str().unwrap_or(""),
+                        v["elapsed_ms"]
+                    );
+                }
+            }
+            eprintln!("{kind}: every statement with its time in {}", log.display());
+        }
         for r in [&m, &n] {
             let missing = workload::missing_acks(&self.inv, FUNCTION, &r.acks).unwrap();
             assert!(missing.is_empty(), "{kind}: lost writes {missing:?}");
