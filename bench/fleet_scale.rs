@@ -472,6 +472,90 @@ fn main() {
             cost: last,
         });
     }
+    // The query's fan-out against one round per node, in this process (no process start,
+    // no directory read), every node at once: `query::run` (each node's shards one
+    // statement each, over up to 4 read-only connections), the same statements over one
+    // connection per node, and one UNION ALL per node over its shard schemas (a shard id
+    // column first): the least a one-round-per-node `query` could cost.
+    {
+        let snap = Directory::open(&inv).unwrap().load().unwrap();
+        let per_node = |union: bool| -> usize {
+            std::thread::scope(|s| {
+                let handles: Vec<_> = names
+                    .iter()
+                    .enumerate()
+                    .map(|(i, n)| {
+                        let (inv, placement) = (&inv, &placement);
+                        s.spawn(move || {
+                            let mut server = Server::connect_node(inv, n).unwrap();
+                            let selects: Vec<String> = placement
+                                .iter()
+                                .filter(|p| p.1 == i)
+                                .map(|&(id, _)| {
+                                    format!(
+                                        "SELECT {id} AS shard, COUNT(*), SUM(v) FROM app_{id}.t"
+                                    )
+                                })
+                                .collect();
+                            if union {
+                                let all = Stmt::text(selects.join(" UNION ALL "));
+                                server.rows(&all).unwrap().len()
+                            } else {
+                                selects
+                                    .iter()
+                                    .map(|q| server.rows(&Stmt::text(q.as_str())).unwrap().len())
+                                    .sum()
+                            }
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).sum()
+            })
+        };
+        let mut times: [Vec<f64>; 3] = Default::default();
+        let mut costs = [Cost::default(); 3];
+        for _ in 0..runs {
+            for (k, times) in times.iter_mut().enumerate() {
+                let before = counters(&mut admins);
+                let t = Instant::now();
+                let answered = match k {
+                    0 => shardctl::query::run(
+                        &inv,
+                        &snap,
+                        "acct",
+                        query,
+                        std::time::Duration::from_secs(60),
+                        &Default::default(),
+                    )
+                    .unwrap()
+                    .shards
+                    .len(),
+                    1 => per_node(false),
+                    _ => per_node(true),
+                };
+                times.push(t.elapsed().as_secs_f64() * 1000.0);
+                assert_eq!(answered, shards);
+                std::thread::sleep(std::time::Duration::from_millis(300));
+                costs[k] = cost(&before, &counters(&mut admins));
+            }
+        }
+        for (k, label) in [
+            "reference: query::run in this process (one statement per shard, up to 4 connections a node)",
+            "reference: one statement per shard over one connection per node",
+            "reference: one UNION ALL of its shards per node, one connection per node",
+        ]
+        .iter()
+        .enumerate()
+        {
+            eprintln!("{label}: {:.0} ms", median(times[k].clone()));
+            rows.push(Row {
+                command: label.to_string(),
+                runs,
+                ms: median(times[k].clone()),
+                cost: costs[k],
+            });
+        }
+    }
     let planned = std::fs::read_to_string(&plan).unwrap();
     assert_eq!(
         planned.matches("- action: move").count(),
