@@ -29,8 +29,9 @@
 //!   with the number of tables: `CUTOVER_TABLES=298` makes shards of 300 tables;
 //! - `CUTOVER_TRACE=DIR` (an existing directory): each operation runs with `-v --log-file
 //!   DIR/<n>-<kind>.log` (every statement with its time and node), and the bench prints
-//!   when each workload's longest pause began and ended beside each step's start and end,
-//!   to find which statements a pause waited on.
+//!   when each workload's longest pause began and ended (and its failed attempts) beside
+//!   each step's start and end, to find which statements a pause waited on; the workload
+//!   logs its failed writes other than the guards' refusals.
 
 mod smoke;
 mod sysbench;
@@ -234,10 +235,12 @@ impl Fleet {
             for (who, r) in [("moving shard's key", &m), ("neighbour's key", &n)] {
                 if let Some((from, to)) = r.streams[0].longest_pause {
                     eprintln!(
-                        "{kind}: longest pause of the {who}: {} to {} ({} ms)",
+                        "{kind}: longest pause of the {who}: {} to {} ({} ms); {} failed attempts, {} directory reloads",
                         at(from),
                         at(to),
-                        r.streams[0].max_pause_ms
+                        r.streams[0].max_pause_ms,
+                        r.streams[0].failed_attempts,
+                        r.streams[0].reloads
                     );
                 }
             }
@@ -389,6 +392,11 @@ fn main() {
     let fences = env_words("CUTOVER_FENCES", "shard,read-only,switch");
     let split_fences = env_words("CUTOVER_SPLIT_FENCES", "shard,switch");
     let extra_tables = env_num("CUTOVER_TABLES", 0);
+    if std::env::var_os("CUTOVER_TRACE").is_some() {
+        // The workload logs each failed write that is not a refusal sending it to the
+        // directory (a lock wait, a lost connection), with its time.
+        shardctl::output::init(1, shardctl::output::ColorChoice::Never);
+    }
     let started = Instant::now();
     let (_sb, fleet, ids) = setup(&sizes, extra_tables);
     let mut next_split_fence = split_fences.iter().cycle();
