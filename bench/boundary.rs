@@ -17,51 +17,23 @@
 //! - `BOUNDARY_BUFFER_POOL` (default `1G`): each server's InnoDB buffer pool.
 
 mod smoke;
+mod sysbench;
 
 use shardctl::config::Inventory;
 use shardctl::directory::{Directory, Key, Router};
-use shardctl::server::{Server, Stmt};
+use shardctl::server::Server;
 use shardctl::workload::{self, Options, Report};
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-const FUNCTION: &str = "sb";
-
-fn exec(s: &mut Server, sql: &str) {
-    s.exec(&Stmt::text(sql))
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-}
+use sysbench::{add_shard, exec, load_rows, sh, FUNCTION};
 
 /// `shardctl --output json ARGS`: its document, or its stream's last line (the summary).
 fn shardctl(inv_path: &std::path::Path, args: &[&str]) -> serde_json::Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_shardctl"))
-        .env("SHARDCTL_YES", "1")
-        .arg("--config")
-        .arg(inv_path)
-        .args(["--output", "json"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let text = sysbench::shardctl(inv_path, &[&["--output", "json"], args].concat());
     // A document, or a stream whose last line is the summary.
     serde_json::from_str(&text)
         .or_else(|_| serde_json::from_str(text.lines().last().unwrap_or("null")))
-        .unwrap_or_default()
-}
-
-fn sh(script: &str) -> String {
-    Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_default()
 }
 
@@ -154,64 +126,14 @@ fn main() {
         .unwrap_or(smoke::or(10_000, 1_000_000));
     let pool = std::env::var("BOUNDARY_BUFFER_POOL").unwrap_or_else(|_| "1G".into());
     let cut = rows - rows / 4;
-    let sb = shardctl::sandbox::SandboxBuilder::for_tests(3)
-        .unwrap()
-        .extra_config(format!("innodb-buffer-pool-size={pool}"))
-        .start()
-        .unwrap();
-    let inv_path = sb.inventory_path();
-    let inv = Inventory::load(&inv_path).unwrap();
-    let mut n1 = Server::connect_node(&inv, "node1").unwrap();
-    exec(&mut n1, "CREATE DATABASE sb");
-    exec(&mut n1, "CREATE TABLE sb.sbtest (id BIGINT NOT NULL PRIMARY KEY, k INT NOT NULL, c CHAR(120) NOT NULL, pad CHAR(60) NOT NULL, KEY k_1 (k)) ENGINE=InnoDB");
-    exec(&mut n1, "CREATE TABLE sb.shardctl_workload (k BIGINT NOT NULL, seq BIGINT UNSIGNED NOT NULL, at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), PRIMARY KEY (k, seq)) ENGINE=InnoDB");
-    let run = |args: &[&str]| {
-        shardctl(&inv_path, args);
-    };
-    run(&["init"]);
-    for n in ["node1", "node2", "node3"] {
-        run(&["node", "add", n]);
-    }
-    run(&[
-        "function", "add", FUNCTION, "--type", "range", "--key", "int",
-    ]);
-    for (table, column) in [("sb.sbtest", "id"), ("sb.shardctl_workload", "k")] {
-        run(&[
-            "table",
-            "add",
-            table,
-            "--function",
-            FUNCTION,
-            "--column",
-            column,
-        ]);
-    }
+    // The sandbox's servers stop when `_sb` is dropped, at the end.
+    let (_sb, inv_path, inv) = sysbench::start(&pool, 0);
     for (node, lb) in [("node1", 0), ("node2", rows)] {
-        run(&[
-            "shard",
-            "add",
-            "--function",
-            FUNCTION,
-            "--node",
-            node,
-            "--lower-bound",
-            &lb.to_string(),
-        ]);
+        add_shard(&inv_path, node, lb);
     }
     let (donor, neighbour) = (shard_at(&inv, 0), shard_at(&inv, rows));
     let t = Instant::now();
-    let mut s = Server::connect_node(&inv, "node1").unwrap();
-    exec(&mut s, "SET SESSION sql_log_bin = 0");
-    let batch = 250_000;
-    let mut done = 0;
-    while done < rows {
-        let n = batch.min(rows - done);
-        exec(&mut s, &format!(
-            "INSERT INTO sb_{donor}.sbtest SELECT {done} + seq, seq * 7919 % 1000003, CONCAT(MD5(seq), MD5(seq + 1), MD5(seq + 2), LEFT(MD5(seq + 3), 24)), CONCAT(MD5(seq * 3), LEFT(MD5(seq * 5), 28)) FROM sb_{donor}.seq_0_to_{}",
-            n - 1
-        ));
-        done += n;
-    }
+    load_rows(&inv, "node1", donor, 0, rows as u64);
     let mut s2 = Server::connect_node(&inv, "node2").unwrap();
     exec(&mut s2, &format!(
         "INSERT INTO sb_{neighbour}.sbtest SELECT {rows} + seq, seq, MD5(seq), MD5(seq) FROM sb_{neighbour}.seq_0_to_999"

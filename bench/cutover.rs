@@ -26,25 +26,30 @@
 //! - `CUTOVER_SPLIT_FENCES` (default `shard,switch`): the fences the splits take in turn;
 //! - `CUTOVER_TABLES` (default 0): small sharded tables added beside `sbtest` and the
 //!   workload's table (200 rows each per measured shard), to measure how the pause grows
-//!   with the number of tables: `CUTOVER_TABLES=298` makes shards of 300 tables.
+//!   with the number of tables: `CUTOVER_TABLES=298` makes shards of 300 tables;
+//! - `CUTOVER_TRACE=DIR` (an existing directory): each operation runs with `-v --log-file
+//!   DIR/<n>-<kind>.log` (every statement with its time and node), and the bench prints
+//!   when each workload's longest pause began and ended (and its failed attempts) beside
+//!   each step's start and end, to find which statements a pause waited on; the workload
+//!   logs its failed writes other than the guards' refusals.
 
 mod smoke;
+mod sysbench;
 
 use shardctl::config::Inventory;
 use shardctl::directory::journal::{OpKind, OperationRecord};
 use shardctl::directory::{Directory, Key, Router};
-use shardctl::server::{Server, Stmt};
+use shardctl::server::Server;
 use shardctl::workload::{self, Options, Report};
 use std::collections::BTreeMap;
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use sysbench::{add_shard, exec, load_rows, sh, shardctl, FUNCTION};
 
 const MOVING_RATE: u32 = 400;
 const NEIGHBOUR_RATE: u32 = 100;
 /// The workload's function and the logical schema.
-const FUNCTION: &str = "sb";
 /// Each size's shard starts at `(index + 1) * SPACING`.
 const SPACING: i64 = 100_000_000;
 
@@ -80,36 +85,6 @@ fn env_words(name: &str, default: &str) -> Vec<String> {
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
         .collect()
-}
-
-fn exec(s: &mut Server, sql: &str) {
-    s.exec(&Stmt::text(sql))
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-}
-
-fn shardctl(inv_path: &std::path::Path, args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_shardctl"))
-        .env("SHARDCTL_YES", "1")
-        .arg("--config")
-        .arg(inv_path)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn sh(script: &str) -> String {
-    Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_default()
 }
 
 /// A workload thread over chosen key streams.
@@ -228,11 +203,61 @@ impl Fleet {
         let moving = Load::start(&self.inv, vec![Key::Int(key)], MOVING_RATE);
         let near = Load::start(&self.inv, vec![neighbour.1], NEIGHBOUR_RATE);
         std::thread::sleep(Duration::from_millis(1500));
-        let t = Instant::now();
-        shardctl(&self.inv_path, args);
+        let trace = std::env::var_os("CUTOVER_TRACE").map(std::path::PathBuf::from);
+        let log = trace.as_ref().map(|dir| {
+            let n = std::fs::read_dir(dir).map_or(0, |d| d.count());
+            dir.join(format!("{n}-{}.log", kind.replace(' ', "-")))
+        });
+        let mut traced: Vec<&str> = Vec::new();
+        if let Some(log) = &log {
+            traced.extend([
+                "-v",
+                "--log-file",
+                log.to_str().unwrap(),
+                "--output",
+                "json",
+            ]);
+        }
+        traced.extend(args);
+        let (t, started_at) = (Instant::now(), std::time::SystemTime::now());
+        let out = shardctl(&self.inv_path, &traced);
         let wall_s = t.elapsed().as_secs_f64();
         std::thread::sleep(Duration::from_millis(1500));
         let (m, n) = (moving.stop(), near.stop());
+        if let Some(log) = &log {
+            // Where the pauses fell among the steps, on the clock of the statement log.
+            let at = |i: Instant| {
+                shardctl::clock::rfc3339(match i.checked_duration_since(t) {
+                    Some(d) => started_at + d,
+                    None => started_at - t.duration_since(i),
+                })
+            };
+            for (who, r) in [("moving shard's key", &m), ("neighbour's key", &n)] {
+                if let Some((from, to)) = r.streams[0].longest_pause {
+                    eprintln!(
+                        "{kind}: longest pause of the {who}: {} to {} ({} ms); {} failed attempts, {} directory reloads",
+                        at(from),
+                        at(to),
+                        r.streams[0].max_pause_ms,
+                        r.streams[0].failed_attempts,
+                        r.streams[0].reloads
+                    );
+                }
+            }
+            for line in out.lines() {
+                let v: serde_json::Value = serde_json::from_str(line).unwrap_or_default();
+                if matches!(v["event"].as_str(), Some("step_started" | "step_done")) {
+                    eprintln!(
+                        "{kind}: {} {} {} {}",
+                        v["at"].as_str().unwrap_or(""),
+                        v["event"].as_str().unwrap_or(""),
+                        v["name"].as_str().unwrap_or(""),
+                        v["elapsed_ms"]
+                    );
+                }
+            }
+            eprintln!("{kind}: every statement with its time in {}", log.display());
+        }
         for r in [&m, &n] {
             let missing = workload::missing_acks(&self.inv, FUNCTION, &r.acks).unwrap();
             assert!(missing.is_empty(), "{kind}: lost writes {missing:?}");
@@ -289,74 +314,14 @@ impl Fleet {
 }
 
 fn setup(sizes: &[u64], extra_tables: u64) -> (shardctl::sandbox::Sandbox, Fleet, Vec<u32>) {
-    let sb = shardctl::sandbox::SandboxBuilder::for_tests(3)
-        .unwrap()
-        .extra_config(format!("innodb-buffer-pool-size={}", buffer_pool()))
-        .start()
-        .unwrap();
-    let inv_path = sb.inventory_path();
-    let inv = Inventory::load(&inv_path).unwrap();
-    let mut n1 = Server::connect_node(&inv, "node1").unwrap();
-    exec(&mut n1, "CREATE DATABASE sb");
-    exec(&mut n1, "CREATE TABLE sb.sbtest (id BIGINT NOT NULL PRIMARY KEY, k INT NOT NULL, c CHAR(120) NOT NULL, pad CHAR(60) NOT NULL, KEY k_1 (k)) ENGINE=InnoDB");
-    exec(&mut n1, "CREATE TABLE sb.shardctl_workload (k BIGINT NOT NULL, seq BIGINT UNSIGNED NOT NULL, at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), PRIMARY KEY (k, seq)) ENGINE=InnoDB");
-    let run = |args: &[&str]| {
-        shardctl(&inv_path, args);
-    };
-    run(&["init"]);
-    for n in ["node1", "node2", "node3"] {
-        run(&["node", "add", n]);
-    }
-    run(&[
-        "function", "add", FUNCTION, "--type", "range", "--key", "int",
-    ]);
-    run(&[
-        "table",
-        "add",
-        "sb.sbtest",
-        "--function",
-        FUNCTION,
-        "--column",
-        "id",
-    ]);
-    run(&[
-        "table",
-        "add",
-        "sb.shardctl_workload",
-        "--function",
-        FUNCTION,
-        "--column",
-        "k",
-    ]);
-    for i in 1..=extra_tables {
-        exec(&mut n1, &format!("CREATE TABLE sb.t{i} (k BIGINT NOT NULL, n INT NOT NULL, note CHAR(40) NOT NULL, PRIMARY KEY (k, n)) ENGINE=InnoDB"));
-        let table = format!("sb.t{i}");
-        run(&[
-            "table",
-            "add",
-            &table,
-            "--function",
-            FUNCTION,
-            "--column",
-            "k",
-        ]);
-    }
+    let (sb, inv_path, inv) = sysbench::start(&buffer_pool(), extra_tables);
     // Neighbours: a small shard on each node (ranges below the measured shards).
     let mut bounds: Vec<(String, i64)> = vec![("node1".into(), 0), ("node2".into(), 1_000_000)];
     for (i, _) in sizes.iter().enumerate() {
         bounds.push(("node1".into(), (i as i64 + 1) * SPACING));
     }
     for (node, lb) in &bounds {
-        run(&[
-            "shard",
-            "add",
-            "--function",
-            FUNCTION,
-            "--node",
-            node,
-            "--lower-bound",
-            &lb.to_string(),
-        ]);
+        add_shard(&inv_path, node, *lb);
     }
     let fleet = Fleet {
         inv: inv.clone(),
@@ -378,18 +343,7 @@ fn setup(sizes: &[u64], extra_tables: u64) -> (shardctl::sandbox::Sandbox, Fleet
         let id = fleet.shard_at(lb);
         ids.push(id);
         let t = Instant::now();
-        let mut s = Server::connect_node(&inv, "node1").unwrap();
-        exec(&mut s, "SET SESSION sql_log_bin = 0");
-        let batch = 250_000u64;
-        let mut done = 0u64;
-        while done < rows {
-            let n = batch.min(rows - done);
-            exec(&mut s, &format!(
-                "INSERT INTO sb_{id}.sbtest SELECT {lb} + {done} + seq, seq * 7919 % 1000003, CONCAT(MD5(seq), MD5(seq + 1), MD5(seq + 2), LEFT(MD5(seq + 3), 24)), CONCAT(MD5(seq * 3), LEFT(MD5(seq * 5), 28)) FROM sb_{id}.seq_0_to_{}",
-                n - 1
-            ));
-            done += n;
-        }
+        let mut s = load_rows(&inv, "node1", id, lb, rows);
         for i in 1..=extra_tables {
             exec(&mut s, &format!(
                 "INSERT INTO sb_{id}.t{i} SELECT {lb} + seq * 5, seq, MD5(seq) FROM sb_{id}.seq_1_to_200"
@@ -438,6 +392,11 @@ fn main() {
     let fences = env_words("CUTOVER_FENCES", "shard,read-only,switch");
     let split_fences = env_words("CUTOVER_SPLIT_FENCES", "shard,switch");
     let extra_tables = env_num("CUTOVER_TABLES", 0);
+    if std::env::var_os("CUTOVER_TRACE").is_some() {
+        // The workload logs each failed write that is not a refusal sending it to the
+        // directory (a lock wait, a lost connection), with its time.
+        shardctl::output::init(1, shardctl::output::ColorChoice::Never);
+    }
     let started = Instant::now();
     let (_sb, fleet, ids) = setup(&sizes, extra_tables);
     let mut next_split_fence = split_fences.iter().cycle();

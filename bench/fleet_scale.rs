@@ -14,8 +14,10 @@
 //! `BENCH_NODES` (shard nodes, even), `BENCH_SHARDS` (a multiple of the nodes),
 //! `BENCH_MOVES`, `BENCH_RUNS`, `BENCH_PARALLEL` (apply's `--parallel`) change the size;
 //! `BENCH_SMOKE=1` runs 4 nodes, 40 shards, 4 moves, one run. `BENCH_BASELINE_BIN=PATH`
-//! also measures `status` and `query` with another shardctl binary (the rows marked
-//! "before"), e.g. one built from the commit before the fan-out changes.
+//! also measures `status`, `rebalance plan --sizes exact`, `query` and `ops` with another
+//! shardctl binary (the rows marked "before"), e.g. one built from the commit before the
+//! fan-out changes, and checks that both report the same exact sizes and make the same
+//! plan by size from them.
 
 mod smoke;
 
@@ -88,8 +90,8 @@ fn cost(before: &[(u64, u64)], after: &[(u64, u64)]) -> Cost {
 }
 
 /// The binary measured: this build's, or `BENCH_BASELINE_BIN` for the rows marked
-/// "before".
-fn shardctl(bin: &Path, config: &Path, args: &[&str]) {
+/// "before". Returns its standard output.
+fn shardctl(bin: &Path, config: &Path, args: &[&str]) -> Vec<u8> {
     let out = Command::new(bin)
         .arg("--config")
         .arg(config)
@@ -103,6 +105,20 @@ fn shardctl(bin: &Path, config: &Path, args: &[&str]) {
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
+    out.stdout
+}
+
+/// Each shard's (id, rows, bytes, size source) as `status --exact` reports them with
+/// `bin`.
+fn exact_sizes(bin: &Path, config: &Path) -> Vec<serde_json::Value> {
+    let v: serde_json::Value =
+        serde_json::from_slice(&shardctl(bin, config, &["status", "--exact"])).unwrap();
+    v["shards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| serde_json::json!([s["shard"], s["rows"], s["bytes"], s["size_source"]]))
+        .collect()
 }
 
 struct Row {
@@ -357,6 +373,53 @@ fn main() {
     ];
     let baseline = std::env::var_os("BENCH_BASELINE_BIN").map(std::path::PathBuf::from);
     if let Some(bin) = &baseline {
+        // The same exact sizes, and the same plan by size from them, with either binary.
+        let this = Path::new(env!("CARGO_BIN_EXE_shardctl"));
+        assert_eq!(exact_sizes(this, &config), exact_sizes(bin, &config));
+        let by_size = |bin: &Path, out: &Path| {
+            let out = out.to_str().unwrap();
+            shardctl(
+                bin,
+                &config,
+                &[
+                    "rebalance",
+                    "plan",
+                    "--by",
+                    "size",
+                    "--threshold",
+                    "0",
+                    "--max-moves",
+                    &moves_s,
+                    "--sizes",
+                    "exact",
+                    "--no-key-moves",
+                    "--out",
+                    out,
+                ],
+            );
+            std::fs::read_to_string(out).unwrap()
+        };
+        let (now, before) = (
+            by_size(this, &sb.dir().join("by-size.yaml")),
+            by_size(bin, &sb.dir().join("by-size-before.yaml")),
+        );
+        assert_eq!(now, before, "rebalance plan --by size --sizes exact");
+        eprintln!(
+            "status --exact and rebalance plan --by size --sizes exact ({} moves): the same with {}",
+            now.matches("- action: move").count(),
+            bin.display()
+        );
+        rows.push(measure_bin(
+            &mut admins,
+            bin,
+            &config,
+            &format!("rebalance plan --by count --sizes exact ({moves} moves, statistics refreshed first) (before)"),
+            &[
+                "rebalance", "plan", "--by", "count", "--threshold", "0", "--max-moves",
+                &moves_s, "--sizes", "exact", "--no-key-moves",
+            ],
+            runs,
+        ));
         for (label, args) in [
             ("status", vec!["status"]),
             (
@@ -408,6 +471,90 @@ fn main() {
             ms: median(times),
             cost: last,
         });
+    }
+    // The query's fan-out against one round per node, in this process (no process start,
+    // no directory read), every node at once: `query::run` (each node's shards one
+    // statement each, over up to 4 read-only connections), the same statements over one
+    // connection per node, and one UNION ALL per node over its shard schemas (a shard id
+    // column first): the least a one-round-per-node `query` could cost.
+    {
+        let snap = Directory::open(&inv).unwrap().load().unwrap();
+        let per_node = |union: bool| -> usize {
+            std::thread::scope(|s| {
+                let handles: Vec<_> = names
+                    .iter()
+                    .enumerate()
+                    .map(|(i, n)| {
+                        let (inv, placement) = (&inv, &placement);
+                        s.spawn(move || {
+                            let mut server = Server::connect_node(inv, n).unwrap();
+                            let selects: Vec<String> = placement
+                                .iter()
+                                .filter(|p| p.1 == i)
+                                .map(|&(id, _)| {
+                                    format!(
+                                        "SELECT {id} AS shard, COUNT(*), SUM(v) FROM app_{id}.t"
+                                    )
+                                })
+                                .collect();
+                            if union {
+                                let all = Stmt::text(selects.join(" UNION ALL "));
+                                server.rows(&all).unwrap().len()
+                            } else {
+                                selects
+                                    .iter()
+                                    .map(|q| server.rows(&Stmt::text(q.as_str())).unwrap().len())
+                                    .sum()
+                            }
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).sum()
+            })
+        };
+        let mut times: [Vec<f64>; 3] = Default::default();
+        let mut costs = [Cost::default(); 3];
+        for _ in 0..runs {
+            for (k, times) in times.iter_mut().enumerate() {
+                let before = counters(&mut admins);
+                let t = Instant::now();
+                let answered = match k {
+                    0 => shardctl::query::run(
+                        &inv,
+                        &snap,
+                        "acct",
+                        query,
+                        std::time::Duration::from_secs(60),
+                        &Default::default(),
+                    )
+                    .unwrap()
+                    .shards
+                    .len(),
+                    1 => per_node(false),
+                    _ => per_node(true),
+                };
+                times.push(t.elapsed().as_secs_f64() * 1000.0);
+                assert_eq!(answered, shards);
+                std::thread::sleep(std::time::Duration::from_millis(300));
+                costs[k] = cost(&before, &counters(&mut admins));
+            }
+        }
+        for (k, label) in [
+            "reference: query::run in this process (one statement per shard, up to 4 connections a node)",
+            "reference: one statement per shard over one connection per node",
+            "reference: one UNION ALL of its shards per node, one connection per node",
+        ]
+        .iter()
+        .enumerate()
+        {
+            eprintln!("{label}: {:.0} ms", median(times[k].clone()));
+            rows.push(Row {
+                command: label.to_string(),
+                runs,
+                ms: median(times[k].clone()),
+                cost: costs[k],
+            });
+        }
     }
     let planned = std::fs::read_to_string(&plan).unwrap();
     assert_eq!(

@@ -16,19 +16,19 @@
 //! - `KEYS_VERBOSE=1`: the workload logs each failed write (its error) on stderr.
 
 mod smoke;
+mod sysbench;
 
 use shardctl::config::Inventory;
 use shardctl::directory::journal::{OpKind, OperationRecord};
 use shardctl::directory::{Directory, Key, Router};
-use shardctl::server::{Server, Stmt};
+use shardctl::server::Server;
 use shardctl::workload::{self, Options, Report};
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use sysbench::{add_shard, exec, load_rows, sh, shardctl, FUNCTION};
 
 const RATE: u32 = 200;
-const FUNCTION: &str = "sb";
 /// Each size's donor starts at `(index + 1) * SPACING`, its receiver at the donor's end.
 const SPACING: i64 = 100_000_000;
 
@@ -62,36 +62,6 @@ fn each(v: &[u64]) -> String {
         .map(|x| x.to_string())
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-fn exec(s: &mut Server, sql: &str) {
-    s.exec(&Stmt::text(sql))
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-}
-
-fn sh(script: &str) -> String {
-    Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_default()
-}
-
-fn shardctl(inv_path: &std::path::Path, args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_shardctl"))
-        .env("SHARDCTL_YES", "1")
-        .arg("--config")
-        .arg(inv_path)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// A workload thread on one key.
@@ -173,79 +143,15 @@ fn main() {
         shardctl::output::init(1, shardctl::output::ColorChoice::Never);
     }
     let started = Instant::now();
-    let sb = shardctl::sandbox::SandboxBuilder::for_tests(3)
-        .unwrap()
-        .extra_config(format!("innodb-buffer-pool-size={pool}"))
-        .start()
-        .unwrap();
-    let inv_path = sb.inventory_path();
-    let inv = Inventory::load(&inv_path).unwrap();
-    let mut n1 = Server::connect_node(&inv, "node1").unwrap();
-    exec(&mut n1, "CREATE DATABASE sb");
-    exec(&mut n1, "CREATE TABLE sb.sbtest (id BIGINT NOT NULL PRIMARY KEY, k INT NOT NULL, c CHAR(120) NOT NULL, pad CHAR(60) NOT NULL, KEY k_1 (k)) ENGINE=InnoDB");
-    exec(&mut n1, "CREATE TABLE sb.shardctl_workload (k BIGINT NOT NULL, seq BIGINT UNSIGNED NOT NULL, at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), PRIMARY KEY (k, seq)) ENGINE=InnoDB");
-    let run = |args: &[&str]| {
-        shardctl(&inv_path, args);
-    };
-    run(&["init"]);
-    for n in ["node1", "node2", "node3"] {
-        run(&["node", "add", n]);
-    }
-    run(&[
-        "function", "add", FUNCTION, "--type", "range", "--key", "int",
-    ]);
-    run(&[
-        "table",
-        "add",
-        "sb.sbtest",
-        "--function",
-        FUNCTION,
-        "--column",
-        "id",
-    ]);
-    run(&[
-        "table",
-        "add",
-        "sb.shardctl_workload",
-        "--function",
-        FUNCTION,
-        "--column",
-        "k",
-    ]);
-    run(&[
-        "shard",
-        "add",
-        "--function",
-        FUNCTION,
-        "--node",
-        "node3",
-        "--lower-bound",
-        "0",
-    ]);
+    // The sandbox's servers stop when `_sb` is dropped, at the end.
+    let (_sb, inv_path, inv) = sysbench::start(&pool, 0);
+    add_shard(&inv_path, "node3", 0);
     let mut pairs = Vec::new();
     for (i, &rows) in sizes.iter().enumerate() {
         let lb = (i as i64 + 1) * SPACING;
-        run(&[
-            "shard",
-            "add",
-            "--function",
-            FUNCTION,
-            "--node",
-            "node1",
-            "--lower-bound",
-            &lb.to_string(),
-        ]);
+        add_shard(&inv_path, "node1", lb);
         let end = lb + rows as i64;
-        run(&[
-            "shard",
-            "add",
-            "--function",
-            FUNCTION,
-            "--node",
-            "node2",
-            "--lower-bound",
-            &end.to_string(),
-        ]);
+        add_shard(&inv_path, "node2", end);
         let router = Router::connect(&inv).unwrap();
         let donor = router
             .shard_for_function(FUNCTION, &Key::Int(lb))
@@ -256,18 +162,7 @@ fn main() {
             .unwrap()
             .id;
         let t = Instant::now();
-        let mut s = Server::connect_node(&inv, "node1").unwrap();
-        exec(&mut s, "SET SESSION sql_log_bin = 0");
-        let batch = 250_000u64;
-        let mut done = 0u64;
-        while done < rows {
-            let n = batch.min(rows - done);
-            exec(&mut s, &format!(
-                "INSERT INTO sb_{donor}.sbtest SELECT {lb} + {done} + seq, seq * 7919 % 1000003, CONCAT(MD5(seq), MD5(seq + 1), MD5(seq + 2), LEFT(MD5(seq + 3), 24)), CONCAT(MD5(seq * 3), LEFT(MD5(seq * 5), 28)) FROM sb_{donor}.seq_0_to_{}",
-                n - 1
-            ));
-            done += n;
-        }
+        load_rows(&inv, "node1", donor, lb, rows);
         let mut r = Server::connect_node(&inv, "node2").unwrap();
         exec(&mut r, &format!(
             "INSERT INTO sb_{receiver}.sbtest SELECT {end} + seq, seq, MD5(seq), MD5(seq) FROM sb_{receiver}.seq_0_to_9999"

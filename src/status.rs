@@ -176,21 +176,26 @@ fn report(inv: &Inventory, name: &str, analyze: &[String]) -> (NodeReport, Optio
         }
         out.settings = Some(settings);
         out.channels = server.channels()?;
+        let mut valid = Vec::new();
+        let mut failed: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for schema in analyze {
-            let failed = match Ident::new("schema", schema) {
-                Ok(id) => server.refresh_statistics(&id)?,
-                Err(e) => vec![e.to_string()],
-            };
-            if !failed.is_empty() {
-                crate::output::log(
-                    0,
-                    &format!(
-                        "{name}: statistics of {schema} not refreshed, its size is from statistics: {}",
-                        failed.join("; ")
-                    ),
-                );
-                out.stale_schemas.insert(schema.clone());
+            match Ident::new("schema", schema) {
+                Ok(id) => valid.push(id),
+                Err(e) => {
+                    failed.insert(schema.clone(), vec![e.to_string()]);
+                }
             }
+        }
+        failed.extend(server.refresh_statistics(&valid)?);
+        for (schema, messages) in failed {
+            crate::output::log(
+                0,
+                &format!(
+                    "{name}: statistics of {schema} not refreshed, its size is from statistics: {}",
+                    messages.join("; ")
+                ),
+            );
+            out.stale_schemas.insert(schema);
         }
         out.schema_sizes = server.schema_sizes()?;
         Ok(())

@@ -1,7 +1,8 @@
 //! The fleet commands' cost does not grow with the fleet in round trips (issue 30, item 3):
 //! `status` asks the directory and each node the same number of statements at 5 shards and
 //! 2 running moves and at 50 shards and 20 moves, listing the journal (`ops`) the same at 2
-//! operations and at 20, and `query` opens
+//! operations and at 20, `rebalance plan --sizes exact` (each shard table's statistics
+//! refreshed first) the same at 5 shards and at 50, and `query` opens
 //! at most `CONNECTIONS_PER_NODE` connections to a node whatever its number of shards.
 //! Counted by the servers themselves (`Questions`, `Connections`). `query`'s connections
 //! are read-only sessions: a write slipped into a query is refused on every shard.
@@ -11,6 +12,8 @@ mod common;
 use shardctl::config::Inventory;
 use shardctl::directory::{Changed, Directory, KeyType, ShardingType, TablePlacement};
 use shardctl::ident::Ident;
+use shardctl::rebalance::planner::Limits;
+use shardctl::rebalance::{SizeSource, Weight};
 use shardctl::sandbox::SandboxBuilder;
 use shardctl::server::{Server, Stmt};
 use std::time::Duration;
@@ -143,6 +146,28 @@ fn status_ops_and_query_cost_the_same_round_trips_at_ten_times_the_shards() {
             assert!(fleet.errors.is_empty(), "{:?}", fleet.errors);
         })
     };
+    // `rebalance plan --sizes exact`: every shard table's statistics refreshed on its node
+    // first, then a plan by size (at most three moves off node2, which holds every shard).
+    let plan = |admins: &mut [Server], shards: usize| {
+        statements(admins, || {
+            let (_, file) = shardctl::rebalance::plan_fleet_with(
+                &inv,
+                Weight::Size,
+                None,
+                SizeSource::Exact,
+                &Limits {
+                    threshold: 0.0,
+                    max_moves: Some(3),
+                },
+                &[],
+                &[],
+                false,
+            )
+            .unwrap();
+            assert_eq!(file.size_source, Some(SizeSource::Exact));
+            assert!(!file.moves.is_empty(), "{shards} shards: {file:?}");
+        })
+    };
     let ops = |admins: &mut [Server], expected: usize| {
         statements(admins, || {
             let mut d = Directory::open(&inv).unwrap();
@@ -172,12 +197,14 @@ fn status_ops_and_query_cost_the_same_round_trips_at_ten_times_the_shards() {
     add_shards(&inv, &mut dir, func_id, 1, 5);
     add_operations(&mut dir, 2);
     let status_5 = status(&mut admins);
+    let plan_5 = plan(&mut admins, 5);
     let ops_2 = ops(&mut admins, 2);
     let conns_5 = query(&mut admins, 5);
 
     add_shards(&inv, &mut dir, func_id, 6, 50);
     add_operations(&mut dir, 18);
     let status_50 = status(&mut admins);
+    let plan_50 = plan(&mut admins, 50);
     let ops_20 = ops(&mut admins, 20);
     let conns_50 = query(&mut admins, 50);
 
@@ -208,6 +235,10 @@ fn status_ops_and_query_cost_the_same_round_trips_at_ten_times_the_shards() {
     assert_eq!(
         status_5, status_50,
         "status: statements on [directory, node2] at 5 shards and 2 moves, and at 50 and 20"
+    );
+    assert_eq!(
+        plan_5, plan_50,
+        "rebalance plan --sizes exact: statements on [directory, node2] at 5 shards and at 50"
     );
     assert_eq!(
         ops_2, ops_20,

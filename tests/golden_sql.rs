@@ -590,9 +590,19 @@ fn render_common() -> String {
         "catalog: table rows",
         sql::table_row_estimates(&schema).to_string(),
     );
+    let other = id("employees_9");
+    line(
+        "catalog: tables to refresh",
+        sql::analyzable_tables(&[schema.clone(), other.clone()]).to_string(),
+    );
     line(
         "catalog: refresh statistics",
-        sql::analyze_tables(&schema, &[table.clone(), titles.clone()]).to_string(),
+        sql::analyze_tables(&[
+            (schema.clone(), table.clone()),
+            (schema.clone(), titles.clone()),
+            (other.clone(), table.clone()),
+        ])
+        .to_string(),
     );
     line(
         "catalog: foreign keys",

@@ -827,11 +827,26 @@ pub fn schema_sizes() -> Stmt {
     )
 }
 
-/// `ANALYZE NO_WRITE_TO_BINLOG TABLE s.t1, s.t2, ...`: refreshes the tables' statistics
-/// (`status --exact`, `rebalance plan`) so information_schema's sizes are current. Not
-/// written to the binary log, so no replica or channel carries it.
-pub fn analyze_tables(schema: &Ident, tables: &[Ident]) -> Stmt {
-    let list: Vec<String> = tables.iter().map(|t| qualified(schema, t)).collect();
+/// The tables of `schemas` that are not views (base, system-versioned, sequences), as
+/// (schema, table) in name order: what [`analyze_tables`] refreshes, for all of a node's
+/// shard schemas in one read.
+pub fn analyzable_tables(schemas: &[Ident]) -> Stmt {
+    Stmt::with(
+        format!(
+            "SELECT table_schema, table_name FROM information_schema.tables \
+             WHERE table_schema IN ({}) AND table_type <> 'VIEW' ORDER BY table_schema, table_name",
+            vec!["?"; schemas.len()].join(", ")
+        ),
+        schemas.iter().map(|s| Value::from(s.as_str())).collect(),
+    )
+}
+
+/// `ANALYZE NO_WRITE_TO_BINLOG TABLE s1.t1, s1.t2, s2.t1, ...`: refreshes the tables'
+/// statistics (`status --exact`, `rebalance plan`) so information_schema's sizes are
+/// current; the tables may be of several schemas. Not written to the binary log, so no
+/// replica or channel carries it.
+pub fn analyze_tables(tables: &[(Ident, Ident)]) -> Stmt {
+    let list: Vec<String> = tables.iter().map(|(s, t)| qualified(s, t)).collect();
     Stmt::text(format!(
         "ANALYZE NO_WRITE_TO_BINLOG TABLE {}",
         list.join(", ")
