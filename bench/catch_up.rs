@@ -22,19 +22,14 @@
 //! - `CATCHUP_RUNS` (default 3): runs per shape and way.
 
 mod smoke;
+mod sysbench;
 
 use shardctl::config::Inventory;
 use shardctl::directory::{Directory, Key, Router};
-use shardctl::server::{Server, Stmt};
+use shardctl::server::Server;
 use std::process::Command;
 use std::time::Instant;
-
-const FUNCTION: &str = "sb";
-
-fn exec(s: &mut Server, sql: &str) {
-    s.exec(&Stmt::text(sql))
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-}
+use sysbench::{exec, FUNCTION};
 
 fn env_or(name: &str, smoke: u64, real: u64) -> u64 {
     std::env::var(name)
@@ -43,24 +38,17 @@ fn env_or(name: &str, smoke: u64, real: u64) -> u64 {
         .unwrap_or(smoke::or(smoke, real))
 }
 
-/// `shardctl ARGS` with the inventory; its output, asserting success unless `may_fail`.
-fn shardctl(inv_path: &std::path::Path, args: &[&str], fault: Option<&str>) -> String {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_shardctl"));
-    cmd.env("SHARDCTL_YES", "1")
+/// `shardctl ARGS` with the inventory and a fault point: its standard output (the process
+/// is expected to stop at the fault).
+fn crashed(inv_path: &std::path::Path, args: &[&str], fault: &str) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_shardctl"))
+        .env("SHARDCTL_YES", "1")
+        .env("SHARDCTL_FAULT", fault)
         .arg("--config")
         .arg(inv_path)
-        .args(args);
-    if let Some(f) = fault {
-        cmd.env("SHARDCTL_FAULT", f);
-    }
-    let out = cmd.output().unwrap();
-    if fault.is_none() {
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+        .args(args)
+        .output()
+        .unwrap();
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -123,6 +111,15 @@ fn catch_up_millis(stdout: &str) -> u64 {
     panic!("no catch-up in the resumed move's events:\n{stdout}");
 }
 
+/// One shape and way's runs.
+struct Measured {
+    shape: Shape,
+    via: &'static str,
+    changes: u64,
+    millis: Vec<f64>,
+    rates: Vec<f64>,
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     v[v.len() / 2]
@@ -133,73 +130,17 @@ fn main() {
     let batched = env_or("CATCHUP_BATCHED", 2_000, 300_000);
     let single = env_or("CATCHUP_SINGLE", 200, 30_000);
     let runs = env_or("CATCHUP_RUNS", 1, 3) as usize;
-    let sb = shardctl::sandbox::SandboxBuilder::for_tests(3)
-        .unwrap()
-        .extra_config("innodb-buffer-pool-size=512M".to_string())
-        .start()
-        .unwrap();
-    let inv_path = sb.inventory_path();
-    let inv = Inventory::load(&inv_path).unwrap();
-    let mut n1 = Server::connect_node(&inv, "node1").unwrap();
-    exec(&mut n1, "CREATE DATABASE sb");
-    exec(&mut n1, "CREATE TABLE sb.sbtest (id BIGINT NOT NULL PRIMARY KEY, k INT NOT NULL, c CHAR(120) NOT NULL, pad CHAR(60) NOT NULL, KEY k_1 (k)) ENGINE=InnoDB");
-    shardctl(&inv_path, &["init"], None);
-    for n in ["node1", "node2", "node3"] {
-        shardctl(&inv_path, &["node", "add", n], None);
-    }
-    shardctl(
-        &inv_path,
-        &[
-            "function", "add", FUNCTION, "--type", "range", "--key", "int",
-        ],
-        None,
-    );
-    shardctl(
-        &inv_path,
-        &[
-            "table",
-            "add",
-            "sb.sbtest",
-            "--function",
-            FUNCTION,
-            "--column",
-            "id",
-        ],
-        None,
-    );
-    shardctl(
-        &inv_path,
-        &[
-            "shard",
-            "add",
-            "--function",
-            FUNCTION,
-            "--node",
-            "node1",
-            "--lower-bound",
-            "0",
-        ],
-        None,
-    );
+    let (_sandbox, inv_path, inv) = sysbench::start("512M", 0);
+    sysbench::add_shard(&inv_path, "node1", 0);
     let shard = Router::connect(&inv)
         .unwrap()
         .shard_for_function(FUNCTION, &Key::Int(0))
         .unwrap()
         .id;
     let schema = format!("sb_{shard}");
-    let mut s = Server::connect_node(&inv, "node1").unwrap();
-    exec(&mut s, "SET SESSION sql_log_bin = 0");
-    let mut done = 0;
-    while done < rows {
-        let n = 250_000.min(rows - done);
-        exec(&mut s, &format!(
-            "INSERT INTO {schema}.sbtest SELECT {done} + seq, seq * 7919 % 1000003, CONCAT(MD5(seq), MD5(seq + 1), MD5(seq + 2), LEFT(MD5(seq + 3), 24)), CONCAT(MD5(seq * 3), LEFT(MD5(seq * 5), 28)) FROM {schema}.seq_0_to_{}",
-            n - 1
-        ));
-        done += n;
-    }
+    sysbench::load_rows(&inv, "node1", shard, 0, rows);
     let shard_s = shard.to_string();
-    let mut results: Vec<(Shape, &str, u64, Vec<f64>, Vec<f64>)> = Vec::new();
+    let mut results: Vec<Measured> = Vec::new();
     for (shape, changes) in [(Shape::Batched, batched), (Shape::Single, single)] {
         for via in ["channel", "stream"] {
             let (mut millis, mut rates) = (Vec::new(), Vec::new());
@@ -207,10 +148,10 @@ fn main() {
                 let snap = Directory::open(&inv).unwrap().load().unwrap();
                 let from = snap.shard(shard).unwrap().node.clone();
                 let to = if from == "node1" { "node2" } else { "node1" };
-                shardctl(
+                crashed(
                     &inv_path,
                     &["move", "--shard", &shard_s, "--to", to, "--via", via],
-                    Some("crash@after:backup"),
+                    "crash@after:backup",
                 );
                 let op = Directory::open(&inv)
                     .unwrap()
@@ -222,11 +163,8 @@ fn main() {
                     .unwrap();
                 write_changes(&inv, &from, &schema, rows, changes, shape);
                 let t = Instant::now();
-                let out = shardctl(
-                    &inv_path,
-                    &["--output", "json", "resume", &op.to_string()],
-                    None,
-                );
+                let out =
+                    sysbench::shardctl(&inv_path, &["--output", "json", "resume", &op.to_string()]);
                 let ms = catch_up_millis(&out).max(1);
                 eprintln!(
                     "{} via {via}: {changes} changes caught up in {ms} ms (resume {:.1} s)",
@@ -236,18 +174,35 @@ fn main() {
                 millis.push(ms as f64);
                 rates.push(changes as f64 * 1000.0 / ms as f64);
             }
-            results.push((shape, via, changes, millis, rates));
+            results.push(Measured {
+                shape,
+                via,
+                changes,
+                millis,
+                rates,
+            });
         }
     }
+    println!(
+        "Machine: {} cores, {} GB memory, kernel {}, {}; {}",
+        sysbench::sh("nproc"),
+        sysbench::sh("free -g | awk '/Mem:/ {print $2}'"),
+        sysbench::sh("uname -r"),
+        sysbench::sh("mariadbd --version 2>/dev/null || /usr/sbin/mariadbd --version"),
+        sysbench::sh("date -u +%Y-%m-%d"),
+    );
+    println!("Shard of {rows} rows; {runs} run(s) per shape and way.\n");
     println!("| writes | kept current by | row changes | catch-up ms (median of {runs}) | rows/s (median) | runs (ms) |");
     println!("|---|---|---:|---:|---:|---|");
-    for (shape, via, changes, millis, rates) in &results {
+    for m in &results {
         println!(
-            "| {} | {via} | {changes} | {:.0} | {:.0} | {} |",
-            shape.name(),
-            median(millis.clone()),
-            median(rates.clone()),
-            millis
+            "| {} | {} | {} | {:.0} | {:.0} | {} |",
+            m.shape.name(),
+            m.via,
+            m.changes,
+            median(m.millis.clone()),
+            median(m.rates.clone()),
+            m.millis
                 .iter()
                 .map(|m| format!("{m:.0}"))
                 .collect::<Vec<_>>()
@@ -258,8 +213,8 @@ fn main() {
         let rate = |via: &str| {
             results
                 .iter()
-                .find(|r| r.0 == shape && r.1 == via)
-                .map(|r| median(r.4.clone()))
+                .find(|r| r.shape == shape && r.via == via)
+                .map(|r| median(r.rates.clone()))
                 .unwrap_or(0.0)
         };
         println!(
