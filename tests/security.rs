@@ -622,9 +622,15 @@ fn status_warns_when_the_directory_sends_applications_elsewhere() {
 /// triggers, read before its copy, created under the fence once its stream stopped) are
 /// replayed only as the server still holds them: a definition planted in the step outputs
 /// is refused in one line and never sent; the genuine journal resumes and the new shard
-/// gets the shard's view and trigger.
+/// gets the shard's view and trigger. Crashed before its fence, and once the triggers'
+/// creation began under it (the resumed run creates them again from the journal).
 #[test]
 fn resume_replays_no_definition_the_server_does_not_hold() {
+    resume_replays_no_definition_after("crash@journaled:raise-fence", "100000");
+    resume_replays_no_definition_after("crash@journaled:create-triggers", "50000");
+}
+
+fn resume_replays_no_definition_after(fault: &str, at: &str) {
     let _g = serial();
     let sb = FLEET.sandbox();
     let home = home_of_shard_1();
@@ -638,8 +644,8 @@ fn resume_replays_no_definition_the_server_does_not_hold() {
     let dir = tempfile::tempdir().unwrap();
     let mut split = common::spawn_shardctl(
         &sb.inventory_path(),
-        &["split", "--shard", "1", "--at", "100000", "--to", &home],
-        Some("crash@journaled:raise-fence"),
+        &["split", "--shard", "1", "--at", at, "--to", &home],
+        Some(fault),
         dir.path(),
         "split",
     );
