@@ -537,6 +537,27 @@ fn render_common() -> String {
         "prune next delete",
         sql::delete_chunk(&schema, &table, &pk, Some(&key), &upper, &not_owned).to_string(),
     );
+    line(
+        "prune per-key first chunk's keys",
+        sql::chunk_distinct_keys(&schema, &table, &pk, None, &upper, &column).to_string(),
+    );
+    line(
+        "prune per-key next chunk's keys",
+        sql::chunk_distinct_keys(&schema, &table, &pk, Some(&key), &upper, &column).to_string(),
+    );
+    let elsewhere = sql::owned(&sql::not_owned(
+        &column,
+        KeyKind::Int,
+        &NotOwned::NotIn(vec![Value::Int(7), Value::Int(9)]),
+    ));
+    line(
+        "prune per-key chunk count",
+        sql::count_chunk(&schema, &table, &pk, Some(&key), &upper, &elsewhere).to_string(),
+    );
+    line(
+        "prune per-key delete",
+        sql::delete_chunk(&schema, &table, &pk, Some(&key), &upper, &elsewhere).to_string(),
+    );
     line("threads running", sql::threads_running().to_string());
     line(
         "log replica updates",
