@@ -125,6 +125,9 @@ pub enum Purpose {
     Prune,
     /// Verification's snapshot readers and its momentary lock.
     Verify,
+    /// A change stream's own sessions: its binary-log reader, its applier and checkpoint,
+    /// its position reads.
+    Stream,
 }
 
 impl Purpose {
@@ -136,6 +139,7 @@ impl Purpose {
             Purpose::Copy => "copy",
             Purpose::Prune => "prune",
             Purpose::Verify => "verify",
+            Purpose::Stream => "stream",
         }
     }
 }

@@ -95,7 +95,7 @@ impl Applier {
         epoch: u64,
         expect_checkpoint: bool,
     ) -> Result<Applier> {
-        let mut server = Server::connect(target)?;
+        let mut server = super::connect(target)?;
         server.exec(&sql::applier_session())?;
         Ok(Applier {
             server,

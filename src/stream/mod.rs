@@ -406,7 +406,7 @@ impl ChangeStream {
         if spec.tables.is_empty() {
             return Err(Error::Usage("a stream of no table".into()));
         }
-        let mut source = Server::connect(&spec.source)?;
+        let mut source = connect(&spec.source)?;
         let node = source.name().to_string();
         let settings = source
             .first::<Settings>(&sql::source_settings(source.dialect()))?
@@ -458,7 +458,7 @@ impl ChangeStream {
         let clock_offset = source_now.map(|t| t - now_secs()).unwrap_or(0);
 
         // The moving tables, on both sides.
-        let mut target = Server::connect(&spec.target)?;
+        let mut target = connect(&spec.target)?;
         let mut tables = Vec::new();
         for m in &spec.tables {
             let src_cols = table::read_columns(&mut source, &m.source_schema, &m.table)?;
@@ -634,7 +634,7 @@ impl ChangeStream {
             Until::Stopped => None,
             Until::Position(p) => Some(p.clone()),
             Until::CaughtUp => {
-                let mut s = Server::connect(&self.spec.source)?;
+                let mut s = connect(&self.spec.source)?;
                 Some(s.coordinates()?.position)
             }
         };
@@ -895,7 +895,7 @@ impl<'s> Run<'s> {
             .heartbeat
             .min(spec.source_dump.read_timeout / 2)
             .max(Duration::from_millis(100));
-        let server = Server::connect(&spec.source_dump)?;
+        let server = connect(&spec.source_dump)?;
         self.dump = Some(server.into_binlog_dump(&DumpRequest {
             server_id: self.stream.server_id,
             start,
@@ -1017,7 +1017,7 @@ impl<'s> Run<'s> {
         let stats = &self.stream.stats;
         let measured = (|| -> Result<(i64, i64)> {
             if self.monitor.is_none() {
-                self.monitor = Some(Server::connect(&self.stream.spec.source)?);
+                self.monitor = Some(connect(&self.stream.spec.source)?);
             }
             let m = self.monitor.as_mut().expect("connected above");
             let now = m.coordinates()?.position;
@@ -1532,6 +1532,13 @@ fn full_row(
         }
     }
     Ok(out)
+}
+
+/// A connection of the stream's own, tagged as such in the statement capture.
+pub(crate) fn connect(spec: &crate::server::ConnectSpec) -> Result<Server> {
+    let mut s = Server::connect(spec)?;
+    s.set_purpose(crate::server::Purpose::Stream);
+    Ok(s)
 }
 
 #[cfg(test)]

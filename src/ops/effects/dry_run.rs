@@ -595,7 +595,8 @@ impl Effects for DryRun<'_> {
             }
         );
         self.action(None, req.source, what);
-        if let Some(channel) = req.channel {
+        // A stream is brought to each round's point by the stream itself, not by holds.
+        if let Some(channel) = req.channel.filter(|_| !req.stream) {
             // A round's holds, at the source's position as it reads now.
             let point = self.coordinates(req.source)?.position;
             let dialect = self.dialect(req.target)?;
