@@ -968,3 +968,42 @@ fn a_per_key_move_dry_run_prints_what_the_live_run_sends() {
         show(&live)
     );
 }
+
+/// `shard list` and `status` show how many keys each per-key shard holds (the kept
+/// counts), in JSON and in the table's `covers` column; other functions' shards have none.
+#[test]
+fn shard_list_and_status_show_the_key_counts_of_per_key_shards() {
+    FLEET.sandbox();
+    let _s = serial();
+    mk_keys_with_rows(901..=907, 6, 1);
+    let mut d = dir();
+    let snap = d.load().unwrap();
+    let mut expected: BTreeMap<u64, u64> = BTreeMap::new();
+    for f in ["pk", "ps", "mk"] {
+        let id = snap.function(f).unwrap().id;
+        for (shard, n) in d.key_counts(id).unwrap() {
+            expected.insert(u64::from(shard), n);
+        }
+    }
+    assert!(expected[&6] >= 7, "{expected:?}");
+    for (command, list) in [
+        (vec!["shard", "list"], "shards"),
+        (vec!["status"], "shards"),
+    ] {
+        let doc = json(&command);
+        let shown: BTreeMap<u64, u64> = doc[list]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| (s["shard"].as_u64().unwrap(), s["keys"].as_u64().unwrap()))
+            .collect();
+        assert_eq!(shown, expected, "{command:?}: {doc}");
+    }
+    let table = FLEET.cli(&["shard", "list"]).output().unwrap();
+    let text = String::from_utf8_lossy(&table.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.contains("mdb_6"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains(&format!("{} keys", expected[&6])), "{line}");
+}

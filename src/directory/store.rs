@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::ident::Ident;
 use crate::server::{server_error_code, ConnectSpec, Server, Stmt};
 use mysql::Value;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 /// MySQL's duplicate-key error number.
@@ -1948,6 +1948,20 @@ impl Directory {
             }
             Err(e) => Err(self.server.error(&e)),
         }
+    }
+
+    /// How many keys each shard of every per-key function of `snap` holds (its kept
+    /// `key_counts`), by shard id: what `status` and `shard list` show.
+    pub fn per_key_counts(&mut self, snap: &Snapshot) -> Result<BTreeMap<u32, u64>> {
+        let mut out = BTreeMap::new();
+        for f in snap
+            .functions
+            .iter()
+            .filter(|f| f.sharding_type == ShardingType::Key)
+        {
+            out.extend(self.key_counts(f.id)?);
+        }
+        Ok(out)
     }
 
     /// How many keys each shard of the per-key function `func_id` holds, by shard id.
