@@ -361,6 +361,10 @@ fn render_common() -> String {
         "dry run: read-only session",
         sql::session_read_only().to_string(),
     );
+    line(
+        "operator's select",
+        sql::operator_select("SELECT user_id, shard FROM app.owners ;").to_string(),
+    );
     line("fence: server start", sql::server_started_at().to_string());
     line("restart: server uptime", sql::server_uptime().to_string());
     line(

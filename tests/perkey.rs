@@ -1007,3 +1007,84 @@ fn shard_list_and_status_show_the_key_counts_of_per_key_shards() {
         .unwrap_or_else(|| panic!("{text}"));
     assert!(line.contains(&format!("{} keys", expected[&6])), "{line}");
 }
+
+/// `keys import --from-query` maps the (key, shard) rows of a SELECT run on a node, as a
+/// file's lines; a statement that writes is refused before anything is sent (exit 5), a
+/// row naming a shard of another function refuses the whole import (exit 2), and in
+/// either case nothing is imported.
+#[test]
+fn keys_are_imported_from_a_query_on_a_node() {
+    FLEET.sandbox();
+    let _s = serial();
+    let mut s = connect(FLEET.sandbox(), "node1");
+    common::exec(
+        &mut s,
+        &[
+            "CREATE DATABASE mapsrc",
+            "CREATE TABLE mapsrc.owners (user_id BIGINT NOT NULL PRIMARY KEY, shard INT NOT NULL)",
+            "INSERT INTO mapsrc.owners SELECT seq, 5 + seq % 2 FROM mapsrc.seq_2001_to_2100",
+            "CREATE TABLE mapsrc.bad (user_id BIGINT NOT NULL PRIMARY KEY, shard INT NOT NULL)",
+            "INSERT INTO mapsrc.bad VALUES (2201, 5), (2202, 6), (2203, 1)",
+        ],
+    );
+    let import = |sql: &str| {
+        FLEET
+            .cli(&[
+                "--output",
+                "json",
+                "keys",
+                "import",
+                "--function",
+                "mk",
+                "--node",
+                "node1",
+                "--from-query",
+                sql,
+            ])
+            .output()
+            .unwrap()
+    };
+    let out = import("SELECT user_id, shard FROM mapsrc.owners ORDER BY user_id");
+    assert!(out.status.success(), "{out:?}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (doc["read"].as_u64(), doc["added"].as_u64()),
+        (Some(100), Some(100)),
+        "{doc}"
+    );
+    let rows = key_rows("mk");
+    for k in 2001..=2100u32 {
+        assert_eq!(rows[&k.to_string()], 5 + k % 2, "key {k}");
+    }
+    assert_counts_match("mk");
+    let before = (dir().version().unwrap(), key_rows("mk"));
+    for (sql, code, says) in [
+        (
+            "DELETE FROM mapsrc.owners",
+            5,
+            "query runs only SELECT statements",
+        ),
+        (
+            "SELECT user_id, shard FROM mapsrc.bad ORDER BY user_id",
+            2,
+            "line 3: shard 1 is not a shard of function mk",
+        ),
+        (
+            "SELECT user_id FROM mapsrc.bad",
+            2,
+            "row 1: the query returned 1 columns, not two",
+        ),
+    ] {
+        let out = import(sql);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{sql}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{sql}: one line: {err}");
+        assert!(err.contains(says), "{sql}: {err}");
+    }
+    assert_eq!(
+        count_on(5, "SELECT COUNT(*) FROM mapsrc.owners"),
+        100,
+        "the refused DELETE was never sent"
+    );
+    assert_eq!((dir().version().unwrap(), key_rows("mk")), before);
+}

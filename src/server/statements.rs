@@ -125,6 +125,12 @@ pub fn session_read_only() -> Stmt {
     Stmt::text("SET SESSION TRANSACTION READ ONLY")
 }
 
+/// An operator's own SELECT, sent as written over a read-only session (`keys import
+/// --from-query`); `query::check_read_only` has refused anything else before.
+pub fn operator_select(sql: &str) -> Stmt {
+    Stmt::text(sql.trim().trim_end_matches(';').trim_end())
+}
+
 /// When the server started, as a Unix time: a fence set with `SET GLOBAL` does not survive
 /// a restart, so the fence's checks compare this before and after.
 pub fn server_started_at() -> Stmt {
