@@ -1088,3 +1088,56 @@ fn keys_are_imported_from_a_query_on_a_node() {
     );
     assert_eq!((dir().version().unwrap(), key_rows("mk")), before);
 }
+
+/// A per-key move crashed under its key fence ends by `abort` (the keys stay the donor's,
+/// the receiver's copies go, the donor writes them again); crashed right after its flip
+/// it ends by `resume` (the flip seen in the keys' rows, the donor's rows of the keys
+/// pruned and its guards refusing them).
+#[test]
+fn a_per_key_move_crashed_ends_by_abort_before_its_flip_or_resume_after_it() {
+    FLEET.sandbox();
+    let _s = serial();
+    mk_keys_with_rows(1001..=1010, 5, 10);
+    let crashed = |at: &str| {
+        FLEET
+            .cli(&[
+                "move-keys",
+                "--function",
+                "mk",
+                "--keys",
+                "1001,1002",
+                "--to-shard",
+                "6",
+            ])
+            .env("SHARDCTL_FAULT", format!("crash@after:{at}"))
+            .assert()
+            .failure();
+        common::newest_op(&inventory()).unwrap().id
+    };
+    let moving = "SELECT COUNT(*) FROM {s}.items WHERE k IN (1001, 1002)";
+    let op = crashed("lock");
+    assert_eq!(insert(5, 1001, 5001).map_err(|e| e.0), Err(1644));
+    assert_eq!(
+        insert(5, 1003, 5001),
+        Ok(()),
+        "the donor's other keys write"
+    );
+    FLEET.cli(&["abort", &op.to_string()]).assert().success();
+    assert_eq!(key_rows("mk")["1001"], 5, "nothing flipped");
+    assert_eq!(insert(5, 1001, 5002), Ok(()));
+    assert_eq!(count_on(6, moving), 0, "the receiver's copies are gone");
+    assert_eq!(count_on(5, moving), 21);
+
+    let op = crashed("flip");
+    assert_eq!(key_rows("mk")["1001"], 6, "flipped before the crash");
+    FLEET.cli(&["resume", &op.to_string()]).assert().success();
+    assert_eq!(
+        count_on(6, moving),
+        21,
+        "every row, the write between the two moves too"
+    );
+    assert_eq!(count_on(5, moving), 0, "pruned from the donor");
+    assert_eq!(insert(5, 1002, 5003).map_err(|e| e.0), Err(1644));
+    assert_eq!(insert(6, 1002, 5003), Ok(()));
+    assert_counts_match("mk");
+}
