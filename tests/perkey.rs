@@ -612,6 +612,10 @@ fn per_key_keys_move_with_their_rows_under_load_and_a_stale_router_is_refused() 
         "6",
     ]);
     assert_eq!(doc["outcome"].as_str(), Some("moved_keys"), "{doc}");
+    println!(
+        "per-key move of 3 keys under the workload: {} rows copied, key fence {} ms",
+        doc["copied_rows"], doc["fence_ms"]
+    );
     std::thread::sleep(std::time::Duration::from_millis(700));
     for (w, name) in running {
         let mut report = w.stop().unwrap();
