@@ -1096,7 +1096,7 @@ fn keys_are_imported_from_a_query_on_a_node() {
 /// A per-key move crashed under its key fence ends by `abort` (the keys stay the donor's,
 /// the receiver's copies go, the donor writes them again); crashed right after its flip
 /// it ends by `resume` (the flip seen in the keys' rows, the donor's rows of the keys
-/// pruned and its guards refusing them).
+/// pruned and its guards refusing them). Meanwhile `query` counts every row once.
 #[test]
 fn a_per_key_move_crashed_ends_by_abort_before_its_flip_or_resume_after_it() {
     FLEET.sandbox();
@@ -1119,7 +1119,20 @@ fn a_per_key_move_crashed_ends_by_abort_before_its_flip_or_resume_after_it() {
         common::newest_op(&inventory()).unwrap().id
     };
     let moving = "SELECT COUNT(*) FROM {s}.items WHERE k IN (1001, 1002)";
+    // `query` counts each row once while the move is unfinished: the receiver's copies
+    // before the flip, the donor's rows after it, are left out.
+    let queried = || {
+        json(&[
+            "query",
+            "--function",
+            "mk",
+            "SELECT COUNT(*) AS n FROM {items} WHERE k IN (1001, 1002)",
+        ])["rows"][0][0]
+            .as_i64()
+    };
     let op = crashed("lock");
+    assert_eq!((count_on(5, moving), count_on(6, moving)), (20, 20));
+    assert_eq!(queried(), Some(20), "the receiver's copies counted once");
     assert_eq!(insert(5, 1001, 5001).map_err(|e| e.0), Err(1644));
     assert_eq!(
         insert(5, 1003, 5001),
@@ -1134,6 +1147,12 @@ fn a_per_key_move_crashed_ends_by_abort_before_its_flip_or_resume_after_it() {
 
     let op = crashed("flip");
     assert_eq!(key_rows("mk")["1001"], 6, "flipped before the crash");
+    assert_eq!((count_on(5, moving), count_on(6, moving)), (21, 21));
+    assert_eq!(
+        queried(),
+        Some(21),
+        "the donor's unpruned rows counted once"
+    );
     FLEET.cli(&["resume", &op.to_string()]).assert().success();
     assert_eq!(
         count_on(6, moving),
