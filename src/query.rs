@@ -696,6 +696,89 @@ pub fn unpruned_shards(snap: &Snapshot, ops: &[OperationSummary]) -> BTreeSet<u3
     out
 }
 
+/// What a per-key function's unfinished key moves say of its shards' rows, by shard: the
+/// keys whose rows a shard holds without owning them (the receiver's copies before the
+/// flip, the donor's rows after it until its prune), empty for a shard that owns every
+/// row it holds. Read from the journal's plans and, for the flip, the keys' rows.
+pub fn per_key_moves(
+    dir: &mut crate::directory::Directory,
+    snap: &Snapshot,
+    ops: &[OperationSummary],
+) -> Result<BTreeMap<u32, Vec<crate::directory::Key>>> {
+    let mut out: BTreeMap<u32, Vec<crate::directory::Key>> = BTreeMap::new();
+    for op in ops.iter().filter(|o| o.kind == OpKind::MoveKeys) {
+        let Some(plan) = dir
+            .operation(op.id)?
+            .params::<serde_json::Value>()?
+            .key_move
+        else {
+            continue;
+        };
+        let crate::directory::KeyMoveMapping::Keys { keys } = &plan.mapping else {
+            continue;
+        };
+        let flipped = match keys.first() {
+            Some(k) => dir.key_shard(plan.func_id, k)? == Some(plan.receiver),
+            None => continue,
+        };
+        for s in snap.shards_of(plan.func_id) {
+            out.entry(s.id).or_default();
+        }
+        let holder = if flipped { plan.donor } else { plan.receiver };
+        out.entry(holder).or_default().extend(keys.iter().cloned());
+    }
+    Ok(out)
+}
+
+/// The shards whose rows a query reads through their ownership.
+#[derive(Debug, Clone, Default)]
+pub struct Unpruned {
+    /// Shards that may hold rows they no longer own ([`unpruned_shards`]).
+    pub shards: BTreeSet<u32>,
+    /// Per-key shards under an unfinished key move ([`per_key_moves`]); a per-key shard
+    /// among `shards` but not here is refused (no condition on its rows says which it
+    /// owns).
+    pub per_key: BTreeMap<u32, Vec<crate::directory::Key>>,
+}
+
+impl From<&BTreeSet<u32>> for Unpruned {
+    fn from(shards: &BTreeSet<u32>) -> Unpruned {
+        Unpruned {
+            shards: shards.clone(),
+            per_key: BTreeMap::new(),
+        }
+    }
+}
+
+/// The rows of a per-key shard's `column` among `keys` (none when empty: the condition a
+/// query leaves out of the shard's rows).
+fn per_key_not_owned(
+    column: &Ident,
+    key_type: crate::directory::KeyType,
+    keys: &[crate::directory::Key],
+) -> crate::server::statements::Condition {
+    use crate::server::statements::{self, KeyKind, NotOwned};
+    if keys.is_empty() {
+        return statements::not_owned(column, KeyKind::Int, &NotOwned::Nothing);
+    }
+    let kind = match key_type {
+        crate::directory::KeyType::Int => KeyKind::Int,
+        crate::directory::KeyType::String => KeyKind::Bytes,
+    };
+    let values: Vec<Value> = keys
+        .iter()
+        .map(|k| match k {
+            crate::directory::Key::Int(i) => Value::Int(*i),
+            crate::directory::Key::Str(s) => Value::Bytes(s.as_bytes().to_vec()),
+        })
+        .collect();
+    statements::owned(&statements::not_owned(
+        column,
+        kind,
+        &NotOwned::NotIn(values),
+    ))
+}
+
 /// A query that passed every check, resolved against the directory.
 struct Prepared {
     template: Template,
@@ -707,12 +790,7 @@ struct Prepared {
     not_owned: BTreeMap<u32, Vec<Option<crate::server::statements::Condition>>>,
 }
 
-fn prepare(
-    snap: &Snapshot,
-    function: &str,
-    sql: &str,
-    unpruned: &BTreeSet<u32>,
-) -> Result<Prepared> {
+fn prepare(snap: &Snapshot, function: &str, sql: &str, unpruned: &Unpruned) -> Result<Prepared> {
     check_read_only(sql)?;
     let template = Template::parse(sql)?;
     let logical = template.resolve(snap, function)?;
@@ -761,12 +839,19 @@ fn prepare(
         .collect::<Result<_>>()?;
     let mut not_owned = BTreeMap::new();
     if columns.iter().any(Option::is_some) {
-        for shard in shards.iter().filter(|s| unpruned.contains(&s.id)) {
+        for shard in shards.iter().filter(|s| unpruned.shards.contains(&s.id)) {
+            let per_key = unpruned
+                .per_key
+                .get(&shard.id)
+                .filter(|_| func.sharding_type == crate::directory::ShardingType::Key);
             let conditions = columns
                 .iter()
                 .map(|c| {
                     c.as_ref()
-                        .map(|c| crate::prune::predicate::not_owned(snap, shard, c))
+                        .map(|c| match per_key {
+                            Some(keys) => Ok(per_key_not_owned(c, func.key_type, keys)),
+                            None => crate::prune::predicate::not_owned(snap, shard, c),
+                        })
                         .transpose()
                 })
                 .collect::<Result<Vec<_>>>()?;
@@ -993,6 +1078,19 @@ pub fn run(
     timeout: Duration,
     unpruned: &BTreeSet<u32>,
 ) -> Result<Answer> {
+    run_with(inv, snap, function, sql, timeout, &Unpruned::from(unpruned))
+}
+
+/// [`run`], a per-key function's shards under a key move read through what
+/// [`per_key_moves`] says of them.
+pub fn run_with(
+    inv: &Inventory,
+    snap: &Snapshot,
+    function: &str,
+    sql: &str,
+    timeout: Duration,
+    unpruned: &Unpruned,
+) -> Result<Answer> {
     let p = prepare(snap, function, sql, unpruned)?;
     let mut answer = empty_answer(function, &p);
     let mut all = Vec::new();
@@ -1059,6 +1157,28 @@ pub fn stream(
     sql: &str,
     timeout: Duration,
     unpruned: &BTreeSet<u32>,
+    sink: &mut dyn FnMut(Event<'_>),
+) -> Result<Answer> {
+    stream_with(
+        inv,
+        snap,
+        function,
+        sql,
+        timeout,
+        &Unpruned::from(unpruned),
+        sink,
+    )
+}
+
+/// [`stream`], a per-key function's shards under a key move read through what
+/// [`per_key_moves`] says of them.
+pub fn stream_with(
+    inv: &Inventory,
+    snap: &Snapshot,
+    function: &str,
+    sql: &str,
+    timeout: Duration,
+    unpruned: &Unpruned,
     sink: &mut dyn FnMut(Event<'_>),
 ) -> Result<Answer> {
     let p = prepare(snap, function, sql, unpruned)?;

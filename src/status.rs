@@ -324,6 +324,10 @@ pub struct ShardReport {
     pub bytes: u64,
     /// Where `rows` and `bytes` come from: `exact` when its statistics were refreshed.
     pub size_source: SizeSource,
+    /// The keys the directory maps to it, for a shard of a per-key function (its kept
+    /// count); absent for other functions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keys: Option<u64>,
     /// The shard's state in the directory (online, moving, read-only, ...).
     pub state: ShardState,
     /// What the operator lets reach it (`shard set-availability`).
@@ -458,6 +462,7 @@ pub fn gather_fleet_sized(inv: &Inventory, names: &[String], source: SizeSource)
             Vec<OperationSummary>,
             Vec<RevertWindow>,
             Vec<crate::directory::sequences::Sequence>,
+            BTreeMap<u32, u64>,
         )>,
     >;
     let read_dir = || -> DirRead {
@@ -479,7 +484,8 @@ pub fn gather_fleet_sized(inv: &Inventory, names: &[String], source: SizeSource)
                     .filter_map(RevertWindow::of)
                     .collect();
                 let sequences = crate::directory::sequences::sequences(&mut d)?;
-                Ok(Some((snap, ops, windows, sequences)))
+                let keys = d.per_key_counts(&snap)?;
+                Ok(Some((snap, ops, windows, sequences, keys)))
             }
         }
     };
@@ -492,7 +498,7 @@ pub fn gather_fleet_sized(inv: &Inventory, names: &[String], source: SizeSource)
         SizeSource::Exact => {
             let dir = read_dir();
             let mut analyze: BTreeMap<String, Vec<String>> = BTreeMap::new();
-            if let Ok(Some((snap, _, _, _))) = &dir {
+            if let Ok(Some((snap, ..))) = &dir {
                 for shard in &snap.shards {
                     analyze
                         .entry(shard.node.clone())
@@ -515,7 +521,7 @@ pub fn gather_fleet_sized(inv: &Inventory, names: &[String], source: SizeSource)
     let mut shards = Vec::new();
     let mut version = None;
     let mut sequences = Vec::new();
-    if let Some((snap, ops, windows, seqs)) = directory {
+    if let Some((snap, ops, windows, seqs, keys)) = directory {
         version = Some(snap.version);
         sequences = crate::ids::check_sequences(inv, &snap, &seqs);
         let unpruned = crate::query::unpruned_shards(&snap, &ops);
@@ -562,6 +568,7 @@ pub fn gather_fleet_sized(inv: &Inventory, names: &[String], source: SizeSource)
                 rows,
                 bytes,
                 size_source,
+                keys: keys.get(&shard.id).copied(),
                 state: shard.state,
                 availability: shard.availability,
                 operation,

@@ -217,9 +217,9 @@ pub fn streams(snap: &Snapshot, function: &str) -> Result<Vec<Stream>> {
     Ok(out)
 }
 
-/// One stream per key, each writing only that key.
-pub fn fixed_streams(snap: &Snapshot, function: &str, keys: &[Key]) -> Result<Vec<Stream>> {
-    let router = Router::from_snapshot(snap.clone());
+/// One stream per key, each writing only that key, at the shard `router` routes it to (a
+/// per-key function's keys are read from the directory: a router connected to it).
+pub fn fixed_streams(router: &Router, function: &str, keys: &[Key]) -> Result<Vec<Stream>> {
     keys.iter()
         .map(|k| {
             Ok(Stream {
@@ -235,13 +235,13 @@ pub fn fixed_streams(snap: &Snapshot, function: &str, keys: &[Key]) -> Result<Ve
 /// per-shard (or fixed-key) streams share the rate the tenants leave them, each tenant
 /// stream writes an equal part of the tenants' share. Refuses a rate of 0, a tenant share
 /// outside (0, 1], no tenant keys, and a key no shard maps.
-pub fn plan_streams(snap: &Snapshot, opts: &Options) -> Result<Vec<(Stream, Duration)>> {
+pub fn plan_streams(router: &Router, opts: &Options) -> Result<Vec<(Stream, Duration)>> {
     if opts.rate == 0 {
         return Err(Error::Usage("the workload's rate must be above 0".into()));
     }
     let base = match &opts.keys {
-        Some(keys) => fixed_streams(snap, &opts.function, keys)?,
-        None => streams(snap, &opts.function)?,
+        Some(keys) => fixed_streams(router, &opts.function, keys)?,
+        None => streams(router.snapshot(), &opts.function)?,
     };
     let rate = f64::from(opts.rate);
     let mut out = Vec::new();
@@ -260,7 +260,7 @@ pub fn plan_streams(snap: &Snapshot, opts: &Options) -> Result<Vec<(Stream, Dura
                 ));
             }
             let each = Duration::from_secs_f64(t.keys.len() as f64 / (rate * t.share));
-            for mut s in fixed_streams(snap, &opts.function, &t.keys).map_err(|e| {
+            for mut s in fixed_streams(router, &opts.function, &t.keys).map_err(|e| {
                 Error::Usage(format!(
                     "a tenant of function {} is not mapped: {e}",
                     opts.function
@@ -612,8 +612,9 @@ pub fn spawn(inv: Inventory, opts: Options) -> Result<Running> {
     if opts.rate == 0 {
         return Err(Error::Usage("the workload's rate must be above 0".into()));
     }
-    let snap = Router::connect(&inv)?.snapshot().clone();
-    let streams = plan_streams(&snap, &opts)?;
+    let first = Router::connect(&inv)?;
+    let snap = first.snapshot().clone();
+    let streams = plan_streams(&first, &opts)?;
     let mut routers = Vec::with_capacity(streams.len());
     for _ in &streams {
         let mut r = Router::connect(&inv)?;
@@ -1081,7 +1082,7 @@ mod tests {
             }),
             ..Options::new("l")
         };
-        let planned = plan_streams(&s, &opts).unwrap();
+        let planned = plan_streams(&Router::from_snapshot(s.clone()), &opts).unwrap();
         let tenants: Vec<&(Stream, Duration)> = planned.iter().filter(|(s, _)| s.tenant).collect();
         assert_eq!(tenants.len(), 1);
         assert_eq!(tenants[0].0.space, KeySpace::Fixed(a.clone()));
@@ -1103,7 +1104,7 @@ mod tests {
             }),
             ..opts.clone()
         };
-        let planned = plan_streams(&s, &only).unwrap();
+        let planned = plan_streams(&Router::from_snapshot(s.clone()), &only).unwrap();
         assert_eq!(planned.len(), 2);
         assert!(planned
             .iter()
@@ -1123,7 +1124,7 @@ mod tests {
                 tenants: Some(Tenants { keys, share }),
                 ..opts.clone()
             };
-            let e = plan_streams(&s, &bad).unwrap_err();
+            let e = plan_streams(&Router::from_snapshot(s.clone()), &bad).unwrap_err();
             assert!(matches!(e, Error::Usage(_)), "{e}");
             assert!(e.to_string().contains(says), "{e}");
         }
@@ -1132,7 +1133,12 @@ mod tests {
     #[test]
     fn fixed_streams_write_their_keys() {
         let s = snap();
-        let st = fixed_streams(&s, "r", &[Key::Int(5), Key::Int(5000)]).unwrap();
+        let st = fixed_streams(
+            &Router::from_snapshot(s.clone()),
+            "r",
+            &[Key::Int(5), Key::Int(5000)],
+        )
+        .unwrap();
         assert_eq!(
             st.iter().map(|s| s.shard_at_start).collect::<Vec<_>>(),
             vec![1, 2]

@@ -4,8 +4,8 @@
 //! connection layer (`SHARDCTL_CAPTURE`) — is exactly the list the dry run printed just
 //! before, in order, once the values only known at run time (the operation id, the copy's
 //! binary-log position, a split's new shard id) are marked the same way on both sides.
-//! Reads, the bulk copy's own sessions and pruning's sessions are not effects of the
-//! procedure's own connections and are left out on both sides. For prune, every DELETE
+//! Reads, the bulk copy's own sessions, a change stream's and pruning's sessions are not
+//! effects of the procedure's own connections and are left out on both sides. For prune, every DELETE
 //! the live prune sends is one its dry run printed (each chunk binds its own keys). The
 //! rendered dry runs are golden files (tests/snapshots/dry_run__*.snap).
 

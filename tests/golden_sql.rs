@@ -361,6 +361,10 @@ fn render_common() -> String {
         "dry run: read-only session",
         sql::session_read_only().to_string(),
     );
+    line(
+        "operator's select",
+        sql::operator_select("SELECT user_id, shard FROM app.owners ;").to_string(),
+    );
     line("fence: server start", sql::server_started_at().to_string());
     line("restart: server uptime", sql::server_uptime().to_string());
     line(
@@ -536,6 +540,27 @@ fn render_common() -> String {
     line(
         "prune next delete",
         sql::delete_chunk(&schema, &table, &pk, Some(&key), &upper, &not_owned).to_string(),
+    );
+    line(
+        "prune per-key first chunk's keys",
+        sql::chunk_distinct_keys(&schema, &table, &pk, None, &upper, &column).to_string(),
+    );
+    line(
+        "prune per-key next chunk's keys",
+        sql::chunk_distinct_keys(&schema, &table, &pk, Some(&key), &upper, &column).to_string(),
+    );
+    let elsewhere = sql::owned(&sql::not_owned(
+        &column,
+        KeyKind::Int,
+        &NotOwned::NotIn(vec![Value::Int(7), Value::Int(9)]),
+    ));
+    line(
+        "prune per-key chunk count",
+        sql::count_chunk(&schema, &table, &pk, Some(&key), &upper, &elsewhere).to_string(),
+    );
+    line(
+        "prune per-key delete",
+        sql::delete_chunk(&schema, &table, &pk, Some(&key), &upper, &elsewhere).to_string(),
     );
     line("threads running", sql::threads_running().to_string());
     line(

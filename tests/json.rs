@@ -753,6 +753,9 @@ fn every_command_follows_the_json_contract() {
         keys_file.to_str().unwrap(),
     ]);
     c.run(&["lookup", "--function", "users", "9"]);
+    // A per-key shard's key count, in `shard list` and `status`.
+    c.run(&["shard", "list"]);
+    c.run(&["status"]);
 
     // A sandbox's own life cycle.
     let sb_dir = tmp.path().join("sb");

@@ -515,8 +515,20 @@ pub fn shard(ctx: &Context, cmd: ShardCommand) -> Result<()> {
             );
         }
         ShardCommand::List => {
-            let snap = Directory::open(&inv)?.load()?;
-            let shards: Vec<_> = snap.shards.iter().map(|s| views::shard(s, &snap)).collect();
+            let mut dir = Directory::open(&inv)?;
+            let snap = dir.load()?;
+            let keys = dir.per_key_counts(&snap)?;
+            let shards: Vec<_> = snap
+                .shards
+                .iter()
+                .map(|s| {
+                    let mut v = views::shard(s, &snap);
+                    if let Some(n) = keys.get(&s.id) {
+                        v["keys"] = (*n).into();
+                    }
+                    v
+                })
+                .collect();
             match ctx.format {
                 Format::Json => {
                     output::print_document("shard list", serde_json::json!({"shards": shards}))
@@ -537,8 +549,13 @@ pub fn shard(ctx: &Context, cmd: ShardCommand) -> Result<()> {
                             Cell::new(s.id),
                             Cell::new(f.map(|f| f.name.as_str()).unwrap_or("?")),
                             Cell::new(
-                                f.map(|f| coverage(&snap, f, s.id).to_string())
-                                    .unwrap_or_default(),
+                                f.map(|f| {
+                                    views::covers_text(
+                                        &coverage(&snap, f, s.id),
+                                        keys.get(&s.id).copied(),
+                                    )
+                                })
+                                .unwrap_or_default(),
                             ),
                             Cell::new(&s.node),
                             Cell::new(snap.shard_schemas(s).join(", ")),

@@ -757,11 +757,15 @@ pub fn query(ctx: &Context, args: QueryArgs) -> Result<()> {
     let inv = ctx.inventory()?;
     let mut dir = Directory::open(&inv)?;
     let snap = dir.load()?;
-    let unpruned = crate::query::unpruned_shards(&snap, &dir.active_operations()?);
+    let ops = dir.active_operations()?;
+    let unpruned = crate::query::Unpruned {
+        shards: crate::query::unpruned_shards(&snap, &ops),
+        per_key: crate::query::per_key_moves(&mut dir, &snap, &ops)?,
+    };
     if let Ok(func) = snap.function(&args.function) {
         let mine: Vec<String> = snap
             .shards_of(func.id)
-            .filter(|s| unpruned.contains(&s.id))
+            .filter(|s| unpruned.shards.contains(&s.id))
             .map(|s| s.id.to_string())
             .collect();
         if !mine.is_empty() {
@@ -786,7 +790,8 @@ pub fn query(ctx: &Context, args: QueryArgs) -> Result<()> {
             &unpruned,
         );
     }
-    let answer = crate::query::run(&inv, &snap, &args.function, &args.sql, timeout, &unpruned)?;
+    let answer =
+        crate::query::run_with(&inv, &snap, &args.function, &args.sql, timeout, &unpruned)?;
     match ctx.format {
         Format::Json => {
             let mut v = serde_json::to_value(&answer)
@@ -823,7 +828,7 @@ fn query_stream(
     function: &str,
     sql: &str,
     timeout: std::time::Duration,
-    unpruned: &std::collections::BTreeSet<u32>,
+    unpruned: &crate::query::Unpruned,
 ) -> Result<()> {
     use crate::query::Event;
     let json = ctx.format == Format::Json;
@@ -868,7 +873,7 @@ fn query_stream(
             }
         }
     };
-    let result = crate::query::stream(inv, snap, function, sql, timeout, unpruned, &mut sink);
+    let result = crate::query::stream_with(inv, snap, function, sql, timeout, unpruned, &mut sink);
     if json {
         let mut body = serde_json::json!({"function": function, "rows": rows, "aggregated": false});
         match &result {

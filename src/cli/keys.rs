@@ -27,10 +27,11 @@ pub struct MoveKeysArgs {
     /// excluded), at one end of one shard's arc.
     #[arg(long, conflicts_with_all = ["keys", "keys_file"])]
     pub arc: Option<String>,
-    /// List functions: the values that move (comma-separated), all of one shard.
+    /// List and per-key functions: the values or keys that move (comma-separated), all of
+    /// one shard.
     #[arg(long, value_delimiter = ',', conflicts_with = "keys_file")]
     pub keys: Option<Vec<String>>,
-    /// List functions: a file of the values that move, one per line.
+    /// List and per-key functions: a file of the values or keys that move, one per line.
     #[arg(long)]
     pub keys_file: Option<PathBuf>,
     /// The shard that takes them (of the same function; beside them for a range or arc).
@@ -80,13 +81,15 @@ fn request(
             let (after, up_to) = two_ends("arc", a, RingPoint::from_hex)?;
             Ok(KeyRequest::Arc { after, up_to })
         }
-        (ShardingType::List, None, None, Some(values), None) => Ok(KeyRequest::Values(
-            values
-                .iter()
-                .map(|v| key_of(v))
-                .collect::<Result<Vec<Key>>>()?,
-        )),
-        (ShardingType::List, None, None, None, Some(file)) => {
+        (ShardingType::List | ShardingType::Key, None, None, Some(values), None) => {
+            Ok(KeyRequest::Values(
+                values
+                    .iter()
+                    .map(|v| key_of(v))
+                    .collect::<Result<Vec<Key>>>()?,
+            ))
+        }
+        (ShardingType::List | ShardingType::Key, None, None, None, Some(file)) => {
             let text = std::fs::read_to_string(file).map_err(|e| {
                 Error::Usage(format!("cannot read --keys-file {}: {e}", file.display()))
             })?;
@@ -111,7 +114,7 @@ fn request(
             args.function
         ))),
         (ShardingType::Key, ..) => Err(Error::Usage(format!(
-            "function {} maps keys one by one: moving them is not supported yet (`shardctl keys assign` maps a new key)",
+            "function {} maps keys one by one: give --keys K1,K2,... or --keys-file FILE",
             args.function
         ))),
     }

@@ -65,18 +65,32 @@ pub enum KeysCommand {
         keys: Vec<String>,
     },
     /// Import the key-to-shard rows of a per-key function from a file: one `KEY,SHARD` (or
-    /// `KEY<TAB>SHARD`) a line, blank lines skipped. Everything is checked first (a bad
-    /// line, an unknown shard, a key given twice or mapped elsewhere already refuses the
-    /// whole import, naming the line); keys mapped already to the same shard are skipped,
-    /// so an import can run again.
-    #[command(after_help = "Example:\n  shardctl keys import --function users --file users.csv")]
+    /// `KEY<TAB>SHARD`) a line, blank lines skipped; or from the rows (key, shard) of a
+    /// SELECT run on a node. Everything is checked first (a bad line or row, an unknown
+    /// shard, a key given twice or mapped elsewhere already refuses the whole import,
+    /// naming the line or row); keys mapped already to the same shard are skipped, so an
+    /// import can run again.
+    #[command(
+        after_help = "Examples:\n  shardctl keys import --function users --file users.csv\n  shardctl keys import --function users --node node1 --from-query 'SELECT user_id, shard FROM app.owners'"
+    )]
     Import {
         /// The per-key partition function.
         #[arg(long)]
         function: String,
         /// The file (`-`: standard input).
-        #[arg(long)]
-        file: PathBuf,
+        #[arg(
+            long,
+            required_unless_present = "from_query",
+            conflicts_with = "from_query"
+        )]
+        file: Option<PathBuf>,
+        /// One SELECT whose rows are (key, shard), run on `--node` in a read-only session;
+        /// its rows are numbered from 1 as a file's lines are.
+        #[arg(long, requires = "node")]
+        from_query: Option<String>,
+        /// The inventory's node `--from-query` runs on.
+        #[arg(long, requires = "from_query")]
+        node: Option<String>,
         /// Rows a multi-row INSERT stages at once.
         #[arg(long, default_value_t = 5000)]
         batch: usize,
@@ -86,38 +100,111 @@ pub enum KeysCommand {
     },
 }
 
+/// The key-to-shard lines of `file` (`-`: standard input) imported.
+fn import_file(
+    dir: &mut Directory,
+    func: &Function,
+    file: &std::path::Path,
+    batch: usize,
+    chunk: u64,
+) -> Result<crate::directory::Imported> {
+    let reader: Box<dyn BufRead> = if file.as_os_str() == "-" {
+        Box::new(std::io::stdin().lock())
+    } else {
+        Box::new(std::io::BufReader::new(std::fs::File::open(file).map_err(
+            |e| Error::Usage(format!("cannot read {}: {e}", file.display())),
+        )?))
+    };
+    let rows = reader.lines().enumerate().filter_map(|(i, l)| {
+        let line = i as u64 + 1;
+        match l {
+            Err(e) => Some(Err(Error::Usage(format!(
+                "line {line}: cannot read {}: {e}; nothing imported",
+                file.display()
+            )))),
+            Ok(text) => import_line(func, line, &text).transpose(),
+        }
+    });
+    dir.import_keys(func, rows, batch, chunk)
+}
+
+/// The (key, shard) rows of the operator's SELECT `sql`, run on `node` in a read-only
+/// session, each numbered from 1 (refused before anything is sent: anything but one
+/// SELECT, exit 5; then a row of other than two columns, a key that does not read as
+/// the function's, a shard that is not an id: exit 2, naming the row).
+fn query_rows(
+    inv: &crate::config::Inventory,
+    func: &Function,
+    node: &str,
+    sql: &str,
+) -> Result<Vec<(u64, Key, u32)>> {
+    crate::query::check_read_only(sql)?;
+    let mut server = crate::server::Server::connect_node(inv, node)?;
+    server.make_read_only()?;
+    let text = |v: &mysql::Value| -> Option<String> {
+        match v {
+            mysql::Value::Int(i) => Some(i.to_string()),
+            mysql::Value::UInt(u) => Some(u.to_string()),
+            mysql::Value::Bytes(b) => Some(String::from_utf8_lossy(b).into_owned()),
+            _ => None,
+        }
+    };
+    let mut out = Vec::new();
+    for (i, row) in server
+        .rows(&crate::server::statements::operator_select(sql))?
+        .into_iter()
+        .enumerate()
+    {
+        let line = i as u64 + 1;
+        let values = row.unwrap();
+        let [key, shard] = values.as_slice() else {
+            return Err(Error::Usage(format!(
+                "row {line}: the query returned {} columns, not two (key, shard); nothing imported",
+                values.len()
+            )));
+        };
+        let key = text(key)
+            .ok_or_else(|| Error::Usage(format!("row {line}: the key is NULL; nothing imported")))
+            .and_then(|k| func.key_type.parse(&k))
+            .map_err(|e| Error::Usage(format!("row {line}: {e}; nothing imported")))?;
+        let shard = text(shard)
+            .and_then(|s| s.trim().parse::<u32>().ok())
+            .ok_or_else(|| {
+                Error::Usage(format!(
+                    "row {line}: shard {shard:?} is not a shard id; nothing imported"
+                ))
+            })?;
+        out.push((line, key, shard));
+    }
+    Ok(out)
+}
+
 pub fn run(ctx: &Context, cmd: KeysCommand) -> Result<()> {
     let inv = ctx.inventory()?;
     match cmd {
         KeysCommand::Import {
             function,
             file,
+            from_query,
+            node,
             batch,
             chunk,
         } => {
             let mut dir = Directory::open(&inv)?;
             let func = per_key(&mut dir, &function)?;
-            let reader: Box<dyn BufRead> = if file.as_os_str() == "-" {
-                Box::new(std::io::stdin().lock())
-            } else {
-                Box::new(std::io::BufReader::new(
-                    std::fs::File::open(&file).map_err(|e| {
-                        Error::Usage(format!("cannot read {}: {e}", file.display()))
-                    })?,
-                ))
-            };
             let started = std::time::Instant::now();
-            let rows = reader.lines().enumerate().filter_map(|(i, l)| {
-                let line = i as u64 + 1;
-                match l {
-                    Err(e) => Some(Err(Error::Usage(format!(
-                        "line {line}: cannot read {}: {e}; nothing imported",
-                        file.display()
-                    )))),
-                    Ok(text) => import_line(&func, line, &text).transpose(),
+            let done = match (file, from_query, node) {
+                (_, Some(sql), Some(node)) => {
+                    let rows = query_rows(&inv, &func, &node, &sql)?;
+                    dir.import_keys(&func, rows.into_iter().map(Ok), batch, chunk)?
                 }
-            });
-            let done = dir.import_keys(&func, rows, batch, chunk)?;
+                (Some(file), _, _) => import_file(&mut dir, &func, &file, batch, chunk)?,
+                _ => {
+                    return Err(Error::Usage(
+                        "give --file PATH, or --from-query SQL with --node NODE".into(),
+                    ))
+                }
+            };
             let secs = started.elapsed().as_secs_f64();
             ctx.show(
                 "keys import",

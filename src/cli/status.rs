@@ -205,7 +205,7 @@ fn show(ctx: &Context, inv: &crate::config::Inventory, args: &StatusArgs) -> Res
                         t.add_row(vec![
                             Cell::new(s.id),
                             Cell::new(&s.function),
-                            Cell::new(s.coverage.to_string()),
+                            Cell::new(super::views::covers_text(&s.coverage, s.keys)),
                             Cell::new(&s.node),
                             Cell::new(s.schemas.join(", ")),
                             Cell::new(s.rows),

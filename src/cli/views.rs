@@ -88,6 +88,15 @@ pub fn shard(s: &Shard, snap: &Snapshot) -> Value {
     })
 }
 
+/// What a shard covers as tables show it: a per-key shard (which covers no span) by how
+/// many keys the directory maps to it.
+pub fn covers_text(coverage: &crate::directory::Coverage, keys: Option<u64>) -> String {
+    match keys {
+        Some(n) => format!("{n} keys"),
+        None => coverage.to_string(),
+    }
+}
+
 /// An availability as tables show it: the command line's word (`no-writes`).
 pub fn availability_word(a: crate::directory::Availability) -> &'static str {
     match a {

@@ -2061,6 +2061,15 @@ impl Directory {
         let (st, locations) = (self.jt("operation_steps"), self.jt("locations"));
         let (ranges, hashes, lists) = (self.jt("ranges"), self.jt("hashes"), self.jt("lists"));
         let (f, donor, receiver) = (plan.func_id, plan.donor, plan.receiver);
+        let per_key = match &plan.mapping {
+            KeyMoveMapping::Keys { .. } => Some(
+                self.load()?
+                    .function_by_id(f)
+                    .cloned()
+                    .ok_or_else(|| Error::Usage(format!("function {f} is not in the directory")))?,
+            ),
+            _ => None,
+        };
         self.flip_change(|d, version| {
             d.check_lease(lease)?;
             d.require_verified(&st, lease.op, donor)?;
@@ -2130,6 +2139,28 @@ impl Directory {
                         )));
                     }
                     changed
+                }
+                KeyMoveMapping::Keys { keys } => {
+                    let func = per_key.as_ref().ok_or_else(|| {
+                        Error::Internal("a per-key move without its function".into())
+                    })?;
+                    // All the keys move in one transaction: the first on the receiver
+                    // means the flip happened.
+                    if let Some(first) = keys.first() {
+                        if d.key_shard(f, first)? == Some(receiver) {
+                            return Ok((version, Changed::Nothing));
+                        }
+                    }
+                    d.reassign_in_change(func, keys, Some(donor), receiver)?;
+                    // No location changed: routers drop these keys from their cache and
+                    // read them again.
+                    return Ok((
+                        version,
+                        Changed::Keys {
+                            func_id: f,
+                            keys: Some(keys.iter().map(ToString::to_string).collect()),
+                        },
+                    ));
                 }
             };
             if moved != 1 && !matches!(plan.mapping, KeyMoveMapping::Values { .. }) {

@@ -633,6 +633,12 @@ pub enum KeyMoveMapping {
         /// The values moved.
         values: Vec<Key>,
     },
+    /// Per-key: these keys' rows of `key_shards` go to the receiving shard (the
+    /// snapshot holds no key rows: the flip is read back from the directory).
+    Keys {
+        /// The keys moved.
+        keys: Vec<Key>,
+    },
 }
 
 /// One planned key move, journaled in the operation's parameters: keys of `donor` given

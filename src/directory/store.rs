@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::ident::Ident;
 use crate::server::{server_error_code, ConnectSpec, Server, Stmt};
 use mysql::Value;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 /// MySQL's duplicate-key error number.
@@ -1525,6 +1525,36 @@ impl Directory {
         self.server.first::<u32>(&st)
     }
 
+    /// The shards the per-key function `func_id` maps `keys` (their texts) to, read in one
+    /// statement by the primary key; a key not mapped has no row in the answer.
+    pub fn key_shards_of(&mut self, func_id: u32, keys: &[String]) -> Result<Vec<(String, u32)>> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut params = Vec::with_capacity(keys.len() + 1);
+        params.push(Value::from(func_id));
+        params.extend(keys.iter().map(|k| Value::from(k.as_bytes())));
+        let st = Stmt::with(
+            format!(
+                "SELECT key_value, shard_id FROM {} WHERE func_id = ? AND key_value IN ({})",
+                self.t("key_shards"),
+                vec!["?"; keys.len()].join(", ")
+            ),
+            params,
+        );
+        self.server
+            .rows(&st)?
+            .into_iter()
+            .map(|r| {
+                mysql::from_row_opt::<(Vec<u8>, u32)>(r)
+                    .map(|(k, s)| (String::from_utf8_lossy(&k).into_owned(), s))
+                    .map_err(|e| {
+                        Error::server(self.server.name(), format!("unexpected key row: {e}"))
+                    })
+            })
+            .collect()
+    }
+
     /// Maps `key` of the per-key function `func` to the least-loaded open shard (state
     /// online, available to writes; the fewest keys, then the lowest id), unless it is
     /// mapped already: then its shard is returned and nothing changes. Atomic: the
@@ -1618,49 +1648,8 @@ impl Directory {
                 func.name
             )));
         }
-        let (table, counts, locations) = (
-            self.t("key_shards"),
-            self.t("key_counts"),
-            self.t("locations"),
-        );
         self.change(|d, _| {
-            let owner = d.server.first::<u32>(&Stmt::with(
-                format!("SELECT func_id FROM {locations} WHERE shard_id = ? FOR UPDATE"),
-                vec![to.into()],
-            ))?;
-            if owner != Some(func.id) {
-                return Err(Error::Usage(format!(
-                    "shard {to} is not a shard of function {}",
-                    func.name
-                )));
-            }
-            let mut out = Vec::new();
-            for key in keys {
-                let text = key.to_string();
-                let from = d
-                    .server
-                    .first::<u32>(&Stmt::with(
-                        format!("SELECT shard_id FROM {table} WHERE func_id = ? AND key_value = ? FOR UPDATE"),
-                        vec![func.id.into(), Value::from(text.as_bytes())],
-                    ))?
-                    .ok_or_else(|| {
-                        Error::Usage(format!("key {key} is not mapped by function {}", func.name))
-                    })?;
-                if from == to {
-                    return Err(Error::Usage(format!("key {key} is on shard {to} already")));
-                }
-                d.server.exec(&Stmt::with(
-                    format!("UPDATE {table} SET shard_id = ? WHERE func_id = ? AND key_value = ?"),
-                    vec![to.into(), func.id.into(), Value::from(text.as_bytes())],
-                ))?;
-                for (shard, delta) in [(from, "- 1"), (to, "+ 1")] {
-                    d.server.exec(&Stmt::with(
-                        format!("UPDATE {counts} SET key_count = key_count {delta} WHERE shard_id = ?"),
-                        vec![shard.into()],
-                    ))?;
-                }
-                out.push((key.clone(), from));
-            }
+            let out = d.reassign_in_change(func, keys, None, to)?;
             let texts = keys.iter().map(Key::to_string).collect();
             Ok((
                 out,
@@ -1670,6 +1659,68 @@ impl Directory {
                 },
             ))
         })
+    }
+
+    /// Inside a directory change: gives `keys` of the per-key function `func` to shard
+    /// `to`, each key's row read with a locking read and the kept counts of both shards
+    /// moved by one a key. Returns each key with the shard it had. Refused, the caller's
+    /// transaction then rolled back: a key not mapped, a key on `to` already ([`Error::Usage`]),
+    /// and, with `from`, a key another shard than `from` holds ([`Error::Refused`]).
+    pub(super) fn reassign_in_change(
+        &mut self,
+        func: &Function,
+        keys: &[Key],
+        from: Option<u32>,
+        to: u32,
+    ) -> Result<Vec<(Key, u32)>> {
+        let (table, counts, locations) = (
+            self.t("key_shards"),
+            self.t("key_counts"),
+            self.t("locations"),
+        );
+        let owner = self.server.first::<u32>(&Stmt::with(
+            format!("SELECT func_id FROM {locations} WHERE shard_id = ? FOR UPDATE"),
+            vec![to.into()],
+        ))?;
+        if owner != Some(func.id) {
+            return Err(Error::Usage(format!(
+                "shard {to} is not a shard of function {}",
+                func.name
+            )));
+        }
+        let mut out = Vec::new();
+        for key in keys {
+            let text = key.to_string();
+            let had = self
+                .server
+                .first::<u32>(&Stmt::with(
+                    format!("SELECT shard_id FROM {table} WHERE func_id = ? AND key_value = ? FOR UPDATE"),
+                    vec![func.id.into(), Value::from(text.as_bytes())],
+                ))?
+                .ok_or_else(|| {
+                    Error::Usage(format!("key {key} is not mapped by function {}", func.name))
+                })?;
+            if had == to {
+                return Err(Error::Usage(format!("key {key} is on shard {to} already")));
+            }
+            if let Some(from) = from.filter(|f| *f != had) {
+                return Err(Error::Refused(format!(
+                    "key {key} is on shard {had} now, not on shard {from}: the keys changed shard since the move was planned"
+                )));
+            }
+            self.server.exec(&Stmt::with(
+                format!("UPDATE {table} SET shard_id = ? WHERE func_id = ? AND key_value = ?"),
+                vec![to.into(), func.id.into(), Value::from(text.as_bytes())],
+            ))?;
+            for (shard, delta) in [(had, "- 1"), (to, "+ 1")] {
+                self.server.exec(&Stmt::with(
+                    format!("UPDATE {counts} SET key_count = key_count {delta} WHERE shard_id = ?"),
+                    vec![shard.into()],
+                ))?;
+            }
+            out.push((key.clone(), had));
+        }
+        Ok(out)
     }
 
     /// Imports key → shard rows of the per-key function `func` (bulk: millions), each
@@ -1897,6 +1948,20 @@ impl Directory {
             }
             Err(e) => Err(self.server.error(&e)),
         }
+    }
+
+    /// How many keys each shard of every per-key function of `snap` holds (its kept
+    /// `key_counts`), by shard id: what `status` and `shard list` show.
+    pub fn per_key_counts(&mut self, snap: &Snapshot) -> Result<BTreeMap<u32, u64>> {
+        let mut out = BTreeMap::new();
+        for f in snap
+            .functions
+            .iter()
+            .filter(|f| f.sharding_type == ShardingType::Key)
+        {
+            out.extend(self.key_counts(f.id)?);
+        }
+        Ok(out)
     }
 
     /// How many keys each shard of the per-key function `func_id` holds, by shard id.

@@ -6,7 +6,8 @@
 //! neighbours: the top of a range shard to the shard above it, the bottom to the shard
 //! below (and likewise along the hash ring), by moving the boundary between the two. The
 //! middle of a shard's span cannot move without a new shard (`split`). A list function's
-//! values move to any shard of the function.
+//! values move to any shard of the function, and so do a per-key function's keys (whose
+//! owners the caller reads from the directory: the snapshot holds no key rows).
 
 use crate::directory::{
     coverage, Coverage, Function, Index, Key, KeyMoveMapping, KeyMovePlan, RingPoint, ShardingType,
@@ -33,7 +34,7 @@ pub enum KeyRequest {
         /// Inclusive.
         up_to: RingPoint,
     },
-    /// A list function's values.
+    /// A list function's values, or a per-key function's keys.
     Values(Vec<Key>),
 }
 
@@ -61,6 +62,24 @@ pub fn plan(
     request: &KeyRequest,
     receiver: u32,
 ) -> Result<KeyMovePlan> {
+    plan_with_owners(snap, func, request, receiver, &|_| {
+        Err(Error::Usage(format!(
+            "function {} maps keys one by one: their owners are read from the directory",
+            func.name
+        )))
+    })
+}
+
+/// [`plan`], a per-key function's keys looked up with `owner` (the shard the directory
+/// maps a key to, None when it maps it to none). A per-key move may take every key of
+/// its donor: the donor stays a shard of the function, open to new keys.
+pub fn plan_with_owners(
+    snap: &Snapshot,
+    func: &Function,
+    request: &KeyRequest,
+    receiver: u32,
+    owner: &dyn Fn(&Key) -> Result<Option<u32>>,
+) -> Result<KeyMovePlan> {
     let receiving = snap.shard(receiver)?;
     if receiving.func_id != func.id {
         let other = snap
@@ -80,9 +99,15 @@ pub fn plan(
         (ShardingType::Hash, KeyRequest::Arc { after, up_to }) => {
             plan_arc(snap, func, *after, *up_to, receiver)?
         }
-        (ShardingType::List, KeyRequest::Values(values)) => {
-            plan_values(func, &index, values, receiver)?
-        }
+        (ShardingType::List, KeyRequest::Values(values)) => plan_values(
+            func,
+            &|v| Ok(index.lookup(func.id, v).ok()),
+            values,
+            receiver,
+        )
+        .map(|(values, donor)| (KeyMoveMapping::Values { values }, donor))?,
+        (ShardingType::Key, KeyRequest::Values(keys)) => plan_values(func, owner, keys, receiver)
+            .map(|(keys, donor)| (KeyMoveMapping::Keys { keys }, donor))?,
         (ShardingType::Range, _) => {
             return Err(Error::Usage(format!(
                 "function {} is a range function: give --range LOWER..UPPER",
@@ -103,7 +128,7 @@ pub fn plan(
         }
         (ShardingType::Key, _) => {
             return Err(Error::Usage(format!(
-                "function {} maps keys one by one: moving them is not supported yet",
+                "function {} maps keys one by one: give --keys K1,K2,... or --keys-file FILE",
                 func.name
             )))
         }
@@ -276,12 +301,18 @@ fn plan_arc(
     }
 }
 
+/// The distinct `values` (in the order given) and the one shard that owns them all.
 fn plan_values(
     func: &Function,
-    index: &Index,
+    owner: &dyn Fn(&Key) -> Result<Option<u32>>,
     values: &[Key],
     receiver: u32,
-) -> Result<(KeyMoveMapping, u32)> {
+) -> Result<(Vec<Key>, u32)> {
+    let (what, add) = if func.sharding_type == ShardingType::Key {
+        ("key", "assign it first (`shardctl keys assign`)")
+    } else {
+        ("value", "add it to a shard first")
+    };
     let mut unique: Vec<Key> = Vec::new();
     for v in values {
         if !unique.contains(v) {
@@ -291,31 +322,29 @@ fn plan_values(
     let Some(first) = unique.first() else {
         return Err(Error::Usage("no keys given: nothing to move".into()));
     };
-    let donor = index.lookup(func.id, first).map_err(|_| {
-        Error::Usage(format!(
-            "value {first} is not mapped by function {}: add it to a shard first",
-            func.name
-        ))
-    })?;
-    for v in &unique {
-        let owner = index.lookup(func.id, v).map_err(|_| {
+    let owned_by = |v: &Key| -> Result<u32> {
+        owner(v)?.ok_or_else(|| {
             Error::Usage(format!(
-                "value {v} is not mapped by function {}: add it to a shard first",
+                "{what} {v} is not mapped by function {}: {add}",
                 func.name
             ))
-        })?;
+        })
+    };
+    let donor = owned_by(first)?;
+    for v in &unique {
+        let owner = owned_by(v)?;
         if owner != donor {
             return Err(Error::Usage(format!(
-                "values {first} and {v} belong to shards {donor} and {owner}: a key move takes keys of one shard"
+                "{what}s {first} and {v} belong to shards {donor} and {owner}: a key move takes keys of one shard"
             )));
         }
         if owner == receiver {
             return Err(Error::Usage(format!(
-                "shard {receiver} already owns value {v}: nothing to move"
+                "shard {receiver} already owns {what} {v}: nothing to move"
             )));
         }
     }
-    Ok((KeyMoveMapping::Values { values: unique }, donor))
+    Ok((unique, donor))
 }
 
 /// `snap` as it reads once `plan` has flipped (a snapshot that shows it already is
@@ -361,6 +390,8 @@ pub fn after_key_move(mut snap: Snapshot, plan: &KeyMovePlan) -> Result<Snapshot
                 }
             }
         }
+        // The snapshot holds no key rows: it reads the same before and after.
+        KeyMoveMapping::Keys { .. } => {}
     }
     Ok(snap)
 }
@@ -404,27 +435,37 @@ pub fn before_key_move(mut snap: Snapshot, plan: &KeyMovePlan) -> Result<Snapsho
                 }
             }
         }
+        KeyMoveMapping::Keys { .. } => {}
     }
     Ok(snap)
 }
 
 /// Whether `snap` shows the move's flip: the bound or point at its new place, the values
-/// with the receiver.
-pub fn shows_flip(snap: &Snapshot, plan: &KeyMovePlan) -> bool {
+/// with the receiver. A per-key move's keys are not in a snapshot: `key_owner` reads the
+/// shard the directory maps one of them to (all move in one transaction).
+pub fn shows_flip(
+    snap: &Snapshot,
+    plan: &KeyMovePlan,
+    key_owner: &mut dyn FnMut(u32, &Key) -> Result<Option<u32>>,
+) -> Result<bool> {
     let f = plan.func_id;
     match &plan.mapping {
-        KeyMoveMapping::RangeBound { now, .. } => snap
+        KeyMoveMapping::RangeBound { now, .. } => Ok(snap
             .ranges
             .iter()
-            .any(|r| r.func_id == f && &r.lower_bound == now),
-        KeyMoveMapping::RingPoint { now, .. } => RingPoint::from_hex(now)
+            .any(|r| r.func_id == f && &r.lower_bound == now)),
+        KeyMoveMapping::RingPoint { now, .. } => Ok(RingPoint::from_hex(now)
             .map(|now| snap.points.iter().any(|p| p.func_id == f && p.point == now))
-            .unwrap_or(false),
-        KeyMoveMapping::Values { values } => values.iter().all(|v| {
+            .unwrap_or(false)),
+        KeyMoveMapping::Values { values } => Ok(values.iter().all(|v| {
             snap.lists
                 .iter()
                 .any(|l| l.func_id == f && &l.value == v && l.shard_id == plan.receiver)
-        }),
+        })),
+        KeyMoveMapping::Keys { keys } => match keys.first() {
+            Some(k) => Ok(key_owner(f, k)? == Some(plan.receiver)),
+            None => Ok(false),
+        },
     }
 }
 
@@ -453,8 +494,8 @@ pub fn moving_coverage(snap: &Snapshot, plan: &KeyMovePlan) -> Result<Coverage> 
                 share: 0.0,
             }
         }
-        KeyMoveMapping::Values { values } => {
-            let mut values = values.clone();
+        KeyMoveMapping::Values { values: keys } | KeyMoveMapping::Keys { keys } => {
+            let mut values = keys.clone();
             values.sort();
             Coverage::Values { values }
         }
@@ -659,6 +700,56 @@ mod tests {
             let e = planned(&snap, "l", &KeyRequest::Values(values), 5).unwrap_err();
             assert!(e.to_string().contains(says), "{e}");
         }
+    }
+
+    /// Per-key function 4 with shards 9 and 10: keys 1 and 2 on shard 9, 3 on shard 10, 4
+    /// not mapped.
+    #[test]
+    fn per_key_keys_of_one_shard_go_to_any_other_and_bad_requests_are_refused() {
+        let mut snap = directory();
+        snap.functions.push(function(4, "pk", ShardingType::Key));
+        snap.shards.extend([shard(9, 4), shard(10, 4)]);
+        let f = snap.function("pk").unwrap().clone();
+        let owners = |k: &Key| -> Result<Option<u32>> {
+            Ok(match k {
+                Key::Int(1) | Key::Int(2) => Some(9),
+                Key::Int(3) => Some(10),
+                _ => None,
+            })
+        };
+        let keys = |v: &[i64]| KeyRequest::Values(v.iter().map(|i| Key::Int(*i)).collect());
+        // All of shard 9's keys: the donor stays a shard, open to new keys.
+        let p = plan_with_owners(&snap, &f, &keys(&[2, 1, 2]), 10, &owners).unwrap();
+        assert_eq!((p.donor, p.receiver), (9, 10));
+        assert_eq!(
+            p.mapping,
+            KeyMoveMapping::Keys {
+                keys: vec![Key::Int(2), Key::Int(1)]
+            }
+        );
+        assert_eq!(
+            moving_coverage(&snap, &p).unwrap(),
+            Coverage::Values {
+                values: vec![Key::Int(1), Key::Int(2)]
+            }
+        );
+        let c = moving_keys(&snap, &p, &Ident::new("column", "k").unwrap()).unwrap();
+        assert_eq!(c.sql, "(NOT (`k` NOT IN (?, ?)))");
+        let mut owner_now = |_: u32, _: &Key| -> Result<Option<u32>> { Ok(Some(10)) };
+        assert!(shows_flip(&snap, &p, &mut owner_now).unwrap());
+        for (req, to, says) in [
+            (keys(&[1, 3]), 10, "keys 1 and 3 belong to shards 9 and 10"),
+            (keys(&[3]), 10, "shard 10 already owns key 3"),
+            (keys(&[1, 4]), 10, "key 4 is not mapped by function pk"),
+            (keys(&[]), 10, "nothing to move"),
+            (keys(&[1]), 5, "belongs to function l"),
+        ] {
+            let e = plan_with_owners(&snap, &f, &req, to, &owners).unwrap_err();
+            assert!(matches!(e, Error::Usage(_)), "{e}");
+            assert!(e.to_string().contains(says), "{e}");
+        }
+        let e = plan(&snap, &f, &keys(&[1]), 10).unwrap_err();
+        assert!(e.to_string().contains("read from the directory"), "{e}");
     }
 
     #[test]

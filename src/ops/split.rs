@@ -187,7 +187,7 @@ pub fn plan(inv: &Inventory, snap: &Snapshot, shard: &Shard, at: &SplitAt) -> Re
             "a list shard splits with --values a,b,...".into(),
         )),
         (ShardingType::Key, _, _) => Err(Error::Usage(
-            "a shard of a per-key function does not split: its keys are reassigned one by one (not supported yet)".into(),
+            "a shard of a per-key function does not split: add a shard (`shard add`) and move keys to it (`move-keys --keys`)".into(),
         )),
     }
 }

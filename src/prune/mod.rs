@@ -5,6 +5,12 @@
 //! while the node's replicas lag or the node is busy; every chunk is checkpointed in the
 //! journal, so an interrupted prune resumes where it stopped.
 //!
+//! A per-key shard's ownership is a directory row per key, on a server that may not be the
+//! shard's: each chunk's distinct keys are read on the shard, looked up in the directory
+//! in one statement, and the chunk's rows of the keys the directory maps to another shard
+//! are deleted. Rows of keys the directory maps to no shard are kept (a key's rows may be
+//! written before it is imported).
+//!
 //! The prune holds its operation's lease with a heartbeat like a move, so `shardctl stop`,
 //! `pause`, `continue` and `throttle` reach it: before each chunk it parks while paused
 //! (its own operation, or the split it belongs to), and takes the live `--max-lag`,
@@ -91,10 +97,112 @@ pub struct TablePlan {
     pub table: Ident,
     /// Primary-key columns.
     pub pk: Vec<Ident>,
-    /// The rows to delete.
+    /// The rows to delete; for a per-key shard, what each chunk's condition selects (its
+    /// keys are bound chunk by chunk, see `per_key`).
     pub predicate: Predicate,
     /// Estimated rows in the table (information_schema).
     pub estimated_rows: u64,
+    /// A per-key shard's table: the keys of each chunk are looked up in the directory.
+    pub per_key: Option<PerKey>,
+}
+
+/// What a per-key shard's prune needs to decide a chunk's rows.
+#[derive(Debug, Clone)]
+pub struct PerKey {
+    /// The per-key function.
+    pub func_id: u32,
+    /// The shard pruned: the keys the directory maps to it, or to none, stay.
+    pub shard_id: u32,
+    /// The sharding column.
+    pub column: Ident,
+    /// How its keys read.
+    pub key_type: crate::directory::KeyType,
+}
+
+impl PerKey {
+    fn of(snap: &Snapshot, shard: &Shard, column: &Ident) -> Option<PerKey> {
+        let func = snap.function_by_id(shard.func_id)?;
+        (func.sharding_type == crate::directory::ShardingType::Key).then(|| PerKey {
+            func_id: func.id,
+            shard_id: shard.id,
+            column: column.clone(),
+            key_type: func.key_type,
+        })
+    }
+
+    /// The condition shown and journaled for the table: its values are each chunk's.
+    fn described(&self) -> Predicate {
+        Predicate {
+            sql: format!(
+                "({} IN (the chunk's keys the directory maps to another shard))",
+                self.column.quoted()
+            ),
+            params: Vec::new(),
+        }
+    }
+
+    /// The rows of the chunk `(last, upper]` whose key the directory maps to another
+    /// shard; None when there are none. One statement on the shard (its distinct keys)
+    /// and one on the directory (their shards).
+    fn chunk_condition(
+        &self,
+        server: &mut Server,
+        dir: &mut Directory,
+        plan: &TablePlan,
+        last: Option<&[Value]>,
+        upper: &[Value],
+    ) -> Result<Option<Predicate>> {
+        let keys: Vec<Value> = server
+            .rows(&statements::chunk_distinct_keys(
+                &plan.schema,
+                &plan.table,
+                &plan.pk,
+                last,
+                upper,
+                &self.column,
+            ))?
+            .into_iter()
+            .filter_map(|r| r.unwrap().into_iter().next())
+            .collect();
+        let texts: Vec<String> = keys.iter().filter_map(key_text).collect();
+        let elsewhere: std::collections::HashSet<String> = dir
+            .retrying(|d| d.key_shards_of(self.func_id, &texts))?
+            .into_iter()
+            .filter(|(_, s)| *s != self.shard_id)
+            .map(|(k, _)| k)
+            .collect();
+        if elsewhere.is_empty() {
+            return Ok(None);
+        }
+        let mut values: Vec<Value> = Vec::new();
+        for text in texts.iter().filter(|t| elsewhere.contains(*t)) {
+            values.push(match self.key_type {
+                crate::directory::KeyType::Int => Value::Int(text.parse().map_err(|_| {
+                    Error::Internal(format!("{}: key {text} is not an integer", plan.name()))
+                })?),
+                crate::directory::KeyType::String => Value::Bytes(text.as_bytes().to_vec()),
+            });
+        }
+        let kind = match self.key_type {
+            crate::directory::KeyType::Int => statements::KeyKind::Int,
+            crate::directory::KeyType::String => statements::KeyKind::Bytes,
+        };
+        Ok(Some(statements::owned(&statements::not_owned(
+            &self.column,
+            kind,
+            &statements::NotOwned::NotIn(values),
+        ))))
+    }
+}
+
+/// A sharding column's value as the directory's key text (None for NULL).
+fn key_text(v: &Value) -> Option<String> {
+    match v {
+        Value::Int(i) => Some(i.to_string()),
+        Value::UInt(u) => Some(u.to_string()),
+        Value::Bytes(b) => Some(String::from_utf8_lossy(b).into_owned()),
+        _ => None,
+    }
 }
 
 impl TablePlan {
@@ -173,12 +281,17 @@ pub fn plan(inv: &Inventory, snap: &Snapshot, shard: &Shard) -> Result<Vec<Table
                     &shard.node,
                 )));
             }
+            let per_key = PerKey::of(snap, shard, &column);
             tables.push(TablePlan {
                 estimated_rows: sizes.get(table.as_str()).copied().unwrap_or(0),
-                predicate: not_owned(snap, shard, &column)?,
+                predicate: match &per_key {
+                    Some(k) => k.described(),
+                    None => not_owned(snap, shard, &column)?,
+                },
                 schema: schema.clone(),
                 table,
                 pk,
+                per_key,
             });
         }
         // Children (tables whose foreign keys point at others) before their parents.
@@ -222,9 +335,16 @@ pub struct TableDryRun {
 pub fn dry_run(inv: &Inventory, shard: &Shard, plans: &[TablePlan]) -> Result<Vec<TableDryRun>> {
     let mut server = prune_connection(inv, &shard.node)?;
     server.make_read_only()?;
+    let mut dir = match plans.iter().any(|p| p.per_key.is_some()) {
+        true => Some(Directory::open(inv)?),
+        false => None,
+    };
     plans
         .iter()
         .map(|p| {
+            if let (Some(k), Some(dir)) = (&p.per_key, dir.as_mut()) {
+                return per_key_dry_run(&mut server, dir, p, k);
+            }
             let st = statements::count_where(&p.schema, &p.table, &p.predicate);
             let n = server.first::<u64>(&st)?.unwrap_or(0);
             let bound = vec![Value::NULL; p.pk.len()];
@@ -247,6 +367,62 @@ pub fn dry_run(inv: &Inventory, shard: &Shard, plans: &[TablePlan]) -> Result<Ve
         })
         .collect()
 }
+
+/// A per-key table's dry run: its chunks walked as the prune walks them (of
+/// [`DRY_RUN_CHUNK`] rows), each chunk's keys looked up, the rows counted; the statements
+/// are the distinct DELETEs the chunks would send.
+fn per_key_dry_run(
+    server: &mut Server,
+    dir: &mut Directory,
+    p: &TablePlan,
+    k: &PerKey,
+) -> Result<TableDryRun> {
+    let mut last: Option<Vec<Value>> = None;
+    let mut rows = 0u64;
+    let mut sqls: Vec<String> = Vec::new();
+    loop {
+        let chunk = server.rows(&statements::next_chunk_keys(
+            &p.schema,
+            &p.table,
+            &p.pk,
+            last.as_deref(),
+            DRY_RUN_CHUNK,
+        ))?;
+        let Some(upper) = chunk.last().cloned().map(|r| r.unwrap()) else {
+            break;
+        };
+        if let Some(cond) = k.chunk_condition(server, dir, p, last.as_deref(), &upper)? {
+            let st =
+                statements::count_chunk(&p.schema, &p.table, &p.pk, last.as_deref(), &upper, &cond);
+            rows += server.first::<u64>(&st)?.unwrap_or(0);
+            let delete = statements::delete_chunk(
+                &p.schema,
+                &p.table,
+                &p.pk,
+                last.as_deref(),
+                &upper,
+                &cond,
+            );
+            if !sqls.contains(&delete.sql) {
+                sqls.push(delete.sql);
+            }
+        }
+        let full = chunk.len() as u64 == DRY_RUN_CHUNK;
+        last = Some(upper);
+        if !full {
+            break;
+        }
+    }
+    Ok(TableDryRun {
+        table: p.name(),
+        rows_to_delete: rows,
+        predicate: p.predicate.to_string(),
+        statements: sqls,
+    })
+}
+
+/// The chunk a per-key table's dry run walks.
+const DRY_RUN_CHUNK: u64 = 1000;
 
 /// A primary-key value as JSON for the journal, and back.
 fn value_to_json(v: &Value) -> serde_json::Value {
@@ -443,6 +619,8 @@ struct Run<'a> {
     on_chunk: OnChunk<'a>,
     /// The prune's own operation control, and that of the split it belongs to.
     controls: [Option<std::sync::Arc<crate::control::Control>>; 2],
+    /// A connection to the directory for a per-key shard's lookups.
+    lookups: Option<Directory>,
 }
 
 impl Run<'_> {
@@ -494,17 +672,35 @@ fn prune_table(
             return Ok(report);
         };
         let upper: Vec<Value> = upper_row.clone().unwrap();
-        let delete = statements::delete_chunk(
-            &plan.schema,
-            &plan.table,
-            &plan.pk,
-            last.as_deref(),
-            &upper,
-            &plan.predicate,
-        );
         let t = Instant::now();
-        let deleted = server.exec_affected(&delete)?;
-        run.throttle.chunk_done(server)?;
+        let predicate = match (&plan.per_key, run.lookups.as_mut()) {
+            (Some(k), Some(dir)) => {
+                k.chunk_condition(server, dir, plan, last.as_deref(), &upper)?
+            }
+            (Some(_), None) => {
+                return Err(Error::Internal(format!(
+                    "{}: a per-key table's prune without the directory",
+                    plan.name()
+                )))
+            }
+            (None, _) => Some(plan.predicate.clone()),
+        };
+        let deleted = match predicate {
+            Some(predicate) => {
+                let delete = statements::delete_chunk(
+                    &plan.schema,
+                    &plan.table,
+                    &plan.pk,
+                    last.as_deref(),
+                    &upper,
+                    &predicate,
+                );
+                let deleted = server.exec_affected(&delete)?;
+                run.throttle.chunk_done(server)?;
+                deleted
+            }
+            None => 0,
+        };
         let took = t.elapsed() + Duration::from_micros(1);
         let walked = rows.len() as u64;
         report.deleted += deleted;
@@ -559,12 +755,27 @@ pub fn rows_walked(steps: &[crate::directory::journal::StepRecord]) -> Option<u6
     (!walked.is_empty()).then(|| walked.iter().sum())
 }
 
-/// Refuses a prune of a shard that an unfinished merge retires or merges into: before the
-/// flip the survivor holds rows it does not own yet (the retired shard's, copied), which
-/// a prune would delete.
+/// Refuses a prune of a shard that an unfinished merge retires or merges into, or that
+/// an unfinished key move gives keys to: before the flip the survivor or the receiver
+/// holds rows it does not own yet (copied), which a prune would delete.
 pub fn refuse_if_merging(inv: &Inventory, shard_id: u32) -> Result<()> {
     let mut dir = Directory::open(inv)?;
     for op in dir.active_operations()? {
+        if op.kind == OpKind::MoveKeys {
+            let receiver = dir
+                .operation(op.id)?
+                .params::<serde_json::Value>()
+                .ok()
+                .and_then(|p| p.key_move)
+                .map(|p| p.receiver);
+            if receiver == Some(shard_id) {
+                return Err(Error::Refused(format!(
+                    "shard {shard_id} takes keys in operation {} ({}, {}): a prune now would delete the rows copied to it; resume or abort it first",
+                    op.id, op.kind, op.state
+                )));
+            }
+            continue;
+        }
         if op.kind != OpKind::Merge {
             continue;
         }
@@ -702,6 +913,10 @@ fn run_plans(
     let op = lease.op;
     let mut server = prune_connection(inv, node)?;
     let mut throttle = Throttle::new(inv, node, opts)?;
+    let mut lookups = match plans.iter().any(|p| p.per_key.is_some()) {
+        true => Some(Directory::open(inv)?),
+        false => None,
+    };
     let mut reports = Vec::new();
     let step_numbers: BTreeMap<String, u32> = rec
         .steps
@@ -756,8 +971,11 @@ fn run_plans(
                 opts,
                 on_chunk,
                 controls: controls.clone(),
+                lookups: lookups.take(),
             };
-            let r = prune_table(&mut run, p, start, last, &mut checkpoint)?;
+            let r = prune_table(&mut run, p, start, last, &mut checkpoint);
+            lookups = run.lookups.take();
+            let r = r?;
             log(1, &format!("{}: {} rows deleted", r.table, r.deleted));
             reports.push(r);
         }

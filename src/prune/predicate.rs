@@ -54,9 +54,10 @@ pub fn not_owned(snap: &Snapshot, shard: &Shard, column: &Ident) -> Result<Predi
         .ok_or_else(|| Error::Usage(format!("shard {} has no function", shard.id)))?;
     if func.sharding_type == crate::directory::ShardingType::Key {
         // Ownership is a directory row per key, on another server than the shard's rows:
-        // no condition on the shard's own rows says it. Refused rather than guessed.
+        // no condition on the shard's own rows says it (the prune looks each chunk's keys
+        // up instead). Refused rather than guessed.
         return Err(Error::Refused(format!(
-            "shard {} belongs to the per-key function {}: pruning by its key rows is not supported yet, nothing deleted",
+            "shard {} belongs to the per-key function {}: which keys it owns is a directory row per key, which no condition on its rows can say",
             shard.id, func.name
         )));
     }

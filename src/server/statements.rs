@@ -125,6 +125,12 @@ pub fn session_read_only() -> Stmt {
     Stmt::text("SET SESSION TRANSACTION READ ONLY")
 }
 
+/// An operator's own SELECT, sent as written over a read-only session (`keys import
+/// --from-query`); `query::check_read_only` has refused anything else before.
+pub fn operator_select(sql: &str) -> Stmt {
+    Stmt::text(sql.trim().trim_end_matches(';').trim_end())
+}
+
 /// When the server started, as a Unix time: a fence set with `SET GLOBAL` does not survive
 /// a restart, so the fence's checks compare this before and after.
 pub fn server_started_at() -> Stmt {
@@ -1465,6 +1471,72 @@ pub fn next_chunk_keys(
             qualified(schema, table)
         ),
         params,
+    )
+}
+
+/// The conditions of one chunk, `(after, up_to]` by primary key, and `cond`.
+fn chunk_conditions(
+    pk: &[Ident],
+    after: Option<&[Value]>,
+    up_to: &[Value],
+    cond: Option<&Condition>,
+) -> Condition {
+    let conds: Vec<Condition> = after
+        .map(|v| keyset(pk, v, Keyset::After))
+        .into_iter()
+        .chain([keyset(pk, up_to, Keyset::UpTo)])
+        .chain(cond.cloned())
+        .collect();
+    Condition {
+        sql: conds
+            .iter()
+            .map(|c| c.sql.as_str())
+            .collect::<Vec<_>>()
+            .join(" AND "),
+        params: conds.into_iter().flat_map(|c| c.params).collect(),
+    }
+}
+
+/// The distinct keys of `column` in one chunk, `(after, up_to]` by primary key: a per-key
+/// shard's prune looks them up in the directory.
+pub fn chunk_distinct_keys(
+    schema: &Ident,
+    table: &Ident,
+    pk: &[Ident],
+    after: Option<&[Value]>,
+    up_to: &[Value],
+    column: &Ident,
+) -> Stmt {
+    let c = chunk_conditions(pk, after, up_to, None);
+    Stmt::with(
+        format!(
+            "SELECT DISTINCT {} FROM {} WHERE {}",
+            column.quoted(),
+            qualified(schema, table),
+            c.sql
+        ),
+        c.params,
+    )
+}
+
+/// The rows of one chunk, `(after, up_to]` by primary key, that match `cond`, counted (a
+/// per-key shard's prune dry run).
+pub fn count_chunk(
+    schema: &Ident,
+    table: &Ident,
+    pk: &[Ident],
+    after: Option<&[Value]>,
+    up_to: &[Value],
+    cond: &Condition,
+) -> Stmt {
+    let c = chunk_conditions(pk, after, up_to, Some(cond));
+    Stmt::with(
+        format!(
+            "SELECT COUNT(*) FROM {} WHERE {}",
+            qualified(schema, table),
+            c.sql
+        ),
+        c.params,
     )
 }
 

@@ -3571,7 +3571,7 @@ _shardctl() {
             return 0
             ;;
         shardctl__subcmd__keys__subcmd__import)
-            opts="-v -y -h --function --file --batch --chunk --config --output --color --verbose --yes --log-file --help"
+            opts="-v -y -h --function --file --from-query --node --batch --chunk --config --output --color --verbose --yes --log-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3582,6 +3582,14 @@ _shardctl() {
                     return 0
                     ;;
                 --file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --from-query)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --node)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

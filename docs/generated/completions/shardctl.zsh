@@ -769,7 +769,9 @@ never\:"Never"))' \
 (import)
 _arguments "${_arguments_options[@]}" : \
 '--function=[The per-key partition function]:FUNCTION:_default' \
-'--file=[The file (\`-\`\: standard input)]:FILE:_files' \
+'(--from-query)--file=[The file (\`-\`\: standard input)]:FILE:_files' \
+'--from-query=[One SELECT whose rows are (key, shard), run on \`--node\` in a read-only session; its rows are numbered from 1 as a file'\''s lines are]:FROM_QUERY:_default' \
+'--node=[The inventory'\''s node \`--from-query\` runs on]:NODE:_default' \
 '--batch=[Rows a multi-row INSERT stages at once]:BATCH:_default' \
 '--chunk=[Keys one directory change adds at most]:CHUNK:_default' \
 '--config=[Inventory file]:CONFIG:_files' \
@@ -937,8 +939,8 @@ _arguments "${_arguments_options[@]}" : \
 '--function=[The partition function whose keys move]:FUNCTION:_default' \
 '(--arc --keys --keys-file)--range=[Range functions\: the keys LOWER..UPPER (upper excluded), at the top or the bottom of one shard'\''s range]:RANGE:_default' \
 '(--keys --keys-file)--arc=[Hash functions\: the hashes AFTER..UP_TO (ring points of 32 hex digits; AFTER excluded), at one end of one shard'\''s arc]:ARC:_default' \
-'(--keys-file)*--keys=[List functions\: the values that move (comma-separated), all of one shard]:KEYS:_default' \
-'--keys-file=[List functions\: a file of the values that move, one per line]:KEYS_FILE:_files' \
+'(--keys-file)*--keys=[List and per-key functions\: the values or keys that move (comma-separated), all of one shard]:KEYS:_default' \
+'--keys-file=[List and per-key functions\: a file of the values or keys that move, one per line]:KEYS_FILE:_files' \
 '--to-shard=[The shard that takes them (of the same function; beside them for a range or arc)]:TO_SHARD:_default' \
 '--playbook=[A playbook to run instead of the embedded playbooks/move-keys.yaml]:PLAYBOOK:_files' \
 '--cutover=[Copy and keep the copy current, then wait, unfenced, for \`shardctl cutover OP\` (\`manual\`), a daily window (\`window\`, with --cutover-window) or nothing (\`auto\`\: go on once the before-cutover hooks pass). Without it the cut-over follows the copy at once]:CUTOVER:((manual\:"When an operator runs \`shardctl cutover OP\`"
@@ -3287,7 +3289,7 @@ _shardctl__subcmd__help__subcmd__init_commands() {
 _shardctl__subcmd__help__subcmd__keys_commands() {
     local commands; commands=(
 'assign:Map new keys of a per-key function, each to the least-loaded open shard (online, available, fewest keys); a key mapped already keeps its shard. Atomic\: two callers assigning one key at once get the same shard' \
-'import:Import the key-to-shard rows of a per-key function from a file\: one \`KEY,SHARD\` (or \`KEY<TAB>SHARD\`) a line, blank lines skipped. Everything is checked first (a bad line, an unknown shard, a key given twice or mapped elsewhere already refuses the whole import, naming the line); keys mapped already to the same shard are skipped, so an import can run again' \
+'import:Import the key-to-shard rows of a per-key function from a file\: one \`KEY,SHARD\` (or \`KEY<TAB>SHARD\`) a line, blank lines skipped; or from the rows (key, shard) of a SELECT run on a node. Everything is checked first (a bad line or row, an unknown shard, a key given twice or mapped elsewhere already refuses the whole import, naming the line or row); keys mapped already to the same shard are skipped, so an import can run again' \
     )
     _describe -t commands 'shardctl help keys commands' commands "$@"
 }
@@ -3725,7 +3727,7 @@ _shardctl__subcmd__init_commands() {
 _shardctl__subcmd__keys_commands() {
     local commands; commands=(
 'assign:Map new keys of a per-key function, each to the least-loaded open shard (online, available, fewest keys); a key mapped already keeps its shard. Atomic\: two callers assigning one key at once get the same shard' \
-'import:Import the key-to-shard rows of a per-key function from a file\: one \`KEY,SHARD\` (or \`KEY<TAB>SHARD\`) a line, blank lines skipped. Everything is checked first (a bad line, an unknown shard, a key given twice or mapped elsewhere already refuses the whole import, naming the line); keys mapped already to the same shard are skipped, so an import can run again' \
+'import:Import the key-to-shard rows of a per-key function from a file\: one \`KEY,SHARD\` (or \`KEY<TAB>SHARD\`) a line, blank lines skipped; or from the rows (key, shard) of a SELECT run on a node. Everything is checked first (a bad line or row, an unknown shard, a key given twice or mapped elsewhere already refuses the whole import, naming the line or row); keys mapped already to the same shard are skipped, so an import can run again' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'shardctl keys commands' commands "$@"
@@ -3739,7 +3741,7 @@ _shardctl__subcmd__keys__subcmd__assign_commands() {
 _shardctl__subcmd__keys__subcmd__help_commands() {
     local commands; commands=(
 'assign:Map new keys of a per-key function, each to the least-loaded open shard (online, available, fewest keys); a key mapped already keeps its shard. Atomic\: two callers assigning one key at once get the same shard' \
-'import:Import the key-to-shard rows of a per-key function from a file\: one \`KEY,SHARD\` (or \`KEY<TAB>SHARD\`) a line, blank lines skipped. Everything is checked first (a bad line, an unknown shard, a key given twice or mapped elsewhere already refuses the whole import, naming the line); keys mapped already to the same shard are skipped, so an import can run again' \
+'import:Import the key-to-shard rows of a per-key function from a file\: one \`KEY,SHARD\` (or \`KEY<TAB>SHARD\`) a line, blank lines skipped; or from the rows (key, shard) of a SELECT run on a node. Everything is checked first (a bad line or row, an unknown shard, a key given twice or mapped elsewhere already refuses the whole import, naming the line or row); keys mapped already to the same shard are skipped, so an import can run again' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'shardctl keys help commands' commands "$@"

@@ -789,6 +789,7 @@ impl Effects for DryRun<'_> {
                     crate::directory::KeyMoveMapping::RangeBound { was, now } => format!("the keys between bounds {was} and {now} (the bound moves from {was} to {now})"),
                     crate::directory::KeyMoveMapping::RingPoint { was, now } => format!("the hashes between ring points {was} and {now} (the point moves)"),
                     crate::directory::KeyMoveMapping::Values { values } => format!("the values {}", values.iter().map(|v| format!("'{v}'")).collect::<Vec<_>>().join(", ")),
+                    crate::directory::KeyMoveMapping::Keys { keys } => format!("the keys {} (their rows of key_shards; the change log names them)", keys.iter().map(|v| format!("'{v}'")).collect::<Vec<_>>().join(", ")),
                 },
                 plan.donor
             ),
@@ -802,6 +803,10 @@ impl Effects for DryRun<'_> {
             return Ok(None);
         }
         self.dir.shard_location(shard)
+    }
+
+    fn key_owner(&mut self, func_id: u32, key: &crate::directory::Key) -> Result<Option<u32>> {
+        self.dir.key_shard(func_id, key)
     }
 
     fn read_only_join(&mut self, node: &str) -> Result<bool> {

@@ -503,6 +503,10 @@ impl Effects for FakeFleet {
             .map(|(node, state)| (node.clone(), state.as_sql().to_string())))
     }
 
+    fn key_owner(&mut self, _func_id: u32, _key: &crate::directory::Key) -> Result<Option<u32>> {
+        Err(Self::not_modeled("the mapping of keys"))
+    }
+
     fn read_only_join(&mut self, node: &str) -> Result<bool> {
         self.reach(node)?;
         let was = self.model.read_only(node).unwrap_or(false);

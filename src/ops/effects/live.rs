@@ -647,6 +647,10 @@ impl Effects for Live<'_> {
         self.dir.shard_location(shard)
     }
 
+    fn key_owner(&mut self, func_id: u32, key: &crate::directory::Key) -> Result<Option<u32>> {
+        self.dir.retrying(|d| d.key_shard(func_id, key))
+    }
+
     fn read_only_join(&mut self, node: &str) -> Result<bool> {
         let lease = self.lease;
         let mut server = Server::connect_node(self.inv, node)?;

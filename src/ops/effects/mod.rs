@@ -654,6 +654,8 @@ pub trait Effects: FleetEffects {
     ) -> Result<()>;
     /// Where the directory places a shard now, and its state.
     fn shard_location(&mut self, shard: u32) -> Result<Option<(String, String)>>;
+    /// The shard the per-key function `func_id` maps `key` to now (None: not mapped).
+    fn key_owner(&mut self, func_id: u32, key: &crate::directory::Key) -> Result<Option<u32>>;
 
     /// Prepares the operation's change stream (its tables checked on both sides, its
     /// checkpoint table in place on the target) and runs it in the background until

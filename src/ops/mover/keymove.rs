@@ -296,7 +296,13 @@ impl<E: Effects> Mover<'_, E> {
         )?;
         let receiver = snap.shard(plan.receiver)?.clone();
         let target = self.target.clone();
-        let stmts = self.literal_guards_of(&after, &receiver, &target, true)?;
+        let stmts = if self.per_key(&snap, &plan) {
+            // A per-key shard's literal guards refuse the keys of the last move that took
+            // keys from it, which may be some of those it takes back now: they go.
+            self.per_key_guards(&snap, &receiver, &target, None)?
+        } else {
+            self.literal_guards_of(&after, &receiver, &target, true)?
+        };
         if stmts.is_empty() {
             return Ok(());
         }
@@ -349,6 +355,55 @@ impl<E: Effects> Mover<'_, E> {
         Ok(stmts)
     }
 
+    /// Whether the move's function maps keys one by one.
+    fn per_key(&self, snap: &Snapshot, plan: &crate::directory::KeyMovePlan) -> bool {
+        snap.function_by_id(plan.func_id)
+            .is_some_and(|f| f.sharding_type == crate::directory::ShardingType::Key)
+    }
+
+    /// A per-key shard's literal guards: which keys it does not own is a directory row
+    /// per key on another server, so no condition of its own rows says it. With `moved`,
+    /// guards refusing that move's keys (replacing those of an earlier move); without,
+    /// the statements removing the guards its tables carry.
+    fn per_key_guards(
+        &mut self,
+        snap: &Snapshot,
+        shard: &Shard,
+        node: &str,
+        moved: Option<&crate::directory::KeyMovePlan>,
+    ) -> Result<Vec<crate::server::Stmt>> {
+        let dialect = self.fx.dialect(node)?;
+        let mut stmts = Vec::new();
+        for t in snap.tables.iter().filter(|t| t.func_id == shard.func_id) {
+            let schema = Ident::new(
+                "schema",
+                &crate::directory::shard_schema(&t.schema, shard.id),
+            )?;
+            let table = Ident::new("table", &t.table)?;
+            let column = Ident::new("column", &t.column)?;
+            match moved {
+                Some(plan) => {
+                    let refused = crate::ops::keys::moving_keys(snap, plan, &column)?;
+                    for event in statements::GuardEvent::ALL {
+                        stmts.extend(dialect.install_guard(
+                            &schema, &table, &table, event, &column, &refused, shard.id,
+                        ));
+                    }
+                }
+                None => {
+                    let triggers = self.fx.reader(node)?.triggers_in_order(&schema)?;
+                    for event in statements::GuardEvent::ALL {
+                        let name = statements::guard_trigger_name(&table, event);
+                        if triggers.contains(&name) {
+                            stmts.push(statements::drop_trigger_if_exists(&schema, &name));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(stmts)
+    }
+
     /// A key move's donor once the moved keys' rows are pruned: literal guards refusing
     /// every key it does not own take over from the switched ones (the keys stay refused
     /// throughout), which then go with their switch row.
@@ -361,7 +416,11 @@ impl<E: Effects> Mover<'_, E> {
         let snap = self.fx.directory_snapshot()?;
         let after = crate::ops::keys::after_key_move(snap, &plan)?;
         let donor = after.shard(plan.donor)?.clone();
-        let stmts = self.literal_guards_of(&after, &donor, &source, false)?;
+        let stmts = if self.per_key(&after, &plan) {
+            self.per_key_guards(&after, &donor, &source, Some(&plan))?
+        } else {
+            self.literal_guards_of(&after, &donor, &source, false)?
+        };
         if !stmts.is_empty() {
             self.effect(
                 Effect::SettleGuards,

@@ -51,7 +51,7 @@ use crate::directory::journal::{
     EffectState, Lease, NewOperation, OpKind, OpState, OperationParams, OperationRecord, StepState,
 };
 use crate::directory::phase::{Phase, Transition};
-use crate::directory::{Directory, Shard, ShardState, Snapshot};
+use crate::directory::{Directory, Shard, ShardState, ShardingType, Snapshot};
 use crate::error::{Error, Result};
 use crate::ident::{Channel, Ident};
 pub use crate::ops::effects::Live;
@@ -540,7 +540,20 @@ fn prepare_key_move(
     }
     let snap = dir.load()?;
     let func = snap.function(function)?.clone();
-    let plan = crate::ops::keys::plan(&snap, &func, request, receiver)?;
+    // A per-key function's owners, each read from the key's row of the directory.
+    let mut owners = std::collections::HashMap::new();
+    if let (ShardingType::Key, crate::ops::keys::KeyRequest::Values(keys)) =
+        (func.sharding_type, request)
+    {
+        for k in keys {
+            if !owners.contains_key(k) {
+                owners.insert(k.clone(), dir.key_shard(func.id, k)?);
+            }
+        }
+    }
+    let plan = crate::ops::keys::plan_with_owners(&snap, &func, request, receiver, &|k| {
+        Ok(owners.get(k).copied().flatten())
+    })?;
     refuse_if_busy(dir, plan.donor)?;
     refuse_if_busy(dir, plan.receiver)?;
     let donor = snap.shard(plan.donor)?.clone();

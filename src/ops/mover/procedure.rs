@@ -1798,10 +1798,11 @@ impl<E: Effects> Mover<'_, E> {
             // A move whose revert window opened flipped before (the window starts only
             // after the flip and drop-source); a revert may have pointed the directory back
             // at the source since, which is not the move's flip undone.
-            OperationPlan::KeyMove(plan) => Ok(crate::ops::keys::shows_flip(
-                &self.fx.directory_snapshot()?,
-                &plan,
-            )),
+            OperationPlan::KeyMove(plan) => {
+                let snap = self.fx.directory_snapshot()?;
+                let fx = &mut self.fx;
+                crate::ops::keys::shows_flip(&snap, &plan, &mut |f, k| fx.key_owner(f, k))
+            }
             OperationPlan::Move if self.state.revert_until_unix.is_some() => Ok(true),
             OperationPlan::Move => {
                 let target = self.target.clone();
