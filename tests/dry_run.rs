@@ -180,6 +180,8 @@ fn golden(text: &str) -> String {
     let s = mark_digits(&s, "\"pos\":", "<pos>");
     let s = mark_digits(&s, "mysql-bin.000001', ", "<pos>");
     let s = mark_digits(&s, "position mysql-bin.000001:", "<pos>");
+    let s = mark_digits(&s, "replica from mysql-bin.000001:", "<pos>");
+    let s = mark_digits(&s, "under the fence (mysql-bin.000001:", "<pos>");
     let s = mark_digits(&s, "about ", "<n>");
     format!("{head}\n{s}")
 }
