@@ -358,6 +358,65 @@ fn a_move_via_the_change_stream_under_load_loses_nothing() {
     assert_eq!(again, shard);
 }
 
+/// The change stream's catch-up (`wait`) ends only once the backlog written after the copy
+/// is applied: a stream that has read no event yet does not count as caught up. The move
+/// crashes after its copy, the source takes 3,000 row changes, and the resumed run's `wait`
+/// reports at least those applied.
+#[test]
+fn a_streamed_move_waits_for_the_changes_made_since_its_copy() {
+    FLEET.sandbox();
+    let _s = serial();
+    let (shard, from) = shard_of(30000);
+    let to = if from == "node3" { "node1" } else { "node3" };
+    let shard_s = shard.to_string();
+    let out = FLEET
+        .cli(&["move", "--shard", &shard_s, "--to", to, "--via", "stream"])
+        .env("SHARDCTL_FAULT", "crash@after:backup")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let mut src = connect(FLEET.sandbox(), &from);
+    let ids: Vec<i64> = src
+        .rows(&Stmt::text(format!(
+            "SELECT emp_no FROM employees_{shard}.employees ORDER BY emp_no LIMIT 3000"
+        )))
+        .unwrap()
+        .into_iter()
+        .map(|r| r.get::<i64, _>(0).unwrap())
+        .collect();
+    assert!(ids.len() >= 100, "{}", ids.len());
+    for id in &ids {
+        exec(
+            &mut src,
+            &[&format!(
+                "UPDATE employees_{shard}.employees SET hire_date = hire_date + INTERVAL 1 DAY WHERE emp_no = {id}"
+            )],
+        );
+    }
+    let out = FLEET
+        .cli(&["--output", "json", "resume", &last_op().to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let wait = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| v["event"] == "step_done" && v["name"] == "wait")
+        .unwrap_or_else(|| panic!("no wait step: {text}"));
+    let applied = wait["detail"]["row_changes"].as_u64().unwrap_or(0);
+    assert!(
+        applied >= ids.len() as u64,
+        "the catch-up ended with {applied} of {} row changes applied: {wait}",
+        ids.len()
+    );
+    assert_eq!(shard_of(30000), (shard, to.to_string()));
+}
+
 #[test]
 fn resume_after_a_crash_during_the_copy() {
     FLEET.sandbox();

@@ -1074,8 +1074,12 @@ impl<'s> Run<'s> {
                 }
                 total
             };
-            let secs = if bytes == 0 || self.last_event_time == 0 {
+            // Behind by some bytes before any event with a time was read (a run that just
+            // started): how far behind in seconds is not known yet, not zero.
+            let secs = if bytes == 0 {
                 0
+            } else if self.last_event_time == 0 {
+                -1
             } else {
                 (now_secs() + self.stream.clock_offset - i64::from(self.last_event_time)).max(0)
             };
