@@ -255,6 +255,12 @@ impl Applier {
     }
 
     /// Commits the open transaction.
+    /// Whether the session's next transactions reach the target's binary log (`sql_log_bin`;
+    /// outside a transaction only).
+    pub fn log_to_binlog(&mut self, on: bool) -> Result<()> {
+        self.server.exec(&statements::sql_log_bin(on))
+    }
+
     pub fn commit(&mut self) -> Result<()> {
         if self.open {
             self.open = false;

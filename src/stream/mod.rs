@@ -765,7 +765,7 @@ fn names_schema(default: &str, text: &str, schema: &str) -> bool {
     if default.eq_ignore_ascii_case(schema) {
         return true;
     }
-    let hay = text.to_ascii_lowercase();
+    let hay = code_of(text).to_ascii_lowercase();
     let needle = schema.to_ascii_lowercase();
     let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'$';
     let bytes = hay.as_bytes();
@@ -781,6 +781,119 @@ fn names_schema(default: &str, text: &str, schema: &str) -> bool {
         from = start + 1;
     }
     false
+}
+
+/// A statement's text with its single-quoted string literals and plain comments (`/* */`
+/// that is not executable, `-- `, `#`) blanked out: a schema's name there is data or a
+/// remark (a view comparing `table_schema` with `'shop_3'`), not an identifier. Backquoted
+/// and double-quoted names (identifiers under ANSI_QUOTES) and executable comments (`/*!`,
+/// `/*M!`, which hold SQL) are kept.
+fn code_of(text: &str) -> String {
+    #[derive(Clone, Copy, PartialEq)]
+    enum In {
+        Code,
+        Single,
+        Double,
+        Back,
+        Block,
+        Line,
+    }
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut state = In::Code;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let next = bytes.get(i + 1).copied();
+        match state {
+            In::Code => match b {
+                b'\'' => {
+                    state = In::Single;
+                    out.push(b' ');
+                }
+                b'"' => {
+                    state = In::Double;
+                    out.push(b);
+                }
+                b'`' => {
+                    state = In::Back;
+                    out.push(b);
+                }
+                b'/' if next == Some(b'*')
+                    && !matches!(bytes.get(i + 2), Some(b'!'))
+                    && !(bytes.get(i + 2) == Some(&b'M') && bytes.get(i + 3) == Some(&b'!')) =>
+                {
+                    state = In::Block;
+                    out.push(b' ');
+                    i += 1;
+                }
+                b'#' => {
+                    state = In::Line;
+                    out.push(b' ');
+                }
+                b'-' if next == Some(b'-')
+                    && bytes.get(i + 2).is_none_or(|c| c.is_ascii_whitespace()) =>
+                {
+                    state = In::Line;
+                    out.push(b' ');
+                }
+                _ => out.push(b),
+            },
+            In::Single => {
+                // A backslash escapes the next character, and a doubled quote is one.
+                if b == b'\\' || (b == b'\'' && next == Some(b'\'')) {
+                    i += 1;
+                } else if b == b'\'' {
+                    state = In::Code;
+                }
+                out.push(b' ');
+            }
+            In::Double | In::Back => {
+                let quote = if state == In::Double { b'"' } else { b'`' };
+                out.push(b);
+                if b == quote && next == Some(quote) {
+                    out.push(quote);
+                    i += 1;
+                } else if b == quote {
+                    state = In::Code;
+                }
+            }
+            In::Block => {
+                if b == b'*' && next == Some(b'/') {
+                    state = In::Code;
+                    i += 1;
+                }
+                out.push(b' ');
+            }
+            In::Line => {
+                if b == b'\n' {
+                    state = In::Code;
+                    out.push(b);
+                } else {
+                    out.push(b' ');
+                }
+            }
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A statement that changes no row and no definition of a table (statistics, privileges,
+/// caches): logged with a moving schema as its default or in its text, it is passed over
+/// rather than stopping the stream.
+fn changes_no_table(text: &str) -> bool {
+    let code = code_of(text).to_ascii_uppercase();
+    let words: Vec<&str> = code.split_whitespace().take(3).collect();
+    matches!(
+        words.as_slice(),
+        ["ANALYZE", ..]
+            | ["FLUSH", ..]
+            | ["GRANT", ..]
+            | ["REVOKE", ..]
+            | ["CREATE" | "DROP" | "ALTER" | "RENAME", "USER" | "ROLE", ..]
+            | ["SET", "PASSWORD" | "DEFAULT", ..]
+    )
 }
 
 /// What a statement of the binary log is to a transaction.
@@ -1106,9 +1219,21 @@ impl<'s> Run<'s> {
             return Ok(());
         }
         let cp = self.next_checkpoint();
-        self.applier.write_checkpoint(&cp)?;
-        observer.before_commit(&cp)?;
-        self.applier.commit()?;
+        // A checkpoint alone is kept out of the target's binary log: on one node the stream
+        // reads that log, and would read its own write back, skip it, and write the moved
+        // position again, once a second for as long as it runs.
+        self.applier.log_to_binlog(false)?;
+        let written = (|| {
+            self.applier.write_checkpoint(&cp)?;
+            observer.before_commit(&cp)?;
+            self.applier.commit()
+        })();
+        if written.is_err() {
+            let _ = self.applier.rollback();
+        }
+        let relogged = self.applier.log_to_binlog(true);
+        written?;
+        relogged?;
         self.committed(cp, observer)
     }
 
@@ -1332,12 +1457,9 @@ impl<'s> Run<'s> {
                 Ok(())
             }
             Statement::Other => {
-                if let Some(t) = self
-                    .stream
-                    .tables
-                    .iter()
-                    .find(|t| names_schema(schema, text, t.source_schema.as_str()))
-                {
+                if let Some(t) = self.stream.tables.iter().find(|t| {
+                    !changes_no_table(text) && names_schema(schema, text, t.source_schema.as_str())
+                }) {
                     let shown: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
                     let shown: String = shown.chars().take(200).collect();
                     let from = self.group.from.as_ref().map(ToString::to_string);
@@ -1595,6 +1717,54 @@ mod tests {
             "shop_1"
         ));
         assert!(names_schema("", "RENAME TABLE a.t TO shop_1.t", "shop_1"));
+        // In a string literal or a plain comment the name is data or a remark.
+        assert!(!names_schema(
+            "shop_2",
+            "CREATE VIEW v AS SELECT * FROM information_schema.TABLES WHERE table_schema = 'shop_1' /* not shop_1 */ -- shop_1",
+            "shop_1"
+        ));
+        assert!(!names_schema(
+            "",
+            "SELECT 'it''s shop_1', 'a\\'shop_1'",
+            "shop_1"
+        ));
+        // As an identifier, quoted either way, or in an executable comment, it counts.
+        assert!(names_schema(
+            "",
+            "ALTER TABLE \"shop_1\".t ADD c INT",
+            "shop_1"
+        ));
+        assert!(names_schema(
+            "",
+            "/*!50001 CREATE VIEW shop_1.v AS SELECT 1 */",
+            "shop_1"
+        ));
+        assert!(names_schema(
+            "",
+            "/*M!100100 DROP TABLE shop_1.t */",
+            "shop_1"
+        ));
+        assert!(names_schema(
+            "",
+            "ALTER TABLE `x'y`.t RENAME TO shop_1.t",
+            "shop_1"
+        ));
+        assert!(names_schema(
+            "",
+            "UPDATE t SET a = 1 # note\n, b = 2 WHERE shop_1.t.id = 1",
+            "shop_1"
+        ));
+    }
+
+    #[test]
+    fn statements_that_change_no_table_are_passed_over() {
+        assert!(changes_no_table("ANALYZE TABLE shop_1.t"));
+        assert!(changes_no_table("GRANT SELECT ON shop_1.* TO 'app'@'%'"));
+        assert!(changes_no_table("flush privileges"));
+        assert!(changes_no_table("CREATE USER 'x'@'%'"));
+        assert!(!changes_no_table("ALTER TABLE shop_1.t ADD c INT"));
+        assert!(!changes_no_table("CREATE TABLE shop_1.t (id INT)"));
+        assert!(!changes_no_table("OPTIMIZE TABLE shop_1.t"));
     }
 
     #[test]

@@ -177,6 +177,8 @@ impl<E: Effects> Mover<'_, E> {
         }
         self.merge_tables_match()?;
         self.key_move_carries_every_row()?;
+        // The change stream reads the donor's binary log with the replication account.
+        self.replication_account_reaches_source()?;
         for (schema, table, _) in self.moved_keys()? {
             let triggers = self.fx.reader(&target)?.triggers_in_order(&schema)?;
             let definitions =

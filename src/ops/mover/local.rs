@@ -24,6 +24,7 @@ impl<E: Effects> Mover<'_, E> {
     pub(super) fn stream_preflight(&mut self) -> Result<()> {
         let source = self.source.clone();
         crate::stream::check_source(self.fx.reader(&source)?)?;
+        self.replication_account_reaches_source()?;
         let not_native = self.playbook.steps.iter().find_map(|s| match s {
             Step::Backup(b) if b.method != crate::copy::Method::Native => Some(b.method),
             _ => None,
@@ -116,7 +117,7 @@ impl<E: Effects> Mover<'_, E> {
     /// attempt created in the new schemas goes first (nothing writes there yet). The number
     /// created.
     pub(super) fn create_deferred_triggers(&mut self) -> Result<usize> {
-        let target = self.target.clone();
+        let (source, target) = (self.source.clone(), self.target.clone());
         let deferred = self.state.local_ddl.clone();
         let count = deferred.len();
         self.effect(
@@ -132,7 +133,7 @@ impl<E: Effects> Mover<'_, E> {
                         .collect();
                     m.fx.run(&target, &drops)?;
                     let objects = copy::objects::SchemaObjects {
-                        charset: m.fx.reader(&target)?.schema_charset(&p.from)?,
+                        charset: m.fx.reader(&source)?.schema_charset(&p.from)?,
                         after_data: deferred
                             .iter()
                             .filter(|(s, _)| s == p.to.as_str())

@@ -527,21 +527,29 @@ impl<E: Effects> Mover<'_, E> {
         let target_replicas = self.replica_group_preflight(&t)?;
         self.source_replicas_preflight()?;
         let hosts = self.host_preflight()?;
-        // The replication account must reach the source as the target will (a stream
-        // reads the source's binary log with shardctl's own account).
+        // The replication account must reach the source as the target's channel will (a
+        // stream's preflight checks it for its binary-log reader).
         if !self.streams() {
-            let creds = self.inv.replication_credentials()?;
-            let mut spec = ConnectSpec::for_node(self.inv, self.inv.node(&source)?)?;
-            spec.credentials = creds;
-            Server::connect(&spec).map_err(|e| {
-                Error::Refused(format!(
-                    "the replication account cannot connect to the source {source}: {e}"
-                ))
-            })?;
+            self.replication_account_reaches_source()?;
         }
         Ok(
             serde_json::json!({"source_server_id": s.server_id, "target_server_id": t.server_id, "hosts": hosts, "checks": checks, "target_replicas": target_replicas}),
         )
+    }
+
+    /// The replication account connects to the source: the target's channel, and the
+    /// change stream's binary-log reader, read the source's binary log with it.
+    pub(super) fn replication_account_reaches_source(&mut self) -> Result<()> {
+        let source = self.source.clone();
+        let creds = self.inv.replication_credentials()?;
+        let mut spec = ConnectSpec::for_node(self.inv, self.inv.node(&source)?)?;
+        spec.credentials = creds;
+        Server::connect(&spec).map_err(|e| {
+            Error::Refused(format!(
+                "the replication account cannot connect to the source {source}: {e}"
+            ))
+        })?;
+        Ok(())
     }
 
     /// The preflight's checks of what the shard needs on the target besides its rows
@@ -703,6 +711,7 @@ impl<E: Effects> Mover<'_, E> {
             t.dedup();
             t
         });
+        let stream_id = self.streams().then(|| self.stream_id());
         // A split onto its own node: the change stream applies the rows the source's
         // triggers write, so the copy's triggers come once it stopped (wait final).
         let without_triggers = self.defers_triggers();
@@ -722,8 +731,12 @@ impl<E: Effects> Mover<'_, E> {
                 None => serde_json::json!({"method": method, "schemas": schemas}),
             },
             |m| {
-                // A channel left by an earlier attempt would write into the new copy.
+                // A channel left by an earlier attempt would write into the new copy, and a
+                // stream's checkpoint would bring it forward from the old copy's position.
                 m.fx.reset_channel(&target, &channel)?;
+                if let Some(id) = &stream_id {
+                    m.fx.end_stream(&target, id)?;
+                }
                 match &merge_keys {
                     // The survivor stays: an earlier attempt's rows of the retired keys go.
                     Some(keys) => {
