@@ -536,3 +536,122 @@ fn a_split_onto_its_own_node_carries_rows_its_triggers_wrote_once() {
     );
     assert_eq!(log_rows(&mut n1, &new_schema), expected_high + 1);
 }
+
+/// A split onto its own node whose fence went down after its triggers' creation began is
+/// copied again on `resume`; the new copy is brought forward from its own position, never
+/// from the old stream's checkpoint (which would apply the writes made since the fence
+/// went down a second time: the stream would stop on rows the new copy already holds).
+#[test]
+fn a_split_copied_again_on_its_own_node_streams_from_the_new_copy() {
+    let sb = FLEET.sandbox();
+    let _s = serial();
+    let mut n1 = connect(sb, "node1");
+    exec(
+        &mut n1,
+        &[
+            "CREATE DATABASE rc",
+            "CREATE TABLE rc.items (id INT NOT NULL PRIMARY KEY, v INT NOT NULL)",
+        ],
+    );
+    FLEET
+        .cli(&["function", "add", "rcf", "--type", "range", "--key", "int"])
+        .assert()
+        .success();
+    FLEET
+        .cli(&[
+            "table",
+            "add",
+            "rc.items",
+            "--function",
+            "rcf",
+            "--column",
+            "id",
+        ])
+        .assert()
+        .success();
+    let shard = common::add_shard_on(&FLEET.inventory_path(), "rcf", "node1", "0");
+    let schema = format!("rc_{shard}");
+    let rows: Vec<String> = (0..200)
+        .map(|i| format!("INSERT INTO {schema}.items VALUES ({i}, 0)"))
+        .collect();
+    exec(
+        &mut n1,
+        &rows.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    let out = FLEET
+        .cli(&[
+            "split",
+            "--shard",
+            &shard.to_string(),
+            "--to",
+            "node1",
+            "--at",
+            "100",
+        ])
+        .env("SHARDCTL_FAULT", "crash@journaled:create-triggers")
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("fault point journaled:create-triggers"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut dir = Directory::open(&inventory()).unwrap();
+    let rec = dir
+        .operations(None)
+        .unwrap()
+        .into_iter()
+        .max_by_key(|o| o.id)
+        .unwrap();
+    // The fence goes down while no one runs the split (by hand, as an operator might):
+    // its tables back under their names, and written again.
+    let fenced: Vec<(String, String, String)> = serde_json::from_value(
+        rec.last_effect("raise-fence").unwrap().detail["fenced_tables"].clone(),
+    )
+    .unwrap();
+    for (s, table, hidden) in &fenced {
+        exec(
+            &mut n1,
+            &[&format!("RENAME TABLE {s}.{hidden} TO {s}.{table}")],
+        );
+    }
+    exec(
+        &mut n1,
+        &[
+            &format!("INSERT INTO {schema}.items VALUES (1000, 1), (1001, 1), (1002, 1)"),
+            &format!("UPDATE {schema}.items SET v = 2 WHERE id = 150"),
+        ],
+    );
+    let out = FLEET
+        .cli(&["resume", &rec.id.to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let snap = Directory::open(&inventory()).unwrap().load().unwrap();
+    let new = snap
+        .shards_of(snap.function("rcf").unwrap().id)
+        .map(|s| s.id)
+        .find(|id| *id != shard)
+        .unwrap();
+    let new_schema = format!("rc_{new}");
+    assert_eq!(
+        count(&mut n1, &format!("SELECT COUNT(*) FROM {new_schema}.items")),
+        103,
+        "the new shard's keys, the rows written since the fence went down included"
+    );
+    assert_eq!(
+        count(
+            &mut n1,
+            &format!("SELECT v FROM {new_schema}.items WHERE id = 150")
+        ),
+        2
+    );
+    assert_eq!(
+        count(&mut n1, &format!("SELECT COUNT(*) FROM {schema}.items")),
+        100
+    );
+}
