@@ -780,8 +780,8 @@ impl Effects for Live<'_> {
             // A failed run's error no longer matters: the stream is being removed.
             let _ = runner.halt();
         }
-        let schema = super::stream_checkpoint_schema();
-        if self.fleet.reader(target)?.schema_exists(&schema)? {
+        if checkpoint_table_exists(self.fleet.reader(target)?)? {
+            let schema = super::stream_checkpoint_schema();
             self.fleet.run_unlogged(
                 target,
                 &[crate::server::stream::delete_checkpoint(&schema, id)],
@@ -793,11 +793,24 @@ impl Effects for Live<'_> {
     fn stream_checkpoint_exists(&mut self, target: &str, id: &str) -> Result<bool> {
         let schema = super::stream_checkpoint_schema();
         let server = self.fleet.reader(target)?;
-        if !server.schema_exists(&schema)? {
+        if !checkpoint_table_exists(server)? {
             return Ok(false);
         }
         Ok(!server
             .rows(&crate::server::stream::read_checkpoint(&schema, id))?
             .is_empty())
     }
+}
+
+/// The node's control schema holds the change streams' checkpoint table (the schema may
+/// exist without it: other control tables live there too).
+fn checkpoint_table_exists(server: &mut Server) -> Result<bool> {
+    let schema = super::stream_checkpoint_schema();
+    if !server.schema_exists(&schema)? {
+        return Ok(false);
+    }
+    Ok(server
+        .tables(&schema)?
+        .iter()
+        .any(|t| t.name.as_str() == crate::server::stream::CHECKPOINT_TABLE))
 }

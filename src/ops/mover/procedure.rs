@@ -734,8 +734,10 @@ impl<E: Effects> Mover<'_, E> {
                 // A channel left by an earlier attempt would write into the new copy, and a
                 // stream's checkpoint would bring it forward from the old copy's position.
                 m.fx.reset_channel(&target, &channel)?;
-                if let Some(id) = &stream_id {
-                    m.fx.end_stream(&target, id)?;
+                if let Some(id) = stream_id.as_deref() {
+                    if m.fx.stream_checkpoint_exists(&target, id)? {
+                        m.fx.end_stream(&target, id)?;
+                    }
                 }
                 match &merge_keys {
                     // The survivor stays: an earlier attempt's rows of the retired keys go.
