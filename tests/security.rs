@@ -697,7 +697,8 @@ fn resume_replays_no_definition_the_server_does_not_hold() {
     assert_eq!(count(&mut admin(&home), planted_schema), 0, "{err}");
     assert_eq!(out.status.code(), Some(5), "{err}");
     assert!(
-        err.contains("the journal's definition of trigger t_shout") && err.contains("is not replayed"),
+        err.contains("the journal's definition of trigger t_shout")
+            && err.contains("is not replayed"),
         "{err}"
     );
     // One line says why (besides the log line of taking the dead run's operation over).
