@@ -436,8 +436,12 @@ fn report(all: &[Run], sizes: &[u64], binaries: &[Binary], pool: &str, total_s: 
                 if a.is_empty() || b.is_empty() {
                     continue;
                 }
+                // Three significant digits: a flat fence against one that grows with
+                // the data is a ratio far below 0.01.
                 let ratio = |f: fn(&Run) -> f64| {
-                    format!("{:.2}", median(&fig(&a, f)) / median(&fig(&b, f)))
+                    let r = median(&fig(&a, f)) / median(&fig(&b, f));
+                    let digits = (2 - r.abs().log10().floor() as i64).clamp(0, 6) as usize;
+                    format!("{r:.digits$}")
                 };
                 println!(
                     "| {rows} | {op} | {} | {} | {} |",
