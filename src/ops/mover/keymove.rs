@@ -85,8 +85,9 @@ impl<E: Effects> Mover<'_, E> {
         let tables = if self.plan.is_key_move() {
             self.key_move_stream_tables()?
         } else {
-            // A split or merge on one node: every row of the tables it compares (a split's
-            // every base table, a merge's sharded ones), under their own names.
+            // A whole-shard operation (on one node, or via stream): every row of the
+            // tables it compares (a move's or split's every base table, a merge's sharded
+            // ones), under their own names.
             self.table_pairs()?
                 .into_iter()
                 .map(|t| crate::stream::MovingTable {

@@ -712,8 +712,9 @@ impl<E: Effects> Mover<'_, E> {
             t
         });
         let stream_id = self.streams().then(|| self.stream_id());
-        // A split onto its own node: the change stream applies the rows the source's
-        // triggers write, so the copy's triggers come once it stopped (wait final).
+        // A copy of whole schemas kept current by the stream (a split onto its own node, a
+        // move or split via stream): the stream applies the rows the source's triggers
+        // write, so the copy's triggers come once it stopped (wait final).
         let without_triggers = self.defers_triggers();
         if without_triggers {
             self.state.local_ddl = self.source_triggers()?;
@@ -834,18 +835,18 @@ impl<E: Effects> Mover<'_, E> {
             Error::Internal("no final position: the lock step has not run".into())
         })?;
         if self.streams() {
-            let local_split = self.defers_triggers();
+            let defers_triggers = self.defers_triggers();
             // The moving rows are fenced: the stream applies what remains up to the final
-            // position and stops there (it did, under this fence, if a split's triggers
+            // position and stops there (it did, under this fence, if the copy's triggers
             // went in after it).
-            let reached = if local_split && self.triggers_begun()? {
+            let reached = if defers_triggers && self.triggers_begun()? {
                 serde_json::json!({"reached_before": true})
             } else {
                 self.ensure_stream()?;
                 self.fx.stream_to(&pos, timeout)?
             };
             self.check_identity()?;
-            let triggers = if local_split {
+            let triggers = if defers_triggers {
                 self.create_deferred_triggers()?
             } else {
                 0
