@@ -181,22 +181,10 @@ impl<E: Effects> Mover<'_, E> {
         // The change stream reads the donor's binary log with the replication account.
         self.replication_account_reaches_source()?;
         for (schema, table, _) in self.moved_keys()? {
-            let triggers = self.fx.reader(&target)?.triggers_in_order(&schema)?;
-            let definitions =
-                crate::server::definitions::read_definitions(self.fx.reader(&target)?, &schema)?;
-            for name in triggers {
-                if statements::is_shardctl_trigger(name.as_str()) {
-                    continue;
-                }
-                let on_table = definitions.objects.iter().any(|o| {
-                    o.name == name.as_str()
-                        && o.fields.get("table").map(String::as_str) == Some(table.as_str())
-                });
-                if on_table {
-                    return Err(Error::Refused(format!(
-                        "{schema}.{table} on {target} has trigger {name}: the change stream would apply the rows it wrote on the donor and then fire it again; a key move takes tables without triggers of their own"
-                    )));
-                }
+            if let Some(name) = self.own_trigger_on(&target, &schema, &table)? {
+                return Err(Error::Refused(format!(
+                    "{schema}.{table} on {target} has trigger {name}: the change stream would apply the rows it wrote on the donor and then fire it again; a key move takes tables without triggers of their own"
+                )));
             }
         }
         Ok(serde_json::json!({

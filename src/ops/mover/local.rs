@@ -62,25 +62,33 @@ impl<E: Effects> Mover<'_, E> {
         }
         let target = self.target.clone();
         for (schema, table, _) in self.retired_keys()? {
-            let triggers = self.fx.reader(&target)?.triggers_in_order(&schema)?;
-            let definitions =
-                crate::server::definitions::read_definitions(self.fx.reader(&target)?, &schema)?;
-            for name in triggers {
-                if statements::is_shardctl_trigger(name.as_str()) {
-                    continue;
-                }
-                let on_table = definitions.objects.iter().any(|o| {
-                    o.name == name.as_str()
-                        && o.fields.get("table").map(String::as_str) == Some(table.as_str())
-                });
-                if on_table {
-                    return Err(Error::Refused(format!(
-                        "{schema}.{table} on {target} has trigger {name}: the change stream that merges on one node or via: stream would apply the rows the retired shard's triggers wrote and then fire it again; merge via a channel onto a survivor on another node (a channel fires no trigger)"
-                    )));
-                }
+            if let Some(name) = self.own_trigger_on(&target, &schema, &table)? {
+                return Err(Error::Refused(format!(
+                    "{schema}.{table} on {target} has trigger {name}: the change stream that merges on one node or via: stream would apply the rows the retired shard's triggers wrote and then fire it again; merge via a channel onto a survivor on another node (a channel fires no trigger)"
+                )));
             }
         }
         Ok(())
+    }
+
+    /// A trigger of the application's own (not one of shardctl's guards) on `schema.table`
+    /// on `node`, if there is one: the stream's writes into that table would fire it.
+    pub(super) fn own_trigger_on(
+        &mut self,
+        node: &str,
+        schema: &crate::ident::Ident,
+        table: &crate::ident::Ident,
+    ) -> Result<Option<crate::ident::Ident>> {
+        let triggers = self.fx.reader(node)?.triggers_in_order(schema)?;
+        let definitions =
+            crate::server::definitions::read_definitions(self.fx.reader(node)?, schema)?;
+        Ok(triggers.into_iter().find(|name| {
+            !statements::is_shardctl_trigger(name.as_str())
+                && definitions.objects.iter().any(|o| {
+                    o.name == name.as_str()
+                        && o.fields.get("table").map(String::as_str) == Some(table.as_str())
+                })
+        }))
     }
 
     /// The source schemas' triggers, in firing order, retargeted to the new schemas: what a
