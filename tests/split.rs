@@ -415,53 +415,41 @@ fn a_range_shard_splits_onto_its_own_node_under_load() {
     assert!(cov.to_string().starts_with(&format!("[{at}, ")), "{cov}");
 }
 
-/// A split onto the shard's own node is kept current by the change stream, which applies
-/// the rows the source's triggers wrote: its copy gets the triggers only once the stream
-/// stopped under the fence, so each trigger's row is there once, and the trigger itself
-/// is there after the split. Writes land between the copy and the cut-over (the split
-/// crashes once its stream started, the rows change, and `resume` streams them).
-#[test]
-fn a_split_onto_its_own_node_carries_rows_its_triggers_wrote_once() {
-    let sb = FLEET.sandbox();
-    let _s = serial();
-    let mut n1 = connect(sb, "node1");
-    exec(
-        &mut n1,
-        &[
-            "CREATE DATABASE tg",
-            "CREATE TABLE tg.acct (id INT NOT NULL PRIMARY KEY, bal INT NOT NULL)",
-            "CREATE TABLE tg.acct_log (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, acct_id INT NOT NULL, delta INT NOT NULL)",
-        ],
-    );
+/// A range function of integers `function` sharding the template schema `db` on node1,
+/// whose `tables` are (name, sharding column, column definitions), and its one shard
+/// there from 0 (empty).
+fn one_shard_on_node1(function: &str, db: &str, tables: &[(&str, &str, &str)]) -> u32 {
+    let mut n1 = connect(FLEET.sandbox(), "node1");
+    exec(&mut n1, &[&format!("CREATE DATABASE {db}")]);
     FLEET
-        .cli(&["function", "add", "tgf", "--type", "range", "--key", "int"])
+        .cli(&[
+            "function", "add", function, "--type", "range", "--key", "int",
+        ])
         .assert()
         .success();
-    for (table, column) in [("acct", "id"), ("acct_log", "acct_id")] {
+    for (table, column, columns) in tables {
+        exec(
+            &mut n1,
+            &[&format!("CREATE TABLE {db}.{table} ({columns})")],
+        );
         FLEET
             .cli(&[
                 "table",
                 "add",
-                &format!("tg.{table}"),
+                &format!("{db}.{table}"),
                 "--function",
-                "tgf",
+                function,
                 "--column",
                 column,
             ])
             .assert()
             .success();
     }
-    let shard = common::add_shard_on(&FLEET.inventory_path(), "tgf", "node1", "0");
-    let schema = format!("tg_{shard}");
-    let mut sqls = vec![format!(
-        "CREATE TRIGGER {schema}.acct_logged AFTER UPDATE ON {schema}.acct FOR EACH ROW INSERT INTO {schema}.acct_log (acct_id, delta) VALUES (NEW.id, NEW.bal - OLD.bal)"
-    )];
-    sqls.extend((0..200).map(|i| format!("INSERT INTO {schema}.acct VALUES ({i}, 0)")));
-    exec(
-        &mut n1,
-        &sqls.iter().map(String::as_str).collect::<Vec<_>>(),
-    );
+    common::add_shard_on(&FLEET.inventory_path(), function, "node1", "0")
+}
 
+/// `split` of `shard` at key 100 onto node1 (its own node), the process crashed at `point`.
+fn split_onto_node1_crashing_at(shard: u32, point: &str) {
     let out = FLEET
         .cli(&[
             "split",
@@ -472,14 +460,45 @@ fn a_split_onto_its_own_node_carries_rows_its_triggers_wrote_once() {
             "--at",
             "100",
         ])
-        .env("SHARDCTL_FAULT", "crash@after:start-replication")
+        .env("SHARDCTL_FAULT", format!("crash@{point}"))
         .output()
         .unwrap();
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("fault point after:start-replication"),
+        String::from_utf8_lossy(&out.stderr).contains(&format!("fault point {point}")),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// A split onto the shard's own node is kept current by the change stream, which applies
+/// the rows the source's triggers wrote: its copy gets the triggers only once the stream
+/// stopped under the fence, so each trigger's row is there once, and the trigger itself
+/// is there after the split. Writes land between the copy and the cut-over (the split
+/// crashes once its stream started, the rows change, and `resume` streams them).
+#[test]
+fn a_split_onto_its_own_node_carries_rows_its_triggers_wrote_once() {
+    let sb = FLEET.sandbox();
+    let _s = serial();
+    let mut n1 = connect(sb, "node1");
+    let shard = one_shard_on_node1(
+        "tgf",
+        "tg",
+        &[
+            ("acct", "id", "id INT NOT NULL PRIMARY KEY, bal INT NOT NULL"),
+            ("acct_log", "acct_id", "id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, acct_id INT NOT NULL, delta INT NOT NULL"),
+        ],
+    );
+    let schema = format!("tg_{shard}");
+    let mut sqls = vec![format!(
+        "CREATE TRIGGER {schema}.acct_logged AFTER UPDATE ON {schema}.acct FOR EACH ROW INSERT INTO {schema}.acct_log (acct_id, delta) VALUES (NEW.id, NEW.bal - OLD.bal)"
+    )];
+    sqls.extend((0..200).map(|i| format!("INSERT INTO {schema}.acct VALUES ({i}, 0)")));
+    exec(
+        &mut n1,
+        &sqls.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+
+    split_onto_node1_crashing_at(shard, "after:start-replication");
     // Each update fires the trigger on the source: one log row each, streamed as rows.
     let updates: Vec<String> = (0..200)
         .step_by(7)
@@ -546,30 +565,11 @@ fn a_split_copied_again_on_its_own_node_streams_from_the_new_copy() {
     let sb = FLEET.sandbox();
     let _s = serial();
     let mut n1 = connect(sb, "node1");
-    exec(
-        &mut n1,
-        &[
-            "CREATE DATABASE rc",
-            "CREATE TABLE rc.items (id INT NOT NULL PRIMARY KEY, v INT NOT NULL)",
-        ],
+    let shard = one_shard_on_node1(
+        "rcf",
+        "rc",
+        &[("items", "id", "id INT NOT NULL PRIMARY KEY, v INT NOT NULL")],
     );
-    FLEET
-        .cli(&["function", "add", "rcf", "--type", "range", "--key", "int"])
-        .assert()
-        .success();
-    FLEET
-        .cli(&[
-            "table",
-            "add",
-            "rc.items",
-            "--function",
-            "rcf",
-            "--column",
-            "id",
-        ])
-        .assert()
-        .success();
-    let shard = common::add_shard_on(&FLEET.inventory_path(), "rcf", "node1", "0");
     let schema = format!("rc_{shard}");
     let rows: Vec<String> = (0..200)
         .map(|i| format!("INSERT INTO {schema}.items VALUES ({i}, 0)"))
@@ -578,24 +578,7 @@ fn a_split_copied_again_on_its_own_node_streams_from_the_new_copy() {
         &mut n1,
         &rows.iter().map(String::as_str).collect::<Vec<_>>(),
     );
-    let out = FLEET
-        .cli(&[
-            "split",
-            "--shard",
-            &shard.to_string(),
-            "--to",
-            "node1",
-            "--at",
-            "100",
-        ])
-        .env("SHARDCTL_FAULT", "crash@journaled:create-triggers")
-        .output()
-        .unwrap();
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("fault point journaled:create-triggers"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    split_onto_node1_crashing_at(shard, "journaled:create-triggers");
     let mut dir = Directory::open(&inventory()).unwrap();
     let rec = dir
         .operations(None)
