@@ -513,8 +513,9 @@ fn bad_key_moves_are_refused_in_one_line_and_change_nothing() {
 }
 
 /// A key move carries the sharded tables' rows only: a table the directory does not map
-/// that holds rows, or a foreign key between a sharded table and one that is not, is
-/// refused before anything changes (one line, exit 5).
+/// that holds rows, a foreign key between a sharded table and one that is not, or a
+/// trigger of the application's own on a receiver's moving table, is refused before
+/// anything changes (one line, exit 5).
 #[test]
 fn a_key_move_refuses_rows_it_would_leave_behind() {
     FLEET.sandbox();
@@ -571,8 +572,19 @@ fn a_key_move_refuses_rows_it_would_leave_behind() {
     ]);
     let foreign = std::panic::catch_unwind(|| refused("has a foreign key to items"));
     clean();
+    // A trigger of the application's own on a receiver's moving table would fire on the
+    // stream's writes of rows the donor's triggers already wrote.
+    let mut n2 = connect(FLEET.sandbox(), "node2");
+    common::exec(
+        &mut n2,
+        &["CREATE TRIGGER app_2.items_touch BEFORE INSERT ON app_2.items FOR EACH ROW SET @touched = 1"],
+    );
+    let triggered =
+        std::panic::catch_unwind(|| refused("app_2.items on node2 has trigger items_touch"));
+    common::exec(&mut n2, &["DROP TRIGGER app_2.items_touch"]);
     unmapped.unwrap();
     foreign.unwrap();
+    triggered.unwrap();
     // Nothing was left behind by the refusals: no operation, no switch.
     assert!(Directory::open(&inventory())
         .unwrap()
