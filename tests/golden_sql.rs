@@ -199,11 +199,30 @@ fn render(flavor: Flavor) -> String {
                 &moving_keys,
                 9,
                 "shard 7 is moving these keys; re-read the directory",
+                None,
             )
             .iter()
             .map(|s| format!("switched guard {event:?}: {s}")),
         );
     }
+    out.extend(
+        d.install_switched_guard(
+            &guard_schema,
+            &guard_table,
+            shardctl::server::statements::GuardEvent::Insert,
+            Some(&guard_column),
+            &moving_keys,
+            9,
+            "shard 7 is moving these keys; re-read the directory",
+            Some(&Ident::new("trigger", "audit_items").unwrap()),
+        )
+        .iter()
+        .map(|s| format!("switched guard ahead of the table's first trigger: {s}")),
+    );
+    out.push(format!(
+        "before triggers in firing order: {}",
+        shardctl::server::statements::before_triggers_in_order(&guard_schema)
+    ));
     out.extend(
         shardctl::server::statements::create_switch_table()
             .iter()

@@ -280,3 +280,111 @@ fn a_statement_run_under_the_switch_fence_refuses_the_flip() {
     assert_eq!(switch_leftovers(), (0, 0));
     assert_eq!(insert(&home, "app_1", 99_556), Ok(()));
 }
+
+/// The application's own BEFORE triggers on the moving shard's table, one for each event
+/// (with an event left without one, the guard created for it would make the server
+/// prepare the statements again and hide what the test looks for), dropped again when the
+/// test ends, passed or not (the fleet is shared).
+struct OwnTriggers(String);
+
+impl OwnTriggers {
+    fn create(node: &str) -> Self {
+        let mut s = connect(FLEET.sandbox(), node);
+        for (name, event, body) in [
+            ("own_items_bi", "INSERT", "SET NEW.n = NEW.n"),
+            ("own_items_bu", "UPDATE", "SET NEW.n = NEW.n"),
+            ("own_items_bd", "DELETE", "SET @own_items_deleted = OLD.k"),
+        ] {
+            s.exec(&Stmt::text(format!(
+                "CREATE TRIGGER app_1.{name} BEFORE {event} ON app_1.items FOR EACH ROW {body}"
+            )))
+            .unwrap();
+        }
+        OwnTriggers(node.to_string())
+    }
+}
+
+impl Drop for OwnTriggers {
+    fn drop(&mut self) {
+        let mut s = connect(FLEET.sandbox(), &self.0);
+        for name in ["own_items_bi", "own_items_bu", "own_items_bd"] {
+            s.exec(&Stmt::text(format!("DROP TRIGGER IF EXISTS app_1.{name}")))
+                .unwrap();
+        }
+        s.exec(&Stmt::text("DELETE FROM app_1.items WHERE n = 515151"))
+            .unwrap();
+    }
+}
+
+/// A client's statements prepared on a table that has BEFORE triggers of the
+/// application's own go on running once the switched guards are armed on it (the move
+/// crashed right after arming them, before any fence). Appended behind the table's own
+/// trigger, a guard that reads the switch table makes MariaDB fail every later execution
+/// of those statements with error 1146 until they are prepared again (MDEV-26048); the
+/// guard goes ahead of the table's first trigger instead.
+#[test]
+fn statements_prepared_on_a_table_with_its_own_triggers_still_run_once_the_guards_are_armed() {
+    FLEET.sandbox();
+    let _s = serial();
+    let home = home_of(1);
+    let to = elsewhere(1);
+    let _own = OwnTriggers::create(&home);
+    let mut client = connect(FLEET.sandbox(), &home);
+    let insert = |k: i64| {
+        Stmt::with(
+            "INSERT INTO app_1.items (k, n) VALUES (?, ?)",
+            vec![k.into(), 515151.into()],
+        )
+    };
+    let update = |k: i64| {
+        Stmt::with(
+            "UPDATE app_1.items SET n = ? WHERE k = ?",
+            vec![515151.into(), k.into()],
+        )
+    };
+    let delete = |k: i64| {
+        Stmt::with(
+            "DELETE FROM app_1.items WHERE k = ? AND n = ?",
+            vec![k.into(), 515151.into()],
+        )
+    };
+    client.exec(&insert(99_601)).unwrap();
+    client.exec(&update(99_601)).unwrap();
+    client.exec(&delete(99_600)).unwrap();
+    FLEET
+        .cli(&["move", "--shard", "1", "--to", &to, "--fence", "switch"])
+        .env("SHARDCTL_FAULT", "crash@done:arm-switch")
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("fault point done:arm-switch"));
+    let op = common::newest_op(&inventory()).unwrap().id;
+    let mut s = connect(FLEET.sandbox(), &home);
+    assert_eq!(
+        count(
+            &mut s,
+            "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = 'app_1' AND TRIGGER_NAME LIKE 'shardctl\\_switch\\_%'"
+        ),
+        6,
+        "the guards are armed on items and shardctl_workload"
+    );
+    client
+        .exec(&insert(99_602))
+        .expect("a prepared INSERT runs with the guards armed");
+    client
+        .exec(&update(99_602))
+        .expect("a prepared UPDATE runs with the guards armed");
+    client
+        .exec(&delete(99_600))
+        .expect("a prepared DELETE runs with the guards armed");
+    FLEET.cli(&["abort", &op.to_string()]).assert().success();
+    assert_eq!(home_of(1), home);
+    assert_eq!(switch_leftovers(), (0, 0));
+    client.exec(&insert(99_603)).unwrap();
+    assert_eq!(
+        count(
+            &mut s,
+            "SELECT COUNT(*) FROM app_1.items WHERE n = 515151 AND k IN (99601, 99602, 99603)"
+        ),
+        3
+    );
+}

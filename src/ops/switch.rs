@@ -18,6 +18,7 @@ use crate::error::Result;
 use crate::ident::Ident;
 use crate::ops::effects::{Change, FleetEffects};
 use crate::server::statements::{self, Condition, GuardEvent, SwitchMode};
+use std::collections::HashMap;
 
 /// One table a switch guards: its shard's schema, its name, its sharding column (none for
 /// a global table's copy), and the condition (over the bare column) of the keys `Keys`
@@ -58,9 +59,11 @@ pub fn install<F: FleetEffects + ?Sized>(
         id,
         Some(existing.unwrap_or(SwitchMode::Off)),
     ));
+    let firing_first = firing_first(fx, node, tables)?;
     let mut triggers = vec![statements::lock_wait_timeout(INSTALL_LOCK_WAIT_SECS)];
     for t in tables {
         for event in GuardEvent::ALL {
+            let first = firing_first.get(&(t.schema.clone(), t.table.clone(), event));
             triggers.extend(dialect.install_switched_guard(
                 &t.schema,
                 &t.table,
@@ -69,12 +72,36 @@ pub fn install<F: FleetEffects + ?Sized>(
                 &t.keys,
                 id,
                 message,
+                first,
             ));
         }
     }
     fx.run_unlogged(node, &triggers)?;
     fx.simulate(Change::SwitchGuards(node.to_string(), names(tables), true));
     Ok(())
+}
+
+/// For each table and event of `tables` with a BEFORE trigger other than its switched
+/// guard, the one of those that fires first: the guard goes ahead of it (see
+/// [`statements::switched_guard_trigger`] for why it must not go behind it).
+fn firing_first<F: FleetEffects + ?Sized>(
+    fx: &mut F,
+    node: &str,
+    tables: &[GuardedTable],
+) -> Result<HashMap<(Ident, Ident, GuardEvent), Ident>> {
+    let mut schemas: Vec<Ident> = tables.iter().map(|t| t.schema.clone()).collect();
+    schemas.sort();
+    schemas.dedup();
+    let mut first = HashMap::new();
+    for (schema, trigger) in fx.before_triggers(node, &schemas)? {
+        if trigger.name == statements::switched_guard_name(&trigger.table, trigger.event) {
+            continue;
+        }
+        first
+            .entry((schema, trigger.table, trigger.event))
+            .or_insert(trigger.name);
+    }
+    Ok(first)
 }
 
 /// The tables as (schema, table) names, as the model keeps them.

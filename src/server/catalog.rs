@@ -74,6 +74,17 @@ impl RawDefinition {
     }
 }
 
+/// A BEFORE trigger of a table, for one event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BeforeTrigger {
+    /// The table it is on.
+    pub table: Ident,
+    /// The event it fires for.
+    pub event: statements::GuardEvent,
+    /// Its name.
+    pub name: Ident,
+}
+
 /// An event's status and what enabling it needs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EventStatus {
@@ -205,6 +216,29 @@ impl Server {
                 Ident::new("trigger", &name)
             })
             .collect()
+    }
+
+    /// A schema's BEFORE triggers, each table's and event's in the order they fire.
+    pub fn before_triggers_in_order(&mut self, schema: &Ident) -> Result<Vec<BeforeTrigger>> {
+        let mut out = Vec::new();
+        for row in self.rows(&statements::before_triggers_in_order(schema))? {
+            let (table, event, name): (String, String, String) =
+                mysql::from_row_opt(row).map_err(|e| super::row_error(self.name(), e))?;
+            let event = statements::GuardEvent::from_keyword(&event).ok_or_else(|| {
+                Error::server(
+                    self.name(),
+                    format!(
+                        "trigger {name} on {schema}.{table} fires for an unknown event {event}"
+                    ),
+                )
+            })?;
+            out.push(BeforeTrigger {
+                table: Ident::new("table", &table)?,
+                event,
+                name: Ident::new("trigger", &name)?,
+            });
+        }
+        Ok(out)
     }
 
     /// A schema's events: name, whether enabled, definer and creation context.

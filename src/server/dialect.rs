@@ -403,7 +403,8 @@ impl Dialect {
         }
     }
 
-    /// Installs (or replaces) the switched guard of `table` for `event`: see
+    /// Installs (or replaces) the switched guard of `table` for `event`, ahead of
+    /// `precedes` (the trigger that fires first for them now, if any): see
     /// [`statements::switched_guard_trigger`]; on MySQL the old one is dropped first.
     #[allow(clippy::too_many_arguments)]
     pub fn install_switched_guard(
@@ -415,10 +416,11 @@ impl Dialect {
         keys: &statements::Condition,
         switch: u64,
         message: &str,
+        precedes: Option<&Ident>,
     ) -> Vec<Stmt> {
         let create = |replace| {
             statements::switched_guard_trigger(
-                schema, table, event, column, keys, switch, message, replace,
+                schema, table, event, column, keys, switch, message, replace, precedes,
             )
         };
         if self.flavor.is_mariadb() {

@@ -749,6 +749,18 @@ pub fn triggers_in_order(schema: &Ident) -> Stmt {
     )
 }
 
+/// A schema's BEFORE triggers in the order they fire for each table and event: table,
+/// event (INSERT, UPDATE, DELETE) and name. A switched guard goes first in its chain (see
+/// [`switched_guard_trigger`]), so it is installed PRECEDES the first of these.
+pub fn before_triggers_in_order(schema: &Ident) -> Stmt {
+    Stmt::with(
+        "SELECT event_object_table, event_manipulation, trigger_name FROM information_schema.triggers \
+         WHERE trigger_schema = ? AND action_timing = 'BEFORE' \
+         ORDER BY event_object_table, event_manipulation, action_order",
+        vec![Value::from(schema.as_str())],
+    )
+}
+
 /// A schema's events with what enabling one needs: name, status, definer and creation
 /// context, in name order.
 pub fn events_status(schema: &Ident) -> Stmt {
@@ -1757,7 +1769,7 @@ pub fn chunk_checksum(
 // Guards: after a split, the old shard refuses keys it gave away.
 
 /// The write a guard trigger checks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GuardEvent {
     /// New rows: `NEW` must hold an owned key.
     Insert,
@@ -1770,6 +1782,13 @@ pub enum GuardEvent {
 impl GuardEvent {
     /// Every event, in the order guards are created.
     pub const ALL: [GuardEvent; 3] = [GuardEvent::Insert, GuardEvent::Update, GuardEvent::Delete];
+
+    /// The event a trigger's `event_manipulation` names; None for any other word.
+    pub fn from_keyword(word: &str) -> Option<GuardEvent> {
+        GuardEvent::ALL
+            .into_iter()
+            .find(|e| e.keyword().eq_ignore_ascii_case(word))
+    }
 
     fn keyword(self) -> &'static str {
         match self {
@@ -2059,6 +2078,13 @@ pub fn switched_guard_name(table: &Ident, event: GuardEvent) -> Ident {
 /// `message` (after shardctl's prefix). Sessions that set `@shardctl_pruning` pass (a
 /// prune, a copy or a stream applying the keys to their new shard). A switch row that is
 /// missing refuses every write: a guard is never silently off.
+///
+/// `precedes` names the trigger that fires first for this table and event, if there is
+/// one: the guard is created ahead of it. Appended behind it instead, the guard would break
+/// every statement clients prepared on the table before it came: MariaDB (MDEV-26048) does
+/// not prepare them again, and their executions fail with error 1146 naming the switch
+/// table, until they are prepared again or the guard is gone. A new first trigger makes
+/// the server prepare them again.
 #[allow(clippy::too_many_arguments)]
 pub fn switched_guard_trigger(
     schema: &Ident,
@@ -2069,6 +2095,7 @@ pub fn switched_guard_trigger(
     switch: u64,
     message: &str,
     replace: bool,
+    precedes: Option<&Ident>,
 ) -> Stmt {
     // A table without a sharding column (a global table's copy) has a condition naming no
     // column: it is refused only by `All`.
@@ -2083,7 +2110,7 @@ pub fn switched_guard_trigger(
     };
     let (keys_code, all_code) = (SwitchMode::Keys.code(), SwitchMode::All.code());
     Stmt::text(format!(
-        "CREATE {}TRIGGER {}.{} BEFORE {} ON {} FOR EACH ROW \
+        "CREATE {}TRIGGER {}.{} BEFORE {} ON {} FOR EACH ROW {}\
          BEGIN DECLARE shardctl_mode TINYINT UNSIGNED DEFAULT {all_code}; \
          SELECT mode INTO shardctl_mode FROM {} WHERE id = {switch} LOCK IN SHARE MODE; \
          IF @shardctl_pruning IS NULL AND (shardctl_mode = {all_code} OR (shardctl_mode = {keys_code} AND {matches})) THEN \
@@ -2094,6 +2121,9 @@ pub fn switched_guard_trigger(
         switched_guard_name(table, event).quoted(),
         event.keyword(),
         qualified(schema, table),
+        precedes
+            .map(|t| format!("PRECEDES {} ", t.quoted()))
+            .unwrap_or_default(),
         switch_table(),
         crate::ident::string_literal(&format!("{GUARD_MESSAGE_PREFIX}{message}")),
     ))

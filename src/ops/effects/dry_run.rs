@@ -17,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::ident::{Channel, Ident};
 use crate::ops::fence::Fenced;
 use crate::remote::node::{self as host, OptionEdit};
+use crate::server::catalog::BeforeTrigger;
 use crate::server::statements::SwitchMode;
 use crate::server::{statements, BinlogPosition, Server, Stmt};
 use crate::verify::{Hold, VerifyReport};
@@ -321,6 +322,16 @@ impl FleetEffects for DryRun<'_> {
             .into_iter()
             .filter(|(s, t)| self.model.switch_guarded(node, s.as_str(), t.as_str()) != Some(true))
             .collect())
+    }
+
+    /// Read from the server: the model keeps no triggers but the switched guards, and
+    /// those are passed over where this is used.
+    fn before_triggers(
+        &mut self,
+        node: &str,
+        schemas: &[Ident],
+    ) -> Result<Vec<(Ident, BeforeTrigger)>> {
+        super::before_triggers_on(self.reader(node)?, schemas)
     }
 
     fn persist_options(&mut self, node: &str, edit: &OptionEdit) -> Result<()> {

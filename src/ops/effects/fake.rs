@@ -25,6 +25,7 @@ use crate::error::{Error, Result};
 use crate::ident::{Channel, Ident};
 use crate::ops::fence::Fenced;
 use crate::remote::node::OptionEdit;
+use crate::server::catalog::BeforeTrigger;
 use crate::server::statements::SwitchMode;
 use crate::server::{BinlogPosition, Dialect, Flavor, Server, Stmt, Vendor};
 use crate::verify::VerifyReport;
@@ -237,6 +238,16 @@ impl FleetEffects for FakeFleet {
             }
         }
         Ok(out)
+    }
+
+    /// The fake fleet's tables have no triggers of their own.
+    fn before_triggers(
+        &mut self,
+        node: &str,
+        _schemas: &[Ident],
+    ) -> Result<Vec<(Ident, BeforeTrigger)>> {
+        self.reach(node)?;
+        Ok(Vec::new())
     }
 
     fn persist_options(&mut self, node: &str, _edit: &OptionEdit) -> Result<()> {

@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 use crate::ident::{Channel, Ident};
 use crate::ops::fence::Fenced;
 use crate::remote::node::{self as host, OptionEdit};
+use crate::server::catalog::BeforeTrigger;
 use crate::server::statements::SwitchMode;
 use crate::server::{statements, Server, Stmt};
 use std::collections::HashMap;
@@ -103,6 +104,14 @@ impl FleetEffects for Fleet<'_> {
 
     fn unguarded_tables(&mut self, node: &str, schemas: &[Ident]) -> Result<Vec<(Ident, Ident)>> {
         super::unguarded_on(self.reader(node)?, schemas)
+    }
+
+    fn before_triggers(
+        &mut self,
+        node: &str,
+        schemas: &[Ident],
+    ) -> Result<Vec<(Ident, BeforeTrigger)>> {
+        super::before_triggers_on(self.reader(node)?, schemas)
     }
 
     fn persist_options(&mut self, node: &str, edit: &OptionEdit) -> Result<()> {

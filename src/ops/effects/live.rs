@@ -16,6 +16,7 @@ use crate::error::{Error, Result};
 use crate::ident::{Channel, Ident};
 use crate::ops::fence::Fenced;
 use crate::remote::node::OptionEdit;
+use crate::server::catalog::BeforeTrigger;
 use crate::server::statements::SwitchMode;
 use crate::server::{statements, BinlogPosition, ConnectSpec, Server, Stmt};
 use crate::verify::{Hold, VerifyReport};
@@ -328,6 +329,14 @@ impl FleetEffects for Live<'_> {
 
     fn unguarded_tables(&mut self, node: &str, schemas: &[Ident]) -> Result<Vec<(Ident, Ident)>> {
         self.fleet.unguarded_tables(node, schemas)
+    }
+
+    fn before_triggers(
+        &mut self,
+        node: &str,
+        schemas: &[Ident],
+    ) -> Result<Vec<(Ident, BeforeTrigger)>> {
+        self.fleet.before_triggers(node, schemas)
     }
 
     fn persist_options(&mut self, node: &str, edit: &OptionEdit) -> Result<()> {

@@ -29,6 +29,7 @@ use crate::error::{Error, Result};
 use crate::ident::{Channel, Ident};
 use crate::ops::fence::Fenced;
 use crate::remote::node::OptionEdit;
+use crate::server::catalog::BeforeTrigger;
 use crate::server::replication::{Coordinates, ServerSettings};
 use crate::server::statements::SwitchMode;
 use crate::server::statements::HIDDEN_PREFIX;
@@ -190,6 +191,13 @@ pub trait FleetEffects {
     /// The base tables of `schemas` on `node` that lack one of their three switched guards
     /// (a table created after the guards were installed), as (schema, table).
     fn unguarded_tables(&mut self, node: &str, schemas: &[Ident]) -> Result<Vec<(Ident, Ident)>>;
+    /// The BEFORE triggers of `schemas` on `node` now, as (schema, trigger), each table's
+    /// and event's in the order they fire.
+    fn before_triggers(
+        &mut self,
+        node: &str,
+        schemas: &[Ident],
+    ) -> Result<Vec<(Ident, BeforeTrigger)>>;
     /// The restart path: appends `edit` to `node`'s option file on its host, keeping a
     /// backup of the file; nothing when it is there already.
     fn persist_options(&mut self, node: &str, edit: &OptionEdit) -> Result<()>;
@@ -738,6 +746,22 @@ fn unguarded_on(server: &mut Server, schemas: &[Ident]) -> Result<Vec<(Ident, Id
                 .all(|e| triggers.contains(&statements::switched_guard_name(&table, *e)));
             if !guarded {
                 out.push((schema.clone(), table));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The BEFORE triggers of `schemas` on `server`, as (schema, trigger), in firing order.
+fn before_triggers_on(
+    server: &mut Server,
+    schemas: &[Ident],
+) -> Result<Vec<(Ident, BeforeTrigger)>> {
+    let mut out = Vec::new();
+    for schema in schemas {
+        if server.schema_exists(schema)? {
+            for t in server.before_triggers_in_order(schema)? {
+                out.push((schema.clone(), t));
             }
         }
     }
