@@ -30,7 +30,8 @@
 //! - `LOCAL_RUNS_LARGE` (default 1): runs per binary above 1,000,000 rows;
 //! - `LOCAL_RATE` (default 200): the workload's writes/s, both keys together;
 //! - `LOCAL_BUFFER_POOL` (default `2G`): the server's InnoDB buffer pool (a 5,000,000-row
-//!   shard is about 1.2 GB, and a split onto its own node holds it twice).
+//!   shard is about 1.2 GB, and a split onto its own node holds it twice);
+//! - `LOCAL_REDO_LOG` (default: the sandbox's 48M): the server's `innodb_log_file_size`.
 //!
 //! `BENCH_SMOKE=1`: one size of 3,000 rows, one run, no baseline, a 64 MiB buffer pool.
 
@@ -140,12 +141,14 @@ struct Case {
 }
 
 impl Case {
-    fn new(bin: &Binary, rows: u64, pool: &str) -> Case {
-        let sb = shardctl::sandbox::SandboxBuilder::for_tests(1)
+    fn new(bin: &Binary, rows: u64, pool: &str, redo_log: Option<&str>) -> Case {
+        let mut builder = shardctl::sandbox::SandboxBuilder::for_tests(1)
             .unwrap()
-            .extra_config(format!("innodb-buffer-pool-size={pool}"))
-            .start()
-            .unwrap();
+            .extra_config(format!("innodb-buffer-pool-size={pool}"));
+        if let Some(size) = redo_log {
+            builder = builder.extra_config(format!("innodb-log-file-size={size}"));
+        }
+        let sb = builder.start().unwrap();
         let inv_path = sb.inventory_path();
         let inv = Inventory::load(&inv_path).unwrap();
         let mut n1 = Server::connect_node(&inv, "node1").unwrap();
@@ -331,6 +334,7 @@ fn main() {
     let runs_large = env_num("LOCAL_RUNS_LARGE", 1);
     let pool =
         std::env::var("LOCAL_BUFFER_POOL").unwrap_or_else(|_| smoke::or("64M", "2G").to_string());
+    let redo_log = std::env::var("LOCAL_REDO_LOG").ok();
     let after = Binary {
         label: "after",
         path: PathBuf::from(env!("CARGO_BIN_EXE_shardctl")),
@@ -353,7 +357,7 @@ fn main() {
         let n = if rows > 1_000_000 { runs_large } else { runs };
         for _ in 0..n {
             for bin in &binaries {
-                let case = Case::new(bin, rows, &pool);
+                let case = Case::new(bin, rows, &pool, redo_log.as_deref());
                 all.extend(case.split_and_merge());
             }
         }
@@ -362,7 +366,10 @@ fn main() {
         &all,
         &sizes,
         &binaries,
-        &pool,
+        &format!(
+            "InnoDB buffer pool {pool}, redo log {}",
+            redo_log.as_deref().unwrap_or("48M (the sandbox's)")
+        ),
         started.elapsed().as_secs_f64(),
     );
     for r in &all {
@@ -377,7 +384,7 @@ fn main() {
     }
 }
 
-fn report(all: &[Run], sizes: &[u64], binaries: &[Binary], pool: &str, total_s: f64) {
+fn report(all: &[Run], sizes: &[u64], binaries: &[Binary], server: &str, total_s: f64) {
     println!(
         "- Date: {}; whole run {total_s:.0} s.",
         sh("date -u '+%Y-%m-%d %H:%M UTC'")
@@ -391,7 +398,7 @@ fn report(all: &[Run], sizes: &[u64], binaries: &[Binary], pool: &str, total_s: 
         sh("mariadbd --version | sed 's/^.*Ver //; s/ for .*$//'"),
         sh("cut -d' ' -f1-3 /proc/loadavg")
     );
-    println!("- One single-node sandbox per size, run and binary; InnoDB buffer pool {pool}.");
+    println!("- One single-node sandbox per size, run and binary; {server}.");
     for b in binaries {
         println!("- {}: `{}`.", b.label, b.path.display());
     }

@@ -281,33 +281,40 @@ fn a_statement_run_under_the_switch_fence_refuses_the_flip() {
     assert_eq!(insert(&home, "app_1", 99_556), Ok(()));
 }
 
-/// The application's own BEFORE triggers on the moving shard's table, one for each event
-/// (with an event left without one, the guard created for it would make the server
-/// prepare the statements again and hide what the test looks for), dropped again when the
-/// test ends, passed or not (the fleet is shared).
-struct OwnTriggers(String);
+/// The application's own BEFORE triggers on shard 1's `items`, one for each event (with an
+/// event left without one, the guard created for it would make the server prepare the
+/// statements again and hide what the test looks for), dropped again, with the rows the
+/// test wrote, wherever the shard is when the test ends, passed or not (the fleet is
+/// shared).
+struct OwnTriggers;
+
+const OWN_TRIGGERS: [&str; 3] = ["own_items_bi", "own_items_bu", "own_items_bd"];
 
 impl OwnTriggers {
     fn create(node: &str) -> Self {
         let mut s = connect(FLEET.sandbox(), node);
-        for (name, event, body) in [
-            ("own_items_bi", "INSERT", "SET NEW.n = NEW.n"),
-            ("own_items_bu", "UPDATE", "SET NEW.n = NEW.n"),
-            ("own_items_bd", "DELETE", "SET @own_items_deleted = OLD.k"),
-        ] {
+        for (name, event, body) in OWN_TRIGGERS
+            .into_iter()
+            .zip([
+                ("INSERT", "SET NEW.n = NEW.n"),
+                ("UPDATE", "SET NEW.n = NEW.n"),
+                ("DELETE", "SET @own_items_deleted = OLD.k"),
+            ])
+            .map(|(n, (e, b))| (n, e, b))
+        {
             s.exec(&Stmt::text(format!(
                 "CREATE TRIGGER app_1.{name} BEFORE {event} ON app_1.items FOR EACH ROW {body}"
             )))
             .unwrap();
         }
-        OwnTriggers(node.to_string())
+        OwnTriggers
     }
 }
 
 impl Drop for OwnTriggers {
     fn drop(&mut self) {
-        let mut s = connect(FLEET.sandbox(), &self.0);
-        for name in ["own_items_bi", "own_items_bu", "own_items_bd"] {
+        let mut s = connect(FLEET.sandbox(), &home_of(1));
+        for name in OWN_TRIGGERS {
             s.exec(&Stmt::text(format!("DROP TRIGGER IF EXISTS app_1.{name}")))
                 .unwrap();
         }
@@ -316,12 +323,16 @@ impl Drop for OwnTriggers {
     }
 }
 
-/// A client's statements prepared on a table that has BEFORE triggers of the
-/// application's own go on running once the switched guards are armed on it (the move
-/// crashed right after arming them, before any fence). Appended behind the table's own
-/// trigger, a guard that reads the switch table makes MariaDB fail every later execution
-/// of those statements with error 1146 until they are prepared again (MDEV-26048); the
-/// guard goes ahead of the table's first trigger instead.
+/// A shard whose table has BEFORE triggers of the application's own, and a client holding
+/// statements it prepared there before the move:
+/// - once the switched guards are armed (the move crashed right after arming them, before
+///   any fence), the prepared statements go on running. Appended behind the table's own
+///   trigger, a guard that reads the switch table makes MariaDB fail every later execution
+///   of those statements with error 1146 until they are prepared again (MDEV-26048); the
+///   guard goes ahead of the table's first trigger instead;
+/// - resumed, the move ends: its confirmation compares the triggers' order among the
+///   shard's own (the guards ahead of them moved them one place down on the source only),
+///   and the target has them in the same order.
 #[test]
 fn statements_prepared_on_a_table_with_its_own_triggers_still_run_once_the_guards_are_armed() {
     FLEET.sandbox();
@@ -376,15 +387,23 @@ fn statements_prepared_on_a_table_with_its_own_triggers_still_run_once_the_guard
     client
         .exec(&delete(99_600))
         .expect("a prepared DELETE runs with the guards armed");
-    FLEET.cli(&["abort", &op.to_string()]).assert().success();
-    assert_eq!(home_of(1), home);
+    FLEET.cli(&["resume", &op.to_string()]).assert().success();
+    assert_eq!(home_of(1), to);
     assert_eq!(switch_leftovers(), (0, 0));
-    client.exec(&insert(99_603)).unwrap();
+    let mut target = connect(FLEET.sandbox(), &to);
     assert_eq!(
         count(
-            &mut s,
-            "SELECT COUNT(*) FROM app_1.items WHERE n = 515151 AND k IN (99601, 99602, 99603)"
+            &mut target,
+            "SELECT COUNT(*) FROM app_1.items WHERE n = 515151 AND k IN (99601, 99602)"
         ),
-        3
+        2
+    );
+    assert_eq!(
+        count(
+            &mut target,
+            "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = 'app_1' AND TRIGGER_NAME LIKE 'own\\_items\\_%' AND ACTION_ORDER = 1"
+        ),
+        3,
+        "the shard's own triggers came along, first in their chains"
     );
 }

@@ -501,6 +501,7 @@ pub fn read_definitions_renamed(
         "collation_connection",
         "database_collation",
     ];
+    let mut triggers = Vec::new();
     for row in text_rows(server, &statements::triggers_described(schema))? {
         let mut o = described(ObjectType::Trigger, &trigger_fields, &row);
         // Switched guards belong to an operation's fence on this node, not to the shard:
@@ -513,8 +514,10 @@ pub fn read_definitions_renamed(
             o.table_clause_rewritten = true;
         }
         with_definition(server, schema, ObjectKind::Trigger, &mut o, &renamed, None)?;
-        objects.push(o);
+        triggers.push(o);
     }
+    renumber_without_switched_guards(&mut triggers);
+    objects.extend(triggers);
 
     let event_fields = [
         "definer",
@@ -544,6 +547,40 @@ pub fn read_definitions_renamed(
         schema: schema.to_string(),
         objects,
     })
+}
+
+/// Gives each trigger its place among the triggers kept (those of the same table, timing
+/// and event, switched guards left out) as its `action_order`. A switched guard goes ahead
+/// of a table's triggers while an operation's fence is armed, which moves them one place
+/// down on that node only; the shard's own order is the one they keep among themselves.
+fn renumber_without_switched_guards(triggers: &mut [DefinedObject]) {
+    let chain = |o: &DefinedObject| {
+        ["table", "timing", "event"].map(|f| o.fields.get(f).cloned().unwrap_or_default())
+    };
+    let order = |o: &DefinedObject| {
+        o.fields
+            .get("action_order")
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    let mut places: Vec<usize> = (0..triggers.len()).collect();
+    places.sort_by_key(|&i| (chain(&triggers[i]), order(&triggers[i])));
+    let mut previous: Option<[String; 3]> = None;
+    let mut rank = 0u64;
+    for i in places {
+        let this = chain(&triggers[i]);
+        rank = if previous.as_ref() == Some(&this) {
+            rank + 1
+        } else {
+            1
+        };
+        previous = Some(this);
+        if triggers[i].fields.contains_key("action_order") {
+            triggers[i]
+                .fields
+                .insert("action_order".into(), rank.to_string());
+        }
+    }
 }
 
 /// Adds `definition`: the object's `SHOW CREATE` text, normalised under `quoting` (an
@@ -1014,6 +1051,44 @@ mod tests {
             )
             .len(),
             1
+        );
+    }
+
+    #[test]
+    fn triggers_keep_their_places_among_themselves_when_a_switched_guard_goes_first() {
+        let t = |name: &str, table: &str, event: &str, order: &str| {
+            obj(
+                ObjectType::Trigger,
+                name,
+                &[
+                    ("table", table),
+                    ("timing", "BEFORE"),
+                    ("event", event),
+                    ("action_order", order),
+                ],
+            )
+        };
+        // On the armed source the switched guards (left out) held place 1 of items' INSERT
+        // and UPDATE chains; the orders read there are one place down.
+        let mut armed = vec![
+            t("audit_bi", "items", "INSERT", "3"),
+            t("own_bi", "items", "INSERT", "2"),
+            t("own_bu", "items", "UPDATE", "2"),
+            t("other_bi", "other", "INSERT", "1"),
+        ];
+        renumber_without_switched_guards(&mut armed);
+        let places: Vec<(&str, &str)> = armed
+            .iter()
+            .map(|o| (o.name.as_str(), o.fields["action_order"].as_str()))
+            .collect();
+        assert_eq!(
+            places,
+            vec![
+                ("audit_bi", "2"),
+                ("own_bi", "1"),
+                ("own_bu", "1"),
+                ("other_bi", "1")
+            ]
         );
     }
 
