@@ -266,8 +266,21 @@ impl Case {
             wrong_shard: report.wrong_shard_writes,
             given_up: report.streams.iter().map(|s| s.lost).sum(),
         };
+        // The operation's steps in order with their milliseconds, to see where its time
+        // and its fence went.
+        let steps: Vec<String> = shardctl::directory::Directory::open(&self.inv)
+            .and_then(|mut d| d.operations(None))
+            .ok()
+            .and_then(|ops| ops.into_iter().next())
+            .map(|op| {
+                op.steps
+                    .iter()
+                    .map(|s| format!("{} {}", s.name, s.millis.unwrap_or(0)))
+                    .collect()
+            })
+            .unwrap_or_default();
         eprintln!(
-            "[{}] {} {} {} rows: fence {} ms, pause {} ms (staying key {} ms, moving key {} ms), {} rows copied, wall {:.1} s, lost {}, wrong-shard {}, given up {}, {} acked; summary {v}",
+            "[{}] {} {} {} rows: fence {} ms, pause {} ms (staying key {} ms, moving key {} ms), {} rows copied, wall {:.1} s, lost {}, wrong-shard {}, given up {}, {} acked; steps (ms) {}; summary {v}",
             sh("date -u +%H:%M:%S"),
             run.binary,
             run.op,
@@ -281,7 +294,8 @@ impl Case {
             run.lost,
             run.wrong_shard,
             run.given_up,
-            report.acked
+            report.acked,
+            steps.join(", ")
         );
         run
     }

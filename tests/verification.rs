@@ -624,3 +624,43 @@ fn the_dump_method_refuses_a_float_and_carries_doubles_exactly() {
         .success();
     assert_eq!(doubles(&mut connect(FLEET.sandbox(), "node2")), before);
 }
+
+/// Statements read many to a round trip (the definitions compared under a fence) come back
+/// each with its own rows, in order, across several round trips and with parameterised
+/// statements among them; a failing statement ends the run with its own error.
+#[test]
+fn statements_read_many_to_a_round_trip_keep_their_order_and_their_errors() {
+    let mut s = connect(FLEET.sandbox(), "node1");
+    let n = shardctl::server::STATEMENTS_PER_TRIP * 2 + 7;
+    let mut stmts: Vec<Stmt> = (0..n)
+        .map(|i| Stmt::text(format!("SELECT {i} AS n UNION ALL SELECT {i} + 1000000")))
+        .collect();
+    stmts.insert(5, Stmt::with("SELECT ? AS n", vec![Value::Int(-5)]));
+    let rows = s.rows_of_each(&stmts).unwrap();
+    assert_eq!(rows.len(), n + 1);
+    let firsts: Vec<i64> = rows
+        .iter()
+        .map(|r| r[0].get::<i64, _>(0).unwrap())
+        .collect();
+    let mut expected: Vec<i64> = (0..n as i64).collect();
+    expected.insert(5, -5);
+    assert_eq!(firsts, expected);
+    assert!(rows
+        .iter()
+        .enumerate()
+        .all(|(i, r)| r.len() == if i == 5 { 1 } else { 2 }));
+    let err = s
+        .rows_of_each(&[
+            Stmt::text("SELECT 1"),
+            Stmt::text("SHOW CREATE TABLE `no_such_schema`.`t`"),
+            Stmt::text("SELECT 2"),
+        ])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("1146") || err.contains("1049"), "{err}");
+    assert_eq!(
+        s.first::<i64>(&Stmt::text("SELECT 3")).unwrap(),
+        Some(3),
+        "the session goes on"
+    );
+}

@@ -14,8 +14,8 @@
 //! [`read_definitions`] reads one side (any [`Server`], a dry run's read-only session
 //! included); [`diff_definitions`] is pure; [`compare_objects`] does both.
 
-use super::catalog::TableInfo;
 use super::statements::ObjectKind;
+use super::Stmt;
 use super::{col_string, statements, Server};
 use crate::error::{Error, Result};
 use crate::ident::Ident;
@@ -448,20 +448,18 @@ pub fn read_definitions_renamed(
         "character_set_client",
         "collation_connection",
     ];
+    // Every object's SHOW CREATE text is read at the end, in few round trips.
+    let mut pending = Vec::new();
     for row in text_rows(server, &statements::views_described(schema))? {
-        let mut o = described(ObjectType::View, &view_fields, &row);
+        let o = described(ObjectType::View, &view_fields, &row);
         let name = Ident::new("view", &o.name)?;
-        let ddl = server.show_create(
-            schema,
-            &TableInfo {
-                name,
-                is_view: true,
-            },
-        )?;
-        o.fields.insert(
-            "definition".into(),
-            normalise_definition(&ddl, schema, Some(&session_mode), false, &renamed),
-        );
+        pending.push(PendingDefinition {
+            object: objects.len(),
+            read: statements::show_create_table(schema, &name, true),
+            columns: &["Create View"],
+            quoting: Some(session_mode.clone()),
+            event: false,
+        });
         objects.push(o);
     }
 
@@ -485,7 +483,7 @@ pub fn read_definitions_renamed(
         } else {
             ObjectKind::Function
         };
-        with_definition(server, schema, kind, &mut o, &renamed, None)?;
+        pending.push(definition_of(schema, kind, &o, objects.len(), None)?);
         objects.push(o);
     }
 
@@ -501,7 +499,7 @@ pub fn read_definitions_renamed(
         "collation_connection",
         "database_collation",
     ];
-    let mut triggers = Vec::new();
+    let first_trigger = objects.len();
     for row in text_rows(server, &statements::triggers_described(schema))? {
         let mut o = described(ObjectType::Trigger, &trigger_fields, &row);
         // Switched guards belong to an operation's fence on this node, not to the shard:
@@ -513,11 +511,16 @@ pub fn read_definitions_renamed(
             o.fields.insert("table".into(), own.clone());
             o.table_clause_rewritten = true;
         }
-        with_definition(server, schema, ObjectKind::Trigger, &mut o, &renamed, None)?;
-        triggers.push(o);
+        pending.push(definition_of(
+            schema,
+            ObjectKind::Trigger,
+            &o,
+            objects.len(),
+            None,
+        )?);
+        objects.push(o);
     }
-    renumber_without_switched_guards(&mut triggers);
-    objects.extend(triggers);
+    renumber_without_switched_guards(&mut objects[first_trigger..]);
 
     let event_fields = [
         "definer",
@@ -537,11 +540,34 @@ pub fn read_definitions_renamed(
         "database_collation",
     ];
     for row in text_rows(server, &statements::events_described(schema))? {
-        let mut o = described(ObjectType::Event, &event_fields, &row);
+        let o = described(ObjectType::Event, &event_fields, &row);
         // Its head is quoted by the session, its body by its own sql_mode.
         let quoting = has_ansi_quotes(&session_mode).then_some("ANSI_QUOTES");
-        with_definition(server, schema, ObjectKind::Event, &mut o, &renamed, quoting)?;
+        pending.push(definition_of(
+            schema,
+            ObjectKind::Event,
+            &o,
+            objects.len(),
+            quoting,
+        )?);
         objects.push(o);
+    }
+    let texts = server.rows_of_each(&pending.iter().map(|p| p.read.clone()).collect::<Vec<_>>())?;
+    for (p, rows) in pending.iter().zip(texts) {
+        let o = &mut objects[p.object];
+        let ddl = rows
+            .first()
+            .and_then(|r| col_string(r, p.columns))
+            .ok_or_else(|| {
+                Error::server(
+                    server.name(),
+                    format!("no definition for {} {schema}.{}", o.kind, o.name),
+                )
+            })?;
+        o.fields.insert(
+            "definition".into(),
+            normalise_definition(&ddl, schema, p.quoting.as_deref(), p.event, &renamed),
+        );
     }
     Ok(SchemaDefinitions {
         schema: schema.to_string(),
@@ -583,52 +609,42 @@ fn renumber_without_switched_guards(triggers: &mut [DefinedObject]) {
     }
 }
 
-/// Adds `definition`: the object's `SHOW CREATE` text, normalised under `quoting` (an
-/// sql_mode) when given, else under the object's own sql_mode.
-fn with_definition(
-    server: &mut Server,
+/// An object whose `SHOW CREATE` text is still to be read: where it goes in the list, the
+/// statement, the columns that may hold the text, and how to normalise it.
+struct PendingDefinition {
+    object: usize,
+    read: Stmt,
+    columns: &'static [&'static str],
+    /// The sql_mode that quotes it.
+    quoting: Option<String>,
+    /// An event (its schedule's head quoted by the session).
+    event: bool,
+}
+
+/// The reading of `o`'s `SHOW CREATE` text, normalised under `quoting` (an sql_mode) when
+/// given, else under the object's own sql_mode.
+fn definition_of(
     schema: &Ident,
     kind: ObjectKind,
-    o: &mut DefinedObject,
-    renamed: &BTreeMap<String, String>,
+    o: &DefinedObject,
+    object: usize,
     quoting: Option<&str>,
-) -> Result<()> {
+) -> Result<PendingDefinition> {
     let name = Ident::new(kind.keyword(), &o.name)?;
-    let st = statements::show_create_object(schema, kind, &name);
-    let rows = server.rows(&st)?;
-    let ddl = rows
-        .first()
-        .and_then(|r| {
-            col_string(
-                r,
-                &[
-                    "SQL Original Statement",
-                    "Create Procedure",
-                    "Create Function",
-                    "Create Event",
-                ],
-            )
-        })
-        .ok_or_else(|| {
-            Error::server(
-                server.name(),
-                format!("no definition for {} {schema}.{name}", o.kind),
-            )
-        })?;
-    let mode = quoting
-        .map(str::to_string)
-        .or_else(|| o.fields.get("sql_mode").cloned());
-    o.fields.insert(
-        "definition".into(),
-        normalise_definition(
-            &ddl,
-            schema,
-            mode.as_deref(),
-            kind == ObjectKind::Event,
-            renamed,
-        ),
-    );
-    Ok(())
+    Ok(PendingDefinition {
+        object,
+        read: statements::show_create_object(schema, kind, &name),
+        columns: &[
+            "SQL Original Statement",
+            "Create Procedure",
+            "Create Function",
+            "Create Event",
+        ],
+        quoting: quoting
+            .map(str::to_string)
+            .or_else(|| o.fields.get("sql_mode").cloned()),
+        event: kind == ObjectKind::Event,
+    })
 }
 
 /// Every difference between two schemas' objects, in object order (kind, then name), each

@@ -520,6 +520,47 @@ impl Server {
         self.try_rows(st).map_err(|e| self.error(&e))
     }
 
+    /// Runs `stmts` in order and returns each one's rows. Those without parameters go
+    /// [`STATEMENTS_PER_TRIP`] to a round trip, as one text query of many statements: the
+    /// definitions of a shard of hundreds of tables are read under a fence, where a round
+    /// trip per table would add up. A statement with parameters goes alone. The first
+    /// statement that fails ends the run with its error.
+    pub fn rows_of_each(&mut self, stmts: &[Stmt]) -> Result<Vec<Vec<Row>>> {
+        let mut out = Vec::with_capacity(stmts.len());
+        let mut i = 0;
+        while i < stmts.len() {
+            if !stmts[i].params.is_empty() {
+                out.push(self.rows(&stmts[i])?);
+                i += 1;
+                continue;
+            }
+            let mut j = i;
+            while j < stmts.len() && j - i < STATEMENTS_PER_TRIP && stmts[j].params.is_empty() {
+                self.log_sent(&stmts[j]);
+                j += 1;
+            }
+            let text = stmts[i..j]
+                .iter()
+                .map(|s| s.sql.as_str())
+                .collect::<Vec<_>>()
+                .join(";\n");
+            let sets = result_sets(&mut self.conn, &text).map_err(|e| self.error(&e))?;
+            if sets.len() != j - i {
+                return Err(Error::server(
+                    &self.name,
+                    format!(
+                        "{} statements sent in one round trip gave {} results",
+                        j - i,
+                        sets.len()
+                    ),
+                ));
+            }
+            out.extend(sets);
+            i = j;
+        }
+        Ok(out)
+    }
+
     /// Runs a statement and returns the first row, converted.
     pub fn first<T: FromRow>(&mut self, st: &Stmt) -> Result<Option<T>> {
         self.log_sent(st);
@@ -530,6 +571,36 @@ impl Server {
         };
         r.map_err(|e| self.error(&e))
     }
+}
+
+impl Server {
+    /// [`Server::rows_of_each`], each statement's first row converted (None: no row).
+    pub fn first_of_each<T: FromRow>(&mut self, stmts: &[Stmt]) -> Result<Vec<Option<T>>> {
+        let name = self.name.clone();
+        self.rows_of_each(stmts)?
+            .into_iter()
+            .map(|rows| {
+                rows.into_iter()
+                    .next()
+                    .map(mysql::from_row_opt::<T>)
+                    .transpose()
+                    .map_err(|e| row_error(&name, e))
+            })
+            .collect()
+    }
+}
+
+/// Most statements [`Server::rows_of_each`] sends in one round trip.
+pub const STATEMENTS_PER_TRIP: usize = 200;
+
+/// The rows of each result of a text query of many statements, in order.
+fn result_sets(conn: &mut Conn, text: &str) -> std::result::Result<Vec<Vec<Row>>, mysql::Error> {
+    let mut result = conn.query_iter(text)?;
+    let mut sets = Vec::new();
+    while let Some(set) = result.iter() {
+        sets.push(set.collect::<std::result::Result<Vec<Row>, _>>()?);
+    }
+    Ok(sets)
 }
 
 impl Server {

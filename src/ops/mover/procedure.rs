@@ -1440,13 +1440,24 @@ impl<E: Effects> Mover<'_, E> {
             }
         }
         if structure {
-            for t in tables {
-                let a = self.fx.reader(&source)?.first::<(String, String)>(
-                    &statements::show_create_table(&t.source_schema, &t.source_table, false),
-                )?;
-                let b = self.fx.reader(&target)?.first::<(String, String)>(
-                    &statements::show_create_table(&t.target_schema, &t.target_table, false),
-                )?;
+            // Many tables to a round trip on each side (this runs under the fence too).
+            let on_source = self.fx.reader(&source)?.first_of_each::<(String, String)>(
+                &tables
+                    .iter()
+                    .map(|t| {
+                        statements::show_create_table(&t.source_schema, &t.source_table, false)
+                    })
+                    .collect::<Vec<_>>(),
+            )?;
+            let on_target = self.fx.reader(&target)?.first_of_each::<(String, String)>(
+                &tables
+                    .iter()
+                    .map(|t| {
+                        statements::show_create_table(&t.target_schema, &t.target_table, false)
+                    })
+                    .collect::<Vec<_>>(),
+            )?;
+            for ((t, a), b) in tables.iter().zip(on_source).zip(on_target) {
                 // Under the shard fence the source's tables (and the foreign keys between
                 // them) carry hidden names: read them back as the shard's names.
                 let renames = self.hidden_names(&t.source_schema);
