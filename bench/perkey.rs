@@ -5,9 +5,11 @@
 //! full cache of keys, and what each router re-reads when one key moves (rows from the
 //! router, bytes from the directory server's own count, nothing else connected to it).
 //!
-//! Run: `cargo bench --bench perkey` (prints a Markdown block for docs/BENCHMARKS.md;
-//! `BENCH_KEYS`, `BENCH_SHARDS` and `BENCH_LOOKUPS` change the size; `BENCH_SMOKE=1` runs
-//! it at a tiny size).
+//! Run: `cargo bench --bench perkey` (prints a Markdown block for docs/BENCHMARKS.md).
+//! `BENCH_KEYS`, `BENCH_SHARDS` and `BENCH_LOOKUPS` change the size. `BENCH_RUNS` (default
+//! one) repeats the whole measure, each run on a fresh server, and reports medians.
+//! `BENCH_BUFFER_POOL` (default: the sandbox's 64M) sizes the server's InnoDB buffer pool.
+//! `BENCH_SMOKE=1` runs it at a tiny size.
 
 mod smoke;
 
@@ -54,11 +56,124 @@ fn key_at(i: u64, n: u64) -> i64 {
     ((i.wrapping_mul(2_654_435_761)) % n) as i64
 }
 
+/// One run's figures.
+struct Figures {
+    import_s: f64,
+    file_bytes: u64,
+    sql: (f64, f64),
+    cold: (f64, f64),
+    warm: (f64, f64),
+    held: u64,
+    memory: u64,
+    refresh_rows: u64,
+    refresh_bytes: u64,
+    reread_bytes: u64,
+}
+
 fn main() {
     let keys = env("BENCH_KEYS", 20_000, 10_000_000);
     let shards = env("BENCH_SHARDS", 8, 100) as u32;
     let lookups = env("BENCH_LOOKUPS", 2_000, 20_000);
-    let sb = SandboxBuilder::for_tests(1).unwrap().start().unwrap();
+    let runs = env("BENCH_RUNS", 1, 1).max(1);
+    let pool = std::env::var("BENCH_BUFFER_POOL").ok();
+    let all: Vec<Figures> = (0..runs)
+        .map(|run| {
+            let f = measure(keys, shards, lookups, pool.as_deref());
+            eprintln!(
+                "run {}: import {:.1} s, SQL p50/p99 {:.3}/{:.3} ms, cold {:.3}/{:.3} ms, warm {:.4}/{:.4} ms, memory {:.1} MB ({} keys held), refresh {} rows {} bytes, re-read {} bytes",
+                run + 1,
+                f.import_s,
+                f.sql.0,
+                f.sql.1,
+                f.cold.0,
+                f.cold.1,
+                f.warm.0,
+                f.warm.1,
+                f.memory as f64 / 1e6,
+                f.held,
+                f.refresh_rows,
+                f.refresh_bytes,
+                f.reread_bytes
+            );
+            f
+        })
+        .collect();
+    report(&all, keys, shards, lookups, pool.as_deref());
+}
+
+/// The median of `v` and, for more than one run, each value: `m (a, b, c)`.
+fn median_of(all: &[Figures], digits: usize, get: impl Fn(&Figures) -> f64) -> String {
+    let mut v: Vec<f64> = all.iter().map(get).collect();
+    let each: Vec<String> = v.iter().map(|x| format!("{x:.digits$}")).collect();
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let m = format!("{:.digits$}", v[v.len() / 2]);
+    if all.len() < 2 {
+        m
+    } else {
+        format!("{m} ({})", each.join(", "))
+    }
+}
+
+fn report(all: &[Figures], keys: u64, shards: u32, lookups: u64, pool: Option<&str>) {
+    let first = &all[0];
+    println!(
+        "{} run(s), each on a fresh server (InnoDB buffer pool {}); medians, each run in brackets.",
+        all.len(),
+        pool.unwrap_or("64M, the sandbox's")
+    );
+    println!();
+    println!("| measure ({keys} keys over {shards} shards, one server; {lookups} lookups of distinct keys) | figure |");
+    println!("|---|---|");
+    println!(
+        "| import (`keys import`: staged, checked, added in changes of 100,000 keys; a {:.0} MB file), seconds | {} |",
+        first.file_bytes as f64 / 1e6,
+        median_of(all, 1, |f| f.import_s)
+    );
+    println!(
+        "| import, keys/s | {} |",
+        median_of(all, 0, |f| keys as f64 / f.import_s)
+    );
+    println!(
+        "| the chapter's SQL lookup (contract block `key`, one round trip) p50 / p99, ms | {} / {} |",
+        median_of(all, 3, |f| f.sql.0),
+        median_of(all, 3, |f| f.sql.1)
+    );
+    println!(
+        "| Router lookup, cold (the key's row read by primary key) p50 / p99, ms | {} / {} |",
+        median_of(all, 3, |f| f.cold.0),
+        median_of(all, 3, |f| f.cold.1)
+    );
+    println!(
+        "| Router lookup, warm (from its cache) p50 / p99, ms | {} / {} |",
+        median_of(all, 4, |f| f.warm.0),
+        median_of(all, 4, |f| f.warm.1)
+    );
+    println!(
+        "| Router memory with its cache filled ({} keys held; capacity {DEFAULT_KEY_CACHE_CAPACITY}; the keys are never loaded whole), MB | {} |",
+        median_of(all, 0, |f| f.held as f64),
+        median_of(all, 1, |f| f.memory as f64 / 1e6)
+    );
+    println!(
+        "| one key moved: rows a router re-reads at its refresh (version twice, the log's row) | {} |",
+        median_of(all, 0, |f| f.refresh_rows as f64)
+    );
+    println!(
+        "| one key moved: bytes the directory sent for that refresh | {} |",
+        median_of(all, 0, |f| f.refresh_bytes as f64)
+    );
+    println!(
+        "| one key moved: bytes for the moved key's next lookup (its one row) | {} |",
+        median_of(all, 0, |f| f.reread_bytes as f64)
+    );
+}
+
+/// One run on a fresh one-node sandbox.
+fn measure(keys: u64, shards: u32, lookups: u64, pool: Option<&str>) -> Figures {
+    let mut builder = SandboxBuilder::for_tests(1).unwrap();
+    if let Some(size) = pool {
+        builder = builder.extra_config(format!("innodb-buffer-pool-size={size}"));
+    }
+    let sb = builder.start().unwrap();
     let inv = Inventory::load(&sb.inventory_path()).unwrap();
     Directory::connect(&inv).unwrap().init().unwrap();
     let mut dir = Directory::open(&inv).unwrap();
@@ -204,25 +319,18 @@ fn main() {
     let (c50, c99) = (pct(&mut cold, 50.0), pct(&mut cold, 99.0));
     let (w50, w99) = (pct(&mut warm, 50.0), pct(&mut warm, 99.0));
     let (s50, s99) = (pct(&mut sql_ms, 50.0), pct(&mut sql_ms, 99.0));
-    println!("| measure ({keys} keys over {shards} shards, one server; {lookups} lookups of distinct keys) | figure |");
-    println!("|---|---|");
-    println!(
-        "| import (`keys import`: staged, checked, added in changes of 100,000 keys; a {:.0} MB file) | {import_s:.1} s ({:.0} keys/s) |",
-        file_bytes as f64 / 1e6,
-        keys as f64 / import_s
-    );
-    println!("| the chapter's SQL lookup (contract block `key`, one round trip) p50 / p99 | {s50:.3} / {s99:.3} ms |");
-    println!("| Router lookup, cold (the key's row read by primary key) p50 / p99 | {c50:.3} / {c99:.3} ms |");
-    println!("| Router lookup, warm (from its cache) p50 / p99 | {w50:.4} / {w99:.4} ms |");
-    println!(
-        "| Router memory with {held} keys cached (capacity {DEFAULT_KEY_CACHE_CAPACITY}; the keys are never loaded whole) | {:.1} MB |",
-        memory as f64 / 1e6
-    );
-    println!("| one key moved: rows a router re-reads at its refresh (version twice, the log's row) | {refresh_rows} |");
-    println!("| one key moved: bytes the directory sent for that refresh | {refresh_bytes} |");
-    println!(
-        "| one key moved: bytes for the moved key's next lookup (its one row) | {reread_bytes} |"
-    );
+    Figures {
+        import_s,
+        file_bytes,
+        sql: (s50, s99),
+        cold: (c50, c99),
+        warm: (w50, w99),
+        held: held as u64,
+        memory,
+        refresh_rows: refresh_rows as u64,
+        refresh_bytes,
+        reread_bytes,
+    }
 }
 
 fn b_minus(a: u64, b: u64) -> u64 {

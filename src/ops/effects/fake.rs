@@ -162,6 +162,12 @@ impl FakeFleet {
 }
 
 impl FleetEffects for FakeFleet {
+    fn two_readers(&mut self, a: &str, b: &str) -> Result<(&mut Server, &mut Server)> {
+        self.reach(a)?;
+        self.reach(b)?;
+        Err(Self::not_modeled(&format!("connections to {a} and {b}")))
+    }
+
     fn reader(&mut self, node: &str) -> Result<&mut Server> {
         self.reach(node)?;
         Err(Self::not_modeled(&format!("a connection to {node}")))

@@ -36,6 +36,25 @@ impl<'a> Fleet<'a> {
 
 /// The live implementation: journals through the directory under the operation's lease
 impl FleetEffects for Fleet<'_> {
+    fn two_readers(&mut self, a: &str, b: &str) -> Result<(&mut Server, &mut Server)> {
+        self.reader(a)?;
+        self.reader(b)?;
+        let (mut first, mut second) = (None, None);
+        for (node, session) in self.conns.iter_mut() {
+            if node == a {
+                first = Some(session);
+            } else if node == b {
+                second = Some(session);
+            }
+        }
+        match (first, second) {
+            (Some(x), Some(y)) => Ok((x, y)),
+            _ => Err(Error::Internal(format!(
+                "no two sessions for {a} and {b} (one node twice?)"
+            ))),
+        }
+    }
+
     fn reader(&mut self, node: &str) -> Result<&mut Server> {
         let stale = self.conns.get(node).is_none_or(Server::is_broken);
         if stale {

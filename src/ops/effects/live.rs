@@ -293,6 +293,10 @@ impl FleetEffects for Live<'_> {
         self.fleet.reader(node)
     }
 
+    fn two_readers(&mut self, a: &str, b: &str) -> Result<(&mut Server, &mut Server)> {
+        self.fleet.two_readers(a, b)
+    }
+
     fn run(&mut self, node: &str, stmts: &[Stmt]) -> Result<u64> {
         self.fleet.run(node, stmts)
     }

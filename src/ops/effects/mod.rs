@@ -168,6 +168,9 @@ pub enum Change {
 pub trait FleetEffects {
     /// A connection for reads on `node` (a read-only session in a dry run).
     fn reader(&mut self, node: &str) -> Result<&mut Server>;
+    /// The read sessions of two different nodes at once, to read both sides of an
+    /// operation side by side (under a fence, each round trip counts).
+    fn two_readers(&mut self, a: &str, b: &str) -> Result<(&mut Server, &mut Server)>;
     /// Sends `stmts` to `node` (live) or records them (dry run); the rows they changed.
     fn run(&mut self, node: &str, stmts: &[Stmt]) -> Result<u64>;
     /// Like [`Effects::run`], with the session's binary logging off around them.

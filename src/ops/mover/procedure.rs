@@ -13,7 +13,9 @@ use crate::output::log;
 use crate::playbook::{Fence, Step, VerifyParams};
 use crate::server::replication::{same_binlog, Coordinates};
 use crate::server::statements::SwitchMode;
-use crate::server::{definitions, statements, ConnectSpec, Filters, Server, SourceSpec, StartAt};
+use crate::server::{
+    definitions, statements, ConnectSpec, Filters, Server, SourceSpec, StartAt, Stmt,
+};
 use crate::verify::{Hold, TablePair, VerifyOptions, VerifyReport};
 use std::time::{Duration, Instant};
 
@@ -1384,6 +1386,30 @@ impl<E: Effects> Mover<'_, E> {
             .collect()
     }
 
+    /// `on_source` run on the source's read session and `on_target` on the target's, side
+    /// by side when they are two nodes (one after the other on one node).
+    fn read_both<A: Send, B: Send>(
+        &mut self,
+        source: &str,
+        target: &str,
+        on_source: impl FnOnce(&mut Server) -> Result<A> + Send,
+        on_target: impl FnOnce(&mut Server) -> Result<B>,
+    ) -> Result<(A, B)> {
+        if source == target {
+            let a = on_source(self.fx.reader(source)?)?;
+            let b = on_target(self.fx.reader(target)?)?;
+            return Ok((a, b));
+        }
+        let (s, t) = self.fx.two_readers(source, target)?;
+        let (a, b) = std::thread::scope(|scope| {
+            let a = scope.spawn(move || on_source(s));
+            let b = on_target(t);
+            (a.join(), b)
+        });
+        let a = a.map_err(|_| Error::Internal(format!("reading {source} panicked")))?;
+        Ok((a?, b?))
+    }
+
     /// Every table of `tables` is on the target, and the target has no other (a table
     /// created or dropped on the source must have reached the target through the channel).
     /// With `structure`, each table's definition must read the same on both sides too.
@@ -1440,22 +1466,21 @@ impl<E: Effects> Mover<'_, E> {
             }
         }
         if structure {
-            // Many tables to a round trip on each side (this runs under the fence too).
-            let on_source = self.fx.reader(&source)?.first_of_each::<(String, String)>(
-                &tables
-                    .iter()
-                    .map(|t| {
-                        statements::show_create_table(&t.source_schema, &t.source_table, false)
-                    })
-                    .collect::<Vec<_>>(),
-            )?;
-            let on_target = self.fx.reader(&target)?.first_of_each::<(String, String)>(
-                &tables
-                    .iter()
-                    .map(|t| {
-                        statements::show_create_table(&t.target_schema, &t.target_table, false)
-                    })
-                    .collect::<Vec<_>>(),
+            // Many tables to a round trip, both sides at once (this runs under the fence
+            // too).
+            let source_reads: Vec<Stmt> = tables
+                .iter()
+                .map(|t| statements::show_create_table(&t.source_schema, &t.source_table, false))
+                .collect();
+            let target_reads: Vec<Stmt> = tables
+                .iter()
+                .map(|t| statements::show_create_table(&t.target_schema, &t.target_table, false))
+                .collect();
+            let (on_source, on_target) = self.read_both(
+                &source,
+                &target,
+                |s| s.first_of_each::<(String, String)>(&source_reads),
+                |s| s.first_of_each::<(String, String)>(&target_reads),
             )?;
             for ((t, a), b) in tables.iter().zip(on_source).zip(on_target) {
                 // Under the shard fence the source's tables (and the foreign keys between
@@ -1691,9 +1716,12 @@ impl<E: Effects> Mover<'_, E> {
         let mut compared = 0;
         for p in self.pairs.clone() {
             let renamed = self.hidden_names(&p.from);
-            let a =
-                definitions::read_definitions_renamed(self.fx.reader(&source)?, &p.from, &renamed)?;
-            let b = definitions::read_definitions(self.fx.reader(&target)?, &p.to)?;
+            let (a, b) = self.read_both(
+                &source,
+                &target,
+                |s| definitions::read_definitions_renamed(s, &p.from, &renamed),
+                |s| definitions::read_definitions(s, &p.to),
+            )?;
             let diffs = definitions::diff_definitions(
                 &a,
                 &b,
@@ -1775,7 +1803,7 @@ impl<E: Effects> Mover<'_, E> {
     /// A split's literal guard triggers: on every sharded table of the old shard, the
     /// statements that make it refuse the keys it no longer owns once the split has
     /// flipped (the tables named as they are now: a fence may have hidden them).
-    pub(super) fn literal_guards(&mut self) -> Result<Vec<crate::server::Stmt>> {
+    pub(super) fn literal_guards(&mut self) -> Result<Vec<Stmt>> {
         let Some(plan) = self.plan.split().cloned() else {
             return Ok(Vec::new());
         };
