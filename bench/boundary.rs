@@ -222,11 +222,12 @@ fn main() {
     assert_eq!(shard_at(&inv, cut - 1), donor);
 
     println!(
-        "Machine: {} vCPU, {}, MariaDB {}; {rows} rows (~200 bytes each), the top {} moving; buffer pool {pool}.",
+        "Machine: {} vCPU, {}, MariaDB {}; {rows} rows (~200 bytes each), the top {} moving; buffer pool {pool}, redo log {}.",
         sh("nproc"),
         sh("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2").trim(),
         sh("mariadbd --version | awk '{print $3}'"),
-        rows - cut
+        rows - cut,
+        sysbench::redo_log()
     );
     println!(
         "`rebalance plan` (exact sizes) took {whole_s:.2} s planning whole shards only and {keys_s:.2} s with key moves (the donor's key distribution read); it proposed: {}.",

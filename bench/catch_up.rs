@@ -191,7 +191,10 @@ fn main() {
         sysbench::sh("mariadbd --version 2>/dev/null || /usr/sbin/mariadbd --version"),
         sysbench::sh("date -u +%Y-%m-%d"),
     );
-    println!("Shard of {rows} rows; {runs} run(s) per shape and way.\n");
+    println!(
+        "Shard of {rows} rows; {runs} run(s) per shape and way; InnoDB buffer pool 512M, redo log {}.\n",
+        sysbench::redo_log()
+    );
     println!("| writes | kept current by | row changes | catch-up ms (median of {runs}) | rows/s (median) | runs (ms) |");
     println!("|---|---|---:|---:|---:|---|");
     for m in &results {

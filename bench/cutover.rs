@@ -476,7 +476,11 @@ fn report(all: &[Run], sizes: &[u64], fences: &[String], extra_tables: u64, tota
         sh(". /etc/os-release && echo $PRETTY_NAME"),
         sh("mariadbd --version | sed 's/^.*Ver //; s/ for .*$//'")
     );
-    println!("- Each server's InnoDB buffer pool: {}.", buffer_pool());
+    println!(
+        "- Each server's InnoDB buffer pool: {}; redo log {}.",
+        buffer_pool(),
+        sysbench::redo_log()
+    );
     println!(
         "- Sharded tables per shard: {} (`sbtest`, the workload's table and {extra_tables} of 200 rows).",
         extra_tables + 2

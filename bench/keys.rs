@@ -13,6 +13,7 @@
 //! - `KEYS_SIZES` (default `1000000,5000000`): rows of the donor shard;
 //! - `KEYS_RUNS` (default 3): key moves per size (each moves the bound back and forth);
 //! - `KEYS_BUFFER_POOL` (default `1G`): each server's InnoDB buffer pool;
+//! - `BENCH_REDO_LOG` (default: the sandbox's 48M): each server's `innodb_log_file_size`;
 //! - `KEYS_VERBOSE=1`: the workload logs each failed write (its error) on stderr.
 
 mod smoke;
@@ -262,7 +263,10 @@ fn main() {
         sh(". /etc/os-release && echo $PRETTY_NAME"),
         sh("mariadbd --version | sed 's/^.*Ver //; s/ for .*$//'")
     );
-    println!("- Each server's InnoDB buffer pool: {pool}; {RATE} writes/s on each measured key.");
+    println!(
+        "- Each server's InnoDB buffer pool: {pool}, redo log {}; {RATE} writes/s on each measured key.",
+        sysbench::redo_log()
+    );
     println!("- Whole run: {:.0} s.\n", started.elapsed().as_secs_f64());
     println!("| donor rows | keys moved (rows) | runs | fence_millis (journal): median (each) | moving key's longest pause | donor's other key: longest pause | receiver's key: longest pause | failed writes of keys that do not move | copy | verify | lock → flip steps | wall s (median) |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");

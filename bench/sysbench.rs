@@ -47,6 +47,11 @@ pub fn shardctl(inv_path: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// Each server's redo log size as [`start`] set it, for the report.
+pub fn redo_log() -> String {
+    std::env::var("BENCH_REDO_LOG").unwrap_or_else(|_| "48M (the sandbox's)".into())
+}
+
 /// Starts a 3-node sandbox whose servers each have an InnoDB buffer pool of `pool`, and
 /// makes on it:
 /// - the template schema `sb` on node1: sysbench's `sbtest` (id, k, c CHAR(120), pad
@@ -57,13 +62,16 @@ pub fn shardctl(inv_path: &Path, args: &[&str]) -> String {
 ///   ([`add_shard`]).
 ///
 /// Returns the sandbox (its servers stop when it is dropped), its inventory's path and
-/// the inventory.
+/// the inventory. `BENCH_REDO_LOG` (e.g. `1G`) sets each server's `innodb_log_file_size`
+/// (else the sandbox's 48M; see [`redo_log`]).
 pub fn start(pool: &str, extra_tables: u64) -> (Sandbox, PathBuf, Inventory) {
-    let sb = SandboxBuilder::for_tests(3)
+    let mut builder = SandboxBuilder::for_tests(3)
         .unwrap()
-        .extra_config(format!("innodb-buffer-pool-size={pool}"))
-        .start()
-        .unwrap();
+        .extra_config(format!("innodb-buffer-pool-size={pool}"));
+    if let Ok(size) = std::env::var("BENCH_REDO_LOG") {
+        builder = builder.extra_config(format!("innodb-log-file-size={size}"));
+    }
+    let sb = builder.start().unwrap();
     let inv_path = sb.inventory_path();
     let inv = Inventory::load(&inv_path).unwrap();
     let mut n1 = Server::connect_node(&inv, "node1").unwrap();
