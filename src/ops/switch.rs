@@ -14,7 +14,7 @@
 //! fleet can stand in for the servers. Unlogged: the node's replicas and the channels that
 //! read its binary log see neither the control schema nor the triggers.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::ident::Ident;
 use crate::ops::effects::{Change, FleetEffects};
 use crate::server::statements::{self, Condition, GuardEvent, SwitchMode};
@@ -59,26 +59,86 @@ pub fn install<F: FleetEffects + ?Sized>(
         id,
         Some(existing.unwrap_or(SwitchMode::Off)),
     ));
-    let firing_first = firing_first(fx, node, tables)?;
-    let mut triggers = vec![statements::lock_wait_timeout(INSTALL_LOCK_WAIT_SECS)];
-    for t in tables {
-        for event in GuardEvent::ALL {
-            let first = firing_first.get(&(t.schema.clone(), t.table.clone(), event));
-            triggers.extend(dialect.install_switched_guard(
-                &t.schema,
-                &t.table,
-                event,
-                t.column.as_ref(),
-                &t.keys,
-                id,
-                message,
-                first,
-            ));
+    // The guards go ahead of the triggers the tables have; a trigger created or dropped
+    // by the application meanwhile can leave a guard behind one (or name one that is gone):
+    // read again and install again, a few times.
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let firing_first = firing_first(fx, node, tables)?;
+        let mut triggers = vec![statements::lock_wait_timeout(INSTALL_LOCK_WAIT_SECS)];
+        for t in tables {
+            for event in GuardEvent::ALL {
+                let first = firing_first.get(&(t.schema.clone(), t.table.clone(), event));
+                triggers.extend(dialect.install_switched_guard(
+                    &t.schema,
+                    &t.table,
+                    event,
+                    t.column.as_ref(),
+                    &t.keys,
+                    id,
+                    message,
+                    first,
+                ));
+            }
+        }
+        match fx.run_unlogged(node, &triggers) {
+            Err(e) if names_a_missing_trigger(&e) && tries < INSTALL_TRIES => continue,
+            other => other?,
+        }
+        let behind = guards_behind(fx, node, tables)?;
+        if behind.is_empty() {
+            break;
+        }
+        if tries >= INSTALL_TRIES {
+            return Err(Error::Refused(format!(
+                "{node}: the switched guard of {} is not the first BEFORE trigger of its table after {tries} tries (triggers are being created there meanwhile); statements prepared on it would fail with error 1146 (MDEV-26048): run the operation again once they are done",
+                behind.join(", ")
+            )));
         }
     }
-    fx.run_unlogged(node, &triggers)?;
     fx.simulate(Change::SwitchGuards(node.to_string(), names(tables), true));
     Ok(())
+}
+
+/// How many times [`install`] reads the tables' triggers and installs the guards again
+/// when a trigger of the application's own came or went meanwhile.
+const INSTALL_TRIES: u32 = 3;
+
+/// An error naming a trigger that is not there (the one a guard was to go ahead of).
+fn names_a_missing_trigger(e: &Error) -> bool {
+    e.server_code() == Some(4031) || e.to_string().contains("Referenced trigger")
+}
+
+/// The tables and events of `tables` whose switched guard is there but not the first
+/// BEFORE trigger to fire, as `schema.table (Event)`. (A dry run's guards are not on the
+/// server: none is behind.)
+fn guards_behind<F: FleetEffects + ?Sized>(
+    fx: &mut F,
+    node: &str,
+    tables: &[GuardedTable],
+) -> Result<Vec<String>> {
+    let mut schemas: Vec<Ident> = tables.iter().map(|t| t.schema.clone()).collect();
+    schemas.sort();
+    schemas.dedup();
+    let mut chains: HashMap<(Ident, Ident, GuardEvent), Vec<Ident>> = HashMap::new();
+    for (schema, trigger) in fx.before_triggers(node, &schemas)? {
+        chains
+            .entry((schema, trigger.table, trigger.event))
+            .or_default()
+            .push(trigger.name);
+    }
+    let mut behind = Vec::new();
+    for t in tables {
+        for event in GuardEvent::ALL {
+            let guard = statements::switched_guard_name(&t.table, event);
+            let chain = chains.get(&(t.schema.clone(), t.table.clone(), event));
+            if chain.is_some_and(|c| c.contains(&guard) && c[0] != guard) {
+                behind.push(format!("{}.{} ({event:?})", t.schema, t.table));
+            }
+        }
+    }
+    Ok(behind)
 }
 
 /// For each table and event of `tables` with a BEFORE trigger other than its switched

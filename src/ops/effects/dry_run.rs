@@ -242,20 +242,7 @@ impl FleetEffects for DryRun<'_> {
     fn two_readers(&mut self, a: &str, b: &str) -> Result<(&mut Server, &mut Server)> {
         self.reader(a)?;
         self.reader(b)?;
-        let (mut first, mut second) = (None, None);
-        for (node, session) in self.readers.iter_mut() {
-            if node == a {
-                first = Some(session);
-            } else if node == b {
-                second = Some(session);
-            }
-        }
-        match (first, second) {
-            (Some(x), Some(y)) => Ok((x, y)),
-            _ => Err(Error::Internal(format!(
-                "no two sessions for {a} and {b} (one node twice?)"
-            ))),
-        }
+        super::two_sessions(&mut self.readers, a, b)
     }
 
     fn reader(&mut self, node: &str) -> Result<&mut Server> {

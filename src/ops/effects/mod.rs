@@ -755,6 +755,28 @@ fn unguarded_on(server: &mut Server, schemas: &[Ident]) -> Result<Vec<(Ident, Id
     Ok(out)
 }
 
+/// The sessions of nodes `a` and `b` in `sessions` (both opened already), together.
+fn two_sessions<'a>(
+    sessions: &'a mut std::collections::HashMap<String, Server>,
+    a: &str,
+    b: &str,
+) -> Result<(&'a mut Server, &'a mut Server)> {
+    let (mut first, mut second) = (None, None);
+    for (node, session) in sessions.iter_mut() {
+        if node == a {
+            first = Some(session);
+        } else if node == b {
+            second = Some(session);
+        }
+    }
+    match (first, second) {
+        (Some(x), Some(y)) => Ok((x, y)),
+        _ => Err(Error::Internal(format!(
+            "no two sessions for {a} and {b} (one node twice?)"
+        ))),
+    }
+}
+
 /// The BEFORE triggers of `schemas` on `server`, as (schema, trigger), in firing order.
 fn before_triggers_on(
     server: &mut Server,

@@ -1401,8 +1401,14 @@ impl<E: Effects> Mover<'_, E> {
             return Ok((a, b));
         }
         let (s, t) = self.fx.two_readers(source, target)?;
+        // The thread answers the operation's stop and control as this one does.
+        let (interrupt, control) = (crate::signal::scope(), crate::control::current());
         let (a, b) = std::thread::scope(|scope| {
-            let a = scope.spawn(move || on_source(s));
+            let a = scope.spawn(move || {
+                crate::signal::with_scope(interrupt, || {
+                    crate::control::with(control, || on_source(s))
+                })
+            });
             let b = on_target(t);
             (a.join(), b)
         });
