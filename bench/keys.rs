@@ -247,9 +247,20 @@ fn main() {
                 in_fence_ms: step("lock") + final_wait + step("confirm") + step("flip"),
                 wall_s,
             };
+            let steps: Vec<String> = op
+                .steps
+                .iter()
+                .map(|s| format!("{} {}", s.name, s.millis.unwrap_or(0)))
+                .collect();
             eprintln!(
-                "op {} {rows} rows: fence {} ms, moving pause {} ms, donor {} ms, receiver {} ms, wall {:.1} s",
-                op.id, run.fence_ms, run.moving_pause_ms, run.donor_pause_ms, run.receiver_pause_ms, run.wall_s
+                "op {} {rows} rows: fence {} ms, moving pause {} ms, donor {} ms, receiver {} ms, wall {:.1} s; steps (ms) {}",
+                op.id,
+                run.fence_ms,
+                run.moving_pause_ms,
+                run.donor_pause_ms,
+                run.receiver_pause_ms,
+                run.wall_s,
+                steps.join(", ")
             );
             all.push(run);
         }
