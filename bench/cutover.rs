@@ -45,7 +45,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use sysbench::{add_shard, exec, load_rows, sh, shardctl, FUNCTION};
+use sysbench::{add_shard, env_list, env_num, exec, load_rows, sh, shardctl, FUNCTION};
 
 const MOVING_RATE: u32 = 400;
 const NEIGHBOUR_RATE: u32 = 100;
@@ -60,22 +60,6 @@ fn median(v: &[f64]) -> f64 {
         return f64::NAN;
     }
     v[v.len() / 2]
-}
-
-fn env_num(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(default)
-}
-
-fn env_list(name: &str, default: &str) -> Vec<u64> {
-    std::env::var(name)
-        .unwrap_or_else(|_| default.to_string())
-        .split(',')
-        .filter(|s| !s.trim().is_empty())
-        .map(|s| s.trim().parse().unwrap_or_else(|_| panic!("{name}: {s}")))
-        .collect()
 }
 
 fn env_words(name: &str, default: &str) -> Vec<String> {

@@ -27,27 +27,11 @@ use shardctl::workload::{self, Options, Report};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use sysbench::{add_shard, exec, load_rows, sh, shardctl, FUNCTION};
+use sysbench::{add_shard, env_list, env_num, exec, load_rows, sh, shardctl, FUNCTION};
 
 const RATE: u32 = 200;
 /// Each size's donor starts at `(index + 1) * SPACING`, its receiver at the donor's end.
 const SPACING: i64 = 100_000_000;
-
-fn env_list(name: &str, default: &str) -> Vec<u64> {
-    std::env::var(name)
-        .unwrap_or_else(|_| default.to_string())
-        .split(',')
-        .filter(|s| !s.trim().is_empty())
-        .map(|s| s.trim().parse().unwrap_or_else(|_| panic!("{name}: {s}")))
-        .collect()
-}
-
-fn env_num(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(default)
-}
 
 fn median(v: &[u64]) -> f64 {
     let mut v = v.to_vec();

@@ -36,48 +36,20 @@
 //! `BENCH_SMOKE=1`: one size of 3,000 rows, one run, no baseline, a 64 MiB buffer pool.
 
 mod smoke;
+// Its one-node fleet is its own; of the shared helpers it takes the small ones.
+#[allow(dead_code)]
+mod sysbench;
 
 use shardctl::config::Inventory;
 use shardctl::directory::{Key, Router};
-use shardctl::server::{Server, Stmt};
+use shardctl::server::Server;
 use shardctl::workload::{self, Options, Report};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-const FUNCTION: &str = "sb";
-
-fn env_num(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(default)
-}
-
-fn env_list(name: &str, default: &str) -> Vec<u64> {
-    std::env::var(name)
-        .unwrap_or_else(|_| default.to_string())
-        .split(',')
-        .filter(|s| !s.trim().is_empty())
-        .map(|s| s.trim().parse().unwrap_or_else(|_| panic!("{name}: {s}")))
-        .collect()
-}
-
-fn exec(s: &mut Server, sql: &str) {
-    s.exec(&Stmt::text(sql))
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-}
-
-fn sh(script: &str) -> String {
-    Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_default()
-}
+use sysbench::{env_list, env_num, exec, load_rows, sh, FUNCTION};
 
 /// `BIN --output json ARGS` against the inventory at `inv_path`: its document, or the last
 /// line of its event stream (an operation's summary).
@@ -190,17 +162,7 @@ impl Case {
         ]);
         let id = case.shard_at(0);
         let t = Instant::now();
-        exec(&mut n1, "SET SESSION sql_log_bin = 0");
-        let batch = 250_000u64;
-        let mut done = 0u64;
-        while done < rows {
-            let n = batch.min(rows - done);
-            exec(&mut n1, &format!(
-                "INSERT INTO sb_{id}.sbtest SELECT {done} + seq, seq * 7919 % 1000003, CONCAT(MD5(seq), MD5(seq + 1), MD5(seq + 2), LEFT(MD5(seq + 3), 24)), CONCAT(MD5(seq * 3), LEFT(MD5(seq * 5), 28)) FROM sb_{id}.seq_0_to_{}",
-                n - 1
-            ));
-            done += n;
-        }
+        load_rows(&case.inv, "node1", id, 0, rows);
         eprintln!(
             "[{}] {}: loaded {rows} rows into sb_{id} in {:.1} s",
             sh("date -u +%H:%M:%S"),

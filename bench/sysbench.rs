@@ -1,5 +1,6 @@
 //! The fleet the key-move, boundary and cut-over benches (bench/keys.rs, bench/boundary.rs,
-//! bench/cutover.rs) measure on: a 3-node sandbox, the sysbench-like template schema `sb`
+//! bench/cutover.rs) measure on, and the helpers the benches share (bench/local_ops.rs
+//! starts its own one-node fleet): a 3-node sandbox, the sysbench-like template schema `sb`
 //! on node1, a directory of the three nodes whose range function `sb` shards the template's
 //! tables, and shards loaded with sysbench-like rows.
 
@@ -11,6 +12,27 @@ use std::process::Command;
 
 /// The range function sharding the template's tables.
 pub const FUNCTION: &str = "sb";
+
+/// The number in environment variable `name`, else `default`. (catch_up reads its sizes
+/// its own way: hence the allowance here and below.)
+#[allow(dead_code)]
+pub fn env_num(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The comma-separated numbers in environment variable `name`, else in `default`.
+#[allow(dead_code)]
+pub fn env_list(name: &str, default: &str) -> Vec<u64> {
+    std::env::var(name)
+        .unwrap_or_else(|_| default.to_string())
+        .split(',')
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| s.trim().parse().unwrap_or_else(|_| panic!("{name}: {s}")))
+        .collect()
+}
 
 /// Runs `sql`, panicking with it on an error.
 pub fn exec(s: &mut Server, sql: &str) {
